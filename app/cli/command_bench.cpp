@@ -1,0 +1,143 @@
+#include "cli_error.h"
+#include "commands.h"
+#include "geometry/metrics.h"
+#include "geometry/scheme.h"
+#include "geometry_options.h"
+#include "output.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QJsonDocument>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <thread>
+
+namespace ropescope::cli {
+using namespace geometry;
+
+namespace {
+
+// `count` images of HxW spread evenly among `text` text tokens, with text before, between and after.
+std::string interleavedLayout(int text, int count, int grid)
+{
+    std::string out;
+    const int gaps = count + 1;
+    for (int i = 0; i < gaps; ++i) {
+        const int len = (i + 1) * text / gaps - i * text / gaps;
+        out += "text:" + std::to_string(len);
+        if (i < count)
+            out += ",image:" + std::to_string(grid) + "x" + std::to_string(grid) + ",";
+    }
+    return out;
+}
+
+struct Timing {
+    double minMs = 0, medianMs = 0;
+    int runs = 0;
+};
+
+// Repeats fn until ~0.5 s or 200 runs have passed (at least 5 runs) and keeps min and median.
+Timing timeIt(const std::function<void()>& fn)
+{
+    using Clock = std::chrono::steady_clock;
+    std::vector<double> ms;
+    const auto start = Clock::now();
+    while (ms.size() < 5 || (ms.size() < 200 && Clock::now() - start < std::chrono::milliseconds(500))) {
+        const auto t0 = Clock::now();
+        fn();
+        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    return {ms.front(), ms[ms.size() / 2], static_cast<int>(ms.size())};
+}
+
+// The text token just before the first visual block: where a model's question usually starts.
+int probeTextToken(const PositionTable& t)
+{
+    const int before = t.blocks.front().begin - 1;
+    return before >= 0 && t.isText(before) ? before : t.textTokens.front();
+}
+
+int benchGeometry(const QCommandLineParser& parser)
+{
+    SchemeParams params;
+    params.kind = SchemeKind::Circle;
+    if (parser.isSet("scheme")) {
+        const auto kind = schemeFromName(parser.value("scheme").toStdString());
+        if (!kind)
+            throw UsageError("--scheme: unknown scheme '" + parser.value("scheme").toStdString() + "'");
+        params.kind = *kind;
+    }
+    const std::vector<std::string> layouts{
+        "text:32,image:8x8,text:32",
+        "text:1024,image:32x32,text:1024",
+        interleavedLayout(2048, 4, 32),
+        interleavedLayout(8192, 16, 64),
+    };
+    const std::vector<std::string> labels{
+        "text:32,image:8x8,text:32",
+        "text:1024,image:32x32,text:1024",
+        "4 x image:32x32 among 2048 text",
+        "16 x image:64x64 among 8192 text",
+    };
+
+    QJsonArray rows;
+    QByteArray text = "scheme " + QByteArray(schemeName(params.kind)) + ", "
+                      + QByteArray::number(std::max(1u, std::thread::hardware_concurrency())) + " threads\n";
+    text += QByteArray("layout").leftJustified(36) + QByteArray("tokens").leftJustified(8)
+            + QByteArray("stage").leftJustified(11) + QByteArray("min_ms").rightJustified(10)
+            + QByteArray("median_ms").rightJustified(11) + QByteArray("runs").rightJustified(6) + "\n";
+    for (size_t i = 0; i < layouts.size(); ++i) {
+        const Layout layout = parseLayout(layouts[i]);
+        const PositionTable table = buildPositionTable(layout, params);
+        const int probe = probeTextToken(table);
+        const std::vector<std::pair<const char*, std::function<void()>>> stages{
+            {"positions", [&] { buildPositionTable(layout, params); }},
+            {"ptd", [&] { computePtd(table); }},
+            {"prior", [&] { positionalPrior(table, probe); }},
+            {"crowding", [&] { visualCrowding(table); }},
+        };
+        for (const auto& [stage, fn] : stages) {
+            const Timing t = timeIt(fn);
+            QJsonObject row;
+            row["layout"] = QString::fromStdString(layouts[i]);
+            row["label"] = QString::fromStdString(labels[i]);
+            row["scheme"] = schemeName(params.kind);
+            row["tokens"] = table.size();
+            row["stage"] = stage;
+            row["min_ms"] = t.minMs;
+            row["median_ms"] = t.medianMs;
+            row["runs"] = t.runs;
+            rows.append(row);
+            text += QByteArray::fromStdString(labels[i]).leftJustified(36) + QByteArray::number(table.size()).leftJustified(8)
+                    + QByteArray(stage).leftJustified(11) + QByteArray::number(t.minMs, 'f', 3).rightJustified(10)
+                    + QByteArray::number(t.medianMs, 'f', 3).rightJustified(11) + QByteArray::number(t.runs).rightJustified(6)
+                    + "\n";
+        }
+    }
+    writeOutput(QString(), parser.isSet("json") ? QJsonDocument(rows).toJson() : text);
+    return 0;
+}
+
+} // namespace
+
+int runBench(const QStringList& args)
+{
+    QCommandLineParser parser;
+    parser.addPositionalArgument("suite", "geometry");
+    parser.addOptions({
+        {"json", "Print JSON rows (layout, stage, min_ms, median_ms) instead of a table."},
+        {"scheme", "Scheme to time (default circle).", "S"},
+    });
+    parseOrThrow(parser, args, true);
+    const QStringList suites = parser.positionalArguments();
+    if (suites.size() != 1)
+        throw UsageError("expected one suite: ropescope bench geometry [--json]");
+    if (suites.first() == "geometry")
+        return benchGeometry(parser);
+    throw UsageError("unknown suite '" + suites.first().toStdString() + "' (available: geometry)");
+}
+
+} // namespace ropescope::cli

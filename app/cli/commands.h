@@ -1,0 +1,12 @@
+#pragma once
+#include <QStringList>
+
+namespace ropescope::cli {
+
+// Each takes the arguments after the subcommand name (program name first, for QCommandLineParser),
+// returns the exit code, and throws UsageError / Failure with a one-line message.
+int runPositions(const QStringList& args);
+int runPtd(const QStringList& args);
+int runBench(const QStringList& args);
+
+} // namespace ropescope::cli

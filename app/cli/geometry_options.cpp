@@ -1,0 +1,197 @@
+#include "geometry_options.h"
+
+#include "cli_error.h"
+#include "geometry/errors.h"
+
+#include <QRegularExpression>
+
+#include <cstdio>
+
+namespace ropescope::cli {
+using namespace geometry;
+
+namespace {
+
+std::string str(const QString& s)
+{
+    return s.toStdString();
+}
+
+std::vector<double> parseList(const QCommandLineParser& parser, const QString& flag, int expected)
+{
+    const QStringList parts = parser.value(flag).split(',');
+    if (parts.size() != expected)
+        throw UsageError(str("--" + flag + ": expected " + QString::number(expected) + " comma-separated numbers, got '"
+                             + parser.value(flag) + "'"));
+    std::vector<double> values;
+    for (const QString& p : parts) {
+        bool ok = false;
+        const double v = p.trimmed().toDouble(&ok);
+        if (!ok)
+            throw UsageError(str("--" + flag + ": '" + p + "' is not a number"));
+        values.push_back(v);
+    }
+    return values;
+}
+
+void parseRadius(const QString& text, CircleParams& circle)
+{
+    // R, auto[-K] (paper: K * max ||(x,y)||_2), code-auto[-K] (official code: K * max coordinate).
+    static const QRegularExpression pattern("^(code-auto|auto)(?:-(.+))?$");
+    const QRegularExpressionMatch m = pattern.match(text);
+    bool ok = true;
+    if (m.hasMatch()) {
+        circle.radiusMode = m.captured(1) == "auto" ? RadiusMode::AutoPaper : RadiusMode::AutoCode;
+        circle.radius = m.captured(2).isEmpty() ? 1.0 : m.captured(2).toDouble(&ok);
+    } else {
+        circle.radiusMode = RadiusMode::Fixed;
+        circle.radius = text.toDouble(&ok);
+    }
+    if (!ok)
+        throw UsageError(str("--radius: '" + text + "' is not R, auto-K or code-auto-K"));
+}
+
+} // namespace
+
+void parseOrThrow(QCommandLineParser& parser, const QStringList& args, bool allowPositional)
+{
+    parser.setSingleDashWordOptionMode(QCommandLineParser::ParseAsLongOptions);
+    parser.addHelpOption();
+    if (!parser.parse(args))
+        throw UsageError(str(parser.errorText()));
+    if (parser.isSet("help")) {
+        std::fputs(qPrintable(parser.helpText()), stdout);
+        throw HelpShown{};
+    }
+    if (!parser.positionalArguments().isEmpty() && !allowPositional)
+        throw UsageError(str("unexpected argument '" + parser.positionalArguments().first() + "'"));
+}
+
+double parseNumber(const QCommandLineParser& parser, const QString& flag)
+{
+    bool ok = false;
+    const double v = parser.value(flag).toDouble(&ok);
+    if (!ok)
+        throw UsageError(str("--" + flag + ": '" + parser.value(flag) + "' is not a number"));
+    return v;
+}
+
+int parseInteger(const QCommandLineParser& parser, const QString& flag)
+{
+    bool ok = false;
+    const int v = parser.value(flag).toInt(&ok);
+    if (!ok)
+        throw UsageError(str("--" + flag + ": '" + parser.value(flag) + "' is not a whole number"));
+    return v;
+}
+
+void addGeometryOptions(QCommandLineParser& parser)
+{
+    parser.addOptions({
+        {"scheme", "Position scheme: hard, unordered, mrope, compact, circle, vrope.", "S"},
+        {"layout", "Sequence layout, e.g. text:4,image:8x8,text:6 (video:TxHxW).", "L"},
+        {"alpha", "Circle-RoPE angle mixing: alpha*SA + (1-alpha)*GA, in [0,1] (default 0.5).", "A"},
+        {"radius", "Circle-RoPE radius: R (default 10), auto-K (paper: K*max||(x,y)||), code-auto-K (official code: "
+                   "K*max coordinate).", "R"},
+        {"text-vector", "Circle-RoPE text axis in (w,h,t) order (default 1,1,1).", "x,y,z"},
+        {"stride", "Circle-RoPE video: frame t's ring centre moves t*D along (1,1,1) (default 1).", "D"},
+        {"age", "AGE layer schedule: strategy_1..strategy_4 or a C/M pattern such as CCM.", "STRATEGY"},
+        {"layer", "Decoder layer whose table to show under --age (default 0).", "I"},
+        {"layers", "Number of decoder layers for --age (default 36, as the official code).", "N"},
+        {"theta", "Rotary base theta (default 1e6).", "T"},
+        {"head-dim", "Rotary head dimension (default 128).", "D"},
+        {"allocation", "Frequency allocation: sectioned or interleaved (default: the scheme's own).", "KIND"},
+        {"mrope-section", "Frequencies per component for sectioned allocation (default 16,24,24 at head_dim 128).",
+         "a,b,c"},
+        {"temporal", "Video time index for mrope/compact: qwen2vl (t) or qwen25vl (floor(t*spg*tps)).", "MODE"},
+        {"second-per-grid", "Qwen2.5-VL seconds per temporal grid (default 1).", "S"},
+        {"tokens-per-second", "Qwen2.5-VL tokens_per_second (default 2).", "N"},
+    });
+}
+
+GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
+{
+    GeometryRequest req;
+    if (!parser.isSet("scheme"))
+        throw UsageError("--scheme is required (hard, unordered, mrope, compact, circle, vrope)");
+    if (!parser.isSet("layout"))
+        throw UsageError("--layout is required, e.g. --layout text:4,image:8x8,text:6");
+    const auto kind = schemeFromName(str(parser.value("scheme")));
+    if (!kind)
+        throw UsageError(str("--scheme: unknown scheme '" + parser.value("scheme")
+                             + "' (expected hard, unordered, mrope, compact, circle, vrope)"));
+    SchemeParams& p = req.params;
+    p.kind = *kind;
+
+    if (parser.isSet("alpha"))
+        p.circle.alpha = parseNumber(parser, "alpha");
+    if (parser.isSet("radius"))
+        parseRadius(parser.value("radius"), p.circle);
+    if (parser.isSet("text-vector")) {
+        const auto v = parseList(parser, "text-vector", 3);
+        p.circle.textVector = Eigen::Vector3d(v[0], v[1], v[2]);
+    }
+    if (parser.isSet("stride"))
+        p.circle.stride = parseNumber(parser, "stride");
+    if (parser.isSet("theta"))
+        p.rotary.theta = parseNumber(parser, "theta");
+    if (parser.isSet("head-dim"))
+        p.rotary.headDim = parseInteger(parser, "head-dim");
+    if (parser.isSet("allocation")) {
+        const QString a = parser.value("allocation");
+        if (a == "sectioned")
+            p.allocationKind = FrequencyAllocation::Kind::Sectioned;
+        else if (a == "interleaved")
+            p.allocationKind = FrequencyAllocation::Kind::Interleaved;
+        else
+            throw UsageError(str("--allocation: unknown allocation '" + a + "' (expected sectioned or interleaved)"));
+    }
+    if (parser.isSet("mrope-section")) {
+        for (double s : parseList(parser, "mrope-section", componentCount(p.kind))) {
+            if (s != static_cast<int>(s))
+                throw UsageError("--mrope-section: sections must be whole numbers");
+            p.sections.push_back(static_cast<int>(s));
+        }
+    }
+    if (parser.isSet("temporal")) {
+        const QString t = parser.value("temporal");
+        if (t == "qwen2vl")
+            p.temporal.mode = TemporalParams::Mode::Qwen2VL;
+        else if (t == "qwen25vl")
+            p.temporal.mode = TemporalParams::Mode::Qwen25VL;
+        else
+            throw UsageError(str("--temporal: unknown mode '" + t + "' (expected qwen2vl or qwen25vl)"));
+    }
+    if (parser.isSet("second-per-grid"))
+        p.temporal.secondPerGrid = parseNumber(parser, "second-per-grid");
+    if (parser.isSet("tokens-per-second"))
+        p.temporal.tokensPerSecond = parseNumber(parser, "tokens-per-second");
+
+    try {
+        req.layout = parseLayout(str(parser.value("layout")));
+        validate(p);
+        if (parser.isSet("age")) {
+            const int layers = parser.isSet("layers") ? parseInteger(parser, "layers") : 36;
+            req.age = parseAgeSchedule(str(parser.value("age")), layers);
+            req.layer = parser.isSet("layer") ? parseInteger(parser, "layer") : 0;
+            validate(req.effectiveParams());
+        } else if (parser.isSet("layer") || parser.isSet("layers")) {
+            throw UsageError("--layer and --layers select an AGE layer and need --age");
+        }
+    } catch (const InvalidInput& e) {
+        throw UsageError(e.what());
+    }
+    return req;
+}
+
+SchemeParams GeometryRequest::effectiveParams() const
+{
+    return age ? layerParams(params, *age, layer) : params;
+}
+
+PositionTable GeometryRequest::build() const
+{
+    return buildPositionTable(layout, effectiveParams());
+}
+
+} // namespace ropescope::cli

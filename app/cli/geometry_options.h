@@ -1,0 +1,38 @@
+#pragma once
+#include "geometry/age.h"
+#include "geometry/layout.h"
+#include "geometry/scheme.h"
+
+#include <QCommandLineParser>
+
+#include <optional>
+
+namespace ropescope::cli {
+
+// What the scheme flags of `positions`, `ptd` and `render` describe: a layout, a scheme with its
+// parameters, and optionally an AGE schedule with the layer to show.
+struct GeometryRequest {
+    geometry::Layout layout;
+    geometry::SchemeParams params;
+    std::optional<geometry::AgeSchedule> age;
+    int layer = 0;
+
+    // The parameters of the table shown: the scheme itself, or mrope where AGE says so for `layer`.
+    geometry::SchemeParams effectiveParams() const;
+    geometry::PositionTable build() const;
+};
+
+void addGeometryOptions(QCommandLineParser& parser);
+
+// Reads and validates the flags; throws UsageError with a one-line message naming the bad flag.
+GeometryRequest parseGeometryOptions(const QCommandLineParser& parser);
+
+// Parses a number given to `flag`; throws UsageError naming the flag.
+double parseNumber(const QCommandLineParser& parser, const QString& flag);
+int parseInteger(const QCommandLineParser& parser, const QString& flag);
+
+// Runs the parser over `args` (program name first); throws UsageError for unknown flags or stray
+// arguments, prints the help and throws HelpShown for --help.
+void parseOrThrow(QCommandLineParser& parser, const QStringList& args, bool allowPositional = false);
+
+} // namespace ropescope::cli

@@ -1,0 +1,97 @@
+#include "frequency.h"
+
+#include "errors.h"
+
+#include <cmath>
+#include <numeric>
+
+namespace ropescope::geometry {
+
+std::vector<double> inverseFrequencies(const RotaryConfig& rotary)
+{
+    std::vector<double> inv(static_cast<size_t>(rotary.halfDim()));
+    for (int j = 0; j < rotary.halfDim(); ++j)
+        inv[static_cast<size_t>(j)] = std::pow(rotary.theta, -2.0 * j / rotary.headDim);
+    return inv;
+}
+
+int FrequencyAllocation::componentOf(int j) const
+{
+    if (kind == Kind::Interleaved)
+        return j % components;
+    int end = 0;
+    for (size_t c = 0; c < sections.size(); ++c) {
+        end += sections[c];
+        if (j < end)
+            return static_cast<int>(c);
+    }
+    return components - 1;
+}
+
+std::vector<int> FrequencyAllocation::componentTable(int halfDim) const
+{
+    std::vector<int> table(static_cast<size_t>(halfDim));
+    for (int j = 0; j < halfDim; ++j)
+        table[static_cast<size_t>(j)] = componentOf(j);
+    return table;
+}
+
+std::string FrequencyAllocation::toString() const
+{
+    if (kind == Kind::Interleaved)
+        return "interleaved(" + std::to_string(components) + ")";
+    std::string out = "sectioned[";
+    for (size_t i = 0; i < sections.size(); ++i)
+        out += (i ? "," : "") + std::to_string(sections[i]);
+    return out + "]";
+}
+
+FrequencyAllocation FrequencyAllocation::sectioned(std::vector<int> sections)
+{
+    FrequencyAllocation a;
+    a.kind = Kind::Sectioned;
+    a.components = static_cast<int>(sections.size());
+    a.sections = std::move(sections);
+    return a;
+}
+
+FrequencyAllocation FrequencyAllocation::interleaved(int components)
+{
+    FrequencyAllocation a;
+    a.kind = Kind::Interleaved;
+    a.components = components;
+    return a;
+}
+
+std::vector<int> defaultMropeSection(int headDim)
+{
+    const int half = headDim / 2;
+    const int first = half / 4; // 16 of 64
+    const int rest = half - first;
+    return {first, rest / 2, rest - rest / 2};
+}
+
+void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfig& rotary)
+{
+    if (!(rotary.theta > 1.0) || !std::isfinite(rotary.theta))
+        throw InvalidInput("--theta: must be a finite number above 1, got " + std::to_string(rotary.theta));
+    if (rotary.headDim < 2 || rotary.headDim % 2 != 0 || rotary.headDim > 4096)
+        throw InvalidInput("--head-dim: must be an even number from 2 to 4096, got " + std::to_string(rotary.headDim));
+    if (allocation.kind == FrequencyAllocation::Kind::Interleaved)
+        return;
+    int sum = 0;
+    for (int s : allocation.sections) {
+        if (s < 0)
+            throw InvalidInput("--mrope-section: sections must not be negative");
+        sum += s;
+    }
+    if (static_cast<int>(allocation.sections.size()) != allocation.components)
+        throw InvalidInput("--mrope-section: needs " + std::to_string(allocation.components) + " sections, got "
+                           + std::to_string(allocation.sections.size()));
+    if (sum != rotary.halfDim())
+        throw InvalidInput("--mrope-section: sections sum to " + std::to_string(sum) + " but head_dim "
+                           + std::to_string(rotary.headDim) + " has " + std::to_string(rotary.halfDim())
+                           + " frequencies");
+}
+
+} // namespace ropescope::geometry

@@ -1,0 +1,234 @@
+#include "metrics.h"
+
+#include "errors.h"
+#include "frequency.h"
+#include "parallel.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace ropescope::geometry {
+namespace {
+
+constexpr int kMaxComponents = 4;
+
+struct Columns {
+    std::array<const double*, kMaxComponents> data{};
+    int count = 0;
+
+    explicit Columns(const PositionTable& t) : count(t.components())
+    {
+        for (int c = 0; c < count; ++c)
+            data[static_cast<size_t>(c)] = t.positions.col(c).data();
+    }
+    std::array<double, kMaxComponents> point(int token) const
+    {
+        std::array<double, kMaxComponents> p{};
+        for (int c = 0; c < count; ++c)
+            p[static_cast<size_t>(c)] = data[static_cast<size_t>(c)][token];
+        return p;
+    }
+};
+
+// Distances from `from` to tokens [begin, begin + n) into out; returns their sum.
+// C is a template parameter so the inner loop unrolls and vectorises.
+template <int C>
+double distancesTo(const Columns& cols, const std::array<double, kMaxComponents>& from, int begin, int n, double* out)
+{
+    double sum = 0;
+    for (int i = 0; i < n; ++i) {
+        double d2 = 0;
+        for (int c = 0; c < C; ++c) {
+            const double diff = cols.data[static_cast<size_t>(c)][begin + i] - from[static_cast<size_t>(c)];
+            d2 += diff * diff;
+        }
+        const double d = std::sqrt(d2);
+        out[i] = d;
+        sum += d;
+    }
+    return sum;
+}
+
+double distancesTo(const Columns& cols, const std::array<double, kMaxComponents>& from, int begin, int n, double* out)
+{
+    switch (cols.count) {
+    case 1: return distancesTo<1>(cols, from, begin, n, out);
+    case 2: return distancesTo<2>(cols, from, begin, n, out);
+    case 3: return distancesTo<3>(cols, from, begin, n, out);
+    default: return distancesTo<4>(cols, from, begin, n, out);
+    }
+}
+
+void requireTextAndVisual(const PositionTable& table)
+{
+    if (table.textTokens.empty())
+        throw InvalidInput("layout '" + table.layout.toString() + "' has no text tokens");
+    if (table.blocks.empty())
+        throw InvalidInput("layout '" + table.layout.toString() + "' has no image or video tokens");
+    if (table.components() > kMaxComponents)
+        throw InvalidInput("metrics support at most 4 position components");
+}
+
+void requireTextToken(const PositionTable& table, int token)
+{
+    if (token < 0 || token >= table.size() || !table.isText(token))
+        throw InvalidInput("token " + std::to_string(token) + " is not a text token of the layout");
+}
+
+} // namespace
+
+PtdResult computePtd(const PositionTable& table)
+{
+    requireTextAndVisual(table);
+    const Columns cols(table);
+    const int texts = static_cast<int>(table.textTokens.size());
+    const int blocks = static_cast<int>(table.blocks.size());
+    PtdResult result;
+    result.perToken.resize(texts, blocks);
+
+    int largestBlock = 0;
+    for (const VisualBlock& b : table.blocks)
+        largestBlock = std::max(largestBlock, b.size());
+    const double workPerText = static_cast<double>(table.visualTokenCount()) * 2.0;
+
+    parallelFor(texts, workPerText, [&](int begin, int end) {
+        std::vector<double> buffer(static_cast<size_t>(largestBlock));
+        for (int ti = begin; ti < end; ++ti) {
+            const auto from = cols.point(table.textTokens[static_cast<size_t>(ti)]);
+            for (int bi = 0; bi < blocks; ++bi) {
+                const VisualBlock& b = table.blocks[static_cast<size_t>(bi)];
+                const int n = b.size();
+                const double mean = distancesTo(cols, from, b.begin, n, buffer.data()) / n;
+                double deviation = 0;
+                for (int i = 0; i < n; ++i)
+                    deviation += std::abs(buffer[static_cast<size_t>(i)] - mean);
+                result.perToken(ti, bi) = deviation / n;
+            }
+        }
+    });
+
+    result.perBlock.resize(static_cast<size_t>(blocks));
+    for (int bi = 0; bi < blocks; ++bi)
+        result.perBlock[static_cast<size_t>(bi)] = result.perToken.col(bi).mean();
+    result.mean = std::accumulate(result.perBlock.begin(), result.perBlock.end(), 0.0) / blocks;
+    return result;
+}
+
+DistanceProfile distanceProfile(const PositionTable& table, int textToken)
+{
+    requireTextAndVisual(table);
+    requireTextToken(table, textToken);
+    const Columns cols(table);
+    const auto from = cols.point(textToken);
+    std::vector<double> d;
+    d.reserve(static_cast<size_t>(table.visualTokenCount()));
+    for (const VisualBlock& b : table.blocks) {
+        const size_t at = d.size();
+        d.resize(at + static_cast<size_t>(b.size()));
+        distancesTo(cols, from, b.begin, b.size(), d.data() + at);
+    }
+    const Eigen::Map<const Eigen::ArrayXd> a(d.data(), static_cast<Eigen::Index>(d.size()));
+    DistanceProfile p;
+    p.min = a.minCoeff();
+    p.max = a.maxCoeff();
+    p.mean = a.mean();
+    p.stddev = std::sqrt((a - p.mean).square().mean());
+    return p;
+}
+
+PriorMap positionalPrior(const PositionTable& table, int textToken)
+{
+    requireTextAndVisual(table);
+    requireTextToken(table, textToken);
+    const std::vector<double> invFreq = inverseFrequencies(table.rotary);
+    const std::vector<int> component = table.allocation.componentTable(table.rotary.halfDim());
+    const Columns cols(table);
+    const auto from = cols.point(textToken);
+
+    PriorMap map;
+    map.textToken = textToken;
+    map.values.resize(table.visualTokenCount());
+    Eigen::Index out = 0;
+    for (const VisualBlock& b : table.blocks) {
+        for (int i = b.begin; i < b.end(); ++i) {
+            double sum = 0;
+            for (size_t j = 0; j < invFreq.size(); ++j) {
+                const int c = component[j];
+                sum += std::cos(invFreq[j] * (from[static_cast<size_t>(c)] - cols.data[static_cast<size_t>(c)][i]));
+            }
+            map.values[out++] = 2.0 * sum;
+        }
+    }
+    map.min = map.values.minCoeff();
+    map.max = map.values.maxCoeff();
+    map.spread = map.max - map.min;
+    map.stddev = std::sqrt((map.values.array() - map.values.mean()).square().mean());
+    return map;
+}
+
+Crowding visualCrowding(const PositionTable& table, double eps)
+{
+    Crowding result;
+    result.minPairDistance = std::numeric_limits<double>::infinity();
+    const Columns cols(table);
+    auto distance = [&](int a, int b) {
+        double d2 = 0;
+        for (int c = 0; c < cols.count; ++c) {
+            const double diff = cols.data[static_cast<size_t>(c)][a] - cols.data[static_cast<size_t>(c)][b];
+            d2 += diff * diff;
+        }
+        return std::sqrt(d2);
+    };
+
+    // Blocks of one segment are adjacent; gather each visual segment's tokens.
+    size_t bi = 0;
+    while (bi < table.blocks.size()) {
+        const int seg = table.blocks[bi].segment;
+        const int begin = table.blocks[bi].begin;
+        int end = begin;
+        while (bi < table.blocks.size() && table.blocks[bi].segment == seg)
+            end = table.blocks[bi++].end();
+
+        // Sweep along the component with the widest spread: only pairs closer than the best distance so
+        // far along that axis can be closer in space.
+        int axis = 0;
+        double widest = -1;
+        for (int c = 0; c < cols.count; ++c) {
+            const auto column = table.positions.col(c).segment(begin, end - begin);
+            const double spread = column.maxCoeff() - column.minCoeff();
+            if (spread > widest) {
+                widest = spread;
+                axis = c;
+            }
+        }
+        const double* x = cols.data[static_cast<size_t>(axis)];
+        std::vector<int> order(static_cast<size_t>(end - begin));
+        std::iota(order.begin(), order.end(), begin);
+        std::sort(order.begin(), order.end(), [x](int a, int b) { return x[a] < x[b]; });
+
+        for (size_t j = 0; j < order.size(); ++j) {
+            for (size_t i = j; i-- > 0;) {
+                if (x[order[j]] - x[order[i]] >= eps)
+                    break;
+                if (distance(order[i], order[j]) < eps) {
+                    ++result.collisions;
+                    break;
+                }
+            }
+            for (size_t i = j + 1; i < order.size() && x[order[i]] - x[order[j]] < result.minPairDistance; ++i) {
+                const double d = distance(order[i], order[j]);
+                if (d < result.minPairDistance) {
+                    result.minPairDistance = d;
+                    result.tokenA = std::min(order[i], order[j]);
+                    result.tokenB = std::max(order[i], order[j]);
+                }
+            }
+        }
+    }
+    return result;
+}
+
+} // namespace ropescope::geometry

@@ -1,0 +1,55 @@
+#pragma once
+#include "frequency.h"
+#include "layout.h"
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ropescope::geometry {
+
+enum class Modality : std::uint8_t { Text, Image, Video };
+const char* modalityName(Modality m);
+
+// A contiguous run of visual tokens on one H x W grid: one image, or one frame of a video.
+// Tokens inside are row-major: token begin + r * cols + c.
+struct VisualBlock {
+    int segment = 0;
+    int frame = 0;
+    int begin = 0;
+    int rows = 0;
+    int cols = 0;
+
+    int size() const { return rows * cols; }
+    int end() const { return begin + size(); }
+};
+
+// The one description of where every token sits, shared by the cone view, the tables, the metrics and
+// the model: what the view draws is exactly what the model is fed.
+struct PositionTable {
+    std::string scheme;
+    Layout layout;
+    std::vector<Modality> modality;
+    std::vector<int> segment;
+    std::vector<int> frame; // -1 for text
+    std::vector<int> row;   // -1 for text
+    std::vector<int> col;   // -1 for text
+    std::vector<VisualBlock> blocks;
+    std::vector<int> textTokens;
+    // tokens x components, column-major so each component is contiguous for the metric loops.
+    Eigen::MatrixXd positions;
+    FrequencyAllocation allocation;
+    RotaryConfig rotary;
+
+    int size() const { return static_cast<int>(modality.size()); }
+    int components() const { return static_cast<int>(positions.cols()); }
+    int visualTokenCount() const { return size() - static_cast<int>(textTokens.size()); }
+    bool isText(int token) const { return modality[static_cast<size_t>(token)] == Modality::Text; }
+};
+
+// Token metadata (modality, segment, frame, row, col, blocks) of a layout; positions left empty.
+PositionTable tokenMetadata(const Layout& layout);
+
+} // namespace ropescope::geometry

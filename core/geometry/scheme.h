@@ -1,0 +1,67 @@
+#pragma once
+#include "frequency.h"
+#include "layout.h"
+#include "position_table.h"
+
+#include <Eigen/Core>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ropescope::geometry {
+
+enum class SchemeKind { Hard, Unordered, Mrope, Compact, Circle, Vrope };
+
+const char* schemeName(SchemeKind kind);
+std::optional<SchemeKind> schemeFromName(const std::string& name);
+const std::vector<SchemeKind>& allSchemes();
+int componentCount(SchemeKind kind);
+// Names of the position components, e.g. {"t","h","w"}; the CSV calls them p0..p{C-1}.
+std::vector<std::string> componentNames(SchemeKind kind);
+
+// Circle-RoPE radius: a fixed R, the paper's auto-k (k * max ||(x,y)||_2 of the centred grid), or the
+// official code's auto-k (k * max centred coordinate value).
+enum class RadiusMode { Fixed, AutoPaper, AutoCode };
+
+struct CircleParams {
+    double alpha = 0.5;
+    RadiusMode radiusMode = RadiusMode::Fixed;
+    double radius = 10.0; // R for Fixed, k for the auto modes
+    // The text axis in (w, h, t) order, as the official code orders its coordinates.
+    Eigen::Vector3d textVector{1.0, 1.0, 1.0};
+    // Video: frame t's circle is centred at c + t * stride * (1,1,1) (paper sec. 4.3).
+    double stride = 1.0;
+};
+
+// Video frame index -> temporal position offset tau(t) for the M-RoPE family.
+struct TemporalParams {
+    enum class Mode { Qwen2VL, Qwen25VL };
+    Mode mode = Mode::Qwen2VL;   // tau(t) = t
+    double secondPerGrid = 1.0;  // Qwen2.5-VL: tau(t) = floor(t * second_per_grid * tokens_per_second)
+    double tokensPerSecond = 2.0;
+
+    long long tau(int frame) const;
+};
+
+struct SchemeParams {
+    SchemeKind kind = SchemeKind::Mrope;
+    CircleParams circle;
+    TemporalParams temporal;
+    RotaryConfig rotary;
+    // Frequency allocation; unset = the scheme's own (sectioned mrope_section for the 3-D schemes,
+    // interleaved for VRoPE). Sections unset = [16,24,24] scaled to head_dim (equal split for C != 3).
+    std::optional<FrequencyAllocation::Kind> allocationKind;
+    std::vector<int> sections;
+};
+
+// Throws InvalidInput naming the parameter if any value is out of range.
+void validate(const SchemeParams& params);
+
+// The frequency allocation a scheme uses with these parameters.
+FrequencyAllocation allocationFor(const SchemeParams& params);
+
+// Positions of every token of the layout under the scheme (DESIGN.md sec. 2).
+PositionTable buildPositionTable(const Layout& layout, const SchemeParams& params);
+
+} // namespace ropescope::geometry

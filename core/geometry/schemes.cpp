@@ -1,0 +1,237 @@
+#include "circle_projection.h"
+#include "errors.h"
+#include "scheme.h"
+
+#include <cmath>
+
+namespace ropescope::geometry {
+namespace {
+
+// Each rule walks the layout once, writing positions; `next` is where the following text token goes.
+
+void placeHard(PositionTable& t)
+{
+    for (int i = 0; i < t.size(); ++i)
+        t.positions(i, 0) = i;
+}
+
+void placeUnordered(PositionTable& t)
+{
+    double next = 0;
+    int token = 0;
+    for (const Segment& seg : t.layout.segments) {
+        if (!seg.isVisual()) {
+            for (int i = 0; i < seg.length; ++i)
+                t.positions(token++, 0) = next++;
+            continue;
+        }
+        for (int f = 0; f < seg.frames; ++f)
+            for (int k = 0; k < seg.rows * seg.cols; ++k)
+                t.positions(token++, 0) = next + f;
+        next += seg.frames;
+    }
+}
+
+// M-RoPE (Qwen2-VL get_rope_index) and RoPE-Compact share the visual rule and differ in how text resumes:
+// M-RoPE at max over all components + 1, Compact per axis at that axis' own last value + 1.
+void placeMropeFamily(PositionTable& t, const TemporalParams& temporal, bool compact)
+{
+    Eigen::Vector3d next(0, 0, 0); // (t, h, w)
+    int token = 0;
+    for (const Segment& seg : t.layout.segments) {
+        if (!seg.isVisual()) {
+            for (int i = 0; i < seg.length; ++i, ++token)
+                t.positions.row(token) = (next.array() + i).transpose();
+            next.array() += seg.length;
+            continue;
+        }
+        const double start = next.maxCoeff(); // all axes agree unless Compact followed a visual segment
+        const Eigen::Vector3d s = compact ? next : Eigen::Vector3d::Constant(start);
+        long long lastTau = 0;
+        for (int f = 0; f < seg.frames; ++f) {
+            lastTau = temporal.tau(f);
+            for (int r = 0; r < seg.rows; ++r)
+                for (int c = 0; c < seg.cols; ++c, ++token) {
+                    t.positions(token, 0) = s[0] + static_cast<double>(lastTau);
+                    t.positions(token, 1) = s[1] + r;
+                    t.positions(token, 2) = s[2] + c;
+                }
+        }
+        const Eigen::Vector3d last(s[0] + static_cast<double>(lastTau), s[1] + seg.rows - 1, s[2] + seg.cols - 1);
+        next = compact ? Eigen::Vector3d(last.array() + 1) : Eigen::Vector3d::Constant(last.maxCoeff() + 1);
+    }
+}
+
+void placeCircle(PositionTable& t, const CircleParams& circle)
+{
+    double next = 0;
+    int token = 0;
+    for (const Segment& seg : t.layout.segments) {
+        if (!seg.isVisual()) {
+            for (int i = 0; i < seg.length; ++i)
+                t.positions.row(token++).setConstant(next++);
+            continue;
+        }
+        // c is the index the first visual token would get under M-RoPE; every frame shares the ring shape.
+        const Eigen::MatrixX3d ring = circleOffsets(seg.rows, seg.cols, circle);
+        const double c = next;
+        const int perFrame = seg.rows * seg.cols;
+        double segmentMax = -INFINITY;
+        for (int f = 0; f < seg.frames; ++f) {
+            const double centre = c + f * circle.stride;
+            auto block = t.positions.middleRows(token, perFrame);
+            block = ring.array() + centre;
+            segmentMax = std::max(segmentMax, block.maxCoeff());
+            token += perFrame;
+        }
+        next = segmentMax + 1;
+    }
+}
+
+// VRoPE: four symmetric directions from the frame's corners, frames stacked along the text axis.
+void placeVrope(PositionTable& t)
+{
+    double next = 0;
+    int token = 0;
+    for (const Segment& seg : t.layout.segments) {
+        if (!seg.isVisual()) {
+            for (int i = 0; i < seg.length; ++i)
+                t.positions.row(token++).setConstant(next++);
+            continue;
+        }
+        const int H = seg.rows, W = seg.cols;
+        for (int f = 0; f < seg.frames; ++f) {
+            const double base = next + static_cast<double>(f) * (H + W - 1);
+            for (int h = 0; h < H; ++h)
+                for (int w = 0; w < W; ++w, ++token) {
+                    t.positions(token, 0) = base + h + w;
+                    t.positions(token, 1) = base + h + (W - 1 - w);
+                    t.positions(token, 2) = base + (H - 1 - h) + w;
+                    t.positions(token, 3) = base + (H - 1 - h) + (W - 1 - w);
+                }
+        }
+        next += static_cast<double>(seg.frames) * (H + W - 1);
+    }
+}
+
+bool finite3(const Eigen::Vector3d& v)
+{
+    return std::isfinite(v.x()) && std::isfinite(v.y()) && std::isfinite(v.z());
+}
+
+} // namespace
+
+const char* schemeName(SchemeKind kind)
+{
+    switch (kind) {
+    case SchemeKind::Hard: return "hard";
+    case SchemeKind::Unordered: return "unordered";
+    case SchemeKind::Mrope: return "mrope";
+    case SchemeKind::Compact: return "compact";
+    case SchemeKind::Circle: return "circle";
+    case SchemeKind::Vrope: return "vrope";
+    }
+    return "?";
+}
+
+const std::vector<SchemeKind>& allSchemes()
+{
+    static const std::vector<SchemeKind> all{SchemeKind::Hard,    SchemeKind::Unordered, SchemeKind::Mrope,
+                                             SchemeKind::Compact, SchemeKind::Circle,    SchemeKind::Vrope};
+    return all;
+}
+
+std::optional<SchemeKind> schemeFromName(const std::string& name)
+{
+    for (SchemeKind k : allSchemes())
+        if (name == schemeName(k))
+            return k;
+    return std::nullopt;
+}
+
+int componentCount(SchemeKind kind)
+{
+    switch (kind) {
+    case SchemeKind::Hard:
+    case SchemeKind::Unordered: return 1;
+    case SchemeKind::Vrope: return 4;
+    default: return 3;
+    }
+}
+
+std::vector<std::string> componentNames(SchemeKind kind)
+{
+    switch (componentCount(kind)) {
+    case 1: return {"n"};
+    case 4: return {"v1", "v2", "v3", "v4"};
+    default: return {"t", "h", "w"};
+    }
+}
+
+long long TemporalParams::tau(int frame) const
+{
+    if (mode == Mode::Qwen2VL)
+        return frame;
+    return static_cast<long long>(std::floor(frame * secondPerGrid * tokensPerSecond));
+}
+
+void validate(const SchemeParams& p)
+{
+    const CircleParams& c = p.circle;
+    if (!(c.alpha >= 0.0 && c.alpha <= 1.0))
+        throw InvalidInput("--alpha: must be in [0, 1], got " + std::to_string(c.alpha));
+    if (!(c.radius > 0.0) || !std::isfinite(c.radius))
+        throw InvalidInput(std::string("--radius: ") + (c.radiusMode == RadiusMode::Fixed ? "R" : "k")
+                           + " must be a finite number above 0, got " + std::to_string(c.radius));
+    if (!finite3(c.textVector) || c.textVector.norm() < 1e-6)
+        throw InvalidInput("--text-vector: must be a finite non-zero vector");
+    if (!(c.stride >= 0.0) || !std::isfinite(c.stride))
+        throw InvalidInput("--stride: must be a finite number >= 0, got " + std::to_string(c.stride));
+    const TemporalParams& tp = p.temporal;
+    if (!(tp.secondPerGrid >= 0.0) || !std::isfinite(tp.secondPerGrid))
+        throw InvalidInput("--second-per-grid: must be a finite number >= 0");
+    if (!(tp.tokensPerSecond >= 0.0) || !std::isfinite(tp.tokensPerSecond))
+        throw InvalidInput("--tokens-per-second: must be a finite number >= 0");
+    validateAllocation(allocationFor(p), p.rotary);
+}
+
+FrequencyAllocation allocationFor(const SchemeParams& p)
+{
+    const int components = componentCount(p.kind);
+    const int half = p.rotary.halfDim();
+    if (components == 1)
+        return FrequencyAllocation::sectioned({half});
+    const auto kind = p.allocationKind.value_or(p.kind == SchemeKind::Vrope ? FrequencyAllocation::Kind::Interleaved
+                                                                             : FrequencyAllocation::Kind::Sectioned);
+    if (kind == FrequencyAllocation::Kind::Interleaved)
+        return FrequencyAllocation::interleaved(components);
+    if (!p.sections.empty())
+        return FrequencyAllocation::sectioned(p.sections);
+    if (components == 3)
+        return FrequencyAllocation::sectioned(defaultMropeSection(p.rotary.headDim));
+    std::vector<int> equal(static_cast<size_t>(components), half / components);
+    equal.back() += half % components;
+    return FrequencyAllocation::sectioned(equal);
+}
+
+PositionTable buildPositionTable(const Layout& layout, const SchemeParams& params)
+{
+    validate(params);
+    PositionTable table = tokenMetadata(layout);
+    table.scheme = schemeName(params.kind);
+    table.rotary = params.rotary;
+    table.allocation = allocationFor(params);
+    table.positions.resize(table.size(), componentCount(params.kind));
+
+    switch (params.kind) {
+    case SchemeKind::Hard: placeHard(table); break;
+    case SchemeKind::Unordered: placeUnordered(table); break;
+    case SchemeKind::Mrope: placeMropeFamily(table, params.temporal, false); break;
+    case SchemeKind::Compact: placeMropeFamily(table, params.temporal, true); break;
+    case SchemeKind::Circle: placeCircle(table, params.circle); break;
+    case SchemeKind::Vrope: placeVrope(table); break;
+    }
+    return table;
+}
+
+} // namespace ropescope::geometry

@@ -1,0 +1,127 @@
+#include "position_table_io.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+#include <charconv>
+
+namespace ropescope::io {
+using namespace geometry;
+
+QByteArray formatNumber(double value)
+{
+    if (value == 0.0)
+        value = 0.0; // drops the sign of -0
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    return QByteArray(buffer, static_cast<int>(result.ptr - buffer));
+}
+
+QByteArray positionTableCsv(const PositionTable& table)
+{
+    QByteArray out = "index,modality,segment,frame,row,col";
+    for (int c = 0; c < table.components(); ++c)
+        out += ",p" + QByteArray::number(c);
+    out += '\n';
+    out.reserve(out.size() + table.size() * (24 + 12 * table.components()));
+    for (int i = 0; i < table.size(); ++i) {
+        const auto k = static_cast<size_t>(i);
+        out += QByteArray::number(i);
+        out += ',';
+        out += modalityName(table.modality[k]);
+        out += ',';
+        out += QByteArray::number(table.segment[k]);
+        if (table.isText(i)) {
+            out += ",,,";
+        } else {
+            out += ',' + QByteArray::number(table.frame[k]) + ',' + QByteArray::number(table.row[k]) + ','
+                + QByteArray::number(table.col[k]);
+        }
+        for (int c = 0; c < table.components(); ++c) {
+            out += ',';
+            out += formatNumber(table.positions(i, c));
+        }
+        out += '\n';
+    }
+    return out;
+}
+
+static QJsonArray intArray(const std::vector<int>& values)
+{
+    QJsonArray a;
+    for (int v : values)
+        a.append(v);
+    return a;
+}
+
+QByteArray positionTableJson(const PositionTable& table, const QJsonObject& parameters)
+{
+    QJsonObject root;
+    root["scheme"] = QString::fromStdString(table.scheme);
+    root["layout"] = QString::fromStdString(table.layout.toString());
+    root["parameters"] = parameters;
+    QJsonArray names;
+    if (const auto kind = schemeFromName(table.scheme))
+        for (const std::string& n : componentNames(*kind))
+            names.append(QString::fromStdString(n));
+    root["component_names"] = names;
+
+    QJsonObject allocation;
+    const bool interleaved = table.allocation.kind == FrequencyAllocation::Kind::Interleaved;
+    allocation["kind"] = interleaved ? "interleaved" : "sectioned";
+    allocation["components"] = table.allocation.components;
+    if (!interleaved)
+        allocation["sections"] = intArray(table.allocation.sections);
+    root["allocation"] = allocation;
+    root["rotary"] = QJsonObject{{"theta", table.rotary.theta}, {"head_dim", table.rotary.headDim}};
+
+    QJsonArray tokens;
+    for (int i = 0; i < table.size(); ++i) {
+        const auto k = static_cast<size_t>(i);
+        const bool text = table.isText(i);
+        QJsonArray p;
+        for (int c = 0; c < table.components(); ++c)
+            p.append(table.positions(i, c) == 0.0 ? 0.0 : table.positions(i, c));
+        tokens.append(QJsonObject{
+            {"index", i},
+            {"modality", modalityName(table.modality[k])},
+            {"segment", table.segment[k]},
+            {"frame", text ? QJsonValue() : QJsonValue(table.frame[k])},
+            {"row", text ? QJsonValue() : QJsonValue(table.row[k])},
+            {"col", text ? QJsonValue() : QJsonValue(table.col[k])},
+            {"p", p},
+        });
+    }
+    root["tokens"] = tokens;
+    return QJsonDocument(root).toJson(QJsonDocument::Indented);
+}
+
+QJsonObject schemeParamsJson(const SchemeParams& p)
+{
+    QJsonObject o;
+    o["scheme"] = schemeName(p.kind);
+    o["theta"] = p.rotary.theta;
+    o["head_dim"] = p.rotary.headDim;
+    o["allocation"] = QString::fromStdString(allocationFor(p).toString());
+    if (p.kind == SchemeKind::Circle) {
+        o["alpha"] = p.circle.alpha;
+        const char* mode = p.circle.radiusMode == RadiusMode::Fixed       ? "fixed"
+                           : p.circle.radiusMode == RadiusMode::AutoPaper ? "auto-k (paper: k * max ||(x,y)||)"
+                                                                           : "auto-k (official code: k * max |coordinate|)";
+        o["radius_mode"] = mode;
+        o["radius"] = p.circle.radius;
+        o["text_vector_wht"] = QJsonArray{p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()};
+        o["stride"] = p.circle.stride;
+    }
+    if (p.kind == SchemeKind::Mrope || p.kind == SchemeKind::Compact) {
+        const bool q25 = p.temporal.mode == TemporalParams::Mode::Qwen25VL;
+        o["temporal"] = q25 ? "qwen2.5-vl" : "qwen2-vl";
+        if (q25) {
+            o["second_per_grid"] = p.temporal.secondPerGrid;
+            o["tokens_per_second"] = p.temporal.tokensPerSecond;
+        }
+    }
+    return o;
+}
+
+} // namespace ropescope::io

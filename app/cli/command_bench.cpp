@@ -117,7 +117,7 @@ int benchGeometry(const QCommandLineParser& parser)
                     + "\n";
         }
     }
-    writeOutput(QString(), parser.isSet("json") ? QJsonDocument(rows).toJson() : text);
+    writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(rows).toJson() : text);
     return 0;
 }
 
@@ -130,6 +130,7 @@ int runBench(const QStringList& args)
     parser.addOptions({
         {"json", "Print JSON rows (layout, stage, min_ms, median_ms) instead of a table."},
         {"scheme", "Scheme to time (default circle).", "S"},
+        {"output", "Write to this file (atomically) instead of standard output.", "F"},
     });
     parseOrThrow(parser, args, true);
     const QStringList suites = parser.positionalArguments();

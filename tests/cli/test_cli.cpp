@@ -1,0 +1,164 @@
+#include "../unit/csv_table.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QByteArray out, err;
+};
+
+Run ropescope(const QStringList& args)
+{
+    QProcess p;
+    p.start(ROPESCOPE_BINARY, args);
+    if (!p.waitForFinished(300000))
+        return {};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+} // namespace
+
+class TestCli : public QObject {
+    Q_OBJECT
+private slots:
+    void positionsCsvToStdout()
+    {
+        const Run r = ropescope({"positions", "--scheme", "mrope", "--layout", "text:2,image:2x3,text:2"});
+        QCOMPARE(r.exitCode, 0);
+        const CsvTable csv = CsvTable::fromText(r.out);
+        QCOMPARE(csv.header.join(','), QString("index,modality,segment,frame,row,col,p0,p1,p2"));
+        QCOMPARE(csv.rows.size(), 10);
+        QCOMPARE(csv.rows[7].join(','), QString("7,image,1,0,1,2,2,3,4"));
+        QCOMPARE(csv.rows[8].join(','), QString("8,text,2,,,,5,5,5"));
+    }
+
+    void positionsJsonFile()
+    {
+        QTemporaryDir dir;
+        const QString out = dir.filePath("table.json");
+        const Run r = ropescope({"positions", "--scheme", "circle", "--layout", "text:4,image:8x8,text:6", "--alpha", "0.25",
+                                 "--radius", "auto-2", "--output", out});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.isEmpty());
+        QFile f(out);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(root["tokens"].toArray().size(), 74);
+        QCOMPARE(root["parameters"].toObject()["alpha"].toDouble(), 0.25);
+        QVERIFY(root["parameters"].toObject()["radius_mode"].toString().startsWith("auto-k (paper"));
+        // The last text token resumes at max+1 of the ring: R = 2 * |(3.5,3.5)| around c = 4.
+        const QJsonArray last = root["tokens"].toArray().last().toObject()["p"].toArray();
+        QVERIFY(last[0].toDouble() > 4 + 2 * 4.9 * 0.8);
+    }
+
+    void ageSelectsTheLayerTable()
+    {
+        const QStringList base{"positions", "--layout", "text:3,image:4x4,text:2"};
+        const Run layer1 = ropescope(base + QStringList{"--scheme", "circle", "--age", "strategy_4", "--layer", "1", "--layers", "4"});
+        const Run layer2 = ropescope(base + QStringList{"--scheme", "circle", "--age", "strategy_4", "--layer", "2", "--layers", "4"});
+        const Run mrope = ropescope(base + QStringList{"--scheme", "mrope"});
+        const Run circle = ropescope(base + QStringList{"--scheme", "circle"});
+        QCOMPARE(layer1.exitCode, 0);
+        QCOMPARE(layer1.out, mrope.out);
+        QCOMPARE(layer2.out, circle.out);
+    }
+
+    void paperTable1()
+    {
+        const Run r = ropescope({"ptd", "--paper-table1"});
+        QCOMPARE(r.exitCode, 0);
+        for (const char* value : {"2.2222", "0.6414", "0.4844", "Hard", "Unordered", "Spatial", "Circle", "M-RoPE"})
+            QVERIFY2(r.out.contains(value), value);
+        const Run j = ropescope({"ptd", "--paper-table1", "--json"});
+        const QJsonArray rows = QJsonDocument::fromJson(j.out).object()["paper_table1"].toArray();
+        QCOMPARE(rows.size(), 5);
+        QVERIFY(std::abs(rows[0].toObject()["ptd"].toDouble() - 20.0 / 9) < 1e-12);
+    }
+
+    void ptdReport()
+    {
+        const Run r = ropescope({"ptd", "--scheme", "circle", "--layout", "text:4,image:8x8,text:6", "--per-token"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.contains("PTD 0.000000"));
+        QVERIFY(r.out.contains("min pair distance 0.00402445"));
+        QCOMPARE(r.out.count("\n"), 4 + 2 + 10); // title, PTD, 1 block, crowding; blank, table header; 10 tokens
+        const Run j = ropescope({"ptd", "--scheme", "hard", "--layout", "image:1x3,text:1,image:1x2", "--json"});
+        const QJsonObject root = QJsonDocument::fromJson(j.out).object();
+        QVERIFY(std::abs(root["ptd"].toDouble() - 7.0 / 12) < 1e-12);
+        QCOMPARE(root["per_block"].toArray().size(), 2);
+    }
+
+    void badInputExitsTwoWithOneLine_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("mentions");
+        const QStringList pos{"positions", "--scheme", "circle", "--layout", "text:4,image:3x3"};
+        QTest::newRow("layout kind") << QStringList{"positions", "--scheme", "mrope", "--layout", "text:4,imag:3x3"} << "unknown kind 'imag'";
+        QTest::newRow("layout zero") << QStringList{"positions", "--scheme", "mrope", "--layout", "image:0x3"} << "at least 1";
+        QTest::newRow("scheme") << QStringList{"positions", "--scheme", "spiral", "--layout", "text:1"} << "--scheme";
+        QTest::newRow("no scheme") << QStringList{"positions", "--layout", "text:1"} << "--scheme is required";
+        QTest::newRow("no layout") << QStringList{"ptd", "--scheme", "hard"} << "--layout is required";
+        QTest::newRow("alpha nan") << pos + QStringList{"--alpha", "abc"} << "--alpha";
+        QTest::newRow("alpha range") << pos + QStringList{"--alpha", "2"} << "--alpha";
+        QTest::newRow("radius") << pos + QStringList{"--radius", "auto-x"} << "--radius";
+        QTest::newRow("radius zero") << pos + QStringList{"--radius", "0"} << "--radius";
+        QTest::newRow("vector") << pos + QStringList{"--text-vector", "1,1"} << "--text-vector";
+        QTest::newRow("vector zero") << pos + QStringList{"--text-vector", "0,0,0"} << "--text-vector";
+        QTest::newRow("age") << pos + QStringList{"--age", "strategy_9"} << "--age";
+        QTest::newRow("layer") << pos + QStringList{"--age", "strategy_4", "--layers", "4", "--layer", "4"} << "--layer";
+        QTest::newRow("layer without age") << pos + QStringList{"--layer", "2"} << "--age";
+        QTest::newRow("format") << pos + QStringList{"--format", "xml"} << "--format";
+        QTest::newRow("unknown flag") << pos + QStringList{"--radious", "3"} << "radious";
+        QTest::newRow("head dim") << pos + QStringList{"--head-dim", "7"} << "--head-dim";
+        QTest::newRow("sections") << pos + QStringList{"--mrope-section", "8,8,8"} << "--mrope-section";
+        QTest::newRow("ptd no text") << QStringList{"ptd", "--scheme", "hard", "--layout", "image:2x2"} << "no text tokens";
+        QTest::newRow("unknown command") << QStringList{"plot"} << "unknown command";
+        QTest::newRow("bench suite") << QStringList{"bench", "gpu"} << "unknown suite";
+    }
+    void badInputExitsTwoWithOneLine()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, mentions);
+        QTemporaryDir dir;
+        const QString out = dir.filePath("out.csv");
+        const Run r = ropescope(args + QStringList{"--output", out});
+        QCOMPARE(r.exitCode, 2);
+        const QString err = QString::fromUtf8(r.err).trimmed();
+        QVERIFY2(err.contains(mentions), qPrintable(err));
+        if (args.first() != "plot")
+            QVERIFY2(!err.contains('\n'), qPrintable(err));
+        QVERIFY(!QFile::exists(out));
+    }
+
+    void unwritableOutputExitsOne()
+    {
+        const Run r = ropescope({"positions", "--scheme", "hard", "--layout", "text:2", "--output", "/nonexistent/dir/t.csv"});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY(r.err.contains("/nonexistent/dir/t.csv"));
+    }
+
+    void benchGeometryJson()
+    {
+        const Run r = ropescope({"bench", "geometry", "--json"});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonArray rows = QJsonDocument::fromJson(r.out).array();
+        QCOMPARE(rows.size(), 16); // 4 layouts x (positions, ptd, prior, crowding)
+        for (const QJsonValue& v : rows) {
+            const QJsonObject o = v.toObject();
+            QVERIFY(!o["layout"].toString().isEmpty());
+            QVERIFY(o["min_ms"].toDouble() > 0);
+            QVERIFY(o["median_ms"].toDouble() >= o["min_ms"].toDouble());
+        }
+        QCOMPARE(rows[8].toObject()["tokens"].toInt(), 2048 + 4 * 1024);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

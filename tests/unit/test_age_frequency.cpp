@@ -1,0 +1,95 @@
+#include "geometry/age.h"
+#include "geometry/errors.h"
+#include "geometry/frequency.h"
+
+#include <QtTest>
+
+#include <cmath>
+
+using namespace ropescope::geometry;
+
+class TestAgeFrequency : public QObject {
+    Q_OBJECT
+private slots:
+    void officialStrategiesAt36Layers()
+    {
+        QCOMPARE(QString::fromStdString(parseAgeSchedule("strategy_1", 36).pattern()), QString(36, 'C'));
+        QCOMPARE(QString::fromStdString(parseAgeSchedule("strategy_2", 36).pattern()), QString(18, 'C') + QString(18, 'M'));
+        QCOMPARE(QString::fromStdString(parseAgeSchedule("strategy_3", 36).pattern()), QString(18, 'M') + QString(18, 'C'));
+        QCOMPARE(QString::fromStdString(parseAgeSchedule("strategy_4", 36).pattern()), QString("CM").repeated(18));
+    }
+
+    void anyLayerCountAndPatterns()
+    {
+        QCOMPARE(QString::fromStdString(parseAgeSchedule("strategy_2", 5).pattern()), QString("CCCMM"));
+        QCOMPARE(QString::fromStdString(parseAgeSchedule("strategy_3", 5).pattern()), QString("MMMCC"));
+        QCOMPARE(QString::fromStdString(parseAgeSchedule("strategy_4", 3).pattern()), QString("CMC"));
+        QCOMPARE(QString::fromStdString(parseAgeSchedule("CCM", 7).pattern()), QString("CCMCCMC"));
+        QCOMPARE(QString::fromStdString(parseAgeSchedule("mc", 3).pattern()), QString("MCM"));
+        QVERIFY_EXCEPTION_THROWN(parseAgeSchedule("strategy_5", 4), InvalidInput);
+        QVERIFY_EXCEPTION_THROWN(parseAgeSchedule("CXM", 4), InvalidInput);
+        QVERIFY_EXCEPTION_THROWN(parseAgeSchedule("CM", 0), InvalidInput);
+    }
+
+    void layerTablesSwitchScheme()
+    {
+        SchemeParams circle;
+        circle.kind = SchemeKind::Circle;
+        const AgeSchedule s = parseAgeSchedule("strategy_4", 4);
+        const Layout layout = parseLayout("text:3,image:4x4,text:2");
+        const PositionTable layer0 = buildPositionTable(layout, layerParams(circle, s, 0));
+        const PositionTable layer1 = buildPositionTable(layout, layerParams(circle, s, 1));
+        QCOMPARE(QString::fromStdString(layer0.scheme), QString("circle"));
+        QCOMPARE(QString::fromStdString(layer1.scheme), QString("mrope"));
+        SchemeParams mrope;
+        const PositionTable plain = buildPositionTable(layout, mrope);
+        QVERIFY(layer1.positions.isApprox(plain.positions));
+        QVERIFY_EXCEPTION_THROWN(layerParams(circle, s, 4), InvalidInput);
+
+        // A 4-component scheme's mrope layers fall back to mrope's own allocation.
+        SchemeParams vrope;
+        vrope.kind = SchemeKind::Vrope;
+        vrope.sections = {16, 16, 16, 16};
+        vrope.allocationKind = FrequencyAllocation::Kind::Sectioned;
+        const SchemeParams m = layerParams(vrope, s, 1);
+        QCOMPARE(allocationFor(m).sections, (std::vector<int>{16, 24, 24}));
+    }
+
+    void inverseFrequenciesMatchQwen()
+    {
+        const std::vector<double> f = inverseFrequencies({1e6, 128});
+        QCOMPARE(f.size(), size_t(64));
+        QCOMPARE(f[0], 1.0);
+        QVERIFY(std::abs(f[1] - std::pow(1e6, -2.0 / 128)) < 1e-15);
+        QVERIFY(std::abs(f[63] - std::pow(1e6, -126.0 / 128)) < 1e-18);
+    }
+
+    void allocations()
+    {
+        QCOMPARE(defaultMropeSection(128), (std::vector<int>{16, 24, 24}));
+        QCOMPARE(defaultMropeSection(64), (std::vector<int>{8, 12, 12}));
+        QCOMPARE(defaultMropeSection(80), (std::vector<int>{10, 15, 15}));
+        const FrequencyAllocation s = FrequencyAllocation::sectioned({16, 24, 24});
+        QCOMPARE(s.componentOf(15), 0);
+        QCOMPARE(s.componentOf(16), 1);
+        QCOMPARE(s.componentOf(39), 1);
+        QCOMPARE(s.componentOf(40), 2);
+        QCOMPARE(s.componentOf(63), 2);
+        const FrequencyAllocation i = FrequencyAllocation::interleaved(3);
+        QCOMPARE(i.componentTable(7), (std::vector<int>{0, 1, 2, 0, 1, 2, 0}));
+
+        SchemeParams p;
+        p.kind = SchemeKind::Circle;
+        QCOMPARE(allocationFor(p).toString(), std::string("sectioned[16,24,24]"));
+        p.allocationKind = FrequencyAllocation::Kind::Interleaved;
+        QCOMPARE(allocationFor(p).toString(), std::string("interleaved(3)"));
+        p.kind = SchemeKind::Hard;
+        QCOMPARE(allocationFor(p).toString(), std::string("sectioned[64]"));
+        p.kind = SchemeKind::Vrope;
+        p.allocationKind.reset();
+        QCOMPARE(allocationFor(p).toString(), std::string("interleaved(4)"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestAgeFrequency)
+#include "test_age_frequency.moc"

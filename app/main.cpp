@@ -15,6 +15,7 @@ const char* kUsage =
     "commands:\n"
     "  positions   print the position table of a layout under a scheme (CSV or JSON)\n"
     "  ptd         print PTD (Circle-RoPE eq. 1), per-block values, crowding; --paper-table1\n"
+    "  render      render the cone view to a PNG (no display needed)\n"
     "  bench       timings: bench geometry [--json]\n"
     "\n"
     "Run 'ropescope <command> --help' for its options.\n";
@@ -33,6 +34,7 @@ int main(int argc, char** argv)
         {"positions", runPositions},
         {"ptd", runPtd},
         {"bench", runBench},
+        {"render", runRender},
     };
 
     if (args.size() < 2) {

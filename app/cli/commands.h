@@ -8,5 +8,6 @@ namespace ropescope::cli {
 int runPositions(const QStringList& args);
 int runPtd(const QStringList& args);
 int runBench(const QStringList& args);
+int runRender(const QStringList& args);
 
 } // namespace ropescope::cli

@@ -26,6 +26,15 @@ struct VisualBlock {
     int end() const { return begin + size(); }
 };
 
+// A Circle-RoPE ring: its centre and radius in (t,h,w) position space and the unit normal of its plane.
+struct Ring {
+    int block = 0;
+    Eigen::Vector3d centre;
+    Eigen::Vector3d normal;
+    Eigen::Vector3d u, v; // in-plane basis: token = centre + R (cos theta u + sin theta v)
+    double radius = 0.0;
+};
+
 // The one description of where every token sits, shared by the cone view, the tables, the metrics and
 // the model: what the view draws is exactly what the model is fed.
 struct PositionTable {
@@ -38,6 +47,7 @@ struct PositionTable {
     std::vector<int> col;   // -1 for text
     std::vector<VisualBlock> blocks;
     std::vector<int> textTokens;
+    std::vector<Ring> rings; // Circle-RoPE only: one per visual block
     // tokens x components, column-major so each component is contiguous for the metric loops.
     Eigen::MatrixXd positions;
     FrequencyAllocation allocation;

@@ -1,0 +1,32 @@
+#pragma once
+#include "geometry/position_table.h"
+#include "geometry_options.h"
+#include "scene/scene_options.h"
+
+#include <QCommandLineParser>
+#include <QImage>
+#include <QJsonObject>
+#include <QSize>
+
+namespace ropescope::cli {
+
+// The view flags shared by `render` and batch cone items.
+struct FigureOptions {
+    views::SceneOptions scene;
+    views::CameraPreset camera = views::CameraPreset::Isometric;
+};
+
+void addFigureOptions(QCommandLineParser& parser);
+FigureOptions parseFigureOptions(const QCommandLineParser& parser, const geometry::PositionTable& table);
+QSize parseResolution(const QCommandLineParser& parser);
+
+// The text token a figure selects by default: the one just before the first image (where a question
+// starts), else the first text token, else none.
+int defaultSelectedToken(const geometry::PositionTable& table);
+
+// Everything that shaped a figure, recorded in the PNG's text chunk "ropescope".
+QJsonObject figureMetadata(const GeometryRequest& req, const FigureOptions& figure, QSize size);
+// PNG bytes with `metadata` stored as a tEXt chunk named "ropescope".
+QByteArray encodePng(const QImage& image, const QJsonObject& metadata);
+
+} // namespace ropescope::cli

@@ -1,0 +1,383 @@
+#include "cone_scene.h"
+
+#include "colormap.h"
+#include "world_mapping.h"
+
+#include <vtkActor.h>
+#include <vtkBillboardTextActor3D.h>
+#include <vtkCamera.h>
+#include <vtkCellArray.h>
+#include <vtkCoordinate.h>
+#include <vtkGlyph3DMapper.h>
+#include <vtkPointData.h>
+#include <vtkPoints.h>
+#include <vtkPolyData.h>
+#include <vtkPolyDataMapper.h>
+#include <vtkProperty.h>
+#include <vtkRenderer.h>
+#include <vtkSphereSource.h>
+#include <vtkTextProperty.h>
+#include <vtkUnsignedCharArray.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ropescope::views {
+using geometry::PositionTable;
+
+namespace {
+
+double kTextColour[3] = {0.20, 0.33, 0.60};
+double kSelectedColour[3] = {0.90, 0.25, 0.10};
+
+void setPoints(vtkPolyData* poly, const Eigen::MatrixX3d& world, const std::vector<int>& rows)
+{
+    vtkNew<vtkPoints> points;
+    points->SetDataTypeToDouble();
+    points->SetNumberOfPoints(static_cast<vtkIdType>(rows.size()));
+    for (size_t i = 0; i < rows.size(); ++i)
+        points->SetPoint(static_cast<vtkIdType>(i), world(rows[i], 0), world(rows[i], 1), world(rows[i], 2));
+    poly->SetPoints(points);
+}
+
+vtkSmartPointer<vtkBillboardTextActor3D> makeLabel(const char* text, const Eigen::Vector3d& at, double size, bool dark)
+{
+    auto label = vtkSmartPointer<vtkBillboardTextActor3D>::New();
+    label->SetInput(text);
+    label->SetPosition(at.x(), at.y(), at.z());
+    vtkTextProperty* p = label->GetTextProperty();
+    p->SetFontSize(static_cast<int>(size));
+    p->SetBold(true);
+    p->SetJustificationToCentered();
+    p->SetVerticalJustificationToCentered();
+    const double c = dark ? 0.92 : 0.12;
+    p->SetColor(c, c, c);
+    return label;
+}
+
+} // namespace
+
+ConeScene::ConeScene(vtkRenderer* renderer) : renderer_(renderer)
+{
+    buildPipeline();
+}
+
+ConeScene::~ConeScene()
+{
+    for (auto* list : {&axisLabels_, &tokenLabels_})
+        for (auto& label : *list)
+            renderer_->RemoveActor(label);
+    for (vtkActor* a : {textActor_.Get(), visualActor_.Get(), textAxisActor_.Get(), ringActor_.Get(), coneLineActor_.Get(),
+                        coneSurfaceActor_.Get(), selectedActor_.Get(), axesActor_.Get()})
+        renderer_->RemoveActor(a);
+}
+
+void ConeScene::buildPipeline()
+{
+    vtkNew<vtkSphereSource> sphere;
+    sphere->SetRadius(1.0);
+    sphere->SetThetaResolution(14);
+    sphere->SetPhiResolution(10);
+    sphere->Update();
+
+    for (auto [mapper, input] : {std::pair{textGlyphs_.Get(), textPoints_.Get()}, std::pair{visualGlyphs_.Get(), visualPoints_.Get()},
+                                 std::pair{selectedGlyph_.Get(), selected_.Get()}}) {
+        mapper->SetSourceData(sphere->GetOutput());
+        mapper->SetInputData(input);
+        mapper->ScalingOff();
+        mapper->OrientOff();
+    }
+    visualGlyphs_->SetScalarModeToUsePointData();
+    visualGlyphs_->SetColorModeToDirectScalars();
+    visualGlyphs_->ScalarVisibilityOn();
+    textGlyphs_->ScalarVisibilityOff();
+    selectedGlyph_->ScalarVisibilityOff();
+
+    textActor_->SetMapper(textGlyphs_);
+    textActor_->GetProperty()->SetColor(kTextColour);
+    visualActor_->SetMapper(visualGlyphs_);
+    selectedActor_->SetMapper(selectedGlyph_);
+    selectedActor_->GetProperty()->SetColor(kSelectedColour);
+
+    auto lineActor = [](vtkActor* actor, vtkPolyData* data, double r, double g, double b, double opacity, float width) {
+        vtkNew<vtkPolyDataMapper> mapper;
+        mapper->SetInputData(data);
+        mapper->ScalarVisibilityOff();
+        actor->SetMapper(mapper);
+        actor->GetProperty()->SetColor(r, g, b);
+        actor->GetProperty()->SetOpacity(opacity);
+        actor->GetProperty()->SetLineWidth(width);
+        actor->GetProperty()->LightingOff();
+    };
+    lineActor(textAxisActor_, textAxis_, kTextColour[0], kTextColour[1], kTextColour[2], 0.6, 1.5f);
+    lineActor(ringActor_, rings_, 0.35, 0.35, 0.35, 1.0, 1.5f);
+    lineActor(coneLineActor_, coneLines_, kSelectedColour[0], kSelectedColour[1], kSelectedColour[2], 0.35, 1.0f);
+    lineActor(coneSurfaceActor_, coneSurface_, kSelectedColour[0], kSelectedColour[1], kSelectedColour[2], 0.12, 1.0f);
+    coneSurfaceActor_->GetProperty()->LightingOn();
+    lineActor(axesActor_, axes_, 0.45, 0.45, 0.45, 1.0, 2.0f);
+
+    for (vtkActor* a : {axesActor_.Get(), textAxisActor_.Get(), ringActor_.Get(), coneSurfaceActor_.Get(), coneLineActor_.Get(),
+                        textActor_.Get(), visualActor_.Get(), selectedActor_.Get()})
+        renderer_->AddActor(a);
+}
+
+void ConeScene::update(const PositionTable& table, const SceneOptions& options)
+{
+    world_ = worldCoordinates(table, options);
+    if (world_.rows() > 0) {
+        boundsMin_ = world_.colwise().minCoeff().transpose();
+        boundsMax_ = world_.colwise().maxCoeff().transpose();
+    } else {
+        boundsMin_.setZero();
+        boundsMax_.setOnes();
+    }
+    // Visible at full zoom-out, yet well under the unit spacing of text tokens and grid cells.
+    const double diagonal = (boundsMax_ - boundsMin_).norm();
+    glyphRadius_ = std::clamp(diagonal / 90.0, 0.15, 0.4);
+
+    const double background = options.darkBackground ? 0.10 : 0.98;
+    renderer_->SetBackground(background, background, background + (options.darkBackground ? 0.03 : 0.0));
+
+    updateTokens(table, options);
+    updateRings(table);
+    updateCone(table, options);
+    updateAxes();
+    updateLabels(table, options);
+    for (vtkPolyData* p : {textPoints_.Get(), visualPoints_.Get(), textAxis_.Get(), rings_.Get(), coneLines_.Get(),
+                           coneSurface_.Get(), selected_.Get(), axes_.Get()})
+        p->Modified();
+}
+
+void ConeScene::updateTokens(const PositionTable& table, const SceneOptions& options)
+{
+    setPoints(textPoints_, world_, table.textTokens);
+    // The glyph source is a unit sphere: the scale factor is the drawn radius.
+    for (vtkGlyph3DMapper* m : {textGlyphs_.Get(), visualGlyphs_.Get()}) {
+        m->ScalingOn();
+        m->SetScaleModeToNoDataScaling();
+        m->SetScaleFactor(glyphRadius_);
+    }
+    selectedGlyph_->ScalingOn();
+    selectedGlyph_->SetScaleModeToNoDataScaling();
+    selectedGlyph_->SetScaleFactor(glyphRadius_ * 1.8);
+
+    // The text axis: a line through consecutive text tokens.
+    vtkNew<vtkCellArray> line;
+    if (table.textTokens.size() > 1) {
+        line->InsertNextCell(static_cast<int>(table.textTokens.size()));
+        for (size_t i = 0; i < table.textTokens.size(); ++i)
+            line->InsertCellPoint(static_cast<vtkIdType>(i));
+    }
+    textAxis_->SetPoints(textPoints_->GetPoints());
+    textAxis_->SetLines(line);
+
+    std::vector<int> visual;
+    visual.reserve(static_cast<size_t>(table.visualTokenCount()));
+    for (const auto& b : table.blocks)
+        for (int i = b.begin; i < b.end(); ++i)
+            visual.push_back(i);
+    setPoints(visualPoints_, world_, visual);
+
+    vtkNew<vtkUnsignedCharArray> colours;
+    colours->SetName("colour");
+    colours->SetNumberOfComponents(3);
+    colours->SetNumberOfTuples(static_cast<vtkIdType>(visual.size()));
+    const int selected = options.selectedToken;
+    const bool byDistance = options.colour == ColourMode::DistanceToSelected && selected >= 0 && selected < table.size();
+    const bool byPatch = options.colour == ColourMode::ImagePatch && options.patchColours.size() == visual.size();
+    double maxDistance = 0;
+    if (byDistance)
+        for (int i : visual)
+            maxDistance = std::max(maxDistance, (world_.row(i) - world_.row(selected)).norm());
+    double minDistance = maxDistance;
+    if (byDistance)
+        for (int i : visual)
+            minDistance = std::min(minDistance, (world_.row(i) - world_.row(selected)).norm());
+    for (size_t k = 0; k < visual.size(); ++k) {
+        const int i = visual[k];
+        Rgb c;
+        if (byPatch) {
+            c = {options.patchColours[k][0], options.patchColours[k][1], options.patchColours[k][2]};
+        } else if (byDistance) {
+            const double d = (world_.row(i) - world_.row(selected)).norm();
+            c = viridis(maxDistance > minDistance ? (d - minDistance) / (maxDistance - minDistance) : 0.5);
+        } else {
+            const int rows = table.layout.segments[static_cast<size_t>(table.segment[static_cast<size_t>(i)])].rows;
+            const int cols = table.layout.segments[static_cast<size_t>(table.segment[static_cast<size_t>(i)])].cols;
+            c = rowColColour(table.row[static_cast<size_t>(i)], rows, table.col[static_cast<size_t>(i)], cols);
+        }
+        colours->SetTypedTuple(static_cast<vtkIdType>(k), c.data());
+    }
+    visualPoints_->GetPointData()->SetScalars(colours);
+
+    std::vector<int> sel;
+    if (selected >= 0 && selected < table.size())
+        sel.push_back(selected);
+    setPoints(selected_, world_, sel);
+}
+
+void ConeScene::updateRings(const PositionTable& table)
+{
+    constexpr int kSegments = 160;
+    vtkNew<vtkPoints> points;
+    vtkNew<vtkCellArray> lines;
+    for (const geometry::Ring& r : table.rings) {
+        const vtkIdType first = points->GetNumberOfPoints();
+        for (int s = 0; s < kSegments; ++s) {
+            const double a = 2 * M_PI * s / kSegments;
+            const Eigen::Vector3d thw = r.centre + r.radius * (std::cos(a) * r.u + std::sin(a) * r.v);
+            points->InsertNextPoint(thw.z(), thw.y(), thw.x());
+        }
+        lines->InsertNextCell(kSegments + 1);
+        for (int s = 0; s <= kSegments; ++s)
+            lines->InsertCellPoint(first + s % kSegments);
+    }
+    rings_->SetPoints(points);
+    rings_->SetLines(lines);
+}
+
+void ConeScene::updateCone(const PositionTable& table, const SceneOptions& options)
+{
+    vtkNew<vtkPoints> linePoints;
+    vtkNew<vtkCellArray> lines;
+    vtkNew<vtkPoints> surfacePoints;
+    vtkNew<vtkCellArray> triangles;
+    const int apexToken = options.selectedToken;
+    if (apexToken >= 0 && apexToken < table.size() && table.isText(apexToken)) {
+        const Eigen::RowVector3d apex = world_.row(apexToken);
+        if (options.showConeLines) {
+            linePoints->InsertNextPoint(apex.data());
+            for (const auto& b : table.blocks)
+                for (int i = b.begin; i < b.end(); ++i) {
+                    const vtkIdType id = linePoints->InsertNextPoint(world_(i, 0), world_(i, 1), world_(i, 2));
+                    const vtkIdType cell[2] = {0, id};
+                    lines->InsertNextCell(2, cell);
+                }
+        }
+        if (options.showConeSurface) {
+            constexpr int kSegments = 96;
+            for (const geometry::Ring& r : table.rings) {
+                const vtkIdType apexId = surfacePoints->InsertNextPoint(apex.data());
+                for (int s = 0; s < kSegments; ++s) {
+                    const double a = 2 * M_PI * s / kSegments;
+                    const Eigen::Vector3d thw = r.centre + r.radius * (std::cos(a) * r.u + std::sin(a) * r.v);
+                    surfacePoints->InsertNextPoint(thw.z(), thw.y(), thw.x());
+                }
+                for (int s = 0; s < kSegments; ++s) {
+                    const vtkIdType tri[3] = {apexId, apexId + 1 + s, apexId + 1 + (s + 1) % kSegments};
+                    triangles->InsertNextCell(3, tri);
+                }
+            }
+        }
+    }
+    coneLines_->SetPoints(linePoints);
+    coneLines_->SetLines(lines);
+    coneSurface_->SetPoints(surfacePoints);
+    coneSurface_->SetPolys(triangles);
+}
+
+void ConeScene::updateAxes()
+{
+    // Three arrows from just outside the scene's low corner, as long as a quarter of its largest extent.
+    const Eigen::Vector3d extent = boundsMax_ - boundsMin_;
+    const double length = std::max(2.0, 0.25 * extent.maxCoeff());
+    const Eigen::Vector3d origin = boundsMin_ - Eigen::Vector3d::Constant(0.08 * extent.maxCoeff() + glyphRadius_ * 3);
+    vtkNew<vtkPoints> points;
+    vtkNew<vtkCellArray> lines;
+    points->InsertNextPoint(origin.data());
+    for (int axis = 0; axis < 3; ++axis) {
+        Eigen::Vector3d end = origin;
+        end[axis] += length;
+        const vtkIdType id = points->InsertNextPoint(end.data());
+        const vtkIdType cell[2] = {0, id};
+        lines->InsertNextCell(2, cell);
+    }
+    axes_->SetPoints(points);
+    axes_->SetLines(lines);
+
+    for (auto& label : axisLabels_)
+        renderer_->RemoveActor(label);
+    axisLabels_.clear();
+    const bool dark = renderer_->GetBackground()[0] < 0.5;
+    const char* names[3] = {"w", "h", "t"};
+    for (int axis = 0; axis < 3; ++axis) {
+        Eigen::Vector3d at = origin;
+        at[axis] += length * 1.12;
+        axisLabels_.push_back(makeLabel(names[axis], at, 20, dark));
+        renderer_->AddActor(axisLabels_.back());
+    }
+}
+
+void ConeScene::updateLabels(const PositionTable& table, const SceneOptions& options)
+{
+    for (auto& label : tokenLabels_)
+        renderer_->RemoveActor(label);
+    tokenLabels_.clear();
+    if (!options.showLabels || table.textTokens.empty())
+        return;
+    // At most ~60 labels stay readable: label every k-th text token, always the first, last and selected.
+    const size_t step = std::max<size_t>(1, table.textTokens.size() / 60);
+    const bool dark = renderer_->GetBackground()[0] < 0.5;
+
+    for (size_t k = 0; k < table.textTokens.size(); ++k) {
+        const int token = table.textTokens[k];
+        if (k % step != 0 && k + 1 != table.textTokens.size() && token != options.selectedToken)
+            continue;
+        const Eigen::Vector3d at = world_.row(token).transpose();
+        tokenLabels_.push_back(makeLabel(std::to_string(token).c_str(), at, 15, dark));
+        tokenLabels_.back()->GetTextProperty()->SetBold(false);
+        tokenLabels_.back()->SetDisplayOffset(0, 14); // above the sphere, clear of the axis line
+        renderer_->AddActor(tokenLabels_.back());
+    }
+}
+
+void ConeScene::applyCamera(CameraPreset preset)
+{
+    vtkCamera* camera = renderer_->GetActiveCamera();
+    const Eigen::Vector3d centre = 0.5 * (boundsMin_ + boundsMax_);
+    // Frame everything around the text axis a: it runs left to right on screen, q is screen-up.
+    const Eigen::Vector3d a = Eigen::Vector3d(1, 1, 1).normalized();
+    const Eigen::Vector3d p = Eigen::Vector3d(1, -1, 0).normalized();
+    const Eigen::Vector3d q = Eigen::Vector3d(-1, -1, 2).normalized();
+    Eigen::Vector3d direction = p, up = q;
+    switch (preset) {
+    case CameraPreset::Isometric: // 35 degrees off the side view: rings read as ellipses, the cone opens up
+        direction = (std::cos(0.61) * p + std::sin(0.61) * a).normalized();
+        break;
+    case CameraPreset::DownTextAxis: // rings as full circles, the text axis as a point
+        direction = a;
+        up = q;
+        break;
+    case CameraPreset::Side: // rings edge-on: the orthogonality to the axis shows as a right angle
+        direction = p;
+        break;
+    }
+    camera->SetFocalPoint(centre.data());
+    const Eigen::Vector3d position = centre + direction * std::max(1.0, (boundsMax_ - boundsMin_).norm());
+    camera->SetPosition(position.data());
+    camera->SetViewUp(up.data());
+    camera->OrthogonalizeViewUp();
+    renderer_->ResetCamera();
+    camera->Zoom(1.1); // ResetCamera fits a sphere around the bounds; a box needs a little less
+    renderer_->ResetCameraClippingRange();
+}
+
+int ConeScene::pickToken(double x, double y, double maxPixels) const
+{
+    int best = -1;
+    double bestDistance = maxPixels * maxPixels;
+    vtkNew<vtkCoordinate> coordinate;
+    coordinate->SetCoordinateSystemToWorld();
+    for (Eigen::Index i = 0; i < world_.rows(); ++i) {
+        coordinate->SetValue(world_(i, 0), world_(i, 1), world_(i, 2));
+        const double* d = coordinate->GetComputedDoubleDisplayValue(renderer_);
+        const double dx = d[0] - x, dy = d[1] - y;
+        if (dx * dx + dy * dy < bestDistance) {
+            bestDistance = dx * dx + dy * dy;
+            best = static_cast<int>(i);
+        }
+    }
+    return best;
+}
+
+} // namespace ropescope::views

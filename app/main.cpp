@@ -2,10 +2,16 @@
 #include "cli/commands.h"
 
 #include <QCoreApplication>
+#include <QGuiApplication>
+
+#ifdef ROPESCOPE_WITH_GUI
+#include "gui/gui_main.h"
+#endif
 
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <memory>
 
 namespace {
 
@@ -25,10 +31,27 @@ const char* kUsage =
 int main(int argc, char** argv)
 {
     using namespace ropescope::cli;
-    QCoreApplication app(argc, argv);
+    if (argc < 2) {
+#ifdef ROPESCOPE_WITH_GUI
+        return ropescope::gui::runGui(argc, argv);
+#else
+        std::fputs("ropescope: built without the GUI (ROPESCOPE_GUI=OFF); see 'ropescope --help'\n", stderr);
+        return kExitUsage;
+#endif
+    }
+    // Figures need fonts (a QGuiApplication) but never a display: Qt's offscreen platform, EGL for VTK.
+    const std::string first = argv[1];
+    std::unique_ptr<QCoreApplication> app;
+    if (first == "render" || first == "batch" || first == "bench") {
+        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+            qputenv("QT_QPA_PLATFORM", "offscreen");
+        app = std::make_unique<QGuiApplication>(argc, argv);
+    } else {
+        app = std::make_unique<QCoreApplication>(argc, argv);
+    }
     QCoreApplication::setApplicationName("ropescope");
     QCoreApplication::setApplicationVersion("0.1.0");
-    QStringList args = QCoreApplication::arguments();
+    const QStringList args = QCoreApplication::arguments();
 
     const std::map<QString, std::function<int(const QStringList&)>> commands{
         {"positions", runPositions},
@@ -37,11 +60,6 @@ int main(int argc, char** argv)
         {"render", runRender},
     };
 
-    if (args.size() < 2) {
-        // The desktop explorer (issue #3) will open here; until then, show the headline result.
-        std::fputs("ropescope: the desktop explorer is not built yet; showing `ropescope ptd --paper-table1`.\n\n", stderr);
-        args = QStringList{args.value(0, "ropescope"), "ptd", "--paper-table1"};
-    }
     const QString command = args.at(1);
     if (command == "--help" || command == "-h" || command == "help") {
         std::fputs(kUsage, stdout);

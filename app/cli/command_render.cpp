@@ -3,6 +3,7 @@
 #include "figure_options.h"
 #include "geometry_options.h"
 #include "output.h"
+#include "charts/chart_export.h"
 #include "render/offscreen_view.h"
 
 #include <QBuffer>
@@ -37,7 +38,7 @@ int runRender(const QStringList& args)
     } catch (const std::runtime_error& e) {
         throw Failure(e.what());
     }
-    writeOutput(parser.value("output"), encodePng(image, figureMetadata(req, figure, size)));
+    writeOutput(parser.value("output"), views::encodePng(image, figureMetadata(req, figure, size)));
     return 0;
 }
 

@@ -108,17 +108,4 @@ QJsonObject figureMetadata(const GeometryRequest& req, const FigureOptions& figu
     return o;
 }
 
-QByteArray encodePng(const QImage& image, const QJsonObject& metadata)
-{
-    QImage tagged = image;
-    tagged.setText("ropescope", QString::fromUtf8(QJsonDocument(metadata).toJson(QJsonDocument::Compact)));
-    QByteArray bytes;
-    QBuffer buffer(&bytes);
-    buffer.open(QIODevice::WriteOnly);
-    QImageWriter writer(&buffer, "png");
-    if (!writer.write(tagged))
-        throw Failure("PNG encoding failed: " + writer.errorString().toStdString());
-    return bytes;
-}
-
 } // namespace ropescope::cli

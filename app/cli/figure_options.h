@@ -26,7 +26,6 @@ int defaultSelectedToken(const geometry::PositionTable& table);
 
 // Everything that shaped a figure, recorded in the PNG's text chunk "ropescope".
 QJsonObject figureMetadata(const GeometryRequest& req, const FigureOptions& figure, QSize size);
-// PNG bytes with `metadata` stored as a tEXt chunk named "ropescope".
-QByteArray encodePng(const QImage& image, const QJsonObject& metadata);
+
 
 } // namespace ropescope::cli

@@ -75,6 +75,8 @@ PtdResult computePtd(const PositionTable& table)
     const int blocks = static_cast<int>(table.blocks.size());
     PtdResult result;
     result.perToken.resize(texts, blocks);
+    result.profiles.resize(texts, 4);
+    const double visualCount = table.visualTokenCount();
 
     int largestBlock = 0;
     for (const VisualBlock& b : table.blocks)
@@ -85,13 +87,21 @@ PtdResult computePtd(const PositionTable& table)
         std::vector<double> buffer(static_cast<size_t>(largestBlock));
         for (int ti = begin; ti < end; ++ti) {
             const auto from = cols.point(table.textTokens[static_cast<size_t>(ti)]);
+            double lo = INFINITY, hi = -INFINITY, sum = 0, sumSquares = 0;
             for (int bi = 0; bi < blocks; ++bi) {
                 const VisualBlock& b = table.blocks[static_cast<size_t>(bi)];
                 const int n = b.size();
-                const double mean = distancesTo(cols, from, b.begin, n, buffer.data()) / n;
+                const double blockSum = distancesTo(cols, from, b.begin, n, buffer.data());
+                const double mean = blockSum / n;
                 const Eigen::Map<const Eigen::ArrayXd> d(buffer.data(), n);
                 result.perToken(ti, bi) = (d - mean).abs().mean();
+                lo = std::min(lo, d.minCoeff());
+                hi = std::max(hi, d.maxCoeff());
+                sum += blockSum;
+                sumSquares += d.square().sum();
             }
+            const double mean = sum / visualCount;
+            result.profiles.row(ti) << lo, mean, hi, std::sqrt(std::max(0.0, sumSquares / visualCount - mean * mean));
         }
     });
 

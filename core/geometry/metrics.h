@@ -15,6 +15,9 @@ struct PtdResult {
     double mean = 0.0;
     std::vector<double> perBlock; // one per PositionTable::blocks entry
     Eigen::MatrixXd perToken;     // text tokens x blocks: the mean absolute deviation
+    // text tokens x 4: min, mean, max, std of each text token's distances to all visual tokens
+    // (the distance profile), from the same pass.
+    Eigen::MatrixX4d profiles;
 };
 PtdResult computePtd(const PositionTable& table);
 

@@ -1,0 +1,36 @@
+#include "gui_main.h"
+
+#include "main_window.h"
+#include "widgets/vtk_view_widget.h"
+
+#include <QApplication>
+#include <QStandardPaths>
+
+#include <cstdio>
+
+namespace ropescope::gui {
+
+int runGui(int& argc, char** argv)
+{
+    // Debian's GLEW only speaks GLX: an EGL-based Qt platform (Wayland) would leave VTK without GL.
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "xcb");
+    if (qgetenv("QT_QPA_PLATFORM") == "xcb" && qEnvironmentVariableIsEmpty("DISPLAY")) {
+        std::fputs("ropescope: no X display for the window (DISPLAY is not set). Run it under xvfb-run, or use the\n"
+                   "headless commands: ropescope render / ptd / positions / batch (see --help).\n",
+                   stderr);
+        return 1;
+    }
+    views::VtkViewWidget::setDefaultSurfaceFormat();
+    QApplication app(argc, argv);
+    QApplication::setApplicationName("ropescope");
+    QApplication::setOrganizationName("ropescope");
+    QString sessionDir = qEnvironmentVariable("ROPESCOPE_SESSION_DIR");
+    if (sessionDir.isEmpty())
+        sessionDir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    MainWindow window(sessionDir);
+    window.show();
+    return app.exec();
+}
+
+} // namespace ropescope::gui

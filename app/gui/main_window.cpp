@@ -1,0 +1,613 @@
+#include "main_window.h"
+
+#include "charts/chart_export.h"
+#include "charts/readout_charts.h"
+#include "geometry/errors.h"
+#include "io/atomic_file.h"
+#include "io/position_table_io.h"
+#include "models/position_table_model.h"
+#include "render/offscreen_view.h"
+#include "widgets/chart_view.h"
+#include "widgets/parameter_panel.h"
+#include "widgets/vtk_view_widget.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QClipboard>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QInputDialog>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QRegularExpression>
+#include <QScrollArea>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTableView>
+#include <QTimer>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include <vtkCamera.h>
+#include <vtkGenericOpenGLRenderWindow.h>
+#include <vtkRenderer.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace ropescope::gui {
+using namespace views;
+
+namespace {
+
+CameraPreset presetFor(const std::string& name)
+{
+    return name == "axis" ? CameraPreset::DownTextAxis : name == "side" ? CameraPreset::Side : CameraPreset::Isometric;
+}
+
+QString number(double v)
+{
+    return QString::number(std::abs(v) < 5e-10 ? 0.0 : v, 'f', 6);
+}
+
+void copyCamera(vtkCamera* to, const session::CameraState& from)
+{
+    to->SetPosition(from.position.data());
+    to->SetFocalPoint(from.focalPoint.data());
+    to->SetViewUp(from.viewUp.data());
+    to->SetViewAngle(from.viewAngle);
+}
+
+} // namespace
+
+MainWindow::MainWindow(const QString& sessionDir, QWidget* parent) : QMainWindow(parent), sessionDir_(sessionDir)
+{
+    setWindowTitle("RopeScope");
+    buildUi();
+    buildMenus();
+    restoreAutosave();
+}
+
+MainWindow::~MainWindow()
+{
+    scene_.reset(); // its actors belong to the view's renderer
+}
+
+QString MainWindow::autosavePath() const
+{
+    return QDir(sessionDir_).filePath("autosave.ropescope.json");
+}
+
+void MainWindow::buildUi()
+{
+    panel_ = new ParameterPanel;
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(panel_);
+    scroll->setWidgetResizable(true);
+    scroll->setMinimumWidth(420);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+
+    view_ = new VtkViewWidget;
+    view_->setMinimumSize(400, 300);
+    scene_ = std::make_unique<ConeScene>(view_->renderer());
+
+    tableModel_ = new PositionTableModel(this);
+    tableProxy_ = new QSortFilterProxyModel(this);
+    tableProxy_->setSourceModel(tableModel_);
+    tableProxy_->setSortRole(Qt::EditRole);
+    tableView_ = new QTableView;
+    tableView_->setObjectName("positionTable");
+    tableView_->setModel(tableProxy_);
+    tableView_->setSortingEnabled(true);
+    tableView_->sortByColumn(0, Qt::AscendingOrder);
+    tableView_->verticalHeader()->setVisible(false);
+    tableView_->verticalHeader()->setDefaultSectionSize(20);
+    tableView_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    tableView_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    auto* copy = new QAction("Copy", tableView_);
+    copy->setShortcut(QKeySequence::Copy);
+    copy->setShortcutContext(Qt::WidgetShortcut);
+    tableView_->addAction(copy);
+    connect(copy, &QAction::triggered, this, [this] {
+        // Selected rows as tab-separated text with full-precision positions.
+        QModelIndexList rows = tableView_->selectionModel()->selectedRows();
+        std::sort(rows.begin(), rows.end(), [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+        QStringList lines;
+        QStringList header;
+        for (int c = 0; c < tableProxy_->columnCount(); ++c)
+            header << tableProxy_->headerData(c, Qt::Horizontal).toString();
+        lines << header.join('\t');
+        for (const QModelIndex& r : rows) {
+            QStringList cells;
+            for (int c = 0; c < tableProxy_->columnCount(); ++c)
+                cells << tableProxy_->index(r.row(), c).data(Qt::EditRole).toString();
+            lines << cells.join('\t');
+        }
+        QApplication::clipboard()->setText(lines.join('\n') + '\n');
+    });
+    connect(tableView_, &QTableView::doubleClicked, this, [this](const QModelIndex& index) {
+        const int token = tableProxy_->mapToSource(index).row();
+        if (readouts_.table.isText(token))
+            selectToken(token);
+    });
+
+    auto* centre = new QSplitter(Qt::Vertical);
+    centre->addWidget(view_);
+    centre->addWidget(tableView_);
+    centre->setStretchFactor(0, 2);
+    centre->setStretchFactor(1, 1);
+    centre->setSizes({620, 300});
+
+    auto* readouts = new QWidget;
+    auto* readoutLayout = new QVBoxLayout(readouts);
+    readoutLayout->setContentsMargins(4, 4, 4, 4);
+    ptdLabel_ = new QLabel;
+    ptdLabel_->setObjectName("ptdReadout");
+    ptdLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    selectionLabel_ = new QLabel;
+    selectionLabel_->setObjectName("selectionReadout");
+    selectionLabel_->setWordWrap(true);
+    warningLabel_ = new QLabel;
+    warningLabel_->setObjectName("warnings");
+    warningLabel_->setWordWrap(true);
+    warningLabel_->setStyleSheet("color: #a15c00;");
+    ptdView_ = new ChartView;
+    profileView_ = new ChartView;
+    priorView_ = new ChartView;
+    for (QWidget* w : {static_cast<QWidget*>(ptdLabel_), static_cast<QWidget*>(selectionLabel_), static_cast<QWidget*>(warningLabel_)})
+        readoutLayout->addWidget(w);
+    for (ChartView* c : {ptdView_, profileView_, priorView_})
+        readoutLayout->addWidget(c, 1);
+    readouts->setMinimumWidth(380);
+
+    auto* main = new QSplitter(Qt::Horizontal);
+    main->addWidget(scroll);
+    main->addWidget(centre);
+    main->addWidget(readouts);
+    main->setStretchFactor(0, 0);
+    main->setStretchFactor(1, 3);
+    main->setStretchFactor(2, 2);
+    main->setSizes({420, 720, 460});
+    setCentralWidget(main);
+    resize(1600, 1000);
+
+    cameraSaveTimer_ = new QTimer(this);
+    cameraSaveTimer_->setSingleShot(true);
+    cameraSaveTimer_->setInterval(400);
+    connect(cameraSaveTimer_, &QTimer::timeout, this, [this] {
+        captureCamera();
+        autosave();
+    });
+
+    connect(panel_, &ParameterPanel::stateEdited, this, [this](const session::ExplorerState& s) { applyState(s); });
+    connect(panel_, &ParameterPanel::loadImageRequested, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, "Image for patch colours", QString(), "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
+        if (!path.isEmpty())
+            loadImage(path);
+    });
+    connect(view_, &VtkViewWidget::clicked, this, [this](double x, double y) {
+        const int token = scene_->pickToken(x, y);
+        if (token >= 0 && readouts_.table.isText(token))
+            selectToken(token);
+        else if (token >= 0)
+            statusBar()->showMessage(QString("token %1: %2, row %3, col %4")
+                                         .arg(token)
+                                         .arg(geometry::modalityName(readouts_.table.modality[static_cast<size_t>(token)]))
+                                         .arg(readouts_.table.row[static_cast<size_t>(token)])
+                                         .arg(readouts_.table.col[static_cast<size_t>(token)]),
+                                     5000);
+    });
+    connect(view_, &VtkViewWidget::cameraChanged, cameraSaveTimer_, qOverload<>(&QTimer::start));
+    // Until the user moves the camera it follows the preset, refitted to the view's real aspect ratio.
+    connect(view_, &VtkViewWidget::resized, this, [this] {
+        if (!state_.cameraState)
+            scene_->applyCamera(presetFor(state_.camera));
+    });
+}
+
+void MainWindow::buildMenus()
+{
+    QMenu* file = menuBar()->addMenu("&File");
+    file->addAction("&Open session...", QKeySequence::Open, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, "Open session", QString(), "RopeScope sessions (*.ropescope.json *.json)");
+        if (!path.isEmpty() && !openSession(path))
+            QMessageBox::warning(this, "Open session", lastError_);
+    });
+    file->addAction("&Save session as...", QKeySequence::Save, this, [this] {
+        QString path = QFileDialog::getSaveFileName(this, "Save session", "session.ropescope.json", "RopeScope sessions (*.ropescope.json)");
+        if (path.isEmpty())
+            return;
+        try {
+            saveSession(path);
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, "Save session", e.what());
+        }
+    });
+    file->addSeparator();
+    file->addAction("Export 3-D view as &PNG...", QKeySequence("Ctrl+E"), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, "Export 3-D view", "cone.png", "PNG (*.png)");
+        if (path.isEmpty())
+            return;
+        bool ok = false;
+        const QString res = QInputDialog::getText(this, "Resolution", "Width x height in pixels:", QLineEdit::Normal, "2400x1800", &ok);
+        static const QRegularExpression re("^(\\d+)x(\\d+)$");
+        const auto m = re.match(res.trimmed());
+        if (!ok || !m.hasMatch())
+            return;
+        try {
+            exportView(path, QSize(std::clamp(m.captured(1).toInt(), 16, 8192), std::clamp(m.captured(2).toInt(), 16, 8192)));
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, "Export", e.what());
+        }
+    });
+    file->addAction("Export PTD chart...", this, [this] { exportWithDialog(ChartKind::Ptd); });
+    file->addAction("Export distance profile...", this, [this] { exportWithDialog(ChartKind::Profile); });
+    file->addAction("Export prior heatmap...", this, [this] { exportWithDialog(ChartKind::Prior); });
+    file->addAction("Export position &table...", this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, "Export position table", "positions.csv", "CSV (*.csv);;JSON (*.json)");
+        if (path.isEmpty())
+            return;
+        try {
+            exportTable(path);
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, "Export", e.what());
+        }
+    });
+    file->addSeparator();
+    file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
+
+    QMenu* viewMenu = menuBar()->addMenu("&View");
+    QToolBar* toolbar = addToolBar("Camera");
+    toolbar->setObjectName("cameraToolbar");
+    const std::pair<const char*, CameraPreset> presets[] = {
+        {"Isometric", CameraPreset::Isometric}, {"Down text axis", CameraPreset::DownTextAxis}, {"Side", CameraPreset::Side}};
+    int key = 1;
+    for (const auto& [name, preset] : presets) {
+        QAction* a = viewMenu->addAction(name, QKeySequence(QString("Ctrl+%1").arg(key++)), this, [this, p = preset] { setCameraPreset(p); });
+        toolbar->addAction(a);
+    }
+}
+
+void MainWindow::exportWithDialog(ChartKind kind)
+{
+    const char* names[] = {"ptd", "profile", "prior"};
+    const QString path = QFileDialog::getSaveFileName(this, "Export chart", QString("%1.svg").arg(names[static_cast<int>(kind)]),
+                                                      "SVG (*.svg);;PDF (*.pdf);;PNG (*.png)");
+    if (path.isEmpty())
+        return;
+    try {
+        exportChart(kind, path, QSize(1200, 750));
+    } catch (const std::exception& e) {
+        QMessageBox::warning(this, "Export", e.what());
+    }
+}
+
+void MainWindow::restoreAutosave()
+{
+    session::ExplorerState initial;
+    QFile file(autosavePath());
+    if (file.exists()) {
+        if (!openSession(autosavePath())) {
+            // Keep the unreadable file for the user instead of overwriting it with the defaults.
+            const QString aside = autosavePath() + ".corrupt-" + QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss");
+            QFile::rename(autosavePath(), aside);
+            showError(lastError_ + " (kept as " + QFileInfo(aside).fileName() + "; starting from defaults)");
+            applyState(initial);
+        }
+        return;
+    }
+    applyState(initial);
+}
+
+bool MainWindow::openSession(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        lastError_ = path + ": cannot read: " + file.errorString();
+        return false;
+    }
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(file.read(16 << 20), &parseError);
+    if (doc.isNull() || !doc.isObject()) {
+        lastError_ = path + ": not a session file: " + (doc.isNull() ? parseError.errorString() : "expected a JSON object");
+        return false;
+    }
+    try {
+        session::ExplorerState s = session::ExplorerState::fromJson(doc.object());
+        if (!s.imagePath.isEmpty() && !image_.load(s.imagePath))
+            s.imagePath.clear();
+        if (!applyState(s))
+            return false;
+    } catch (const geometry::InvalidInput& e) {
+        lastError_ = path + ": " + e.what();
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::saveSession(const QString& path)
+{
+    captureCamera();
+    try {
+        io::writeFileAtomically(path, QJsonDocument(state_.toJson()).toJson());
+    } catch (const io::IoError& e) {
+        throw std::runtime_error(e.what());
+    }
+}
+
+void MainWindow::autosave()
+{
+    QDir().mkpath(sessionDir_);
+    try {
+        io::writeFileAtomically(autosavePath(), QJsonDocument(state_.toJson()).toJson());
+    } catch (const io::IoError& e) {
+        statusBar()->showMessage(QString("autosave failed: ") + e.what(), 8000);
+    }
+}
+
+void MainWindow::showError(const QString& message)
+{
+    lastError_ = message;
+    panel_->setError(message);
+    statusBar()->showMessage(message, 10000);
+}
+
+bool MainWindow::applyState(const session::ExplorerState& requested)
+{
+    session::ExplorerState s = requested;
+    // Changing the layout can leave the selection on an image token or outside the sequence.
+    session::Readouts next;
+    try {
+        next = engine_.compute(s);
+        if (s.selectedToken >= next.table.size() || (s.selectedToken >= 0 && !next.table.isText(s.selectedToken))) {
+            s.selectedToken = next.table.blocks.empty() || next.table.blocks.front().begin == 0 ? (next.table.textTokens.empty() ? -1 : next.table.textTokens.front())
+                                                                                                 : next.table.blocks.front().begin - 1;
+            next = engine_.compute(s);
+        }
+    } catch (const geometry::InvalidInput& e) {
+        showError(e.what());
+        return false;
+    }
+    // A new layout can put the scene far from where the user left the camera: refit it.
+    if (s.layout != state_.layout)
+        s.cameraState.reset();
+    state_ = s;
+    readouts_ = std::move(next);
+    lastError_.clear();
+    panel_->setError({});
+    panel_->setState(state_);
+    refresh();
+    autosave();
+    return true;
+}
+
+void MainWindow::refresh()
+{
+    updateScene();
+    tableModel_->setTable(readouts_.table);
+    updateCharts();
+    updateReadoutLabels();
+    if (const auto schedule = state_.ageSchedule())
+        panel_->setLayerScheme(QString("layer %1 of %2: %3 (pattern %4)")
+                                   .arg(state_.layer)
+                                   .arg(schedule->layers())
+                                   .arg(QString::fromStdString(readouts_.table.scheme))
+                                   .arg(QString::fromStdString(schedule->pattern()).left(48)));
+    else
+        panel_->setLayerScheme("no AGE schedule: every layer uses the scheme");
+}
+
+SceneOptions MainWindow::sceneOptions() const
+{
+    SceneOptions o;
+    o.selectedToken = readouts_.selectedText;
+    o.colour = state_.colourMode == "distance" ? ColourMode::DistanceToSelected
+               : state_.colourMode == "patch"  ? ColourMode::ImagePatch
+                                               : ColourMode::RowCol;
+    o.showConeLines = state_.showConeLines;
+    o.showConeSurface = state_.showConeSurface;
+    o.showLabels = state_.showLabels;
+    o.darkBackground = state_.darkBackground;
+    if (state_.projection != "hadamard" && state_.projection.size() == 5) {
+        o.projection = Projection4D::Components;
+        o.components = {state_.projection[0] - '0', state_.projection[2] - '0', state_.projection[4] - '0'};
+    }
+    if (o.colour == ColourMode::ImagePatch && !image_.isNull()) {
+        // Each grid samples the image at its own resolution: the colour of the patch a token stands for.
+        for (const geometry::VisualBlock& b : readouts_.table.blocks) {
+            const QImage small = image_.scaled(b.cols, b.rows, Qt::IgnoreAspectRatio, Qt::SmoothTransformation).convertToFormat(QImage::Format_RGB888);
+            for (int r = 0; r < b.rows; ++r)
+                for (int c = 0; c < b.cols; ++c) {
+                    const QRgb px = small.pixel(c, r);
+                    o.patchColours.push_back({static_cast<std::uint8_t>(qRed(px)), static_cast<std::uint8_t>(qGreen(px)),
+                                              static_cast<std::uint8_t>(qBlue(px))});
+                }
+        }
+    }
+    return o;
+}
+
+void MainWindow::updateScene()
+{
+    scene_->update(readouts_.table, sceneOptions());
+    vtkCamera* camera = view_->renderer()->GetActiveCamera();
+    if (state_.cameraState) {
+        copyCamera(camera, *state_.cameraState);
+        view_->renderer()->ResetCameraClippingRange();
+    } else {
+        scene_->applyCamera(presetFor(state_.camera));
+    }
+    view_->update();
+}
+
+void MainWindow::captureCamera()
+{
+    vtkCamera* c = view_->renderer()->GetActiveCamera();
+    session::CameraState cs;
+    c->GetPosition(cs.position.data());
+    c->GetFocalPoint(cs.focalPoint.data());
+    c->GetViewUp(cs.viewUp.data());
+    cs.viewAngle = c->GetViewAngle();
+    state_.cameraState = cs;
+}
+
+ChartPainter MainWindow::chartPainter(ChartKind kind) const
+{
+    switch (kind) {
+    case ChartKind::Ptd: return [c = ptdChart(readouts_)](QPainter& p, const QRectF& r) { paintBarChart(p, r, c); };
+    case ChartKind::Profile: return [c = profileChart(readouts_)](QPainter& p, const QRectF& r) { paintProfileChart(p, r, c); };
+    case ChartKind::Prior: return [c = priorChart(readouts_)](QPainter& p, const QRectF& r) { paintHeatmapChart(p, r, c); };
+    }
+    return {};
+}
+
+void MainWindow::updateCharts()
+{
+    const bool metrics = !readouts_.ptdBySchemes.empty();
+    ptdView_->setPainter(metrics ? chartPainter(ChartKind::Ptd) : ChartPainter());
+    profileView_->setPainter(metrics ? chartPainter(ChartKind::Profile) : ChartPainter());
+    priorView_->setPainter(metrics ? chartPainter(ChartKind::Prior) : ChartPainter());
+}
+
+QString MainWindow::ptdReadout() const
+{
+    if (readouts_.ptdBySchemes.empty())
+        return "PTD: n/a (needs text and visual tokens)";
+    QString s = QString("PTD %1 (%2)").arg(number(readouts_.ptd.mean), QString::fromStdString(readouts_.table.scheme));
+    if (readouts_.ptd.perBlock.size() > 1) {
+        QStringList blocks;
+        for (double v : readouts_.ptd.perBlock)
+            blocks << QString::number(std::abs(v) < 5e-10 ? 0.0 : v, 'f', 4);
+        s += " per block: " + blocks.mid(0, 8).join(", ") + (blocks.size() > 8 ? ", ..." : "");
+    }
+    const auto& c = readouts_.crowding;
+    s += QString("\nvisual tokens %1, collisions %2, min pair distance %3")
+             .arg(readouts_.table.visualTokenCount())
+             .arg(c.collisions)
+             .arg(std::isfinite(c.minPairDistance) ? QString::number(c.minPairDistance, 'g', 4) : "n/a");
+    return s;
+}
+
+QString MainWindow::selectionReadout() const
+{
+    const int t = readouts_.selectedText;
+    if (t < 0 || readouts_.ptdBySchemes.empty())
+        return "Click a text token to select it.";
+    const auto& tokens = readouts_.table.textTokens;
+    const auto row = static_cast<Eigen::Index>(std::find(tokens.begin(), tokens.end(), t) - tokens.begin());
+    const auto& p = readouts_.ptd.profiles;
+    QString s = QString("Token %1: distance to visual tokens min %2, mean %3, max %4, std %5; deviation %6")
+                    .arg(t)
+                    .arg(p(row, 0), 0, 'f', 3)
+                    .arg(p(row, 1), 0, 'f', 3)
+                    .arg(p(row, 2), 0, 'f', 3)
+                    .arg(p(row, 3), 0, 'f', 4)
+                    .arg(number(readouts_.ptd.perToken.row(row).mean()));
+    if (readouts_.prior)
+        s += QString("\nPrior map spread %1 (std %2)").arg(readouts_.prior->spread, 0, 'f', 3).arg(readouts_.prior->stddev, 0, 'f', 3);
+    return s;
+}
+
+void MainWindow::updateReadoutLabels()
+{
+    ptdLabel_->setText(ptdReadout());
+    selectionLabel_->setText(selectionReadout());
+    QStringList warnings;
+    for (const std::string& w : readouts_.warnings)
+        warnings << QString::fromStdString(w);
+    warningLabel_->setText(warnings.join('\n'));
+}
+
+void MainWindow::selectToken(int token)
+{
+    session::ExplorerState s = state_;
+    s.selectedToken = token;
+    applyState(s);
+}
+
+void MainWindow::setCameraPreset(CameraPreset preset)
+{
+    session::ExplorerState s = state_;
+    s.camera = preset == CameraPreset::DownTextAxis ? "axis" : preset == CameraPreset::Side ? "side" : "isometric";
+    s.cameraState.reset();
+    state_ = s;
+    updateScene();
+    autosave();
+}
+
+void MainWindow::loadImage(const QString& path)
+{
+    QImage image;
+    if (!image.load(path)) {
+        showError(path + ": not a readable image");
+        return;
+    }
+    image_ = image;
+    session::ExplorerState s = state_;
+    s.imagePath = path;
+    s.colourMode = "patch";
+    applyState(s);
+}
+
+void MainWindow::exportView(const QString& path, QSize size)
+{
+    captureCamera();
+    QImage image;
+    try {
+        OffscreenView offscreen(size);
+        offscreen.scene().update(readouts_.table, sceneOptions());
+        // Same camera as the window; the aspect ratio follows the export size.
+        copyCamera(offscreen.renderer()->GetActiveCamera(), *state_.cameraState);
+        offscreen.renderer()->ResetCameraClippingRange();
+        image = offscreen.grab();
+    } catch (const std::runtime_error& e) {
+        throw std::runtime_error(path.toStdString() + ": " + e.what());
+    }
+    QJsonObject meta = state_.toJson();
+    meta["resolution"] = QString("%1x%2").arg(size.width()).arg(size.height());
+    try {
+        io::writeFileAtomically(path, encodePng(image, meta));
+    } catch (const io::IoError& e) {
+        throw std::runtime_error(e.what());
+    }
+}
+
+void MainWindow::exportChart(ChartKind kind, const QString& path, QSize size)
+{
+    FigureFormat format;
+    try {
+        format = figureFormatFor(path);
+    } catch (const std::invalid_argument& e) {
+        throw std::runtime_error(e.what());
+    }
+    QJsonObject meta = state_.toJson();
+    const char* names[] = {"ptd", "profile", "prior"};
+    meta["chart"] = names[static_cast<int>(kind)];
+    try {
+        io::writeFileAtomically(path, renderFigure(chartPainter(kind), size, format, meta));
+        if (format != FigureFormat::Png) // SVG/PDF readers drop custom metadata: keep a sidecar
+            io::writeFileAtomically(path + ".json", QJsonDocument(meta).toJson());
+    } catch (const io::IoError& e) {
+        throw std::runtime_error(e.what());
+    }
+}
+
+void MainWindow::exportTable(const QString& path)
+{
+    const bool json = path.endsWith(".json", Qt::CaseInsensitive);
+    const QByteArray bytes = json ? io::positionTableJson(readouts_.table, state_.toJson()) : io::positionTableCsv(readouts_.table);
+    try {
+        io::writeFileAtomically(path, bytes);
+    } catch (const io::IoError& e) {
+        throw std::runtime_error(e.what());
+    }
+}
+
+} // namespace ropescope::gui

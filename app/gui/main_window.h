@@ -1,0 +1,95 @@
+#pragma once
+#include "charts/chart_export.h"
+#include "scene/cone_scene.h"
+#include "session/explorer_state.h"
+#include "session/readouts.h"
+
+#include <QImage>
+#include <QMainWindow>
+
+#include <memory>
+
+class QLabel;
+class QSortFilterProxyModel;
+class QTableView;
+class QTimer;
+
+namespace ropescope::views {
+class ChartView;
+class ParameterPanel;
+class PositionTableModel;
+class VtkViewWidget;
+} // namespace ropescope::views
+
+namespace ropescope::gui {
+
+enum class ChartKind { Ptd, Profile, Prior };
+
+// The explorer window: parameters | 3-D cone view over the position table | readouts (PTD of every
+// scheme, distance profile, positional-prior heatmap). Every change re-renders live and is autosaved
+// to `sessionDir`, from which the next launch restores it.
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(const QString& sessionDir, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    // The state shown; applyState recomputes everything (invalid states keep the last good view and
+    // report the error).
+    const session::ExplorerState& state() const { return state_; }
+    bool applyState(const session::ExplorerState& state);
+    const session::Readouts& readouts() const { return readouts_; }
+    QString lastError() const { return lastError_; }
+    QString ptdReadout() const;
+    QString selectionReadout() const;
+
+    void selectToken(int token);
+    void setCameraPreset(views::CameraPreset preset);
+
+    // Exports without dialogs; throw std::runtime_error naming the path on failure.
+    void exportView(const QString& path, QSize size);
+    void exportChart(ChartKind kind, const QString& path, QSize size);
+    void exportTable(const QString& path);
+    void saveSession(const QString& path);
+    bool openSession(const QString& path); // false (and a message) if unreadable; state unchanged
+
+    views::ParameterPanel* panel() const { return panel_; }
+    views::VtkViewWidget* view() const { return view_; }
+    views::ConeScene& scene() const { return *scene_; }
+    QString autosavePath() const;
+
+private:
+    void buildUi();
+    void buildMenus();
+    void refresh();
+    void updateScene();
+    void updateCharts();
+    void updateReadoutLabels();
+    void autosave();
+    void restoreAutosave();
+    void captureCamera();
+    void loadImage(const QString& path);
+    views::SceneOptions sceneOptions() const;
+    views::ChartPainter chartPainter(ChartKind kind) const;
+    void showError(const QString& message);
+    void exportWithDialog(ChartKind kind);
+
+    QString sessionDir_;
+    session::ExplorerState state_;
+    session::ReadoutEngine engine_;
+    session::Readouts readouts_;
+    QString lastError_;
+    QImage image_;
+
+    views::ParameterPanel* panel_ = nullptr;
+    views::VtkViewWidget* view_ = nullptr;
+    std::unique_ptr<views::ConeScene> scene_;
+    views::PositionTableModel* tableModel_ = nullptr;
+    QSortFilterProxyModel* tableProxy_ = nullptr;
+    QTableView* tableView_ = nullptr;
+    views::ChartView *ptdView_ = nullptr, *profileView_ = nullptr, *priorView_ = nullptr;
+    QLabel *ptdLabel_ = nullptr, *selectionLabel_ = nullptr, *warningLabel_ = nullptr;
+    QTimer* cameraSaveTimer_ = nullptr;
+};
+
+} // namespace ropescope::gui

@@ -1,0 +1,55 @@
+#pragma once
+#include "geometry/age.h"
+#include "geometry/scheme.h"
+
+#include <QJsonObject>
+#include <QString>
+
+#include <array>
+#include <optional>
+#include <string>
+
+namespace ropescope::session {
+
+// Camera as the user left it; absent until the first interaction, then restored with the session.
+struct CameraState {
+    std::array<double, 3> position{}, focalPoint{}, viewUp{};
+    double viewAngle = 30.0;
+};
+
+// Everything the explorer shows: the geometry request, the view options and the camera. This is what a
+// session file (.ropescope.json) stores and what a batch item describes.
+struct ExplorerState {
+    std::string layout = "text:4,image:8x8,text:6";
+    geometry::SchemeParams params = defaultParams();
+    std::string age;    // empty: no AGE schedule
+    int ageLayers = 36; // the official code's layer count
+    int layer = 0;
+
+    // View
+    int selectedToken = 3; // the text token before the image in the default layout
+    std::string colourMode = "rowcol"; // rowcol | patch | distance
+    bool showConeLines = true;
+    bool showConeSurface = false;
+    bool showLabels = true;
+    bool darkBackground = false;
+    std::string projection = "hadamard"; // or "a,b,c" component indices for 4-D tables
+    std::string camera = "isometric";    // preset: isometric | axis | side
+    std::optional<CameraState> cameraState;
+    QString imagePath; // image whose patch colours colour the visual tokens
+
+    static geometry::SchemeParams defaultParams(); // Circle-RoPE, alpha 0.5, R 10
+
+    // The parameters of the table shown (AGE picks the scheme or mrope for `layer`).
+    geometry::SchemeParams effectiveParams() const;
+    std::optional<geometry::AgeSchedule> ageSchedule() const;
+    // Throws geometry::InvalidInput naming the parameter if the state cannot be drawn.
+    geometry::PositionTable buildTable() const;
+
+    QJsonObject toJson() const;
+    // Reads a session object; unknown keys are ignored, missing keys keep defaults. Throws
+    // geometry::InvalidInput naming the first bad key, so a corrupt file never yields half a state.
+    static ExplorerState fromJson(const QJsonObject& json);
+};
+
+} // namespace ropescope::session

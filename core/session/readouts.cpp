@@ -1,0 +1,65 @@
+#include "readouts.h"
+
+#include "geometry/errors.h"
+#include "io/position_table_io.h"
+
+#include <QJsonDocument>
+
+#include <cmath>
+
+namespace ropescope::session {
+using namespace geometry;
+
+double ReadoutEngine::schemePtd(const Layout& layout, const SchemeParams& params)
+{
+    const std::string key = layout.toString() + '|'
+                            + QJsonDocument(io::schemeParamsJson(params)).toJson(QJsonDocument::Compact).toStdString();
+    if (const auto it = cache_.find(key); it != cache_.end())
+        return it->second;
+    if (cache_.size() > 256)
+        cache_.clear();
+    const double value = computePtd(buildPositionTable(layout, params)).mean;
+    cache_.emplace(key, value);
+    return value;
+}
+
+Readouts ReadoutEngine::compute(const ExplorerState& state)
+{
+    Readouts r;
+    r.table = state.buildTable();
+    const PositionTable& t = r.table;
+    r.crowding = visualCrowding(t);
+    if (t.textTokens.empty() || t.blocks.empty()) {
+        r.warnings.push_back("PTD needs both text and visual tokens in the layout");
+        return r;
+    }
+    r.ptd = computePtd(t);
+    const Layout layout = t.layout;
+    for (SchemeKind kind : allSchemes()) {
+        SchemeParams p = state.params;
+        p.kind = kind;
+        if (componentCount(kind) != componentCount(state.params.kind)) {
+            p.allocationKind.reset();
+            p.sections.clear();
+        }
+        r.ptdBySchemes.push_back({kind, kind == schemeFromName(t.scheme) ? r.ptd.mean : schemePtd(layout, p)});
+    }
+
+    const int selected = state.selectedToken;
+    if (selected >= 0 && selected < t.size() && t.isText(selected)) {
+        r.selectedText = selected;
+        r.prior = positionalPrior(t, selected);
+    }
+
+    if (r.crowding.collisions > 0)
+        r.warnings.push_back(std::to_string(r.crowding.collisions) + " visual tokens share a position with another");
+    else if (std::isfinite(r.crowding.minPairDistance) && r.crowding.minPairDistance < 0.05)
+        r.warnings.push_back("crowded: closest visual tokens are " + std::to_string(r.crowding.minPairDistance).substr(0, 7)
+                             + " apart (tokens " + std::to_string(r.crowding.tokenA) + ", "
+                             + std::to_string(r.crowding.tokenB) + ")");
+    if (state.params.kind == SchemeKind::Circle && state.params.circle.alpha >= 0.999)
+        r.warnings.push_back("alpha = 1 maps the extreme angles to 0 and 2pi: tokens collide");
+    return r;
+}
+
+} // namespace ropescope::session

@@ -1,0 +1,40 @@
+#pragma once
+#include "explorer_state.h"
+#include "geometry/metrics.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ropescope::session {
+
+struct SchemePtd {
+    geometry::SchemeKind kind;
+    double ptd = 0.0;
+};
+
+// Everything the explorer's panels show for one state.
+struct Readouts {
+    geometry::PositionTable table;
+    geometry::PtdResult ptd;               // the shown scheme, per block and per text token
+    std::vector<SchemePtd> ptdBySchemes;   // every scheme on this layout with the state's parameters
+    geometry::Crowding crowding;
+    int selectedText = -1;                 // a valid text token, or -1
+    std::optional<geometry::PriorMap> prior; // for the selected text token
+    std::vector<std::string> warnings;     // collisions, crowding, untrained settings
+};
+
+// Computes readouts; remembers other schemes' PTD keyed by layout and their own parameters, so a change
+// that only touches Circle-RoPE (alpha, radius) recomputes only Circle-RoPE.
+class ReadoutEngine {
+public:
+    // Throws geometry::InvalidInput (naming the parameter) if the state cannot be drawn.
+    Readouts compute(const ExplorerState& state);
+
+private:
+    double schemePtd(const geometry::Layout& layout, const geometry::SchemeParams& params);
+    std::map<std::string, double> cache_;
+};
+
+} // namespace ropescope::session

@@ -1,0 +1,231 @@
+#include "charts.h"
+
+#include "scene/colormap.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+#include <QPainterPath>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ropescope::views {
+namespace {
+
+const QColor kInk(40, 40, 46);
+const QColor kGrid(220, 220, 226);
+const QColor kAccent(214, 75, 40);
+const QColor kBar(70, 110, 170);
+
+// Fonts scale with the chart so a 4x export is not a tiny-text figure.
+void setFont(QPainter& p, const QRectF& area, double scale = 1.0, bool bold = false)
+{
+    QFont f = p.font();
+    f.setPixelSize(std::max(9, static_cast<int>(std::min(area.height() / 18.0, area.width() / 30.0) * scale)));
+    f.setBold(bold);
+    p.setFont(f);
+}
+
+// Shrinks the current font until `text` fits `width` (long layouts make long titles).
+void fitFont(QPainter& p, const QString& text, double width)
+{
+    QFont f = p.font();
+    while (f.pixelSize() > 8 && QFontMetricsF(f).horizontalAdvance(text) > width) {
+        f.setPixelSize(f.pixelSize() - 1);
+        p.setFont(f);
+    }
+}
+
+// Paints the title, returns the plot area left below it.
+QRectF titled(QPainter& p, const QRectF& area, const QString& title)
+{
+    p.fillRect(area, Qt::white);
+    setFont(p, area, 1.0, true);
+    const double h = QFontMetricsF(p.font()).height();
+    fitFont(p, title, area.width() - 8);
+    p.setPen(kInk);
+    p.drawText(QRectF(area.left(), area.top() + 0.3 * h, area.width(), h), Qt::AlignHCenter | Qt::AlignVCenter, title);
+    return area.adjusted(0, 1.6 * h, 0, 0);
+}
+
+QString number(double v)
+{
+    if (v == 0 || (std::abs(v) >= 0.01 && std::abs(v) < 1e5))
+        return QString::number(v, 'f', std::abs(v) >= 100 ? 1 : 3);
+    return QString::number(v, 'g', 3);
+}
+
+// A "nice" axis maximum: 1, 2 or 5 times a power of ten at or above v.
+double niceCeiling(double v)
+{
+    if (!(v > 0))
+        return 1;
+    const double p = std::pow(10.0, std::floor(std::log10(v)));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (m * p >= v)
+            return m * p;
+    return 10 * p;
+}
+
+void drawValueAxis(QPainter& p, const QRectF& plot, double lo, double hi, int ticks)
+{
+    setFont(p, plot, 0.8);
+    const QFontMetricsF fm(p.font());
+    for (int i = 0; i <= ticks; ++i) {
+        const double v = lo + (hi - lo) * i / ticks;
+        const double y = plot.bottom() - plot.height() * i / ticks;
+        p.setPen(kGrid);
+        p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
+        p.setPen(kInk);
+        p.drawText(QRectF(plot.left() - fm.horizontalAdvance("00000.0") - 6, y - fm.height() / 2, fm.horizontalAdvance("00000.0"), fm.height()),
+                   Qt::AlignRight | Qt::AlignVCenter, number(v));
+    }
+}
+
+} // namespace
+
+void paintBarChart(QPainter& p, const QRectF& area, const BarChart& chart)
+{
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing);
+    QRectF plot = titled(p, area, chart.title);
+    setFont(p, area, 0.8);
+    const QFontMetricsF fm(p.font());
+    plot.adjust(fm.horizontalAdvance("00000.0") + 10, fm.height() * 1.4, -8, -fm.height() * 1.8);
+    const double top = niceCeiling(chart.values.empty() ? 1.0 : *std::max_element(chart.values.begin(), chart.values.end()));
+    drawValueAxis(p, plot, 0, top, 4);
+
+    const int n = static_cast<int>(chart.values.size());
+    const double slot = n ? plot.width() / n : 0;
+    for (int i = 0; i < n; ++i) {
+        const double v = std::max(0.0, chart.values[static_cast<size_t>(i)]);
+        const double h = plot.height() * v / top;
+        const QRectF bar(plot.left() + slot * (i + 0.18), plot.bottom() - h, slot * 0.64, h);
+        p.fillRect(bar, i == chart.highlighted ? kAccent : kBar);
+        p.setPen(kInk);
+        setFont(p, area, 0.8, i == chart.highlighted);
+        p.drawText(QRectF(bar.left() - slot * 0.2, bar.top() - fm.height() * 1.2, slot, fm.height()), Qt::AlignCenter, number(v));
+        p.drawText(QRectF(plot.left() + slot * i, plot.bottom() + 4, slot, fm.height() * 1.3), Qt::AlignCenter,
+                   chart.labels[static_cast<size_t>(i)]);
+    }
+    p.setPen(kInk);
+    p.drawLine(plot.bottomLeft(), plot.bottomRight());
+    p.restore();
+}
+
+void paintProfileChart(QPainter& p, const QRectF& area, const ProfileChart& chart)
+{
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing);
+    QRectF plot = titled(p, area, chart.title);
+    setFont(p, area, 0.8);
+    const QFontMetricsF fm(p.font());
+    plot.adjust(fm.horizontalAdvance("00000.0") + 10, fm.height() * 0.6, -10, -fm.height() * 2.4);
+    const int n = static_cast<int>(chart.profile.rows());
+    if (n == 0) {
+        p.restore();
+        return;
+    }
+    const double top = niceCeiling(chart.profile.col(2).maxCoeff());
+    drawValueAxis(p, plot, 0, top, 4);
+    auto x = [&](double row) { return n == 1 ? plot.center().x() : plot.left() + plot.width() * row / (n - 1); };
+    auto y = [&](double v) { return plot.bottom() - plot.height() * v / top; };
+
+    // min-max band, then the mean line
+    QPainterPath band;
+    band.moveTo(x(0), y(chart.profile(0, 2)));
+    for (int i = 1; i < n; ++i)
+        band.lineTo(x(i), y(chart.profile(i, 2)));
+    for (int i = n - 1; i >= 0; --i)
+        band.lineTo(x(i), y(chart.profile(i, 0)));
+    band.closeSubpath();
+    p.fillPath(band, QColor(70, 110, 170, 60));
+    QPainterPath mean;
+    mean.moveTo(x(0), y(chart.profile(0, 1)));
+    for (int i = 1; i < n; ++i)
+        mean.lineTo(x(i), y(chart.profile(i, 1)));
+    p.setPen(QPen(kBar, std::max(1.5, area.height() / 250.0)));
+    p.drawPath(mean);
+
+    // where the visual tokens sit between text tokens
+    p.setPen(QPen(QColor(150, 150, 150), 1, Qt::DashLine));
+    for (int g : chart.gapsBefore)
+        if (g > 0 && g < n)
+            p.drawLine(QPointF(x(g - 0.5), plot.top()), QPointF(x(g - 0.5), plot.bottom()));
+
+    if (chart.selectedRow >= 0 && chart.selectedRow < n) {
+        const int s = chart.selectedRow;
+        p.setPen(QPen(kAccent, 2));
+        p.drawLine(QPointF(x(s), y(chart.profile(s, 0))), QPointF(x(s), y(chart.profile(s, 2))));
+        p.setBrush(kAccent);
+        const double r = std::max(3.0, area.height() / 90.0);
+        p.drawEllipse(QPointF(x(s), y(chart.profile(s, 1))), r, r);
+    }
+    p.setPen(kInk);
+    p.drawText(QRectF(plot.left(), plot.bottom() + 4, plot.width(), fm.height()), Qt::AlignLeft,
+               QString("token %1").arg(chart.tokens.front()));
+    p.drawText(QRectF(plot.left(), plot.bottom() + 4, plot.width(), fm.height()), Qt::AlignRight,
+               QString("token %1").arg(chart.tokens.back()));
+    p.drawText(QRectF(plot.left(), plot.bottom() + 4 + fm.height(), plot.width(), fm.height()), Qt::AlignCenter,
+               "text tokens in order (band: min-max distance to visual tokens, line: mean)");
+    p.restore();
+}
+
+void paintHeatmapChart(QPainter& p, const QRectF& area, const HeatmapChart& chart)
+{
+    p.save();
+    QRectF plot = titled(p, area, chart.title);
+    setFont(p, area, 0.8);
+    const QFontMetricsF fm(p.font());
+    p.setPen(kInk);
+    fitFont(p, chart.subtitle, plot.width() - 8);
+    p.drawText(QRectF(plot.left(), plot.top(), plot.width(), fm.height()), Qt::AlignHCenter, chart.subtitle);
+    setFont(p, area, 0.8);
+    plot.adjust(8, fm.height() * 1.5, -8, -fm.height() * 3.2);
+    if (chart.grids.empty()) {
+        p.restore();
+        return;
+    }
+    double lo = INFINITY, hi = -INFINITY;
+    for (const auto& g : chart.grids)
+        for (double v : g.values) {
+            lo = std::min(lo, v);
+            hi = std::max(hi, v);
+        }
+    const double range = hi > lo ? hi - lo : 1.0;
+
+    // Grids side by side with square cells as large as fit.
+    const int count = static_cast<int>(chart.grids.size());
+    int totalCols = 0, maxRows = 0;
+    for (const auto& g : chart.grids) {
+        totalCols += g.cols;
+        maxRows = std::max(maxRows, g.rows);
+    }
+    const double gap = 0.6;
+    const double cell = std::min(plot.width() / (totalCols + gap * (count - 1)), (plot.height() - fm.height()) / maxRows);
+    const double usedWidth = cell * (totalCols + gap * (count - 1));
+    double left = plot.left() + (plot.width() - usedWidth) / 2;
+    for (const auto& g : chart.grids) {
+        for (int r = 0; r < g.rows; ++r)
+            for (int c = 0; c < g.cols; ++c) {
+                const Rgb rgb = viridis((g.values[static_cast<size_t>(r * g.cols + c)] - lo) / range);
+                p.fillRect(QRectF(left + c * cell, plot.top() + r * cell, cell + 0.5, cell + 0.5), QColor(rgb[0], rgb[1], rgb[2]));
+            }
+        p.setPen(kInk);
+        p.drawText(QRectF(left, plot.top() + g.rows * cell + 2, g.cols * cell, fm.height()), Qt::AlignCenter, g.label);
+        left += (g.cols + gap) * cell;
+    }
+
+    // colour bar
+    const QRectF bar(area.left() + area.width() * 0.2, area.bottom() - fm.height() * 1.9, area.width() * 0.6, fm.height() * 0.6);
+    for (int i = 0; i < 100; ++i) {
+        const Rgb rgb = viridis(i / 99.0);
+        p.fillRect(QRectF(bar.left() + bar.width() * i / 100, bar.top(), bar.width() / 100 + 0.5, bar.height()), QColor(rgb[0], rgb[1], rgb[2]));
+    }
+    p.setPen(kInk);
+    p.drawText(QRectF(bar.left() - 100, bar.top() - 2, 96, bar.height() + 4), Qt::AlignRight | Qt::AlignVCenter, number(lo));
+    p.drawText(QRectF(bar.right() + 4, bar.top() - 2, 100, bar.height() + 4), Qt::AlignLeft | Qt::AlignVCenter, number(hi));
+    p.restore();
+}
+
+} // namespace ropescope::views

@@ -1,0 +1,71 @@
+#include "readout_charts.h"
+
+#include <cmath>
+
+namespace ropescope::views {
+using namespace geometry;
+
+BarChart ptdChart(const session::Readouts& r)
+{
+    BarChart c;
+    c.title = "PTD by scheme, layout " + QString::fromStdString(r.table.layout.toString());
+    for (const session::SchemePtd& s : r.ptdBySchemes) {
+        if (schemeName(s.kind) == r.table.scheme)
+            c.highlighted = static_cast<int>(c.values.size());
+        c.labels.push_back(schemeName(s.kind));
+        c.values.push_back(std::abs(s.ptd) < 1e-9 ? 0.0 : s.ptd);
+    }
+    return c;
+}
+
+ProfileChart profileChart(const session::Readouts& r)
+{
+    ProfileChart c;
+    c.title = "Distance profile (" + QString::fromStdString(r.table.scheme) + ")";
+    c.tokens = r.table.textTokens;
+    c.profile = r.ptd.profiles;
+    for (size_t i = 0; i < c.tokens.size(); ++i) {
+        if (c.tokens[i] == r.selectedText) {
+            c.selectedRow = static_cast<int>(i);
+            c.title += QString(", token %1 marked").arg(r.selectedText);
+        }
+        if (i > 0 && c.tokens[i] != c.tokens[i - 1] + 1)
+            c.gapsBefore.push_back(static_cast<int>(i));
+    }
+    return c;
+}
+
+HeatmapChart priorChart(const session::Readouts& r)
+{
+    HeatmapChart c;
+    if (!r.prior) {
+        c.title = "Positional prior: select a text token";
+        return c;
+    }
+    const PriorMap& m = *r.prior;
+    c.title = QString("Positional prior from token %1").arg(m.textToken);
+    c.subtitle = QString("spread %1, std %2, %3")
+                     .arg(m.spread, 0, 'f', 3)
+                     .arg(m.stddev, 0, 'f', 3)
+                     .arg(QString::fromStdString(r.table.allocation.toString()));
+    Eigen::Index at = 0;
+    constexpr size_t kMaxGrids = 8; // more would shrink cells below legibility
+    for (const VisualBlock& b : r.table.blocks) {
+        if (c.grids.size() < kMaxGrids) {
+            HeatmapChart::Grid g;
+            g.rows = b.rows;
+            g.cols = b.cols;
+            g.values.assign(m.values.data() + at, m.values.data() + at + b.size());
+            g.label = r.table.layout.segments[static_cast<size_t>(b.segment)].kind == SegmentKind::Video
+                          ? QString("seg %1 frame %2").arg(b.segment).arg(b.frame)
+                          : QString("image (seg %1)").arg(b.segment);
+            c.grids.push_back(std::move(g));
+        }
+        at += b.size();
+    }
+    if (r.table.blocks.size() > kMaxGrids)
+        c.subtitle += QString(" (first %1 of %2 blocks)").arg(kMaxGrids).arg(r.table.blocks.size());
+    return c;
+}
+
+} // namespace ropescope::views

@@ -1,0 +1,25 @@
+#pragma once
+#include "charts/chart_export.h"
+
+#include <QWidget>
+
+namespace ropescope::views {
+
+// A widget that paints one chart with the same painter used for PNG/SVG/PDF export.
+class ChartView : public QWidget {
+    Q_OBJECT
+public:
+    explicit ChartView(QWidget* parent = nullptr);
+    void setPainter(ChartPainter painter);
+    const ChartPainter& chartPainter() const { return painter_; }
+    QSize sizeHint() const override { return {420, 260}; }
+    QSize minimumSizeHint() const override { return {220, 150}; }
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+
+private:
+    ChartPainter painter_;
+};
+
+} // namespace ropescope::views

@@ -1,0 +1,424 @@
+#include "parameter_panel.h"
+
+#include "geometry/errors.h"
+#include "geometry/layout.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QDoubleValidator>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSlider>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+namespace ropescope::views {
+using namespace geometry;
+
+namespace {
+
+QSpinBox* spin(int lo, int hi, int value, const char* name)
+{
+    auto* s = new QSpinBox;
+    s->setRange(lo, hi);
+    s->setValue(value);
+    s->setObjectName(name);
+    return s;
+}
+
+QDoubleSpinBox* doubleSpin(double lo, double hi, double value, double step, int decimals, const char* name)
+{
+    auto* s = new QDoubleSpinBox;
+    s->setRange(lo, hi);
+    s->setDecimals(decimals);
+    s->setSingleStep(step);
+    s->setValue(value);
+    s->setObjectName(name);
+    return s;
+}
+
+// "text:B,image:HxW[,text:M,image:HxW]...,text:A" (or video:FxHxW) from the structured editor.
+std::string structuredLayout(int before, int rows, int cols, int images, int frames, int between, int after)
+{
+    std::string out;
+    auto add = [&](const std::string& s) { out += (out.empty() ? "" : ",") + s; };
+    const std::string visual = frames > 1 ? "video:" + std::to_string(frames) + "x" + std::to_string(rows) + "x" + std::to_string(cols)
+                                          : "image:" + std::to_string(rows) + "x" + std::to_string(cols);
+    if (before > 0)
+        add("text:" + std::to_string(before));
+    for (int i = 0; i < images; ++i) {
+        if (i > 0 && between > 0)
+            add("text:" + std::to_string(between));
+        add(visual);
+    }
+    if (after > 0)
+        add("text:" + std::to_string(after));
+    return out;
+}
+
+const char* kAgeOptions[] = {"none", "strategy_1", "strategy_2", "strategy_3", "strategy_4", "custom"};
+
+} // namespace
+
+ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent)
+{
+    buildUi();
+    setState(base_);
+}
+
+void ParameterPanel::buildUi()
+{
+    auto* root = new QVBoxLayout(this);
+    root->setContentsMargins(6, 6, 6, 6);
+
+    // Scheme and layout
+    auto* schemeBox = new QGroupBox("Scheme and layout");
+    auto* schemeForm = new QFormLayout(schemeBox);
+    scheme_ = new QComboBox;
+    scheme_->setObjectName("scheme");
+    for (SchemeKind k : allSchemes())
+        scheme_->addItem(schemeName(k));
+    schemeForm->addRow("Scheme", scheme_);
+    layout_ = new QLineEdit;
+    layout_->setObjectName("layout");
+    layout_->setToolTip("text:N, image:HxW, video:TxHxW segments, comma-separated");
+    schemeForm->addRow("Layout", layout_);
+    textBefore_ = spin(0, 4096, 4, "textBefore");
+    rows_ = spin(1, 256, 8, "rows");
+    cols_ = spin(1, 256, 8, "cols");
+    images_ = spin(1, 64, 1, "images");
+    frames_ = spin(1, 64, 1, "frames");
+    textBetween_ = spin(0, 4096, 2, "textBetween");
+    textAfter_ = spin(0, 4096, 6, "textAfter");
+    auto* grid = new QHBoxLayout;
+    grid->addWidget(rows_);
+    grid->addWidget(new QLabel("x"));
+    grid->addWidget(cols_);
+    schemeForm->addRow("Grid H x W", grid);
+    auto* counts = new QHBoxLayout;
+    counts->addWidget(new QLabel("images"));
+    counts->addWidget(images_);
+    counts->addWidget(new QLabel("frames"));
+    counts->addWidget(frames_);
+    schemeForm->addRow(counts);
+    auto* texts = new QHBoxLayout;
+    texts->addWidget(new QLabel("text before"));
+    texts->addWidget(textBefore_);
+    texts->addWidget(new QLabel("between"));
+    texts->addWidget(textBetween_);
+    texts->addWidget(new QLabel("after"));
+    texts->addWidget(textAfter_);
+    schemeForm->addRow(texts);
+    root->addWidget(schemeBox);
+
+    // Circle-RoPE
+    auto* circleBox = new QGroupBox("Circle-RoPE");
+    auto* circleForm = new QFormLayout(circleBox);
+    alpha_ = new QSlider(Qt::Horizontal);
+    alpha_->setObjectName("alpha");
+    alpha_->setRange(0, 1000);
+    alphaValue_ = new QLabel;
+    alphaValue_->setMinimumWidth(40);
+    auto* alphaRow = new QHBoxLayout;
+    alphaRow->addWidget(alpha_);
+    alphaRow->addWidget(alphaValue_);
+    circleForm->addRow("alpha", alphaRow);
+    radiusMode_ = new QComboBox;
+    radiusMode_->setObjectName("radiusMode");
+    radiusMode_->addItems({"fixed R", "auto-k (paper: k max|(x,y)|)", "auto-k (official code: k max coord)"});
+    circleForm->addRow("Radius", radiusMode_);
+    radius_ = doubleSpin(0.01, 10000, 10, 0.5, 3, "radius");
+    circleForm->addRow("R or k", radius_);
+    auto* vectorRow = new QHBoxLayout;
+    const char* vectorNames[3] = {"vectorW", "vectorH", "vectorT"};
+    for (int i = 0; i < 3; ++i) {
+        vector_[i] = doubleSpin(-100, 100, 1, 0.1, 3, vectorNames[i]);
+        vectorRow->addWidget(vector_[i]);
+    }
+    circleForm->addRow("Text vector (w,h,t)", vectorRow);
+    stride_ = doubleSpin(0, 1000, 1, 0.5, 3, "stride");
+    circleForm->addRow("Video stride", stride_);
+    root->addWidget(circleBox);
+
+    // AGE
+    auto* ageBox = new QGroupBox("Alternating geometry (AGE)");
+    auto* ageForm = new QFormLayout(ageBox);
+    age_ = new QComboBox;
+    age_->setObjectName("age");
+    for (const char* a : kAgeOptions)
+        age_->addItem(a);
+    agePattern_ = new QLineEdit("CM");
+    agePattern_->setObjectName("agePattern");
+    agePattern_->setToolTip("C = the scheme (Circle-RoPE), M = mrope, repeated over the layers");
+    auto* ageRow = new QHBoxLayout;
+    ageRow->addWidget(age_);
+    ageRow->addWidget(agePattern_);
+    ageForm->addRow("Schedule", ageRow);
+    ageLayers_ = spin(1, 1024, 36, "ageLayers");
+    ageForm->addRow("Layers", ageLayers_);
+    layer_ = new QSlider(Qt::Horizontal);
+    layer_->setObjectName("layer");
+    layer_->setRange(0, 35);
+    layerLabel_ = new QLabel;
+    ageForm->addRow("Layer", layer_);
+    ageForm->addRow(layerLabel_);
+    root->addWidget(ageBox);
+
+    // Rotary
+    auto* rotaryBox = new QGroupBox("Rotary frequencies (prior map)");
+    auto* rotaryForm = new QFormLayout(rotaryBox);
+    theta_ = new QLineEdit("1000000");
+    theta_->setObjectName("theta");
+    theta_->setValidator(new QDoubleValidator(1.0, 1e12, 6, theta_));
+    rotaryForm->addRow("theta", theta_);
+    headDim_ = spin(2, 4096, 128, "headDim");
+    headDim_->setSingleStep(2);
+    rotaryForm->addRow("head_dim", headDim_);
+    allocation_ = new QComboBox;
+    allocation_->setObjectName("allocation");
+    allocation_->addItems({"scheme default", "sectioned", "interleaved"});
+    rotaryForm->addRow("Allocation", allocation_);
+    sections_ = new QLineEdit;
+    sections_->setObjectName("sections");
+    sections_->setPlaceholderText("default 16,24,24");
+    rotaryForm->addRow("Sections", sections_);
+    temporal_ = new QComboBox;
+    temporal_->setObjectName("temporal");
+    temporal_->addItems({"Qwen2-VL: t", "Qwen2.5-VL: floor(t spg tps)"});
+    rotaryForm->addRow("Video time", temporal_);
+    secondPerGrid_ = doubleSpin(0, 100, 1, 0.1, 3, "secondPerGrid");
+    tokensPerSecond_ = doubleSpin(0, 100, 2, 0.5, 3, "tokensPerSecond");
+    auto* tempRow = new QHBoxLayout;
+    tempRow->addWidget(new QLabel("spg"));
+    tempRow->addWidget(secondPerGrid_);
+    tempRow->addWidget(new QLabel("tps"));
+    tempRow->addWidget(tokensPerSecond_);
+    rotaryForm->addRow(tempRow);
+    root->addWidget(rotaryBox);
+
+    // View
+    auto* viewBox = new QGroupBox("View");
+    auto* viewForm = new QFormLayout(viewBox);
+    colour_ = new QComboBox;
+    colour_->setObjectName("colour");
+    colour_->addItems({"row / column", "image patches", "distance to selected"});
+    viewForm->addRow("Colour", colour_);
+    coneLines_ = new QCheckBox("cone lines");
+    coneSurface_ = new QCheckBox("cone surface");
+    labels_ = new QCheckBox("labels");
+    dark_ = new QCheckBox("dark");
+    auto* checks = new QHBoxLayout;
+    for (QCheckBox* c : {coneLines_, coneSurface_, labels_, dark_})
+        checks->addWidget(c);
+    viewForm->addRow(checks);
+    projection_ = new QComboBox;
+    projection_->setObjectName("projection");
+    projection_->addItems({"hadamard", "0,1,2", "0,1,3", "0,2,3", "1,2,3"});
+    projection_->setToolTip("How 4-component (VRoPE) positions are shown in 3-D");
+    viewForm->addRow("4-D view", projection_);
+    auto* imageRow = new QHBoxLayout;
+    auto* loadImage = new QPushButton("Load image...");
+    loadImage->setObjectName("loadImage");
+    imageLabel_ = new QLabel("(none)");
+    imageRow->addWidget(loadImage);
+    imageRow->addWidget(imageLabel_, 1);
+    viewForm->addRow("Patch colours", imageRow);
+    root->addWidget(viewBox);
+
+    error_ = new QLabel;
+    error_->setObjectName("error");
+    error_->setWordWrap(true);
+    error_->setStyleSheet("color: #b3261e;");
+    root->addWidget(error_);
+    root->addStretch(1);
+
+    connect(loadImage, &QPushButton::clicked, this, &ParameterPanel::loadImageRequested);
+    connect(layout_, &QLineEdit::textEdited, this, &ParameterPanel::emitEdited);
+    for (QSpinBox* s : {textBefore_, rows_, cols_, images_, frames_, textBetween_, textAfter_})
+        connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::structuredLayoutEdited);
+    for (QComboBox* c : {scheme_, radiusMode_, age_, allocation_, temporal_, colour_, projection_})
+        connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &ParameterPanel::emitEdited);
+    for (QSlider* s : {alpha_, layer_})
+        connect(s, &QSlider::valueChanged, this, &ParameterPanel::emitEdited);
+    for (QDoubleSpinBox* s : {radius_, vector_[0], vector_[1], vector_[2], stride_, secondPerGrid_, tokensPerSecond_})
+        connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
+    for (QSpinBox* s : {ageLayers_, headDim_})
+        connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
+    for (QLineEdit* e : {agePattern_, theta_, sections_})
+        connect(e, &QLineEdit::textEdited, this, &ParameterPanel::emitEdited);
+    for (QCheckBox* c : {coneLines_, coneSurface_, labels_, dark_})
+        connect(c, &QCheckBox::toggled, this, &ParameterPanel::emitEdited);
+}
+
+void ParameterPanel::structuredLayoutEdited()
+{
+    if (updating_)
+        return;
+    layout_->setText(QString::fromStdString(structuredLayout(textBefore_->value(), rows_->value(), cols_->value(), images_->value(),
+                                                             frames_->value(), textBetween_->value(), textAfter_->value())));
+    emitEdited();
+}
+
+void ParameterPanel::emitEdited()
+{
+    if (updating_)
+        return;
+    updateEnabled();
+    emit stateEdited(state());
+}
+
+void ParameterPanel::updateEnabled()
+{
+    const auto kind = schemeFromName(scheme_->currentText().toStdString());
+    const bool circle = kind == SchemeKind::Circle;
+    for (QWidget* w : {static_cast<QWidget*>(alpha_), static_cast<QWidget*>(radiusMode_), static_cast<QWidget*>(radius_),
+                       static_cast<QWidget*>(vector_[0]), static_cast<QWidget*>(vector_[1]), static_cast<QWidget*>(vector_[2]),
+                       static_cast<QWidget*>(stride_)})
+        w->setEnabled(circle);
+    agePattern_->setEnabled(age_->currentText() == "custom");
+    const bool ageOn = age_->currentText() != "none";
+    ageLayers_->setEnabled(ageOn);
+    layer_->setEnabled(ageOn);
+    layer_->setMaximum(ageLayers_->value() - 1);
+    const bool mropeFamily = kind == SchemeKind::Mrope || kind == SchemeKind::Compact || ageOn;
+    temporal_->setEnabled(mropeFamily);
+    const bool q25 = temporal_->currentIndex() == 1;
+    secondPerGrid_->setEnabled(mropeFamily && q25);
+    tokensPerSecond_->setEnabled(mropeFamily && q25);
+    alphaValue_->setText(QString::number(alpha_->value() / 1000.0, 'f', 3));
+}
+
+session::ExplorerState ParameterPanel::state() const
+{
+    session::ExplorerState s = base_;
+    s.layout = layout_->text().trimmed().toStdString();
+    if (const auto kind = schemeFromName(scheme_->currentText().toStdString()))
+        s.params.kind = *kind;
+    CircleParams& c = s.params.circle;
+    c.alpha = alpha_->value() / 1000.0;
+    c.radiusMode = static_cast<RadiusMode>(radiusMode_->currentIndex());
+    c.radius = radius_->value();
+    c.textVector = Eigen::Vector3d(vector_[0]->value(), vector_[1]->value(), vector_[2]->value());
+    c.stride = stride_->value();
+    const QString age = age_->currentText();
+    s.age = age == "none" ? "" : age == "custom" ? agePattern_->text().trimmed().toStdString() : age.toStdString();
+    s.ageLayers = ageLayers_->value();
+    s.layer = std::min(layer_->value(), s.ageLayers - 1);
+    s.params.rotary.theta = theta_->text().toDouble();
+    s.params.rotary.headDim = headDim_->value();
+    s.params.allocationKind.reset();
+    if (allocation_->currentIndex() == 1)
+        s.params.allocationKind = FrequencyAllocation::Kind::Sectioned;
+    else if (allocation_->currentIndex() == 2)
+        s.params.allocationKind = FrequencyAllocation::Kind::Interleaved;
+    s.params.sections.clear();
+    for (const QString& part : sections_->text().split(',', Qt::SkipEmptyParts))
+        s.params.sections.push_back(part.trimmed().toInt());
+    s.params.temporal.mode = temporal_->currentIndex() == 1 ? TemporalParams::Mode::Qwen25VL : TemporalParams::Mode::Qwen2VL;
+    s.params.temporal.secondPerGrid = secondPerGrid_->value();
+    s.params.temporal.tokensPerSecond = tokensPerSecond_->value();
+    static const char* colours[] = {"rowcol", "patch", "distance"};
+    s.colourMode = colours[std::clamp(colour_->currentIndex(), 0, 2)];
+    s.showConeLines = coneLines_->isChecked();
+    s.showConeSurface = coneSurface_->isChecked();
+    s.showLabels = labels_->isChecked();
+    s.darkBackground = dark_->isChecked();
+    s.projection = projection_->currentText().toStdString();
+    return s;
+}
+
+void ParameterPanel::setState(const session::ExplorerState& s)
+{
+    updating_ = true;
+    base_ = s;
+    scheme_->setCurrentText(schemeName(s.params.kind));
+    // Rewriting a line edit moves its cursor: only touch those whose text really changes.
+    auto setText = [](QLineEdit* e, const QString& text) {
+        if (e->text() != text)
+            e->setText(text);
+    };
+    setText(layout_, QString::fromStdString(s.layout));
+    // Mirror the layout in the structured editor when it has that shape.
+    try {
+        const Layout l = parseLayout(s.layout);
+        std::vector<const Segment*> visual;
+        for (const Segment& seg : l.segments)
+            if (seg.isVisual())
+                visual.push_back(&seg);
+        if (!visual.empty()) {
+            const Segment& v = *visual.front();
+            const int before = l.segments.front().isVisual() ? 0 : l.segments.front().length;
+            const int after = l.segments.back().isVisual() ? 0 : l.segments.back().length;
+            int between = 0;
+            for (size_t i = 1; i + 1 < l.segments.size(); ++i)
+                if (!l.segments[i].isVisual() && l.segments[i - 1].isVisual())
+                    between = l.segments[i].length;
+            const std::string rebuilt = structuredLayout(before, v.rows, v.cols, static_cast<int>(visual.size()), v.frames, between, after);
+            if (rebuilt == l.toString()) {
+                textBefore_->setValue(before);
+                rows_->setValue(v.rows);
+                cols_->setValue(v.cols);
+                images_->setValue(static_cast<int>(visual.size()));
+                frames_->setValue(v.frames);
+                textBetween_->setValue(between);
+                textAfter_->setValue(after);
+            }
+        }
+    } catch (const InvalidInput&) {
+    }
+    alpha_->setValue(static_cast<int>(std::lround(s.params.circle.alpha * 1000)));
+    radiusMode_->setCurrentIndex(static_cast<int>(s.params.circle.radiusMode));
+    radius_->setValue(s.params.circle.radius);
+    for (int i = 0; i < 3; ++i)
+        vector_[i]->setValue(s.params.circle.textVector[i]);
+    stride_->setValue(s.params.circle.stride);
+    const int ageIndex = age_->findText(QString::fromStdString(s.age));
+    age_->setCurrentIndex(s.age.empty() ? 0 : ageIndex >= 0 ? ageIndex : age_->count() - 1);
+    if (ageIndex < 0 && !s.age.empty())
+        setText(agePattern_, QString::fromStdString(s.age));
+    ageLayers_->setValue(s.ageLayers);
+    layer_->setMaximum(s.ageLayers - 1);
+    layer_->setValue(s.layer);
+    if (theta_->text().toDouble() != s.params.rotary.theta)
+        theta_->setText(QString::number(s.params.rotary.theta, 'g', 10));
+    headDim_->setValue(s.params.rotary.headDim);
+    allocation_->setCurrentIndex(!s.params.allocationKind ? 0 : *s.params.allocationKind == FrequencyAllocation::Kind::Sectioned ? 1 : 2);
+    QStringList sections;
+    for (int v : s.params.sections)
+        sections << QString::number(v);
+    if (s.params.sections.empty() ? !sections_->text().trimmed().isEmpty() && !sections_->hasFocus() : true)
+        setText(sections_, sections.join(','));
+    temporal_->setCurrentIndex(s.params.temporal.mode == TemporalParams::Mode::Qwen25VL ? 1 : 0);
+    secondPerGrid_->setValue(s.params.temporal.secondPerGrid);
+    tokensPerSecond_->setValue(s.params.temporal.tokensPerSecond);
+    colour_->setCurrentIndex(s.colourMode == "patch" ? 1 : s.colourMode == "distance" ? 2 : 0);
+    coneLines_->setChecked(s.showConeLines);
+    coneSurface_->setChecked(s.showConeSurface);
+    labels_->setChecked(s.showLabels);
+    dark_->setChecked(s.darkBackground);
+    projection_->setCurrentText(QString::fromStdString(s.projection));
+    imageLabel_->setText(s.imagePath.isEmpty() ? "(none)" : QFileInfo(s.imagePath).fileName());
+    updateEnabled();
+    updating_ = false;
+}
+
+void ParameterPanel::setError(const QString& message)
+{
+    error_->setText(message);
+    layout_->setStyleSheet(message.startsWith("layout") ? "background: #fde7e4;" : "");
+}
+
+void ParameterPanel::setLayerScheme(const QString& text)
+{
+    layerLabel_->setText(text);
+}
+
+} // namespace ropescope::views

@@ -8,7 +8,10 @@
 #include "gui/gui_main.h"
 #endif
 
+#include <cerrno>
 #include <cstdio>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <functional>
 #include <map>
 #include <memory>
@@ -22,6 +25,7 @@ const char* kUsage =
     "  positions   print the position table of a layout under a scheme (CSV or JSON)\n"
     "  ptd         print PTD (Circle-RoPE eq. 1), per-block values, crowding; --paper-table1\n"
     "  render      render the cone view to a PNG (no display needed)\n"
+    "  batch       run a JSON job of figures, tables and sweeps (no display needed)\n"
     "  bench       timings: bench geometry [--json]\n"
     "\n"
     "Run 'ropescope <command> --help' for its options.\n";
@@ -31,6 +35,12 @@ const char* kUsage =
 int main(int argc, char** argv)
 {
     using namespace ropescope::cli;
+    // Qt warns on every start when XDG_RUNTIME_DIR is unset (containers, CI): give it a private one.
+    if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
+        const QByteArray dir = QByteArray("/tmp/ropescope-runtime-") + QByteArray::number(static_cast<qlonglong>(getuid()));
+        if (::mkdir(dir.constData(), 0700) == 0 || errno == EEXIST)
+            qputenv("XDG_RUNTIME_DIR", dir);
+    }
     if (argc < 2) {
 #ifdef ROPESCOPE_WITH_GUI
         return ropescope::gui::runGui(argc, argv);
@@ -58,6 +68,7 @@ int main(int argc, char** argv)
         {"ptd", runPtd},
         {"bench", runBench},
         {"render", runRender},
+        {"batch", runBatch},
     };
 
     const QString command = args.at(1);

@@ -6,6 +6,7 @@
 #include "geometry_options.h"
 #include "io/position_table_io.h"
 #include "output.h"
+#include "ptd_report.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -60,6 +61,40 @@ QByteArray num(double v)
 
 } // namespace
 
+QJsonObject ptdReport(const GeometryRequest& req, const PositionTable& table, bool perToken)
+{
+    PtdResult ptd;
+    Crowding crowding;
+    try {
+        ptd = computePtd(table);
+        crowding = visualCrowding(table);
+    } catch (const InvalidInput& e) {
+        throw UsageError(std::string("--layout: ") + e.what());
+    }
+    QJsonObject root{{"scheme", table.scheme.c_str()},
+                     {"layout", QString::fromStdString(table.layout.toString())},
+                     {"parameters", io::schemeParamsJson(req.effectiveParams())},
+                     {"ptd", ptd.mean}};
+    QJsonArray blocks;
+    for (size_t b = 0; b < table.blocks.size(); ++b)
+        blocks.append(QJsonObject{{"block", blockLabel(table, table.blocks[b])}, {"ptd", ptd.perBlock[b]}});
+    root["per_block"] = blocks;
+    root["collisions"] = static_cast<double>(crowding.collisions);
+    root["min_pair_distance"] = std::isfinite(crowding.minPairDistance) ? QJsonValue(crowding.minPairDistance) : QJsonValue();
+    if (perToken) {
+        QJsonArray tokens;
+        for (size_t i = 0; i < table.textTokens.size(); ++i) {
+            const auto row = static_cast<Eigen::Index>(i);
+            const auto& p = ptd.profiles;
+            tokens.append(QJsonObject{{"index", table.textTokens[i]},
+                                      {"deviation", ptd.perToken.row(row).mean()},
+                                      {"min", p(row, 0)}, {"mean", p(row, 1)}, {"max", p(row, 2)}, {"std", p(row, 3)}});
+        }
+        root["per_token"] = tokens;
+    }
+    return root;
+}
+
 int runPtd(const QStringList& args)
 {
     QCommandLineParser parser;
@@ -83,6 +118,11 @@ int runPtd(const QStringList& args)
 
     const GeometryRequest req = parseGeometryOptions(parser);
     const PositionTable table = req.build();
+    const bool perToken = parser.isSet("per-token");
+    if (json) {
+        writeOutput(output, QJsonDocument(ptdReport(req, table, perToken)).toJson());
+        return 0;
+    }
     PtdResult ptd;
     Crowding crowding;
     try {
@@ -90,33 +130,6 @@ int runPtd(const QStringList& args)
         crowding = visualCrowding(table);
     } catch (const InvalidInput& e) {
         throw UsageError(std::string("--layout: ") + e.what());
-    }
-    const bool perToken = parser.isSet("per-token");
-
-    if (json) {
-        QJsonObject root{{"scheme", table.scheme.c_str()},
-                         {"layout", QString::fromStdString(table.layout.toString())},
-                         {"parameters", io::schemeParamsJson(req.effectiveParams())},
-                         {"ptd", ptd.mean}};
-        QJsonArray blocks;
-        for (size_t b = 0; b < table.blocks.size(); ++b)
-            blocks.append(QJsonObject{{"block", blockLabel(table, table.blocks[b])}, {"ptd", ptd.perBlock[b]}});
-        root["per_block"] = blocks;
-        root["collisions"] = static_cast<double>(crowding.collisions);
-        root["min_pair_distance"] = std::isfinite(crowding.minPairDistance) ? QJsonValue(crowding.minPairDistance) : QJsonValue();
-        if (perToken) {
-            QJsonArray tokens;
-            for (size_t i = 0; i < table.textTokens.size(); ++i) {
-                const int tok = table.textTokens[i];
-                const DistanceProfile p = distanceProfile(table, tok);
-                tokens.append(QJsonObject{{"index", tok},
-                                          {"deviation", ptd.perToken.row(static_cast<Eigen::Index>(i)).mean()},
-                                          {"min", p.min}, {"mean", p.mean}, {"max", p.max}, {"std", p.stddev}});
-            }
-            root["per_token"] = tokens;
-        }
-        writeOutput(output, QJsonDocument(root).toJson());
-        return 0;
     }
 
     QByteArray out = "scheme " + QByteArray(table.scheme.c_str()) + ", layout " + QByteArray::fromStdString(table.layout.toString());
@@ -134,10 +147,11 @@ int runPtd(const QStringList& args)
     if (perToken) {
         out += "\ntoken  deviation  dist_min   dist_mean  dist_max   dist_std\n";
         for (size_t i = 0; i < table.textTokens.size(); ++i) {
-            const int tok = table.textTokens[i];
-            const DistanceProfile p = distanceProfile(table, tok);
-            out += QByteArray::number(tok).leftJustified(7) + num(ptd.perToken.row(static_cast<Eigen::Index>(i)).mean()).leftJustified(11)
-                   + num(p.min).leftJustified(11) + num(p.mean).leftJustified(11) + num(p.max).leftJustified(11) + num(p.stddev) + "\n";
+            const auto row = static_cast<Eigen::Index>(i);
+            const auto& p = ptd.profiles;
+            out += QByteArray::number(table.textTokens[i]).leftJustified(7) + num(ptd.perToken.row(row).mean()).leftJustified(11)
+                   + num(p(row, 0)).leftJustified(11) + num(p(row, 1)).leftJustified(11) + num(p(row, 2)).leftJustified(11)
+                   + num(p(row, 3)) + "\n";
         }
     }
     writeOutput(output, out);

@@ -9,5 +9,6 @@ int runPositions(const QStringList& args);
 int runPtd(const QStringList& args);
 int runBench(const QStringList& args);
 int runRender(const QStringList& args);
+int runBatch(const QStringList& args);
 
 } // namespace ropescope::cli

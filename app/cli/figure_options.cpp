@@ -87,6 +87,26 @@ QSize parseResolution(const QCommandLineParser& parser)
     return {w, h};
 }
 
+session::ExplorerState explorerState(const GeometryRequest& req, const FigureOptions& figure)
+{
+    session::ExplorerState s;
+    s.layout = req.layout.toString();
+    s.params = req.params;
+    if (req.age) {
+        s.age = req.age->name;
+        s.ageLayers = req.age->layers();
+        s.layer = req.layer;
+    }
+    s.selectedToken = figure.scene.selectedToken;
+    s.colourMode = figure.scene.colour == ColourMode::DistanceToSelected ? "distance" : "rowcol";
+    s.showConeSurface = figure.scene.showConeSurface;
+    s.showLabels = figure.scene.showLabels;
+    s.darkBackground = figure.scene.darkBackground;
+    const char* cameras[] = {"isometric", "axis", "side"};
+    s.camera = cameras[static_cast<int>(figure.camera)];
+    return s;
+}
+
 QJsonObject figureMetadata(const GeometryRequest& req, const FigureOptions& figure, QSize size)
 {
     QJsonObject o = io::schemeParamsJson(req.params);

@@ -2,6 +2,7 @@
 #include "geometry/position_table.h"
 #include "geometry_options.h"
 #include "scene/scene_options.h"
+#include "session/explorer_state.h"
 
 #include <QCommandLineParser>
 #include <QImage>
@@ -23,6 +24,9 @@ QSize parseResolution(const QCommandLineParser& parser);
 // The text token a figure selects by default: the one just before the first image (where a question
 // starts), else the first text token, else none.
 int defaultSelectedToken(const geometry::PositionTable& table);
+
+// The explorer state a request and figure options describe (for readouts and their charts).
+session::ExplorerState explorerState(const GeometryRequest& req, const FigureOptions& figure);
 
 // Everything that shaped a figure, recorded in the PNG's text chunk "ropescope".
 QJsonObject figureMetadata(const GeometryRequest& req, const FigureOptions& figure, QSize size);

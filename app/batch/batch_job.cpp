@@ -1,0 +1,195 @@
+#include "batch_job.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRegularExpression>
+
+#include <cmath>
+
+namespace ropescope::batch {
+namespace {
+
+const QStringList kTypes{"cone", "ptd-chart", "profile-chart", "prior-heatmap", "table", "ptd"};
+
+QString valueText(const QJsonValue& v)
+{
+    if (v.isDouble())
+        return QString::number(v.toDouble(), 'g', 15);
+    if (v.isString())
+        return v.toString();
+    if (v.isArray()) {
+        QStringList parts;
+        for (const QJsonValue& x : v.toArray())
+            parts << valueText(x);
+        return parts.join(',');
+    }
+    return {};
+}
+
+// Flags for one parameter object; throws std::invalid_argument naming a bad key.
+QStringList flagsFor(const QJsonObject& params)
+{
+    QStringList flags;
+    for (auto it = params.begin(); it != params.end(); ++it) {
+        const QString key = it.key();
+        if (key.isEmpty() || key.startsWith('-') || key.contains(' '))
+            throw std::invalid_argument("bad parameter name '" + key.toStdString() + "'");
+        const QJsonValue v = it.value();
+        if (v.isBool()) {
+            if (v.toBool())
+                flags << "--" + key;
+        } else if (v.isDouble() || v.isString() || v.isArray()) {
+            flags << "--" + key << valueText(v);
+        } else {
+            throw std::invalid_argument("parameter '" + key.toStdString() + "' must be a number, string, boolean or array");
+        }
+    }
+    return flags;
+}
+
+std::vector<QJsonValue> sweepValues(const QString& name, const QJsonValue& spec)
+{
+    std::vector<QJsonValue> values;
+    if (spec.isArray()) {
+        for (const QJsonValue& v : spec.toArray())
+            values.push_back(v);
+    } else if (spec.isObject()) {
+        const QJsonObject o = spec.toObject();
+        const double from = o["from"].toDouble(NAN), to = o["to"].toDouble(NAN), step = o["step"].toDouble(NAN);
+        if (!std::isfinite(from) || !std::isfinite(to) || !std::isfinite(step) || step <= 0 || to < from)
+            throw std::invalid_argument("sweep '" + name.toStdString() + "' needs numbers from <= to and step > 0");
+        const double count = std::floor((to - from) / step + 1e-9) + 1;
+        if (count > kMaxBatchItems)
+            throw std::invalid_argument("sweep '" + name.toStdString() + "' has too many values");
+        for (int i = 0; i < static_cast<int>(count); ++i) {
+            const double v = from + i * step;
+            values.push_back(std::round(v * 1e12) / 1e12); // 0.1 * 3 prints as 0.3, not 0.30000000000000004
+        }
+    } else {
+        throw std::invalid_argument("sweep '" + name.toStdString() + "' must be a list or {from, to, step}");
+    }
+    if (values.empty())
+        throw std::invalid_argument("sweep '" + name.toStdString() + "' has no values");
+    return values;
+}
+
+// Outputs must stay inside the output directory.
+void checkOutput(const QString& output)
+{
+    if (output.isEmpty())
+        throw std::invalid_argument("missing \"output\"");
+    if (QDir::isAbsolutePath(output) || QDir::cleanPath(output).startsWith("..") || output.contains('\\'))
+        throw std::invalid_argument("output '" + output.toStdString() + "' must be a relative path inside the output directory");
+}
+
+QString outputFor(QString templ, const QJsonObject& sweepPoint)
+{
+    for (auto it = sweepPoint.begin(); it != sweepPoint.end(); ++it) {
+        const QString placeholder = "{" + it.key() + "}";
+        // Values become part of a file name: keep it portable.
+        static const QRegularExpression unsafe("[^A-Za-z0-9._-]+");
+        const QString value = valueText(it.value()).replace(unsafe, "-");
+        if (templ.contains(placeholder)) {
+            templ.replace(placeholder, value);
+        } else {
+            const auto dot = templ.lastIndexOf('.');
+            const QString suffix = "_" + it.key() + "-" + value;
+            templ = dot > templ.lastIndexOf('/') ? templ.left(dot) + suffix + templ.mid(dot) : templ + suffix;
+        }
+    }
+    return templ;
+}
+
+} // namespace
+
+std::vector<BatchItem> readJob(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        throw JobError(path.toStdString() + ": cannot read: " + file.errorString().toStdString());
+    if (file.size() > (64 << 20))
+        throw JobError(path.toStdString() + ": larger than 64 MiB; not a job file");
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &parseError);
+    if (doc.isNull())
+        throw JobError(path.toStdString() + ": not JSON: " + parseError.errorString().toStdString() + " at offset "
+                       + std::to_string(parseError.offset));
+    const QJsonObject root = doc.object();
+    if (!doc.isObject() || !root["items"].isArray())
+        throw JobError(path.toStdString() + ": expected an object with an \"items\" array");
+    if (root.contains("defaults") && !root["defaults"].isObject())
+        throw JobError(path.toStdString() + ": \"defaults\" must be an object");
+    const QJsonObject defaults = root["defaults"].toObject();
+    const QJsonArray items = root["items"].toArray();
+    if (items.isEmpty())
+        throw JobError(path.toStdString() + ": \"items\" is empty");
+
+    std::vector<BatchItem> out;
+    for (int j = 0; j < items.size(); ++j) {
+        BatchItem base;
+        base.jobItem = j + 1;
+        try {
+            if (!items[j].isObject())
+                throw std::invalid_argument("must be an object");
+            const QJsonObject item = items[j].toObject();
+            base.type = item["type"].toString();
+            if (!kTypes.contains(base.type))
+                throw std::invalid_argument("unknown type '" + base.type.toStdString() + "' (expected " + kTypes.join(", ").toStdString() + ")");
+            if (!item["output"].isString())
+                throw std::invalid_argument("missing \"output\"");
+            QJsonObject params = defaults;
+            for (auto it = item.begin(); it != item.end(); ++it)
+                if (it.key() != "type" && it.key() != "output" && it.key() != "sweep")
+                    params[it.key()] = it.value();
+
+            // Cartesian product of the sweep values.
+            std::vector<QJsonObject> points{QJsonObject()};
+            if (item.contains("sweep")) {
+                if (!item["sweep"].isObject() || item["sweep"].toObject().isEmpty())
+                    throw std::invalid_argument("\"sweep\" must be an object of parameter -> values");
+                const QJsonObject sweep = item["sweep"].toObject();
+                for (auto it = sweep.begin(); it != sweep.end(); ++it) {
+                    std::vector<QJsonObject> next;
+                    for (const QJsonValue& v : sweepValues(it.key(), it.value()))
+                        for (QJsonObject p : points) {
+                            p[it.key()] = v;
+                            next.push_back(p);
+                            if (next.size() + out.size() > static_cast<size_t>(kMaxBatchItems))
+                                throw std::invalid_argument("expands to more than " + std::to_string(kMaxBatchItems) + " items");
+                        }
+                    points = std::move(next);
+                }
+            }
+            for (const QJsonObject& point : points) {
+                BatchItem b = base;
+                QJsonObject p = params;
+                for (auto it = point.begin(); it != point.end(); ++it)
+                    p[it.key()] = it.value();
+                b.parameters = p;
+                b.output = outputFor(item["output"].toString(), point);
+                checkOutput(b.output);
+                b.flags = flagsFor(p);
+                out.push_back(b);
+            }
+        } catch (const std::invalid_argument& e) {
+            base.error = QString("item %1: %2").arg(j + 1).arg(e.what());
+            out.push_back(base);
+        }
+    }
+    for (size_t i = 0; i < out.size(); ++i)
+        out[i].index = static_cast<int>(i) + 1;
+    return out;
+}
+
+std::vector<BatchItem> shard(const std::vector<BatchItem>& items, int i, int n)
+{
+    std::vector<BatchItem> out;
+    for (size_t k = 0; k < items.size(); ++k)
+        if (static_cast<int>(k % static_cast<size_t>(n)) == i)
+            out.push_back(items[k]);
+    return out;
+}
+
+} // namespace ropescope::batch

@@ -1,0 +1,184 @@
+#include "batch/batch_job.h"
+#include "charts/chart_export.h"
+#include "charts/readout_charts.h"
+#include "cli_error.h"
+#include "commands.h"
+#include "figure_options.h"
+#include "geometry/errors.h"
+#include "geometry_options.h"
+#include "io/atomic_file.h"
+#include "io/position_table_io.h"
+#include "ptd_report.h"
+#include "render/offscreen_view.h"
+#include "session/readouts.h"
+
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QRegularExpression>
+
+#include <cstdio>
+#include <memory>
+
+namespace ropescope::cli {
+using namespace views;
+
+namespace {
+
+// Produces the bytes of one item. Keeps one offscreen view and one readout engine across items.
+class ItemRenderer {
+public:
+    QByteArray produce(const batch::BatchItem& item)
+    {
+        QCommandLineParser parser;
+        addGeometryOptions(parser);
+        addFigureOptions(parser);
+        parser.addOption({"resolution", "", "WxH"});
+        parser.addOption({"per-token", ""});
+        parseOrThrow(parser, QStringList{"batch"} + item.flags);
+        const GeometryRequest req = parseGeometryOptions(parser);
+        const geometry::PositionTable table = req.build();
+        const FigureOptions figure = parseFigureOptions(parser, table);
+        const bool chart = item.type.endsWith("-chart") || item.type == "prior-heatmap";
+        const QSize size = parser.isSet("resolution") ? parseResolution(parser) : chart ? QSize(1200, 750) : QSize(1200, 900);
+
+        if (item.type == "cone") {
+            if (!item.output.endsWith(".png", Qt::CaseInsensitive))
+                throw UsageError("cone figures are PNG: output must end in .png");
+            if (!view_)
+                view_ = std::make_unique<OffscreenView>(size);
+            view_->setSize(size);
+            view_->scene().update(table, figure.scene);
+            view_->scene().applyCamera(figure.camera);
+            return encodePng(view_->grab(), figureMetadata(req, figure, size));
+        }
+        if (item.type == "table") {
+            if (item.output.endsWith(".json", Qt::CaseInsensitive))
+                return io::positionTableJson(table, io::schemeParamsJson(req.params));
+            if (item.output.endsWith(".csv", Qt::CaseInsensitive))
+                return io::positionTableCsv(table);
+            throw UsageError("tables are .csv or .json");
+        }
+        if (item.type == "ptd")
+            return QJsonDocument(ptdReport(req, table, parser.isSet("per-token"))).toJson();
+
+        FigureFormat format;
+        try {
+            format = figureFormatFor(item.output);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(e.what());
+        }
+        session::Readouts readouts;
+        try {
+            readouts = engine_.compute(explorerState(req, figure));
+        } catch (const geometry::InvalidInput& e) {
+            throw UsageError(e.what());
+        }
+        if (readouts.ptdBySchemes.empty())
+            throw UsageError("charts need both text and visual tokens in the layout");
+        ChartPainter paint;
+        if (item.type == "ptd-chart")
+            paint = [c = ptdChart(readouts)](QPainter& p, const QRectF& r) { paintBarChart(p, r, c); };
+        else if (item.type == "profile-chart")
+            paint = [c = profileChart(readouts)](QPainter& p, const QRectF& r) { paintProfileChart(p, r, c); };
+        else
+            paint = [c = priorChart(readouts)](QPainter& p, const QRectF& r) { paintHeatmapChart(p, r, c); };
+        QJsonObject meta = figureMetadata(req, figure, size);
+        meta["chart"] = item.type;
+        return renderFigure(paint, size, format, meta);
+    }
+
+private:
+    std::unique_ptr<OffscreenView> view_;
+    session::ReadoutEngine engine_;
+};
+
+} // namespace
+
+int runBatch(const QStringList& args)
+{
+    QCommandLineParser parser;
+    parser.addPositionalArgument("job", "Job file (JSON); see resources/jobs/example.json.");
+    parser.addOptions({
+        {"output", "Directory for everything the job writes (created if missing).", "DIR"},
+        {"shard", "Run only shard i of n (0-based i), e.g. 0/4: every n-th item starting at i.", "i/n"},
+    });
+    parseOrThrow(parser, args, true);
+    if (parser.positionalArguments().size() != 1)
+        throw UsageError("expected one job file: ropescope batch JOB.json --output DIR");
+    if (!parser.isSet("output"))
+        throw UsageError("--output DIR is required");
+    int shardIndex = 0, shardCount = 1;
+    if (parser.isSet("shard")) {
+        static const QRegularExpression re("^(\\d{1,6})/(\\d{1,6})$");
+        const auto m = re.match(parser.value("shard"));
+        shardIndex = m.captured(1).toInt();
+        shardCount = m.captured(2).toInt();
+        if (!m.hasMatch() || shardCount < 1 || shardIndex >= shardCount)
+            throw UsageError("--shard: expected i/n with 0 <= i < n, got '" + parser.value("shard").toStdString() + "'");
+    }
+
+    std::vector<batch::BatchItem> all;
+    try {
+        all = batch::readJob(parser.positionalArguments().first());
+    } catch (const batch::JobError& e) {
+        throw UsageError(e.what());
+    }
+    const std::vector<batch::BatchItem> items = batch::shard(all, shardIndex, shardCount);
+    const QDir outDir(parser.value("output"));
+    if (!QDir().mkpath(outDir.path()))
+        throw Failure(outDir.path().toStdString() + ": cannot create the output directory");
+
+    ItemRenderer renderer;
+    QJsonArray manifest;
+    int failed = 0, done = 0;
+    for (const batch::BatchItem& item : items) {
+        ++done;
+        QElapsedTimer timer;
+        timer.start();
+        QJsonObject entry{{"index", item.index}, {"job_item", item.jobItem}, {"type", item.type}, {"output", item.output},
+                          {"parameters", item.parameters}};
+        try {
+            if (!item.error.isEmpty())
+                throw UsageError(item.error.toStdString());
+            const QByteArray bytes = renderer.produce(item);
+            const QString path = outDir.filePath(item.output);
+            QDir().mkpath(QFileInfo(path).path());
+            io::writeFileAtomically(path, bytes);
+            if (path.endsWith(".svg", Qt::CaseInsensitive) || path.endsWith(".pdf", Qt::CaseInsensitive))
+                io::writeFileAtomically(path + ".json", QJsonDocument(item.parameters).toJson());
+            entry["status"] = "ok";
+            entry["ms"] = static_cast<double>(timer.elapsed());
+            std::printf("[%d/%zu] %s -> %s ok (%lld ms)\n", done, items.size(), qPrintable(item.type), qPrintable(item.output),
+                        static_cast<long long>(timer.elapsed()));
+        } catch (const std::exception& e) {
+            ++failed;
+            QString reason = e.what();
+            if (!reason.startsWith("item "))
+                reason = QString("item %1: %2").arg(item.jobItem).arg(reason);
+            entry["status"] = "error";
+            entry["error"] = reason;
+            std::fprintf(stderr, "[%d/%zu] %s\n", done, items.size(), qPrintable(reason));
+        }
+        std::fflush(stdout);
+        manifest.append(entry);
+    }
+
+    const QString manifestName = shardCount > 1 ? QString("manifest.shard-%1-of-%2.json").arg(shardIndex).arg(shardCount) : "manifest.json";
+    const QJsonObject root{{"job", QFileInfo(parser.positionalArguments().first()).absoluteFilePath()},
+                           {"shard", QString("%1/%2").arg(shardIndex).arg(shardCount)},
+                           {"written", done - failed},
+                           {"failed", failed},
+                           {"items", manifest}};
+    try {
+        io::writeFileAtomically(outDir.filePath(manifestName), QJsonDocument(root).toJson());
+    } catch (const io::IoError& e) {
+        throw Failure(e.what());
+    }
+    std::printf("batch: %d written, %d failed; manifest %s\n", done - failed, failed, qPrintable(outDir.filePath(manifestName)));
+    return failed ? kExitFailure : 0;
+}
+
+} // namespace ropescope::cli

@@ -4,6 +4,9 @@
 #include "geometry/scheme.h"
 #include "geometry_options.h"
 #include "output.h"
+#include "figure_options.h"
+#include "render/offscreen_view.h"
+#include "session/readouts.h"
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -121,12 +124,94 @@ int benchGeometry(const QCommandLineParser& parser)
     return 0;
 }
 
+// Time from a parameter change (alpha) to a finished frame, offscreen: readouts, scene update, render,
+// glFinish. 200 steps sweep alpha across [0, 1].
+int benchLive(const QCommandLineParser& parser)
+{
+    const std::vector<std::pair<std::string, std::string>> layouts{
+        {"text:32,image:16x16,text:32", "text:32,image:16x16,text:32"},
+        {interleavedLayout(2048, 4, 32), "4 x image:32x32 among 2048 text"},
+    };
+    QSize size(1280, 800);
+    std::unique_ptr<views::OffscreenView> view;
+    try {
+        view = std::make_unique<views::OffscreenView>(size);
+    } catch (const std::runtime_error& e) {
+        throw Failure(e.what());
+    }
+    QJsonArray rows;
+    QByteArray text = "offscreen " + QByteArray::fromStdString(view->route()) + ", " + QByteArray::number(size.width()) + "x"
+                      + QByteArray::number(size.height()) + ", 200 alpha steps\n";
+    text += QByteArray("layout").leftJustified(36) + QByteArray("tokens").leftJustified(8) + QByteArray("median_ms").rightJustified(10)
+            + QByteArray("p95_ms").rightJustified(10) + QByteArray("first_ms").rightJustified(10)
+            + QByteArray("readouts_ms").rightJustified(12) + QByteArray("scene_ms").rightJustified(10) + QByteArray("render_ms").rightJustified(11) + "\n";
+    for (const auto& [layout, label] : layouts) {
+        session::ExplorerState state;
+        state.layout = layout;
+        session::ReadoutEngine engine;
+        std::vector<double> ms, readoutMs, sceneMs, renderMs;
+        double first = 0;
+        int tokens = 0;
+        for (int step = 0; step <= 200; ++step) {
+            state.params.circle.alpha = step / 200.0;
+            const auto t0 = std::chrono::steady_clock::now();
+            const session::Readouts r = engine.compute(state);
+            const auto t1 = std::chrono::steady_clock::now();
+            views::SceneOptions options;
+            options.selectedToken = r.selectedText;
+            options.showLabels = state.showLabels;
+            view->scene().update(r.table, options);
+            if (step == 0)
+                view->scene().applyCamera(views::CameraPreset::Isometric);
+            const auto t2 = std::chrono::steady_clock::now();
+            view->renderAndFinish();
+            const auto t3 = std::chrono::steady_clock::now();
+            auto msBetween = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+            tokens = r.table.size();
+            if (step == 0) {
+                first = msBetween(t0, t3); // shader compilation and first uploads: reported, not counted
+            } else {
+                ms.push_back(msBetween(t0, t3));
+                readoutMs.push_back(msBetween(t0, t1));
+                sceneMs.push_back(msBetween(t1, t2));
+                renderMs.push_back(msBetween(t2, t3));
+            }
+        }
+        auto medianOf = [](std::vector<double> v) {
+            std::sort(v.begin(), v.end());
+            return v[v.size() / 2];
+        };
+        std::sort(ms.begin(), ms.end());
+        const double median = ms[ms.size() / 2];
+        const double p95 = ms[static_cast<size_t>(0.95 * static_cast<double>(ms.size() - 1))];
+        QJsonObject row;
+        row["layout"] = QString::fromStdString(layout);
+        row["label"] = QString::fromStdString(label);
+        row["tokens"] = tokens;
+        row["median_ms"] = median;
+        row["p95_ms"] = p95;
+        row["first_ms"] = first;
+        row["readouts_median_ms"] = medianOf(readoutMs);
+        row["scene_median_ms"] = medianOf(sceneMs);
+        row["render_median_ms"] = medianOf(renderMs);
+        row["route"] = QString::fromStdString(view->route());
+        rows.append(row);
+        text += QByteArray::fromStdString(label).leftJustified(36) + QByteArray::number(tokens).leftJustified(8)
+                + QByteArray::number(median, 'f', 2).rightJustified(10) + QByteArray::number(p95, 'f', 2).rightJustified(10)
+                + QByteArray::number(first, 'f', 1).rightJustified(10) + QByteArray::number(medianOf(readoutMs), 'f', 2).rightJustified(12)
+                + QByteArray::number(medianOf(sceneMs), 'f', 2).rightJustified(10) + QByteArray::number(medianOf(renderMs), 'f', 2).rightJustified(11)
+                + "\n";
+    }
+    writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(rows).toJson() : text);
+    return 0;
+}
+
 } // namespace
 
 int runBench(const QStringList& args)
 {
     QCommandLineParser parser;
-    parser.addPositionalArgument("suite", "geometry");
+    parser.addPositionalArgument("suite", "geometry or live");
     parser.addOptions({
         {"json", "Print JSON rows (layout, stage, min_ms, median_ms) instead of a table."},
         {"scheme", "Scheme to time (default circle).", "S"},
@@ -135,10 +220,12 @@ int runBench(const QStringList& args)
     parseOrThrow(parser, args, true);
     const QStringList suites = parser.positionalArguments();
     if (suites.size() != 1)
-        throw UsageError("expected one suite: ropescope bench geometry [--json]");
+        throw UsageError("expected one suite: ropescope bench geometry|live [--json]");
     if (suites.first() == "geometry")
         return benchGeometry(parser);
-    throw UsageError("unknown suite '" + suites.first().toStdString() + "' (available: geometry)");
+    if (suites.first() == "live")
+        return benchLive(parser);
+    throw UsageError("unknown suite '" + suites.first().toStdString() + "' (available: geometry, live)");
 }
 
 } // namespace ropescope::cli

@@ -298,8 +298,9 @@ void MainWindow::restoreAutosave()
             // Keep the unreadable file for the user instead of overwriting it with the defaults.
             const QString aside = autosavePath() + ".corrupt-" + QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss");
             QFile::rename(autosavePath(), aside);
-            showError(lastError_ + " (kept as " + QFileInfo(aside).fileName() + "; starting from defaults)");
+            const QString why = lastError_ + " (kept as " + QFileInfo(aside).fileName() + "; starting from defaults)";
             applyState(initial);
+            showError(why);
         }
         return;
     }

@@ -8,14 +8,13 @@
 #include <vtkCamera.h>
 #include <vtkCellArray.h>
 #include <vtkCoordinate.h>
-#include <vtkGlyph3DMapper.h>
+#include <vtkCallbackCommand.h>
 #include <vtkPointData.h>
 #include <vtkPoints.h>
 #include <vtkPolyData.h>
 #include <vtkPolyDataMapper.h>
 #include <vtkProperty.h>
 #include <vtkRenderer.h>
-#include <vtkSphereSource.h>
 #include <vtkTextProperty.h>
 #include <vtkUnsignedCharArray.h>
 
@@ -30,6 +29,7 @@ namespace {
 double kTextColour[3] = {0.20, 0.33, 0.60};
 double kSelectedColour[3] = {0.90, 0.25, 0.10};
 
+// Points with one vertex cell each, so the mapper draws every one of them.
 void setPoints(vtkPolyData* poly, const Eigen::MatrixX3d& world, const std::vector<int>& rows)
 {
     vtkNew<vtkPoints> points;
@@ -38,21 +38,24 @@ void setPoints(vtkPolyData* poly, const Eigen::MatrixX3d& world, const std::vect
     for (size_t i = 0; i < rows.size(); ++i)
         points->SetPoint(static_cast<vtkIdType>(i), world(rows[i], 0), world(rows[i], 1), world(rows[i], 2));
     poly->SetPoints(points);
+    vtkNew<vtkCellArray> verts;
+    verts->AllocateExact(static_cast<vtkIdType>(rows.size()), static_cast<vtkIdType>(rows.size()));
+    for (vtkIdType i = 0; i < static_cast<vtkIdType>(rows.size()); ++i)
+        verts->InsertNextCell(1, &i);
+    poly->SetVerts(verts);
 }
 
-vtkSmartPointer<vtkBillboardTextActor3D> makeLabel(const char* text, const Eigen::Vector3d& at, double size, bool dark)
+void styleLabel(vtkBillboardTextActor3D* label, const char* text, const Eigen::Vector3d& at, int size, bool bold, bool dark)
 {
-    auto label = vtkSmartPointer<vtkBillboardTextActor3D>::New();
-    label->SetInput(text);
+    label->SetInput(text); // unchanged text keeps its texture
     label->SetPosition(at.x(), at.y(), at.z());
     vtkTextProperty* p = label->GetTextProperty();
-    p->SetFontSize(static_cast<int>(size));
-    p->SetBold(true);
+    p->SetFontSize(size);
+    p->SetBold(bold);
     p->SetJustificationToCentered();
     p->SetVerticalJustificationToCentered();
     const double c = dark ? 0.92 : 0.12;
     p->SetColor(c, c, c);
-    return label;
 }
 
 } // namespace
@@ -64,9 +67,10 @@ ConeScene::ConeScene(vtkRenderer* renderer) : renderer_(renderer)
 
 ConeScene::~ConeScene()
 {
-    for (auto* list : {&axisLabels_, &tokenLabels_})
-        for (auto& label : *list)
-            renderer_->RemoveActor(label);
+    renderer_->RemoveObserver(beforeRenderTag_);
+    for (auto* pool : {&axisLabels_, &tokenLabels_})
+        for (auto& l : *pool)
+            renderer_->RemoveActor(l);
     for (vtkActor* a : {textActor_.Get(), visualActor_.Get(), textAxisActor_.Get(), ringActor_.Get(), coneLineActor_.Get(),
                         coneSurfaceActor_.Get(), selectedActor_.Get(), axesActor_.Get()})
         renderer_->RemoveActor(a);
@@ -74,29 +78,23 @@ ConeScene::~ConeScene()
 
 void ConeScene::buildPipeline()
 {
-    vtkNew<vtkSphereSource> sphere;
-    sphere->SetRadius(1.0);
-    sphere->SetThetaResolution(14);
-    sphere->SetPhiResolution(10);
-    sphere->Update();
-
-    for (auto [mapper, input] : {std::pair{textGlyphs_.Get(), textPoints_.Get()}, std::pair{visualGlyphs_.Get(), visualPoints_.Get()},
-                                 std::pair{selectedGlyph_.Get(), selected_.Get()}}) {
-        mapper->SetSourceData(sphere->GetOutput());
-        mapper->SetInputData(input);
-        mapper->ScalingOff();
-        mapper->OrientOff();
-    }
-    visualGlyphs_->SetScalarModeToUsePointData();
-    visualGlyphs_->SetColorModeToDirectScalars();
-    visualGlyphs_->ScalarVisibilityOn();
-    textGlyphs_->ScalarVisibilityOff();
-    selectedGlyph_->ScalarVisibilityOff();
-
-    textActor_->SetMapper(textGlyphs_);
+    auto pointActor = [](vtkActor* actor, vtkPolyData* data, bool scalars) {
+        vtkNew<vtkPolyDataMapper> mapper;
+        mapper->SetInputData(data);
+        mapper->SetScalarVisibility(scalars);
+        if (scalars) {
+            mapper->SetScalarModeToUsePointData();
+            mapper->SetColorModeToDirectScalars();
+        }
+        actor->SetMapper(mapper);
+        actor->GetProperty()->SetRepresentationToPoints();
+        actor->GetProperty()->RenderPointsAsSpheresOn();
+        actor->GetProperty()->SetSpecular(0.25);
+    };
+    pointActor(textActor_, textPoints_, false);
     textActor_->GetProperty()->SetColor(kTextColour);
-    visualActor_->SetMapper(visualGlyphs_);
-    selectedActor_->SetMapper(selectedGlyph_);
+    pointActor(visualActor_, visualPoints_, true);
+    pointActor(selectedActor_, selected_, false);
     selectedActor_->GetProperty()->SetColor(kSelectedColour);
 
     auto lineActor = [](vtkActor* actor, vtkPolyData* data, double r, double g, double b, double opacity, float width) {
@@ -119,6 +117,39 @@ void ConeScene::buildPipeline()
     for (vtkActor* a : {axesActor_.Get(), textAxisActor_.Get(), ringActor_.Get(), coneSurfaceActor_.Get(), coneLineActor_.Get(),
                         textActor_.Get(), visualActor_.Get(), selectedActor_.Get()})
         renderer_->AddActor(a);
+    for (int i = 0; i < 3; ++i) {
+        axisLabels_.push_back(vtkSmartPointer<vtkBillboardTextActor3D>::New());
+        renderer_->AddActor(axisLabels_.back());
+    }
+
+    beforeRender_->SetClientData(this);
+    beforeRender_->SetCallback([](vtkObject*, unsigned long, void* self, void*) { static_cast<ConeScene*>(self)->syncPointSizes(); });
+    beforeRenderTag_ = renderer_->AddObserver(vtkCommand::StartEvent, beforeRender_);
+}
+
+void ConeScene::syncPointSizes()
+{
+    vtkCamera* camera = renderer_->GetActiveCamera();
+    const int* size = renderer_->GetSize();
+    double pixelsPerUnit;
+    if (camera->GetParallelProjection())
+        pixelsPerUnit = size[1] / (2.0 * camera->GetParallelScale());
+    else
+        pixelsPerUnit = size[1] / (2.0 * camera->GetDistance() * std::tan(camera->GetViewAngle() * M_PI / 360.0));
+    const double diameter = std::clamp(2.0 * glyphRadius_ * pixelsPerUnit, 3.0, 60.0);
+    textActor_->GetProperty()->SetPointSize(static_cast<float>(diameter));
+    visualActor_->GetProperty()->SetPointSize(static_cast<float>(diameter));
+    selectedActor_->GetProperty()->SetPointSize(static_cast<float>(std::min(90.0, diameter * 1.8)));
+}
+
+vtkBillboardTextActor3D* ConeScene::label(std::vector<vtkSmartPointer<vtkBillboardTextActor3D>>& pool, size_t i)
+{
+    while (pool.size() <= i) {
+        pool.push_back(vtkSmartPointer<vtkBillboardTextActor3D>::New());
+        renderer_->AddActor(pool.back());
+    }
+    pool[i]->SetVisibility(true);
+    return pool[i];
 }
 
 void ConeScene::update(const PositionTable& table, const SceneOptions& options)
@@ -151,16 +182,6 @@ void ConeScene::update(const PositionTable& table, const SceneOptions& options)
 void ConeScene::updateTokens(const PositionTable& table, const SceneOptions& options)
 {
     setPoints(textPoints_, world_, table.textTokens);
-    // The glyph source is a unit sphere: the scale factor is the drawn radius.
-    for (vtkGlyph3DMapper* m : {textGlyphs_.Get(), visualGlyphs_.Get()}) {
-        m->ScalingOn();
-        m->SetScaleModeToNoDataScaling();
-        m->SetScaleFactor(glyphRadius_);
-    }
-    selectedGlyph_->ScalingOn();
-    selectedGlyph_->SetScaleModeToNoDataScaling();
-    selectedGlyph_->SetScaleFactor(glyphRadius_ * 1.8);
-
     // The text axis: a line through consecutive text tokens.
     vtkNew<vtkCellArray> line;
     if (table.textTokens.size() > 1) {
@@ -170,6 +191,7 @@ void ConeScene::updateTokens(const PositionTable& table, const SceneOptions& opt
     }
     textAxis_->SetPoints(textPoints_->GetPoints());
     textAxis_->SetLines(line);
+    textAxis_->SetVerts(nullptr);
 
     std::vector<int> visual;
     visual.reserve(static_cast<size_t>(table.visualTokenCount()));
@@ -295,40 +317,35 @@ void ConeScene::updateAxes()
     axes_->SetPoints(points);
     axes_->SetLines(lines);
 
-    for (auto& label : axisLabels_)
-        renderer_->RemoveActor(label);
-    axisLabels_.clear();
     const bool dark = renderer_->GetBackground()[0] < 0.5;
     const char* names[3] = {"w", "h", "t"};
     for (int axis = 0; axis < 3; ++axis) {
         Eigen::Vector3d at = origin;
         at[axis] += length * 1.12;
-        axisLabels_.push_back(makeLabel(names[axis], at, 20, dark));
-        renderer_->AddActor(axisLabels_.back());
+        styleLabel(axisLabels_[static_cast<size_t>(axis)], names[axis], at, 20, true, dark);
     }
 }
 
 void ConeScene::updateLabels(const PositionTable& table, const SceneOptions& options)
 {
-    for (auto& label : tokenLabels_)
-        renderer_->RemoveActor(label);
-    tokenLabels_.clear();
-    if (!options.showLabels || table.textTokens.empty())
-        return;
-    // At most ~60 labels stay readable: label every k-th text token, always the first, last and selected.
-    const size_t step = std::max<size_t>(1, table.textTokens.size() / 60);
-    const bool dark = renderer_->GetBackground()[0] < 0.5;
-
-    for (size_t k = 0; k < table.textTokens.size(); ++k) {
-        const int token = table.textTokens[k];
-        if (k % step != 0 && k + 1 != table.textTokens.size() && token != options.selectedToken)
-            continue;
-        const Eigen::Vector3d at = world_.row(token).transpose();
-        tokenLabels_.push_back(makeLabel(std::to_string(token).c_str(), at, 15, dark));
-        tokenLabels_.back()->GetTextProperty()->SetBold(false);
-        tokenLabels_.back()->SetDisplayOffset(0, 14); // above the sphere, clear of the axis line
-        renderer_->AddActor(tokenLabels_.back());
+    // Labels are pooled: a label whose text and place did not change costs nothing to redraw.
+    size_t used = 0;
+    if (options.showLabels && !table.textTokens.empty()) {
+        // About 40 labels stay readable: every k-th text token, always the last and the selected.
+        const size_t step = (table.textTokens.size() + 39) / 40;
+        const bool dark = renderer_->GetBackground()[0] < 0.5;
+        for (size_t k = 0; k < table.textTokens.size(); ++k) {
+            const int token = table.textTokens[k];
+            if (k % step != 0 && k + 1 != table.textTokens.size() && token != options.selectedToken)
+                continue;
+            vtkBillboardTextActor3D* l = label(tokenLabels_, used++);
+            styleLabel(l, std::to_string(token).c_str(), world_.row(token).transpose(), 15, false, dark);
+            l->SetDisplayOffset(0, 14); // above the token, clear of the axis line
+        }
     }
+    for (size_t i = used; i < tokenLabels_.size(); ++i)
+        tokenLabels_[i]->SetVisibility(false);
+    tokenLabelsUsed_ = used;
 }
 
 void ConeScene::applyCamera(CameraPreset preset)

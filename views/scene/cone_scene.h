@@ -10,13 +10,14 @@
 
 class vtkActor;
 class vtkBillboardTextActor3D;
-class vtkGlyph3DMapper;
+class vtkCallbackCommand;
 class vtkPolyData;
 class vtkRenderer;
 
 namespace ropescope::views {
 
-// The 3-D cone view as a VTK scene: text tokens along their axis, visual tokens as instanced glyphs,
+// The 3-D cone view as a VTK scene: text tokens along their axis, visual tokens as shaded sphere imposters
+// (one vertex per token, drawn as a lit sphere by the point shader: one actor for thousands of tokens),
 // Circle-RoPE rings, cone lines (and an optional translucent cone) from the selected text token, and
 // labelled t/h/w axes. It fills a renderer it is given, so the Qt window and the offscreen renderer draw
 // the same scene; update() rewrites the data in place, so a parameter change re-uploads points only.
@@ -45,6 +46,10 @@ private:
     void updateCone(const geometry::PositionTable& table, const SceneOptions& options);
     void updateAxes();
     void updateLabels(const geometry::PositionTable& table, const SceneOptions& options);
+    // Point sprites are sized in pixels: before each render, convert the world radius at the focal
+    // distance so tokens keep their size relative to the scene when zooming.
+    void syncPointSizes();
+    vtkBillboardTextActor3D* label(std::vector<vtkSmartPointer<vtkBillboardTextActor3D>>& pool, size_t i);
 
     vtkRenderer* renderer_;
     Eigen::MatrixX3d world_;
@@ -52,10 +57,12 @@ private:
     Eigen::Vector3d boundsMin_{0, 0, 0}, boundsMax_{1, 1, 1};
 
     vtkNew<vtkPolyData> textPoints_, visualPoints_, textAxis_, rings_, coneLines_, coneSurface_, selected_, axes_;
-    vtkNew<vtkGlyph3DMapper> textGlyphs_, visualGlyphs_, selectedGlyph_;
     vtkNew<vtkActor> textActor_, visualActor_, textAxisActor_, ringActor_, coneLineActor_, coneSurfaceActor_,
         selectedActor_, axesActor_;
     std::vector<vtkSmartPointer<vtkBillboardTextActor3D>> axisLabels_, tokenLabels_;
+    size_t tokenLabelsUsed_ = 0;
+    vtkNew<vtkCallbackCommand> beforeRender_;
+    unsigned long beforeRenderTag_ = 0;
 };
 
 } // namespace ropescope::views

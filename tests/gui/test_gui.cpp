@@ -1,0 +1,215 @@
+// GUI tests: the real explorer window under Xvfb (ctest runs this binary through xvfb-run).
+#include "gui/main_window.h"
+#include "widgets/parameter_panel.h"
+#include "widgets/vtk_view_widget.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineEdit>
+#include <QSlider>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <vtkCoordinate.h>
+#include <vtkNew.h>
+#include <vtkRenderer.h>
+
+using ropescope::gui::ChartKind;
+using ropescope::gui::MainWindow;
+
+class TestGui : public QObject {
+    Q_OBJECT
+private slots:
+    void firstLaunchShowsTheDefaultCone()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:8x8,text:6"));
+        QCOMPARE(w.state().params.circle.alpha, 0.5);
+        QCOMPARE(w.state().params.circle.radius, 10.0);
+        QVERIFY2(w.ptdReadout().startsWith("PTD 0.000000 (circle)"), qPrintable(w.ptdReadout()));
+        QCOMPARE(w.scene().world().rows(), Eigen::Index(74));
+        QVERIFY(QFile::exists(w.autosavePath()));
+    }
+
+    void alphaSliderChangesReadoutAndScene()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        // Tilt the text vector so the ring is no longer orthogonal to the text axis: PTD then depends on alpha.
+        w.panel()->findChild<QDoubleSpinBox*>("vectorT")->setValue(2.0);
+        const QString before = w.ptdReadout();
+        const Eigen::MatrixX3d worldBefore = w.scene().world();
+        QVERIFY(!before.startsWith("PTD 0.000000"));
+        w.panel()->alphaSlider()->setValue(200); // alpha 0.2, as a user dragging the slider
+        QCOMPARE(w.state().params.circle.alpha, 0.2);
+        QVERIFY2(w.ptdReadout() != before, qPrintable(w.ptdReadout()));
+        QVERIFY((w.scene().world() - worldBefore).cwiseAbs().maxCoeff() > 0.1);
+        // The same on the default (1,1,1) vector: PTD stays 0 but the crowding readout moves.
+        w.panel()->findChild<QDoubleSpinBox*>("vectorT")->setValue(1.0);
+        const QString untilted = w.ptdReadout();
+        QVERIFY(untilted.startsWith("PTD 0.000000"));
+        w.panel()->alphaSlider()->setValue(900);
+        QVERIFY(w.ptdReadout().startsWith("PTD 0.000000"));
+        QVERIFY(w.ptdReadout() != untilted);
+    }
+
+    void clickingATokenSelectsIt()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.resize(1600, 1000);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTest::qWait(200);
+        const QString before = w.selectionReadout();
+        QVERIFY2(before.startsWith("Token 3:"), qPrintable(before));
+        // Project text token 0 to the view's pixels and click it.
+        auto* view = w.view();
+        view->repaint();
+        vtkNew<vtkCoordinate> c;
+        c->SetCoordinateSystemToWorld();
+        const auto& world = w.scene().world();
+        c->SetValue(world(0, 0), world(0, 1), world(0, 2));
+        const double* d = c->GetComputedDoubleDisplayValue(view->renderer());
+        const double ratio = view->devicePixelRatioF();
+        const QPoint at(static_cast<int>(d[0] / ratio), static_cast<int>(view->height() - d[1] / ratio));
+        QVERIFY(view->rect().contains(at));
+        QTest::mouseClick(view, Qt::LeftButton, Qt::NoModifier, at);
+        QCOMPARE(w.state().selectedToken, 0);
+        QVERIFY2(w.selectionReadout().startsWith("Token 0:"), qPrintable(w.selectionReadout()));
+        QVERIFY(w.selectionReadout() != before);
+        // The profile of token 0 is further from the image than token 3's.
+        w.selectToken(72);
+        QVERIFY(w.selectionReadout().startsWith("Token 72:"));
+    }
+
+    void exportsWriteValidFiles()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const QString png = dir.filePath("view.png");
+        w.exportView(png, QSize(1000, 640));
+        const QImage image(png);
+        QCOMPARE(image.size(), QSize(1000, 640));
+        QVERIFY(image.text("ropescope").contains("text:4,image:8x8,text:6"));
+        QVERIFY(image.pixelColor(500, 320) != image.pixelColor(2, 2) || image.pixelColor(100, 100) != image.pixelColor(2, 2));
+
+        for (ChartKind kind : {ChartKind::Ptd, ChartKind::Profile, ChartKind::Prior}) {
+            const QString base = dir.filePath(QString("chart%1").arg(static_cast<int>(kind)));
+            w.exportChart(kind, base + ".png", QSize(900, 600));
+            QCOMPARE(QImage(base + ".png").size(), QSize(900, 600));
+            w.exportChart(kind, base + ".svg", QSize(900, 600));
+            QFile svg(base + ".svg");
+            QVERIFY(svg.open(QIODevice::ReadOnly));
+            const QByteArray svgBytes = svg.readAll();
+            QVERIFY(svgBytes.contains("<svg") && svgBytes.contains("</svg>"));
+            QVERIFY(QFile::exists(base + ".svg.json"));
+            w.exportChart(kind, base + ".pdf", QSize(900, 600));
+            QFile pdf(base + ".pdf");
+            QVERIFY(pdf.open(QIODevice::ReadOnly));
+            QVERIFY(pdf.readAll().startsWith("%PDF"));
+        }
+        QVERIFY_EXCEPTION_THROWN(w.exportChart(ChartKind::Ptd, dir.filePath("chart.bmp"), QSize(100, 100)), std::runtime_error);
+
+        w.exportTable(dir.filePath("table.csv"));
+        QFile csv(dir.filePath("table.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QVERIFY(csv.readLine().startsWith("index,modality,segment,frame,row,col,p0,p1,p2"));
+        w.exportTable(dir.filePath("table.json"));
+        QFile json(dir.filePath("table.json"));
+        QVERIFY(json.open(QIODevice::ReadOnly));
+        QCOMPARE(QJsonDocument::fromJson(json.readAll()).object()["tokens"].toArray().size(), 74);
+        // A failed write leaves nothing behind.
+        QVERIFY_EXCEPTION_THROWN(w.exportTable(dir.filePath("missing/dir/t.csv")), std::runtime_error);
+        QVERIFY(!QFile::exists(dir.filePath("missing/dir/t.csv")));
+    }
+
+    void sessionsRoundTripAndAutosave()
+    {
+        QTemporaryDir dir;
+        {
+            MainWindow w(dir.path());
+            w.panel()->alphaSlider()->setValue(300);
+            w.panel()->schemeBox()->setCurrentText("vrope");
+            w.selectToken(1);
+            w.saveSession(dir.filePath("mine.ropescope.json"));
+        }
+        {
+            MainWindow restored(dir.path()); // from the autosave
+            QCOMPARE(restored.state().params.circle.alpha, 0.3);
+            QCOMPARE(QString(ropescope::geometry::schemeName(restored.state().params.kind)), QString("vrope"));
+            QCOMPARE(restored.state().selectedToken, 1);
+        }
+        QTemporaryDir other;
+        MainWindow fresh(other.path());
+        QVERIFY(fresh.openSession(dir.filePath("mine.ropescope.json")));
+        QCOMPARE(fresh.state().params.circle.alpha, 0.3);
+    }
+
+    void corruptSessionIsSurvived()
+    {
+        QTemporaryDir dir;
+        QFile f(dir.filePath("autosave.ropescope.json"));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("{\"layout\": \"text:4,image:8x8\", \"alpha\": 7, ");
+        f.close();
+        MainWindow w(dir.path());
+        QVERIFY2(w.lastError().contains("not a session file"), qPrintable(w.lastError()));
+        QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:8x8,text:6"));
+        QCOMPARE(QDir(dir.path()).entryList({"autosave.ropescope.json.corrupt-*"}).size(), 1); // kept for the user
+
+        // Well-formed JSON with an impossible value: named, and the current state is kept.
+        QFile bad(dir.filePath("bad.json"));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write(R"({"layout": "text:2,image:2x2", "scheme": "circle", "alpha": 7})");
+        bad.close();
+        QVERIFY(!w.openSession(dir.filePath("bad.json")));
+        QVERIFY2(w.lastError().contains("alpha"), qPrintable(w.lastError()));
+        QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:8x8,text:6"));
+    }
+
+    void badLayoutKeepsTheLastGoodView()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        QLineEdit* layout = w.panel()->layoutEdit();
+        auto paste = [&](const QString& text) { // one user edit: select all, paste
+            QApplication::clipboard()->setText(text);
+            QTest::keySequence(layout, QKeySequence::SelectAll);
+            QTest::keySequence(layout, QKeySequence::Paste);
+        };
+        paste("text:2,imag:3x3");
+        QVERIFY2(w.lastError().contains("unknown kind 'imag'"), qPrintable(w.lastError()));
+        QCOMPARE(w.scene().world().rows(), Eigen::Index(74));
+        QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:8x8,text:6"));
+        paste("text:2,image:3x3,text:1");
+        QVERIFY(w.lastError().isEmpty());
+        QCOMPARE(w.scene().world().rows(), Eigen::Index(12));
+        // Typing goes live on every valid prefix: "text:2" alone is a layout too.
+        layout->clear();
+        QTest::keyClicks(layout, "text:5");
+        QCOMPARE(w.scene().world().rows(), Eigen::Index(5));
+    }
+};
+
+int main(int argc, char** argv)
+{
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "xcb");
+    ropescope::views::VtkViewWidget::setDefaultSurfaceFormat();
+    QApplication app(argc, argv);
+    TestGui test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "test_gui.moc"

@@ -11,8 +11,11 @@ cd "$(dirname "$0")/.."
 
 packages=(
   cmake ninja-build g++ ccache pkg-config   # toolchain; ccache keeps rebuilds short
-  qt6-base-dev                              # Qt Core/Widgets/Test
+  qt6-base-dev qt6-svg-dev                  # Qt Core/Gui/Widgets/OpenGLWidgets/Test, SVG export
   libeigen3-dev                             # core/geometry
+  libvtk9-dev                               # 3-D scene (its Qt module is Qt5-only and is not used)
+  libegl-dev libegl-mesa0 libgl1-mesa-dri libglew-dev   # headless rendering on Mesa surfaceless EGL
+  xvfb xauth                                # an X server for the GUI tests
   libopenblas0-pthread                      # fast BLAS for the model (18x over the generic libblas)
 )
 missing=()

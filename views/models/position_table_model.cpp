@@ -49,7 +49,7 @@ QVariant PositionTableModel::data(const QModelIndex& index, int role) const
     default: {
         const double v = table_.positions(i, index.column() - kMetaColumns);
         // Display rounds for reading; EditRole keeps full precision (copy uses it).
-        return role == Qt::DisplayRole ? QVariant(QString::number(v, 'g', 8)) : QVariant(v);
+        return role == Qt::DisplayRole ? QVariant(QString::number(v, 'g', 6)) : QVariant(v);
     }
     }
 }

@@ -61,16 +61,27 @@ QByteArray num(double v)
 
 } // namespace
 
-QJsonObject ptdReport(const GeometryRequest& req, const PositionTable& table, bool perToken)
-{
+namespace {
+
+struct Measured {
     PtdResult ptd;
     Crowding crowding;
+};
+
+Measured measure(const PositionTable& table)
+{
     try {
-        ptd = computePtd(table);
-        crowding = visualCrowding(table);
+        return {computePtd(table), visualCrowding(table)};
     } catch (const InvalidInput& e) {
         throw UsageError(std::string("--layout: ") + e.what());
     }
+}
+
+} // namespace
+
+QJsonObject ptdReport(const GeometryRequest& req, const PositionTable& table, bool perToken)
+{
+    const auto [ptd, crowding] = measure(table);
     QJsonObject root{{"scheme", table.scheme.c_str()},
                      {"layout", QString::fromStdString(table.layout.toString())},
                      {"parameters", io::schemeParamsJson(req.effectiveParams())},
@@ -123,14 +134,7 @@ int runPtd(const QStringList& args)
         writeOutput(output, QJsonDocument(ptdReport(req, table, perToken)).toJson());
         return 0;
     }
-    PtdResult ptd;
-    Crowding crowding;
-    try {
-        ptd = computePtd(table);
-        crowding = visualCrowding(table);
-    } catch (const InvalidInput& e) {
-        throw UsageError(std::string("--layout: ") + e.what());
-    }
+    const auto [ptd, crowding] = measure(table);
 
     QByteArray out = "scheme " + QByteArray(table.scheme.c_str()) + ", layout " + QByteArray::fromStdString(table.layout.toString());
     if (req.age)

@@ -9,6 +9,29 @@ namespace {
 
 // Each rule walks the layout once, writing positions; `next` is where the following text token goes.
 
+// A run of text tokens at next, next+1, ... on every component; advances token and next.
+void placeText(PositionTable& t, int& token, double& next, int length)
+{
+    for (int i = 0; i < length; ++i)
+        t.positions.row(token++).setConstant(next++);
+}
+
+// Walks the layout for the schemes whose text sits on the diagonal: text runs go to next, next+1, ...;
+// each visual segment is placed by visual(segment, token, next), which advances token and returns
+// where the following text resumes.
+template <class Visual>
+void walk(PositionTable& t, Visual visual)
+{
+    double next = 0;
+    int token = 0;
+    for (const Segment& seg : t.layout.segments) {
+        if (seg.isVisual())
+            next = visual(seg, token, next);
+        else
+            placeText(t, token, next, seg.length);
+    }
+}
+
 void placeHard(PositionTable& t)
 {
     for (int i = 0; i < t.size(); ++i)
@@ -17,19 +40,12 @@ void placeHard(PositionTable& t)
 
 void placeUnordered(PositionTable& t)
 {
-    double next = 0;
-    int token = 0;
-    for (const Segment& seg : t.layout.segments) {
-        if (!seg.isVisual()) {
-            for (int i = 0; i < seg.length; ++i)
-                t.positions(token++, 0) = next++;
-            continue;
-        }
+    walk(t, [&t](const Segment& seg, int& token, double next) {
         for (int f = 0; f < seg.frames; ++f)
             for (int k = 0; k < seg.rows * seg.cols; ++k)
                 t.positions(token++, 0) = next + f;
-        next += seg.frames;
-    }
+        return next + seg.frames;
+    });
 }
 
 // M-RoPE (Qwen2-VL get_rope_index) and RoPE-Compact share the visual rule and differ in how text resumes:
@@ -64,14 +80,7 @@ void placeMropeFamily(PositionTable& t, const TemporalParams& temporal, bool com
 
 void placeCircle(PositionTable& t, const CircleParams& circle)
 {
-    double next = 0;
-    int token = 0;
-    for (const Segment& seg : t.layout.segments) {
-        if (!seg.isVisual()) {
-            for (int i = 0; i < seg.length; ++i)
-                t.positions.row(token++).setConstant(next++);
-            continue;
-        }
+    walk(t, [&t, &circle](const Segment& seg, int& token, double next) {
         // c is the index the first visual token would get under M-RoPE; every frame shares the ring shape.
         const Eigen::MatrixX3d ring = circleOffsets(seg.rows, seg.cols, circle);
         const PlaneBasis basis = planeBasis(circle.textVector);
@@ -89,21 +98,14 @@ void placeCircle(PositionTable& t, const CircleParams& circle)
                                circleRadius(circle, seg.rows, seg.cols)});
             token += perFrame;
         }
-        next = segmentMax + 1;
-    }
+        return segmentMax + 1;
+    });
 }
 
 // VRoPE: four symmetric directions from the frame's corners, frames stacked along the text axis.
 void placeVrope(PositionTable& t)
 {
-    double next = 0;
-    int token = 0;
-    for (const Segment& seg : t.layout.segments) {
-        if (!seg.isVisual()) {
-            for (int i = 0; i < seg.length; ++i)
-                t.positions.row(token++).setConstant(next++);
-            continue;
-        }
+    walk(t, [&t](const Segment& seg, int& token, double next) {
         const int H = seg.rows, W = seg.cols;
         for (int f = 0; f < seg.frames; ++f) {
             const double base = next + static_cast<double>(f) * (H + W - 1);
@@ -115,8 +117,8 @@ void placeVrope(PositionTable& t)
                     t.positions(token, 3) = base + (H - 1 - h) + (W - 1 - w);
                 }
         }
-        next += static_cast<double>(seg.frames) * (H + W - 1);
-    }
+        return next + static_cast<double>(seg.frames) * (H + W - 1);
+    });
 }
 
 bool finite3(const Eigen::Vector3d& v)

@@ -7,6 +7,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "run_ropescope.h"
+
 namespace {
 
 struct Run {

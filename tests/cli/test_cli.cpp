@@ -7,23 +7,14 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-namespace {
+#include "run_ropescope.h"
 
-struct Run {
-    int exitCode = -1;
-    QByteArray out, err;
-};
+using Run = RopescopeRun;
 
-Run ropescope(const QStringList& args)
+static Run ropescope(const QStringList& args)
 {
-    QProcess p;
-    p.start(ROPESCOPE_BINARY, args);
-    if (!p.waitForFinished(300000))
-        return {};
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2, p.readAllStandardOutput(), p.readAllStandardError()};
+    return runRopescope(args);
 }
-
-} // namespace
 
 class TestCli : public QObject {
     Q_OBJECT

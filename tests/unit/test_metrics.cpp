@@ -60,6 +60,22 @@ private slots:
         QVERIFY((r.perToken.array() - 256.0).abs().maxCoeff() < 1e-9);
     }
 
+    void ptdPassCarriesEveryProfile()
+    {
+        for (SchemeKind kind : allSchemes()) {
+            const PositionTable t = build(kind, "text:3,image:3x4,text:2,video:2x2x2,text:2");
+            const PtdResult r = computePtd(t);
+            for (size_t i = 0; i < t.textTokens.size(); ++i) {
+                const DistanceProfile p = distanceProfile(t, t.textTokens[i]);
+                const auto row = static_cast<Eigen::Index>(i);
+                QVERIFY(std::abs(r.profiles(row, 0) - p.min) < 1e-12);
+                QVERIFY(std::abs(r.profiles(row, 1) - p.mean) < 1e-12);
+                QVERIFY(std::abs(r.profiles(row, 2) - p.max) < 1e-12);
+                QVERIFY(std::abs(r.profiles(row, 3) - p.stddev) < 1e-9);
+            }
+        }
+    }
+
     void distanceProfileValues()
     {
         const PositionTable t = build(SchemeKind::Hard, "image:1x3,text:1,image:1x2");

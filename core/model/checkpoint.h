@@ -1,0 +1,37 @@
+#pragma once
+#include "model_config.h"
+#include "safetensors.h"
+
+#include <torch/torch.h>
+
+#include <QString>
+
+#include <map>
+#include <memory>
+#include <vector>
+
+namespace ropescope::model {
+
+// The tensors of a Hugging Face checkpoint folder: model.safetensors, or shards listed in
+// model.safetensors.index.json. Names are looked up in both layouts (model.* / visual.* and the newer
+// model.language_model.* / model.visual.*), so the model code asks for the classic names.
+class Checkpoint {
+public:
+    static Checkpoint open(const QString& dir);
+
+    const ModelConfig& config() const { return config_; }
+    const QString& dir() const { return dir_; }
+    bool has(const std::string& name) const;
+    // float32 on the CPU; throws ModelError naming the tensor if missing or of another shape.
+    torch::Tensor tensor(const std::string& name, const std::vector<int64_t>& shape) const;
+
+private:
+    const std::pair<const SafeTensors*, const TensorInfo*> locate(const std::string& name) const;
+
+    QString dir_;
+    ModelConfig config_;
+    std::vector<std::unique_ptr<SafeTensors>> files_;
+    std::map<std::string, std::pair<const SafeTensors*, const TensorInfo*>> tensors_;
+};
+
+} // namespace ropescope::model

@@ -1,0 +1,114 @@
+#include "language_model.h"
+
+#include "kernels/rotary.h"
+
+namespace ropescope::model {
+namespace {
+
+torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b = {})
+{
+    return torch::nn::functional::linear(x, w, b);
+}
+
+} // namespace
+
+LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device) : cfg_(ck.config().text), device_(device)
+{
+    const int64_t h = cfg_.hidden, d = cfg_.headDim(), q = cfg_.heads * d, kv = cfg_.kvHeads * d, m = cfg_.intermediate;
+    auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device); };
+    embedding_ = t("model.embed_tokens.weight", {cfg_.vocab, h});
+    finalNorm_ = t("model.norm.weight", {h});
+    lmHead_ = cfg_.tieEmbeddings || !ck.has("lm_head.weight") ? embedding_ : t("lm_head.weight", {cfg_.vocab, h});
+    for (int i = 0; i < cfg_.layers; ++i) {
+        const std::string p = "model.layers." + std::to_string(i) + ".";
+        Layer l;
+        l.inNorm = t(p + "input_layernorm.weight", {h});
+        l.postNorm = t(p + "post_attention_layernorm.weight", {h});
+        l.qW = t(p + "self_attn.q_proj.weight", {q, h});
+        l.qB = t(p + "self_attn.q_proj.bias", {q});
+        l.kW = t(p + "self_attn.k_proj.weight", {kv, h});
+        l.kB = t(p + "self_attn.k_proj.bias", {kv});
+        l.vW = t(p + "self_attn.v_proj.weight", {kv, h});
+        l.vB = t(p + "self_attn.v_proj.bias", {kv});
+        l.oW = t(p + "self_attn.o_proj.weight", {h, q});
+        l.gateW = t(p + "mlp.gate_proj.weight", {m, h});
+        l.upW = t(p + "mlp.up_proj.weight", {m, h});
+        l.downW = t(p + "mlp.down_proj.weight", {h, m});
+        if (ck.config().harope) {
+            const auto au = t(p + "self_attn.harope.a_u", {cfg_.heads, d, d});
+            const auto av = t(p + "self_attn.harope.a_v", {cfg_.heads, d, d});
+            const auto s = torch::softplus(t(p + "self_attn.harope.sigma", {cfg_.heads, d})) + 1e-6;
+            const auto u = torch::matrix_exp(au - au.transpose(1, 2));
+            const auto v = torch::matrix_exp(av - av.transpose(1, 2));
+            // U S V^T and its inverse transpose U S^-1 V^T (U, V orthogonal).
+            l.haropeM = torch::matmul(u * s.unsqueeze(1), v.transpose(1, 2));
+            l.haropeMInvT = torch::matmul(u / s.unsqueeze(1), v.transpose(1, 2));
+        }
+        layers_.push_back(std::move(l));
+    }
+}
+
+torch::Tensor LanguageModel::embed(const torch::Tensor& ids) const
+{
+    if ((ids < 0).any().item<bool>() || (ids >= cfg_.vocab).any().item<bool>())
+        throw ModelError("input_ids: ids must be in [0, " + std::to_string(cfg_.vocab) + ")");
+    return embedding_.index_select(0, ids.to(device_));
+}
+
+torch::Tensor LanguageModel::rmsNorm(const torch::Tensor& x, const torch::Tensor& w) const
+{
+    const auto xf = x.to(torch::kFloat32);
+    return w * (xf * torch::rsqrt(xf.pow(2).mean(-1, true) + cfg_.rmsEps)).to(x.scalar_type());
+}
+
+DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
+                                     const DecoderCapture& capture) const
+{
+    const int64_t n = embeds.size(0), d = cfg_.headDim(), heads = cfg_.heads, kvHeads = cfg_.kvHeads;
+    const int64_t past = cache ? cache->length() : 0;
+    if (cache && cache->keys.empty()) {
+        cache->keys.resize(layers_.size());
+        cache->values.resize(layers_.size());
+    }
+    const auto mask = n > 1 || past > 0 ? kernels::causalMask(n, past, embeds.options()) : torch::Tensor();
+    DecoderOutput out;
+    auto x = embeds;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        const Layer& l = layers_[i];
+        const LayerRotary& r = rotary[i];
+        const auto hn = rmsNorm(x, l.inNorm);
+        auto q = dense(hn, l.qW, l.qB).reshape({n, heads, d}).transpose(0, 1);
+        auto k = dense(hn, l.kW, l.kB).reshape({n, kvHeads, d}).transpose(0, 1);
+        auto v = dense(hn, l.vW, l.vB).reshape({n, kvHeads, d}).transpose(0, 1);
+        if (l.haropeM.defined()) {
+            q = torch::matmul(q, l.haropeM.transpose(1, 2));                    // q' = M q
+            k = torch::matmul(k.repeat_interleave(heads / kvHeads, 0), l.haropeMInvT.transpose(1, 2)); // per query head
+            v = v.repeat_interleave(heads / kvHeads, 0);
+        }
+        q = kernels::applyRotary(q, r.cos, r.sin);
+        k = kernels::applyRotary(k, r.cos, r.sin);
+        if (cache) {
+            if (cache->keys[i].defined()) {
+                k = torch::cat({cache->keys[i], k}, 1);
+                v = torch::cat({cache->values[i], v}, 1);
+            }
+            cache->keys[i] = k;
+            cache->values[i] = v;
+        }
+        const bool keep = std::find(capture.layers.begin(), capture.layers.end(), static_cast<int>(i)) != capture.layers.end();
+        torch::Tensor probs;
+        const auto attn = kernels::attention(q, k, v, mask, keep ? &capture.selection : nullptr, keep ? &probs : nullptr);
+        if (keep)
+            out.attentions.push_back(probs);
+        x = x + dense(attn, l.oW);
+        const auto hp = rmsNorm(x, l.postNorm);
+        x = x + dense(torch::silu(dense(hp, l.gateW)) * dense(hp, l.upW), l.downW);
+        if (capture.layerOutputs)
+            out.layerOutputs.push_back(x);
+    }
+    out.finalNorm = rmsNorm(x, finalNorm_);
+    out.logits = dense(out.finalNorm, lmHead_);
+    return out;
+}
+
+} // namespace ropescope::model

@@ -1,0 +1,67 @@
+#pragma once
+#include "checkpoint.h"
+#include "kernels/attention.h"
+
+#include <torch/torch.h>
+
+#include <vector>
+
+namespace ropescope::model {
+
+// Rotary tables of one layer's positions (cos, sin [L, head_dim]).
+struct LayerRotary {
+    torch::Tensor cos, sin;
+};
+
+// Per-layer key/value cache for greedy decoding: [kv_heads, T, head_dim] each.
+struct KvCache {
+    std::vector<torch::Tensor> keys, values;
+    int64_t length() const { return keys.empty() || !keys[0].defined() ? 0 : keys[0].size(1); }
+};
+
+// What to keep from one forward pass besides the logits.
+struct DecoderCapture {
+    std::vector<int> layers;                  // layers whose attention to keep (empty: none)
+    kernels::CaptureSelection selection;      // query rows x key columns (empty: all)
+    bool layerOutputs = false;                // residual stream after every layer
+};
+
+struct DecoderOutput {
+    torch::Tensor logits;                     // [L, vocab]
+    torch::Tensor finalNorm;                  // [L, hidden]
+    std::vector<torch::Tensor> layerOutputs;  // [L, hidden] per layer
+    std::vector<torch::Tensor> attentions;    // per captured layer: [heads, rows, cols]
+};
+
+// The Qwen2 decoder (RMSNorm, grouped-query attention with q/k/v biases, SwiGLU) driven by a rotary table
+// per layer, so any position scheme (and an AGE schedule) feeds the real model. HARoPE head maps are
+// applied to q and k when the checkpoint carries them:
+//   model.layers.{i}.self_attn.harope.a_u [heads, d, d], .a_v [heads, d, d], .sigma [heads, d]
+//   M_h = U diag(softplus(sigma) + 1e-6) V^T, U = exp(A_u - A_u^T), V = exp(A_v - A_v^T);
+//   q' = M_h q, k' = M_h^{-T} k (per query head), then rotary.
+class LanguageModel {
+public:
+    LanguageModel(const Checkpoint& checkpoint, torch::Device device);
+
+    torch::Tensor embed(const torch::Tensor& ids) const; // [L] -> [L, hidden]
+    // Runs `embeds` [L, hidden] after whatever `cache` holds (appending to it when given).
+    DecoderOutput forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
+                          const DecoderCapture& capture) const;
+    int layers() const { return static_cast<int>(layers_.size()); }
+
+private:
+    struct Layer {
+        torch::Tensor inNorm, postNorm;
+        torch::Tensor qW, qB, kW, kB, vW, vB, oW;
+        torch::Tensor gateW, upW, downW;
+        torch::Tensor haropeM, haropeMInvT; // [heads, d, d] when present
+    };
+    torch::Tensor rmsNorm(const torch::Tensor& x, const torch::Tensor& w) const;
+
+    TextConfig cfg_;
+    torch::Device device_;
+    torch::Tensor embedding_, finalNorm_, lmHead_;
+    std::vector<Layer> layers_;
+};
+
+} // namespace ropescope::model

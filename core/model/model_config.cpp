@@ -1,0 +1,174 @@
+#include "model_config.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <cmath>
+
+namespace ropescope::model {
+namespace {
+
+class Reader {
+public:
+    Reader(QJsonObject o, std::string where) : o_(std::move(o)), where_(std::move(where)) {}
+
+    bool has(const char* key) const { return o_.contains(key) && !o_[key].isNull(); }
+
+    int integer(const char* key, int fallback, int lo = 0, int hi = 1 << 30) const
+    {
+        if (!has(key))
+            return fallback;
+        const double v = o_[key].toDouble(NAN);
+        if (!o_[key].isDouble() || v != std::floor(v) || v < lo || v > hi)
+            throw ModelError(where_ + ": '" + key + "' must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+        return static_cast<int>(v);
+    }
+    double number(const char* key, double fallback) const
+    {
+        if (!has(key))
+            return fallback;
+        if (!o_[key].isDouble() || !std::isfinite(o_[key].toDouble()))
+            throw ModelError(where_ + ": '" + key + "' must be a number");
+        return o_[key].toDouble();
+    }
+    std::string text(const char* key, const std::string& fallback) const
+    {
+        if (!has(key))
+            return fallback;
+        if (!o_[key].isString())
+            throw ModelError(where_ + ": '" + key + "' must be a string");
+        return o_[key].toString().toStdString();
+    }
+    bool boolean(const char* key, bool fallback) const { return has(key) ? o_[key].toBool(fallback) : fallback; }
+    std::vector<int> integers(const char* key, std::vector<int> fallback) const
+    {
+        if (!has(key))
+            return fallback;
+        if (!o_[key].isArray() || o_[key].toArray().size() > 64)
+            throw ModelError(where_ + ": '" + key + "' must be a list of whole numbers");
+        std::vector<int> out;
+        for (const QJsonValue& v : o_[key].toArray()) {
+            if (!v.isDouble() || v.toDouble() != std::floor(v.toDouble()) || std::abs(v.toDouble()) > 1e6)
+                throw ModelError(where_ + ": '" + key + "' must be a list of whole numbers");
+            out.push_back(v.toInt());
+        }
+        return out;
+    }
+    Reader object(const char* key) const
+    {
+        if (has(key) && !o_[key].isObject())
+            throw ModelError(where_ + ": '" + key + "' must be an object");
+        return Reader(o_[key].toObject(), where_ + "." + key);
+    }
+    const QJsonObject& json() const { return o_; }
+
+private:
+    QJsonObject o_;
+    std::string where_;
+};
+
+} // namespace
+
+ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
+{
+    const std::string file = name.toStdString();
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
+    if (doc.isNull() || !doc.isObject())
+        throw ModelError(file + ": not a JSON object (" + error.errorString().toStdString() + ")");
+    const Reader root(doc.object(), file);
+
+    ModelConfig c;
+    const std::string type = root.text("model_type", "");
+    if (type == "qwen2_vl")
+        c.architecture = Architecture::Qwen2VL;
+    else if (type == "qwen2_5_vl")
+        c.architecture = Architecture::Qwen25VL;
+    else
+        throw ModelError(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl)");
+
+    // Newer configs nest the language model under text_config; older ones are flat.
+    const Reader text = root.has("text_config") ? root.object("text_config") : root;
+    TextConfig& t = c.text;
+    t.hidden = text.integer("hidden_size", t.hidden, 1);
+    t.intermediate = text.integer("intermediate_size", t.intermediate, 1);
+    t.layers = text.integer("num_hidden_layers", t.layers, 1, 1024);
+    t.heads = text.integer("num_attention_heads", t.heads, 1, 1024);
+    t.kvHeads = text.integer("num_key_value_heads", t.heads, 1, 1024);
+    t.vocab = text.integer("vocab_size", t.vocab, 1);
+    t.rmsEps = text.number("rms_norm_eps", t.rmsEps);
+    t.tieEmbeddings = root.boolean("tie_word_embeddings", text.boolean("tie_word_embeddings", false));
+    // rope_theta and mrope_section: rope_parameters (newest), rope_scaling, or flat.
+    const Reader scaling = text.has("rope_parameters") ? text.object("rope_parameters")
+                           : text.has("rope_scaling")  ? text.object("rope_scaling")
+                                                       : root.object("rope_scaling");
+    t.ropeTheta = scaling.number("rope_theta", text.number("rope_theta", root.number("rope_theta", t.ropeTheta)));
+    t.mropeSection = scaling.integers("mrope_section", t.mropeSection);
+    if (t.hidden % t.heads != 0 || t.heads % t.kvHeads != 0)
+        throw ModelError(file + ": hidden_size must divide into heads and heads into key/value heads");
+    int sectionSum = 0;
+    for (int s : t.mropeSection)
+        sectionSum += s;
+    if (t.mropeSection.size() != 3 || sectionSum * 2 != t.headDim())
+        throw ModelError(file + ": mrope_section must have 3 entries summing to head_dim/2 = " + std::to_string(t.headDim() / 2));
+
+    const Reader v = root.object("vision_config");
+    VisionConfig& vc = c.vision;
+    vc.depth = v.integer("depth", vc.depth, 1, 1024);
+    vc.heads = v.integer("num_heads", vc.heads, 1, 1024);
+    vc.patchSize = v.integer("patch_size", v.integer("spatial_patch_size", vc.patchSize, 1, 1024), 1, 1024);
+    vc.temporalPatch = v.integer("temporal_patch_size", vc.temporalPatch, 1, 64);
+    vc.mergeSize = v.integer("spatial_merge_size", vc.mergeSize, 1, 64);
+    vc.inChannels = v.integer("in_chans", v.integer("in_channels", vc.inChannels, 1, 16), 1, 16);
+    if (c.architecture == Architecture::Qwen2VL) {
+        vc.width = v.integer("embed_dim", vc.width, 1);
+        vc.mlpHidden = vc.width * v.integer("mlp_ratio", 4, 1, 64);
+        vc.outHidden = v.integer("hidden_size", t.hidden, 1);
+        vc.act = v.text("hidden_act", "quick_gelu");
+    } else {
+        vc.width = v.integer("hidden_size", vc.width, 1);
+        vc.mlpHidden = v.integer("intermediate_size", vc.mlpHidden, 1);
+        vc.outHidden = v.integer("out_hidden_size", t.hidden, 1);
+        vc.act = v.text("hidden_act", "silu");
+        vc.fullAttentionBlocks = v.integers("fullatt_block_indexes", {7, 15, 23, 31});
+        vc.windowSize = v.integer("window_size", vc.windowSize, 1);
+        vc.tokensPerSecond = v.number("tokens_per_second", vc.tokensPerSecond);
+    }
+    if (vc.width % vc.heads != 0 || vc.headDim() % 4 != 0)
+        throw ModelError(file + ": vision width must split into heads with head_dim divisible by 4");
+    if (vc.outHidden != t.hidden)
+        throw ModelError(file + ": the vision merger outputs " + std::to_string(vc.outHidden) + " but the decoder is "
+                         + std::to_string(t.hidden) + " wide");
+
+    c.imageToken = root.integer("image_token_id", c.imageToken);
+    c.videoToken = root.integer("video_token_id", c.videoToken);
+    c.visionStart = root.integer("vision_start_token_id", c.visionStart);
+    c.visionEnd = root.integer("vision_end_token_id", c.visionEnd);
+    // eos_token_id may be a list (several stop tokens); the first is the one generation stops on.
+    for (const Reader* r : {&text, &root}) {
+        const QJsonValue e = r->json()["eos_token_id"];
+        if (e.isArray() && !e.toArray().isEmpty() && e.toArray()[0].isDouble()) {
+            c.eos = e.toArray()[0].toInt();
+            break;
+        }
+        if (e.isDouble()) {
+            c.eos = r->integer("eos_token_id", c.eos);
+            break;
+        }
+    }
+    return c;
+}
+
+ModelConfig loadModelConfig(const QString& path)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        throw ModelError(path.toStdString() + ": cannot read: " + f.errorString().toStdString());
+    if (f.size() > (16 << 20))
+        throw ModelError(path.toStdString() + ": larger than 16 MiB; not a config.json");
+    return parseModelConfig(f.readAll(), path);
+}
+
+} // namespace ropescope::model

@@ -1,0 +1,17 @@
+#pragma once
+// LibTorch side of safetensors: only model code includes this (torch headers are slow to compile).
+#include "safetensors.h"
+
+#include <torch/torch.h>
+
+namespace ropescope::model {
+
+// A copy of the tensor as float32 (floating dtypes) or int64 (integer dtypes) on the CPU.
+torch::Tensor toTorch(const SafeTensors& file, const TensorInfo& info);
+torch::Tensor toTorch(const SafeTensors& file, const std::string& name);
+
+// Appends a tensor (made contiguous, on the CPU) to a writer. float32, int64 and bool are kept; others
+// are converted to float32.
+void addTensor(SafeTensorsWriter& writer, const std::string& name, const torch::Tensor& tensor);
+
+} // namespace ropescope::model

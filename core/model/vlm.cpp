@@ -1,0 +1,167 @@
+#include "vlm.h"
+
+#include "geometry/errors.h"
+#include "kernels/rotary.h"
+
+#include <QCryptographicHash>
+
+namespace ropescope::model {
+namespace {
+
+std::vector<Grid> grids(const torch::Tensor& t)
+{
+    std::vector<Grid> out;
+    if (!t.defined() || t.numel() == 0)
+        return out;
+    if (t.dim() != 2 || t.size(1) != 3)
+        throw ModelError("image_grid_thw: expected [images, 3]");
+    const auto c = t.to(torch::kCPU).to(torch::kInt64).contiguous();
+    for (int64_t i = 0; i < c.size(0); ++i)
+        out.push_back({c[i][0].item<int64_t>(), c[i][1].item<int64_t>(), c[i][2].item<int64_t>()});
+    return out;
+}
+
+} // namespace
+
+Vlm::Vlm(const QString& dir, torch::Device device)
+    : checkpoint_(Checkpoint::open(dir)), device_(device), vision_(checkpoint_, device), language_(checkpoint_, device)
+{
+}
+
+geometry::SchemeParams Vlm::modelScheme(const geometry::SchemeParams& requested) const
+{
+    geometry::SchemeParams p = requested;
+    const TextConfig& t = config().text;
+    p.rotary.theta = t.ropeTheta;
+    p.rotary.headDim = t.headDim();
+    if (geometry::componentCount(p.kind) == 3 && p.sections.empty() && !p.allocationKind)
+        p.sections = t.mropeSection;
+    if (config().architecture == Architecture::Qwen25VL) {
+        p.temporal.mode = geometry::TemporalParams::Mode::Qwen25VL;
+        p.temporal.tokensPerSecond = config().vision.tokensPerSecond;
+    }
+    return p;
+}
+
+torch::Tensor Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace)
+{
+    // Keyed by content: the same image (and grid) is encoded once, whatever the scheme or question.
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    const auto p = pixels.to(torch::kCPU, torch::kFloat32).contiguous();
+    const auto g = gridThw.to(torch::kCPU, torch::kInt64).contiguous();
+    hash.addData(QByteArrayView(reinterpret_cast<const char*>(p.data_ptr<float>()), p.numel() * 4));
+    hash.addData(QByteArrayView(reinterpret_cast<const char*>(g.data_ptr<int64_t>()), g.numel() * 8));
+    const std::string key = hash.result().toHex().toStdString();
+    if (!trace)
+        if (const auto it = visionCache_.find(key); it != visionCache_.end())
+            return it->second;
+    auto embeds = vision_.forward(pixels, gridThw, trace);
+    visionCache_[key] = embeds;
+    return embeds;
+}
+
+LayerRotary Vlm::rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset) const
+{
+    const int64_t half = config().text.headDim() / 2;
+    const auto component = table.allocation.componentTable(static_cast<int>(half));
+    const auto comp = torch::tensor(std::vector<int64_t>(component.begin(), component.end()), torch::kInt64).to(device_);
+    torch::Tensor positions;
+    if (from < table.size()) {
+        positions = torch::from_blob(const_cast<double*>(table.positions.data()), {table.components(), table.size()}, torch::kFloat64)
+                        .t()
+                        .narrow(0, from, count)
+                        .to(torch::kFloat32)
+                        .to(device_);
+    } else {
+        // Decoding: each layer continues its own table at max + 1 (+ the tokens generated so far).
+        positions = torch::full({count, table.components()}, table.positions.maxCoeff() + 1 + offset,
+                                torch::TensorOptions().dtype(torch::kFloat32).device(device_));
+    }
+    const auto inv = kernels::inverseFrequencies(config().text.ropeTheta, config().text.headDim()).to(device_);
+    auto [cos, sin] = kernels::rotaryTables(positions, inv, comp);
+    return {cos, sin};
+}
+
+ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
+{
+    ForwardResult r;
+    const auto ids = req.inputIds.to(torch::kCPU, torch::kInt64).contiguous().flatten();
+    const std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+    r.layout = layoutFromTokens(idList, grids(req.imageGridThw), {}, config());
+
+    // One table per distinct layer scheme.
+    const int layers = language_.layers();
+    if (req.age && req.age->layers() != layers)
+        throw ModelError("--age: the schedule has " + std::to_string(req.age->layers()) + " layers but the model has "
+                         + std::to_string(layers));
+    std::map<std::string, size_t> distinct;
+    std::vector<size_t> layerTable(static_cast<size_t>(layers));
+    std::vector<geometry::PositionTable> tables;
+    try {
+        for (int i = 0; i < layers; ++i) {
+            const geometry::SchemeParams p = modelScheme(req.age ? geometry::layerParams(req.scheme, *req.age, i) : req.scheme);
+            const std::string key = geometry::schemeName(p.kind);
+            if (!distinct.count(key)) {
+                distinct[key] = tables.size();
+                tables.push_back(geometry::buildPositionTable(r.layout, p));
+            }
+            layerTable[static_cast<size_t>(i)] = distinct[key];
+        }
+    } catch (const geometry::InvalidInput& e) {
+        throw ModelError(e.what());
+    }
+    for (int i = 0; i < layers; ++i)
+        r.layerTables.push_back(tables[layerTable[static_cast<size_t>(i)]]);
+
+    auto embeds = language_.embed(ids);
+    const auto imageMask = ids == config().imageToken;
+    const int64_t imageTokens = imageMask.sum().item<int64_t>();
+    if (imageTokens > 0) {
+        if (!req.pixelValues.defined())
+            throw ModelError("input_ids has image tokens but no pixel_values were given");
+        r.imageEmbeds = encodeImages(req.pixelValues, req.imageGridThw, traceVision ? &r.vision : nullptr);
+        if (r.imageEmbeds.size(0) != imageTokens)
+            throw ModelError("image features (" + std::to_string(r.imageEmbeds.size(0)) + ") and image tokens ("
+                             + std::to_string(imageTokens) + ") do not match");
+        const auto where = imageMask.nonzero().flatten().to(device_);
+        embeds = embeds.index_copy(0, where, r.imageEmbeds);
+    }
+    r.inputsEmbeds = embeds;
+
+    const int64_t L = ids.numel();
+    std::vector<LayerRotary> rotary;
+    std::vector<LayerRotary> distinctRotary;
+    for (const auto& t : tables)
+        distinctRotary.push_back(rotaryFor(t, 0, L));
+    for (int i = 0; i < layers; ++i)
+        rotary.push_back(distinctRotary[layerTable[static_cast<size_t>(i)]]);
+
+    torch::NoGradGuard noGrad;
+    KvCache cache;
+    r.prefill = language_.forward(embeds, rotary, req.generate > 0 ? &cache : nullptr, req.capture);
+
+    std::vector<int64_t> generated;
+    std::vector<torch::Tensor> stepLogits;
+    auto last = r.prefill.logits[L - 1];
+    for (int step = 0; step < req.generate; ++step) {
+        stepLogits.push_back(last);
+        const int64_t next = last.argmax().item<int64_t>();
+        generated.push_back(next);
+        if (step + 1 == req.generate)
+            break;
+        std::vector<LayerRotary> stepRotary;
+        std::vector<LayerRotary> stepDistinct;
+        for (const auto& t : tables)
+            stepDistinct.push_back(rotaryFor(t, t.size(), 1, step));
+        for (int i = 0; i < layers; ++i)
+            stepRotary.push_back(stepDistinct[layerTable[static_cast<size_t>(i)]]);
+        const auto out = language_.forward(language_.embed(torch::tensor({next})), stepRotary, &cache, {});
+        last = out.logits[0];
+    }
+    r.generatedIds = torch::tensor(generated, torch::kInt64);
+    if (!stepLogits.empty())
+        r.generatedLogits = torch::stack(stepLogits, 0);
+    return r;
+}
+
+} // namespace ropescope::model

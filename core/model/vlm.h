@@ -1,0 +1,62 @@
+#pragma once
+#include "geometry/age.h"
+#include "geometry/position_table.h"
+#include "geometry/scheme.h"
+#include "language_model.h"
+#include "token_layout.h"
+#include "vision_tower.h"
+
+#include <torch/torch.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace ropescope::model {
+
+struct ForwardRequest {
+    torch::Tensor inputIds;        // [L] int64
+    torch::Tensor pixelValues;     // [N, patch_dim] (optional)
+    torch::Tensor imageGridThw;    // [images, 3]
+    geometry::SchemeParams scheme; // kind and scheme parameters; rotary settings come from the model
+    std::optional<geometry::AgeSchedule> age;
+    DecoderCapture capture;
+    int generate = 0;              // greedy tokens after the prompt
+};
+
+struct ForwardResult {
+    geometry::Layout layout;
+    std::vector<geometry::PositionTable> layerTables; // per decoder layer (shared where the scheme is)
+    torch::Tensor imageEmbeds;
+    torch::Tensor inputsEmbeds;
+    DecoderOutput prefill;
+    torch::Tensor generatedIds;    // [generate]
+    torch::Tensor generatedLogits; // [generate, vocab]
+    VisionTrace vision;
+};
+
+// A Qwen2-VL / Qwen2.5-VL model whose decoder takes its positions from core/geometry: every layer gets
+// the PositionTable of its scheme (or of AGE's choice for that layer), exactly the table `ropescope
+// positions` prints for the same layout. Vision embeddings are cached per pixel content and grid, so
+// changing the scheme or the question re-runs only the decoder.
+class Vlm {
+public:
+    explicit Vlm(const QString& dir, torch::Device device = torch::kCPU);
+
+    const ModelConfig& config() const { return checkpoint_.config(); }
+    ForwardResult run(const ForwardRequest& request, bool traceVision = false);
+    // The scheme as the model runs it: its rotary theta, head_dim and mrope_section.
+    geometry::SchemeParams modelScheme(const geometry::SchemeParams& requested) const;
+    torch::Tensor encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr);
+
+private:
+    LayerRotary rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset = 0) const;
+
+    Checkpoint checkpoint_;
+    torch::Device device_;
+    VisionTower vision_;
+    LanguageModel language_;
+    std::map<std::string, torch::Tensor> visionCache_;
+};
+
+} // namespace ropescope::model

@@ -1,0 +1,18 @@
+#pragma once
+#include <torch/torch.h>
+
+namespace ropescope::kernels {
+
+// Rotary tables for any number of position components: angle_j = p[c(j)] * inv_freq_j for j < d/2,
+// duplicated over the NeoX halves (i, i + d/2). positions [L, C], invFreq [d/2] (float32),
+// component [d/2] (int64: which position component drives frequency j). Returns cos, sin as [L, d].
+std::pair<torch::Tensor, torch::Tensor> rotaryTables(const torch::Tensor& positions, const torch::Tensor& invFreq,
+                                                     const torch::Tensor& component);
+
+// x [..., L, d] rotated by cos/sin [L, d] with NeoX rotate_half pairing.
+torch::Tensor applyRotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
+
+// inv_freq_j = theta^(-2j/d) computed as Hugging Face does (float32), so angles match bit for bit.
+torch::Tensor inverseFrequencies(double theta, int64_t dim);
+
+} // namespace ropescope::kernels

@@ -26,6 +26,7 @@ const char* kUsage =
     "  ptd         print PTD (Circle-RoPE eq. 1), per-block values, crowding; --paper-table1\n"
     "  render      render the cone view to a PNG (no display needed)\n"
     "  batch       run a JSON job of figures, tables and sweeps (no display needed)\n"
+    "  forward     run a Qwen2-VL / Qwen2.5-VL checkpoint on given tensors under any scheme\n"
     "  bench       timings: bench geometry [--json]\n"
     "\n"
     "Run 'ropescope <command> --help' for its options.\n";
@@ -69,6 +70,7 @@ int main(int argc, char** argv)
         {"bench", runBench},
         {"render", runRender},
         {"batch", runBatch},
+        {"forward", runForward},
     };
 
     const QString command = args.at(1);

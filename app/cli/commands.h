@@ -10,5 +10,6 @@ int runPtd(const QStringList& args);
 int runBench(const QStringList& args);
 int runRender(const QStringList& args);
 int runBatch(const QStringList& args);
+int runForward(const QStringList& args);
 
 } // namespace ropescope::cli

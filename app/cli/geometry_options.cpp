@@ -109,20 +109,12 @@ void addGeometryOptions(QCommandLineParser& parser)
     });
 }
 
-GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
-{
-    GeometryRequest req;
-    if (!parser.isSet("scheme"))
-        throw UsageError("--scheme is required (hard, unordered, mrope, compact, circle, vrope)");
-    if (!parser.isSet("layout"))
-        throw UsageError("--layout is required, e.g. --layout text:4,image:8x8,text:6");
-    const auto kind = schemeFromName(str(parser.value("scheme")));
-    if (!kind)
-        throw UsageError(str("--scheme: unknown scheme '" + parser.value("scheme")
-                             + "' (expected hard, unordered, mrope, compact, circle, vrope)"));
-    SchemeParams& p = req.params;
-    p.kind = *kind;
+namespace {
 
+SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind)
+{
+    SchemeParams p;
+    p.kind = kind;
     if (parser.isSet("alpha"))
         p.circle.alpha = parseNumber(parser, "alpha");
     if (parser.isSet("radius"))
@@ -166,10 +158,45 @@ GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
         p.temporal.secondPerGrid = parseNumber(parser, "second-per-grid");
     if (parser.isSet("tokens-per-second"))
         p.temporal.tokensPerSecond = parseNumber(parser, "tokens-per-second");
+    return p;
+}
 
+SchemeKind schemeKind(const QCommandLineParser& parser)
+{
+    const auto kind = schemeFromName(str(parser.value("scheme")));
+    if (!kind)
+        throw UsageError(str("--scheme: unknown scheme '" + parser.value("scheme")
+                             + "' (expected hard, unordered, mrope, compact, circle, vrope)"));
+    return *kind;
+}
+
+} // namespace
+
+SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind defaultScheme, int layers)
+{
+    SchemeRequest req;
+    req.params = parseSchemeParams(parser, parser.isSet("scheme") ? schemeKind(parser) : defaultScheme);
+    try {
+        validate(req.params);
+        if (parser.isSet("age"))
+            req.age = parseAgeSchedule(str(parser.value("age")), parser.isSet("layers") ? parseInteger(parser, "layers") : layers);
+    } catch (const InvalidInput& e) {
+        throw UsageError(e.what());
+    }
+    return req;
+}
+
+GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
+{
+    GeometryRequest req;
+    if (!parser.isSet("scheme"))
+        throw UsageError("--scheme is required (hard, unordered, mrope, compact, circle, vrope)");
+    if (!parser.isSet("layout"))
+        throw UsageError("--layout is required, e.g. --layout text:4,image:8x8,text:6");
+    req.params = parseSchemeParams(parser, schemeKind(parser));
     try {
         req.layout = parseLayout(str(parser.value("layout")));
-        validate(p);
+        validate(req.params);
         if (parser.isSet("age")) {
             const int layers = parser.isSet("layers") ? parseInteger(parser, "layers") : 36;
             req.age = parseAgeSchedule(str(parser.value("age")), layers);

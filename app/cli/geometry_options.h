@@ -27,6 +27,14 @@ void addGeometryOptions(QCommandLineParser& parser);
 // Reads and validates the flags; throws UsageError with a one-line message naming the bad flag.
 GeometryRequest parseGeometryOptions(const QCommandLineParser& parser);
 
+// The scheme flags alone (no layout), for commands whose layout comes from elsewhere (a model's tokens).
+// `defaultScheme` applies when --scheme is absent; `layers` sizes an AGE schedule when --layers is absent.
+struct SchemeRequest {
+    geometry::SchemeParams params;
+    std::optional<geometry::AgeSchedule> age;
+};
+SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, geometry::SchemeKind defaultScheme, int layers);
+
 // Parses a number given to `flag`; throws UsageError naming the flag.
 double parseNumber(const QCommandLineParser& parser, const QString& flag);
 int parseInteger(const QCommandLineParser& parser, const QString& flag);

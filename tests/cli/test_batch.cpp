@@ -56,7 +56,7 @@ const char* kJob = R"({
 
 class TestBatch : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void runsItemsAndReportsBadOnes()
     {
         QTemporaryDir dir;

@@ -18,7 +18,7 @@ static Run ropescope(const QStringList& args)
 
 class TestCli : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void positionsCsvToStdout()
     {
         const Run r = ropescope({"positions", "--scheme", "mrope", "--layout", "text:2,image:2x3,text:2"});

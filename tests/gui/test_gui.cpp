@@ -24,7 +24,7 @@ using ropescope::gui::MainWindow;
 
 class TestGui : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void firstLaunchShowsTheDefaultCone()
     {
         QTemporaryDir dir;

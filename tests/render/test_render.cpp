@@ -56,7 +56,7 @@ constexpr double kMaxError = 4.0;
 
 class TestRender : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void matchesBaseline_data()
     {
         QTest::addColumn<QString>("name");

@@ -10,7 +10,7 @@ using namespace ropescope::geometry;
 
 class TestAgeFrequency : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void officialStrategiesAt36Layers()
     {
         QCOMPARE(QString::fromStdString(parseAgeSchedule("strategy_1", 36).pattern()), QString(36, 'C'));

@@ -34,7 +34,7 @@ Eigen::Vector3d offsetWht(const PositionTable& t, int token, double centre)
 
 class TestCircle : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     // Values from tests/data/circle/make_reference.py: the paper's Appendix C pseudocode and the official
     // code's get_rope_index semantics, computed independently in Python.
     void matchesReference_data()

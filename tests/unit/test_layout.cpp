@@ -8,7 +8,7 @@ using namespace ropescope::geometry;
 
 class TestLayout : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void parsesSegments()
     {
         const Layout l = parseLayout("text:4, image:3x5 ,video:2x3x4,text:1");

@@ -19,7 +19,7 @@ PositionTable build(SchemeKind kind, const std::string& layout, SchemeParams p =
 
 class TestMetrics : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void paperTable1()
     {
         const std::vector<Table1Row> rows = ropescope::geometry::paperTable1();

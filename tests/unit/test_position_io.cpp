@@ -14,7 +14,7 @@ using namespace ropescope::geometry;
 
 class TestPositionIo : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void numbersRoundTrip()
     {
         QCOMPARE(io::formatNumber(3.0), QByteArray("3"));

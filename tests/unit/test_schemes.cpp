@@ -16,7 +16,7 @@ PositionTable build(SchemeKind kind, const char* layout, SchemeParams p = {})
 
 class TestSchemes : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void hardFlattensEverything()
     {
         QVERIFY(positionsEqual(build(SchemeKind::Hard, "text:2,image:2x2,text:1"), {{0}, {1}, {2}, {3}, {4}, {5}, {6}}));

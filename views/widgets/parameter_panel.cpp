@@ -272,7 +272,7 @@ void ParameterPanel::emitEdited()
     if (updating_)
         return;
     updateEnabled();
-    emit stateEdited(state());
+    Q_EMIT stateEdited(state());
 }
 
 void ParameterPanel::updateEnabled()

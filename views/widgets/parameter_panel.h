@@ -30,7 +30,7 @@ public:
     QComboBox* schemeBox() const { return scheme_; }
     QLineEdit* layoutEdit() const { return layout_; }
 
-signals:
+Q_SIGNALS:
     void stateEdited(const session::ExplorerState& state);
     void loadImageRequested();
 

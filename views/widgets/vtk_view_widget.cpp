@@ -64,7 +64,7 @@ VtkViewWidget::VtkViewWidget(QWidget* parent) : QOpenGLWidget(parent)
     onRender->SetCallback([](vtkObject*, unsigned long, void* client, void*) {
         auto* self = static_cast<VtkViewWidget*>(client);
         self->update();
-        emit self->cameraChanged();
+        Q_EMIT self->cameraChanged();
     });
     interactor_->AddObserver(vtkCommand::RenderEvent, onRender);
 }
@@ -100,7 +100,7 @@ void VtkViewWidget::resizeGL(int w, int h)
     const int pw = static_cast<int>(w * ratio), ph = static_cast<int>(h * ratio);
     window_->SetSize(pw, ph);
     interactor_->UpdateSize(pw, ph);
-    emit resized();
+    Q_EMIT resized();
 }
 
 void VtkViewWidget::paintGL()
@@ -162,7 +162,7 @@ void VtkViewWidget::mouseReleaseEvent(QMouseEvent* event)
         forwardMouse(event, vtkCommand::LeftButtonReleaseEvent);
         if (!dragged_) {
             const double ratio = devicePixelRatioF();
-            emit clicked(event->position().x() * ratio, (height() - event->position().y()) * ratio);
+            Q_EMIT clicked(event->position().x() * ratio, (height() - event->position().y()) * ratio);
         }
         break;
     case Qt::MiddleButton: forwardMouse(event, vtkCommand::MiddleButtonReleaseEvent); break;

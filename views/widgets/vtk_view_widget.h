@@ -25,7 +25,7 @@ public:
 
     static void setDefaultSurfaceFormat();
 
-signals:
+Q_SIGNALS:
     // A left click that did not drag, in VTK display coordinates (pixels, origin bottom left).
     void clicked(double x, double y);
     // The camera moved through mouse interaction.

@@ -1,0 +1,109 @@
+// `ropescope forward`: the model on pre-tokenized, pre-processed inputs (the fixtures' tensor names),
+// writing the tensors a reference implementation can be checked against.
+#include "cli_error.h"
+#include "commands.h"
+#include "geometry_options.h"
+#include "model/tensor_io.h"
+#include "model/vlm.h"
+#include "output.h"
+
+#include <cmath>
+
+namespace ropescope::cli {
+
+namespace {
+
+torch::Device parseDevice(const QCommandLineParser& parser)
+{
+    const QString device = parser.value("device");
+    if (device.isEmpty() || device == "cpu")
+        return torch::kCPU;
+    if (device != "cuda")
+        throw UsageError("--device: expected cpu or cuda, got '" + device.toStdString() + "'");
+    if (!torch::cuda::is_available())
+        throw Failure("--device cuda: this LibTorch build has no CUDA or no GPU is visible");
+    return torch::kCUDA;
+}
+
+// Positions as the model used them: int64 where every value is whole (as Hugging Face writes
+// position_ids), float32 for schemes with fractional positions (Circle-RoPE).
+torch::Tensor positionTensor(const geometry::PositionTable& t)
+{
+    const auto p = torch::from_blob(const_cast<double*>(t.positions.data()), {t.components(), t.size()}, torch::kFloat64).clone();
+    const bool whole = (p - p.round()).abs().max().item<double>() == 0.0;
+    return (whole ? p.to(torch::kInt64) : p.to(torch::kFloat32)).unsqueeze(1);
+}
+
+} // namespace
+
+int runForward(const QStringList& args)
+{
+    QCommandLineParser parser;
+    addGeometryOptions(parser);
+    parser.addOptions({
+        {"model", "Model folder (config.json, *.safetensors).", "DIR"},
+        {"inputs", "input_ids, pixel_values, image_grid_thw (safetensors).", "IN"},
+        {"output", "Where to write the outputs (safetensors).", "OUT"},
+        {"generate", "Greedy tokens to generate after the prompt (default 5).", "N"},
+        {"device", "cpu (default) or cuda.", "D"},
+    });
+    parseOrThrow(parser, args);
+    for (const char* required : {"model", "inputs", "output"})
+        if (!parser.isSet(required))
+            throw UsageError(std::string("--") + required + " is required");
+    if (parser.isSet("layout"))
+        throw UsageError("--layout: forward derives the layout from input_ids and image_grid_thw");
+    const int generate = parser.isSet("generate") ? parseInteger(parser, "generate") : 5;
+    if (generate < 0 || generate > 4096)
+        throw UsageError("--generate: expected 0 to 4096");
+    const torch::Device device = parseDevice(parser);
+
+    try {
+        model::Vlm vlm(parser.value("model"), device);
+        const SchemeRequest scheme = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, vlm.config().text.layers);
+        const model::SafeTensors inputs = model::SafeTensors::open(parser.value("inputs"));
+        model::ForwardRequest req;
+        req.inputIds = model::toTorch(inputs, "input_ids");
+        if (req.inputIds.dim() == 2 && req.inputIds.size(0) != 1)
+            throw UsageError("input_ids: one sequence at a time (batch size 1)");
+        req.inputIds = req.inputIds.flatten();
+        if (inputs.find("pixel_values")) {
+            req.pixelValues = model::toTorch(inputs, "pixel_values");
+            req.imageGridThw = model::toTorch(inputs, "image_grid_thw");
+        }
+        req.scheme = scheme.params;
+        req.age = scheme.age;
+        for (int i = 0; i < vlm.config().text.layers; ++i)
+            req.capture.layers.push_back(i); // the full L x L maps: forward is the explicit request for them
+        req.generate = generate;
+        const model::ForwardResult r = vlm.run(req);
+
+        const auto& table = r.layerTables.front();
+        model::SafeTensorsWriter out;
+        out.setMetadata("format", "pt");
+        out.setMetadata("scheme", table.scheme);
+        out.setMetadata("layout", table.layout.toString());
+        const auto positions = positionTensor(table);
+        model::addTensor(out, "position_ids", positions);
+        const double delta = table.positions.maxCoeff() + 1 - table.size();
+        model::addTensor(out, "rope_deltas",
+                         positions.scalar_type() == torch::kInt64 ? torch::full({1, 1}, static_cast<int64_t>(std::llround(delta)))
+                                                                    : torch::full({1, 1}, static_cast<float>(delta)));
+        if (r.imageEmbeds.defined())
+            model::addTensor(out, "image_embeds", r.imageEmbeds);
+        model::addTensor(out, "logits", r.prefill.logits.unsqueeze(0));
+        model::addTensor(out, "attentions", torch::stack(r.prefill.attentions, 0).unsqueeze(1));
+        if (generate > 0) {
+            model::addTensor(out, "generated_ids", r.generatedIds.unsqueeze(0));
+            model::addTensor(out, "generated_logits", r.generatedLogits.unsqueeze(0));
+        }
+        writeOutput(parser.value("output"), out.bytes());
+    } catch (const model::ModelError& e) {
+        throw Failure(e.what());
+    } catch (const c10::Error& e) {
+        throw Failure(std::string("LibTorch: ") + e.what_without_backtrace());
+    }
+    return 0;
+}
+
+} // namespace ropescope::cli

@@ -1,0 +1,138 @@
+// `ropescope forward` from the command line: outputs against the transformers fixtures, the positions it
+// used against `ropescope positions`, and its errors.
+#include "../cli/run_ropescope.h"
+#include "../unit/csv_table.h"
+#include "model/tensor_io.h"
+
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace ropescope::model;
+
+namespace {
+
+QString fixture(const QString& path)
+{
+    return QString(ROPESCOPE_TEST_DATA) + "/fixtures/" + path;
+}
+
+double maxAbs(const torch::Tensor& a, const torch::Tensor& b)
+{
+    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
+}
+
+} // namespace
+
+class TestForwardCli : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void matchesFixtures_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("qwen2vl") << "qwen2vl-tiny";
+        QTest::newRow("qwen25vl") << "qwen25vl-tiny";
+    }
+    void matchesFixtures()
+    {
+        QFETCH(QString, model);
+        QTemporaryDir dir;
+        const QString out = dir.filePath("out.safetensors");
+        const auto r = runRopescope({"forward", "--model", fixture(model), "--inputs", fixture(model + "/inputs_multi.safetensors"),
+                                     "--output", out});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const SafeTensors got = SafeTensors::open(out);
+        const SafeTensors want = SafeTensors::open(fixture(model + "/expected_multi.safetensors"));
+        QVERIFY(torch::equal(toTorch(got, "position_ids"), toTorch(want, "position_ids")));
+        QVERIFY(torch::equal(toTorch(got, "rope_deltas"), toTorch(want, "rope_deltas")));
+        QVERIFY(torch::equal(toTorch(got, "generated_ids"), toTorch(want, "generated_ids")));
+        QVERIFY(maxAbs(toTorch(got, "logits"), toTorch(want, "logits")) < 1e-4);
+        QVERIFY(maxAbs(toTorch(got, "image_embeds"), toTorch(want, "image_embeds")) < 1e-4);
+        QVERIFY(maxAbs(toTorch(got, "attentions"), toTorch(want, "attentions")) < 1e-5);
+        QVERIFY(maxAbs(toTorch(got, "generated_logits"), toTorch(want, "generated_logits")) < 1e-4);
+    }
+
+    // The positions the model used are the table `ropescope positions` prints for the same layout.
+    void schemeInjectionUsesThePrintedTable_data()
+    {
+        QTest::addColumn<QStringList>("scheme");
+        QTest::newRow("circle") << QStringList{"--scheme", "circle", "--alpha", "0.3", "--radius", "auto-2"};
+        QTest::newRow("vrope") << QStringList{"--scheme", "vrope"};
+        QTest::newRow("hard") << QStringList{"--scheme", "hard"};
+    }
+    void schemeInjectionUsesThePrintedTable()
+    {
+        QFETCH(QStringList, scheme);
+        QTemporaryDir dir;
+        const QString out = dir.filePath("out.safetensors");
+        const auto r = runRopescope(QStringList{"forward", "--model", fixture("qwen2vl-tiny"), "--inputs",
+                                                fixture("qwen2vl-tiny/inputs_multi.safetensors"), "--output", out, "--generate", "0"}
+                                    + scheme);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const SafeTensors got = SafeTensors::open(out);
+        const std::string layout = got.metadata().at("layout");
+        // 2 text, <vs>, img0 2x3, <ve>, 3 text, <vs>, img1 3x5, <ve>, 2 text
+        QCOMPARE(QString::fromStdString(layout), QString("text:3,image:2x3,text:5,image:3x5,text:3"));
+        const auto used = toTorch(got, "position_ids").squeeze(1).to(torch::kFloat64); // [C, L]
+        const auto printed = runRopescope(QStringList{"positions", "--layout", QString::fromStdString(layout)} + scheme);
+        QCOMPARE(printed.exitCode, 0);
+        const CsvTable csv = CsvTable::fromText(printed.out);
+        QCOMPARE(csv.rows.size(), static_cast<int>(used.size(1)));
+        for (int i = 0; i < csv.rows.size(); ++i)
+            for (int c = 0; c < used.size(0); ++c)
+                QVERIFY2(std::abs(csv.rows[i][6 + c].toDouble() - used[c][i].item<double>()) < 1e-5,
+                         qPrintable(QString("token %1 component %2").arg(i).arg(c)));
+        QVERIFY(!got.find("generated_ids"));
+    }
+
+    void errorsNameTheProblem()
+    {
+        QTemporaryDir dir;
+        // A model folder whose weights lack a tensor.
+        const QString broken = dir.filePath("broken");
+        QDir().mkpath(broken);
+        QFile::copy(fixture("qwen2vl-tiny/config.json"), broken + "/config.json");
+        SafeTensorsWriter w;
+        const float one = 1;
+        w.add("model.norm.weight", DType::F32, {1}, &one, sizeof one);
+        QFile f(broken + "/model.safetensors");
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(w.bytes());
+        f.close();
+        const QString out = dir.filePath("out.safetensors");
+        const QString inputs = fixture("qwen2vl-tiny/inputs.safetensors");
+        auto r = runRopescope({"forward", "--model", broken, "--inputs", inputs, "--output", out});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("missing tensor 'visual.patch_embed.proj.weight'"), r.err.constData());
+        QVERIFY(!QFile::exists(out));
+
+        // A wrong shape names expected and found.
+        SafeTensorsWriter w2;
+        const float patch[4] = {};
+        w2.add("visual.patch_embed.proj.weight", DType::F32, {2, 2}, patch, sizeof patch);
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(w2.bytes());
+        f.close();
+        r = runRopescope({"forward", "--model", broken, "--inputs", inputs, "--output", out});
+        QVERIFY2(r.err.contains("has shape [2,2], expected [32,3,2,14,14]"), r.err.constData());
+
+        // A truncated file.
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write("\x10\0\0\0", 4);
+        f.close();
+        r = runRopescope({"forward", "--model", broken, "--inputs", inputs, "--output", out});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("truncated"), r.err.constData());
+
+        // Flags.
+        QCOMPARE(runRopescope({"forward", "--model", fixture("qwen2vl-tiny"), "--inputs", inputs}).exitCode, 2);
+        r = runRopescope({"forward", "--model", fixture("qwen2vl-tiny"), "--inputs", inputs, "--output", out, "--age", "strategy_4",
+                          "--layers", "5", "--scheme", "circle"});
+        QVERIFY2(r.err.contains("the schedule has 5 layers but the model has 2"), r.err.constData());
+        QVERIFY(!QFile::exists(out));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestForwardCli)
+#include "test_forward_cli.moc"

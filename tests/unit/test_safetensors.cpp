@@ -1,0 +1,136 @@
+#include "model/model_config.h"
+#include "model/safetensors.h"
+
+#include <QtTest>
+
+using namespace ropescope::model;
+
+namespace {
+
+// A file with the given header JSON and `dataBytes` bytes of data.
+QByteArray fileWith(const QByteArray& header, int dataBytes, uint64_t claimedHeader = 0)
+{
+    QByteArray out;
+    const uint64_t n = claimedHeader ? claimedHeader : static_cast<uint64_t>(header.size());
+    for (int i = 0; i < 8; ++i)
+        out.append(static_cast<char>((n >> (8 * i)) & 0xff));
+    out += header;
+    out += QByteArray(dataBytes, '\0');
+    return out;
+}
+
+} // namespace
+
+class TestSafetensors : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void roundTrip()
+    {
+        SafeTensorsWriter w;
+        const float a[6] = {1, 2, 3, 4, 5, 6};
+        const int64_t b[2] = {7, -8};
+        w.add("a", DType::F32, {2, 3}, a, sizeof a);
+        w.add("b", DType::I64, {2}, b, sizeof b);
+        w.setMetadata("format", "pt");
+        const SafeTensors st = SafeTensors::fromBytes(w.bytes());
+        QCOMPARE(st.tensors().size(), size_t(2));
+        const TensorInfo& ta = st.get("a");
+        QCOMPARE(ta.shape, (std::vector<int64_t>{2, 3}));
+        QCOMPARE(std::memcmp(st.data(ta), a, sizeof a), 0);
+        QCOMPARE(std::memcmp(st.data(st.get("b")), b, sizeof b), 0);
+        QCOMPARE(QString::fromStdString(st.metadata().at("format")), QString("pt"));
+        // The data section starts 8-byte aligned (the header is padded with spaces).
+        const QByteArray bytes = w.bytes();
+        uint64_t headerLength = 0;
+        for (int i = 7; i >= 0; --i)
+            headerLength = (headerLength << 8) | static_cast<uint8_t>(bytes[i]);
+        QCOMPARE((8 + headerLength) % 8, uint64_t(0));
+        QCOMPARE(bytes.size(), static_cast<qsizetype>(8 + headerLength + sizeof a + sizeof b));
+    }
+
+    void rejectsHostileFiles_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("empty") << QByteArray() << "truncated";
+        QTest::newRow("short") << QByteArray("abc") << "truncated";
+        QTest::newRow("huge header length") << fileWith("{}", 0, 0xffffffffffffull) << "header length";
+        QTest::newRow("header past end") << fileWith("{}", 0, 1000) << "header length";
+        QTest::newRow("not json") << fileWith("{not json", 0) << "not a JSON object";
+        QTest::newRow("json array") << fileWith("[1,2]", 0) << "not a JSON object";
+        QTest::newRow("bad dtype") << fileWith(R"({"x":{"dtype":"F13","shape":[1],"data_offsets":[0,4]}})", 4) << "unsupported dtype 'F13'";
+        QTest::newRow("offsets past end") << fileWith(R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8) << "outside the data section";
+        QTest::newRow("reversed offsets") << fileWith(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[8,4]}})", 8) << "outside the data section";
+        QTest::newRow("size mismatch") << fileWith(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8) << "bytes for shape";
+        QTest::newRow("shape overflow") << fileWith(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296,4294967296],"data_offsets":[0,8]}})", 8) << "too large";
+        QTest::newRow("negative dim") << fileWith(R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4) << "non-negative";
+        QTest::newRow("fractional offset") << fileWith(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0.5,1.5]}})", 4) << "outside";
+        QTest::newRow("overlap") << fileWith(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12) << "overlap";
+        QTest::newRow("missing offsets") << fileWith(R"({"x":{"dtype":"F32","shape":[2]}})", 8) << "data_offsets";
+        QTest::newRow("rank") << fileWith(R"({"x":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}})", 1) << "at most 16";
+        QTest::newRow("bad metadata") << fileWith(R"({"__metadata__":{"a":1}})", 0) << "__metadata__";
+    }
+    void rejectsHostileFiles()
+    {
+        QFETCH(QByteArray, bytes);
+        QFETCH(QString, mentions);
+        try {
+            SafeTensors::fromBytes(bytes, "evil.safetensors");
+            QFAIL("accepted");
+        } catch (const ModelError& e) {
+            QVERIFY2(QString(e.what()).startsWith("evil.safetensors") && QString(e.what()).contains(mentions), e.what());
+        }
+    }
+
+    void missingTensorIsNamed()
+    {
+        SafeTensorsWriter w;
+        const SafeTensors st = SafeTensors::fromBytes(w.bytes(), "m.safetensors");
+        QVERIFY_EXCEPTION_THROWN(st.get("model.norm.weight"), ModelError);
+        try {
+            st.get("model.norm.weight");
+        } catch (const ModelError& e) {
+            QVERIFY(QString(e.what()).contains("missing tensor 'model.norm.weight'"));
+        }
+    }
+
+    void configForms()
+    {
+        // Flat Hub form (rope_scaling.mrope_section) is what the fixtures use.
+        const ModelConfig flat = loadModelConfig(ROPESCOPE_TEST_DATA "/fixtures/qwen2vl-tiny/config.json");
+        QCOMPARE(flat.text.hidden, 64);
+        QCOMPARE(flat.text.mropeSection, (std::vector<int>{2, 3, 3}));
+        QCOMPARE(flat.vision.width, 32);
+        QCOMPARE(flat.vision.mlpHidden, 128);
+        const ModelConfig q25 = loadModelConfig(ROPESCOPE_TEST_DATA "/fixtures/qwen25vl-tiny/config.json");
+        QCOMPARE(q25.architecture, Architecture::Qwen25VL);
+        QCOMPARE(q25.vision.fullAttentionBlocks, (std::vector<int>{1}));
+        QCOMPARE(q25.vision.windowSize, 56);
+
+        // Newer nesting: text_config with rope_parameters, eos as a list.
+        const QByteArray nested = R"({"model_type":"qwen2_5_vl","eos_token_id":[7,8],
+            "text_config":{"hidden_size":64,"intermediate_size":128,"num_hidden_layers":2,"num_attention_heads":4,
+                           "num_key_value_heads":2,"vocab_size":256,"rope_parameters":{"rope_theta":5000,"mrope_section":[2,3,3]}},
+            "vision_config":{"depth":2,"hidden_size":32,"num_heads":2,"intermediate_size":64,"out_hidden_size":64}})";
+        const ModelConfig n = parseModelConfig(nested, "nested.json");
+        QCOMPARE(n.text.ropeTheta, 5000.0);
+        QCOMPARE(n.text.layers, 2);
+        QCOMPARE(n.eos, 7);
+
+        auto fails = [](const QByteArray& json, const char* mentions) {
+            try {
+                parseModelConfig(json, "c.json");
+            } catch (const ModelError& e) {
+                return QString(e.what()).contains(mentions);
+            }
+            return false;
+        };
+        QVERIFY(fails(R"({"model_type":"llama"})", "unknown architecture 'llama'"));
+        QVERIFY(fails("[]", "not a JSON object"));
+        QVERIFY(fails(R"({"model_type":"qwen2_vl","hidden_size":"big"})", "'hidden_size'"));
+        QVERIFY(fails(R"({"model_type":"qwen2_vl","rope_scaling":{"mrope_section":[1,1]}})", "mrope_section"));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestSafetensors)
+#include "test_safetensors.moc"

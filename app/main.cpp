@@ -27,6 +27,7 @@ const char* kUsage =
     "  render      render the cone view to a PNG (no display needed)\n"
     "  batch       run a JSON job of figures, tables and sweeps (no display needed)\n"
     "  forward     run a Qwen2-VL / Qwen2.5-VL checkpoint on given tensors under any scheme\n"
+    "  tokenize    encode text with a model's tokenizer.json (JSON arrays of ids)\n"
     "  bench       timings: bench geometry [--json]\n"
     "\n"
     "Run 'ropescope <command> --help' for its options.\n";
@@ -71,6 +72,7 @@ int main(int argc, char** argv)
         {"render", runRender},
         {"batch", runBatch},
         {"forward", runForward},
+        {"tokenize", runTokenize},
     };
 
     const QString command = args.at(1);

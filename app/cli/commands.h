@@ -11,5 +11,6 @@ int runBench(const QStringList& args);
 int runRender(const QStringList& args);
 int runBatch(const QStringList& args);
 int runForward(const QStringList& args);
+int runTokenize(const QStringList& args);
 
 } // namespace ropescope::cli

@@ -1,0 +1,62 @@
+#pragma once
+#include "safetensors.h"
+
+#include <QByteArray>
+#include <QString>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ropescope::model {
+
+// A Hugging Face tokenizer.json: byte-level BPE (Qwen2's pre-tokenizer regex run by PCRE2 with UTF+UCP,
+// NFC normalisation) or WordLevel, with added/special tokens split out first. Parsing is bounds-checked:
+// ids out of range, merges of unknown tokens, oversized vocabularies and malformed JSON are errors.
+class Tokenizer {
+public:
+    static Tokenizer load(const QString& path);
+    static Tokenizer fromJson(const QByteArray& json, const QString& name);
+
+    std::vector<int64_t> encode(const QString& text) const;
+    // Text of the ids; special tokens are kept unless skipSpecial.
+    QString decode(const std::vector<int64_t>& ids, bool skipSpecial = false) const;
+    std::optional<int64_t> tokenId(const std::string& token) const;
+    int64_t vocabSize() const { return static_cast<int64_t>(idToToken_.size()); }
+
+    Tokenizer(Tokenizer&&) noexcept;
+    Tokenizer& operator=(Tokenizer&&) noexcept;
+    ~Tokenizer();
+
+private:
+    Tokenizer();
+    struct AddedToken {
+        std::string content;
+        int64_t id = 0;
+        bool special = false;
+    };
+    struct Regex;
+
+    void encodePiece(const std::string& piece, std::vector<int64_t>& out) const;
+    void bpe(const std::string& word, std::vector<int64_t>& out) const;
+
+    enum class Model { Bpe, WordLevel } model_ = Model::Bpe;
+    bool nfc_ = false, lowercase_ = false, byteLevel_ = false;
+    std::unique_ptr<Regex> split_;     // Split pre-tokenizer (Isolated)
+    bool whitespaceSplit_ = false;     // WhitespaceSplit / Whitespace pre-tokenizers
+    std::unordered_map<std::string, int64_t> vocab_;
+    std::unordered_map<std::string, int> mergeRanks_; // "left right" -> rank
+    std::vector<std::string> idToToken_;
+    std::vector<AddedToken> added_;
+    std::vector<bool> isSpecial_;
+    std::optional<int64_t> unk_;
+    mutable std::unordered_map<std::string, std::vector<int64_t>> cache_;
+};
+
+// The Qwen2-VL chat prompt for one user turn with `images` images (each as <|vision_start|>
+// <|image_pad|> x tokens <|vision_end|>, tokens per image given), then the assistant header.
+QString qwenChatPrompt(const QString& question, const std::vector<int>& imageTokens);
+
+} // namespace ropescope::model

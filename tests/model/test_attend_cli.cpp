@@ -1,0 +1,121 @@
+// `ropescope attend` end to end on the tiny Qwen2-VL fixture weights with a small WordLevel tokenizer:
+// files written, shapes, probabilities, positions equal to `ropescope positions`, errors.
+#include "../cli/run_ropescope.h"
+#include "../unit/csv_table.h"
+#include "model/tensor_io.h"
+
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace ropescope::model;
+
+class TestAttendCli : public QObject {
+    Q_OBJECT
+private:
+    QTemporaryDir dir_;
+    QString model_, image_;
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        model_ = dir_.filePath("model");
+        QDir().mkpath(model_);
+        const QString fixture = ROPESCOPE_TEST_DATA "/fixtures/qwen2vl-tiny/";
+        QVERIFY(QFile::copy(fixture + "config.json", model_ + "/config.json"));
+        QVERIFY(QFile::copy(fixture + "model.safetensors", model_ + "/model.safetensors"));
+        QVERIFY(QFile::copy(ROPESCOPE_TEST_DATA "/attend/tokenizer.json", model_ + "/tokenizer.json"));
+        // 90x60 -> smart_resize 84x56 -> 4x6 patches -> a 2x3 merged grid.
+        QImage image(90, 60, QImage::Format_RGB888);
+        for (int y = 0; y < 60; ++y)
+            for (int x = 0; x < 90; ++x)
+                image.setPixelColor(x, y, QColor(x * 255 / 90, y * 255 / 60, 128));
+        image_ = dir_.filePath("gradient.png");
+        QVERIFY(image.save(image_));
+    }
+
+    void writesEverything()
+    {
+        const QString out = dir_.filePath("out");
+        const auto r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "What colour is the circle?",
+                                     "--output", out, "--max-new-tokens", "4"},
+                                    false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY(QFile::exists(out + "/answer.txt"));
+        const QImage heat(out + "/heatmap.png");
+        QCOMPARE(heat.size(), QSize(84, 56));
+        QVERIFY(heat.text("ropescope").contains("\"layout\""));
+
+        QFile s(out + "/summary.json");
+        QVERIFY(s.open(QIODevice::ReadOnly));
+        const QJsonObject summary = QJsonDocument::fromJson(s.readAll()).object();
+        QCOMPARE(summary["layout"].toString(), QString("text:1,image:2x3,text:6")); // <vs> | 6 pads | <ve> + 5 words
+        QCOMPARE(summary["untrained_scheme"].toBool(), false);
+        const QJsonArray layers = summary["per_layer"].toArray();
+        QCOMPARE(layers.size(), 2);
+        for (const QJsonValue& l : layers) {
+            const double mass = l.toObject()["image_mass"].toDouble();
+            QVERIFY(mass > 0 && mass <= 1);
+            QVERIFY(l.toObject()["normalized_entropy"].toDouble() <= 1.0 + 1e-9);
+        }
+
+        const SafeTensors t = SafeTensors::open(out + "/attention.safetensors");
+        const auto attention = toTorch(t, "attention");
+        QCOMPARE(attention.sizes(), (c10::IntArrayRef{2, 4, 6, 6})); // layers, heads, 6 query tokens, 6 image tokens
+        QVERIFY((attention.sum(-1) <= 1 + 1e-5).all().item<bool>());
+        QVERIFY(torch::equal(toTorch(t, "image_tokens"), torch::arange(1, 7)));
+        // Captured mass matches the summary.
+        QVERIFY(std::abs(attention[0].sum(-1).mean().item<double>() - layers[0].toObject()["image_mass"].toDouble()) < 1e-5);
+
+        const auto printed = runRopescope({"positions", "--scheme", "mrope", "--layout", "text:1,image:2x3,text:6"});
+        QFile csv(out + "/positions.csv");
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QCOMPARE(csv.readAll(), printed.out);
+    }
+
+    void flagsUntrainedSchemes()
+    {
+        const QString out = dir_.filePath("circle");
+        const auto r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "where is the square?", "--output",
+                                     out, "--scheme", "circle", "--age", "strategy_4", "--capture-layers", "1", "--head", "0"},
+                                    false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QFile s(out + "/summary.json");
+        QVERIFY(s.open(QIODevice::ReadOnly));
+        const QJsonObject summary = QJsonDocument::fromJson(s.readAll()).object();
+        QCOMPARE(summary["untrained_scheme"].toBool(), true);
+        QCOMPARE(summary["age"].toString(), QString("CM"));
+        QCOMPARE(summary["per_layer"].toArray().size(), 1);
+        QCOMPARE(summary["per_layer"].toArray()[0].toObject()["scheme"].toString(), QString("mrope")); // layer 1 under strategy_4
+    }
+
+    void errors()
+    {
+        QFile bad(dir_.filePath("broken.png"));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("\x89PNG\r\n\x1a\nnot really");
+        bad.close();
+        auto r = runRopescope({"attend", "--model", model_, "--image", dir_.filePath("broken.png"), "--question", "what", "--output",
+                               dir_.filePath("x")},
+                              false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("broken.png"), r.err.constData());
+        QVERIFY(!QDir(dir_.filePath("x")).exists());
+        r = runRopescope({"attend", "--model", model_, "--image", image_, "--output", dir_.filePath("x")}, false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("--question is required"));
+        r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "what", "--output", dir_.filePath("x"),
+                          "--capture-layers", "7"},
+                         false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY(r.err.contains("--capture-layers"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAttendCli)
+#include "test_attend_cli.moc"

@@ -22,7 +22,8 @@ torch::Tensor applyRotary(const torch::Tensor& x, const torch::Tensor& cos, cons
     const int64_t half = x.size(-1) / 2;
     const auto x1 = x.narrow(-1, 0, half);
     const auto x2 = x.narrow(-1, half, half);
-    return x * cos + torch::cat({-x2, x1}, -1) * sin;
+    // Tables are float32; a bf16 model rotates in its own dtype (as Hugging Face casts cos/sin).
+    return x * cos.to(x.scalar_type()) + torch::cat({-x2, x1}, -1) * sin.to(x.scalar_type());
 }
 
 } // namespace ropescope::kernels

@@ -4,6 +4,7 @@
 #include "geometry/scheme.h"
 #include "geometry_options.h"
 #include "output.h"
+#include "bench_model.h"
 #include "figure_options.h"
 #include "render/offscreen_view.h"
 #include "session/readouts.h"
@@ -211,21 +212,24 @@ int benchLive(const QCommandLineParser& parser)
 int runBench(const QStringList& args)
 {
     QCommandLineParser parser;
-    parser.addPositionalArgument("suite", "geometry or live");
+    parser.addPositionalArgument("suite", "geometry, live or model");
     parser.addOptions({
         {"json", "Print JSON rows (layout, stage, min_ms, median_ms) instead of a table."},
-        {"scheme", "Scheme to time (default circle).", "S"},
+        {"scheme", "Scheme to time (geometry; default circle).", "S"},
         {"output", "Write to this file (atomically) instead of standard output.", "F"},
     });
+    addBenchModelOptions(parser);
     parseOrThrow(parser, args, true);
     const QStringList suites = parser.positionalArguments();
     if (suites.size() != 1)
-        throw UsageError("expected one suite: ropescope bench geometry|live [--json]");
+        throw UsageError("expected one suite: ropescope bench geometry|live|model [--json]");
     if (suites.first() == "geometry")
         return benchGeometry(parser);
     if (suites.first() == "live")
         return benchLive(parser);
-    throw UsageError("unknown suite '" + suites.first().toStdString() + "' (available: geometry, live)");
+    if (suites.first() == "model")
+        return benchModel(parser);
+    throw UsageError("unknown suite '" + suites.first().toStdString() + "' (available: geometry, live, model)");
 }
 
 } // namespace ropescope::cli

@@ -79,6 +79,16 @@ Checkpoint Checkpoint::open(const QString& dirPath)
     return c;
 }
 
+Checkpoint Checkpoint::random(const QString& configPath, uint64_t seed)
+{
+    Checkpoint c;
+    c.dir_ = configPath;
+    c.config_ = loadModelConfig(configPath);
+    c.random_ = true;
+    c.seed_ = seed;
+    return c;
+}
+
 const std::pair<const SafeTensors*, const TensorInfo*> Checkpoint::locate(const std::string& name) const
 {
     for (const std::string& alias : aliases(name))
@@ -89,11 +99,23 @@ const std::pair<const SafeTensors*, const TensorInfo*> Checkpoint::locate(const 
 
 bool Checkpoint::has(const std::string& name) const
 {
+    if (random_) // every weight the architecture needs, except HARoPE maps and a tied head
+        return name.find("harope") == std::string::npos && !(name == "lm_head.weight" && config_.text.tieEmbeddings);
     return locate(name).first != nullptr;
 }
 
 torch::Tensor Checkpoint::tensor(const std::string& name, const std::vector<int64_t>& shape) const
 {
+    if (random_) {
+        torch::manual_seed(seed_ + std::hash<std::string>{}(name));
+        if (shape.size() == 1)
+            return name.find("norm") != std::string::npos || name.find("ln_q") != std::string::npos ? torch::ones(shape)
+                                                                                                      : torch::randn(shape) * 0.02;
+        int64_t fanIn = 1;
+        for (size_t i = 1; i < shape.size(); ++i)
+            fanIn *= shape[i];
+        return torch::randn(shape) / std::sqrt(static_cast<double>(fanIn));
+    }
     const auto [file, info] = locate(name);
     if (!file)
         throw ModelError(dir_.toStdString() + ": missing tensor '" + name + "'");

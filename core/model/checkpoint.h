@@ -18,6 +18,9 @@ namespace ropescope::model {
 class Checkpoint {
 public:
     static Checkpoint open(const QString& dir);
+    // Random weights with the shapes of a config.json (for benchmarks at real model sizes without a
+    // multi-gigabyte file): norms 1, biases N(0, 0.02^2), matrices N(0, 1/fan_in); deterministic in `seed`.
+    static Checkpoint random(const QString& configPath, uint64_t seed = 20261121);
 
     const ModelConfig& config() const { return config_; }
     const QString& dir() const { return dir_; }
@@ -30,6 +33,8 @@ private:
 
     QString dir_;
     ModelConfig config_;
+    bool random_ = false;
+    uint64_t seed_ = 0;
     std::vector<std::unique_ptr<SafeTensors>> files_;
     std::map<std::string, std::pair<const SafeTensors*, const TensorInfo*>> tensors_;
 };

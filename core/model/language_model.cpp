@@ -12,10 +12,11 @@ torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& w, const torch:
 
 } // namespace
 
-LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device) : cfg_(ck.config().text), device_(device)
+LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::Dtype dtype)
+    : cfg_(ck.config().text), device_(device)
 {
     const int64_t h = cfg_.hidden, d = cfg_.headDim(), q = cfg_.heads * d, kv = cfg_.kvHeads * d, m = cfg_.intermediate;
-    auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device); };
+    auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
     embedding_ = t("model.embed_tokens.weight", {cfg_.vocab, h});
     finalNorm_ = t("model.norm.weight", {h});
     lmHead_ = cfg_.tieEmbeddings || !ck.has("lm_head.weight") ? embedding_ : t("lm_head.weight", {cfg_.vocab, h});

@@ -41,7 +41,7 @@ struct DecoderOutput {
 //   q' = M_h q, k' = M_h^{-T} k (per query head), then rotary.
 class LanguageModel {
 public:
-    LanguageModel(const Checkpoint& checkpoint, torch::Device device);
+    LanguageModel(const Checkpoint& checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
 
     torch::Tensor embed(const torch::Tensor& ids) const; // [L] -> [L, hidden]
     // Runs `embeds` [L, hidden] after whatever `cache` holds (appending to it when given).

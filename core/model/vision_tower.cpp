@@ -19,11 +19,11 @@ std::vector<int64_t> toVector(const torch::Tensor& t)
 
 } // namespace
 
-VisionTower::VisionTower(const Checkpoint& ck, torch::Device device)
+VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtype dtype)
     : cfg_(ck.config().vision), qwen25_(ck.config().architecture == Architecture::Qwen25VL), device_(device)
 {
     const int64_t w = cfg_.width, h = cfg_.mlpHidden;
-    auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device); };
+    auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
     patchW_ = t("visual.patch_embed.proj.weight", {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize})
                   .reshape({w, -1});
     for (int i = 0; i < cfg_.depth; ++i) {
@@ -166,7 +166,7 @@ torch::Tensor VisionTower::forward(const torch::Tensor& pixels, const torch::Ten
     if (patches != pixels.size(0))
         throw ModelError("pixel_values: " + std::to_string(pixels.size(0)) + " patches but image_grid_thw describes " + std::to_string(patches));
 
-    const auto x0 = pixels.to(device_, torch::kFloat32);
+    const auto x0 = pixels.to(device_, patchW_.scalar_type());
     auto x = torch::matmul(x0, patchW_.t()); // the Conv3d with stride = kernel is a matmul over flattened patches
     auto freqs = rotaryFreqs(gridThw);
     if (trace) {

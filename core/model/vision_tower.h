@@ -23,7 +23,7 @@ struct VisionTrace {
 // (t, h, w) patch grid of each image. Output: one embedding per merged token [N / merge^2, hidden].
 class VisionTower {
 public:
-    VisionTower(const Checkpoint& checkpoint, torch::Device device);
+    VisionTower(const Checkpoint& checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
     torch::Tensor forward(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr) const;
 
 private:

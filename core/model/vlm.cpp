@@ -3,7 +3,9 @@
 #include "geometry/errors.h"
 #include "kernels/rotary.h"
 
-#include <QCryptographicHash>
+
+#include <chrono>
+#include <string_view>
 
 namespace ropescope::model {
 namespace {
@@ -23,8 +25,10 @@ std::vector<Grid> grids(const torch::Tensor& t)
 
 } // namespace
 
-Vlm::Vlm(const QString& dir, torch::Device device)
-    : checkpoint_(Checkpoint::open(dir)), device_(device), vision_(checkpoint_, device), language_(checkpoint_, device)
+Vlm::Vlm(const QString& dir, torch::Device device, torch::Dtype dtype) : Vlm(Checkpoint::open(dir), device, dtype) {}
+
+Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
+    : checkpoint_(std::move(checkpoint)), device_(device), vision_(checkpoint_, device, dtype), language_(checkpoint_, device, dtype)
 {
 }
 
@@ -43,20 +47,27 @@ geometry::SchemeParams Vlm::modelScheme(const geometry::SchemeParams& requested)
     return p;
 }
 
-torch::Tensor Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace)
+torch::Tensor Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace, bool useCache)
 {
-    // Keyed by content: the same image (and grid) is encoded once, whatever the scheme or question.
-    QCryptographicHash hash(QCryptographicHash::Sha256);
+    if (!useCache) {
+        torch::NoGradGuard noGrad;
+        return vision_.forward(pixels, gridThw, trace);
+    }
+    // Keyed by content: the same image (and grid) is encoded once, whatever the scheme or question. A fast
+    // 64-bit hash finds the entry; comparing the stored pixels confirms it, so a collision cannot hit.
     const auto p = pixels.to(torch::kCPU, torch::kFloat32).contiguous();
     const auto g = gridThw.to(torch::kCPU, torch::kInt64).contiguous();
-    hash.addData(QByteArrayView(reinterpret_cast<const char*>(p.data_ptr<float>()), p.numel() * 4));
-    hash.addData(QByteArrayView(reinterpret_cast<const char*>(g.data_ptr<int64_t>()), g.numel() * 8));
-    const std::string key = hash.result().toHex().toStdString();
+    const size_t key = std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(p.data_ptr<float>()), static_cast<size_t>(p.numel()) * 4))
+                       ^ (std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(g.data_ptr<int64_t>()), static_cast<size_t>(g.numel()) * 8)) << 1);
     if (!trace)
-        if (const auto it = visionCache_.find(key); it != visionCache_.end())
-            return it->second;
+        if (const auto it = visionCache_.find(key); it != visionCache_.end() && it->second.pixels.sizes() == p.sizes()
+                                                    && torch::equal(it->second.pixels, p) && torch::equal(it->second.grid, g))
+            return it->second.embeds;
+    torch::NoGradGuard noGrad;
     auto embeds = vision_.forward(pixels, gridThw, trace);
-    visionCache_[key] = embeds;
+    if (visionCache_.size() >= 8) // a few images at a time is what an interactive session needs
+        visionCache_.clear();
+    visionCache_[key] = {p, g, embeds};
     return embeds;
 }
 
@@ -84,6 +95,9 @@ LayerRotary Vlm::rotaryFor(const geometry::PositionTable& table, int64_t from, i
 
 ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
 {
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+    auto t0 = Clock::now();
     ForwardResult r;
     const auto ids = req.inputIds.to(torch::kCPU, torch::kInt64).contiguous().flatten();
     const std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
@@ -113,6 +127,8 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     for (int i = 0; i < layers; ++i)
         r.layerTables.push_back(tables[layerTable[static_cast<size_t>(i)]]);
 
+    r.positionsMs = since(t0);
+    t0 = Clock::now();
     auto embeds = language_.embed(ids);
     const auto imageMask = ids == config().imageToken;
     const int64_t imageTokens = imageMask.sum().item<int64_t>();
@@ -127,6 +143,8 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
         embeds = embeds.index_copy(0, where, r.imageEmbeds);
     }
     r.inputsEmbeds = embeds;
+    r.visionMs = since(t0);
+    t0 = Clock::now();
 
     const int64_t L = ids.numel();
     std::vector<LayerRotary> rotary;
@@ -138,7 +156,11 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
 
     torch::NoGradGuard noGrad;
     KvCache cache;
+    r.positionsMs += since(t0);
+    t0 = Clock::now();
     r.prefill = language_.forward(embeds, rotary, req.generate > 0 ? &cache : nullptr, req.capture);
+    r.prefillMs = since(t0);
+    t0 = Clock::now();
 
     std::vector<int64_t> generated;
     std::vector<torch::Tensor> stepLogits;
@@ -158,6 +180,7 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
         const auto out = language_.forward(language_.embed(torch::tensor({next})), stepRotary, &cache, {});
         last = out.logits[0];
     }
+    r.generateMs = since(t0);
     r.generatedIds = torch::tensor(generated, torch::kInt64);
     if (!stepLogits.empty())
         r.generatedLogits = torch::stack(stepLogits, 0);

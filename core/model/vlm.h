@@ -33,6 +33,8 @@ struct ForwardResult {
     torch::Tensor generatedIds;    // [generate]
     torch::Tensor generatedLogits; // [generate, vocab]
     VisionTrace vision;
+    // Wall time of each stage (ms): vision (0 when cached), positions and rotary tables, decoder prefill.
+    double visionMs = 0, positionsMs = 0, prefillMs = 0, generateMs = 0;
 };
 
 // A Qwen2-VL / Qwen2.5-VL model whose decoder takes its positions from core/geometry: every layer gets
@@ -41,13 +43,16 @@ struct ForwardResult {
 // changing the scheme or the question re-runs only the decoder.
 class Vlm {
 public:
-    explicit Vlm(const QString& dir, torch::Device device = torch::kCPU);
+    explicit Vlm(const QString& dir, torch::Device device = torch::kCPU, torch::Dtype dtype = torch::kFloat32);
+    Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
 
     const ModelConfig& config() const { return checkpoint_.config(); }
     ForwardResult run(const ForwardRequest& request, bool traceVision = false);
     // The scheme as the model runs it: its rotary theta, head_dim and mrope_section.
     geometry::SchemeParams modelScheme(const geometry::SchemeParams& requested) const;
-    torch::Tensor encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr);
+    // Cached by content unless `useCache` is false (benchmarks) or a trace is requested.
+    torch::Tensor encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr,
+                               bool useCache = true);
 
 private:
     LayerRotary rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset = 0) const;
@@ -56,7 +61,10 @@ private:
     torch::Device device_;
     VisionTower vision_;
     LanguageModel language_;
-    std::map<std::string, torch::Tensor> visionCache_;
+    struct CachedVision {
+        torch::Tensor pixels, grid, embeds;
+    };
+    std::map<size_t, CachedVision> visionCache_;
 };
 
 } // namespace ropescope::model

@@ -11,6 +11,10 @@
 #include <QJsonObject>
 #include <QThread>
 
+#ifdef ROPESCOPE_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -153,6 +157,12 @@ int benchModel(const QCommandLineParser& parser)
                         {"capture_overhead_ms", captureMs - prefillMs},
                         {"captured_mb", static_cast<double>(capturedBytes) / 1048576.0},
                         {"peak_rss_mb", peakRssMb()}};
+#ifdef ROPESCOPE_WITH_CUDA
+        if (device.is_cuda()) {
+            const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index() < 0 ? 0 : device.index());
+            row["peak_gpu_mb"] = static_cast<double>(stats.allocated_bytes[static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)].peak) / 1048576.0;
+        }
+#endif
         QByteArray text;
         for (auto it = row.begin(); it != row.end(); ++it)
             text += it.key().toUtf8().leftJustified(22) + (it.value().isDouble() ? QByteArray::number(it.value().toDouble(), 'f', 2)

@@ -76,6 +76,7 @@ int runForward(const QStringList& args)
         for (int i = 0; i < vlm.config().text.layers; ++i)
             req.capture.layers.push_back(i); // the full L x L maps: forward is the explicit request for them
         req.generate = generate;
+        req.capture.allLogits = true; // the fixtures' logits are [1, L, vocab]
         const model::ForwardResult r = vlm.run(req);
 
         const auto& table = r.layerTables.front();

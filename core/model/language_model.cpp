@@ -108,7 +108,7 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
             out.layerOutputs.push_back(x);
     }
     out.finalNorm = rmsNorm(x, finalNorm_);
-    out.logits = dense(out.finalNorm, lmHead_);
+    out.logits = dense(capture.allLogits ? out.finalNorm : out.finalNorm.narrow(0, n - 1, 1), lmHead_);
     return out;
 }
 

@@ -24,10 +24,13 @@ struct DecoderCapture {
     std::vector<int> layers;                  // layers whose attention to keep (empty: none)
     kernels::CaptureSelection selection;      // query rows x key columns (empty: all)
     bool layerOutputs = false;                // residual stream after every layer
+    // Logits of every position ([L, vocab]); otherwise only the last row, which is all generation needs
+    // (at a 152k vocabulary the full projection costs more than the decoder for ~1000 tokens).
+    bool allLogits = false;
 };
 
 struct DecoderOutput {
-    torch::Tensor logits;                     // [L, vocab]
+    torch::Tensor logits;                     // [L, vocab], or [1, vocab] for the last token
     torch::Tensor finalNorm;                  // [L, hidden]
     std::vector<torch::Tensor> layerOutputs;  // [L, hidden] per layer
     std::vector<torch::Tensor> attentions;    // per captured layer: [heads, rows, cols]

@@ -164,7 +164,7 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
 
     std::vector<int64_t> generated;
     std::vector<torch::Tensor> stepLogits;
-    auto last = r.prefill.logits[L - 1];
+    auto last = r.prefill.logits[r.prefill.logits.size(0) - 1];
     for (int step = 0; step < req.generate; ++step) {
         stepLogits.push_back(last);
         const int64_t next = last.argmax().item<int64_t>();

@@ -63,6 +63,7 @@ private Q_SLOTS:
                               .value_or(geometry::SchemeKind::Mrope);
         req.capture.layers = {0, 1};
         req.capture.layerOutputs = true;
+        req.capture.allLogits = true;
         req.generate = 5;
         const ForwardResult r = vlm.run(req, /*traceVision=*/true);
         const int64_t L = req.inputIds.numel();

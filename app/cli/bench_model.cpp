@@ -143,7 +143,7 @@ int benchModel(const QCommandLineParser& parser)
         });
 
         QJsonObject row{{"model", parser.isSet("model") ? parser.value("model") : parser.value("config") + " (random weights)"},
-                        {"device", device.is_cuda() ? "cuda" : QString("cpu (%1 threads)").arg(torch::get_num_threads())},
+                        {"device", device.is_cuda() ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(torch::get_num_threads())},
                         {"dtype", dtype == torch::kBFloat16 ? "bf16" : "fp32"},
                         {"tokens", static_cast<double>(L)},
                         {"image_tokens", static_cast<double>(rows * cols)},

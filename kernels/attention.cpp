@@ -30,7 +30,7 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
             const int64_t len = std::min(chunk, q.size(1) - start);
             parts.push_back(attention(q.narrow(1, start, len), k, v, mask.defined() ? mask.narrow(0, start, len) : mask));
         }
-        return torch::cat(parts, 0);
+        return torch::cat(parts, 1);
     }
     const int64_t heads = q.size(0), groups = heads / k.size(0), dim = q.size(2);
     // Contiguous operands keep batched matmul on the BLAS path (strided views fall back to a slow loop).
@@ -51,7 +51,7 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
             kept = kept.index_select(2, capture->cols);
         *captured = kept.contiguous();
     }
-    return torch::matmul(probs, values).transpose(0, 1).reshape({q.size(1), heads * dim});
+    return torch::matmul(probs, values);
 }
 
 } // namespace ropescope::kernels

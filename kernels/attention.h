@@ -14,8 +14,9 @@ struct CaptureSelection {
 
 // Scaled dot-product attention, written out because the probabilities are part of the product
 // (LibTorch 1.13 has no fused kernel anyway). q [H, Lq, d]; k, v [Hkv, Lk, d] with H a multiple of Hkv
-// (grouped-query attention). `mask` is additive [Lq, Lk] (0 or -inf) or undefined. Softmax runs in
-// float32. Returns [Lq, H * d]; with `capture`, also the selected probabilities [H, rows, cols].
+// (grouped-query attention; a batch is folded into the head dimension, batch-major). `mask` is additive
+// [Lq, Lk] (0 or -inf) or undefined. Softmax runs in float32. Returns the context per head [H, Lq, d];
+// with `capture`, also the selected probabilities [H, rows, cols].
 torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask,
                         const CaptureSelection* capture = nullptr, torch::Tensor* captured = nullptr);
 

@@ -65,7 +65,12 @@ torch::Tensor LanguageModel::rmsNorm(const torch::Tensor& x, const torch::Tensor
 DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
                                      const DecoderCapture& capture) const
 {
-    const int64_t n = embeds.size(0), d = cfg_.headDim(), heads = cfg_.heads, kvHeads = cfg_.kvHeads;
+    // Works on [B, L, hidden] (training batches share one layout); a single sequence is B = 1.
+    const bool single = embeds.dim() == 2;
+    const auto x0 = single ? embeds.unsqueeze(0) : embeds;
+    const int64_t batch = x0.size(0), n = x0.size(1), d = cfg_.headDim(), heads = cfg_.heads, kvHeads = cfg_.kvHeads;
+    if (cache && batch != 1)
+        throw ModelError("the KV cache holds one sequence");
     const int64_t past = cache ? cache->length() : 0;
     if (cache && cache->keys.empty()) {
         cache->keys.resize(layers_.size());
@@ -73,42 +78,49 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
     }
     const auto mask = n > 1 || past > 0 ? kernels::causalMask(n, past, embeds.options()) : torch::Tensor();
     DecoderOutput out;
-    auto x = embeds;
+    auto x = x0;
     for (size_t i = 0; i < layers_.size(); ++i) {
         const Layer& l = layers_[i];
         const LayerRotary& r = rotary[i];
         const auto hn = rmsNorm(x, l.inNorm);
-        auto q = dense(hn, l.qW, l.qB).reshape({n, heads, d}).transpose(0, 1);
-        auto k = dense(hn, l.kW, l.kB).reshape({n, kvHeads, d}).transpose(0, 1);
-        auto v = dense(hn, l.vW, l.vB).reshape({n, kvHeads, d}).transpose(0, 1);
+        auto q = dense(hn, l.qW, l.qB).reshape({batch, n, heads, d}).transpose(1, 2); // [B, H, n, d]
+        auto k = dense(hn, l.kW, l.kB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
+        auto v = dense(hn, l.vW, l.vB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
         if (l.haropeM.defined()) {
             q = torch::matmul(q, l.haropeM.transpose(1, 2));                    // q' = M q
-            k = torch::matmul(k.repeat_interleave(heads / kvHeads, 0), l.haropeMInvT.transpose(1, 2)); // per query head
-            v = v.repeat_interleave(heads / kvHeads, 0);
+            k = torch::matmul(k.repeat_interleave(heads / kvHeads, 1), l.haropeMInvT.transpose(1, 2)); // per query head
+            v = v.repeat_interleave(heads / kvHeads, 1);
         }
         q = kernels::applyRotary(q, r.cos, r.sin);
         k = kernels::applyRotary(k, r.cos, r.sin);
         if (cache) {
             if (cache->keys[i].defined()) {
-                k = torch::cat({cache->keys[i], k}, 1);
-                v = torch::cat({cache->values[i], v}, 1);
+                k = torch::cat({cache->keys[i], k}, 2);
+                v = torch::cat({cache->values[i], v}, 2);
             }
             cache->keys[i] = k;
             cache->values[i] = v;
         }
         const bool keep = std::find(capture.layers.begin(), capture.layers.end(), static_cast<int>(i)) != capture.layers.end();
         torch::Tensor probs;
-        const auto attn = kernels::attention(q, k, v, mask, keep ? &capture.selection : nullptr, keep ? &probs : nullptr);
+        // Batch folded into heads (batch-major), so grouped-query repetition stays within a sample.
+        const auto ctx = kernels::attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), mask,
+                                            keep ? &capture.selection : nullptr, keep ? &probs : nullptr);
         if (keep)
-            out.attentions.push_back(probs);
+            out.attentions.push_back(single ? probs : probs.view({batch, heads, probs.size(1), probs.size(2)}));
+        const auto attn = ctx.view({batch, heads, n, d}).transpose(1, 2).reshape({batch, n, heads * d});
         x = x + dense(attn, l.oW);
         const auto hp = rmsNorm(x, l.postNorm);
         x = x + dense(torch::silu(dense(hp, l.gateW)) * dense(hp, l.upW), l.downW);
         if (capture.layerOutputs)
-            out.layerOutputs.push_back(x);
+            out.layerOutputs.push_back(single ? x.squeeze(0) : x);
     }
     out.finalNorm = rmsNorm(x, finalNorm_);
-    out.logits = dense(capture.allLogits ? out.finalNorm : out.finalNorm.narrow(0, n - 1, 1), lmHead_);
+    out.logits = dense(capture.allLogits ? out.finalNorm : out.finalNorm.narrow(1, n - 1, 1), lmHead_);
+    if (single) {
+        out.finalNorm = out.finalNorm.squeeze(0);
+        out.logits = out.logits.squeeze(0);
+    }
     return out;
 }
 

@@ -13,10 +13,10 @@ struct LayerRotary {
     torch::Tensor cos, sin;
 };
 
-// Per-layer key/value cache for greedy decoding: [kv_heads, T, head_dim] each.
+// Per-layer key/value cache for greedy decoding: [1, kv_heads, T, head_dim] each.
 struct KvCache {
     std::vector<torch::Tensor> keys, values;
-    int64_t length() const { return keys.empty() || !keys[0].defined() ? 0 : keys[0].size(1); }
+    int64_t length() const { return keys.empty() || !keys[0].defined() ? 0 : keys[0].size(2); }
 };
 
 // What to keep from one forward pass besides the logits.
@@ -47,7 +47,8 @@ public:
     LanguageModel(const Checkpoint& checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
 
     torch::Tensor embed(const torch::Tensor& ids) const; // [L] -> [L, hidden]
-    // Runs `embeds` [L, hidden] after whatever `cache` holds (appending to it when given).
+    // Runs `embeds` [L, hidden] (or a batch [B, L, hidden] sharing one layout, without cache) after
+    // whatever `cache` holds (appending to it when given).
     DecoderOutput forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
                           const DecoderCapture& capture) const;
     int layers() const { return static_cast<int>(layers_.size()); }

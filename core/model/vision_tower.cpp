@@ -3,6 +3,8 @@
 #include "kernels/attention.h"
 #include "kernels/rotary.h"
 
+#include <algorithm>
+
 namespace ropescope::model {
 namespace {
 
@@ -90,15 +92,30 @@ torch::Tensor VisionTower::attend(const Block& b, const torch::Tensor& x, const 
     const auto q = kernels::applyRotary(qkv[0], cos, sin);
     const auto k = kernels::applyRotary(qkv[1], cos, sin);
     const auto v = qkv[2];
-    // Attention is block-diagonal (per image, or per window): attend within each block only.
-    std::vector<torch::Tensor> parts;
-    for (size_t i = 1; i < boundaries.size(); ++i) {
-        const int64_t start = boundaries[i - 1], len = boundaries[i] - boundaries[i - 1];
-        if (len <= 0)
-            continue;
-        parts.push_back(kernels::attention(q.narrow(1, start, len), k.narrow(1, start, len), v.narrow(1, start, len), {}));
+    // Attention is block-diagonal (per image, or per window): attend within each block only. Equal-sized
+    // blocks (a batch of same-size images, or full windows) go through one batched call.
+    auto merge = [&](const torch::Tensor& ctx) { return ctx.transpose(0, 1).reshape({ctx.size(1), -1}); }; // [H, len, d] -> [len, H*d]
+    std::vector<int64_t> sizes;
+    for (size_t i = 1; i < boundaries.size(); ++i)
+        sizes.push_back(boundaries[i] - boundaries[i - 1]);
+    const bool uniform = !sizes.empty() && std::all_of(sizes.begin(), sizes.end(), [&](int64_t s) { return s == sizes.front(); })
+                         && boundaries.front() == 0 && boundaries.back() == n;
+    torch::Tensor context;
+    if (uniform && sizes.size() > 1) {
+        const int64_t blocks = static_cast<int64_t>(sizes.size()), len = sizes.front();
+        auto fold = [&](const torch::Tensor& t) { return t.reshape({heads, blocks, len, -1}).transpose(0, 1).reshape({blocks * heads, len, -1}); };
+        const auto ctx = kernels::attention(fold(q), fold(k), fold(v), {}); // [blocks*H, len, d]
+        context = ctx.reshape({blocks, heads, len, -1}).permute({0, 2, 1, 3}).reshape({n, -1});
+    } else {
+        std::vector<torch::Tensor> parts;
+        for (size_t i = 1; i < boundaries.size(); ++i) {
+            const int64_t start = boundaries[i - 1], len = boundaries[i] - boundaries[i - 1];
+            if (len > 0)
+                parts.push_back(merge(kernels::attention(q.narrow(1, start, len), k.narrow(1, start, len), v.narrow(1, start, len), {})));
+        }
+        context = torch::cat(parts, 0);
     }
-    return dense(torch::cat(parts, 0), b.projW, b.projB);
+    return dense(context, b.projW, b.projB);
 }
 
 torch::Tensor VisionTower::rotaryFreqs(const torch::Tensor& gridThw) const

@@ -28,6 +28,8 @@ const char* kUsage =
     "  batch       run a JSON job of figures, tables and sweeps (no display needed)\n"
     "  forward     run a Qwen2-VL / Qwen2.5-VL checkpoint on given tensors under any scheme\n"
     "  attend      answer a question about an image and map text->image attention under any scheme\n"
+    "  train       train a tiny Qwen2-VL on the synthetic shapes task under a scheme\n"
+    "  eval        accuracy per question type and grounding per layer on held-out samples\n"
     "  tokenize    encode text with a model's tokenizer.json (JSON arrays of ids)\n"
     "  bench       timings: bench geometry [--json]\n"
     "\n"
@@ -55,7 +57,7 @@ int main(int argc, char** argv)
     // Figures need fonts (a QGuiApplication) but never a display: Qt's offscreen platform, EGL for VTK.
     const std::string first = argv[1];
     std::unique_ptr<QCoreApplication> app;
-    if (first == "render" || first == "batch" || first == "bench" || first == "attend") {
+    if (first == "render" || first == "batch" || first == "bench" || first == "attend" || first == "train" || first == "eval") {
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
         app = std::make_unique<QGuiApplication>(argc, argv);
@@ -75,6 +77,8 @@ int main(int argc, char** argv)
         {"forward", runForward},
         {"tokenize", runTokenize},
         {"attend", runAttend},
+        {"train", runTrain},
+        {"eval", runEval},
     };
 
     const QString command = args.at(1);

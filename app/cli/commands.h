@@ -13,5 +13,7 @@ int runBatch(const QStringList& args);
 int runForward(const QStringList& args);
 int runTokenize(const QStringList& args);
 int runAttend(const QStringList& args);
+int runTrain(const QStringList& args);
+int runEval(const QStringList& args);
 
 } // namespace ropescope::cli

@@ -78,9 +78,12 @@ ProcessedImage preprocessImage(const QImage& source, const VisionConfig& v, cons
     for (int y = 0; y < rgb.height(); ++y)
         std::memcpy(pixels[y].data_ptr(), rgb.constScanLine(y), static_cast<size_t>(rgb.width()) * 3);
     auto x = pixels.permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);
-    x = torch::nn::functional::interpolate(
-        x, torch::nn::functional::InterpolateFuncOptions().size(std::vector<int64_t>{h, w}).mode(torch::kBicubic).align_corners(false).antialias(true));
-    x = x.round().clamp(0, 255) / 255.0; // PIL hands back uint8
+    if (h != rgb.height() || w != rgb.width()) { // PIL's resize to the same size is a copy
+        x = torch::nn::functional::interpolate(
+            x, torch::nn::functional::InterpolateFuncOptions().size(std::vector<int64_t>{h, w}).mode(torch::kBicubic).align_corners(false).antialias(true));
+        x = x.round().clamp(0, 255); // PIL hands back uint8
+    }
+    x = x / 255.0;
     const auto mean = torch::tensor({0.48145466f, 0.4578275f, 0.40821073f}).view({1, 3, 1, 1});
     const auto stdev = torch::tensor({0.26862954f, 0.26130258f, 0.27577711f}).view({1, 3, 1, 1});
     x = (x - mean) / stdev; // [1, 3, H, W]

@@ -49,6 +49,49 @@ LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::
     }
 }
 
+std::vector<std::pair<std::string, torch::Tensor*>> LanguageModel::weights()
+{
+    std::vector<std::pair<std::string, torch::Tensor*>> out{{"model.embed_tokens.weight", &embedding_}, {"model.norm.weight", &finalNorm_}};
+    if (!lmHead_.is_same(embedding_))
+        out.push_back({"lm_head.weight", &lmHead_});
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        Layer& l = layers_[i];
+        const std::string p = "model.layers." + std::to_string(i) + ".";
+        for (auto [name, t] : std::initializer_list<std::pair<const char*, torch::Tensor*>>{
+                 {"input_layernorm.weight", &l.inNorm}, {"post_attention_layernorm.weight", &l.postNorm},
+                 {"self_attn.q_proj.weight", &l.qW},   {"self_attn.q_proj.bias", &l.qB},
+                 {"self_attn.k_proj.weight", &l.kW},   {"self_attn.k_proj.bias", &l.kB},
+                 {"self_attn.v_proj.weight", &l.vW},   {"self_attn.v_proj.bias", &l.vB},
+                 {"self_attn.o_proj.weight", &l.oW},   {"mlp.gate_proj.weight", &l.gateW},
+                 {"mlp.up_proj.weight", &l.upW},       {"mlp.down_proj.weight", &l.downW}})
+            out.push_back({p + name, t});
+    }
+    return out;
+}
+
+LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from,
+                           int64_t count, double offset)
+{
+    const int64_t half = text.headDim() / 2;
+    const auto component = table.allocation.componentTable(static_cast<int>(half));
+    const auto comp = torch::tensor(std::vector<int64_t>(component.begin(), component.end()), torch::kInt64).to(device);
+    torch::Tensor positions;
+    if (from < table.size()) {
+        positions = torch::from_blob(const_cast<double*>(table.positions.data()), {table.components(), table.size()}, torch::kFloat64)
+                        .t()
+                        .narrow(0, from, count)
+                        .to(torch::kFloat32)
+                        .to(device);
+    } else {
+        // Decoding: each layer continues its own table at max + 1 (+ the tokens generated so far).
+        positions = torch::full({count, table.components()}, table.positions.maxCoeff() + 1 + offset,
+                                torch::TensorOptions().dtype(torch::kFloat32).device(device));
+    }
+    const auto inv = kernels::inverseFrequencies(text.ropeTheta, text.headDim()).to(device);
+    auto [cos, sin] = kernels::rotaryTables(positions, inv, comp);
+    return {cos, sin};
+}
+
 torch::Tensor LanguageModel::embed(const torch::Tensor& ids) const
 {
     if ((ids < 0).any().item<bool>() || (ids >= cfg_.vocab).any().item<bool>())

@@ -1,5 +1,6 @@
 #pragma once
 #include "checkpoint.h"
+#include "geometry/position_table.h"
 #include "kernels/attention.h"
 
 #include <torch/torch.h>
@@ -36,6 +37,12 @@ struct DecoderOutput {
     std::vector<torch::Tensor> attentions;    // per captured layer: [heads, rows, cols]
 };
 
+// Rotary tables for a position table: the table's own allocation, the model's theta and head_dim.
+// Rows [from, from + count) of the table, or, past its end, positions that continue it at max + 1 + offset
+// on every component (decoding).
+LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from,
+                           int64_t count, double offset = 0);
+
 // The Qwen2 decoder (RMSNorm, grouped-query attention with q/k/v biases, SwiGLU) driven by a rotary table
 // per layer, so any position scheme (and an AGE schedule) feeds the real model. HARoPE head maps are
 // applied to q and k when the checkpoint carries them:
@@ -52,6 +59,9 @@ public:
     DecoderOutput forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
                           const DecoderCapture& capture) const;
     int layers() const { return static_cast<int>(layers_.size()); }
+
+    // Every weight under its checkpoint name (a tied head appears once, as the embedding).
+    std::vector<std::pair<std::string, torch::Tensor*>> weights();
 
 private:
     struct Layer {

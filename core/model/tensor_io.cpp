@@ -47,3 +47,15 @@ void addTensor(SafeTensorsWriter& writer, const std::string& name, const torch::
 }
 
 } // namespace ropescope::model
+
+namespace ropescope::model {
+
+void addTensorAs(SafeTensorsWriter& writer, const std::string& name, const torch::Tensor& tensor, DType dtype)
+{
+    const torch::Dtype torchType = dtype == DType::F16 ? torch::kFloat16 : dtype == DType::BF16 ? torch::kBFloat16 : torch::kFloat32;
+    const torch::Tensor t = tensor.detach().to(torch::kCPU).to(torchType).contiguous();
+    const std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+    writer.add(name, dtype, shape, t.data_ptr(), static_cast<size_t>(t.numel()) * t.element_size());
+}
+
+} // namespace ropescope::model

@@ -13,5 +13,7 @@ torch::Tensor toTorch(const SafeTensors& file, const std::string& name);
 // Appends a tensor (made contiguous, on the CPU) to a writer. float32, int64 and bool are kept; others
 // are converted to float32.
 void addTensor(SafeTensorsWriter& writer, const std::string& name, const torch::Tensor& tensor);
+// Appends a floating tensor stored as `dtype` (F16, BF16 or F32).
+void addTensorAs(SafeTensorsWriter& writer, const std::string& name, const torch::Tensor& tensor, DType dtype);
 
 } // namespace ropescope::model

@@ -66,6 +66,45 @@ VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtyp
     mergerFc2B_ = t("visual.merger.mlp.2.bias", {cfg_.outHidden});
 }
 
+std::vector<VisionTower::NamedWeight> VisionTower::weights()
+{
+    const int64_t w = cfg_.width;
+    std::vector<NamedWeight> out{{"visual.patch_embed.proj.weight", &patchW_, {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize}}};
+    auto add = [&](const std::string& name, torch::Tensor& t) {
+        if (t.defined())
+            out.push_back({name, &t, t.sizes().vec()});
+    };
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+        Block& b = blocks_[i];
+        const std::string p = "visual.blocks." + std::to_string(i) + ".";
+        add(p + "norm1.weight", b.norm1W);
+        add(p + "norm1.bias", b.norm1B);
+        add(p + "norm2.weight", b.norm2W);
+        add(p + "norm2.bias", b.norm2B);
+        add(p + "attn.qkv.weight", b.qkvW);
+        add(p + "attn.qkv.bias", b.qkvB);
+        add(p + "attn.proj.weight", b.projW);
+        add(p + "attn.proj.bias", b.projB);
+        add(p + "mlp.fc1.weight", b.fc1W);
+        add(p + "mlp.fc1.bias", b.fc1B);
+        add(p + "mlp.fc2.weight", b.fc2W);
+        add(p + "mlp.fc2.bias", b.fc2B);
+        add(p + "mlp.gate_proj.weight", b.gateW);
+        add(p + "mlp.gate_proj.bias", b.gateB);
+        add(p + "mlp.up_proj.weight", b.upW);
+        add(p + "mlp.up_proj.bias", b.upB);
+        add(p + "mlp.down_proj.weight", b.downW);
+        add(p + "mlp.down_proj.bias", b.downB);
+    }
+    add("visual.merger.ln_q.weight", mergerNormW_);
+    add("visual.merger.ln_q.bias", mergerNormB_);
+    add("visual.merger.mlp.0.weight", mergerFc1W_);
+    add("visual.merger.mlp.0.bias", mergerFc1B_);
+    add("visual.merger.mlp.2.weight", mergerFc2W_);
+    add("visual.merger.mlp.2.bias", mergerFc2B_);
+    return out;
+}
+
 torch::Tensor VisionTower::norm(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) const
 {
     if (!qwen25_)

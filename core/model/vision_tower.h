@@ -26,6 +26,14 @@ public:
     VisionTower(const Checkpoint& checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
     torch::Tensor forward(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr) const;
 
+    // Every weight under its checkpoint name with its checkpoint shape (training, saving).
+    struct NamedWeight {
+        std::string name;
+        torch::Tensor* tensor;
+        std::vector<int64_t> shape;
+    };
+    std::vector<NamedWeight> weights();
+
 private:
     struct Block {
         torch::Tensor norm1W, norm1B, norm2W, norm2B;

@@ -77,24 +77,7 @@ torch::Tensor Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tensor
 
 LayerRotary Vlm::rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset) const
 {
-    const int64_t half = config().text.headDim() / 2;
-    const auto component = table.allocation.componentTable(static_cast<int>(half));
-    const auto comp = torch::tensor(std::vector<int64_t>(component.begin(), component.end()), torch::kInt64).to(device_);
-    torch::Tensor positions;
-    if (from < table.size()) {
-        positions = torch::from_blob(const_cast<double*>(table.positions.data()), {table.components(), table.size()}, torch::kFloat64)
-                        .t()
-                        .narrow(0, from, count)
-                        .to(torch::kFloat32)
-                        .to(device_);
-    } else {
-        // Decoding: each layer continues its own table at max + 1 (+ the tokens generated so far).
-        positions = torch::full({count, table.components()}, table.positions.maxCoeff() + 1 + offset,
-                                torch::TensorOptions().dtype(torch::kFloat32).device(device_));
-    }
-    const auto inv = kernels::inverseFrequencies(config().text.ropeTheta, config().text.headDim()).to(device_);
-    auto [cos, sin] = kernels::rotaryTables(positions, inv, comp);
-    return {cos, sin};
+    return rotaryForTable(table, config().text, device_, from, count, offset);
 }
 
 ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)

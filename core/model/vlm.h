@@ -47,6 +47,8 @@ public:
     Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
 
     const ModelConfig& config() const { return checkpoint_.config(); }
+    VisionTower& vision() { return vision_; }
+    LanguageModel& language() { return language_; }
     ForwardResult run(const ForwardRequest& request, bool traceVision = false);
     // The scheme as the model runs it: its rotary theta, head_dim and mrope_section.
     geometry::SchemeParams modelScheme(const geometry::SchemeParams& requested) const;

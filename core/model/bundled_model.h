@@ -1,0 +1,32 @@
+#pragma once
+#include "geometry/scheme.h"
+#include "model_config.h"
+
+#include <QJsonObject>
+#include <QString>
+
+#include <optional>
+
+namespace ropescope::model {
+
+// The scheme a bundled model runs (and was trained) with, as recorded in its config.json "ropescope".
+struct ModelScheme {
+    geometry::SchemeParams params;
+    std::string age; // AGE strategy or pattern; empty for none
+};
+
+// What RopeScope writes into config.json under "ropescope" and reads back.
+QJsonObject schemeToJson(const ModelScheme& scheme);
+ModelScheme schemeFromJson(const QJsonObject& json);
+// The scheme recorded in a model folder's config.json (mrope for Hugging Face checkpoints).
+ModelScheme recordedScheme(const QString& modelDir);
+
+// A folder in the Hugging Face layout for the synthetic task: config.json (tiny Qwen2-VL), tokenizer.json
+// (WordLevel over the task's words and Qwen's special tokens), preprocessor_config.json. Weights are
+// written separately (model.safetensors).
+void writeTinyModelFiles(const QString& dir, const ModelScheme& scheme, const QJsonObject& training);
+
+// The tiny Qwen2-VL architecture of the bundled models (for training from scratch).
+QByteArray tinyConfigJson(const ModelScheme& scheme, const QJsonObject& training);
+
+} // namespace ropescope::model

@@ -1,0 +1,69 @@
+#include "evaluator.h"
+
+#include "geometry/age.h"
+#include "image_processor.h"
+#include "synthetic_task.h"
+#include "tokenizer.h"
+#include "vlm.h"
+
+#include <QDir>
+
+namespace ropescope::model {
+
+EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const std::optional<ModelScheme>& override)
+{
+    Vlm vlm(modelDir);
+    const ModelConfig& cfg = vlm.config();
+    const Tokenizer tok = Tokenizer::load(QDir(modelDir).filePath("tokenizer.json"));
+    const ModelScheme scheme = override.value_or(recordedScheme(modelDir));
+    EvalResult r;
+    r.scheme = geometry::schemeName(scheme.params.kind);
+    if (!scheme.age.empty())
+        r.scheme += " + AGE " + QString::fromStdString(scheme.age);
+    r.grounding.assign(static_cast<size_t>(cfg.text.layers), 0.0);
+    const int grid = SyntheticTask::kGrid, cells = grid * grid;
+
+    for (int i = 0; i < samples; ++i) {
+        const SyntheticSample s = SyntheticTask::sample(seed, static_cast<uint64_t>(i));
+        const ProcessedImage image = preprocessImage(s.image, cfg.vision);
+        const std::vector<int64_t> ids = tok.encode("<|vision_start|>" + QString("<|image_pad|>").repeated(cells) + "<|vision_end|>" + s.question);
+        ForwardRequest req;
+        req.inputIds = torch::tensor(ids, torch::kInt64);
+        req.pixelValues = image.pixels;
+        req.imageGridThw = image.grid;
+        req.scheme = scheme.params;
+        if (!scheme.age.empty())
+            req.age = geometry::parseAgeSchedule(scheme.age, cfg.text.layers);
+        for (int l = 0; l < cfg.text.layers; ++l)
+            req.capture.layers.push_back(l);
+        req.capture.selection.rows = torch::arange(2 + cells, static_cast<int64_t>(ids.size())); // the question's words
+        req.capture.selection.cols = torch::arange(1, 1 + cells);                               // the image
+        req.generate = 1;
+        const ForwardResult out = vlm.run(req);
+
+        const bool right = tok.decode({out.generatedIds[0].item<int64_t>()}, true) == s.answer;
+        r.correct += right;
+        auto& [correct, total] = r.byType[s.type];
+        correct += right;
+        ++total;
+
+        int inMask = 0;
+        std::vector<float> mask(static_cast<size_t>(cells));
+        for (int c = 0; c < cells; ++c) {
+            mask[static_cast<size_t>(c)] = s.mask[static_cast<size_t>(c)] ? 1.0f : 0.0f;
+            inMask += s.mask[static_cast<size_t>(c)];
+        }
+        const auto m = torch::tensor(mask);
+        for (int l = 0; l < cfg.text.layers; ++l) {
+            const auto probs = out.prefill.attentions[static_cast<size_t>(l)].to(torch::kFloat64); // [H, Q, 64]
+            const auto inside = (probs * m.to(torch::kFloat64)).sum(-1) / probs.sum(-1).clamp_min(1e-30);
+            r.grounding[static_cast<size_t>(l)] += inside.mean().item<double>() / (static_cast<double>(inMask) / cells);
+        }
+        ++r.samples;
+    }
+    for (double& g : r.grounding)
+        g /= std::max(1, r.samples);
+    return r;
+}
+
+} // namespace ropescope::model

@@ -1,0 +1,28 @@
+#pragma once
+#include "bundled_model.h"
+
+#include <QString>
+
+#include <map>
+#include <optional>
+#include <vector>
+
+namespace ropescope::model {
+
+struct EvalResult {
+    QString scheme;                                // the scheme the model ran with
+    int samples = 0;
+    std::map<QString, std::pair<int, int>> byType; // question type -> (correct, total)
+    int correct = 0;
+    // Per layer: mean over samples, heads and question tokens of (attention mass inside the ground-truth
+    // mask / mass on the image) / (mask area / image area). 1.0 = chance.
+    std::vector<double> grounding;
+    double accuracy() const { return samples ? static_cast<double>(correct) / samples : 0.0; }
+};
+
+// Runs held-out synthetic samples (stream `seed`, disjoint from training seeds) through the normal
+// inference path: tokenizer, image preprocessing, positions, decoder, greedy answer. `scheme` overrides
+// the model's own (the adaptation cost of running a model under a scheme it was not trained with).
+EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const std::optional<ModelScheme>& scheme = std::nullopt);
+
+} // namespace ropescope::model

@@ -1,0 +1,199 @@
+#include "synthetic_task.h"
+
+#include <QPainter>
+#include <QPainterPath>
+
+#include <algorithm>
+
+namespace ropescope::model {
+namespace {
+
+// splitmix64: tiny, portable, and the same numbers on every platform (std:: distributions are not).
+struct Rng {
+    uint64_t state;
+    uint64_t next()
+    {
+        uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        return z ^ (z >> 31);
+    }
+    int below(int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); }
+};
+
+struct Object {
+    int shape, colour, row, col, size;
+};
+
+const QColor kPalette[] = {QColor(220, 40, 40), QColor(40, 170, 60), QColor(40, 80, 220), QColor(235, 200, 30), QColor(150, 60, 190)};
+const char* kNumbers[] = {"zero", "one", "two", "three", "four", "five", "six"};
+
+void draw(QPainter& p, const Object& o)
+{
+    const double cell = 28.0;
+    const QPointF c(o.col * cell + cell / 2, o.row * cell + cell / 2);
+    const double r = o.size / 2.0;
+    p.setBrush(kPalette[o.colour]);
+    p.setPen(Qt::NoPen);
+    switch (o.shape) {
+    case 0: p.drawEllipse(c, r, r); break;
+    case 1: p.drawRect(QRectF(c.x() - r, c.y() - r, 2 * r, 2 * r)); break;
+    case 2: {
+        QPainterPath t;
+        t.moveTo(c.x(), c.y() - r);
+        t.lineTo(c.x() + r, c.y() + r);
+        t.lineTo(c.x() - r, c.y() + r);
+        t.closeSubpath();
+        p.drawPath(t);
+        break;
+    }
+    default: {
+        QPainterPath d;
+        d.moveTo(c.x(), c.y() - r);
+        d.lineTo(c.x() + r, c.y());
+        d.lineTo(c.x(), c.y() + r);
+        d.lineTo(c.x() - r, c.y());
+        d.closeSubpath();
+        p.drawPath(d);
+    }
+    }
+}
+
+QString plural(const QString& shape)
+{
+    return shape + "s";
+}
+
+} // namespace
+
+const QStringList& SyntheticTask::shapes()
+{
+    static const QStringList s{"circle", "square", "triangle", "diamond"};
+    return s;
+}
+
+const QStringList& SyntheticTask::colours()
+{
+    static const QStringList c{"red", "green", "blue", "yellow", "purple"};
+    return c;
+}
+
+const QStringList& SyntheticTask::questionTypes()
+{
+    static const QStringList t{"colour", "shape", "where", "relation", "count"};
+    return t;
+}
+
+const QStringList& SyntheticTask::answers()
+{
+    static const QStringList a = [] {
+        QStringList out = colours() + shapes() + QStringList{"topleft", "topright", "bottomleft", "bottomright"};
+        for (int n = 1; n <= 6; ++n)
+            out << kNumbers[n];
+        return out;
+    }();
+    return a;
+}
+
+QStringList SyntheticTask::vocabulary()
+{
+    QStringList v = answers();
+    for (const QString& s : shapes())
+        v << plural(s);
+    v << QStringList{"what", "colour", "is", "the", "shape", "object", "where", "how", "many", "are", "there", "left", "right",
+                     "above", "below", "of"};
+    v.removeDuplicates();
+    return v;
+}
+
+SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
+{
+    Rng rng{seed * 0x2545F4914F6CDD1Dull ^ (index + 1) * 0x9E3779B97F4A7C15ull};
+    rng.next();
+    // Objects: 2-6, distinct cells, distinct (shape, colour).
+    std::vector<Object> objects;
+    const int count = 2 + rng.below(5);
+    while (static_cast<int>(objects.size()) < count) {
+        Object o{rng.below(4), rng.below(5), rng.below(kGrid), rng.below(kGrid), 14 + rng.below(11)};
+        const bool clash = std::any_of(objects.begin(), objects.end(), [&](const Object& x) {
+            return (x.row == o.row && x.col == o.col) || (x.shape == o.shape && x.colour == o.colour);
+        });
+        if (!clash)
+            objects.push_back(o);
+    }
+
+    SyntheticSample s;
+    s.image = QImage(kImageSize, kImageSize, QImage::Format_RGB888);
+    s.image.fill(QColor(245, 245, 240));
+    {
+        QPainter p(&s.image);
+        p.setRenderHint(QPainter::Antialiasing, false); // byte-identical images everywhere
+        for (const Object& o : objects)
+            draw(p, o);
+    }
+    auto mark = [&](const Object& o) { s.mask[static_cast<size_t>(o.row * kGrid + o.col)] = true; };
+    auto name = [&](const Object& o) { return colours()[o.colour] + " " + shapes()[o.shape]; };
+
+    // Pick a question type whose answer is well defined for this image; retry deterministically.
+    for (int attempt = 0; attempt < 64; ++attempt) {
+        const int type = rng.below(5);
+        const Object& x = objects[static_cast<size_t>(rng.below(static_cast<int>(objects.size())))];
+        if (type == 0) { // colour of a shape that appears once
+            if (std::count_if(objects.begin(), objects.end(), [&](const Object& o) { return o.shape == x.shape; }) != 1)
+                continue;
+            s.question = "what colour is the " + shapes()[x.shape];
+            s.answer = colours()[x.colour];
+            mark(x);
+        } else if (type == 1) { // shape of a colour that appears once
+            if (std::count_if(objects.begin(), objects.end(), [&](const Object& o) { return o.colour == x.colour; }) != 1)
+                continue;
+            s.question = "what shape is the " + colours()[x.colour] + " object";
+            s.answer = shapes()[x.shape];
+            mark(x);
+        } else if (type == 2) { // quadrant
+            s.question = "where is the " + name(x);
+            s.answer = QString(x.row < kGrid / 2 ? "top" : "bottom") + (x.col < kGrid / 2 ? "left" : "right");
+            mark(x);
+        } else if (type == 3) { // the nearest object in a direction, when there is exactly one nearest
+            static const char* relations[] = {"left", "right", "above", "below"};
+            const int r = rng.below(4);
+            std::vector<const Object*> candidates;
+            for (const Object& o : objects) {
+                const bool inDirection = r == 0 ? o.col < x.col : r == 1 ? o.col > x.col : r == 2 ? o.row < x.row : o.row > x.row;
+                if (&o != &x && inDirection)
+                    candidates.push_back(&o);
+            }
+            if (candidates.empty())
+                continue;
+            auto gap = [&](const Object* o) { return r < 2 ? std::abs(o->col - x.col) : std::abs(o->row - x.row); };
+            std::sort(candidates.begin(), candidates.end(), [&](const Object* a, const Object* b) { return gap(a) < gap(b); });
+            if (candidates.size() > 1 && gap(candidates[0]) == gap(candidates[1]))
+                continue;
+            s.question = QString("what is ") + relations[r] + (r < 2 ? " of the " : " the ") + name(x);
+            s.answer = shapes()[candidates[0]->shape];
+            mark(x);
+            mark(*candidates[0]);
+        } else { // count by shape or by colour
+            const bool byShape = rng.below(2) == 0;
+            int n = 0;
+            for (const Object& o : objects)
+                if (byShape ? o.shape == x.shape : o.colour == x.colour) {
+                    ++n;
+                    mark(o);
+                }
+            s.question = byShape ? "how many " + plural(shapes()[x.shape]) + " are there" : "how many " + colours()[x.colour] + " objects are there";
+            s.answer = kNumbers[n];
+        }
+        s.type = questionTypes()[type];
+        return s;
+    }
+    // Always answerable: the quadrant of the first object.
+    s.mask = {};
+    s.question = "where is the " + name(objects[0]);
+    s.answer = QString(objects[0].row < kGrid / 2 ? "top" : "bottom") + (objects[0].col < kGrid / 2 ? "left" : "right");
+    s.type = "where";
+    mark(objects[0]);
+    return s;
+}
+
+} // namespace ropescope::model

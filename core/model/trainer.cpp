@@ -1,0 +1,198 @@
+#include "trainer.h"
+
+#include "geometry/age.h"
+#include "image_processor.h"
+#include "synthetic_task.h"
+#include "tensor_io.h"
+#include "tokenizer.h"
+#include "vlm.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QSaveFile>
+#include <QTemporaryDir>
+
+#include <chrono>
+#include <cmath>
+
+namespace ropescope::model {
+namespace {
+
+struct Batch {
+    torch::Tensor pixels, grid, ids, last, target;
+};
+
+QString prompt(const QString& question)
+{
+    return "<|vision_start|>" + QString("<|image_pad|>").repeated(SyntheticTask::kGrid * SyntheticTask::kGrid) + "<|vision_end|>" + question;
+}
+
+// Right-padded after the question: every sample shares one layout, and causal attention never lets a real
+// token see the pads. The answer is predicted at each sample's last question token.
+Batch makeBatch(const Tokenizer& tok, const VisionConfig& vision, uint64_t seed, uint64_t first, int size)
+{
+    std::vector<std::vector<int64_t>> ids;
+    std::vector<torch::Tensor> pixels;
+    std::vector<int64_t> targets;
+    size_t longest = 0;
+    for (int i = 0; i < size; ++i) {
+        const SyntheticSample s = SyntheticTask::sample(seed, first + static_cast<uint64_t>(i));
+        ids.push_back(tok.encode(prompt(s.question)));
+        longest = std::max(longest, ids.back().size());
+        pixels.push_back(preprocessImage(s.image, vision).pixels);
+        targets.push_back(tok.tokenId(s.answer.toStdString()).value());
+    }
+    Batch b;
+    auto padded = torch::zeros({size, static_cast<int64_t>(longest)}, torch::kInt64);
+    std::vector<int64_t> last;
+    for (int i = 0; i < size; ++i) {
+        const auto& row = ids[static_cast<size_t>(i)];
+        padded[i].narrow(0, 0, static_cast<int64_t>(row.size())).copy_(torch::tensor(row, torch::kInt64));
+        last.push_back(static_cast<int64_t>(row.size()) - 1);
+    }
+    b.ids = padded;
+    b.last = torch::tensor(last, torch::kInt64);
+    b.target = torch::tensor(targets, torch::kInt64);
+    b.pixels = torch::cat(pixels, 0);
+    const int64_t side = SyntheticTask::kGrid * vision.mergeSize;
+    b.grid = torch::tensor({int64_t(1), side, side}).view({1, 3}).repeat({size, 1});
+    return b;
+}
+
+} // namespace
+
+TrainResult train(const TrainOptions& o)
+{
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    TrainResult result;
+    QJsonObject training{{"steps", o.steps}, {"batch", o.batch}, {"seed", static_cast<double>(o.seed)},
+                         {"from", o.from.isEmpty() ? QString("scratch") : QFileInfo(o.from).fileName()}};
+
+    // The model: a base checkpoint to fine-tune, or random weights with the tiny architecture.
+    QTemporaryDir scratch;
+    QString configPath = QDir(o.from).filePath("config.json");
+    if (o.from.isEmpty()) {
+        configPath = scratch.filePath("config.json");
+        QFile f(configPath);
+        if (!f.open(QIODevice::WriteOnly) || f.write(tinyConfigJson(o.scheme, training)) <= 0)
+            throw ModelError("cannot write a scratch config");
+    }
+    Vlm vlm = o.from.isEmpty() ? Vlm(Checkpoint::random(configPath, o.seed), o.device) : Vlm(o.from, o.device);
+    const ModelConfig& cfg = vlm.config();
+    QTemporaryDir tokDir;
+    writeTinyModelFiles(tokDir.path(), o.scheme, training);
+    const Tokenizer tok = Tokenizer::load(QDir(tokDir.path()).filePath("tokenizer.json"));
+
+    const bool frozenVision = !o.from.isEmpty();
+    std::vector<torch::Tensor> params;
+    for (auto& w : vlm.vision().weights()) {
+        w.tensor->requires_grad_(!frozenVision);
+        result.parameters += w.tensor->numel();
+        if (!frozenVision)
+            params.push_back(*w.tensor);
+    }
+    for (auto& [name, t] : vlm.language().weights()) {
+        t->requires_grad_(true);
+        result.parameters += t->numel();
+        params.push_back(*t);
+    }
+    for (const auto& p : params)
+        result.trainable += p.numel();
+    const double peakLr = o.lr > 0 ? o.lr : (o.from.isEmpty() ? 2e-3 : 1e-3);
+    torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(peakLr).weight_decay(o.weightDecay));
+
+    // Position tables per layer for the shared layout (text:1,image:8x8,text:n) are rebuilt when the
+    // padded length changes.
+    std::optional<geometry::AgeSchedule> age;
+    if (!o.scheme.age.empty())
+        age = geometry::parseAgeSchedule(o.scheme.age, cfg.text.layers);
+    std::map<int64_t, std::vector<LayerRotary>> rotaryByLength;
+    auto rotaryFor = [&](int64_t length) -> const std::vector<LayerRotary>& {
+        auto it = rotaryByLength.find(length);
+        if (it != rotaryByLength.end())
+            return it->second;
+        const int grid = SyntheticTask::kGrid;
+        const geometry::Layout layout = geometry::parseLayout("text:1,image:" + std::to_string(grid) + "x" + std::to_string(grid)
+                                                              + ",text:" + std::to_string(length - 1 - grid * grid));
+        std::vector<LayerRotary> layers;
+        for (int i = 0; i < cfg.text.layers; ++i) {
+            const auto p = vlm.modelScheme(age ? geometry::layerParams(o.scheme.params, *age, i) : o.scheme.params);
+            layers.push_back(rotaryForTable(geometry::buildPositionTable(layout, p), cfg.text, o.device, 0, length));
+        }
+        return rotaryByLength.emplace(length, std::move(layers)).first->second;
+    };
+
+    const int warmup = std::max(1, o.steps / 20);
+    double lossSum = 0, accSum = 0;
+    int window = 0;
+    const int64_t tokensPerImage = SyntheticTask::kGrid * SyntheticTask::kGrid;
+    for (int step = 1; step <= o.steps; ++step) {
+        const double lr = step <= warmup ? peakLr * step / warmup
+                                         : 0.5 * peakLr * (1 + std::cos(M_PI * (step - warmup) / std::max(1, o.steps - warmup)));
+        for (auto& group : optimizer.param_groups())
+            static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+
+        const Batch b = makeBatch(tok, cfg.vision, o.seed, static_cast<uint64_t>(step - 1) * static_cast<uint64_t>(o.batch), o.batch);
+        const int64_t B = b.ids.size(0), L = b.ids.size(1);
+        torch::Tensor vision;
+        if (frozenVision) {
+            torch::NoGradGuard noGrad;
+            vision = vlm.vision().forward(b.pixels.to(o.device), b.grid);
+        } else {
+            vision = vlm.vision().forward(b.pixels.to(o.device), b.grid);
+        }
+        auto embeds = vlm.language().embed(b.ids.flatten()).view({B, L, -1});
+        embeds = torch::cat({embeds.narrow(1, 0, 1), vision.view({B, tokensPerImage, -1}), embeds.narrow(1, 1 + tokensPerImage, L - 1 - tokensPerImage)}, 1);
+        DecoderCapture capture;
+        capture.allLogits = true;
+        const auto out = vlm.language().forward(embeds, rotaryFor(L), nullptr, capture);
+        const auto logits = out.logits.index({torch::arange(B), b.last.to(o.device)}); // [B, vocab]
+        const auto loss = torch::nn::functional::cross_entropy(logits, b.target.to(o.device));
+        optimizer.zero_grad();
+        loss.backward();
+        torch::nn::utils::clip_grad_norm_(params, 1.0);
+        optimizer.step();
+
+        lossSum += loss.item<double>();
+        accSum += (logits.argmax(-1).cpu() == b.target).to(torch::kFloat64).mean().item<double>();
+        ++window;
+        if (step % 50 == 0 || step == o.steps) {
+            const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+            if (o.progress)
+                o.progress(QString("step %1/%2 loss %3 acc %4% lr %5 (%6 s)")
+                               .arg(step)
+                               .arg(o.steps)
+                               .arg(lossSum / window, 0, 'f', 3)
+                               .arg(100 * accSum / window, 0, 'f', 1)
+                               .arg(lr, 0, 'e', 2)
+                               .arg(seconds, 0, 'f', 0));
+            result.finalLoss = lossSum / window;
+            result.finalAccuracy = accSum / window;
+            lossSum = accSum = 0;
+            window = 0;
+        }
+    }
+
+    // Write the folder: files first, weights last, so a killed run leaves no loadable half-model.
+    training["seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
+    training["train_accuracy_last_steps"] = result.finalAccuracy;
+    training["parameters"] = static_cast<double>(result.parameters);
+    training["trainable_parameters"] = static_cast<double>(result.trainable);
+    writeTinyModelFiles(o.output, o.scheme, training);
+    SafeTensorsWriter writer;
+    writer.setMetadata("format", "pt");
+    for (auto& w : vlm.vision().weights())
+        addTensorAs(writer, w.name, w.tensor->reshape(w.shape), DType::F16);
+    for (auto& [name, t] : vlm.language().weights())
+        addTensorAs(writer, name, *t, DType::F16);
+    QSaveFile f(QDir(o.output).filePath("model.safetensors"));
+    const QByteArray bytes = writer.bytes();
+    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
+        throw ModelError(o.output.toStdString() + "/model.safetensors: cannot write");
+    result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return result;
+}
+
+} // namespace ropescope::model

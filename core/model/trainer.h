@@ -1,0 +1,36 @@
+#pragma once
+#include "bundled_model.h"
+
+#include <torch/torch.h>
+
+#include <QString>
+
+#include <functional>
+
+namespace ropescope::model {
+
+struct TrainOptions {
+    ModelScheme scheme;
+    QString output;             // model folder to write
+    QString from;               // base model to fine-tune (decoder only, vision and merger frozen); empty: from scratch
+    int steps = 2000;
+    int batch = 32;
+    double lr = 0;              // 0: 2e-3 from scratch, 1e-3 for fine-tunes
+    double weightDecay = 0.01;
+    uint64_t seed = 1;
+    torch::Device device = torch::kCPU;
+    std::function<void(const QString&)> progress;
+};
+
+struct TrainResult {
+    double finalLoss = 0, finalAccuracy = 0; // over the last 100 steps
+    double seconds = 0;
+    int64_t parameters = 0, trainable = 0;
+};
+
+// Trains a tiny Qwen2-VL on the synthetic task with LibTorch autograd (AdamW, warmup then cosine decay,
+// gradient clipping), feeding the same vision tower, decoder and PositionTables as inference, and writes
+// a loadable model folder with f16 weights.
+TrainResult train(const TrainOptions& options);
+
+} // namespace ropescope::model

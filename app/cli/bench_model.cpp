@@ -3,6 +3,7 @@
 #include "cli_error.h"
 #include "geometry_options.h"
 #include "model/vlm.h"
+#include "model_options.h"
 #include "output.h"
 
 #include <QFile>
@@ -74,19 +75,14 @@ int benchModel(const QCommandLineParser& parser)
     const int runs = parser.isSet("runs") ? parseInteger(parser, "runs") : 3;
     if (imageTokens < 1 || imageTokens > 65536 || textTokens < 2 || textTokens > 65536 || runs < 1 || runs > 100)
         throw UsageError("--image-tokens 1..65536, --text-tokens 2..65536, --runs 1..100");
-    torch::Device device = torch::kCPU;
-    if (parser.value("device") == "cuda") {
-        if (!torch::cuda::is_available())
-            throw Failure("--device cuda: this LibTorch build has no CUDA or no GPU is visible");
-        device = torch::kCUDA;
-    }
+    const torch::Device device = parseDevice(parser);
     const torch::Dtype dtype = parser.value("dtype") == "bf16" ? torch::kBFloat16 : torch::kFloat32;
     auto sync = [&] {
         if (device.is_cuda())
             torch::cuda::synchronize();
     };
 
-    try {
+    return runModelCommand([&] {
         const auto t0 = std::chrono::steady_clock::now();
         model::Vlm vlm = parser.isSet("model") ? model::Vlm(parser.value("model"), device, dtype)
                                                : model::Vlm(model::Checkpoint::random(parser.value("config")), device, dtype);
@@ -169,12 +165,8 @@ int benchModel(const QCommandLineParser& parser)
                                                                                  : it.value().toString().toUtf8())
                     + "\n";
         writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(row).toJson() : text);
-    } catch (const model::ModelError& e) {
-        throw Failure(e.what());
-    } catch (const c10::Error& e) {
-        throw Failure(std::string("LibTorch: ") + e.what_without_backtrace());
-    }
-    return 0;
+        return 0;
+    });
 }
 
 } // namespace ropescope::cli

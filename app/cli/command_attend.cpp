@@ -7,11 +7,14 @@
 #include "geometry_options.h"
 #include "io/atomic_file.h"
 #include "io/position_table_io.h"
+#include "io/resource_paths.h"
 #include "model/attention_stats.h"
+#include "model/bundled_model.h"
 #include "model/image_processor.h"
 #include "model/tensor_io.h"
 #include "model/tokenizer.h"
 #include "model/vlm.h"
+#include "model_options.h"
 
 #include <QDir>
 #include <QFile>
@@ -23,17 +26,6 @@
 namespace ropescope::cli {
 
 namespace {
-
-// The scheme a checkpoint was trained with: RopeScope's bundled models record it in config.json under
-// "ropescope"; Hugging Face Qwen2-VL / Qwen2.5-VL checkpoints use mrope.
-QString trainedScheme(const QString& modelDir)
-{
-    QFile f(QDir(modelDir).filePath("config.json"));
-    if (!f.open(QIODevice::ReadOnly))
-        return "mrope";
-    const QJsonObject r = QJsonDocument::fromJson(f.readAll()).object()["ropescope"].toObject();
-    return r["scheme"].toString("mrope");
-}
 
 std::vector<int> parseLayerList(const QString& text, int layers)
 {
@@ -70,9 +62,9 @@ int runAttend(const QStringList& args)
     QCommandLineParser parser;
     addGeometryOptions(parser);
     parser.addOptions({
-        {"model", "Model folder (config.json, *.safetensors, tokenizer.json).", "DIR"},
-        {"image", "Image file.", "IMG"},
-        {"question", "The question about the image.", "Q"},
+        {"model", "Model folder (config.json, *.safetensors, tokenizer.json); default: the bundled mrope model.", "DIR"},
+        {"image", "Image file (default: the bundled sample).", "IMG"},
+        {"question", "The question about the image (default: the sample's).", "Q"},
         {"output", "Directory for answer.txt, heatmap.png, attention.safetensors, positions.csv, summary.json.", "DIR"},
         {"capture-layers", "Layers whose text->image attention to keep: all (default) or e.g. 0,5,27.", "L"},
         {"heatmap-layer", "Layer of the heatmap (default: the last captured).", "I"},
@@ -86,12 +78,15 @@ int runAttend(const QStringList& args)
         {"device", "cpu (default) or cuda.", "D"},
     });
     parseOrThrow(parser, args);
-    for (const char* required : {"model", "image", "question", "output"})
-        if (!parser.isSet(required))
-            throw UsageError(std::string("--") + required + " is required");
+    if (!parser.isSet("output"))
+        throw UsageError("--output is required");
+    if (parser.isSet("image") != parser.isSet("question"))
+        throw UsageError("give --image and --question together (or neither, for the bundled sample)");
     if (parser.isSet("layout"))
         throw UsageError("--layout: attend derives the layout from the prompt and the image");
-    const QString modelDir = parser.value("model");
+    const QString modelDir = parser.isSet("model") ? parser.value("model") : io::bundledModel();
+    const QString imagePath = parser.isSet("image") ? parser.value("image") : io::sampleImage();
+    const QString question = parser.isSet("question") ? parser.value("question") : io::sampleQuestion();
     views::HeatmapOptions heat;
     heat.opacity = option(parser, "opacity", heat.opacity, 0, 1);
     heat.smoothing = option(parser, "smoothing", heat.smoothing, 0, 50);
@@ -104,16 +99,9 @@ int runAttend(const QStringList& args)
     const int maxNew = parser.isSet("max-new-tokens") ? parseInteger(parser, "max-new-tokens") : 32;
     if (maxNew < 1 || maxNew > 4096)
         throw UsageError("--max-new-tokens: expected 1 to 4096");
-    torch::Device device = torch::kCPU;
-    if (parser.value("device") == "cuda") {
-        if (!torch::cuda::is_available())
-            throw Failure("--device cuda: this LibTorch build has no CUDA or no GPU is visible");
-        device = torch::kCUDA;
-    } else if (parser.isSet("device") && parser.value("device") != "cpu") {
-        throw UsageError("--device: expected cpu or cuda");
-    }
+    const torch::Device device = parseDevice(parser);
 
-    try {
+    return runModelCommand([&] {
         model::Vlm vlm(modelDir, device);
         const model::ModelConfig& cfg = vlm.config();
         const SchemeRequest scheme = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, cfg.text.layers);
@@ -121,14 +109,14 @@ int runAttend(const QStringList& args)
         model::PreprocessOptions pre = model::loadPreprocessOptions(modelDir);
         if (parser.isSet("max-pixels"))
             pre.maxPixels = static_cast<int64_t>(option(parser, "max-pixels", 0, 56.0 * 56.0, 1e9));
-        const QImage image = model::loadImage(parser.value("image"));
+        const QImage image = model::loadImage(imagePath);
         const model::ProcessedImage processed = model::preprocessImage(image, cfg.vision, pre);
         const int imageTokens = processed.tokens();
         if (tokenizer.tokenId("<|image_pad|>") != cfg.imageToken)
             throw model::ModelError("tokenizer.json: <|image_pad|> is not the config's image_token_id " + std::to_string(cfg.imageToken));
         const bool chat = tokenizer.tokenId("<|im_start|>").has_value();
-        const QString prompt = chat ? model::qwenChatPrompt(parser.value("question"), {imageTokens})
-                                    : "<|vision_start|>" + QString("<|image_pad|>").repeated(imageTokens) + "<|vision_end|>" + parser.value("question");
+        const QString prompt = chat ? model::qwenChatPrompt(question, {imageTokens})
+                                    : "<|vision_start|>" + QString("<|image_pad|>").repeated(imageTokens) + "<|vision_end|>" + question;
         const std::vector<int64_t> ids = tokenizer.encode(prompt);
 
         // Capture: every text token after the image (the question) against every image token.
@@ -186,10 +174,10 @@ int runAttend(const QStringList& args)
                                                        grid, gridRows, gridCols, heat);
 
         // Summary
-        const QString trained = trainedScheme(modelDir);
+        const QString trained = geometry::schemeName(model::recordedScheme(modelDir).params.kind);
         QJsonObject summary{{"model", QFileInfo(modelDir).absoluteFilePath()},
-                            {"image", QFileInfo(parser.value("image")).absoluteFilePath()},
-                            {"question", parser.value("question")},
+                            {"image", QFileInfo(imagePath).absoluteFilePath()},
+                            {"question", question},
                             {"answer", answer},
                             {"scheme", geometry::schemeName(scheme.params.kind)},
                             {"trained_scheme", trained},
@@ -236,14 +224,8 @@ int runAttend(const QStringList& args)
         io::writeFileAtomically(out.filePath("positions.csv"), io::positionTableCsv(r.layerTables.front()));
         io::writeFileAtomically(out.filePath("summary.json"), QJsonDocument(summary).toJson());
         std::printf("%s\n", qPrintable(answer));
-    } catch (const model::ModelError& e) {
-        throw Failure(e.what());
-    } catch (const io::IoError& e) {
-        throw Failure(e.what());
-    } catch (const c10::Error& e) {
-        throw Failure(std::string("LibTorch: ") + e.what_without_backtrace());
-    }
-    return 0;
+        return 0;
+    });
 }
 
 } // namespace ropescope::cli

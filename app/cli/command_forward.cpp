@@ -5,6 +5,7 @@
 #include "geometry_options.h"
 #include "model/tensor_io.h"
 #include "model/vlm.h"
+#include "model_options.h"
 #include "output.h"
 
 #include <cmath>
@@ -12,18 +13,6 @@
 namespace ropescope::cli {
 
 namespace {
-
-torch::Device parseDevice(const QCommandLineParser& parser)
-{
-    const QString device = parser.value("device");
-    if (device.isEmpty() || device == "cpu")
-        return torch::kCPU;
-    if (device != "cuda")
-        throw UsageError("--device: expected cpu or cuda, got '" + device.toStdString() + "'");
-    if (!torch::cuda::is_available())
-        throw Failure("--device cuda: this LibTorch build has no CUDA or no GPU is visible");
-    return torch::kCUDA;
-}
 
 // Positions as the model used them: int64 where every value is whole (as Hugging Face writes
 // position_ids), float32 for schemes with fractional positions (Circle-RoPE).
@@ -58,7 +47,7 @@ int runForward(const QStringList& args)
         throw UsageError("--generate: expected 0 to 4096");
     const torch::Device device = parseDevice(parser);
 
-    try {
+    return runModelCommand([&] {
         model::Vlm vlm(parser.value("model"), device);
         const SchemeRequest scheme = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, vlm.config().text.layers);
         const model::SafeTensors inputs = model::SafeTensors::open(parser.value("inputs"));
@@ -99,12 +88,8 @@ int runForward(const QStringList& args)
             model::addTensor(out, "generated_logits", r.generatedLogits.unsqueeze(0));
         }
         writeOutput(parser.value("output"), out.bytes());
-    } catch (const model::ModelError& e) {
-        throw Failure(e.what());
-    } catch (const c10::Error& e) {
-        throw Failure(std::string("LibTorch: ") + e.what_without_backtrace());
-    }
-    return 0;
+        return 0;
+    });
 }
 
 } // namespace ropescope::cli

@@ -4,7 +4,11 @@
 #include "geometry/errors.h"
 #include "geometry_options.h"
 #include "model/evaluator.h"
+#include "model/synthetic_task.h"
 #include "model/trainer.h"
+#include "model_options.h"
+
+#include <QDir>
 #include "output.h"
 
 #include <QJsonArray>
@@ -40,6 +44,7 @@ int runTrain(const QStringList& args)
         {"seed", "Training stream and initialisation seed (default 1).", "K"},
         {"from", "Base model to fine-tune: the decoder trains, the vision tower and merger stay frozen.", "DIR"},
         {"from-scratch", "Train every weight from random initialisation (the default without --from)."},
+        {"train-vision", "With --from: train the vision tower and merger too (to continue training a base model)."},
         {"device", "cpu (default) or cuda.", "D"},
         {"output", "Model folder to write.", "DIR"},
     });
@@ -52,6 +57,9 @@ int runTrain(const QStringList& args)
     o.scheme = schemeFrom(parser, geometry::SchemeKind::Mrope);
     o.output = parser.value("output");
     o.from = parser.value("from");
+    o.trainVision = parser.isSet("train-vision");
+    if (o.trainVision && o.from.isEmpty())
+        throw UsageError("--train-vision continues a model given with --from");
     if (parser.isSet("steps"))
         o.steps = parseInteger(parser, "steps");
     if (parser.isSet("batch"))
@@ -62,26 +70,18 @@ int runTrain(const QStringList& args)
         o.seed = static_cast<uint64_t>(parseInteger(parser, "seed"));
     if (o.steps < 1 || o.steps > 1000000 || o.batch < 1 || o.batch > 4096 || o.lr < 0)
         throw UsageError("--steps 1..1e6, --batch 1..4096, --lr >= 0");
-    if (parser.value("device") == "cuda") {
-        if (!torch::cuda::is_available())
-            throw Failure("--device cuda: this LibTorch build has no CUDA or no GPU is visible");
-        o.device = torch::kCUDA;
-    }
+    o.device = parseDevice(parser);
     o.progress = [](const QString& line) {
         std::printf("%s\n", qPrintable(line));
         std::fflush(stdout);
     };
-    try {
+    return runModelCommand([&] {
         const model::TrainResult r = model::train(o);
         std::printf("trained %lld parameters (%lld trainable) in %.0f s; last-100-step accuracy %.1f%%; wrote %s\n",
                     static_cast<long long>(r.parameters), static_cast<long long>(r.trainable), r.seconds, 100 * r.finalAccuracy,
                     qPrintable(o.output));
-    } catch (const model::ModelError& e) {
-        throw Failure(e.what());
-    } catch (const geometry::InvalidInput& e) {
-        throw UsageError(e.what());
-    }
-    return 0;
+        return 0;
+    });
 }
 
 int runEval(const QStringList& args)
@@ -93,6 +93,7 @@ int runEval(const QStringList& args)
         {"samples", "Held-out samples (default 200).", "N"},
         {"seed", "Held-out stream (default 1000003; training uses small seeds).", "K"},
         {"json", "Print JSON."},
+        {"save-samples", "Also write the first 20 held-out samples (PNG + questions.jsonl with answers and masks) here.", "DIR"},
         {"output", "Write to this file instead of standard output.", "F"},
     });
     parseOrThrow(parser, args);
@@ -105,7 +106,24 @@ int runEval(const QStringList& args)
     std::optional<model::ModelScheme> scheme;
     if (parser.isSet("scheme"))
         scheme = schemeFrom(parser, geometry::SchemeKind::Mrope);
-    try {
+    return runModelCommand([&] {
+        if (parser.isSet("save-samples")) {
+            const QDir dir(parser.value("save-samples"));
+            QDir().mkpath(dir.path());
+            QByteArray lines;
+            for (int i = 0; i < 20; ++i) {
+                const model::SyntheticSample s = model::SyntheticTask::sample(seed, static_cast<uint64_t>(i));
+                const QString name = QString("sample_%1.png").arg(i, 2, 10, QChar('0'));
+                s.image.save(dir.filePath(name));
+                QJsonArray mask;
+                for (bool m : s.mask)
+                    mask.append(m ? 1 : 0);
+                lines += QJsonDocument(QJsonObject{{"image", name}, {"question", s.question}, {"answer", s.answer}, {"type", s.type}, {"mask", mask}})
+                             .toJson(QJsonDocument::Compact)
+                         + "\n";
+            }
+            writeOutput(dir.filePath("questions.jsonl"), lines);
+        }
         const model::EvalResult r = model::evaluate(parser.value("model"), samples, seed, scheme);
         QJsonObject types;
         QByteArray text = "model " + parser.value("model").toUtf8() + ", scheme " + r.scheme.toUtf8() + ", " + QByteArray::number(r.samples)
@@ -126,12 +144,8 @@ int runEval(const QStringList& args)
         const QJsonObject json{{"model", parser.value("model")}, {"scheme", r.scheme}, {"samples", r.samples}, {"accuracy", r.accuracy()},
                                {"by_type", types}, {"grounding", grounding}};
         writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(json).toJson() : text);
-    } catch (const model::ModelError& e) {
-        throw Failure(e.what());
-    } catch (const geometry::InvalidInput& e) {
-        throw UsageError(e.what());
-    }
-    return 0;
+        return 0;
+    });
 }
 
 } // namespace ropescope::cli

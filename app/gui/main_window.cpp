@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "attention_panel.h"
 #include "charts/chart_export.h"
 #include "charts/readout_charts.h"
 #include "geometry/errors.h"
@@ -30,6 +31,7 @@
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
 #include <QToolBar>
@@ -167,9 +169,20 @@ void MainWindow::buildUi()
         readoutLayout->addWidget(c, 1);
     readouts->setMinimumWidth(380);
 
+    attention_ = new AttentionPanel;
+    tabs_ = new QTabWidget;
+    tabs_->addTab(centre, "Geometry");
+    tabs_->addTab(attention_, "Attention");
+    connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
+        if (index == 1 && !attentionRan_) {
+            attentionRan_ = true; // the first visit runs the bundled model on the sample
+            attention_->run();
+        }
+    });
+
     auto* main = new QSplitter(Qt::Horizontal);
     main->addWidget(scroll);
-    main->addWidget(centre);
+    main->addWidget(tabs_);
     main->addWidget(readouts);
     main->setStretchFactor(0, 0);
     main->setStretchFactor(1, 3);
@@ -381,6 +394,7 @@ bool MainWindow::applyState(const session::ExplorerState& requested)
         s.cameraState.reset();
     state_ = s;
     readouts_ = std::move(next);
+    attention_->setScheme(state_);
     lastError_.clear();
     panel_->setError({});
     panel_->setState(state_);
@@ -524,6 +538,11 @@ void MainWindow::updateReadoutLabels()
     for (const std::string& w : readouts_.warnings)
         warnings << QString::fromStdString(w);
     warningLabel_->setText(warnings.join('\n'));
+}
+
+void MainWindow::showAttentionTab()
+{
+    tabs_->setCurrentIndex(1);
 }
 
 void MainWindow::selectToken(int token)

@@ -23,6 +23,8 @@ class VtkViewWidget;
 
 namespace ropescope::gui {
 
+class AttentionPanel;
+
 enum class ChartKind { Ptd, Profile, Prior };
 
 // The explorer window: parameters | 3-D cone view over the position table | readouts (PTD of every
@@ -54,6 +56,8 @@ public:
     bool openSession(const QString& path); // false (and a message) if unreadable; state unchanged
 
     views::ParameterPanel* panel() const { return panel_; }
+    AttentionPanel* attention() const { return attention_; }
+    void showAttentionTab();
     views::VtkViewWidget* view() const { return view_; }
     views::ConeScene& scene() const { return *scene_; }
     QString autosavePath() const;
@@ -90,6 +94,9 @@ private:
     views::ChartView *ptdView_ = nullptr, *profileView_ = nullptr, *priorView_ = nullptr;
     QLabel *ptdLabel_ = nullptr, *selectionLabel_ = nullptr, *warningLabel_ = nullptr;
     QTimer* cameraSaveTimer_ = nullptr;
+    AttentionPanel* attention_ = nullptr;
+    class QTabWidget* tabs_ = nullptr;
+    bool attentionRan_ = false;
 };
 
 } // namespace ropescope::gui

@@ -62,6 +62,14 @@ ModelScheme recordedScheme(const QString& modelDir)
     return schemeFromJson(QJsonDocument::fromJson(f.readAll()).object()["ropescope"].toObject());
 }
 
+QJsonObject recordedTraining(const QString& modelDir)
+{
+    QFile f(QDir(modelDir).filePath("config.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object()["ropescope"].toObject()["training"].toObject();
+}
+
 QByteArray tinyConfigJson(const ModelScheme& scheme, const QJsonObject& training)
 {
     const int vocab = 2 + static_cast<int>(SyntheticTask::vocabulary().size()) + static_cast<int>(kSpecials.size());

@@ -20,6 +20,8 @@ QJsonObject schemeToJson(const ModelScheme& scheme);
 ModelScheme schemeFromJson(const QJsonObject& json);
 // The scheme recorded in a model folder's config.json (mrope for Hugging Face checkpoints).
 ModelScheme recordedScheme(const QString& modelDir);
+// The "training" record of a model folder (empty if none).
+QJsonObject recordedTraining(const QString& modelDir);
 
 // A folder in the Hugging Face layout for the synthetic task: config.json (tiny Qwen2-VL), tokenizer.json
 // (WordLevel over the task's words and Qwen's special tokens), preprocessor_config.json. Weights are

@@ -68,7 +68,10 @@ TrainResult train(const TrainOptions& o)
     const auto start = Clock::now();
     TrainResult result;
     QJsonObject training{{"steps", o.steps}, {"batch", o.batch}, {"seed", static_cast<double>(o.seed)},
-                         {"from", o.from.isEmpty() ? QString("scratch") : QFileInfo(o.from).fileName()}};
+                         {"from", o.from.isEmpty() ? QString("scratch") : QFileInfo(o.from).fileName()},
+                         {"vision", o.from.isEmpty() || o.trainVision ? "trained" : "frozen"}};
+    if (!o.from.isEmpty()) // keep the history of a continued or fine-tuned model
+        training["base_training"] = recordedTraining(o.from);
 
     // The model: a base checkpoint to fine-tune, or random weights with the tiny architecture.
     QTemporaryDir scratch;
@@ -85,7 +88,7 @@ TrainResult train(const TrainOptions& o)
     writeTinyModelFiles(tokDir.path(), o.scheme, training);
     const Tokenizer tok = Tokenizer::load(QDir(tokDir.path()).filePath("tokenizer.json"));
 
-    const bool frozenVision = !o.from.isEmpty();
+    const bool frozenVision = !o.from.isEmpty() && !o.trainVision;
     std::vector<torch::Tensor> params;
     for (auto& w : vlm.vision().weights()) {
         w.tensor->requires_grad_(!frozenVision);
@@ -156,6 +159,8 @@ TrainResult train(const TrainOptions& o)
         optimizer.step();
 
         lossSum += loss.item<double>();
+        if (step <= 10)
+            result.firstLoss += loss.item<double>() / std::min(10, o.steps);
         accSum += (logits.argmax(-1).cpu() == b.target).to(torch::kFloat64).mean().item<double>();
         ++window;
         if (step % 50 == 0 || step == o.steps) {

@@ -13,6 +13,7 @@ struct TrainOptions {
     ModelScheme scheme;
     QString output;             // model folder to write
     QString from;               // base model to fine-tune (decoder only, vision and merger frozen); empty: from scratch
+    bool trainVision = false;   // with `from`: train the vision tower and merger too (continuing a base model)
     int steps = 2000;
     int batch = 32;
     double lr = 0;              // 0: 2e-3 from scratch, 1e-3 for fine-tunes
@@ -23,7 +24,8 @@ struct TrainOptions {
 };
 
 struct TrainResult {
-    double finalLoss = 0, finalAccuracy = 0; // over the last 100 steps
+    double firstLoss = 0;                     // mean over the first 10 steps
+    double finalLoss = 0, finalAccuracy = 0; // over the last reporting window (up to 50 steps)
     double seconds = 0;
     int64_t parameters = 0, trainable = 0;
 };

@@ -1,5 +1,6 @@
 // GUI tests: the real explorer window under Xvfb (ctest runs this binary through xvfb-run).
 #include "gui/main_window.h"
+#include "gui/attention_panel.h"
 #include "widgets/parameter_panel.h"
 #include "widgets/vtk_view_widget.h"
 
@@ -176,6 +177,23 @@ private Q_SLOTS:
         QVERIFY(!w.openSession(dir.filePath("bad.json")));
         QVERIFY2(w.lastError().contains("alpha"), qPrintable(w.lastError()));
         QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:8x8,text:6"));
+    }
+
+    void attentionTabRunsTheBundledModel()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.showAttentionTab(); // first visit: bundled mrope model on the bundled sample image and question
+        QVERIFY2(w.attention()->layers() == 4, qPrintable(w.attention()->status()));
+        QVERIFY(!w.attention()->answer().isEmpty());
+        QCOMPARE(w.attention()->overlay().size(), QSize(224, 224));
+        QVERIFY(!w.attention()->status().contains("untrained"));
+        // Run it under Circle-RoPE from the explorer: flagged as a scheme the model was not trained with.
+        w.panel()->schemeBox()->setCurrentText("circle");
+        QVERIFY(w.attention()->run());
+        QVERIFY2(w.attention()->status().contains("untrained scheme"), qPrintable(w.attention()->status()));
     }
 
     void badLayoutKeepsTheLastGoodView()

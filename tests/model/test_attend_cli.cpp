@@ -108,7 +108,7 @@ private Q_SLOTS:
         QVERIFY(!QDir(dir_.filePath("x")).exists());
         r = runRopescope({"attend", "--model", model_, "--image", image_, "--output", dir_.filePath("x")}, false);
         QCOMPARE(r.exitCode, 2);
-        QVERIFY(r.err.contains("--question is required"));
+        QVERIFY2(r.err.contains("give --image and --question together"), r.err.constData());
         r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "what", "--output", dir_.filePath("x"),
                           "--capture-layers", "7"},
                          false);

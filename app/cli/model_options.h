@@ -1,0 +1,44 @@
+#pragma once
+// Shared by the commands that run a model (LibTorch headers: include only from those).
+#include "cli_error.h"
+#include "geometry/errors.h"
+#include "io/atomic_file.h"
+#include "model/safetensors.h"
+
+#include <QCommandLineParser>
+
+#include <torch/torch.h>
+
+namespace ropescope::cli {
+
+// --device cpu (default) | cuda; a usage error otherwise, a failure when CUDA is not there.
+inline torch::Device parseDevice(const QCommandLineParser& parser)
+{
+    const QString device = parser.value("device");
+    if (device.isEmpty() || device == "cpu")
+        return torch::kCPU;
+    if (device != "cuda")
+        throw UsageError("--device: expected cpu or cuda, got '" + device.toStdString() + "'");
+    if (!torch::cuda::is_available())
+        throw Failure("--device cuda: this LibTorch build has no CUDA or no GPU is visible");
+    return torch::kCUDA;
+}
+
+// Runs a model command, turning model, LibTorch and file errors into one-line CLI errors.
+template <class Fn>
+int runModelCommand(Fn&& fn)
+{
+    try {
+        return fn();
+    } catch (const model::ModelError& e) {
+        throw Failure(e.what());
+    } catch (const io::IoError& e) {
+        throw Failure(e.what());
+    } catch (const geometry::InvalidInput& e) {
+        throw UsageError(e.what());
+    } catch (const c10::Error& e) {
+        throw Failure(std::string("LibTorch: ") + e.what_without_backtrace());
+    }
+}
+
+} // namespace ropescope::cli

@@ -1,0 +1,274 @@
+#include "attention_panel.h"
+
+#include "charts/attention_heatmap.h"
+#include "geometry/errors.h"
+#include "io/resource_paths.h"
+#include "model/attention_stats.h"
+#include "model/bundled_model.h"
+#include "model/image_processor.h"
+#include "model/tokenizer.h"
+#include "model/vlm.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSlider>
+#include <QVBoxLayout>
+
+namespace ropescope::gui {
+
+struct AttentionPanel::Impl {
+    QString modelDir;
+    std::unique_ptr<model::Vlm> vlm;
+    std::unique_ptr<model::Tokenizer> tokenizer;
+    QImage image;
+    session::ExplorerState scheme;
+    std::vector<torch::Tensor> attentions; // per layer [heads, question tokens, image tokens]
+    int rows = 0, cols = 0;
+    QImage resized;
+    QString answer, status;
+};
+
+AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_unique<Impl>())
+{
+    auto* root = new QHBoxLayout(this);
+    imageLabel_ = new QLabel;
+    imageLabel_->setMinimumSize(448, 448);
+    imageLabel_->setAlignment(Qt::AlignCenter);
+    root->addWidget(imageLabel_, 1);
+
+    auto* side = new QVBoxLayout;
+    auto* form = new QFormLayout;
+    modelLabel_ = new QLabel;
+    modelLabel_->setWordWrap(true);
+    auto* openModel = new QPushButton("Model...");
+    auto* openImage = new QPushButton("Image...");
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(openModel);
+    buttons->addWidget(openImage);
+    form->addRow("Model", modelLabel_);
+    form->addRow(buttons);
+    question_ = new QLineEdit(io::sampleQuestion());
+    question_->setObjectName("question");
+    form->addRow("Question", question_);
+    auto* runButton = new QPushButton("Run");
+    runButton->setObjectName("run");
+    form->addRow(runButton);
+    answerLabel_ = new QLabel;
+    answerLabel_->setObjectName("answer");
+    answerLabel_->setStyleSheet("font-weight: bold; font-size: 15px;");
+    form->addRow("Answer", answerLabel_);
+    layer_ = new QSlider(Qt::Horizontal);
+    layer_->setObjectName("attentionLayer");
+    form->addRow("Layer", layer_);
+    head_ = new QComboBox;
+    head_->setObjectName("head");
+    form->addRow("Head", head_);
+    colormap_ = new QComboBox;
+    colormap_->addItems({"jet", "viridis"});
+    form->addRow("Colormap", colormap_);
+    opacity_ = new QSlider(Qt::Horizontal);
+    opacity_->setRange(0, 100);
+    opacity_->setValue(55);
+    form->addRow("Opacity", opacity_);
+    gamma_ = new QDoubleSpinBox;
+    gamma_->setRange(0.1, 5);
+    gamma_->setValue(0.6);
+    gamma_->setSingleStep(0.1);
+    form->addRow("Contrast (gamma)", gamma_);
+    smoothing_ = new QDoubleSpinBox;
+    smoothing_->setRange(0, 5);
+    smoothing_->setValue(1.0);
+    smoothing_->setSingleStep(0.25);
+    form->addRow("Smoothing (cells)", smoothing_);
+    statusLabel_ = new QLabel;
+    statusLabel_->setObjectName("attentionStatus");
+    statusLabel_->setWordWrap(true);
+    side->addLayout(form);
+    side->addWidget(statusLabel_);
+    side->addStretch(1);
+    root->addLayout(side);
+
+    connect(runButton, &QPushButton::clicked, this, [this] { run(); });
+    connect(question_, &QLineEdit::returnPressed, this, [this] { run(); });
+    connect(openModel, &QPushButton::clicked, this, [this] {
+        const QString dir = QFileDialog::getExistingDirectory(this, "Model folder", d->modelDir);
+        if (!dir.isEmpty() && setModel(dir))
+            run();
+    });
+    connect(openImage, &QPushButton::clicked, this, [this] {
+        const QString path = QFileDialog::getOpenFileName(this, "Image", QString(), "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
+        if (!path.isEmpty() && setImage(path))
+            run();
+    });
+    for (QSlider* s : {layer_, opacity_})
+        connect(s, &QSlider::valueChanged, this, &AttentionPanel::repaintOverlay);
+    for (QComboBox* c : {head_, colormap_})
+        connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &AttentionPanel::repaintOverlay);
+    for (QDoubleSpinBox* s : {gamma_, smoothing_})
+        connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &AttentionPanel::repaintOverlay);
+
+    if (QFile::exists(io::bundledModel() + "/config.json"))
+        setModel(io::bundledModel());
+    setImage(io::sampleImage());
+}
+
+AttentionPanel::~AttentionPanel() = default;
+
+bool AttentionPanel::setModel(const QString& dir)
+{
+    try {
+        d->vlm = std::make_unique<model::Vlm>(dir);
+        d->tokenizer = std::make_unique<model::Tokenizer>(model::Tokenizer::load(QDir(dir).filePath("tokenizer.json")));
+        d->modelDir = dir;
+        modelLabel_->setText(QFileInfo(dir).fileName() + " (trained with " + geometry::schemeName(model::recordedScheme(dir).params.kind) + ")");
+        layer_->setRange(0, d->vlm->config().text.layers - 1);
+        layer_->setValue(layer_->maximum());
+        head_->clear();
+        head_->addItems({"mean", "max"});
+        for (int h = 0; h < d->vlm->config().text.heads; ++h)
+            head_->addItem(QString::number(h));
+        return true;
+    } catch (const std::exception& e) {
+        d->status = e.what();
+        statusLabel_->setText(d->status);
+        return false;
+    }
+}
+
+bool AttentionPanel::setImage(const QString& path)
+{
+    try {
+        d->image = model::loadImage(path);
+        imageLabel_->setPixmap(QPixmap::fromImage(d->image).scaled(imageLabel_->minimumSize(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+        return true;
+    } catch (const model::ModelError& e) {
+        d->status = e.what();
+        statusLabel_->setText(d->status);
+        return false;
+    }
+}
+
+void AttentionPanel::setQuestion(const QString& q)
+{
+    question_->setText(q);
+}
+
+void AttentionPanel::setScheme(const session::ExplorerState& state)
+{
+    d->scheme = state;
+}
+
+int AttentionPanel::layers() const
+{
+    return static_cast<int>(d->attentions.size());
+}
+
+QString AttentionPanel::answer() const
+{
+    return d->answer;
+}
+
+QString AttentionPanel::status() const
+{
+    return d->status;
+}
+
+bool AttentionPanel::run()
+{
+    if (!d->vlm || d->image.isNull()) {
+        d->status = d->vlm ? "no image" : "no model: open one (the bundled models live in resources/models)";
+        statusLabel_->setText(d->status);
+        return false;
+    }
+    try {
+        const model::ModelConfig& cfg = d->vlm->config();
+        const model::ProcessedImage processed = model::preprocessImage(d->image, cfg.vision, model::loadPreprocessOptions(d->modelDir));
+        const int n = processed.tokens();
+        const bool chat = d->tokenizer->tokenId("<|im_start|>").has_value();
+        const QString q = question_->text();
+        const QString prompt = chat ? model::qwenChatPrompt(q, {n})
+                                    : "<|vision_start|>" + QString("<|image_pad|>").repeated(n) + "<|vision_end|>" + q;
+        const std::vector<int64_t> ids = d->tokenizer->encode(prompt);
+        std::vector<int64_t> rows, cols;
+        for (size_t i = 0; i < ids.size(); ++i) {
+            if (ids[i] == cfg.imageToken)
+                cols.push_back(static_cast<int64_t>(i));
+            else if (!cols.empty() && ids[i] != cfg.visionEnd)
+                rows.push_back(static_cast<int64_t>(i));
+        }
+        model::ForwardRequest req;
+        req.inputIds = torch::tensor(ids, torch::kInt64);
+        req.pixelValues = processed.pixels;
+        req.imageGridThw = processed.grid;
+        req.scheme = d->scheme.params;
+        if (!d->scheme.age.empty())
+            req.age = geometry::parseAgeSchedule(d->scheme.age, cfg.text.layers);
+        for (int l = 0; l < cfg.text.layers; ++l)
+            req.capture.layers.push_back(l);
+        req.capture.selection.rows = torch::tensor(rows, torch::kInt64);
+        req.capture.selection.cols = torch::tensor(cols, torch::kInt64);
+        req.generate = chat ? 16 : 1;
+        const model::ForwardResult r = d->vlm->run(req);
+        std::vector<int64_t> answerIds;
+        for (int64_t i = 0; i < r.generatedIds.numel(); ++i) {
+            const int64_t id = r.generatedIds[i].item<int64_t>();
+            if (id == cfg.eos || d->tokenizer->tokenId("<|im_end|>") == id)
+                break;
+            answerIds.push_back(id);
+        }
+        d->answer = d->tokenizer->decode(answerIds, true).trimmed();
+        d->attentions = r.prefill.attentions;
+        d->rows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
+        d->cols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
+        d->resized = d->image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+        const QString trained = geometry::schemeName(model::recordedScheme(d->modelDir).params.kind);
+        const QString used = geometry::schemeName(d->scheme.params.kind);
+        const bool untrained = used != trained || !d->scheme.age.empty() != !model::recordedScheme(d->modelDir).age.empty();
+        d->status = QString("scheme %1%2, layout %3").arg(used, d->scheme.age.empty() ? QString() : " + AGE " + QString::fromStdString(d->scheme.age),
+                                                           QString::fromStdString(r.layout.toString()));
+        if (untrained)
+            d->status += QString("\nuntrained scheme: this model was trained with %1").arg(trained);
+        answerLabel_->setText(d->answer.isEmpty() ? "(empty)" : d->answer);
+        statusLabel_->setText(d->status);
+        repaintOverlay();
+        return true;
+    } catch (const std::exception& e) {
+        d->status = e.what();
+        statusLabel_->setText(d->status);
+        return false;
+    }
+}
+
+void AttentionPanel::repaintOverlay()
+{
+    if (d->attentions.empty())
+        return;
+    const int layer = std::clamp(layer_->value(), 0, static_cast<int>(d->attentions.size()) - 1);
+    const auto& probs = d->attentions[static_cast<size_t>(layer)];
+    torch::Tensor map;
+    if (head_->currentIndex() <= 0)
+        map = model::attentionMap(probs, -1);
+    else if (head_->currentIndex() == 1)
+        map = std::get<0>(probs.to(torch::kFloat64).mean(1).max(0));
+    else
+        map = model::attentionMap(probs, head_->currentIndex() - 2);
+    const auto m = map.to(torch::kFloat32).contiguous();
+    const std::vector<float> grid(m.data_ptr<float>(), m.data_ptr<float>() + m.numel());
+    views::HeatmapOptions o;
+    o.opacity = opacity_->value() / 100.0;
+    o.gamma = gamma_->value();
+    o.smoothing = smoothing_->value();
+    o.colormap = colormap_->currentIndex() == 1 ? views::HeatmapOptions::Colormap::Viridis : views::HeatmapOptions::Colormap::Jet;
+    overlay_ = views::attentionOverlay(d->resized, grid, d->rows, d->cols, o);
+    imageLabel_->setPixmap(QPixmap::fromImage(overlay_).scaled(imageLabel_->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+}
+
+} // namespace ropescope::gui

@@ -1,0 +1,44 @@
+// Every bundled model (resources/models/*) through the whole inference path on 200 held-out samples:
+// accuracy must stay within 3 points of the figure recorded beside it (eval.json, the README table's
+// source). An end-to-end check of loader, tokenizer, preprocessing, positions and decoder.
+#include "io/resource_paths.h"
+#include "model/evaluator.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+using namespace ropescope;
+
+class TestBundledModels : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void accuracyMatchesTheReadme_data()
+    {
+        QTest::addColumn<QString>("dir");
+        const QDir models(io::resourceDir() + "/models");
+        const QStringList names = models.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+        QVERIFY2(names.contains("mrope"), "the bundled mrope model is missing");
+        for (const QString& n : names)
+            QTest::newRow(qPrintable(n)) << models.filePath(n);
+    }
+    void accuracyMatchesTheReadme()
+    {
+        QFETCH(QString, dir);
+        QFile f(dir + "/eval.json");
+        QVERIFY2(f.open(QIODevice::ReadOnly), qPrintable(dir + "/eval.json missing"));
+        const QJsonObject recorded = QJsonDocument::fromJson(f.readAll()).object();
+        const double expected = recorded["accuracy"].toDouble(-1);
+        QVERIFY(expected >= 0);
+        const model::EvalResult r = model::evaluate(dir, 200, static_cast<uint64_t>(recorded["seed"].toInteger(1000003)));
+        qInfo("%s: accuracy %.3f (recorded %.3f), last-layer grounding %.2f", qPrintable(QFileInfo(dir).fileName()), r.accuracy(), expected,
+              r.grounding.back());
+        QVERIFY2(std::abs(r.accuracy() - expected) <= 0.03, qPrintable(QString("accuracy %1 vs recorded %2").arg(r.accuracy()).arg(expected)));
+        QVERIFY(QFileInfo(dir + "/model.safetensors").size() <= 8 << 20);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBundledModels)
+#include "test_bundled_models.moc"

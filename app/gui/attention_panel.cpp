@@ -9,6 +9,7 @@
 #include "model/tokenizer.h"
 #include "model/vlm.h"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -58,6 +59,9 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     question_ = new QLineEdit(io::sampleQuestion());
     question_->setObjectName("question");
     form->addRow("Question", question_);
+    explorerScheme_ = new QCheckBox("use the explorer's scheme (else the model's own)");
+    explorerScheme_->setObjectName("explorerScheme");
+    form->addRow(explorerScheme_);
     auto* runButton = new QPushButton("Run");
     runButton->setObjectName("run");
     form->addRow(runButton);
@@ -166,6 +170,11 @@ void AttentionPanel::setScheme(const session::ExplorerState& state)
     d->scheme = state;
 }
 
+void AttentionPanel::useExplorerScheme(bool on)
+{
+    explorerScheme_->setChecked(on);
+}
+
 int AttentionPanel::layers() const
 {
     return static_cast<int>(d->attentions.size());
@@ -208,9 +217,13 @@ bool AttentionPanel::run()
         req.inputIds = torch::tensor(ids, torch::kInt64);
         req.pixelValues = processed.pixels;
         req.imageGridThw = processed.grid;
-        req.scheme = d->scheme.params;
-        if (!d->scheme.age.empty())
-            req.age = geometry::parseAgeSchedule(d->scheme.age, cfg.text.layers);
+        const model::ModelScheme own = model::recordedScheme(d->modelDir);
+        const bool explorer = explorerScheme_->isChecked();
+        const geometry::SchemeParams params = explorer ? d->scheme.params : own.params;
+        const std::string age = explorer ? d->scheme.age : own.age;
+        req.scheme = params;
+        if (!age.empty())
+            req.age = geometry::parseAgeSchedule(age, cfg.text.layers);
         for (int l = 0; l < cfg.text.layers; ++l)
             req.capture.layers.push_back(l);
         req.capture.selection.rows = torch::tensor(rows, torch::kInt64);
@@ -229,10 +242,10 @@ bool AttentionPanel::run()
         d->rows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
         d->cols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
         d->resized = d->image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
-        const QString trained = geometry::schemeName(model::recordedScheme(d->modelDir).params.kind);
-        const QString used = geometry::schemeName(d->scheme.params.kind);
-        const bool untrained = used != trained || !d->scheme.age.empty() != !model::recordedScheme(d->modelDir).age.empty();
-        d->status = QString("scheme %1%2, layout %3").arg(used, d->scheme.age.empty() ? QString() : " + AGE " + QString::fromStdString(d->scheme.age),
+        const QString trained = geometry::schemeName(own.params.kind);
+        const QString used = geometry::schemeName(params.kind);
+        const bool untrained = used != trained || age != own.age;
+        d->status = QString("scheme %1%2, layout %3").arg(used, age.empty() ? QString() : " + AGE " + QString::fromStdString(age),
                                                            QString::fromStdString(r.layout.toString()));
         if (untrained)
             d->status += QString("\nuntrained scheme: this model was trained with %1").arg(trained);

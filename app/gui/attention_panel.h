@@ -6,6 +6,7 @@
 
 #include <memory>
 
+class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
@@ -24,7 +25,8 @@ public:
     explicit AttentionPanel(QWidget* parent = nullptr);
     ~AttentionPanel() override;
 
-    void setScheme(const session::ExplorerState& state); // used by the next run
+    void setScheme(const session::ExplorerState& state); // used by the next run when "explorer's scheme" is on
+    void useExplorerScheme(bool on);                      // off: the scheme the model was trained with
     bool run();                                          // false (and a message) on failure
     bool setModel(const QString& dir);
     bool setImage(const QString& path);
@@ -42,6 +44,7 @@ private:
     QImage overlay_;
     QLabel *imageLabel_, *answerLabel_, *statusLabel_, *modelLabel_;
     QLineEdit* question_;
+    QCheckBox* explorerScheme_;
     QSlider *layer_, *opacity_;
     QComboBox *head_, *colormap_;
     QDoubleSpinBox *gamma_, *smoothing_;

@@ -190,8 +190,9 @@ private Q_SLOTS:
         QVERIFY(!w.attention()->answer().isEmpty());
         QCOMPARE(w.attention()->overlay().size(), QSize(224, 224));
         QVERIFY(!w.attention()->status().contains("untrained"));
-        // Run it under Circle-RoPE from the explorer: flagged as a scheme the model was not trained with.
+        // Run it under the explorer's Circle-RoPE: flagged as a scheme the model was not trained with.
         w.panel()->schemeBox()->setCurrentText("circle");
+        w.attention()->useExplorerScheme(true);
         QVERIFY(w.attention()->run());
         QVERIFY2(w.attention()->status().contains("untrained scheme"), qPrintable(w.attention()->status()));
     }

@@ -114,10 +114,7 @@ int runAttend(const QStringList& args)
         const int imageTokens = processed.tokens();
         if (tokenizer.tokenId("<|image_pad|>") != cfg.imageToken)
             throw model::ModelError("tokenizer.json: <|image_pad|> is not the config's image_token_id " + std::to_string(cfg.imageToken));
-        const bool chat = tokenizer.tokenId("<|im_start|>").has_value();
-        const QString prompt = chat ? model::qwenChatPrompt(question, {imageTokens})
-                                    : "<|vision_start|>" + QString("<|image_pad|>").repeated(imageTokens) + "<|vision_end|>" + question;
-        const std::vector<int64_t> ids = tokenizer.encode(prompt);
+        const std::vector<int64_t> ids = tokenizer.encode(model::imagePrompt(tokenizer, question, imageTokens));
 
         // Capture: every text token after the image (the question) against every image token.
         std::vector<int64_t> rows, cols;
@@ -139,13 +136,8 @@ int runAttend(const QStringList& args)
         req.generate = maxNew;
         const model::ForwardResult r = vlm.run(req);
 
-        std::vector<int64_t> answerIds;
-        for (int64_t id : std::vector<int64_t>(r.generatedIds.data_ptr<int64_t>(), r.generatedIds.data_ptr<int64_t>() + r.generatedIds.numel())) {
-            if (id == cfg.eos || tokenizer.tokenId("<|im_end|>") == id)
-                break;
-            answerIds.push_back(id);
-        }
-        const QString answer = tokenizer.decode(answerIds, true).trimmed();
+        const std::vector<int64_t> generated(r.generatedIds.data_ptr<int64_t>(), r.generatedIds.data_ptr<int64_t>() + r.generatedIds.numel());
+        const QString answer = model::answerText(tokenizer, generated, cfg.eos);
 
         const int gridRows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
         const int gridCols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
@@ -189,10 +181,10 @@ int runAttend(const QStringList& args)
                             {"image_tokens", static_cast<int>(cols.size())}};
         if (scheme.age)
             summary["age"] = QString::fromStdString(scheme.age->pattern());
-        QJsonArray generated;
-        for (int64_t id : answerIds)
-            generated.append(static_cast<double>(id));
-        summary["answer_ids"] = generated;
+        QJsonArray generatedJson;
+        for (int64_t id : generated)
+            generatedJson.append(static_cast<double>(id));
+        summary["generated_ids"] = generatedJson;
         QJsonArray perLayer;
         for (size_t k = 0; k < req.capture.layers.size(); ++k) {
             const int layer = req.capture.layers[k];

@@ -202,10 +202,7 @@ bool AttentionPanel::run()
         const model::ProcessedImage processed = model::preprocessImage(d->image, cfg.vision, model::loadPreprocessOptions(d->modelDir));
         const int n = processed.tokens();
         const bool chat = d->tokenizer->tokenId("<|im_start|>").has_value();
-        const QString q = question_->text();
-        const QString prompt = chat ? model::qwenChatPrompt(q, {n})
-                                    : "<|vision_start|>" + QString("<|image_pad|>").repeated(n) + "<|vision_end|>" + q;
-        const std::vector<int64_t> ids = d->tokenizer->encode(prompt);
+        const std::vector<int64_t> ids = d->tokenizer->encode(model::imagePrompt(*d->tokenizer, question_->text(), n));
         std::vector<int64_t> rows, cols;
         for (size_t i = 0; i < ids.size(); ++i) {
             if (ids[i] == cfg.imageToken)
@@ -230,14 +227,8 @@ bool AttentionPanel::run()
         req.capture.selection.cols = torch::tensor(cols, torch::kInt64);
         req.generate = chat ? 16 : 1;
         const model::ForwardResult r = d->vlm->run(req);
-        std::vector<int64_t> answerIds;
-        for (int64_t i = 0; i < r.generatedIds.numel(); ++i) {
-            const int64_t id = r.generatedIds[i].item<int64_t>();
-            if (id == cfg.eos || d->tokenizer->tokenId("<|im_end|>") == id)
-                break;
-            answerIds.push_back(id);
-        }
-        d->answer = d->tokenizer->decode(answerIds, true).trimmed();
+        const std::vector<int64_t> generated(r.generatedIds.data_ptr<int64_t>(), r.generatedIds.data_ptr<int64_t>() + r.generatedIds.numel());
+        d->answer = model::answerText(*d->tokenizer, generated, cfg.eos);
         d->attentions = r.prefill.attentions;
         d->rows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
         d->cols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);

@@ -26,7 +26,7 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
     for (int i = 0; i < samples; ++i) {
         const SyntheticSample s = SyntheticTask::sample(seed, static_cast<uint64_t>(i));
         const ProcessedImage image = preprocessImage(s.image, cfg.vision);
-        const std::vector<int64_t> ids = tok.encode("<|vision_start|>" + QString("<|image_pad|>").repeated(cells) + "<|vision_end|>" + s.question);
+        const std::vector<int64_t> ids = tok.encode(imagePrompt(tok, s.question, cells));
         ForwardRequest req;
         req.inputIds = torch::tensor(ids, torch::kInt64);
         req.pixelValues = image.pixels;

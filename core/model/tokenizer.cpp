@@ -410,4 +410,23 @@ QString qwenChatPrompt(const QString& question, const std::vector<int>& imageTok
     return prompt;
 }
 
+QString imagePrompt(const Tokenizer& tokenizer, const QString& question, int imageTokens)
+{
+    if (tokenizer.tokenId("<|im_start|>"))
+        return qwenChatPrompt(question, {imageTokens});
+    return "<|vision_start|>" + QString("<|image_pad|>").repeated(imageTokens) + "<|vision_end|>" + question;
+}
+
+QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos)
+{
+    const auto imEnd = tokenizer.tokenId("<|im_end|>");
+    std::vector<int64_t> answer;
+    for (int64_t id : generated) {
+        if (id == eos || imEnd == id)
+            break;
+        answer.push_back(id);
+    }
+    return tokenizer.decode(answer, true).trimmed();
+}
+
 } // namespace ropescope::model

@@ -23,11 +23,6 @@ struct Batch {
     torch::Tensor pixels, grid, ids, last, target;
 };
 
-QString prompt(const QString& question)
-{
-    return "<|vision_start|>" + QString("<|image_pad|>").repeated(SyntheticTask::kGrid * SyntheticTask::kGrid) + "<|vision_end|>" + question;
-}
-
 // Right-padded after the question: every sample shares one layout, and causal attention never lets a real
 // token see the pads. The answer is predicted at each sample's last question token.
 Batch makeBatch(const Tokenizer& tok, const VisionConfig& vision, uint64_t seed, uint64_t first, int size)
@@ -38,7 +33,7 @@ Batch makeBatch(const Tokenizer& tok, const VisionConfig& vision, uint64_t seed,
     size_t longest = 0;
     for (int i = 0; i < size; ++i) {
         const SyntheticSample s = SyntheticTask::sample(seed, first + static_cast<uint64_t>(i));
-        ids.push_back(tok.encode(prompt(s.question)));
+        ids.push_back(tok.encode(imagePrompt(tok, s.question, SyntheticTask::kGrid * SyntheticTask::kGrid)));
         longest = std::max(longest, ids.back().size());
         pixels.push_back(preprocessImage(s.image, vision).pixels);
         targets.push_back(tok.tokenId(s.answer.toStdString()).value());

@@ -45,6 +45,7 @@ int runTrain(const QStringList& args)
         {"from", "Base model to fine-tune: the decoder trains, the vision tower and merger stay frozen.", "DIR"},
         {"from-scratch", "Train every weight from random initialisation (the default without --from)."},
         {"train-vision", "With --from: train the vision tower and merger too (to continue training a base model)."},
+        {"harope", "Add HARoPE head maps to every layer (starting at M = I, plain RoPE) and train them with the decoder."},
         {"device", "cpu (default) or cuda.", "D"},
         {"output", "Model folder to write.", "DIR"},
     });
@@ -58,6 +59,7 @@ int runTrain(const QStringList& args)
     o.output = parser.value("output");
     o.from = parser.value("from");
     o.trainVision = parser.isSet("train-vision");
+    o.harope = parser.isSet("harope");
     if (o.trainVision && o.from.isEmpty())
         throw UsageError("--train-vision continues a model given with --from");
     if (parser.isSet("steps"))
@@ -141,7 +143,8 @@ int runEval(const QStringList& args)
             text += " " + QByteArray::number(g, 'f', 2);
         }
         text += "\n";
-        const QJsonObject json{{"model", parser.value("model")}, {"scheme", r.scheme}, {"samples", r.samples}, {"accuracy", r.accuracy()},
+        const QJsonObject json{{"model", parser.value("model")}, {"scheme", r.scheme}, {"samples", r.samples}, {"seed", static_cast<double>(seed)},
+                               {"accuracy", r.accuracy()},
                                {"by_type", types}, {"grounding", grounding}};
         writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(json).toJson() : text);
         return 0;

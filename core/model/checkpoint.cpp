@@ -108,9 +108,13 @@ torch::Tensor Checkpoint::tensor(const std::string& name, const std::vector<int6
 {
     if (random_) {
         torch::manual_seed(seed_ + std::hash<std::string>{}(name));
-        if (shape.size() == 1)
-            return name.find("norm") != std::string::npos || name.find("ln_q") != std::string::npos ? torch::ones(shape)
-                                                                                                      : torch::randn(shape) * 0.02;
+        if (shape.size() == 1) {
+            const bool isNorm = name.find("norm") != std::string::npos || name.find("ln_q") != std::string::npos;
+            const bool isBias = name.size() >= 5 && name.compare(name.size() - 5, 5, ".bias") == 0;
+            if (isNorm) // LayerNorm/RMSNorm start as the identity: scale 1, shift 0
+                return isBias ? torch::zeros(shape) : torch::ones(shape);
+            return torch::randn(shape) * 0.02;
+        }
         int64_t fanIn = 1;
         for (size_t i = 1; i < shape.size(); ++i)
             fanIn *= shape[i];

@@ -20,6 +20,8 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
     r.scheme = geometry::schemeName(scheme.params.kind);
     if (!scheme.age.empty())
         r.scheme += " + AGE " + QString::fromStdString(scheme.age);
+    if (vlm.language().hasHarope())
+        r.scheme += " + HARoPE";
     r.grounding.assign(static_cast<size_t>(cfg.text.layers), 0.0);
     const int grid = SyntheticTask::kGrid, cells = grid * grid;
 

@@ -2,12 +2,24 @@
 
 #include "kernels/rotary.h"
 
+#include <cmath>
+#include <tuple>
+
 namespace ropescope::model {
 namespace {
 
 torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b = {})
 {
     return torch::nn::functional::linear(x, w, b);
+}
+
+// M = U S V^T and its inverse transpose U S^-1 V^T from the stored parameters (U, V orthogonal).
+std::pair<torch::Tensor, torch::Tensor> haropeMaps(const torch::Tensor& au, const torch::Tensor& av, const torch::Tensor& sigma)
+{
+    const auto s = torch::softplus(sigma) + 1e-6;
+    const auto u = torch::matrix_exp(au - au.transpose(1, 2));
+    const auto v = torch::matrix_exp(av - av.transpose(1, 2));
+    return {torch::matmul(u * s.unsqueeze(1), v.transpose(1, 2)), torch::matmul(u / s.unsqueeze(1), v.transpose(1, 2))};
 }
 
 } // namespace
@@ -36,14 +48,10 @@ LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::
         l.upW = t(p + "mlp.up_proj.weight", {m, h});
         l.downW = t(p + "mlp.down_proj.weight", {h, m});
         if (ck.config().harope) {
-            const auto au = t(p + "self_attn.harope.a_u", {cfg_.heads, d, d});
-            const auto av = t(p + "self_attn.harope.a_v", {cfg_.heads, d, d});
-            const auto s = torch::softplus(t(p + "self_attn.harope.sigma", {cfg_.heads, d})) + 1e-6;
-            const auto u = torch::matrix_exp(au - au.transpose(1, 2));
-            const auto v = torch::matrix_exp(av - av.transpose(1, 2));
-            // U S V^T and its inverse transpose U S^-1 V^T (U, V orthogonal).
-            l.haropeM = torch::matmul(u * s.unsqueeze(1), v.transpose(1, 2));
-            l.haropeMInvT = torch::matmul(u / s.unsqueeze(1), v.transpose(1, 2));
+            l.haropeAu = t(p + "self_attn.harope.a_u", {cfg_.heads, d, d});
+            l.haropeAv = t(p + "self_attn.harope.a_v", {cfg_.heads, d, d});
+            l.haropeSigma = t(p + "self_attn.harope.sigma", {cfg_.heads, d});
+            std::tie(l.haropeM, l.haropeMInvT) = haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma);
         }
         layers_.push_back(std::move(l));
     }
@@ -65,8 +73,26 @@ std::vector<std::pair<std::string, torch::Tensor*>> LanguageModel::weights()
                  {"self_attn.o_proj.weight", &l.oW},   {"mlp.gate_proj.weight", &l.gateW},
                  {"mlp.up_proj.weight", &l.upW},       {"mlp.down_proj.weight", &l.downW}})
             out.push_back({p + name, t});
+        if (l.haropeAu.defined())
+            for (auto [name, t] : std::initializer_list<std::pair<const char*, torch::Tensor*>>{
+                     {"self_attn.harope.a_u", &l.haropeAu}, {"self_attn.harope.a_v", &l.haropeAv}, {"self_attn.harope.sigma", &l.haropeSigma}})
+                out.push_back({p + name, t});
     }
     return out;
+}
+
+void LanguageModel::addIdentityHarope()
+{
+    const int64_t d = cfg_.headDim();
+    const auto options = embedding_.options();
+    for (Layer& l : layers_) {
+        if (l.haropeAu.defined())
+            continue;
+        l.haropeAu = torch::zeros({cfg_.heads, d, d}, options);
+        l.haropeAv = torch::zeros({cfg_.heads, d, d}, options);
+        l.haropeSigma = torch::full({cfg_.heads, d}, std::log(std::expm1(1.0 - 1e-6)), options); // softplus^-1(1 - 1e-6): S = I
+        std::tie(l.haropeM, l.haropeMInvT) = haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma);
+    }
 }
 
 LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from,
@@ -130,8 +156,11 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
         auto k = dense(hn, l.kW, l.kB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
         auto v = dense(hn, l.vW, l.vB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
         if (l.haropeM.defined()) {
-            q = torch::matmul(q, l.haropeM.transpose(1, 2));                    // q' = M q
-            k = torch::matmul(k.repeat_interleave(heads / kvHeads, 1), l.haropeMInvT.transpose(1, 2)); // per query head
+            // While the maps train they are rebuilt from their parameters each step; otherwise the cached ones.
+            const auto [m, mInvT] = l.haropeAu.requires_grad() ? haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma)
+                                                                : std::make_pair(l.haropeM, l.haropeMInvT);
+            q = torch::matmul(q, m.transpose(1, 2));                                          // q' = M q
+            k = torch::matmul(k.repeat_interleave(heads / kvHeads, 1), mInvT.transpose(1, 2)); // per query head
             v = v.repeat_interleave(heads / kvHeads, 1);
         }
         q = kernels::applyRotary(q, r.cos, r.sin);

@@ -60,15 +60,20 @@ public:
                           const DecoderCapture& capture) const;
     int layers() const { return static_cast<int>(layers_.size()); }
 
-    // Every weight under its checkpoint name (a tied head appears once, as the embedding).
+    // Every weight under its checkpoint name (a tied head appears once, as the embedding; HARoPE
+    // parameters when present).
     std::vector<std::pair<std::string, torch::Tensor*>> weights();
+    // Gives every layer HARoPE parameters with M = I (the model is unchanged until they train).
+    void addIdentityHarope();
+    bool hasHarope() const { return !layers_.empty() && layers_[0].haropeAu.defined(); }
 
 private:
     struct Layer {
         torch::Tensor inNorm, postNorm;
         torch::Tensor qW, qB, kW, kB, vW, vB, oW;
         torch::Tensor gateW, upW, downW;
-        torch::Tensor haropeM, haropeMInvT; // [heads, d, d] when present
+        torch::Tensor haropeAu, haropeAv, haropeSigma; // stored parameters, when present
+        torch::Tensor haropeM, haropeMInvT;             // [heads, d, d], built from them
     };
     torch::Tensor rmsNorm(const torch::Tensor& x, const torch::Tensor& w) const;
 

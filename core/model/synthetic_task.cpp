@@ -123,6 +123,12 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
     }
 
     SyntheticSample s;
+    s.cellColour.fill(-1);
+    s.cellShape.fill(-1);
+    for (const Object& o : objects) {
+        s.cellColour[static_cast<size_t>(o.row * kGrid + o.col)] = static_cast<int8_t>(o.colour);
+        s.cellShape[static_cast<size_t>(o.row * kGrid + o.col)] = static_cast<int8_t>(o.shape);
+    }
     s.image = QImage(kImageSize, kImageSize, QImage::Format_RGB888);
     s.image.fill(QColor(245, 245, 240));
     {

@@ -18,6 +18,9 @@ struct SyntheticSample {
     QString answer;
     QString type; // colour | shape | where | relation | count
     std::array<bool, 64> mask{}; // cells (row-major on the 8x8 token grid) of the object(s) asked about
+    // What every cell holds (index into colours() / shapes()), -1 for an empty cell: the targets of the
+    // vision tower's cell-naming loss during base training.
+    std::array<int8_t, 64> cellColour, cellShape;
 };
 
 class SyntheticTask {

@@ -21,6 +21,7 @@ namespace {
 
 struct Batch {
     torch::Tensor pixels, grid, ids, last, target;
+    torch::Tensor cellColour, cellShape; // [B * 64], -100 for empty cells
 };
 
 // Right-padded after the question: every sample shares one layout, and causal attention never lets a real
@@ -29,7 +30,7 @@ Batch makeBatch(const Tokenizer& tok, const VisionConfig& vision, uint64_t seed,
 {
     std::vector<std::vector<int64_t>> ids;
     std::vector<torch::Tensor> pixels;
-    std::vector<int64_t> targets;
+    std::vector<int64_t> targets, colours, shapes;
     size_t longest = 0;
     for (int i = 0; i < size; ++i) {
         const SyntheticSample s = SyntheticTask::sample(seed, first + static_cast<uint64_t>(i));
@@ -37,6 +38,10 @@ Batch makeBatch(const Tokenizer& tok, const VisionConfig& vision, uint64_t seed,
         longest = std::max(longest, ids.back().size());
         pixels.push_back(preprocessImage(s.image, vision).pixels);
         targets.push_back(tok.tokenId(s.answer.toStdString()).value());
+        for (size_t c = 0; c < s.cellColour.size(); ++c) {
+            colours.push_back(s.cellColour[c] < 0 ? -100 : s.cellColour[c]);
+            shapes.push_back(s.cellShape[c] < 0 ? -100 : s.cellShape[c]);
+        }
     }
     Batch b;
     auto padded = torch::zeros({size, static_cast<int64_t>(longest)}, torch::kInt64);
@@ -49,6 +54,8 @@ Batch makeBatch(const Tokenizer& tok, const VisionConfig& vision, uint64_t seed,
     b.ids = padded;
     b.last = torch::tensor(last, torch::kInt64);
     b.target = torch::tensor(targets, torch::kInt64);
+    b.cellColour = torch::tensor(colours, torch::kInt64);
+    b.cellShape = torch::tensor(shapes, torch::kInt64);
     b.pixels = torch::cat(pixels, 0);
     const int64_t side = SyntheticTask::kGrid * vision.mergeSize;
     b.grid = torch::tensor({int64_t(1), side, side}).view({1, 3}).repeat({size, 1});
@@ -64,7 +71,7 @@ TrainResult train(const TrainOptions& o)
     TrainResult result;
     QJsonObject training{{"steps", o.steps}, {"batch", o.batch}, {"seed", static_cast<double>(o.seed)},
                          {"from", o.from.isEmpty() ? QString("scratch") : QFileInfo(o.from).fileName()},
-                         {"vision", o.from.isEmpty() || o.trainVision ? "trained" : "frozen"}};
+                         {"vision", o.from.isEmpty() || o.trainVision ? "trained" : "frozen"}, {"harope", o.harope}};
     if (!o.from.isEmpty()) // keep the history of a continued or fine-tuned model
         training["base_training"] = recordedTraining(o.from);
 
@@ -78,6 +85,8 @@ TrainResult train(const TrainOptions& o)
             throw ModelError("cannot write a scratch config");
     }
     Vlm vlm = o.from.isEmpty() ? Vlm(Checkpoint::random(configPath, o.seed), o.device) : Vlm(o.from, o.device);
+    if (o.harope)
+        vlm.language().addIdentityHarope();
     const ModelConfig& cfg = vlm.config();
     QTemporaryDir tokDir;
     writeTinyModelFiles(tokDir.path(), o.scheme, training);
@@ -98,6 +107,22 @@ TrainResult train(const TrainOptions& o)
     }
     for (const auto& p : params)
         result.trainable += p.numel();
+    // The cell-naming loss reads each merged image token through the tied LM head and asks it to name the
+    // colour and the shape in its cell. Without it a from-scratch model sits at chance for thousands of
+    // steps: question tokens cannot learn where to look before image tokens say what they hold.
+    const bool nameCells = !frozenVision && o.cellLoss > 0;
+    torch::Tensor embedding;
+    for (auto& [name, t] : vlm.language().weights())
+        if (name == "model.embed_tokens.weight")
+            embedding = *t;
+    std::vector<int64_t> colourIds, shapeIds;
+    for (const QString& c : SyntheticTask::colours())
+        colourIds.push_back(tok.tokenId(c.toStdString()).value());
+    for (const QString& s : SyntheticTask::shapes())
+        shapeIds.push_back(tok.tokenId(s.toStdString()).value());
+    const auto colourIdx = torch::tensor(colourIds, torch::kInt64).to(o.device);
+    const auto shapeIdx = torch::tensor(shapeIds, torch::kInt64).to(o.device);
+
     const double peakLr = o.lr > 0 ? o.lr : (o.from.isEmpty() ? 2e-3 : 1e-3);
     torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(peakLr).weight_decay(o.weightDecay));
 
@@ -123,7 +148,7 @@ TrainResult train(const TrainOptions& o)
     };
 
     const int warmup = std::max(1, o.steps / 20);
-    double lossSum = 0, accSum = 0;
+    double lossSum = 0, accSum = 0, namingSum = 0;
     int window = 0;
     const int64_t tokensPerImage = SyntheticTask::kGrid * SyntheticTask::kGrid;
     for (int step = 1; step <= o.steps; ++step) {
@@ -147,30 +172,41 @@ TrainResult train(const TrainOptions& o)
         capture.allLogits = true;
         const auto out = vlm.language().forward(embeds, rotaryFor(L), nullptr, capture);
         const auto logits = out.logits.index({torch::arange(B), b.last.to(o.device)}); // [B, vocab]
-        const auto loss = torch::nn::functional::cross_entropy(logits, b.target.to(o.device));
+        const auto answerLoss = torch::nn::functional::cross_entropy(logits, b.target.to(o.device));
+        auto loss = answerLoss;
+        if (nameCells) {
+            const auto cellLogits = vision.matmul(embedding.t()); // [B * 64, vocab]
+            namespace F = torch::nn::functional;
+            const auto opts = F::CrossEntropyFuncOptions().ignore_index(-100);
+            const auto naming = F::cross_entropy(cellLogits.index_select(1, colourIdx), b.cellColour.to(o.device), opts)
+                                + F::cross_entropy(cellLogits.index_select(1, shapeIdx), b.cellShape.to(o.device), opts);
+            loss = loss + o.cellLoss * naming;
+            namingSum += naming.item<double>();
+        }
         optimizer.zero_grad();
         loss.backward();
         torch::nn::utils::clip_grad_norm_(params, 1.0);
         optimizer.step();
 
-        lossSum += loss.item<double>();
+        lossSum += answerLoss.item<double>();
         if (step <= 10)
-            result.firstLoss += loss.item<double>() / std::min(10, o.steps);
+            result.firstLoss += answerLoss.item<double>() / std::min(10, o.steps);
         accSum += (logits.argmax(-1).cpu() == b.target).to(torch::kFloat64).mean().item<double>();
         ++window;
         if (step % 50 == 0 || step == o.steps) {
             const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
             if (o.progress)
-                o.progress(QString("step %1/%2 loss %3 acc %4% lr %5 (%6 s)")
+                o.progress(QString("step %1/%2 loss %3 acc %4%%5 lr %6 (%7 s)")
                                .arg(step)
                                .arg(o.steps)
                                .arg(lossSum / window, 0, 'f', 3)
                                .arg(100 * accSum / window, 0, 'f', 1)
+                               .arg(nameCells ? QString(" cell-naming loss %1").arg(namingSum / window, 0, 'f', 3) : QString())
                                .arg(lr, 0, 'e', 2)
                                .arg(seconds, 0, 'f', 0));
             result.finalLoss = lossSum / window;
             result.finalAccuracy = accSum / window;
-            lossSum = accSum = 0;
+            lossSum = accSum = namingSum = 0;
             window = 0;
         }
     }

@@ -14,10 +14,12 @@ struct TrainOptions {
     QString output;             // model folder to write
     QString from;               // base model to fine-tune (decoder only, vision and merger frozen); empty: from scratch
     bool trainVision = false;   // with `from`: train the vision tower and merger too (continuing a base model)
+    bool harope = false;        // add HARoPE head maps (starting at M = I) and train them with the decoder
     int steps = 2000;
     int batch = 32;
     double lr = 0;              // 0: 2e-3 from scratch, 1e-3 for fine-tunes
     double weightDecay = 0.01;
+    double cellLoss = 1.0;      // weight of the vision tower's cell-naming loss (only while vision trains)
     uint64_t seed = 1;
     torch::Device device = torch::kCPU;
     std::function<void(const QString&)> progress;

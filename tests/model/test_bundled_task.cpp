@@ -47,6 +47,14 @@ private Q_SLOTS:
                 QVERIFY2(centre != QColor(245, 245, 240), qPrintable(s.question));
             }
             QVERIFY(cells >= 1);
+            // The cell-naming targets: a colour and a shape exactly where something is drawn.
+            for (int c = 0; c < 64; ++c) {
+                const bool drawn = s.image.pixelColor((c % 8) * 28 + 14, (c / 8) * 28 + 14) != QColor(245, 245, 240);
+                QCOMPARE(s.cellColour[static_cast<size_t>(c)] >= 0, drawn);
+                QCOMPARE(s.cellShape[static_cast<size_t>(c)] >= 0, drawn);
+                if (s.mask[static_cast<size_t>(c)])
+                    QVERIFY(drawn);
+            }
             if (s.type == "count")
                 QCOMPARE(cells, SyntheticTask::answers().indexOf(s.answer) - 12); // one..six follow 13 answers
         }
@@ -77,6 +85,41 @@ private Q_SLOTS:
         QCOMPARE(e.samples, 5);
         QCOMPARE(e.grounding.size(), size_t(4));
         QCOMPARE(e.scheme, QString("circle + AGE strategy_4"));
+    }
+
+    void fineTuneFreezesVisionAndTrainsHarope()
+    {
+        QTemporaryDir dir;
+        TrainOptions base;
+        base.output = dir.filePath("base");
+        base.steps = 3;
+        base.batch = 4;
+        train(base);
+
+        TrainOptions tune;
+        tune.from = base.output;
+        tune.output = dir.filePath("harope");
+        tune.harope = true;
+        tune.steps = 6;
+        tune.batch = 4;
+        tune.lr = 1e-2;
+        train(tune);
+
+        Vlm before(base.output), after(tune.output);
+        QVERIFY(!before.language().hasHarope());
+        QVERIFY(after.language().hasHarope());
+        // Vision and merger frozen: identical up to the f16 storage both went through.
+        const auto vb = before.vision().weights(), va = after.vision().weights();
+        QCOMPARE(va.size(), vb.size());
+        for (size_t i = 0; i < va.size(); ++i)
+            QVERIFY2(torch::equal(*va[i].tensor, *vb[i].tensor), va[i].name.c_str());
+        // The head maps moved away from the identity they started at.
+        double moved = 0;
+        for (auto& [name, t] : after.language().weights())
+            if (name.find("harope.a_u") != std::string::npos)
+                moved += t->abs().max().item<double>();
+        QVERIFY2(moved > 1e-4, qPrintable(QString::number(moved)));
+        QCOMPARE(evaluate(tune.output, 2, 99).scheme, QString("mrope + HARoPE"));
     }
 };
 

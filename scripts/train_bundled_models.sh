@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Regenerates the bundled models (resources/models/*) and their measured evaluations, the source of the
+# README's Results table. The paper's protocol: a base trained from scratch with mrope, then each other
+# scheme fine-tunes the decoder from it with the vision tower and merger frozen.
+#   bash scripts/train_bundled_models.sh [OUTPUT_DIR]     (default resources/models; ROPESCOPE=binary)
+set -euo pipefail
+bin=${ROPESCOPE:-build/bin/ropescope}
+out=${1:-resources/models}
+base_steps=${BASE_STEPS:-2400}
+tune_steps=${TUNE_STEPS:-800}
+
+[ -d "$out/mrope" ] || "$bin" train --scheme mrope --steps "$base_steps" --seed 1 --output "$out/mrope"
+
+tune() {
+    local name=$1
+    shift
+    [ -d "$out/$name" ] || "$bin" train --from "$out/mrope" --steps "$tune_steps" --seed 2 --output "$out/$name" "$@"
+}
+tune hard --scheme hard
+tune unordered --scheme unordered
+tune circle --scheme circle --alpha 0.5 --radius 16
+tune circle_age --scheme circle --alpha 0.5 --radius 16 --age strategy_4
+tune vrope --scheme vrope
+tune harope --scheme mrope --harope
+
+for dir in "$out"/*/; do
+    "$bin" eval --model "$dir" --json --output "$dir/eval.json"
+    "$bin" eval --model "$dir" --scheme mrope --json --output "$dir/eval_under_mrope.json"
+done

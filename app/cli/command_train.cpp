@@ -46,6 +46,8 @@ int runTrain(const QStringList& args)
         {"from-scratch", "Train every weight from random initialisation (the default without --from)."},
         {"train-vision", "With --from: train the vision tower and merger too (to continue training a base model)."},
         {"harope", "Add HARoPE head maps to every layer (starting at M = I, plain RoPE) and train them with the decoder."},
+        {"vision-steps", "Train the vision tower for the first N steps only, then freeze it (faster steps once it has converged).", "N"},
+        {"save-every", "Also write the model folder every N steps, to evaluate a long run while it trains.", "N"},
         {"device", "cpu (default) or cuda.", "D"},
         {"output", "Model folder to write.", "DIR"},
     });
@@ -66,6 +68,10 @@ int runTrain(const QStringList& args)
         o.steps = parseInteger(parser, "steps");
     if (parser.isSet("batch"))
         o.batch = parseInteger(parser, "batch");
+    if (parser.isSet("vision-steps"))
+        o.visionSteps = parseInteger(parser, "vision-steps");
+    if (parser.isSet("save-every"))
+        o.saveEvery = parseInteger(parser, "save-every");
     if (parser.isSet("lr"))
         o.lr = parseNumber(parser, "lr");
     if (parser.isSet("seed"))

@@ -66,6 +66,11 @@ QString plural(const QString& shape)
 
 } // namespace
 
+QColor SyntheticTask::background(int x, int y)
+{
+    return QColor(210 + 40 * x / (kImageSize - 1), 230, 210 + 40 * y / (kImageSize - 1));
+}
+
 const QStringList& SyntheticTask::shapes()
 {
     static const QStringList s{"circle", "square", "triangle", "diamond"};
@@ -110,11 +115,20 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
 {
     Rng rng{seed * 0x2545F4914F6CDD1Dull ^ (index + 1) * 0x9E3779B97F4A7C15ull};
     rng.next();
-    // Objects: 2-6, distinct cells, distinct (shape, colour).
+    // Objects: 2-6, distinct cells, distinct (shape, colour). Half of them after the first sit next to an
+    // earlier one, so "what is left of X" questions have an answer often enough.
     std::vector<Object> objects;
     const int count = 2 + rng.below(5);
     while (static_cast<int>(objects.size()) < count) {
         Object o{rng.below(4), rng.below(5), rng.below(kGrid), rng.below(kGrid), 14 + rng.below(11)};
+        if (!objects.empty() && rng.below(2) == 0) {
+            const Object& anchor = objects[static_cast<size_t>(rng.below(static_cast<int>(objects.size())))];
+            const int d = rng.below(4);
+            o.row = anchor.row + (d == 2 ? -1 : d == 3 ? 1 : 0);
+            o.col = anchor.col + (d == 0 ? -1 : d == 1 ? 1 : 0);
+            if (o.row < 0 || o.row >= kGrid || o.col < 0 || o.col >= kGrid)
+                continue;
+        }
         const bool clash = std::any_of(objects.begin(), objects.end(), [&](const Object& x) {
             return (x.row == o.row && x.col == o.col) || (x.shape == o.shape && x.colour == o.colour);
         });
@@ -130,7 +144,15 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
         s.cellShape[static_cast<size_t>(o.row * kGrid + o.col)] = static_cast<int8_t>(o.shape);
     }
     s.image = QImage(kImageSize, kImageSize, QImage::Format_RGB888);
-    s.image.fill(QColor(245, 245, 240));
+    for (int y = 0; y < kImageSize; ++y) {
+        uchar* line = s.image.scanLine(y);
+        for (int x = 0; x < kImageSize; ++x) {
+            const QColor c = background(x, y);
+            line[3 * x] = static_cast<uchar>(c.red());
+            line[3 * x + 1] = static_cast<uchar>(c.green());
+            line[3 * x + 2] = static_cast<uchar>(c.blue());
+        }
+    }
     {
         QPainter p(&s.image);
         p.setRenderHint(QPainter::Antialiasing, false); // byte-identical images everywhere
@@ -160,25 +182,25 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
             s.question = "where is the " + name(x);
             s.answer = QString(x.row < kGrid / 2 ? "top" : "bottom") + (x.col < kGrid / 2 ? "left" : "right");
             mark(x);
-        } else if (type == 3) { // the nearest object in a direction, when there is exactly one nearest
+        } else if (type == 3) { // the object in the neighbouring cell in a direction: one of the pairs there are
             static const char* relations[] = {"left", "right", "above", "below"};
-            const int r = rng.below(4);
-            std::vector<const Object*> candidates;
-            for (const Object& o : objects) {
-                const bool inDirection = r == 0 ? o.col < x.col : r == 1 ? o.col > x.col : r == 2 ? o.row < x.row : o.row > x.row;
-                if (&o != &x && inDirection)
-                    candidates.push_back(&o);
-            }
-            if (candidates.empty())
+            struct Pair {
+                const Object *of, *next;
+                int relation;
+            };
+            std::vector<Pair> pairs;
+            for (const Object& a : objects)
+                for (const Object& n : objects)
+                    for (int r = 0; r < 4; ++r)
+                        if (n.row == a.row + (r == 2 ? -1 : r == 3 ? 1 : 0) && n.col == a.col + (r == 0 ? -1 : r == 1 ? 1 : 0))
+                            pairs.push_back({&a, &n, r});
+            if (pairs.empty())
                 continue;
-            auto gap = [&](const Object* o) { return r < 2 ? std::abs(o->col - x.col) : std::abs(o->row - x.row); };
-            std::sort(candidates.begin(), candidates.end(), [&](const Object* a, const Object* b) { return gap(a) < gap(b); });
-            if (candidates.size() > 1 && gap(candidates[0]) == gap(candidates[1]))
-                continue;
-            s.question = QString("what is ") + relations[r] + (r < 2 ? " of the " : " the ") + name(x);
-            s.answer = shapes()[candidates[0]->shape];
-            mark(x);
-            mark(*candidates[0]);
+            const Pair& p = pairs[static_cast<size_t>(rng.below(static_cast<int>(pairs.size())))];
+            s.question = QString("what is ") + relations[p.relation] + (p.relation < 2 ? " of the " : " the ") + name(*p.of);
+            s.answer = shapes()[p.next->shape];
+            mark(*p.of);
+            mark(*p.next);
         } else { // count by shape or by colour
             const bool byShape = rng.below(2) == 0;
             int n = 0;

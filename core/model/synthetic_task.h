@@ -11,7 +11,8 @@ namespace ropescope::model {
 
 // The bundled models' task: shapes and colours on a 224x224 image (an 8x8 merged token grid at patch 14,
 // merge 2), 2-6 objects, one per grid cell, each a unique (shape, colour); questions whose one-word
-// answer requires finding an object. Deterministic: the same seed gives the same bytes.
+// answer requires finding an object ("what is left of X": the object in the next cell to the left).
+// Deterministic: the same seed gives the same bytes.
 struct SyntheticSample {
     QImage image;
     QString question;
@@ -28,6 +29,9 @@ public:
     static constexpr int kImageSize = 224;
     static constexpr int kGrid = 8;
 
+    // The background: a pastel gradient (redder to the right, bluer downwards), so that, as in photographs,
+    // image content says where it is: Qwen2-VL's vision tower has only relative (2-D rotary) positions.
+    static QColor background(int x, int y);
     static const QStringList& shapes();      // circle square triangle diamond
     static const QStringList& colours();     // red green blue yellow purple
     static const QStringList& answers();     // every answer word

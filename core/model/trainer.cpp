@@ -92,7 +92,7 @@ TrainResult train(const TrainOptions& o)
     writeTinyModelFiles(tokDir.path(), o.scheme, training);
     const Tokenizer tok = Tokenizer::load(QDir(tokDir.path()).filePath("tokenizer.json"));
 
-    const bool frozenVision = !o.from.isEmpty() && !o.trainVision;
+    bool frozenVision = !o.from.isEmpty() && !o.trainVision;
     std::vector<torch::Tensor> params;
     for (auto& w : vlm.vision().weights()) {
         w.tensor->requires_grad_(!frozenVision);
@@ -108,9 +108,21 @@ TrainResult train(const TrainOptions& o)
     for (const auto& p : params)
         result.trainable += p.numel();
     // The cell-naming loss reads each merged image token through the tied LM head and asks it to name the
-    // colour and the shape in its cell. Without it a from-scratch model sits at chance for thousands of
-    // steps: question tokens cannot learn where to look before image tokens say what they hold.
+    // colour and the shape in its cell, and through two training-only linear probes (discarded after
+    // training) its row and column. Without it a from-scratch model sits at chance for thousands of steps:
+    // question tokens cannot learn where to look before image tokens say what they hold.
     const bool nameCells = !frozenVision && o.cellLoss > 0;
+    const int64_t grid = SyntheticTask::kGrid;
+    torch::Tensor rowProbe, colProbe, cellRow, cellCol;
+    if (nameCells) {
+        torch::manual_seed(o.seed);
+        rowProbe = (torch::randn({grid, cfg.text.hidden}) / std::sqrt(double(cfg.text.hidden))).to(o.device).requires_grad_(true);
+        colProbe = (torch::randn({grid, cfg.text.hidden}) / std::sqrt(double(cfg.text.hidden))).to(o.device).requires_grad_(true);
+        params.push_back(rowProbe);
+        params.push_back(colProbe);
+        cellRow = torch::arange(grid * grid, torch::kInt64).div(grid, "floor").repeat({o.batch}).to(o.device);
+        cellCol = torch::arange(grid * grid, torch::kInt64).remainder(grid).repeat({o.batch}).to(o.device);
+    }
     torch::Tensor embedding;
     for (auto& [name, t] : vlm.language().weights())
         if (name == "model.embed_tokens.weight")
@@ -136,7 +148,6 @@ TrainResult train(const TrainOptions& o)
         auto it = rotaryByLength.find(length);
         if (it != rotaryByLength.end())
             return it->second;
-        const int grid = SyntheticTask::kGrid;
         const geometry::Layout layout = geometry::parseLayout("text:1,image:" + std::to_string(grid) + "x" + std::to_string(grid)
                                                               + ",text:" + std::to_string(length - 1 - grid * grid));
         std::vector<LayerRotary> layers;
@@ -145,6 +156,26 @@ TrainResult train(const TrainOptions& o)
             layers.push_back(rotaryForTable(geometry::buildPositionTable(layout, p), cfg.text, o.device, 0, length));
         }
         return rotaryByLength.emplace(length, std::move(layers)).first->second;
+    };
+
+    // Writes the folder: files first, weights last, so a killed run leaves no loadable half-model.
+    auto save = [&](int stepsDone) {
+        training["steps_done"] = stepsDone;
+        training["seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
+        training["train_accuracy_last_steps"] = result.finalAccuracy;
+        training["parameters"] = static_cast<double>(result.parameters);
+        training["trainable_parameters"] = static_cast<double>(result.trainable);
+        writeTinyModelFiles(o.output, o.scheme, training);
+        SafeTensorsWriter writer;
+        writer.setMetadata("format", "pt");
+        for (auto& w : vlm.vision().weights())
+            addTensorAs(writer, w.name, w.tensor->detach().reshape(w.shape), DType::F16);
+        for (auto& [name, t] : vlm.language().weights())
+            addTensorAs(writer, name, t->detach(), DType::F16);
+        QSaveFile f(QDir(o.output).filePath("model.safetensors"));
+        const QByteArray bytes = writer.bytes();
+        if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
+            throw ModelError(o.output.toStdString() + "/model.safetensors: cannot write");
     };
 
     const int warmup = std::max(1, o.steps / 20);
@@ -159,6 +190,11 @@ TrainResult train(const TrainOptions& o)
 
         const Batch b = makeBatch(tok, cfg.vision, o.seed, static_cast<uint64_t>(step - 1) * static_cast<uint64_t>(o.batch), o.batch);
         const int64_t B = b.ids.size(0), L = b.ids.size(1);
+        if (o.visionSteps > 0 && step == o.visionSteps + 1 && !frozenVision) { // the vision tower has learnt what it needs: freeze it
+            frozenVision = true;
+            for (auto& w : vlm.vision().weights())
+                w.tensor->requires_grad_(false);
+        }
         torch::Tensor vision;
         if (frozenVision) {
             torch::NoGradGuard noGrad;
@@ -174,12 +210,13 @@ TrainResult train(const TrainOptions& o)
         const auto logits = out.logits.index({torch::arange(B), b.last.to(o.device)}); // [B, vocab]
         const auto answerLoss = torch::nn::functional::cross_entropy(logits, b.target.to(o.device));
         auto loss = answerLoss;
-        if (nameCells) {
+        if (nameCells && !frozenVision) {
             const auto cellLogits = vision.matmul(embedding.t()); // [B * 64, vocab]
             namespace F = torch::nn::functional;
             const auto opts = F::CrossEntropyFuncOptions().ignore_index(-100);
             const auto naming = F::cross_entropy(cellLogits.index_select(1, colourIdx), b.cellColour.to(o.device), opts)
-                                + F::cross_entropy(cellLogits.index_select(1, shapeIdx), b.cellShape.to(o.device), opts);
+                                + F::cross_entropy(cellLogits.index_select(1, shapeIdx), b.cellShape.to(o.device), opts)
+                                + F::cross_entropy(vision.matmul(rowProbe.t()), cellRow) + F::cross_entropy(vision.matmul(colProbe.t()), cellCol);
             loss = loss + o.cellLoss * naming;
             namingSum += naming.item<double>();
         }
@@ -201,7 +238,7 @@ TrainResult train(const TrainOptions& o)
                                .arg(o.steps)
                                .arg(lossSum / window, 0, 'f', 3)
                                .arg(100 * accSum / window, 0, 'f', 1)
-                               .arg(nameCells ? QString(" cell-naming loss %1").arg(namingSum / window, 0, 'f', 3) : QString())
+                               .arg(nameCells && !frozenVision ? QString(" cell-naming loss %1").arg(namingSum / window, 0, 'f', 3) : QString())
                                .arg(lr, 0, 'e', 2)
                                .arg(seconds, 0, 'f', 0));
             result.finalLoss = lossSum / window;
@@ -209,24 +246,11 @@ TrainResult train(const TrainOptions& o)
             lossSum = accSum = namingSum = 0;
             window = 0;
         }
+        if (o.saveEvery > 0 && step % o.saveEvery == 0 && step < o.steps)
+            save(step);
     }
 
-    // Write the folder: files first, weights last, so a killed run leaves no loadable half-model.
-    training["seconds"] = std::chrono::duration<double>(Clock::now() - start).count();
-    training["train_accuracy_last_steps"] = result.finalAccuracy;
-    training["parameters"] = static_cast<double>(result.parameters);
-    training["trainable_parameters"] = static_cast<double>(result.trainable);
-    writeTinyModelFiles(o.output, o.scheme, training);
-    SafeTensorsWriter writer;
-    writer.setMetadata("format", "pt");
-    for (auto& w : vlm.vision().weights())
-        addTensorAs(writer, w.name, w.tensor->reshape(w.shape), DType::F16);
-    for (auto& [name, t] : vlm.language().weights())
-        addTensorAs(writer, name, *t, DType::F16);
-    QSaveFile f(QDir(o.output).filePath("model.safetensors"));
-    const QByteArray bytes = writer.bytes();
-    if (!f.open(QIODevice::WriteOnly) || f.write(bytes) != bytes.size() || !f.commit())
-        throw ModelError(o.output.toStdString() + "/model.safetensors: cannot write");
+    save(o.steps);
     result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return result;
 }

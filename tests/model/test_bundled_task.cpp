@@ -43,17 +43,23 @@ private Q_SLOTS:
                 if (!s.mask[static_cast<size_t>(c)])
                     continue;
                 ++cells;
-                const QColor centre = s.image.pixelColor((c % 8) * 28 + 14, (c / 8) * 28 + 14);
-                QVERIFY2(centre != QColor(245, 245, 240), qPrintable(s.question));
+                const int x = (c % 8) * 28 + 14, y = (c / 8) * 28 + 14;
+                QVERIFY2(s.image.pixelColor(x, y) != SyntheticTask::background(x, y), qPrintable(s.question));
             }
             QVERIFY(cells >= 1);
             // The cell-naming targets: a colour and a shape exactly where something is drawn.
             for (int c = 0; c < 64; ++c) {
-                const bool drawn = s.image.pixelColor((c % 8) * 28 + 14, (c / 8) * 28 + 14) != QColor(245, 245, 240);
+                const int x = (c % 8) * 28 + 14, y = (c / 8) * 28 + 14;
+                const bool drawn = s.image.pixelColor(x, y) != SyntheticTask::background(x, y);
                 QCOMPARE(s.cellColour[static_cast<size_t>(c)] >= 0, drawn);
                 QCOMPARE(s.cellShape[static_cast<size_t>(c)] >= 0, drawn);
                 if (s.mask[static_cast<size_t>(c)])
                     QVERIFY(drawn);
+            }
+            if (s.type == "relation") { // the object asked about and its neighbour: two cells side by side
+                QCOMPARE(cells, 2);
+                const int first = static_cast<int>(std::find(s.mask.begin(), s.mask.end(), true) - s.mask.begin());
+                QVERIFY((first % 8 < 7 && s.mask[static_cast<size_t>(first + 1)]) || (first < 56 && s.mask[static_cast<size_t>(first + 8)]));
             }
             if (s.type == "count")
                 QCOMPARE(cells, SyntheticTask::answers().indexOf(s.answer) - 12); // one..six follow 13 answers

@@ -160,14 +160,16 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
             draw(p, o);
     }
     auto mark = [&](const Object& o) { s.mask[static_cast<size_t>(o.row * kGrid + o.col)] = true; };
-    auto name = [&](const Object& o) { return colours()[o.colour] + " " + shapes()[o.shape]; };
+    auto uniqueShape = [&](const Object& x) {
+        return std::count_if(objects.begin(), objects.end(), [&](const Object& o) { return o.shape == x.shape; }) == 1;
+    };
 
     // Pick a question type whose answer is well defined for this image; retry deterministically.
     for (int attempt = 0; attempt < 64; ++attempt) {
         const int type = rng.below(5);
         const Object& x = objects[static_cast<size_t>(rng.below(static_cast<int>(objects.size())))];
         if (type == 0) { // colour of a shape that appears once
-            if (std::count_if(objects.begin(), objects.end(), [&](const Object& o) { return o.shape == x.shape; }) != 1)
+            if (!uniqueShape(x))
                 continue;
             s.question = "what colour is the " + shapes()[x.shape];
             s.answer = colours()[x.colour];
@@ -175,11 +177,13 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
         } else if (type == 1) { // shape of a colour that appears once
             if (std::count_if(objects.begin(), objects.end(), [&](const Object& o) { return o.colour == x.colour; }) != 1)
                 continue;
-            s.question = "what shape is the " + colours()[x.colour] + " object";
+            s.question = "what shape is " + colours()[x.colour];
             s.answer = shapes()[x.shape];
             mark(x);
-        } else if (type == 2) { // quadrant
-            s.question = "where is the " + name(x);
+        } else if (type == 2) { // quadrant of a shape that appears once
+            if (!uniqueShape(x))
+                continue;
+            s.question = "where is the " + shapes()[x.shape];
             s.answer = QString(x.row < kGrid / 2 ? "top" : "bottom") + (x.col < kGrid / 2 ? "left" : "right");
             mark(x);
         } else if (type == 3) { // the object in the neighbouring cell in a direction: one of the pairs there are
@@ -191,13 +195,14 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
             std::vector<Pair> pairs;
             for (const Object& a : objects)
                 for (const Object& n : objects)
+                    if (uniqueShape(a))
                     for (int r = 0; r < 4; ++r)
                         if (n.row == a.row + (r == 2 ? -1 : r == 3 ? 1 : 0) && n.col == a.col + (r == 0 ? -1 : r == 1 ? 1 : 0))
                             pairs.push_back({&a, &n, r});
             if (pairs.empty())
                 continue;
             const Pair& p = pairs[static_cast<size_t>(rng.below(static_cast<int>(pairs.size())))];
-            s.question = QString("what is ") + relations[p.relation] + (p.relation < 2 ? " of the " : " the ") + name(*p.of);
+            s.question = QString("what is ") + relations[p.relation] + (p.relation < 2 ? " of the " : " the ") + shapes()[p.of->shape];
             s.answer = shapes()[p.next->shape];
             mark(*p.of);
             mark(*p.next);
@@ -209,18 +214,23 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
                     ++n;
                     mark(o);
                 }
-            s.question = byShape ? "how many " + plural(shapes()[x.shape]) + " are there" : "how many " + colours()[x.colour] + " objects are there";
+            s.question = byShape ? "how many " + plural(shapes()[x.shape]) : "how many are " + colours()[x.colour];
             s.answer = kNumbers[n];
         }
         s.type = questionTypes()[type];
         return s;
     }
-    // Always answerable: the quadrant of the first object.
+    // Unreachable in practice (a count question is always answerable); kept so every path returns a sample.
     s.mask = {};
-    s.question = "where is the " + name(objects[0]);
-    s.answer = QString(objects[0].row < kGrid / 2 ? "top" : "bottom") + (objects[0].col < kGrid / 2 ? "left" : "right");
-    s.type = "where";
-    mark(objects[0]);
+    int n = 0;
+    for (const Object& o : objects)
+        if (o.shape == objects[0].shape) {
+            ++n;
+            mark(o);
+        }
+    s.question = "how many " + plural(shapes()[objects[0].shape]);
+    s.answer = kNumbers[n];
+    s.type = "count";
     return s;
 }
 

@@ -108,21 +108,9 @@ TrainResult train(const TrainOptions& o)
     for (const auto& p : params)
         result.trainable += p.numel();
     // The cell-naming loss reads each merged image token through the tied LM head and asks it to name the
-    // colour and the shape in its cell, and through two training-only linear probes (discarded after
-    // training) its row and column. Without it a from-scratch model sits at chance for thousands of steps:
-    // question tokens cannot learn where to look before image tokens say what they hold.
+    // colour and the shape in its cell. Without it a from-scratch model sits at chance for thousands of
+    // steps: question tokens cannot learn where to look before image tokens say what they hold.
     const bool nameCells = !frozenVision && o.cellLoss > 0;
-    const int64_t grid = SyntheticTask::kGrid;
-    torch::Tensor rowProbe, colProbe, cellRow, cellCol;
-    if (nameCells) {
-        torch::manual_seed(o.seed);
-        rowProbe = (torch::randn({grid, cfg.text.hidden}) / std::sqrt(double(cfg.text.hidden))).to(o.device).requires_grad_(true);
-        colProbe = (torch::randn({grid, cfg.text.hidden}) / std::sqrt(double(cfg.text.hidden))).to(o.device).requires_grad_(true);
-        params.push_back(rowProbe);
-        params.push_back(colProbe);
-        cellRow = torch::arange(grid * grid, torch::kInt64).div(grid, "floor").repeat({o.batch}).to(o.device);
-        cellCol = torch::arange(grid * grid, torch::kInt64).remainder(grid).repeat({o.batch}).to(o.device);
-    }
     torch::Tensor embedding;
     for (auto& [name, t] : vlm.language().weights())
         if (name == "model.embed_tokens.weight")
@@ -148,6 +136,7 @@ TrainResult train(const TrainOptions& o)
         auto it = rotaryByLength.find(length);
         if (it != rotaryByLength.end())
             return it->second;
+        const int grid = SyntheticTask::kGrid;
         const geometry::Layout layout = geometry::parseLayout("text:1,image:" + std::to_string(grid) + "x" + std::to_string(grid)
                                                               + ",text:" + std::to_string(length - 1 - grid * grid));
         std::vector<LayerRotary> layers;
@@ -215,8 +204,7 @@ TrainResult train(const TrainOptions& o)
             namespace F = torch::nn::functional;
             const auto opts = F::CrossEntropyFuncOptions().ignore_index(-100);
             const auto naming = F::cross_entropy(cellLogits.index_select(1, colourIdx), b.cellColour.to(o.device), opts)
-                                + F::cross_entropy(cellLogits.index_select(1, shapeIdx), b.cellShape.to(o.device), opts)
-                                + F::cross_entropy(vision.matmul(rowProbe.t()), cellRow) + F::cross_entropy(vision.matmul(colProbe.t()), cellCol);
+                                + F::cross_entropy(cellLogits.index_select(1, shapeIdx), b.cellShape.to(o.device), opts);
             loss = loss + o.cellLoss * naming;
             namingSum += naming.item<double>();
         }

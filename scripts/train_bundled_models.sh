@@ -6,16 +6,20 @@
 set -euo pipefail
 bin=${ROPESCOPE:-build/bin/ropescope}
 out=${1:-resources/models}
-base_steps=${BASE_STEPS:-2400}
-tune_steps=${TUNE_STEPS:-800}
+base_steps=${BASE_STEPS:-3100}
+tune_steps=${TUNE_STEPS:-600}
+base=${BASE_DIR:-build/bundled-base}
 
-[ -d "$out/mrope" ] || "$bin" train --scheme mrope --steps "$base_steps" --seed 1 --output "$out/mrope"
+# The common base: everything trainable, cell-naming loss on; not bundled itself (see README, Results).
+[ -d "$base" ] || "$bin" train --scheme mrope --steps "$base_steps" --lr 1e-3 --seed 1 --output "$base"
 
+# Every bundled model, mrope included (the control), gets the same decoder-only budget from the base.
 tune() {
     local name=$1
     shift
-    [ -d "$out/$name" ] || "$bin" train --from "$out/mrope" --steps "$tune_steps" --seed 2 --output "$out/$name" "$@"
+    [ -d "$out/$name" ] || "$bin" train --from "$base" --steps "$tune_steps" --seed 2 --output "$out/$name" "$@"
 }
+tune mrope --scheme mrope
 tune hard --scheme hard
 tune unordered --scheme unordered
 tune circle --scheme circle --alpha 0.5 --radius 16

@@ -69,7 +69,7 @@ int runAttend(const QStringList& args)
         {"capture-layers", "Layers whose text->image attention to keep: all (default) or e.g. 0,5,27.", "L"},
         {"heatmap-layer", "Layer of the heatmap (default: the last captured).", "I"},
         {"head", "Heatmap head: mean (default), max, or an index.", "H"},
-        {"max-new-tokens", "Answer length limit (default 32).", "N"},
+        {"max-new-tokens", "Answer length limit (default 32; 1 for models without a chat template, such as the bundled ones).", "N"},
         {"max-pixels", "Largest resized image in pixels (default: the model's, capped at 1280*28*28).", "P"},
         {"colormap", "jet (default) or viridis.", "C"},
         {"opacity", "Heat layer opacity 0..1 (default 0.55).", "A"},
@@ -96,8 +96,8 @@ int runAttend(const QStringList& args)
         heat.colormap = views::HeatmapOptions::Colormap::Viridis;
     else if (!colormap.isEmpty() && colormap != "jet")
         throw UsageError("--colormap: expected jet or viridis");
-    const int maxNew = parser.isSet("max-new-tokens") ? parseInteger(parser, "max-new-tokens") : 32;
-    if (maxNew < 1 || maxNew > 4096)
+    const int maxNewOption = parser.isSet("max-new-tokens") ? parseInteger(parser, "max-new-tokens") : 0;
+    if (parser.isSet("max-new-tokens") && (maxNewOption < 1 || maxNewOption > 4096))
         throw UsageError("--max-new-tokens: expected 1 to 4096");
     const torch::Device device = parseDevice(parser);
 
@@ -133,7 +133,8 @@ int runAttend(const QStringList& args)
         req.capture.layers = parseLayerList(parser.value("capture-layers"), cfg.text.layers);
         req.capture.selection.rows = torch::tensor(rows, torch::kInt64).to(device);
         req.capture.selection.cols = torch::tensor(cols, torch::kInt64).to(device);
-        req.generate = maxNew;
+        // Chat models answer in sentences; the bundled task models were trained to answer one word.
+        req.generate = maxNewOption > 0 ? maxNewOption : tokenizer.tokenId("<|im_start|>") ? 32 : 1;
         const model::ForwardResult r = vlm.run(req);
 
         const std::vector<int64_t> generated(r.generatedIds.data_ptr<int64_t>(), r.generatedIds.data_ptr<int64_t>() + r.generatedIds.numel());

@@ -165,9 +165,23 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
     };
 
     // Pick a question type whose answer is well defined for this image; retry deterministically.
+    // The type is drawn first and an object that suits it is searched for, so the five types stay about
+    // equally frequent (only "relation" needs a neighbouring pair, and falls back to another type).
+    auto uniqueColour = [&](const Object& x) {
+        return std::count_if(objects.begin(), objects.end(), [&](const Object& o) { return o.colour == x.colour; }) == 1;
+    };
     for (int attempt = 0; attempt < 64; ++attempt) {
         const int type = rng.below(5);
-        const Object& x = objects[static_cast<size_t>(rng.below(static_cast<int>(objects.size())))];
+        const int first = rng.below(count);
+        int pick = first;
+        for (int k = 0; k < count; ++k) {
+            const Object& c = objects[static_cast<size_t>((first + k) % count)];
+            if (type == 1 ? uniqueColour(c) : type == 0 || type == 2 ? uniqueShape(c) : true) {
+                pick = (first + k) % count;
+                break;
+            }
+        }
+        const Object& x = objects[static_cast<size_t>(pick)];
         if (type == 0) { // colour of a shape that appears once
             if (!uniqueShape(x))
                 continue;
@@ -175,7 +189,7 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
             s.answer = colours()[x.colour];
             mark(x);
         } else if (type == 1) { // shape of a colour that appears once
-            if (std::count_if(objects.begin(), objects.end(), [&](const Object& o) { return o.colour == x.colour; }) != 1)
+            if (!uniqueColour(x))
                 continue;
             s.question = "what shape is " + colours()[x.colour];
             s.answer = shapes()[x.shape];

@@ -108,7 +108,7 @@ TrainResult train(const TrainOptions& o)
     for (const auto& p : params)
         result.trainable += p.numel();
     // The cell-naming loss reads each merged image token through the tied LM head and asks it to name the
-    // colour and the shape in its cell. Without it a from-scratch model sits at chance for thousands of
+    // colour and the shape in its cell, and (every cell) its quadrant. Without it a from-scratch model sits at chance for thousands of
     // steps: question tokens cannot learn where to look before image tokens say what they hold.
     const bool nameCells = !frozenVision && o.cellLoss > 0;
     torch::Tensor embedding;
@@ -120,6 +120,15 @@ TrainResult train(const TrainOptions& o)
         colourIds.push_back(tok.tokenId(c.toStdString()).value());
     for (const QString& s : SyntheticTask::shapes())
         shapeIds.push_back(tok.tokenId(s.toStdString()).value());
+    std::vector<int64_t> quadrantIds;
+    for (const char* q : {"topleft", "topright", "bottomleft", "bottomright"})
+        quadrantIds.push_back(tok.tokenId(q).value());
+    const auto quadrantIdx = torch::tensor(quadrantIds, torch::kInt64).to(o.device);
+    const int64_t cells = SyntheticTask::kGrid * SyntheticTask::kGrid, half = SyntheticTask::kGrid / 2;
+    const auto cell = torch::arange(cells, torch::kInt64);
+    const auto cellQuadrant = (cell.div(SyntheticTask::kGrid, "floor").ge(half).to(torch::kInt64) * 2 + cell.remainder(SyntheticTask::kGrid).ge(half).to(torch::kInt64))
+                                  .repeat({o.batch})
+                                  .to(o.device);
     const auto colourIdx = torch::tensor(colourIds, torch::kInt64).to(o.device);
     const auto shapeIdx = torch::tensor(shapeIds, torch::kInt64).to(o.device);
 
@@ -204,7 +213,8 @@ TrainResult train(const TrainOptions& o)
             namespace F = torch::nn::functional;
             const auto opts = F::CrossEntropyFuncOptions().ignore_index(-100);
             const auto naming = F::cross_entropy(cellLogits.index_select(1, colourIdx), b.cellColour.to(o.device), opts)
-                                + F::cross_entropy(cellLogits.index_select(1, shapeIdx), b.cellShape.to(o.device), opts);
+                                + F::cross_entropy(cellLogits.index_select(1, shapeIdx), b.cellShape.to(o.device), opts)
+                                + F::cross_entropy(cellLogits.index_select(1, quadrantIdx), cellQuadrant);
             loss = loss + o.cellLoss * naming;
             namingSum += naming.item<double>();
         }

@@ -39,6 +39,21 @@ private Q_SLOTS:
         QVERIFY(image.save(image_));
     }
 
+    void defaultsAnswerTheBundledSample()
+    {
+        // No --model, --image or --question: the bundled mrope model on the bundled sample, which it answers.
+        const QString out = dir_.filePath("default");
+        const auto r = runRopescope({"attend", "--output", out}, false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QFile sample(ROPESCOPE_TEST_DATA "/../../resources/samples/shapes.txt");
+        QVERIFY(sample.open(QIODevice::ReadOnly));
+        const QString text = QString::fromUtf8(sample.readAll());
+        const QString expected = text.section("# answer: ", 1).section(' ', 0, 0).trimmed();
+        QFile answer(out + "/answer.txt");
+        QVERIFY(answer.open(QIODevice::ReadOnly));
+        QCOMPARE(QString::fromUtf8(answer.readAll()).trimmed(), expected);
+    }
+
     void writesEverything()
     {
         const QString out = dir_.filePath("out");

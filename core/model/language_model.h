@@ -59,6 +59,7 @@ public:
     DecoderOutput forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
                           const DecoderCapture& capture) const;
     int layers() const { return static_cast<int>(layers_.size()); }
+    const torch::Tensor& lmHead() const { return lmHead_; } // [vocab, hidden]; the embedding when tied
 
     // Every weight under its checkpoint name (a tied head appears once, as the embedding; HARoPE
     // parameters when present).

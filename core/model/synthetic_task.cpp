@@ -27,6 +27,8 @@ struct Object {
 
 const QColor kPalette[] = {QColor(220, 40, 40), QColor(40, 170, 60), QColor(40, 80, 220), QColor(235, 200, 30), QColor(150, 60, 190)};
 const char* kNumbers[] = {"zero", "one", "two", "three", "four", "five", "six"};
+// Row and column steps to the neighbouring cell: left, right, above, below (the relation words' order).
+const int kNeighbour[4][2] = {{0, -1}, {0, 1}, {-1, 0}, {1, 0}};
 
 void draw(QPainter& p, const Object& o)
 {
@@ -83,6 +85,17 @@ const QStringList& SyntheticTask::colours()
     return c;
 }
 
+const QStringList& SyntheticTask::quadrants()
+{
+    static const QStringList q{"topleft", "topright", "bottomleft", "bottomright"};
+    return q;
+}
+
+int SyntheticTask::quadrantOf(int row, int col)
+{
+    return (row < kGrid / 2 ? 0 : 2) + (col < kGrid / 2 ? 0 : 1);
+}
+
 const QStringList& SyntheticTask::questionTypes()
 {
     static const QStringList t{"colour", "shape", "where", "relation", "count"};
@@ -92,7 +105,7 @@ const QStringList& SyntheticTask::questionTypes()
 const QStringList& SyntheticTask::answers()
 {
     static const QStringList a = [] {
-        QStringList out = colours() + shapes() + QStringList{"topleft", "topright", "bottomleft", "bottomright"};
+        QStringList out = colours() + shapes() + quadrants();
         for (int n = 1; n <= 6; ++n)
             out << kNumbers[n];
         return out;
@@ -124,8 +137,8 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
         if (!objects.empty() && rng.below(2) == 0) {
             const Object& anchor = objects[static_cast<size_t>(rng.below(static_cast<int>(objects.size())))];
             const int d = rng.below(4);
-            o.row = anchor.row + (d == 2 ? -1 : d == 3 ? 1 : 0);
-            o.col = anchor.col + (d == 0 ? -1 : d == 1 ? 1 : 0);
+            o.row = anchor.row + kNeighbour[d][0];
+            o.col = anchor.col + kNeighbour[d][1];
             if (o.row < 0 || o.row >= kGrid || o.col < 0 || o.col >= kGrid)
                 continue;
         }
@@ -163,42 +176,40 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
     auto uniqueShape = [&](const Object& x) {
         return std::count_if(objects.begin(), objects.end(), [&](const Object& o) { return o.shape == x.shape; }) == 1;
     };
-
-    // Pick a question type whose answer is well defined for this image; retry deterministically.
-    // The type is drawn first and an object that suits it is searched for, so the five types stay about
-    // equally frequent (only "relation" needs a neighbouring pair, and falls back to another type).
     auto uniqueColour = [&](const Object& x) {
         return std::count_if(objects.begin(), objects.end(), [&](const Object& o) { return o.colour == x.colour; }) == 1;
     };
-    for (int attempt = 0; attempt < 64; ++attempt) {
-        const int type = rng.below(5);
+    // Types 0 and 2 ask about a shape, type 1 about a colour: it must appear once. Relation and count
+    // questions can start from any object.
+    auto suits = [&](int type, const Object& x) { return type == 1 ? uniqueColour(x) : type == 0 || type == 2 ? uniqueShape(x) : true; };
+
+    // The type is drawn first and an object that suits it is searched for, so the five types stay about
+    // equally frequent (only "relation" needs a neighbouring pair, and falls back to another type). A count
+    // question is always answerable; the last attempt asks one.
+    const int attempts = 64;
+    for (int attempt = 0;; ++attempt) {
+        const int type = attempt + 1 < attempts ? rng.below(5) : 4;
         const int first = rng.below(count);
         int pick = first;
-        for (int k = 0; k < count; ++k) {
-            const Object& c = objects[static_cast<size_t>((first + k) % count)];
-            if (type == 1 ? uniqueColour(c) : type == 0 || type == 2 ? uniqueShape(c) : true) {
+        for (int k = 0; k < count; ++k)
+            if (suits(type, objects[static_cast<size_t>((first + k) % count)])) {
                 pick = (first + k) % count;
                 break;
             }
-        }
         const Object& x = objects[static_cast<size_t>(pick)];
+        if (!suits(type, x))
+            continue;
         if (type == 0) { // colour of a shape that appears once
-            if (!uniqueShape(x))
-                continue;
             s.question = "what colour is the " + shapes()[x.shape];
             s.answer = colours()[x.colour];
             mark(x);
         } else if (type == 1) { // shape of a colour that appears once
-            if (!uniqueColour(x))
-                continue;
             s.question = "what shape is " + colours()[x.colour];
             s.answer = shapes()[x.shape];
             mark(x);
         } else if (type == 2) { // quadrant of a shape that appears once
-            if (!uniqueShape(x))
-                continue;
             s.question = "where is the " + shapes()[x.shape];
-            s.answer = QString(x.row < kGrid / 2 ? "top" : "bottom") + (x.col < kGrid / 2 ? "left" : "right");
+            s.answer = quadrants()[quadrantOf(x.row, x.col)];
             mark(x);
         } else if (type == 3) { // the object in the neighbouring cell in a direction: one of the pairs there are
             static const char* relations[] = {"left", "right", "above", "below"};
@@ -207,12 +218,14 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
                 int relation;
             };
             std::vector<Pair> pairs;
-            for (const Object& a : objects)
+            for (const Object& a : objects) {
+                if (!uniqueShape(a))
+                    continue;
                 for (const Object& n : objects)
-                    if (uniqueShape(a))
                     for (int r = 0; r < 4; ++r)
-                        if (n.row == a.row + (r == 2 ? -1 : r == 3 ? 1 : 0) && n.col == a.col + (r == 0 ? -1 : r == 1 ? 1 : 0))
+                        if (n.row == a.row + kNeighbour[r][0] && n.col == a.col + kNeighbour[r][1])
                             pairs.push_back({&a, &n, r});
+            }
             if (pairs.empty())
                 continue;
             const Pair& p = pairs[static_cast<size_t>(rng.below(static_cast<int>(pairs.size())))];
@@ -234,18 +247,6 @@ SyntheticSample SyntheticTask::sample(uint64_t seed, uint64_t index)
         s.type = questionTypes()[type];
         return s;
     }
-    // Unreachable in practice (a count question is always answerable); kept so every path returns a sample.
-    s.mask = {};
-    int n = 0;
-    for (const Object& o : objects)
-        if (o.shape == objects[0].shape) {
-            ++n;
-            mark(o);
-        }
-    s.question = "how many " + plural(shapes()[objects[0].shape]);
-    s.answer = kNumbers[n];
-    s.type = "count";
-    return s;
 }
 
 } // namespace ropescope::model

@@ -34,6 +34,8 @@ public:
     static QColor background(int x, int y);
     static const QStringList& shapes();      // circle square triangle diamond
     static const QStringList& colours();     // red green blue yellow purple
+    static const QStringList& quadrants();   // topleft topright bottomleft bottomright
+    static int quadrantOf(int row, int col); // index into quadrants() of a cell of the token grid
     static const QStringList& answers();     // every answer word
     static const QStringList& questionTypes();
     // Every word a question or answer uses (for the WordLevel tokenizer).

@@ -62,6 +62,15 @@ Batch makeBatch(const Tokenizer& tok, const VisionConfig& vision, uint64_t seed,
     return b;
 }
 
+// Token ids of task words, as an index tensor.
+torch::Tensor wordIds(const Tokenizer& tok, const QStringList& words, torch::Device device)
+{
+    std::vector<int64_t> ids;
+    for (const QString& w : words)
+        ids.push_back(tok.tokenId(w.toStdString()).value());
+    return torch::tensor(ids, torch::kInt64).to(device);
+}
+
 } // namespace
 
 TrainResult train(const TrainOptions& o)
@@ -108,29 +117,18 @@ TrainResult train(const TrainOptions& o)
     for (const auto& p : params)
         result.trainable += p.numel();
     // The cell-naming loss reads each merged image token through the tied LM head and asks it to name the
-    // colour and the shape in its cell, and (every cell) its quadrant. Without it a from-scratch model sits at chance for thousands of
-    // steps: question tokens cannot learn where to look before image tokens say what they hold.
+    // colour and the shape in its cell and, for every cell, its quadrant. Without it a from-scratch model
+    // sits at chance for thousands of steps: question tokens cannot learn where to look before image
+    // tokens say what they hold.
     const bool nameCells = !frozenVision && o.cellLoss > 0;
-    torch::Tensor embedding;
-    for (auto& [name, t] : vlm.language().weights())
-        if (name == "model.embed_tokens.weight")
-            embedding = *t;
-    std::vector<int64_t> colourIds, shapeIds;
-    for (const QString& c : SyntheticTask::colours())
-        colourIds.push_back(tok.tokenId(c.toStdString()).value());
-    for (const QString& s : SyntheticTask::shapes())
-        shapeIds.push_back(tok.tokenId(s.toStdString()).value());
-    std::vector<int64_t> quadrantIds;
-    for (const char* q : {"topleft", "topright", "bottomleft", "bottomright"})
-        quadrantIds.push_back(tok.tokenId(q).value());
-    const auto quadrantIdx = torch::tensor(quadrantIds, torch::kInt64).to(o.device);
-    const int64_t cells = SyntheticTask::kGrid * SyntheticTask::kGrid, half = SyntheticTask::kGrid / 2;
-    const auto cell = torch::arange(cells, torch::kInt64);
-    const auto cellQuadrant = (cell.div(SyntheticTask::kGrid, "floor").ge(half).to(torch::kInt64) * 2 + cell.remainder(SyntheticTask::kGrid).ge(half).to(torch::kInt64))
-                                  .repeat({o.batch})
-                                  .to(o.device);
-    const auto colourIdx = torch::tensor(colourIds, torch::kInt64).to(o.device);
-    const auto shapeIdx = torch::tensor(shapeIds, torch::kInt64).to(o.device);
+    const auto colourIds = wordIds(tok, SyntheticTask::colours(), o.device);
+    const auto shapeIds = wordIds(tok, SyntheticTask::shapes(), o.device);
+    const auto quadrantIds = wordIds(tok, SyntheticTask::quadrants(), o.device);
+    std::vector<int64_t> quadrants;
+    for (int row = 0; row < SyntheticTask::kGrid; ++row)
+        for (int col = 0; col < SyntheticTask::kGrid; ++col)
+            quadrants.push_back(SyntheticTask::quadrantOf(row, col));
+    const auto cellQuadrant = torch::tensor(quadrants, torch::kInt64).repeat({o.batch}).to(o.device); // [B * 64]
 
     const double peakLr = o.lr > 0 ? o.lr : (o.from.isEmpty() ? 2e-3 : 1e-3);
     torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(peakLr).weight_decay(o.weightDecay));
@@ -208,15 +206,16 @@ TrainResult train(const TrainOptions& o)
         const auto logits = out.logits.index({torch::arange(B), b.last.to(o.device)}); // [B, vocab]
         const auto answerLoss = torch::nn::functional::cross_entropy(logits, b.target.to(o.device));
         auto loss = answerLoss;
-        if (nameCells && !frozenVision) {
-            const auto cellLogits = vision.matmul(embedding.t()); // [B * 64, vocab]
+        const bool naming = nameCells && !frozenVision;
+        if (naming) {
+            const auto cellLogits = vision.matmul(vlm.language().lmHead().t()); // [B * 64, vocab]
             namespace F = torch::nn::functional;
             const auto opts = F::CrossEntropyFuncOptions().ignore_index(-100);
-            const auto naming = F::cross_entropy(cellLogits.index_select(1, colourIdx), b.cellColour.to(o.device), opts)
-                                + F::cross_entropy(cellLogits.index_select(1, shapeIdx), b.cellShape.to(o.device), opts)
-                                + F::cross_entropy(cellLogits.index_select(1, quadrantIdx), cellQuadrant);
-            loss = loss + o.cellLoss * naming;
-            namingSum += naming.item<double>();
+            const auto namingLoss = F::cross_entropy(cellLogits.index_select(1, colourIds), b.cellColour.to(o.device), opts)
+                                    + F::cross_entropy(cellLogits.index_select(1, shapeIds), b.cellShape.to(o.device), opts)
+                                    + F::cross_entropy(cellLogits.index_select(1, quadrantIds), cellQuadrant);
+            loss = loss + o.cellLoss * namingLoss;
+            namingSum += namingLoss.item<double>();
         }
         optimizer.zero_grad();
         loss.backward();
@@ -236,7 +235,7 @@ TrainResult train(const TrainOptions& o)
                                .arg(o.steps)
                                .arg(lossSum / window, 0, 'f', 3)
                                .arg(100 * accSum / window, 0, 'f', 1)
-                               .arg(nameCells && !frozenVision ? QString(" cell-naming loss %1").arg(namingSum / window, 0, 'f', 3) : QString())
+                               .arg(naming ? QString(" cell-naming loss %1").arg(namingSum / window, 0, 'f', 3) : QString())
                                .arg(lr, 0, 'e', 2)
                                .arg(seconds, 0, 'f', 0));
             result.finalLoss = lossSum / window;

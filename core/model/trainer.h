@@ -17,7 +17,7 @@ struct TrainOptions {
     bool harope = false;        // add HARoPE head maps (starting at M = I) and train them with the decoder
     int steps = 2000;
     int batch = 32;
-    int visionSteps = 0;        // from scratch: freeze the vision tower and merger after this many steps (0: never)
+    int visionSteps = 0;        // while the vision tower trains: freeze it and the merger after this many steps (0: never)
     int saveEvery = 0;          // also write the folder every N steps (0: only at the end)
     double lr = 0;              // 0: 2e-3 from scratch, 1e-3 for fine-tunes
     double weightDecay = 0.01;

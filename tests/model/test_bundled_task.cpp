@@ -56,6 +56,13 @@ private Q_SLOTS:
                 if (s.mask[static_cast<size_t>(c)])
                     QVERIFY(drawn);
             }
+            if (s.type == "where") { // the answer is the quadrant of the one masked cell
+                const int cell = static_cast<int>(std::find(s.mask.begin(), s.mask.end(), true) - s.mask.begin());
+                QCOMPARE(cells, 1);
+                QCOMPARE(s.answer, SyntheticTask::quadrants()[SyntheticTask::quadrantOf(cell / 8, cell % 8)]);
+                QCOMPARE(s.answer.startsWith("top"), cell < 32);
+                QCOMPARE(s.answer.endsWith("left"), cell % 8 < 4);
+            }
             if (s.type == "relation") { // the object asked about and its neighbour: two cells side by side
                 QCOMPARE(cells, 2);
                 const int first = static_cast<int>(std::find(s.mask.begin(), s.mask.end(), true) - s.mask.begin());

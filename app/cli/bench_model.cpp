@@ -24,16 +24,41 @@ namespace ropescope::cli {
 
 namespace {
 
-double peakRssMb()
+// Resident memory from /proc/self/status: field "VmRSS:" (now) or "VmHWM:" (peak), in MB.
+double rssMb(const char* field)
 {
     QFile f("/proc/self/status");
     if (!f.open(QIODevice::ReadOnly))
         return 0;
     for (const QByteArray& line : f.readAll().split('\n'))
-        if (line.startsWith("VmHWM:"))
-            return line.mid(6).trimmed().split(' ').first().toDouble() / 1024.0;
+        if (line.startsWith(field))
+            return line.mid(static_cast<int>(qstrlen(field))).trimmed().split(' ').first().toDouble() / 1024.0;
     return 0;
 }
+
+// Makes the peak RSS start again from the current RSS, so the forward passes' own peak can be read
+// apart from the weights (Linux >= 4.0; false where /proc refuses).
+bool resetPeakRss()
+{
+    QFile f("/proc/self/clear_refs");
+    return f.open(QIODevice::WriteOnly) && f.write("5") == 1;
+}
+
+#ifdef ROPESCOPE_WITH_CUDA
+// allocated_bytes[0] is StatType::AGGREGATE in LibTorch 1.13 and 2.x alike; the enum itself moved
+// namespace between them, the index did not.
+double gpuAllocatedMb(const torch::Device& device, bool peak)
+{
+    const auto index = static_cast<c10::DeviceIndex>(device.index() < 0 ? 0 : device.index());
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(index);
+    return static_cast<double>(peak ? stats.allocated_bytes[0].peak : stats.allocated_bytes[0].current) / 1048576.0;
+}
+
+void resetGpuPeak(const torch::Device& device)
+{
+    c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device.index() < 0 ? 0 : device.index()));
+}
+#endif
 
 template <class Fn>
 double medianMs(int runs, Fn&& fn)
@@ -88,6 +113,16 @@ int benchModel(const QCommandLineParser& parser)
                                                : model::Vlm(model::Checkpoint::random(parser.value("config")), device, dtype);
         sync();
         const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        // Memory after loading is the weights (plus the runtime); the forward peak is measured above it.
+        const double loadedRssMb = rssMb("VmRSS:");
+        const bool rssPeakReset = resetPeakRss();
+#ifdef ROPESCOPE_WITH_CUDA
+        double loadedGpuMb = 0;
+        if (device.is_cuda()) {
+            loadedGpuMb = gpuAllocatedMb(device, false);
+            resetGpuPeak(device);
+        }
+#endif
         const model::ModelConfig& cfg = vlm.config();
 
         // A near-square merged grid with imageTokens cells; text ids below every special id.
@@ -152,16 +187,21 @@ int benchModel(const QCommandLineParser& parser)
                         {"prefill_capture_ms", captureMs},
                         {"capture_overhead_ms", captureMs - prefillMs},
                         {"captured_mb", static_cast<double>(capturedBytes) / 1048576.0},
-                        {"peak_rss_mb", peakRssMb()}};
+                        {"loaded_rss_mb", loadedRssMb},
+                        {"peak_rss_mb", rssMb("VmHWM:")}};
+        if (rssPeakReset)
+            row["forward_peak_rss_mb"] = rssMb("VmHWM:") - loadedRssMb;
 #ifdef ROPESCOPE_WITH_CUDA
         if (device.is_cuda()) {
-            const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index() < 0 ? 0 : device.index());
-            row["peak_gpu_mb"] = static_cast<double>(stats.allocated_bytes[static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)].peak) / 1048576.0;
+            const double peakGpuMb = gpuAllocatedMb(device, true);
+            row["loaded_gpu_mb"] = loadedGpuMb;
+            row["peak_gpu_mb"] = peakGpuMb;
+            row["forward_peak_gpu_mb"] = peakGpuMb - loadedGpuMb;
         }
 #endif
         QByteArray text;
         for (auto it = row.begin(); it != row.end(); ++it)
-            text += it.key().toUtf8().leftJustified(22) + (it.value().isDouble() ? QByteArray::number(it.value().toDouble(), 'f', 2)
+            text += it.key().toUtf8().leftJustified(24) + (it.value().isDouble() ? QByteArray::number(it.value().toDouble(), 'f', 2)
                                                                                  : it.value().toString().toUtf8())
                     + "\n";
         writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(row).toJson() : text);

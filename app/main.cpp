@@ -1,5 +1,6 @@
 #include "cli/cli_error.h"
 #include "cli/commands.h"
+#include "model/host_allocator.h"
 
 #include <QCoreApplication>
 #include <QGuiApplication>
@@ -40,6 +41,7 @@ const char* kUsage =
 int main(int argc, char** argv)
 {
     using namespace ropescope::cli;
+    ropescope::model::reuseLargeHostAllocations(); // before any weights are allocated
     // Qt warns on every start when XDG_RUNTIME_DIR is unset (containers, CI): give it a private one.
     if (qEnvironmentVariableIsEmpty("XDG_RUNTIME_DIR")) {
         const QByteArray dir = QByteArray("/tmp/ropescope-runtime-") + QByteArray::number(static_cast<qlonglong>(getuid()));

@@ -1,8 +1,9 @@
 #include "vlm.h"
 
+#include "host_allocator.h"
+
 #include "geometry/errors.h"
 #include "kernels/rotary.h"
-
 
 #include <chrono>
 #include <string_view>
@@ -34,6 +35,7 @@ Vlm::Vlm(const QString& dir, torch::Device device, torch::Dtype dtype) : Vlm(Che
 Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
     : checkpoint_(std::move(checkpoint)), device_(device), vision_(checkpoint_, device, dtype), language_(checkpoint_, device, dtype)
 {
+    reuseLargeHostAllocations();
 }
 
 geometry::SchemeParams Vlm::modelScheme(const geometry::SchemeParams& requested) const

@@ -1,0 +1,24 @@
+#include "host_allocator.h"
+
+#include <mutex>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace ropescope::model {
+
+void reuseLargeHostAllocations()
+{
+#if defined(__GLIBC__)
+    static std::once_flag once;
+    std::call_once(once, [] {
+        // mmap's threshold cannot go above 32 MB, and 2B-scale activations are larger: no direct mmaps at
+        // all, and a high trim threshold so the top of the heap is not handed back after every layer.
+        mallopt(M_MMAP_MAX, 0);
+        mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    });
+#endif
+}
+
+} // namespace ropescope::model

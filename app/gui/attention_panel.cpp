@@ -16,18 +16,46 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
 #include <QSlider>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <stdexcept>
 
 namespace ropescope::gui {
 
+struct AttentionPanel::Job {
+    // Built on the UI thread.
+    std::shared_ptr<model::Vlm> vlm; // shared: a model replaced mid-run lives until its run ends
+    model::ForwardRequest request;
+    quint64 generation = 0;
+    int rows = 0, cols = 0;
+    QImage resized;
+    QString schemeText;
+    QString untrainedNote; // empty when the model runs the scheme it was trained with
+    bool chat = false;
+    // Filled by the worker.
+    model::ForwardResult result;
+    QString error;
+
+    void execute()
+    {
+        try {
+            result = vlm->run(request);
+        } catch (const std::exception& e) {
+            error = e.what();
+        }
+    }
+};
+
 struct AttentionPanel::Impl {
     QString modelDir;
-    std::unique_ptr<model::Vlm> vlm;
+    std::shared_ptr<model::Vlm> vlm;
     std::unique_ptr<model::Tokenizer> tokenizer;
     QImage image;
     session::ExplorerState scheme;
@@ -35,6 +63,14 @@ struct AttentionPanel::Impl {
     int rows = 0, cols = 0;
     QImage resized;
     QString answer, status;
+    // Background runs: one at a time (a Vlm is not re-entrant); requests during a run collapse into one
+    // rerun with the newest inputs; results of a superseded model, image or blocking run are dropped.
+    QFutureWatcher<void> watcher;
+    std::shared_ptr<Job> inFlight;
+    bool rerunPending = false;
+    bool staleWhileHidden = false;
+    bool engaged = false; // the tab has run once: scheme changes re-run it from then on
+    quint64 generation = 0;
 };
 
 AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_unique<Impl>())
@@ -100,17 +136,30 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     side->addStretch(1);
     root->addLayout(side);
 
-    connect(runButton, &QPushButton::clicked, this, [this] { run(); });
-    connect(question_, &QLineEdit::returnPressed, this, [this] { run(); });
+    connect(runButton, &QPushButton::clicked, this, &AttentionPanel::requestRun);
+    connect(question_, &QLineEdit::returnPressed, this, &AttentionPanel::requestRun);
+    connect(explorerScheme_, &QCheckBox::toggled, this, [this] {
+        if (d->engaged)
+            requestRun();
+    });
     connect(openModel, &QPushButton::clicked, this, [this] {
         const QString dir = QFileDialog::getExistingDirectory(this, "Model folder", d->modelDir);
         if (!dir.isEmpty() && setModel(dir))
-            run();
+            requestRun();
     });
     connect(openImage, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, "Image", QString(), "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
         if (!path.isEmpty() && setImage(path))
-            run();
+            requestRun();
+    });
+    connect(&d->watcher, &QFutureWatcher<void>::finished, this, [this] {
+        const std::shared_ptr<Job> job = std::move(d->inFlight);
+        if (job && job->generation == d->generation)
+            Q_EMIT runFinished(finish(*job));
+        if (d->rerunPending) {
+            d->rerunPending = false;
+            requestRun();
+        }
     });
     for (QSlider* s : {layer_, opacity_})
         connect(s, &QSlider::valueChanged, this, &AttentionPanel::repaintOverlay);
@@ -124,12 +173,16 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     setImage(io::sampleImage());
 }
 
-AttentionPanel::~AttentionPanel() = default;
+AttentionPanel::~AttentionPanel()
+{
+    d->watcher.waitForFinished();
+}
 
 bool AttentionPanel::setModel(const QString& dir)
 {
     try {
-        d->vlm = std::make_unique<model::Vlm>(dir);
+        d->vlm = std::make_shared<model::Vlm>(dir);
+        ++d->generation;
         d->tokenizer = std::make_unique<model::Tokenizer>(model::Tokenizer::load(QDir(dir).filePath("tokenizer.json")));
         d->modelDir = dir;
         modelLabel_->setText(QFileInfo(dir).fileName() + " (trained with " + geometry::schemeName(model::recordedScheme(dir).params.kind) + ")");
@@ -151,6 +204,7 @@ bool AttentionPanel::setImage(const QString& path)
 {
     try {
         d->image = model::loadImage(path);
+        ++d->generation;
         imageLabel_->setPixmap(QPixmap::fromImage(d->image).scaled(imageLabel_->minimumSize(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
         return true;
     } catch (const model::ModelError& e) {
@@ -168,6 +222,21 @@ void AttentionPanel::setQuestion(const QString& q)
 void AttentionPanel::setScheme(const session::ExplorerState& state)
 {
     d->scheme = state;
+    if (!d->engaged || !explorerScheme_->isChecked())
+        return;
+    if (isVisible())
+        requestRun();
+    else
+        d->staleWhileHidden = true;
+}
+
+void AttentionPanel::showEvent(QShowEvent* event)
+{
+    QWidget::showEvent(event);
+    if (d->staleWhileHidden) {
+        d->staleWhileHidden = false;
+        requestRun();
+    }
 }
 
 void AttentionPanel::useExplorerScheme(bool on)
@@ -190,65 +259,120 @@ QString AttentionPanel::status() const
     return d->status;
 }
 
+bool AttentionPanel::busy() const
+{
+    return d->inFlight != nullptr; // until its result is handled on this thread, not just computed
+}
+
+bool AttentionPanel::fail(const QString& message)
+{
+    d->status = message;
+    statusLabel_->setText(d->status);
+    return false;
+}
+
+std::shared_ptr<AttentionPanel::Job> AttentionPanel::prepare()
+{
+    if (!d->vlm)
+        throw std::runtime_error("no model: open one (the bundled models live in resources/models)");
+    if (d->image.isNull())
+        throw std::runtime_error("no image");
+    d->engaged = true;
+    auto job = std::make_shared<Job>();
+    job->vlm = d->vlm;
+    job->generation = ++d->generation;
+    const model::ModelConfig& cfg = d->vlm->config();
+    const model::ProcessedImage processed = model::preprocessImage(d->image, cfg.vision, model::loadPreprocessOptions(d->modelDir));
+    job->chat = d->tokenizer->tokenId("<|im_start|>").has_value();
+    const std::vector<int64_t> ids = d->tokenizer->encode(model::imagePrompt(*d->tokenizer, question_->text(), processed.tokens()));
+    // Rows: the question tokens after the image; columns: the image tokens.
+    std::vector<int64_t> rows, cols;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] == cfg.imageToken)
+            cols.push_back(static_cast<int64_t>(i));
+        else if (!cols.empty() && ids[i] != cfg.visionEnd)
+            rows.push_back(static_cast<int64_t>(i));
+    }
+    model::ForwardRequest& req = job->request;
+    req.inputIds = torch::tensor(ids, torch::kInt64);
+    req.pixelValues = processed.pixels;
+    req.imageGridThw = processed.grid;
+    const model::ModelScheme own = model::recordedScheme(d->modelDir);
+    const bool explorer = explorerScheme_->isChecked();
+    const geometry::SchemeParams params = explorer ? d->scheme.params : own.params;
+    const std::string age = explorer ? d->scheme.age : own.age;
+    req.scheme = params;
+    if (!age.empty())
+        req.age = geometry::parseAgeSchedule(age, cfg.text.layers);
+    for (int l = 0; l < cfg.text.layers; ++l)
+        req.capture.layers.push_back(l);
+    req.capture.selection.rows = torch::tensor(rows, torch::kInt64);
+    req.capture.selection.cols = torch::tensor(cols, torch::kInt64);
+    req.generate = job->chat ? 16 : 1;
+    job->rows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
+    job->cols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
+    job->resized = d->image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    const QString trained = geometry::schemeName(own.params.kind);
+    const QString used = geometry::schemeName(params.kind);
+    job->schemeText = "scheme " + used + (age.empty() ? QString() : " + AGE " + QString::fromStdString(age));
+    if (used != trained || age != own.age)
+        job->untrainedNote = "untrained scheme: this model was trained with " + trained;
+    return job;
+}
+
+bool AttentionPanel::finish(const Job& job)
+{
+    if (!job.error.isEmpty())
+        return fail(job.error);
+    const model::ForwardResult& r = job.result;
+    const std::vector<int64_t> generated(r.generatedIds.data_ptr<int64_t>(), r.generatedIds.data_ptr<int64_t>() + r.generatedIds.numel());
+    d->answer = model::answerText(*d->tokenizer, generated, job.vlm->config().eos);
+    d->attentions = r.prefill.attentions;
+    d->rows = job.rows;
+    d->cols = job.cols;
+    d->resized = job.resized;
+    d->status = job.schemeText + ", layout " + QString::fromStdString(r.layout.toString());
+    if (!job.untrainedNote.isEmpty())
+        d->status += "\n" + job.untrainedNote;
+    answerLabel_->setText(d->answer.isEmpty() ? "(empty)" : d->answer);
+    statusLabel_->setText(d->status);
+    repaintOverlay();
+    return true;
+}
+
 bool AttentionPanel::run()
 {
-    if (!d->vlm || d->image.isNull()) {
-        d->status = d->vlm ? "no image" : "no model: open one (the bundled models live in resources/models)";
-        statusLabel_->setText(d->status);
-        return false;
-    }
+    d->watcher.waitForFinished(); // the model runs one request at a time; this run supersedes that one
+    d->inFlight.reset();
+    d->rerunPending = false;
+    bool ok = false;
     try {
-        const model::ModelConfig& cfg = d->vlm->config();
-        const model::ProcessedImage processed = model::preprocessImage(d->image, cfg.vision, model::loadPreprocessOptions(d->modelDir));
-        const int n = processed.tokens();
-        const bool chat = d->tokenizer->tokenId("<|im_start|>").has_value();
-        const std::vector<int64_t> ids = d->tokenizer->encode(model::imagePrompt(*d->tokenizer, question_->text(), n));
-        std::vector<int64_t> rows, cols;
-        for (size_t i = 0; i < ids.size(); ++i) {
-            if (ids[i] == cfg.imageToken)
-                cols.push_back(static_cast<int64_t>(i));
-            else if (!cols.empty() && ids[i] != cfg.visionEnd)
-                rows.push_back(static_cast<int64_t>(i));
-        }
-        model::ForwardRequest req;
-        req.inputIds = torch::tensor(ids, torch::kInt64);
-        req.pixelValues = processed.pixels;
-        req.imageGridThw = processed.grid;
-        const model::ModelScheme own = model::recordedScheme(d->modelDir);
-        const bool explorer = explorerScheme_->isChecked();
-        const geometry::SchemeParams params = explorer ? d->scheme.params : own.params;
-        const std::string age = explorer ? d->scheme.age : own.age;
-        req.scheme = params;
-        if (!age.empty())
-            req.age = geometry::parseAgeSchedule(age, cfg.text.layers);
-        for (int l = 0; l < cfg.text.layers; ++l)
-            req.capture.layers.push_back(l);
-        req.capture.selection.rows = torch::tensor(rows, torch::kInt64);
-        req.capture.selection.cols = torch::tensor(cols, torch::kInt64);
-        req.generate = chat ? 16 : 1;
-        const model::ForwardResult r = d->vlm->run(req);
-        const std::vector<int64_t> generated(r.generatedIds.data_ptr<int64_t>(), r.generatedIds.data_ptr<int64_t>() + r.generatedIds.numel());
-        d->answer = model::answerText(*d->tokenizer, generated, cfg.eos);
-        d->attentions = r.prefill.attentions;
-        d->rows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
-        d->cols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
-        d->resized = d->image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
-        const QString trained = geometry::schemeName(own.params.kind);
-        const QString used = geometry::schemeName(params.kind);
-        const bool untrained = used != trained || age != own.age;
-        d->status = QString("scheme %1%2, layout %3").arg(used, age.empty() ? QString() : " + AGE " + QString::fromStdString(age),
-                                                           QString::fromStdString(r.layout.toString()));
-        if (untrained)
-            d->status += QString("\nuntrained scheme: this model was trained with %1").arg(trained);
-        answerLabel_->setText(d->answer.isEmpty() ? "(empty)" : d->answer);
-        statusLabel_->setText(d->status);
-        repaintOverlay();
-        return true;
+        const std::shared_ptr<Job> job = prepare();
+        job->execute();
+        ok = finish(*job);
     } catch (const std::exception& e) {
-        d->status = e.what();
-        statusLabel_->setText(d->status);
-        return false;
+        ok = fail(e.what());
     }
+    Q_EMIT runFinished(ok);
+    return ok;
+}
+
+void AttentionPanel::requestRun()
+{
+    if (busy()) {
+        d->rerunPending = true;
+        return;
+    }
+    std::shared_ptr<Job> job;
+    try {
+        job = prepare();
+    } catch (const std::exception& e) {
+        Q_EMIT runFinished(fail(e.what()));
+        return;
+    }
+    statusLabel_->setText(job->schemeText + ": running...");
+    d->inFlight = job;
+    d->watcher.setFuture(QtConcurrent::run([job] { job->execute(); }));
 }
 
 void AttentionPanel::repaintOverlay()

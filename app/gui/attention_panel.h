@@ -18,16 +18,20 @@ namespace ropescope::gui {
 // The attention tab: an image and a question through a VLM under the explorer's current scheme; the
 // answer, and the text->image attention of any layer and head as a heatmap over the image (Circle-RoPE
 // sec. 5.6 recipe). Starts on the bundled mrope model and sample image. The model runs on demand; layer,
-// head, colormap, opacity and contrast only repaint. (LibTorch stays in the .cpp.)
+// head, colormap, opacity and contrast only repaint. The model runs on a worker thread so the window
+// stays live while a large checkpoint thinks; with "explorer's scheme" on, every scheme tweak re-runs the
+// decoder (the image's vision embeddings are cached) and the newest request wins. (LibTorch stays in the .cpp.)
 class AttentionPanel : public QWidget {
     Q_OBJECT
 public:
     explicit AttentionPanel(QWidget* parent = nullptr);
     ~AttentionPanel() override;
 
-    void setScheme(const session::ExplorerState& state); // used by the next run when "explorer's scheme" is on
+    void setScheme(const session::ExplorerState& state); // re-runs (in the background) when it drives the model
     void useExplorerScheme(bool on);                      // off: the scheme the model was trained with
-    bool run();                                          // false (and a message) on failure
+    bool run();                                          // blocking (scripts, tests); false and a message on failure
+    void requestRun();                                   // in the background; emits runFinished
+    bool busy() const;
     bool setModel(const QString& dir);
     bool setImage(const QString& path);
     void setQuestion(const QString& question);
@@ -37,7 +41,17 @@ public:
     QImage overlay() const { return overlay_; }
     int layers() const;
 
+Q_SIGNALS:
+    void runFinished(bool ok);
+
+protected:
+    void showEvent(QShowEvent* event) override;
+
 private:
+    struct Job; // one run: inputs built on the UI thread, the model's result or error from the worker
+    std::shared_ptr<Job> prepare();
+    bool finish(const Job& job);
+    bool fail(const QString& message);
     void repaintOverlay();
     struct Impl;
     std::unique_ptr<Impl> d;

@@ -176,7 +176,7 @@ void MainWindow::buildUi()
     connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
         if (index == 1 && !attentionRan_) {
             attentionRan_ = true; // the first visit runs the bundled model on the sample
-            attention_->run();
+            attention_->requestRun();
         }
     });
 

@@ -12,6 +12,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLineEdit>
+#include <QSignalSpy>
 #include <QSlider>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -185,16 +186,32 @@ private Q_SLOTS:
         MainWindow w(dir.path());
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
         w.showAttentionTab(); // first visit: bundled mrope model on the bundled sample image and question
-        QVERIFY2(w.attention()->layers() == 4, qPrintable(w.attention()->status()));
+        QVERIFY(w.attention()->busy()); // the model runs on a worker: the window is back before the answer
+        QVERIFY(finished.wait(60000));
+        QVERIFY2(finished.takeFirst().at(0).toBool(), qPrintable(w.attention()->status()));
+        QCOMPARE(w.attention()->layers(), 4);
         QVERIFY(!w.attention()->answer().isEmpty());
         QCOMPARE(w.attention()->overlay().size(), QSize(224, 224));
         QVERIFY(!w.attention()->status().contains("untrained"));
-        // Run it under the explorer's Circle-RoPE: flagged as a scheme the model was not trained with.
-        w.panel()->schemeBox()->setCurrentText("circle");
-        w.attention()->useExplorerScheme(true);
+        const QImage ownScheme = w.attention()->overlay();
+        // Blocking runs (scripts) still work and give the same result.
         QVERIFY(w.attention()->run());
+        QCOMPARE(w.attention()->overlay(), ownScheme);
+        finished.clear();
+
+        // Switching to the explorer's scheme (Circle-RoPE) re-runs by itself; five alpha tweaks during
+        // that run collapse into one rerun with the newest alpha.
+        w.attention()->useExplorerScheme(true);
+        QVERIFY(w.attention()->busy());
+        for (int alpha : {300, 400, 600, 700, 800})
+            w.panel()->alphaSlider()->setValue(alpha);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.attention()->busy(), 60000);
+        QCOMPARE(finished.count(), 2);
+        QVERIFY2(w.attention()->status().contains("scheme circle"), qPrintable(w.attention()->status()));
         QVERIFY2(w.attention()->status().contains("untrained scheme"), qPrintable(w.attention()->status()));
+        QVERIFY(w.attention()->overlay() != ownScheme); // other positions, other attention
     }
 
     void badLayoutKeepsTheLastGoodView()

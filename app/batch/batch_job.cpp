@@ -11,7 +11,7 @@
 namespace ropescope::batch {
 namespace {
 
-const QStringList kTypes{"cone", "ptd-chart", "profile-chart", "prior-heatmap", "table", "ptd"};
+const QStringList kTypes{"cone", "ptd-chart", "profile-chart", "prior-heatmap", "table", "ptd", "attention"};
 
 QString valueText(const QJsonValue& v)
 {

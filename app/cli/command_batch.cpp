@@ -1,3 +1,4 @@
+#include "attend_run.h"
 #include "batch/batch_job.h"
 #include "charts/chart_export.h"
 #include "charts/readout_charts.h"
@@ -8,6 +9,7 @@
 #include "geometry_options.h"
 #include "io/atomic_file.h"
 #include "io/position_table_io.h"
+#include "model_options.h"
 #include "ptd_report.h"
 #include "render/offscreen_view.h"
 #include "session/readouts.h"
@@ -32,6 +34,8 @@ class ItemRenderer {
 public:
     QByteArray produce(const batch::BatchItem& item)
     {
+        if (item.type == "attention")
+            return attention(item);
         QCommandLineParser parser;
         addGeometryOptions(parser);
         addFigureOptions(parser);
@@ -91,8 +95,39 @@ public:
     }
 
 private:
+    // An `attend` run. The model stays loaded while items use it, and its vision cache keeps an image's
+    // embeddings, so a sweep over schemes on one image re-runs only the decoder.
+    QByteArray attention(const batch::BatchItem& item)
+    {
+        QCommandLineParser parser;
+        addGeometryOptions(parser);
+        addAttendOptions(parser);
+        QStringList flags = item.flags; // the layout comes from the prompt and the image: drop a job default
+        if (const qsizetype at = flags.indexOf("--layout"); at >= 0)
+            flags.remove(at, 2);
+        parseOrThrow(parser, QStringList{"batch"} + flags);
+        const AttendOptions options = parseAttendOptions(parser);
+        const QString out = item.output.toLower();
+        if (!out.endsWith(".png") && !out.endsWith(".json") && !out.endsWith(".safetensors") && !out.endsWith(".csv"))
+            throw UsageError("attention items write .png (heatmap), .json (summary), .safetensors (attention) or .csv (positions)");
+        return runModelCommand([&] {
+            if (!model_ || model_->dir != options.modelDir || model_->device != options.device) {
+                model_.reset(); // one model in memory at a time
+                model_ = AttendModel::load(options.modelDir, options.device);
+            }
+            const SchemeRequest scheme = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, model_->vlm->config().text.layers);
+            AttendOutcome r = runAttendOnce(*model_, options, scheme);
+            if (out.endsWith(".png"))
+                return encodePng(r.heatmap, r.summary);
+            if (out.endsWith(".json"))
+                return QJsonDocument(r.summary).toJson();
+            return out.endsWith(".csv") ? r.positionsCsv : r.tensors;
+        });
+    }
+
     std::unique_ptr<OffscreenView> view_;
     session::ReadoutEngine engine_;
+    std::unique_ptr<AttendModel> model_;
 };
 
 } // namespace

@@ -24,9 +24,9 @@ inline torch::Device parseDevice(const QCommandLineParser& parser)
     return torch::kCUDA;
 }
 
-// Runs a model command, turning model, LibTorch and file errors into one-line CLI errors.
+// Runs a model command (or one batch item), turning model, LibTorch and file errors into one-line CLI errors.
 template <class Fn>
-int runModelCommand(Fn&& fn)
+auto runModelCommand(Fn&& fn) -> decltype(fn())
 {
     try {
         return fn();

@@ -3,7 +3,7 @@
 #include "charts/attention_heatmap.h"
 #include "geometry/errors.h"
 #include "io/resource_paths.h"
-#include "model/attention_stats.h"
+#include "model/attend_request.h"
 #include "model/bundled_model.h"
 #include "model/image_processor.h"
 #include "model/tokenizer.h"
@@ -38,7 +38,6 @@ struct AttentionPanel::Job {
     QImage resized;
     QString schemeText;
     QString untrainedNote; // empty when the model runs the scheme it was trained with
-    bool chat = false;
     // Filled by the worker.
     model::ForwardResult result;
     QString error;
@@ -282,36 +281,18 @@ std::shared_ptr<AttentionPanel::Job> AttentionPanel::prepare()
     job->vlm = d->vlm;
     job->generation = ++d->generation;
     const model::ModelConfig& cfg = d->vlm->config();
-    const model::ProcessedImage processed = model::preprocessImage(d->image, cfg.vision, model::loadPreprocessOptions(d->modelDir));
-    job->chat = d->tokenizer->tokenId("<|im_start|>").has_value();
-    const std::vector<int64_t> ids = d->tokenizer->encode(model::imagePrompt(*d->tokenizer, question_->text(), processed.tokens()));
-    // Rows: the question tokens after the image; columns: the image tokens.
-    std::vector<int64_t> rows, cols;
-    for (size_t i = 0; i < ids.size(); ++i) {
-        if (ids[i] == cfg.imageToken)
-            cols.push_back(static_cast<int64_t>(i));
-        else if (!cols.empty() && ids[i] != cfg.visionEnd)
-            rows.push_back(static_cast<int64_t>(i));
-    }
-    model::ForwardRequest& req = job->request;
-    req.inputIds = torch::tensor(ids, torch::kInt64);
-    req.pixelValues = processed.pixels;
-    req.imageGridThw = processed.grid;
+    model::AttendRequest a = model::prepareAttend(*d->vlm, *d->tokenizer, d->image, question_->text(), model::loadPreprocessOptions(d->modelDir));
     const model::ModelScheme own = model::recordedScheme(d->modelDir);
     const bool explorer = explorerScheme_->isChecked();
     const geometry::SchemeParams params = explorer ? d->scheme.params : own.params;
     const std::string age = explorer ? d->scheme.age : own.age;
-    req.scheme = params;
+    a.forward.scheme = params;
     if (!age.empty())
-        req.age = geometry::parseAgeSchedule(age, cfg.text.layers);
-    for (int l = 0; l < cfg.text.layers; ++l)
-        req.capture.layers.push_back(l);
-    req.capture.selection.rows = torch::tensor(rows, torch::kInt64);
-    req.capture.selection.cols = torch::tensor(cols, torch::kInt64);
-    req.generate = job->chat ? 16 : 1;
-    job->rows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
-    job->cols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
-    job->resized = d->image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+        a.forward.age = geometry::parseAgeSchedule(age, cfg.text.layers);
+    job->request = std::move(a.forward);
+    job->rows = a.gridRows;
+    job->cols = a.gridCols;
+    job->resized = std::move(a.resized);
     const QString trained = geometry::schemeName(own.params.kind);
     const QString used = geometry::schemeName(params.kind);
     job->schemeText = "scheme " + used + (age.empty() ? QString() : " + AGE " + QString::fromStdString(age));
@@ -380,16 +361,10 @@ void AttentionPanel::repaintOverlay()
     if (d->attentions.empty())
         return;
     const int layer = std::clamp(layer_->value(), 0, static_cast<int>(d->attentions.size()) - 1);
-    const auto& probs = d->attentions[static_cast<size_t>(layer)];
-    torch::Tensor map;
-    if (head_->currentIndex() <= 0)
-        map = model::attentionMap(probs, -1);
-    else if (head_->currentIndex() == 1)
-        map = std::get<0>(probs.to(torch::kFloat64).mean(1).max(0));
-    else
-        map = model::attentionMap(probs, head_->currentIndex() - 2);
-    const auto m = map.to(torch::kFloat32).contiguous();
-    const std::vector<float> grid(m.data_ptr<float>(), m.data_ptr<float>() + m.numel());
+    const int head = head_->currentIndex(); // items: mean, max, then the heads
+    const model::HeadChoice choice = head <= 0 ? model::HeadChoice{} : head == 1 ? model::HeadChoice{model::HeadChoice::Kind::Max, 0}
+                                                                                 : model::HeadChoice{model::HeadChoice::Kind::Index, head - 2};
+    const std::vector<float> grid = model::headMap(d->attentions[static_cast<size_t>(layer)], choice);
     views::HeatmapOptions o;
     o.opacity = opacity_->value() / 100.0;
     o.gamma = gamma_->value();

@@ -21,4 +21,11 @@ void reuseLargeHostAllocations()
 #endif
 }
 
+void releaseFreeHostMemory()
+{
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
+
 } // namespace ropescope::model

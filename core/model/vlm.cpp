@@ -36,6 +36,7 @@ Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
     : checkpoint_(std::move(checkpoint)), device_(device), vision_(checkpoint_, device, dtype), language_(checkpoint_, device, dtype)
 {
     reuseLargeHostAllocations();
+    releaseFreeHostMemory();
 }
 
 geometry::SchemeParams Vlm::modelScheme(const geometry::SchemeParams& requested) const

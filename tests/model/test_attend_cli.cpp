@@ -81,9 +81,10 @@ private Q_SLOTS:
 
         const SafeTensors t = SafeTensors::open(out + "/attention.safetensors");
         const auto attention = toTorch(t, "attention");
-        QCOMPARE(attention.sizes(), (c10::IntArrayRef{2, 4, 6, 6})); // layers, heads, 6 query tokens, 6 image tokens
+        QCOMPARE(attention.sizes(), (c10::IntArrayRef{2, 4, 5, 6})); // layers, heads, 5 question words, 6 image tokens
         QVERIFY((attention.sum(-1) <= 1 + 1e-5).all().item<bool>());
         QVERIFY(torch::equal(toTorch(t, "image_tokens"), torch::arange(1, 7)));
+        QVERIFY(torch::equal(toTorch(t, "query_tokens"), torch::arange(8, 13))); // the words, not the <ve> marker at 7
         // Captured mass matches the summary.
         QVERIFY(std::abs(attention[0].sum(-1).mean().item<double>() - layers[0].toObject()["image_mass"].toDouble()) < 1e-5);
 
@@ -107,6 +108,44 @@ private Q_SLOTS:
         QCOMPARE(summary["age"].toString(), QString("CM"));
         QCOMPARE(summary["per_layer"].toArray().size(), 1);
         QCOMPARE(summary["per_layer"].toArray()[0].toObject()["scheme"].toString(), QString("mrope")); // layer 1 under strategy_4
+    }
+
+    void batchAttentionItemsMatchAttend()
+    {
+        // A scheme sweep in a batch job: the same heatmap and summary as `attend` with the same flags.
+        QFile job(dir_.filePath("attention-job.json"));
+        QVERIFY(job.open(QIODevice::WriteOnly));
+        job.write(QJsonDocument(QJsonObject{
+                                    {"defaults", QJsonObject{{"layout", "text:4,image:8x8,text:6"}, {"model", model_}, {"image", image_},
+                                                             {"question", "What colour is the circle?"}}},
+                                    {"items", QJsonArray{QJsonObject{{"type", "attention"}, {"output", "heat_{scheme}.png"},
+                                                                     {"sweep", QJsonObject{{"scheme", QJsonArray{"mrope", "circle"}}}}},
+                                                         QJsonObject{{"type", "attention"}, {"output", "summary.json"}, {"scheme", "circle"}},
+                                                         QJsonObject{{"type", "attention"}, {"output", "heat.gif"}}}}})
+                      .toJson());
+        job.close();
+        const QString out = dir_.filePath("batch-out");
+        const auto r = runRopescope({"batch", job.fileName(), "--output", out}, false);
+        QCOMPARE(r.exitCode, 1); // the .gif item fails, alone
+        QVERIFY2(r.err.contains("item 3: attention items write .png"), r.err.constData());
+        QVERIFY2(r.out.contains("3 written, 1 failed"), r.out.constData());
+
+        for (const char* scheme : {"mrope", "circle"}) {
+            const QString single = dir_.filePath(QString("single-") + scheme);
+            const auto a = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "What colour is the circle?",
+                                         "--scheme", scheme, "--output", single},
+                                        false);
+            QVERIFY2(a.exitCode == 0, a.err.constData());
+            const QImage fromBatch(out + "/heat_" + scheme + ".png");
+            QVERIFY(!fromBatch.isNull());
+            QCOMPARE(fromBatch, QImage(single + "/heatmap.png"));
+            if (QByteArray(scheme) == "circle") {
+                QFile batchSummary(out + "/summary.json"), attendSummary(single + "/summary.json");
+                QVERIFY(batchSummary.open(QIODevice::ReadOnly) && attendSummary.open(QIODevice::ReadOnly));
+                QCOMPARE(QJsonDocument::fromJson(batchSummary.readAll()), QJsonDocument::fromJson(attendSummary.readAll()));
+            }
+        }
+        QVERIFY(QImage(out + "/heat_mrope.png") != QImage(out + "/heat_circle.png")); // other positions, other attention
     }
 
     void errors()

@@ -1,0 +1,67 @@
+#include "attend_request.h"
+
+#include "attention_stats.h"
+#include "safetensors.h"
+
+#include <stdexcept>
+
+namespace ropescope::model {
+
+AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const QImage& image, const QString& question,
+                            const PreprocessOptions& preprocess, torch::Device device)
+{
+    const ModelConfig& cfg = vlm.config();
+    if (tokenizer.tokenId("<|image_pad|>") != cfg.imageToken)
+        throw ModelError("tokenizer.json: <|image_pad|> is not the config's image_token_id " + std::to_string(cfg.imageToken));
+    const ProcessedImage processed = preprocessImage(image, cfg.vision, preprocess);
+    AttendRequest a;
+    a.ids = tokenizer.encode(imagePrompt(tokenizer, question, processed.tokens()));
+    for (size_t i = 0; i < a.ids.size(); ++i) {
+        if (a.ids[i] == cfg.imageToken)
+            a.imageTokens.push_back(static_cast<int64_t>(i));
+        else if (!a.imageTokens.empty() && a.ids[i] != cfg.visionEnd)
+            a.queryTokens.push_back(static_cast<int64_t>(i));
+    }
+    a.gridRows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
+    a.gridCols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
+    a.resized = image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    a.chat = tokenizer.tokenId("<|im_start|>").has_value();
+
+    ForwardRequest& f = a.forward;
+    f.inputIds = torch::tensor(a.ids, torch::kInt64);
+    f.pixelValues = processed.pixels;
+    f.imageGridThw = processed.grid;
+    for (int l = 0; l < cfg.text.layers; ++l)
+        f.capture.layers.push_back(l);
+    f.capture.selection.rows = torch::tensor(a.queryTokens, torch::kInt64).to(device);
+    f.capture.selection.cols = torch::tensor(a.imageTokens, torch::kInt64).to(device);
+    f.generate = a.chat ? 32 : 1;
+    return a;
+}
+
+HeadChoice HeadChoice::parse(const QString& text, int heads)
+{
+    if (text.isEmpty() || text == "mean")
+        return {};
+    if (text == "max")
+        return {Kind::Max, 0};
+    bool ok = false;
+    const int h = text.toInt(&ok);
+    if (!ok || h < 0 || h >= heads)
+        throw std::invalid_argument("head: expected mean, max or 0.." + std::to_string(heads - 1) + ", got '" + text.toStdString() + "'");
+    return {Kind::Index, h};
+}
+
+std::vector<float> headMap(const torch::Tensor& probs, const HeadChoice& head)
+{
+    torch::Tensor map;
+    switch (head.kind) {
+    case HeadChoice::Kind::Mean: map = attentionMap(probs, -1); break;
+    case HeadChoice::Kind::Max: map = std::get<0>(probs.to(torch::kFloat64).mean(1).max(0)); break;
+    case HeadChoice::Kind::Index: map = attentionMap(probs, head.index); break;
+    }
+    const torch::Tensor m = map.to(torch::kCPU, torch::kFloat32).contiguous();
+    return std::vector<float>(m.data_ptr<float>(), m.data_ptr<float>() + m.numel());
+}
+
+} // namespace ropescope::model

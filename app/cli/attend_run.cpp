@@ -65,6 +65,7 @@ void addAttendOptions(QCommandLineParser& parser)
         {"opacity", "Heat layer opacity 0..1 (default 0.55).", "A"},
         {"smoothing", "Gaussian sigma in grid cells (default 1).", "S"},
         {"gamma", "Power-law contrast (default 0.6).", "G"},
+        {"difference", "Also run the model's own scheme: difference.png (where attention moved) and per-layer shift."},
         {"device", "cpu (default) or cuda.", "D"},
     });
 }
@@ -96,6 +97,7 @@ AttendOptions parseAttendOptions(const QCommandLineParser& parser)
     }
     if (parser.isSet("max-pixels"))
         o.maxPixels = static_cast<int64_t>(option(parser, "max-pixels", 0, 56.0 * 56.0, 1e9));
+    o.difference = parser.isSet("difference");
     o.device = parseDevice(parser);
     return o;
 }
@@ -141,8 +143,21 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const Scheme
     const std::vector<float> grid = model::headMap(r.prefill.attentions[static_cast<size_t>(where - req.capture.layers.begin())], head);
     out.heatmap = views::attentionOverlay(a.resized, grid, a.gridRows, a.gridCols, o.heat);
 
+    const model::ModelScheme own = model::recordedScheme(m.dir);
     const QString used = geometry::schemeName(scheme.params.kind);
-    const QString trained = geometry::schemeName(model::recordedScheme(m.dir).params.kind);
+    const QString trained = geometry::schemeName(own.params.kind);
+    // The same prompt under the scheme the model was trained with, for the difference map (prefill only).
+    std::optional<model::ForwardResult> base;
+    if (o.difference) {
+        model::ForwardRequest ownRequest = req;
+        ownRequest.scheme = own.params;
+        ownRequest.age = own.age.empty() ? std::nullopt : std::optional(geometry::parseAgeSchedule(own.age, cfg.text.layers));
+        ownRequest.generate = 0;
+        base = m.vlm->run(ownRequest);
+        const size_t k = static_cast<size_t>(where - req.capture.layers.begin());
+        out.difference = views::attentionDifferenceOverlay(a.resized, model::headMap(base->prefill.attentions[k], head), grid, a.gridRows,
+                                                           a.gridCols, o.heat);
+    }
     QJsonObject& s = out.summary;
     s = QJsonObject{{"model", QFileInfo(m.dir).absoluteFilePath()},
                     {"image", QFileInfo(o.imagePath).absoluteFilePath()},
@@ -158,6 +173,8 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const Scheme
                     {"image_tokens", static_cast<int>(a.imageTokens.size())}};
     if (scheme.age)
         s["age"] = QString::fromStdString(scheme.age->pattern());
+    if (base)
+        s["difference_from"] = trained + (own.age.empty() ? QString() : " + AGE " + QString::fromStdString(own.age));
     QJsonArray generatedJson;
     for (int64_t id : generated)
         generatedJson.append(static_cast<double>(id));
@@ -166,12 +183,15 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const Scheme
     for (size_t k = 0; k < req.capture.layers.size(); ++k) {
         const int layer = req.capture.layers[k];
         const model::AttentionStats st = model::attentionStats(r.prefill.attentions[k], a.gridRows, a.gridCols);
-        perLayer.append(QJsonObject{{"layer", layer},
-                                    {"scheme", QString::fromStdString(r.layerTables[static_cast<size_t>(layer)].scheme)},
-                                    {"image_mass", st.imageMass},
-                                    {"entropy", st.entropy},
-                                    {"normalized_entropy", st.normalizedEntropy},
-                                    {"centre_of_mass", QJsonObject{{"row", st.centreRow}, {"col", st.centreCol}}}});
+        QJsonObject entry{{"layer", layer},
+                          {"scheme", QString::fromStdString(r.layerTables[static_cast<size_t>(layer)].scheme)},
+                          {"image_mass", st.imageMass},
+                          {"entropy", st.entropy},
+                          {"normalized_entropy", st.normalizedEntropy},
+                          {"centre_of_mass", QJsonObject{{"row", st.centreRow}, {"col", st.centreCol}}}};
+        if (base) // total-variation distance between the two schemes' maps over the image
+            entry["shift"] = model::attentionShift(base->prefill.attentions[k], r.prefill.attentions[k]);
+        perLayer.append(entry);
     }
     s["per_layer"] = perLayer;
 

@@ -23,6 +23,7 @@ struct AttendOptions {
     std::optional<int> heatmapLayer;
     int maxNewTokens = 0;          // 0: the model's default (32 with a chat template, else 1)
     std::optional<int64_t> maxPixels;
+    bool difference = false;       // also run the model's own scheme: where attention moved, and how much
     views::HeatmapOptions heat;
     torch::Device device = torch::kCPU;
 };
@@ -41,6 +42,7 @@ struct AttendModel {
 struct AttendOutcome {
     QString answer;
     QImage heatmap;           // the overlay; encode with the summary as metadata
+    QImage difference;        // own scheme -> this one (with AttendOptions::difference; else null)
     QJsonObject summary;      // answer, scheme, layout, per-layer image mass, entropy, centre of mass
     QByteArray tensors;       // attention.safetensors
     QByteArray positionsCsv;  // the first layer's PositionTable

@@ -19,7 +19,8 @@ int runAttend(const QStringList& args)
     QCommandLineParser parser;
     addGeometryOptions(parser);
     addAttendOptions(parser);
-    parser.addOption({"output", "Directory for answer.txt, heatmap.png, attention.safetensors, positions.csv, summary.json.", "DIR"});
+    parser.addOption({"output", "Directory for answer.txt, heatmap.png, attention.safetensors, positions.csv, summary.json "
+                                "(and difference.png with --difference).", "DIR"});
     parseOrThrow(parser, args);
     if (!parser.isSet("output"))
         throw UsageError("--output is required");
@@ -37,6 +38,8 @@ int runAttend(const QStringList& args)
             throw Failure(out.path().toStdString() + ": cannot create the output directory");
         io::writeFileAtomically(out.filePath("answer.txt"), r.answer.toUtf8() + "\n");
         io::writeFileAtomically(out.filePath("heatmap.png"), views::encodePng(r.heatmap, r.summary));
+        if (!r.difference.isNull())
+            io::writeFileAtomically(out.filePath("difference.png"), views::encodePng(r.difference, r.summary));
         io::writeFileAtomically(out.filePath("attention.safetensors"), r.tensors);
         io::writeFileAtomically(out.filePath("positions.csv"), r.positionsCsv);
         io::writeFileAtomically(out.filePath("summary.json"), QJsonDocument(r.summary).toJson());

@@ -117,8 +117,8 @@ private:
             }
             const SchemeRequest scheme = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, model_->vlm->config().text.layers);
             AttendOutcome r = runAttendOnce(*model_, options, scheme);
-            if (out.endsWith(".png"))
-                return encodePng(r.heatmap, r.summary);
+            if (out.endsWith(".png")) // "difference": true makes the figure the difference map
+                return encodePng(options.difference ? r.difference : r.heatmap, r.summary);
             if (out.endsWith(".json"))
                 return QJsonDocument(r.summary).toJson();
             return out.endsWith(".csv") ? r.positionsCsv : r.tensors;

@@ -1,6 +1,7 @@
 #include "attention_stats.h"
 
 #include <cmath>
+#include <stdexcept>
 
 namespace ropescope::model {
 
@@ -29,6 +30,17 @@ AttentionStats attentionStats(const torch::Tensor& probs, int rows, int cols)
         s.centreCol = (map * c).sum().item<double>() / total;
     }
     return s;
+}
+
+double attentionShift(const torch::Tensor& from, const torch::Tensor& to)
+{
+    if (!from.sizes().equals(to.sizes()))
+        throw std::invalid_argument("attentionShift: the two captures differ in shape");
+    auto normalised = [](const torch::Tensor& probs) {
+        const auto map = attentionMap(probs, -1);
+        return map / map.sum().clamp_min(1e-30);
+    };
+    return 0.5 * (normalised(to) - normalised(from)).abs().sum().item<double>();
 }
 
 } // namespace ropescope::model

@@ -16,4 +16,9 @@ AttentionStats attentionStats(const torch::Tensor& probs, int rows, int cols);
 // The mean map over heads (head < 0) or one head, averaged over queries: [rows * cols].
 torch::Tensor attentionMap(const torch::Tensor& probs, int head);
 
+// How far the attention over the image moved between two runs of one prompt (one layer's captured
+// probabilities each, same shape, e.g. two schemes): the total-variation distance between their mean
+// maps, each renormalised over the image. 0: the same places; 1: disjoint places.
+double attentionShift(const torch::Tensor& from, const torch::Tensor& to);
+
 } // namespace ropescope::model

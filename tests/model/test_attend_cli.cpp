@@ -2,6 +2,8 @@
 // files written, shapes, probabilities, positions equal to `ropescope positions`, errors.
 #include "../cli/run_ropescope.h"
 #include "../unit/csv_table.h"
+#include "charts/attention_heatmap.h"
+#include "model/attention_stats.h"
 #include "model/tensor_io.h"
 
 #include <QDir>
@@ -146,6 +148,70 @@ private Q_SLOTS:
             }
         }
         QVERIFY(QImage(out + "/heat_mrope.png") != QImage(out + "/heat_circle.png")); // other positions, other attention
+    }
+
+    void differenceFromTheTrainedScheme()
+    {
+        // --difference: the same prompt under the model's own scheme (mrope) too; per-layer shift is the
+        // total-variation distance between the two schemes' mean maps over the image.
+        auto attend = [&](const QString& out, QStringList extra) {
+            const auto r = runRopescope(QStringList{"attend", "--model", model_, "--image", image_, "--question", "What colour is the circle?",
+                                                    "--output", out} + extra, false);
+            QVERIFY2(r.exitCode == 0, r.err.constData());
+        };
+        auto summaryOf = [](const QString& out) {
+            QFile f(out + "/summary.json");
+            f.open(QIODevice::ReadOnly);
+            return QJsonDocument::fromJson(f.readAll()).object();
+        };
+        attend(dir_.filePath("d-mrope"), {});
+        attend(dir_.filePath("d-circle"), {"--scheme", "circle", "--difference"});
+        const QJsonObject summary = summaryOf(dir_.filePath("d-circle"));
+        QCOMPARE(summary["difference_from"].toString(), QString("mrope"));
+        const auto own = toTorch(SafeTensors::open(dir_.filePath("d-mrope") + "/attention.safetensors"), "attention");
+        const auto circle = toTorch(SafeTensors::open(dir_.filePath("d-circle") + "/attention.safetensors"), "attention");
+        const QJsonArray layers = summary["per_layer"].toArray();
+        for (int k = 0; k < layers.size(); ++k) {
+            const auto a = attentionMap(own[k], -1), b = attentionMap(circle[k], -1);
+            const double tv = 0.5 * (b / b.sum() - a / a.sum()).abs().sum().item<double>();
+            QVERIFY2(std::abs(layers[k].toObject()["shift"].toDouble() - tv) < 1e-6, qPrintable(QString::number(tv)));
+            QVERIFY(tv > 1e-4); // other positions move attention
+        }
+        QCOMPARE(QImage(dir_.filePath("d-circle") + "/difference.png").size(), QSize(84, 56));
+
+        // Under its own scheme nothing moves: shift 0, and the difference map is the image under plain white.
+        const QString same = dir_.filePath("d-same");
+        attend(same, {"--difference"});
+        for (const QJsonValue& l : summaryOf(same)["per_layer"].toArray())
+            QCOMPARE(l.toObject()["shift"].toDouble(), 0.0);
+        const QImage diff = QImage(same + "/difference.png").convertToFormat(QImage::Format_RGB888);
+        const QImage background = QImage(image_).scaled(84, 56, Qt::IgnoreAspectRatio, Qt::SmoothTransformation).convertToFormat(QImage::Format_RGB888);
+        QCOMPARE(diff.size(), background.size());
+        for (int y = 0; y < diff.height(); y += 5)
+            for (int x = 0; x < diff.width(); x += 5) {
+                const QColor got = diff.pixelColor(x, y), src = background.pixelColor(x, y);
+                for (auto [g, s] : {std::pair{got.red(), src.red()}, {got.green(), src.green()}, {got.blue(), src.blue()}})
+                    QVERIFY2(std::abs(g - (0.45 * s + 0.55 * 255)) <= 1.0, qPrintable(QString("(%1,%2)").arg(x).arg(y)));
+            }
+        QVERIFY(!QFile::exists(dir_.filePath("d-mrope") + "/difference.png"));
+    }
+
+    void differenceColours()
+    {
+        // Attention moved from the top-left cell to the bottom-right one: blue where it left, red where it
+        // went, white where nothing changed (2x2 grid on a 2x2 image: cell centres are pixel centres).
+        QImage white(2, 2, QImage::Format_RGB888);
+        white.fill(Qt::white);
+        ropescope::views::HeatmapOptions o;
+        o.opacity = 1;
+        o.smoothing = 0;
+        o.gamma = 1;
+        const QImage d = ropescope::views::attentionDifferenceOverlay(white, {1, 0, 0, 0}, {0, 0, 0, 1}, 2, 2, o);
+        QCOMPARE(d.pixelColor(0, 0), QColor(0, 0, 255));
+        QCOMPARE(d.pixelColor(1, 1), QColor(255, 0, 0));
+        QCOMPARE(d.pixelColor(1, 0), QColor(255, 255, 255));
+        // Scale-free: maps are compared as distributions over the image.
+        QCOMPARE(ropescope::views::attentionDifferenceOverlay(white, {2, 2, 2, 2}, {1, 1, 1, 1}, 2, 2, o).pixelColor(0, 0), QColor(255, 255, 255));
     }
 
     void errors()

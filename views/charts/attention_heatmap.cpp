@@ -48,14 +48,10 @@ Rgb jet(double t)
     return {channel(t - 0.75), channel(t - 0.5), channel(t - 0.25)};
 }
 
-} // namespace
-
-QImage attentionOverlay(const QImage& source, const std::vector<float>& grid, int rows, int cols, const HeatmapOptions& o)
+// Smooth on the token grid, then upsample bilinearly to w x h (cell centres at (c + 0.5) / cols).
+std::vector<float> upsampled(const std::vector<float>& grid, int rows, int cols, int w, int h, double smoothing)
 {
-    const QImage image = source.convertToFormat(QImage::Format_RGB888);
-    const int w = image.width(), h = image.height();
-    // Smooth on the token grid, then upsample bilinearly (cell centres at (c + 0.5) / cols).
-    const std::vector<float> smooth = blur(grid, rows, cols, o.smoothing);
+    const std::vector<float> smooth = blur(grid, rows, cols, smoothing);
     std::vector<float> up(static_cast<size_t>(w) * h);
     for (int y = 0; y < h; ++y) {
         const double gy = std::clamp((y + 0.5) * rows / h - 0.5, 0.0, rows - 1.0);
@@ -70,20 +66,76 @@ QImage attentionOverlay(const QImage& source, const std::vector<float>& grid, in
                                                                     + fy * ((1 - fx) * v(y1, x0) + fx * v(y1, x1)));
         }
     }
-    const auto [lo, hi] = std::minmax_element(up.begin(), up.end());
-    const double range = *hi > *lo ? *hi - *lo : 1.0;
-    QImage out(w, h, QImage::Format_RGB888);
-    for (int y = 0; y < h; ++y) {
+    return up;
+}
+
+// Blends colourOf(x, y) over the image with the given opacity.
+template <class ColourOf>
+QImage blend(const QImage& source, double opacity, ColourOf&& colourOf)
+{
+    const QImage image = source.convertToFormat(QImage::Format_RGB888);
+    QImage out(image.width(), image.height(), QImage::Format_RGB888);
+    for (int y = 0; y < image.height(); ++y) {
         const uchar* src = image.constScanLine(y);
         uchar* dst = out.scanLine(y);
-        for (int x = 0; x < w; ++x) {
-            const double t = std::pow((up[static_cast<size_t>(y) * w + x] - *lo) / range, o.gamma);
-            const Rgb c = o.colormap == HeatmapOptions::Colormap::Jet ? jet(t) : viridis(t);
+        for (int x = 0; x < image.width(); ++x) {
+            const Rgb c = colourOf(x, y);
             for (int k = 0; k < 3; ++k)
-                dst[3 * x + k] = static_cast<uchar>(std::lround((1 - o.opacity) * src[3 * x + k] + o.opacity * c[static_cast<size_t>(k)]));
+                dst[3 * x + k] = static_cast<uchar>(std::lround((1 - opacity) * src[3 * x + k] + opacity * c[static_cast<size_t>(k)]));
         }
     }
     return out;
+}
+
+// Blue (-1) through white (0) to red (+1).
+Rgb diverging(double t)
+{
+    t = std::clamp(t, -1.0, 1.0);
+    const auto fade = static_cast<std::uint8_t>(std::lround(255 * (1 - std::abs(t))));
+    return t >= 0 ? Rgb{255, fade, fade} : Rgb{fade, fade, 255};
+}
+
+std::vector<float> normalisedToSum(std::vector<float> grid)
+{
+    double sum = 0;
+    for (float v : grid)
+        sum += v;
+    if (sum > 0)
+        for (float& v : grid)
+            v = static_cast<float>(v / sum);
+    return grid;
+}
+
+} // namespace
+
+QImage attentionOverlay(const QImage& source, const std::vector<float>& grid, int rows, int cols, const HeatmapOptions& o)
+{
+    const int w = source.width();
+    const std::vector<float> up = upsampled(grid, rows, cols, w, source.height(), o.smoothing);
+    const auto [lo, hi] = std::minmax_element(up.begin(), up.end());
+    const double range = *hi > *lo ? *hi - *lo : 1.0;
+    return blend(source, o.opacity, [&](int x, int y) {
+        const double t = std::pow((up[static_cast<size_t>(y) * w + x] - *lo) / range, o.gamma);
+        return o.colormap == HeatmapOptions::Colormap::Jet ? jet(t) : viridis(t);
+    });
+}
+
+QImage attentionDifferenceOverlay(const QImage& source, const std::vector<float>& from, const std::vector<float>& to, int rows, int cols,
+                                  const HeatmapOptions& o)
+{
+    const std::vector<float> a = normalisedToSum(from), b = normalisedToSum(to);
+    std::vector<float> diff(b.size());
+    for (size_t i = 0; i < diff.size(); ++i)
+        diff[i] = b[i] - a[i];
+    const int w = source.width();
+    const std::vector<float> up = upsampled(diff, rows, cols, w, source.height(), o.smoothing);
+    float scale = 0;
+    for (float v : up)
+        scale = std::max(scale, std::abs(v));
+    return blend(source, o.opacity, [&](int x, int y) {
+        const double t = scale > 0 ? up[static_cast<size_t>(y) * w + x] / scale : 0.0;
+        return diverging(std::copysign(std::pow(std::abs(t), o.gamma), t));
+    });
 }
 
 } // namespace ropescope::views

@@ -17,4 +17,11 @@ struct HeatmapOptions {
 // colormap, blended over the image.
 QImage attentionOverlay(const QImage& image, const std::vector<float>& grid, int rows, int cols, const HeatmapOptions& options);
 
+// Where attention moved from one run to another (e.g. the model's own scheme -> another): both maps
+// renormalised over the image, smoothed and upsampled as above, then `to - from` on a diverging scale
+// symmetric about zero: red where `to` looks more, blue where less, white where unchanged. The
+// colormap option is ignored; gamma shapes |difference|.
+QImage attentionDifferenceOverlay(const QImage& image, const std::vector<float>& from, const std::vector<float>& to, int rows, int cols,
+                                  const HeatmapOptions& options);
+
 } // namespace ropescope::views

@@ -149,11 +149,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const Scheme
     // The same prompt under the scheme the model was trained with, for the difference map (prefill only).
     std::optional<model::ForwardResult> base;
     if (o.difference) {
-        model::ForwardRequest ownRequest = req;
-        ownRequest.scheme = own.params;
-        ownRequest.age = own.age.empty() ? std::nullopt : std::optional(geometry::parseAgeSchedule(own.age, cfg.text.layers));
-        ownRequest.generate = 0;
-        base = m.vlm->run(ownRequest);
+        base = m.vlm->run(model::underScheme(req, own, cfg.text.layers));
         const size_t k = static_cast<size_t>(where - req.capture.layers.begin());
         out.difference = views::attentionDifferenceOverlay(a.resized, model::headMap(base->prefill.attentions[k], head), grid, a.gridRows,
                                                            a.gridCols, o.heat);

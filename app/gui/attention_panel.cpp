@@ -4,6 +4,7 @@
 #include "geometry/errors.h"
 #include "io/resource_paths.h"
 #include "model/attend_request.h"
+#include "model/attention_stats.h"
 #include "model/bundled_model.h"
 #include "model/image_processor.h"
 #include "model/tokenizer.h"
@@ -17,6 +18,7 @@
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QFutureWatcher>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -33,6 +35,7 @@ struct AttentionPanel::Job {
     // Built on the UI thread.
     std::shared_ptr<model::Vlm> vlm; // shared: a model replaced mid-run lives until its run ends
     model::ForwardRequest request;
+    std::optional<model::ForwardRequest> ownRequest; // the model's own scheme, for the comparison
     quint64 generation = 0;
     int rows = 0, cols = 0;
     QImage resized;
@@ -40,12 +43,15 @@ struct AttentionPanel::Job {
     QString untrainedNote; // empty when the model runs the scheme it was trained with
     // Filled by the worker.
     model::ForwardResult result;
+    std::optional<model::ForwardResult> ownResult;
     QString error;
 
     void execute()
     {
         try {
             result = vlm->run(request);
+            if (ownRequest)
+                ownResult = vlm->run(*ownRequest); // vision is cached: a second decoder pass only
         } catch (const std::exception& e) {
             error = e.what();
         }
@@ -59,6 +65,7 @@ struct AttentionPanel::Impl {
     QImage image;
     session::ExplorerState scheme;
     std::vector<torch::Tensor> attentions; // per layer [heads, question tokens, image tokens]
+    std::vector<torch::Tensor> ownAttentions; // the same under the model's own scheme, when comparing
     int rows = 0, cols = 0;
     QImage resized;
     QString answer, status;
@@ -75,10 +82,30 @@ struct AttentionPanel::Impl {
 AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_unique<Impl>())
 {
     auto* root = new QHBoxLayout(this);
+    auto* images = new QVBoxLayout;
     imageLabel_ = new QLabel;
     imageLabel_->setMinimumSize(448, 448);
     imageLabel_->setAlignment(Qt::AlignCenter);
-    root->addWidget(imageLabel_, 1);
+    images->addWidget(imageLabel_, 2);
+    // The comparison row: the model's own scheme, and where attention moved from it.
+    comparison_ = new QWidget;
+    auto* row = new QGridLayout(comparison_);
+    ownLabel_ = new QLabel;
+    differenceLabel_ = new QLabel;
+    for (QLabel* l : {ownLabel_, differenceLabel_}) {
+        l->setMinimumSize(220, 220);
+        l->setAlignment(Qt::AlignCenter);
+    }
+    shiftLabel_ = new QLabel;
+    shiftLabel_->setObjectName("shift");
+    row->addWidget(new QLabel("model's own scheme"), 0, 0, Qt::AlignHCenter);
+    row->addWidget(new QLabel("difference (red: more attention than own, blue: less)"), 0, 1, Qt::AlignHCenter);
+    row->addWidget(ownLabel_, 1, 0);
+    row->addWidget(differenceLabel_, 1, 1);
+    row->addWidget(shiftLabel_, 2, 0, 1, 2, Qt::AlignHCenter);
+    comparison_->hide();
+    images->addWidget(comparison_, 1);
+    root->addLayout(images, 1);
 
     auto* side = new QVBoxLayout;
     auto* form = new QFormLayout;
@@ -97,6 +124,10 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     explorerScheme_ = new QCheckBox("use the explorer's scheme (else the model's own)");
     explorerScheme_->setObjectName("explorerScheme");
     form->addRow(explorerScheme_);
+    compare_ = new QCheckBox("compare with the model's own scheme");
+    compare_->setObjectName("compare");
+    compare_->setEnabled(false);
+    form->addRow(compare_);
     auto* runButton = new QPushButton("Run");
     runButton->setObjectName("run");
     form->addRow(runButton);
@@ -137,7 +168,12 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
 
     connect(runButton, &QPushButton::clicked, this, &AttentionPanel::requestRun);
     connect(question_, &QLineEdit::returnPressed, this, &AttentionPanel::requestRun);
-    connect(explorerScheme_, &QCheckBox::toggled, this, [this] {
+    connect(explorerScheme_, &QCheckBox::toggled, this, [this](bool on) {
+        compare_->setEnabled(on); // the model's own scheme compared with itself shows nothing
+        if (d->engaged)
+            requestRun();
+    });
+    connect(compare_, &QCheckBox::toggled, this, [this] {
         if (d->engaged)
             requestRun();
     });
@@ -243,6 +279,19 @@ void AttentionPanel::useExplorerScheme(bool on)
     explorerScheme_->setChecked(on);
 }
 
+void AttentionPanel::compareWithOwnScheme(bool on)
+{
+    compare_->setChecked(on);
+}
+
+double AttentionPanel::shift() const
+{
+    if (d->ownAttentions.empty())
+        return 0;
+    const size_t layer = static_cast<size_t>(std::clamp(layer_->value(), 0, static_cast<int>(d->attentions.size()) - 1));
+    return model::attentionShift(d->ownAttentions[layer], d->attentions[layer]);
+}
+
 int AttentionPanel::layers() const
 {
     return static_cast<int>(d->attentions.size());
@@ -289,6 +338,8 @@ std::shared_ptr<AttentionPanel::Job> AttentionPanel::prepare()
     a.forward.scheme = params;
     if (!age.empty())
         a.forward.age = geometry::parseAgeSchedule(age, cfg.text.layers);
+    if (explorer && compare_->isChecked())
+        job->ownRequest = model::underScheme(a.forward, own, cfg.text.layers);
     job->request = std::move(a.forward);
     job->rows = a.gridRows;
     job->cols = a.gridCols;
@@ -309,6 +360,7 @@ bool AttentionPanel::finish(const Job& job)
     const std::vector<int64_t> generated(r.generatedIds.data_ptr<int64_t>(), r.generatedIds.data_ptr<int64_t>() + r.generatedIds.numel());
     d->answer = model::answerText(*d->tokenizer, generated, job.vlm->config().eos);
     d->attentions = r.prefill.attentions;
+    d->ownAttentions = job.ownResult ? job.ownResult->prefill.attentions : std::vector<torch::Tensor>{};
     d->rows = job.rows;
     d->cols = job.cols;
     d->resized = job.resized;
@@ -372,6 +424,20 @@ void AttentionPanel::repaintOverlay()
     o.colormap = colormap_->currentIndex() == 1 ? views::HeatmapOptions::Colormap::Viridis : views::HeatmapOptions::Colormap::Jet;
     overlay_ = views::attentionOverlay(d->resized, grid, d->rows, d->cols, o);
     imageLabel_->setPixmap(QPixmap::fromImage(overlay_).scaled(imageLabel_->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    if (d->ownAttentions.empty()) {
+        ownOverlay_ = difference_ = QImage();
+        comparison_->hide();
+        return;
+    }
+    const std::vector<float> own = model::headMap(d->ownAttentions[static_cast<size_t>(layer)], choice);
+    ownOverlay_ = views::attentionOverlay(d->resized, own, d->rows, d->cols, o);
+    difference_ = views::attentionDifferenceOverlay(d->resized, own, grid, d->rows, d->cols, o);
+    comparison_->show();
+    for (auto [label, image] : {std::pair{ownLabel_, &ownOverlay_}, {differenceLabel_, &difference_}})
+        label->setPixmap(QPixmap::fromImage(*image).scaled(label->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    shiftLabel_->setText(QString("layer %1: attention moved by %2 (total variation, 0 = same places, 1 = disjoint)")
+                             .arg(layer)
+                             .arg(shift(), 0, 'f', 3));
 }
 
 } // namespace ropescope::gui

@@ -29,6 +29,7 @@ public:
 
     void setScheme(const session::ExplorerState& state); // re-runs (in the background) when it drives the model
     void useExplorerScheme(bool on);                      // off: the scheme the model was trained with
+    void compareWithOwnScheme(bool on);                   // also run the model's own scheme: difference map
     bool run();                                          // blocking (scripts, tests); false and a message on failure
     void requestRun();                                   // in the background; emits runFinished
     bool busy() const;
@@ -39,6 +40,9 @@ public:
     QString answer() const;
     QString status() const;
     QImage overlay() const { return overlay_; }
+    QImage ownOverlay() const { return ownOverlay_; }        // null unless comparing
+    QImage differenceOverlay() const { return difference_; } // null unless comparing
+    double shift() const;                                    // at the shown layer; 0 unless comparing
     int layers() const;
 
 Q_SIGNALS:
@@ -55,10 +59,12 @@ private:
     void repaintOverlay();
     struct Impl;
     std::unique_ptr<Impl> d;
-    QImage overlay_;
+    QImage overlay_, ownOverlay_, difference_;
     QLabel *imageLabel_, *answerLabel_, *statusLabel_, *modelLabel_;
+    QLabel *ownLabel_, *differenceLabel_, *shiftLabel_;
+    QWidget* comparison_;
     QLineEdit* question_;
-    QCheckBox* explorerScheme_;
+    QCheckBox *explorerScheme_, *compare_;
     QSlider *layer_, *opacity_;
     QComboBox *head_, *colormap_;
     QDoubleSpinBox *gamma_, *smoothing_;

@@ -1,6 +1,7 @@
 #pragma once
 // One question about one image, turned into a VLM run that captures text -> image attention: shared by
 // `ropescope attend`, batch "attention" items and the GUI's Attention tab, so all three ask the same thing.
+#include "bundled_model.h"
 #include "image_processor.h"
 #include "tokenizer.h"
 #include "vlm.h"
@@ -28,6 +29,10 @@ struct AttendRequest {
 // Throws ModelError when the tokenizer's <|image_pad|> is not the config's image token.
 AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const QImage& image, const QString& question,
                             const PreprocessOptions& preprocess, torch::Device device = torch::kCPU);
+
+// The same prompt under another scheme (AGE included), prefill only: the other side of a comparison,
+// e.g. the model's own scheme (bundled_model.h's recordedScheme).
+ForwardRequest underScheme(const ForwardRequest& request, const ModelScheme& scheme, int layers);
 
 // Which head a heatmap shows: the mean over heads, the per-cell maximum over heads, or one head.
 struct HeadChoice {

@@ -11,6 +11,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QLineEdit>
 #include <QSignalSpy>
 #include <QSlider>
@@ -212,6 +213,23 @@ private Q_SLOTS:
         QVERIFY2(w.attention()->status().contains("scheme circle"), qPrintable(w.attention()->status()));
         QVERIFY2(w.attention()->status().contains("untrained scheme"), qPrintable(w.attention()->status()));
         QVERIFY(w.attention()->overlay() != ownScheme); // other positions, other attention
+        QVERIFY(w.attention()->ownOverlay().isNull());
+
+        // Compare: the model's own scheme beside the explorer's, and where attention moved.
+        finished.clear();
+        w.attention()->compareWithOwnScheme(true);
+        QVERIFY(w.attention()->busy());
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(w.attention()->ownOverlay(), ownScheme); // exactly the first run's map
+        QCOMPARE(w.attention()->differenceOverlay().size(), QSize(224, 224));
+        QVERIFY2(w.attention()->shift() > 0.01 && w.attention()->shift() <= 1, qPrintable(QString::number(w.attention()->shift())));
+        QVERIFY(w.attention()->findChild<QLabel*>("shift")->text().contains("attention moved by"));
+        // Back to the model's own scheme: nothing to compare.
+        finished.clear();
+        w.attention()->useExplorerScheme(false);
+        QVERIFY(finished.wait(60000));
+        QVERIFY(w.attention()->ownOverlay().isNull());
+        QCOMPARE(w.attention()->overlay(), ownScheme);
     }
 
     void badLayoutKeepsTheLastGoodView()

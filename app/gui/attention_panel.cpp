@@ -58,6 +58,14 @@ struct AttentionPanel::Job {
     }
 };
 
+// A model folder loaded off the UI thread; installed only when everything in it loaded.
+struct AttentionPanel::LoadedModel {
+    QString dir;
+    std::shared_ptr<model::Vlm> vlm;
+    std::unique_ptr<model::Tokenizer> tokenizer;
+    QString error;
+};
+
 struct AttentionPanel::Impl {
     QString modelDir;
     std::shared_ptr<model::Vlm> vlm;
@@ -72,6 +80,8 @@ struct AttentionPanel::Impl {
     // Background runs: one at a time (a Vlm is not re-entrant); requests during a run collapse into one
     // rerun with the newest inputs; results of a superseded model, image or blocking run are dropped.
     QFutureWatcher<void> watcher;
+    QFutureWatcher<std::shared_ptr<LoadedModel>> loader; // a checkpoint of several GB takes a while
+    bool loading = false;                                // until the loaded model is installed (or refused)
     std::shared_ptr<Job> inFlight;
     bool rerunPending = false;
     bool staleWhileHidden = false;
@@ -110,6 +120,7 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     auto* side = new QVBoxLayout;
     auto* form = new QFormLayout;
     modelLabel_ = new QLabel;
+    modelLabel_->setObjectName("modelName");
     modelLabel_->setWordWrap(true);
     auto* openModel = new QPushButton("Model...");
     auto* openImage = new QPushButton("Image...");
@@ -179,8 +190,19 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     });
     connect(openModel, &QPushButton::clicked, this, [this] {
         const QString dir = QFileDialog::getExistingDirectory(this, "Model folder", d->modelDir);
-        if (!dir.isEmpty() && setModel(dir))
-            requestRun();
+        if (!dir.isEmpty())
+            this->openModel(dir);
+    });
+    connect(&d->loader, &QFutureWatcher<std::shared_ptr<LoadedModel>>::finished, this, [this] {
+        const std::shared_ptr<LoadedModel> loaded = d->loader.result();
+        d->loading = false;
+        d->rerunPending = false;
+        if (!loaded->error.isEmpty()) {
+            Q_EMIT runFinished(fail(loaded->error)); // the model in use stays
+            return;
+        }
+        install(*loaded);
+        requestRun();
     });
     connect(openImage, &QPushButton::clicked, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, "Image", QString(), "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
@@ -211,28 +233,57 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
 AttentionPanel::~AttentionPanel()
 {
     d->watcher.waitForFinished();
+    d->loader.waitForFinished();
+}
+
+std::shared_ptr<AttentionPanel::LoadedModel> AttentionPanel::load(const QString& dir)
+{
+    auto m = std::make_shared<LoadedModel>();
+    m->dir = dir;
+    try {
+        m->vlm = std::make_shared<model::Vlm>(dir);
+        m->tokenizer = std::make_unique<model::Tokenizer>(model::Tokenizer::load(QDir(dir).filePath("tokenizer.json")));
+        model::recordedScheme(dir); // a malformed "ropescope" record fails here, not at the first run
+    } catch (const std::exception& e) {
+        m->error = e.what();
+    }
+    return m;
+}
+
+void AttentionPanel::install(LoadedModel& m)
+{
+    d->vlm = std::move(m.vlm);
+    d->tokenizer = std::move(m.tokenizer);
+    d->modelDir = m.dir;
+    ++d->generation; // a run of the previous model that is still going is dropped
+    d->attentions.clear();
+    d->ownAttentions.clear();
+    modelLabel_->setText(QFileInfo(m.dir).fileName() + " (trained with " + geometry::schemeName(model::recordedScheme(m.dir).params.kind) + ")");
+    layer_->setRange(0, d->vlm->config().text.layers - 1);
+    layer_->setValue(layer_->maximum());
+    head_->clear();
+    head_->addItems({"mean", "max"});
+    for (int h = 0; h < d->vlm->config().text.heads; ++h)
+        head_->addItem(QString::number(h));
 }
 
 bool AttentionPanel::setModel(const QString& dir)
 {
-    try {
-        d->vlm = std::make_shared<model::Vlm>(dir);
-        ++d->generation;
-        d->tokenizer = std::make_unique<model::Tokenizer>(model::Tokenizer::load(QDir(dir).filePath("tokenizer.json")));
-        d->modelDir = dir;
-        modelLabel_->setText(QFileInfo(dir).fileName() + " (trained with " + geometry::schemeName(model::recordedScheme(dir).params.kind) + ")");
-        layer_->setRange(0, d->vlm->config().text.layers - 1);
-        layer_->setValue(layer_->maximum());
-        head_->clear();
-        head_->addItems({"mean", "max"});
-        for (int h = 0; h < d->vlm->config().text.heads; ++h)
-            head_->addItem(QString::number(h));
-        return true;
-    } catch (const std::exception& e) {
-        d->status = e.what();
-        statusLabel_->setText(d->status);
-        return false;
-    }
+    d->loader.waitForFinished();
+    const std::shared_ptr<LoadedModel> loaded = load(dir);
+    if (!loaded->error.isEmpty())
+        return fail(loaded->error);
+    install(*loaded);
+    return true;
+}
+
+void AttentionPanel::openModel(const QString& dir)
+{
+    if (d->loader.isRunning())
+        d->loader.waitForFinished(); // rare: a second folder picked while the first still loads
+    statusLabel_->setText("loading " + dir + " ...");
+    d->loading = true;
+    d->loader.setFuture(QtConcurrent::run([dir] { return load(dir); }));
 }
 
 bool AttentionPanel::setImage(const QString& path)
@@ -309,7 +360,8 @@ QString AttentionPanel::status() const
 
 bool AttentionPanel::busy() const
 {
-    return d->inFlight != nullptr; // until its result is handled on this thread, not just computed
+    // Until a result is handled on this thread, not just computed.
+    return d->inFlight != nullptr || d->loading;
 }
 
 bool AttentionPanel::fail(const QString& message)

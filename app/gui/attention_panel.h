@@ -33,7 +33,8 @@ public:
     bool run();                                          // blocking (scripts, tests); false and a message on failure
     void requestRun();                                   // in the background; emits runFinished
     bool busy() const;
-    bool setModel(const QString& dir);
+    bool setModel(const QString& dir);                  // blocking; on failure the current model stays
+    void openModel(const QString& dir);                 // loads on a worker, then runs; emits runFinished
     bool setImage(const QString& path);
     void setQuestion(const QString& question);
 
@@ -53,6 +54,9 @@ protected:
 
 private:
     struct Job; // one run: inputs built on the UI thread, the model's result or error from the worker
+    struct LoadedModel;
+    static std::shared_ptr<LoadedModel> load(const QString& dir);
+    void install(LoadedModel& loaded);
     std::shared_ptr<Job> prepare();
     bool finish(const Job& job);
     bool fail(const QString& message);

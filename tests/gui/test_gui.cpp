@@ -1,6 +1,7 @@
 // GUI tests: the real explorer window under Xvfb (ctest runs this binary through xvfb-run).
 #include "gui/main_window.h"
 #include "gui/attention_panel.h"
+#include "io/resource_paths.h"
 #include "widgets/parameter_panel.h"
 #include "widgets/vtk_view_widget.h"
 
@@ -8,7 +9,9 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
@@ -230,6 +233,41 @@ private Q_SLOTS:
         QVERIFY(finished.wait(60000));
         QVERIFY(w.attention()->ownOverlay().isNull());
         QCOMPARE(w.attention()->overlay(), ownScheme);
+    }
+
+    void modelsLoadInTheBackground()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        w.showAttentionTab();
+        QVERIFY(finished.wait(60000));
+        const QString answer = w.attention()->answer();
+
+        // Another bundled model: loaded on a worker, then run under its own scheme.
+        finished.clear();
+        w.attention()->openModel(QFileInfo(ropescope::io::bundledModel()).dir().filePath("circle"));
+        QVERIFY(w.attention()->busy());
+        QTRY_VERIFY_WITH_TIMEOUT(!w.attention()->busy(), 60000);
+        QCOMPARE(finished.count(), 1);
+        QVERIFY2(finished.first().at(0).toBool(), qPrintable(w.attention()->status()));
+        QCOMPARE(w.attention()->findChild<QLabel*>("modelName")->text(), QString("circle (trained with circle)"));
+        QVERIFY2(w.attention()->status().startsWith("scheme circle"), qPrintable(w.attention()->status()));
+        QVERIFY(!w.attention()->status().contains("untrained"));
+        QCOMPARE(w.attention()->answer(), answer); // both models answer the sample
+
+        // A folder that is not a model: one clear line, and the circle model stays in use.
+        finished.clear();
+        QTemporaryDir empty;
+        w.attention()->openModel(empty.path());
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.first().at(0).toBool(), false);
+        QVERIFY2(w.attention()->status().contains("config.json"), qPrintable(w.attention()->status()));
+        QCOMPARE(w.attention()->findChild<QLabel*>("modelName")->text(), QString("circle (trained with circle)"));
+        QVERIFY(w.attention()->run());
+        QVERIFY(w.attention()->status().startsWith("scheme circle"));
     }
 
     void badLayoutKeepsTheLastGoodView()

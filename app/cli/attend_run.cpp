@@ -67,6 +67,7 @@ void addAttendOptions(QCommandLineParser& parser)
         {"gamma", "Power-law contrast (default 0.6).", "G"},
         {"difference", "Also run the model's own scheme: difference.png (where attention moved) and per-layer shift."},
         {"device", "cpu (default) or cuda.", "D"},
+        {"dtype", "fp32 (default) or bf16.", "T"},
     });
 }
 
@@ -99,15 +100,17 @@ AttendOptions parseAttendOptions(const QCommandLineParser& parser)
         o.maxPixels = static_cast<int64_t>(option(parser, "max-pixels", 0, 56.0 * 56.0, 1e9));
     o.difference = parser.isSet("difference");
     o.device = parseDevice(parser);
+    o.dtype = parseDtype(parser);
     return o;
 }
 
-std::unique_ptr<AttendModel> AttendModel::load(const QString& dir, torch::Device device)
+std::unique_ptr<AttendModel> AttendModel::load(const QString& dir, torch::Device device, torch::Dtype dtype)
 {
     auto m = std::make_unique<AttendModel>();
     m->dir = dir;
     m->device = device;
-    m->vlm = std::make_unique<model::Vlm>(dir, device);
+    m->dtype = dtype;
+    m->vlm = std::make_unique<model::Vlm>(dir, device, dtype);
     m->tokenizer = std::make_unique<model::Tokenizer>(model::Tokenizer::load(QDir(dir).filePath("tokenizer.json")));
     return m;
 }

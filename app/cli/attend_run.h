@@ -26,6 +26,7 @@ struct AttendOptions {
     bool difference = false;       // also run the model's own scheme: where attention moved, and how much
     views::HeatmapOptions heat;
     torch::Device device = torch::kCPU;
+    torch::Dtype dtype = torch::kFloat32;
 };
 // Throws UsageError naming the bad flag. Defaults: the bundled mrope model, sample image and question.
 AttendOptions parseAttendOptions(const QCommandLineParser& parser);
@@ -34,9 +35,10 @@ AttendOptions parseAttendOptions(const QCommandLineParser& parser);
 struct AttendModel {
     QString dir;
     torch::Device device = torch::kCPU;
+    torch::Dtype dtype = torch::kFloat32;
     std::unique_ptr<model::Vlm> vlm;
     std::unique_ptr<model::Tokenizer> tokenizer;
-    static std::unique_ptr<AttendModel> load(const QString& dir, torch::Device device);
+    static std::unique_ptr<AttendModel> load(const QString& dir, torch::Device device, torch::Dtype dtype);
 };
 
 struct AttendOutcome {

@@ -101,7 +101,7 @@ int benchModel(const QCommandLineParser& parser)
     if (imageTokens < 1 || imageTokens > 65536 || textTokens < 2 || textTokens > 65536 || runs < 1 || runs > 100)
         throw UsageError("--image-tokens 1..65536, --text-tokens 2..65536, --runs 1..100");
     const torch::Device device = parseDevice(parser);
-    const torch::Dtype dtype = parser.value("dtype") == "bf16" ? torch::kBFloat16 : torch::kFloat32;
+    const torch::Dtype dtype = parseDtype(parser);
     auto sync = [&] {
         if (device.is_cuda())
             torch::cuda::synchronize();

@@ -29,7 +29,7 @@ int runAttend(const QStringList& args)
     const AttendOptions options = parseAttendOptions(parser);
 
     return runModelCommand([&] {
-        const std::unique_ptr<AttendModel> model = AttendModel::load(options.modelDir, options.device);
+        const std::unique_ptr<AttendModel> model = AttendModel::load(options.modelDir, options.device, options.dtype);
         const SchemeRequest scheme = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, model->vlm->config().text.layers);
         const AttendOutcome r = runAttendOnce(*model, options, scheme);
 

@@ -111,9 +111,9 @@ private:
         if (!out.endsWith(".png") && !out.endsWith(".json") && !out.endsWith(".safetensors") && !out.endsWith(".csv"))
             throw UsageError("attention items write .png (heatmap), .json (summary), .safetensors (attention) or .csv (positions)");
         return runModelCommand([&] {
-            if (!model_ || model_->dir != options.modelDir || model_->device != options.device) {
+            if (!model_ || model_->dir != options.modelDir || model_->device != options.device || model_->dtype != options.dtype) {
                 model_.reset(); // one model in memory at a time
-                model_ = AttendModel::load(options.modelDir, options.device);
+                model_ = AttendModel::load(options.modelDir, options.device, options.dtype);
             }
             const SchemeRequest scheme = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, model_->vlm->config().text.layers);
             AttendOutcome r = runAttendOnce(*model_, options, scheme);

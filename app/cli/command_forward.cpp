@@ -35,6 +35,7 @@ int runForward(const QStringList& args)
         {"output", "Where to write the outputs (safetensors).", "OUT"},
         {"generate", "Greedy tokens to generate after the prompt (default 5).", "N"},
         {"device", "cpu (default) or cuda.", "D"},
+        {"dtype", "fp32 (default) or bf16.", "T"},
     });
     parseOrThrow(parser, args);
     for (const char* required : {"model", "inputs", "output"})
@@ -46,9 +47,10 @@ int runForward(const QStringList& args)
     if (generate < 0 || generate > 4096)
         throw UsageError("--generate: expected 0 to 4096");
     const torch::Device device = parseDevice(parser);
+    const torch::Dtype dtype = parseDtype(parser);
 
     return runModelCommand([&] {
-        model::Vlm vlm(parser.value("model"), device);
+        model::Vlm vlm(parser.value("model"), device, dtype);
         const SchemeRequest scheme = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, vlm.config().text.layers);
         const model::SafeTensors inputs = model::SafeTensors::open(parser.value("inputs"));
         model::ForwardRequest req;

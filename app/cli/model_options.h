@@ -24,6 +24,18 @@ inline torch::Device parseDevice(const QCommandLineParser& parser)
     return torch::kCUDA;
 }
 
+// --dtype fp32 (default) | bf16: the weights' and activations' type (bf16 halves memory; on a CPU it is
+// emulated and slower, on a GPU it is the checkpoints' own type).
+inline torch::Dtype parseDtype(const QCommandLineParser& parser)
+{
+    const QString dtype = parser.value("dtype");
+    if (dtype.isEmpty() || dtype == "fp32")
+        return torch::kFloat32;
+    if (dtype != "bf16")
+        throw UsageError("--dtype: expected fp32 or bf16, got '" + dtype.toStdString() + "'");
+    return torch::kBFloat16;
+}
+
 // Runs a model command (or one batch item), turning model, LibTorch and file errors into one-line CLI errors.
 template <class Fn>
 auto runModelCommand(Fn&& fn) -> decltype(fn())

@@ -1,6 +1,8 @@
 #include "attention_panel.h"
 
 #include "charts/attention_heatmap.h"
+#include "charts/chart_export.h"
+#include "io/atomic_file.h"
 #include "geometry/errors.h"
 #include "io/resource_paths.h"
 #include "model/attend_request.h"
@@ -20,6 +22,7 @@
 #include <QFutureWatcher>
 #include <QGridLayout>
 #include <QHBoxLayout>
+#include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -71,6 +74,7 @@ struct AttentionPanel::Impl {
     std::shared_ptr<model::Vlm> vlm;
     std::unique_ptr<model::Tokenizer> tokenizer;
     QImage image;
+    QString imagePath;
     session::ExplorerState scheme;
     std::vector<torch::Tensor> attentions; // per layer [heads, question tokens, image tokens]
     std::vector<torch::Tensor> ownAttentions; // the same under the model's own scheme, when comparing
@@ -290,6 +294,7 @@ bool AttentionPanel::setImage(const QString& path)
 {
     try {
         d->image = model::loadImage(path);
+        d->imagePath = path;
         ++d->generation;
         imageLabel_->setPixmap(QPixmap::fromImage(d->image).scaled(imageLabel_->minimumSize(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
         return true;
@@ -458,6 +463,46 @@ void AttentionPanel::requestRun()
     statusLabel_->setText(job->schemeText + ": running...");
     d->inFlight = job;
     d->watcher.setFuture(QtConcurrent::run([job] { job->execute(); }));
+}
+
+QStringList AttentionPanel::exportHeatmaps(const QString& path) const
+{
+    if (overlay_.isNull())
+        throw std::runtime_error("no attention to export yet: run the model first");
+    QJsonObject meta{{"model", QFileInfo(d->modelDir).absoluteFilePath()},
+                     {"image", QFileInfo(d->imagePath).absoluteFilePath()},
+                     {"question", question_->text()},
+                     {"answer", d->answer},
+                     {"run", d->status},
+                     {"layer", layer_->value()},
+                     {"head", head_->currentText()},
+                     {"colormap", colormap_->currentText()},
+                     {"opacity", opacity_->value() / 100.0},
+                     {"gamma", gamma_->value()},
+                     {"smoothing", smoothing_->value()}};
+    if (!d->ownAttentions.empty())
+        meta["shift"] = shift();
+    QStringList written;
+    if (!QDir().mkpath(QFileInfo(path).path()))
+        throw std::runtime_error(QFileInfo(path).path().toStdString() + ": cannot create the folder");
+    auto write = [&](const QString& file, const QImage& image, const QString& figure) {
+        QJsonObject m = meta;
+        m["figure"] = figure;
+        try {
+            io::writeFileAtomically(file, views::encodePng(image, m));
+        } catch (const io::IoError& e) {
+            throw std::runtime_error(e.what());
+        }
+        written << file;
+    };
+    write(path, overlay_, "heatmap");
+    if (!ownOverlay_.isNull()) {
+        const QFileInfo info(path);
+        const QString stem = info.dir().filePath(info.completeBaseName());
+        write(stem + "_own.png", ownOverlay_, "heatmap under the model's own scheme");
+        write(stem + "_difference.png", difference_, "difference from the model's own scheme (red: more, blue: less)");
+    }
+    return written;
 }
 
 void AttentionPanel::repaintOverlay()

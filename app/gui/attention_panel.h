@@ -44,6 +44,10 @@ public:
     QImage ownOverlay() const { return ownOverlay_; }        // null unless comparing
     QImage differenceOverlay() const { return difference_; } // null unless comparing
     double shift() const;                                    // at the shown layer; 0 unless comparing
+    // Writes the shown heatmap as PNG (the run's parameters in its "ropescope" text chunk); when comparing,
+    // also <name>_own.png and <name>_difference.png beside it. Returns the paths written; throws
+    // std::runtime_error naming the problem (nothing run yet, a path that cannot be written).
+    QStringList exportHeatmaps(const QString& path) const;
     int layers() const;
 
 Q_SIGNALS:

@@ -263,6 +263,16 @@ void MainWindow::buildMenus()
     file->addAction("Export PTD chart...", this, [this] { exportWithDialog(ChartKind::Ptd); });
     file->addAction("Export distance profile...", this, [this] { exportWithDialog(ChartKind::Profile); });
     file->addAction("Export prior heatmap...", this, [this] { exportWithDialog(ChartKind::Prior); });
+    file->addAction("Export &attention heatmap...", this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, "Export attention heatmap", "attention.png", "PNG (*.png)");
+        if (path.isEmpty())
+            return;
+        try {
+            attention_->exportHeatmaps(path);
+        } catch (const std::runtime_error& e) {
+            QMessageBox::warning(this, "Export", e.what());
+        }
+    });
     file->addAction("Export position &table...", this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, "Export position table", "positions.csv", "CSV (*.csv);;JSON (*.json)");
         if (path.isEmpty())

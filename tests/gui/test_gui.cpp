@@ -191,6 +191,8 @@ private Q_SLOTS:
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, w.attention()->exportHeatmaps(dir.filePath("early.png")));
+        QVERIFY(!QFile::exists(dir.filePath("early.png")));
         w.showAttentionTab(); // first visit: bundled mrope model on the bundled sample image and question
         QVERIFY(w.attention()->busy()); // the model runs on a worker: the window is back before the answer
         QVERIFY(finished.wait(60000));
@@ -227,6 +229,17 @@ private Q_SLOTS:
         QCOMPARE(w.attention()->differenceOverlay().size(), QSize(224, 224));
         QVERIFY2(w.attention()->shift() > 0.01 && w.attention()->shift() <= 1, qPrintable(QString::number(w.attention()->shift())));
         QVERIFY(w.attention()->findChild<QLabel*>("shift")->text().contains("attention moved by"));
+        // Export for a paper: the three figures, each carrying the run's parameters.
+        const QStringList written = w.attention()->exportHeatmaps(dir.filePath("fig/attention.png"));
+        QCOMPARE(written, (QStringList{dir.filePath("fig/attention.png"), dir.filePath("fig/attention_own.png"),
+                                       dir.filePath("fig/attention_difference.png")}));
+        const QImage exported(written[0]);
+        QCOMPARE(exported.convertToFormat(QImage::Format_RGB888), w.attention()->overlay().convertToFormat(QImage::Format_RGB888));
+        const QJsonObject meta = QJsonDocument::fromJson(exported.text("ropescope").toUtf8()).object();
+        QCOMPARE(meta["question"].toString(), QString("what shape is yellow"));
+        QCOMPARE(meta["answer"].toString(), w.attention()->answer());
+        const QJsonObject diffMeta = QJsonDocument::fromJson(QImage(written[2]).text("ropescope").toUtf8()).object();
+        QCOMPARE(diffMeta["shift"].toDouble(), w.attention()->shift());
         // Back to the model's own scheme: nothing to compare.
         finished.clear();
         w.attention()->useExplorerScheme(false);

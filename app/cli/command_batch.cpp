@@ -11,7 +11,9 @@
 #include "io/position_table_io.h"
 #include "model_options.h"
 #include "ptd_report.h"
+#ifdef ROPESCOPE_WITH_RENDER
 #include "render/offscreen_view.h"
+#endif
 #include "session/readouts.h"
 
 #include <QDir>
@@ -49,6 +51,9 @@ public:
         const QSize size = parser.isSet("resolution") ? parseResolution(parser) : chart ? QSize(1200, 750) : QSize(1200, 900);
 
         if (item.type == "cone") {
+#ifndef ROPESCOPE_WITH_RENDER
+            throw Failure("cone figures: this build has no VTK (configured with -DROPESCOPE_RENDER=OFF)");
+#else
             if (!item.output.endsWith(".png", Qt::CaseInsensitive))
                 throw UsageError("cone figures are PNG: output must end in .png");
             if (!view_)
@@ -57,6 +62,7 @@ public:
             view_->scene().update(table, figure.scene);
             view_->scene().applyCamera(figure.camera);
             return encodePng(view_->grab(), figureMetadata(req, figure, size));
+#endif
         }
         if (item.type == "table") {
             if (item.output.endsWith(".json", Qt::CaseInsensitive))
@@ -125,7 +131,9 @@ private:
         });
     }
 
+#ifdef ROPESCOPE_WITH_RENDER
     std::unique_ptr<OffscreenView> view_;
+#endif
     session::ReadoutEngine engine_;
     std::unique_ptr<AttendModel> model_;
 };

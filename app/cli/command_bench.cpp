@@ -6,7 +6,9 @@
 #include "output.h"
 #include "bench_model.h"
 #include "figure_options.h"
+#ifdef ROPESCOPE_WITH_RENDER
 #include "render/offscreen_view.h"
+#endif
 #include "session/readouts.h"
 
 #include <QJsonArray>
@@ -129,6 +131,10 @@ int benchGeometry(const QCommandLineParser& parser)
 // glFinish. 200 steps sweep alpha across [0, 1].
 int benchLive(const QCommandLineParser& parser)
 {
+#ifndef ROPESCOPE_WITH_RENDER
+    Q_UNUSED(parser);
+    throw Failure("live: this build has no VTK (configured with -DROPESCOPE_RENDER=OFF)");
+#else
     const std::vector<std::pair<std::string, std::string>> layouts{
         {"text:32,image:16x16,text:32", "text:32,image:16x16,text:32"},
         {interleavedLayout(2048, 4, 32), "4 x image:32x32 among 2048 text"},
@@ -205,6 +211,7 @@ int benchLive(const QCommandLineParser& parser)
     }
     writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(rows).toJson() : text);
     return 0;
+#endif
 }
 
 } // namespace

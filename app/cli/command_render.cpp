@@ -4,7 +4,9 @@
 #include "geometry_options.h"
 #include "output.h"
 #include "charts/chart_export.h"
+#ifdef ROPESCOPE_WITH_RENDER
 #include "render/offscreen_view.h"
+#endif
 
 #include <QBuffer>
 #include <QImageWriter>
@@ -30,6 +32,7 @@ int runRender(const QStringList& args)
     const FigureOptions figure = parseFigureOptions(parser, table);
 
     QImage image;
+#ifdef ROPESCOPE_WITH_RENDER
     try {
         views::OffscreenView view(size);
         view.scene().update(table, figure.scene);
@@ -38,6 +41,9 @@ int runRender(const QStringList& args)
     } catch (const std::runtime_error& e) {
         throw Failure(e.what());
     }
+#else
+    throw Failure("this build has no VTK (configured with -DROPESCOPE_RENDER=OFF): no 3-D figures");
+#endif
     writeOutput(parser.value("output"), views::encodePng(image, figureMetadata(req, figure, size)));
     return 0;
 }

@@ -83,6 +83,44 @@ private Q_SLOTS:
         QVERIFY((agree | ~clear).all().item<bool>());
     }
 
+    // The CUDA path, where LibTorch has CUDA and a GPU is visible (GPU machines; skipped elsewhere).
+    // float32 on the GPU may use TF32 in cuDNN convolutions (the patch embedding), hence 2e-3, not 1e-4.
+    void cudaMatchesFixtures_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("dtype");
+        for (const char* m : {"qwen2vl-tiny", "qwen25vl-tiny"})
+            for (const char* t : {"fp32", "bf16"})
+                QTest::newRow(qPrintable(QString("%1 %2").arg(m, t))) << QString(m) << QString(t);
+    }
+    void cudaMatchesFixtures()
+    {
+        if (!torch::cuda::is_available())
+            QSKIP("no CUDA here (Debian's LibTorch is CPU-only, or no GPU is visible): this runs on GPU machines");
+        QFETCH(QString, model);
+        QFETCH(QString, dtype);
+        QTemporaryDir dir;
+        const QString out = dir.filePath("out.safetensors");
+        const auto r = runRopescope({"forward", "--model", fixture(model), "--inputs", fixture(model + "/inputs_multi.safetensors"),
+                                     "--output", out, "--device", "cuda", "--dtype", dtype});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const SafeTensors got = SafeTensors::open(out);
+        const SafeTensors want = SafeTensors::open(fixture(model + "/expected_multi.safetensors"));
+        QVERIFY(torch::equal(toTorch(got, "position_ids"), toTorch(want, "position_ids")));
+        const auto logits = toTorch(want, "logits");
+        const double scale = logits.abs().max().item<double>();
+        const double logitErr = maxAbs(toTorch(got, "logits"), logits);
+        qInfo("cuda %s %s: logits max err %.6f", qPrintable(model), qPrintable(dtype), logitErr);
+        if (dtype == "fp32") {
+            QVERIFY(logitErr < 2e-3);
+            QVERIFY(maxAbs(toTorch(got, "attentions"), toTorch(want, "attentions")) < 1e-3);
+            QVERIFY(torch::equal(toTorch(got, "generated_ids"), toTorch(want, "generated_ids")));
+        } else {
+            QVERIFY(logitErr < 0.05 * scale);
+            QVERIFY(maxAbs(toTorch(got, "attentions"), toTorch(want, "attentions")) < 0.02);
+        }
+    }
+
     // The positions the model used are the table `ropescope positions` prints for the same layout.
     void schemeInjectionUsesThePrintedTable_data()
     {

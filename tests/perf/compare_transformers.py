@@ -20,8 +20,13 @@ from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration
 
 
 def hf_prefill(config_path, image_tokens, text_tokens, dtype, runs):
-    cfg = Qwen2VLConfig.from_pretrained(config_path)
-    cfg._attn_implementation = "eager"  # output_attentions needs eager attention
+    with open(config_path) as f:
+        cfg = Qwen2VLConfig.from_dict(json.load(f))
+    # output_attentions needs eager attention; transformers 4.x reads it from the top config, 5.x from each
+    # sub-config too.
+    for c in (cfg, getattr(cfg, "text_config", None), getattr(cfg, "vision_config", None)):
+        if c is not None:
+            c._attn_implementation = "eager"
     torch.manual_seed(0)
     model = Qwen2VLForConditionalGeneration(cfg).to("cuda", dtype).eval()
     side = int(image_tokens ** 0.5)

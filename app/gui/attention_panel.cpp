@@ -3,6 +3,7 @@
 #include "charts/attention_heatmap.h"
 #include "charts/chart_export.h"
 #include "io/atomic_file.h"
+#include "io/position_table_io.h"
 #include "geometry/errors.h"
 #include "io/resource_paths.h"
 #include "model/attend_request.h"
@@ -312,8 +313,10 @@ void AttentionPanel::setQuestion(const QString& q)
 
 void AttentionPanel::setScheme(const session::ExplorerState& state)
 {
+    // Only the scheme and its AGE schedule reach the model: a new camera, colour or selection re-runs nothing.
+    const bool schemeChanged = io::schemeParamsJson(state.params) != io::schemeParamsJson(d->scheme.params) || state.age != d->scheme.age;
     d->scheme = state;
-    if (!d->engaged || !explorerScheme_->isChecked())
+    if (!schemeChanged || !d->engaged || !explorerScheme_->isChecked())
         return;
     if (isVisible())
         requestRun();

@@ -219,6 +219,9 @@ private Q_SLOTS:
         QVERIFY2(w.attention()->status().contains("untrained scheme"), qPrintable(w.attention()->status()));
         QVERIFY(w.attention()->overlay() != ownScheme); // other positions, other attention
         QVERIFY(w.attention()->ownOverlay().isNull());
+        // A change the model does not see (the colour mode) runs nothing.
+        w.panel()->findChild<QComboBox*>("colour")->setCurrentIndex(1);
+        QVERIFY(!w.attention()->busy());
 
         // Compare: the model's own scheme beside the explorer's, and where attention moved.
         finished.clear();

@@ -33,15 +33,26 @@ run() {
   mkdir -p "$out"
   rm -rf "$root" && mkdir -p "$root"
   for f in "$debs"/*.deb; do dpkg -x "$f" "$root"; done  # into a prefix: unpacking into / can break it
-  local lib=$root/usr/lib/x86_64-linux-gnu
-  export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  local lib=$root/usr/lib/x86_64-linux-gnu missing=$root/missing-libs so
+  # Only libraries the machine lacks go on the library path: Debian's zlib or expat must not shadow the
+  # ones Python, PyTorch and pip's cmake wrapper were built against.
+  mkdir -p "$missing"
+  local known
+  known=$(ldconfig -p | awk 'NR > 1 {print $1}')
+  for so in "$lib"/*.so.[0-9] "$lib"/*.so.[0-9][0-9]; do  # sonames: what the loader looks for
+    [ -e "$so" ] || continue
+    grep -qxF "$(basename "$so")" <<< "$known" || ln -sf "$so" "$missing/"
+  done
+  echo "carried libraries used: $(ls "$missing" | tr '\n' ' ')" | tee "$out/carried_libs.txt"
+  export LD_LIBRARY_PATH=$missing${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export PKG_CONFIG_LIBDIR=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
   local torch pkgconfig
   torch=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
   pkgconfig=$(command -v pkg-config || echo "$root/usr/bin/pkgconf")
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DROPESCOPE_GUI=OFF -DROPESCOPE_RENDER=OFF \
         -DCMAKE_PREFIX_PATH="${torch:+$torch;}$lib/cmake;$root/usr/share/eigen3/cmake" \
-        -DQt6_DIR="$lib/cmake/Qt6" -DPKG_CONFIG_EXECUTABLE="$pkgconfig" 2>&1 | tee "$out/configure.log"
+        -DQt6_DIR="$lib/cmake/Qt6" -DPKG_CONFIG_EXECUTABLE="$pkgconfig" \
+        -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$lib" 2>&1 | tee "$out/configure.log"
   cmake --build build-gpu -j"$(nproc)" > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
   ctest --test-dir build-gpu -L model --output-on-failure 2>&1 | tee "$out/ctest.log"
   build-gpu/bin/test_forward_cli cudaMatchesFixtures 2>&1 | tee "$out/cuda_parity.log"

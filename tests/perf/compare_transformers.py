@@ -53,6 +53,8 @@ def hf_prefill(config_path, image_tokens, text_tokens, dtype, runs):
             out = model(input_ids=ids, pixel_values=pixels, image_grid_thw=grid, output_attentions=True, use_cache=False)
             torch.cuda.synchronize()
             times.append((time.perf_counter() - t0) * 1000)
+            if not out.attentions or out.attentions[0] is None:  # a fused kernel would return none
+                raise SystemExit("transformers returned no attention probabilities: eager attention is not in effect")
             del out
     times = sorted(times[1:])
     return {"tokens": ids.shape[1], "total_ms": times[len(times) // 2],

@@ -149,9 +149,19 @@ int runEval(const QStringList& args)
             text += " " + QByteArray::number(g, 'f', 2);
         }
         text += "\n";
-        const QJsonObject json{{"model", parser.value("model")}, {"scheme", r.scheme}, {"samples", r.samples}, {"seed", static_cast<double>(seed)},
-                               {"accuracy", r.accuracy()},
-                               {"by_type", types}, {"grounding", grounding}};
+        QJsonObject json{{"model", parser.value("model")}, {"scheme", r.scheme}, {"samples", r.samples}, {"seed", static_cast<double>(seed)},
+                         {"accuracy", r.accuracy()},
+                         {"by_type", types}, {"grounding", grounding}};
+        if (!r.shift.empty()) {
+            text += "  attention shift from the trained scheme per layer (total variation, 0 = same places):";
+            QJsonArray shift;
+            for (double d : r.shift) {
+                shift.append(d);
+                text += " " + QByteArray::number(d, 'f', 3);
+            }
+            text += "\n";
+            json["shift_from_trained_scheme"] = shift;
+        }
         writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(json).toJson() : text);
         return 0;
     });

@@ -1,5 +1,7 @@
 #include "evaluator.h"
 
+#include "attend_request.h"
+#include "attention_stats.h"
 #include "geometry/age.h"
 #include "image_processor.h"
 #include "synthetic_task.h"
@@ -15,7 +17,9 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
     Vlm vlm(modelDir);
     const ModelConfig& cfg = vlm.config();
     const Tokenizer tok = Tokenizer::load(QDir(modelDir).filePath("tokenizer.json"));
-    const ModelScheme scheme = override.value_or(recordedScheme(modelDir));
+    const ModelScheme own = recordedScheme(modelDir);
+    const ModelScheme scheme = override.value_or(own);
+    const bool swapped = schemeToJson(scheme) != schemeToJson(own);
     EvalResult r;
     r.scheme = geometry::schemeName(scheme.params.kind);
     if (!scheme.age.empty())
@@ -23,6 +27,8 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
     if (vlm.language().hasHarope())
         r.scheme += " + HARoPE";
     r.grounding.assign(static_cast<size_t>(cfg.text.layers), 0.0);
+    if (swapped)
+        r.shift.assign(static_cast<size_t>(cfg.text.layers), 0.0);
     const int grid = SyntheticTask::kGrid, cells = grid * grid;
 
     for (int i = 0; i < samples; ++i) {
@@ -42,6 +48,11 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
         req.capture.selection.cols = torch::arange(1, 1 + cells);                               // the image
         req.generate = 1;
         const ForwardResult out = vlm.run(req);
+        if (swapped) { // the same sample under the model's own scheme; the image's vision is cached
+            const ForwardResult base = vlm.run(underScheme(req, own, cfg.text.layers));
+            for (size_t l = 0; l < r.shift.size(); ++l)
+                r.shift[l] += attentionShift(base.prefill.attentions[l], out.prefill.attentions[l]);
+        }
 
         const bool right = tok.decode({out.generatedIds[0].item<int64_t>()}, true) == s.answer;
         r.correct += right;
@@ -65,6 +76,8 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
     }
     for (double& g : r.grounding)
         g /= std::max(1, r.samples);
+    for (double& d : r.shift)
+        d /= std::max(1, r.samples);
     return r;
 }
 

@@ -17,6 +17,10 @@ struct EvalResult {
     // Per layer: mean over samples, heads and question tokens of (attention mass inside the ground-truth
     // mask / mass on the image) / (mask area / image area). 1.0 = chance.
     std::vector<double> grounding;
+    // Per layer, only when run under a scheme other than the model's own: mean over samples of the
+    // total-variation distance between the question->image attention under the two schemes (0 = the
+    // same places, 1 = disjoint): how far swapping the scheme moves what the model looks at.
+    std::vector<double> shift;
     double accuracy() const { return samples ? static_cast<double>(correct) / samples : 0.0; }
 };
 

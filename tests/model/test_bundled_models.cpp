@@ -37,6 +37,22 @@ private Q_SLOTS:
               r.grounding.back());
         QVERIFY2(std::abs(r.accuracy() - expected) <= 0.03, qPrintable(QString("accuracy %1 vs recorded %2").arg(r.accuracy()).arg(expected)));
         QVERIFY(QFileInfo(dir + "/model.safetensors").size() <= 8 << 20);
+        QVERIFY(r.shift.empty()); // under its own scheme nothing moves
+    }
+
+    // Under a scheme it was not trained with, eval says how far the question->image attention moved from
+    // the model's own scheme, per layer (total variation between the two runs' maps).
+    void evalMeasuresTheAttentionShiftOfASwappedScheme()
+    {
+        const QString dir = io::resourceDir() + "/models/mrope";
+        model::ModelScheme circle = model::recordedScheme(dir);
+        circle.params.kind = geometry::SchemeKind::Circle;
+        const model::EvalResult r = model::evaluate(dir, 20, 1000003, circle);
+        QCOMPARE(r.shift.size(), r.grounding.size());
+        for (double d : r.shift)
+            QVERIFY2(d > 0.02 && d < 1, qPrintable(QString::number(d)));
+        model::ModelScheme same = model::recordedScheme(dir);
+        QVERIFY(model::evaluate(dir, 5, 1000003, same).shift.empty()); // the own scheme, given explicitly
     }
 };
 

@@ -138,23 +138,24 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const Scheme
     const auto where = std::find(req.capture.layers.begin(), req.capture.layers.end(), heatLayer);
     if (where == req.capture.layers.end())
         throw UsageError("--heatmap-layer: layer " + std::to_string(heatLayer) + " is not captured");
+    const size_t heatIndex = static_cast<size_t>(where - req.capture.layers.begin());
 
     const model::ForwardResult r = m.vlm->run(req);
     const std::vector<int64_t> generated(r.generatedIds.data_ptr<int64_t>(), r.generatedIds.data_ptr<int64_t>() + r.generatedIds.numel());
     AttendOutcome out;
     out.answer = model::answerText(*m.tokenizer, generated, cfg.eos);
-    const std::vector<float> grid = model::headMap(r.prefill.attentions[static_cast<size_t>(where - req.capture.layers.begin())], head);
+    const std::vector<float> grid = model::headMap(r.prefill.attentions[heatIndex], head);
     out.heatmap = views::attentionOverlay(a.resized, grid, a.gridRows, a.gridCols, o.heat);
 
     const model::ModelScheme own = model::recordedScheme(m.dir);
     const QString used = geometry::schemeName(scheme.params.kind);
     const QString trained = geometry::schemeName(own.params.kind);
+    const bool untrained = !model::sameScheme({scheme.params, scheme.age ? scheme.age->pattern() : std::string()}, own, cfg.text.layers);
     // The same prompt under the scheme the model was trained with, for the difference map (prefill only).
     std::optional<model::ForwardResult> base;
     if (o.difference) {
         base = m.vlm->run(model::underScheme(req, own, cfg.text.layers));
-        const size_t k = static_cast<size_t>(where - req.capture.layers.begin());
-        out.difference = views::attentionDifferenceOverlay(a.resized, model::headMap(base->prefill.attentions[k], head), grid, a.gridRows,
+        out.difference = views::attentionDifferenceOverlay(a.resized, model::headMap(base->prefill.attentions[heatIndex], head), grid, a.gridRows,
                                                            a.gridCols, o.heat);
     }
     QJsonObject& s = out.summary;
@@ -164,7 +165,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const Scheme
                     {"answer", out.answer},
                     {"scheme", used},
                     {"trained_scheme", trained},
-                    {"untrained_scheme", trained != used || scheme.age.has_value()},
+                    {"untrained_scheme", untrained},
                     {"layout", QString::fromStdString(r.layout.toString())},
                     {"grid", QJsonObject{{"rows", a.gridRows}, {"cols", a.gridCols}}},
                     {"heatmap_layer", heatLayer},
@@ -194,17 +195,32 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const Scheme
     }
     s["per_layer"] = perLayer;
 
+    // Kept as they are; encoded only for the outputs asked for (a batch heatmap item needs neither).
+    out.attention = r.prefill.attentions;
+    out.layers = std::vector<int64_t>(req.capture.layers.begin(), req.capture.layers.end());
+    out.queryTokens = std::move(a.queryTokens);
+    out.imageTokens = std::move(a.imageTokens);
+    out.ids = std::move(a.ids);
+    out.positions = r.layerTables.front();
+    return out;
+}
+
+QByteArray AttendOutcome::tensorFile() const
+{
     model::SafeTensorsWriter tensors;
     tensors.setMetadata("format", "pt");
     tensors.setMetadata("dims", "attention: [captured layers, heads, query tokens, image tokens]");
-    model::addTensor(tensors, "attention", torch::stack(r.prefill.attentions, 0).to(torch::kCPU));
-    model::addTensor(tensors, "layers", torch::tensor(std::vector<int64_t>(req.capture.layers.begin(), req.capture.layers.end())));
-    model::addTensor(tensors, "query_tokens", torch::tensor(a.queryTokens, torch::kInt64));
-    model::addTensor(tensors, "image_tokens", torch::tensor(a.imageTokens, torch::kInt64));
-    model::addTensor(tensors, "input_ids", torch::tensor(a.ids, torch::kInt64));
-    out.tensors = tensors.bytes();
-    out.positionsCsv = io::positionTableCsv(r.layerTables.front());
-    return out;
+    model::addTensor(tensors, "attention", torch::stack(attention, 0).to(torch::kCPU));
+    model::addTensor(tensors, "layers", torch::tensor(layers, torch::kInt64));
+    model::addTensor(tensors, "query_tokens", torch::tensor(queryTokens, torch::kInt64));
+    model::addTensor(tensors, "image_tokens", torch::tensor(imageTokens, torch::kInt64));
+    model::addTensor(tensors, "input_ids", torch::tensor(ids, torch::kInt64));
+    return tensors.bytes();
+}
+
+QByteArray AttendOutcome::positionsCsv() const
+{
+    return io::positionTableCsv(positions);
 }
 
 } // namespace ropescope::cli

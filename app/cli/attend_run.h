@@ -46,8 +46,12 @@ struct AttendOutcome {
     QImage heatmap;           // the overlay; encode with the summary as metadata
     QImage difference;        // own scheme -> this one (with AttendOptions::difference; else null)
     QJsonObject summary;      // answer, scheme, layout, per-layer image mass, entropy, centre of mass
-    QByteArray tensors;       // attention.safetensors
-    QByteArray positionsCsv;  // the first layer's PositionTable
+    std::vector<torch::Tensor> attention; // per captured layer [heads, query tokens, image tokens]
+    std::vector<int64_t> layers, queryTokens, imageTokens, ids;
+    geometry::PositionTable positions;    // the first layer's
+
+    QByteArray tensorFile() const;        // attention.safetensors
+    QByteArray positionsCsv() const;
 };
 AttendOutcome runAttendOnce(AttendModel& model, const AttendOptions& options, const SchemeRequest& scheme);
 

@@ -40,8 +40,8 @@ int runAttend(const QStringList& args)
         io::writeFileAtomically(out.filePath("heatmap.png"), views::encodePng(r.heatmap, r.summary));
         if (!r.difference.isNull())
             io::writeFileAtomically(out.filePath("difference.png"), views::encodePng(r.difference, r.summary));
-        io::writeFileAtomically(out.filePath("attention.safetensors"), r.tensors);
-        io::writeFileAtomically(out.filePath("positions.csv"), r.positionsCsv);
+        io::writeFileAtomically(out.filePath("attention.safetensors"), r.tensorFile());
+        io::writeFileAtomically(out.filePath("positions.csv"), r.positionsCsv());
         io::writeFileAtomically(out.filePath("summary.json"), QJsonDocument(r.summary).toJson());
         std::printf("%s\n", qPrintable(r.answer));
         return 0;

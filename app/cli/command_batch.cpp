@@ -127,7 +127,7 @@ private:
                 return encodePng(options.difference ? r.difference : r.heatmap, r.summary);
             if (out.endsWith(".json"))
                 return QJsonDocument(r.summary).toJson();
-            return out.endsWith(".csv") ? r.positionsCsv : r.tensors;
+            return out.endsWith(".csv") ? r.positionsCsv() : r.tensorFile();
         });
     }
 

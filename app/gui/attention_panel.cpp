@@ -300,9 +300,7 @@ bool AttentionPanel::setImage(const QString& path)
         imageLabel_->setPixmap(QPixmap::fromImage(d->image).scaled(imageLabel_->minimumSize(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
         return true;
     } catch (const model::ModelError& e) {
-        d->status = e.what();
-        statusLabel_->setText(d->status);
-        return false;
+        return fail(e.what());
     }
 }
 
@@ -407,7 +405,7 @@ std::shared_ptr<AttentionPanel::Job> AttentionPanel::prepare()
     const QString trained = geometry::schemeName(own.params.kind);
     const QString used = geometry::schemeName(params.kind);
     job->schemeText = "scheme " + used + (age.empty() ? QString() : " + AGE " + QString::fromStdString(age));
-    if (used != trained || age != own.age)
+    if (!model::sameScheme({params, age}, own, cfg.text.layers))
         job->untrainedNote = "untrained scheme: this model was trained with " + trained;
     return job;
 }

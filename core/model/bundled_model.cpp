@@ -1,5 +1,6 @@
 #include "bundled_model.h"
 
+#include "geometry/age.h"
 #include "synthetic_task.h"
 
 #include <QDir>
@@ -38,6 +39,17 @@ QJsonObject schemeToJson(const ModelScheme& m)
             {"radius", p.circle.radius},
             {"stride", p.circle.stride},
             {"age", QString::fromStdString(m.age)}};
+}
+
+bool sameScheme(const ModelScheme& a, const ModelScheme& b, int layers)
+{
+    auto pattern = [layers](const std::string& age) { return age.empty() ? std::string() : geometry::parseAgeSchedule(age, layers).pattern(); };
+    if (a.params.kind != b.params.kind || pattern(a.age) != pattern(b.age))
+        return false;
+    if (a.params.kind != geometry::SchemeKind::Circle && a.age.empty())
+        return true; // no layer uses the Circle-RoPE parameters
+    const geometry::CircleParams &x = a.params.circle, &y = b.params.circle;
+    return x.alpha == y.alpha && x.radiusMode == y.radiusMode && x.radius == y.radius && x.stride == y.stride;
 }
 
 ModelScheme schemeFromJson(const QJsonObject& o)

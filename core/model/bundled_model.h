@@ -18,6 +18,11 @@ struct ModelScheme {
 // What RopeScope writes into config.json under "ropescope" and reads back.
 QJsonObject schemeToJson(const ModelScheme& scheme);
 ModelScheme schemeFromJson(const QJsonObject& json);
+// Whether two schemes place a model's tokens the same way: same kind and AGE schedule (strategy names and
+// patterns compared as the per-layer pattern for `layers` layers), and Circle-RoPE's parameters where a
+// layer uses Circle-RoPE. Decides when a model runs "untrained" and what a comparison compares.
+bool sameScheme(const ModelScheme& a, const ModelScheme& b, int layers);
+
 // The scheme recorded in a model folder's config.json (mrope for Hugging Face checkpoints).
 ModelScheme recordedScheme(const QString& modelDir);
 // The "training" record of a model folder (empty if none).

@@ -19,7 +19,7 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
     const Tokenizer tok = Tokenizer::load(QDir(modelDir).filePath("tokenizer.json"));
     const ModelScheme own = recordedScheme(modelDir);
     const ModelScheme scheme = override.value_or(own);
-    const bool swapped = schemeToJson(scheme) != schemeToJson(own);
+    const bool swapped = !sameScheme(scheme, own, cfg.text.layers);
     EvalResult r;
     r.scheme = geometry::schemeName(scheme.params.kind);
     if (!scheme.age.empty())
@@ -33,20 +33,11 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
 
     for (int i = 0; i < samples; ++i) {
         const SyntheticSample s = SyntheticTask::sample(seed, static_cast<uint64_t>(i));
-        const ProcessedImage image = preprocessImage(s.image, cfg.vision);
-        const std::vector<int64_t> ids = tok.encode(imagePrompt(tok, s.question, cells));
-        ForwardRequest req;
-        req.inputIds = torch::tensor(ids, torch::kInt64);
-        req.pixelValues = image.pixels;
-        req.imageGridThw = image.grid;
+        // The inference path of `attend`: the question's words x the image, every layer, one answer token.
+        ForwardRequest req = prepareAttend(vlm, tok, s.image, s.question, PreprocessOptions{}).forward;
         req.scheme = scheme.params;
         if (!scheme.age.empty())
             req.age = geometry::parseAgeSchedule(scheme.age, cfg.text.layers);
-        for (int l = 0; l < cfg.text.layers; ++l)
-            req.capture.layers.push_back(l);
-        req.capture.selection.rows = torch::arange(2 + cells, static_cast<int64_t>(ids.size())); // the question's words
-        req.capture.selection.cols = torch::arange(1, 1 + cells);                               // the image
-        req.generate = 1;
         const ForwardResult out = vlm.run(req);
         if (swapped) { // the same sample under the model's own scheme; the image's vision is cached
             const ForwardResult base = vlm.run(underScheme(req, own, cfg.text.layers));

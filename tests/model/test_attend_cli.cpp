@@ -112,6 +112,19 @@ private Q_SLOTS:
         QCOMPARE(summary["per_layer"].toArray()[0].toObject()["scheme"].toString(), QString("mrope")); // layer 1 under strategy_4
     }
 
+    void ownSchemeGivenOnTheCommandLineIsNotUntrained()
+    {
+        // The bundled Circle-RoPE + AGE model under exactly its own scheme, spelled out as flags.
+        const QString out = dir_.filePath("own-circle-age");
+        const auto r = runRopescope({"attend", "--model", ROPESCOPE_TEST_DATA "/../../resources/models/circle_age", "--scheme", "circle",
+                                     "--alpha", "0.5", "--radius", "16", "--age", "strategy_4", "--output", out},
+                                    false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QFile s(out + "/summary.json");
+        QVERIFY(s.open(QIODevice::ReadOnly));
+        QCOMPARE(QJsonDocument::fromJson(s.readAll()).object()["untrained_scheme"].toBool(), false);
+    }
+
     void batchAttentionItemsMatchAttend()
     {
         // A scheme sweep in a batch job: the same heatmap and summary as `attend` with the same flags.

@@ -2,6 +2,8 @@
 // accuracy must stay within 3 points of the figure recorded beside it (eval.json, the README table's
 // source). An end-to-end check of loader, tokenizer, preprocessing, positions and decoder.
 #include "io/resource_paths.h"
+#include "geometry/age.h"
+#include "model/bundled_model.h"
 #include "model/evaluator.h"
 
 #include <QDir>
@@ -38,6 +40,27 @@ private Q_SLOTS:
         QVERIFY2(std::abs(r.accuracy() - expected) <= 0.03, qPrintable(QString("accuracy %1 vs recorded %2").arg(r.accuracy()).arg(expected)));
         QVERIFY(QFileInfo(dir + "/model.safetensors").size() <= 8 << 20);
         QVERIFY(r.shift.empty()); // under its own scheme nothing moves
+    }
+
+    // What counts as the model's own scheme: kind, AGE as a per-layer pattern, circle's parameters only
+    // where a layer uses Circle-RoPE.
+    void sameSchemeComparesWhatPlacesTokens()
+    {
+        const model::ModelScheme circleAge = model::recordedScheme(io::resourceDir() + "/models/circle_age");
+        QVERIFY(model::sameScheme(circleAge, circleAge, 4));
+        model::ModelScheme asPattern = circleAge;
+        asPattern.age = geometry::parseAgeSchedule("strategy_4", 4).pattern(); // what `attend --age` hands on
+        QVERIFY(model::sameScheme(asPattern, circleAge, 4));
+        model::ModelScheme otherAlpha = circleAge;
+        otherAlpha.params.circle.alpha = 0.3;
+        QVERIFY(!model::sameScheme(otherAlpha, circleAge, 4));
+        model::ModelScheme noAge = circleAge;
+        noAge.age.clear();
+        QVERIFY(!model::sameScheme(noAge, circleAge, 4));
+        model::ModelScheme mrope = model::recordedScheme(io::resourceDir() + "/models/mrope"), mropeOtherAlpha = mrope;
+        mropeOtherAlpha.params.circle.alpha = 0.3; // not used by mrope
+        QVERIFY(model::sameScheme(mropeOtherAlpha, mrope, 4));
+        QVERIFY(!model::sameScheme(mrope, circleAge, 4));
     }
 
     // Under a scheme it was not trained with, eval says how far the question->image attention moved from

@@ -22,7 +22,13 @@ packages=(
 )
 
 prepare() {
-  grep -qx "/$debs/" .git/info/exclude 2>/dev/null || echo "/$debs/" >> .git/info/exclude
+  # Keep the downloaded packages out of git's view (and so off the device copy's tracked files); a
+  # checkout may have no .git/info yet, or be a worktree whose .git is a file.
+  local exclude
+  if exclude=$(git rev-parse --git-path info/exclude 2>/dev/null); then
+    mkdir -p "$(dirname "$exclude")"
+    grep -qx "/$debs/" "$exclude" 2>/dev/null || echo "/$debs/" >> "$exclude"
+  fi
   mkdir -p "$debs"
   (cd "$debs" && apt-get download "${packages[@]}")
   du -sh "$debs"

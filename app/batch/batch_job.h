@@ -31,6 +31,8 @@ struct BatchItem {
 // several names sweep their Cartesian product, and "{name}" in the output is replaced by the value.
 // Throws JobError if the file is unreadable or not a job; a bad item becomes an item with `error` set.
 std::vector<BatchItem> readJob(const QString& path);
+// The same for the bytes of a job file; `path` names it in errors.
+std::vector<BatchItem> parseJob(const QByteArray& bytes, const QString& path);
 
 // Items of shard i of n (0-based i): every n-th item starting at i.
 std::vector<BatchItem> shard(const std::vector<BatchItem>& items, int i, int n);

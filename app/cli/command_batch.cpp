@@ -121,7 +121,7 @@ private:
                 model_.reset(); // one model in memory at a time
                 model_ = AttendModel::load(options.modelDir, options.device, options.dtype);
             }
-            const SchemeRequest scheme = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, model_->vlm->config().text.layers);
+            const SchemeRequest scheme = parseModelSchemeOptions(parser, model_->vlm->config().text.layers);
             AttendOutcome r = runAttendOnce(*model_, options, scheme);
             if (out.endsWith(".png")) // "difference": true makes the figure the difference map
                 return encodePng(options.difference ? r.difference : r.heatmap, r.summary);
@@ -174,9 +174,31 @@ int runBatch(const QStringList& args)
     if (!QDir().mkpath(outDir.path()))
         throw Failure(outDir.path().toStdString() + ": cannot create the output directory");
 
-    ItemRenderer renderer;
+    // The manifest is rewritten while the batch runs (at most every second, and at the end), so a killed
+    // batch still says what it wrote.
+    const QString manifestName = shardCount > 1 ? QString("manifest.shard-%1-of-%2.json").arg(shardIndex).arg(shardCount) : "manifest.json";
+    const QString jobPath = QFileInfo(parser.positionalArguments().first()).absoluteFilePath();
     QJsonArray manifest;
     int failed = 0, done = 0;
+    const auto writeManifest = [&](bool complete) {
+        const QJsonObject root{{"job", jobPath},
+                               {"shard", QString("%1/%2").arg(shardIndex).arg(shardCount)},
+                               {"complete", complete},
+                               {"items_total", static_cast<int>(items.size())},
+                               {"written", done - failed},
+                               {"failed", failed},
+                               {"items", manifest}};
+        try {
+            io::writeFileInside(outDir.path(), manifestName, QJsonDocument(root).toJson());
+        } catch (const io::IoError& e) {
+            throw Failure(e.what());
+        }
+    };
+    writeManifest(false);
+    QElapsedTimer sinceManifest;
+    sinceManifest.start();
+
+    ItemRenderer renderer;
     for (const batch::BatchItem& item : items) {
         ++done;
         QElapsedTimer timer;
@@ -187,15 +209,18 @@ int runBatch(const QStringList& args)
             if (!item.error.isEmpty())
                 throw UsageError(item.error.toStdString());
             const QByteArray bytes = renderer.produce(item);
-            const QString path = outDir.filePath(item.output);
-            QDir().mkpath(QFileInfo(path).path());
-            io::writeFileAtomically(path, bytes);
-            if (path.endsWith(".svg", Qt::CaseInsensitive) || path.endsWith(".pdf", Qt::CaseInsensitive))
-                io::writeFileAtomically(path + ".json", QJsonDocument(item.parameters).toJson());
+            io::writeFileInside(outDir.path(), item.output, bytes);
+            if (item.output.endsWith(".svg", Qt::CaseInsensitive) || item.output.endsWith(".pdf", Qt::CaseInsensitive))
+                io::writeFileInside(outDir.path(), item.output + ".json", QJsonDocument(item.parameters).toJson());
             entry["status"] = "ok";
             entry["ms"] = static_cast<double>(timer.elapsed());
             std::printf("[%d/%zu] %s -> %s ok (%lld ms)\n", done, items.size(), qPrintable(item.type), qPrintable(item.output),
                         static_cast<long long>(timer.elapsed()));
+        } catch (const HelpShown&) { // readJob refuses help keys; a flag that slips through must not end the batch
+            ++failed;
+            entry["status"] = "error";
+            entry["error"] = QString("item %1: asks for help text, which is not an output").arg(item.jobItem);
+            std::fprintf(stderr, "[%d/%zu] %s\n", done, items.size(), qPrintable(entry["error"].toString()));
         } catch (const std::exception& e) {
             ++failed;
             QString reason = e.what();
@@ -207,19 +232,12 @@ int runBatch(const QStringList& args)
         }
         std::fflush(stdout);
         manifest.append(entry);
+        if (sinceManifest.elapsed() >= 1000) {
+            writeManifest(false);
+            sinceManifest.restart();
+        }
     }
-
-    const QString manifestName = shardCount > 1 ? QString("manifest.shard-%1-of-%2.json").arg(shardIndex).arg(shardCount) : "manifest.json";
-    const QJsonObject root{{"job", QFileInfo(parser.positionalArguments().first()).absoluteFilePath()},
-                           {"shard", QString("%1/%2").arg(shardIndex).arg(shardCount)},
-                           {"written", done - failed},
-                           {"failed", failed},
-                           {"items", manifest}};
-    try {
-        io::writeFileAtomically(outDir.filePath(manifestName), QJsonDocument(root).toJson());
-    } catch (const io::IoError& e) {
-        throw Failure(e.what());
-    }
+    writeManifest(true);
     std::printf("batch: %d written, %d failed; manifest %s\n", done - failed, failed, qPrintable(outDir.filePath(manifestName)));
     return failed ? kExitFailure : 0;
 }

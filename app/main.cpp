@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string>
 
 namespace {
 
@@ -35,6 +36,24 @@ const char* kUsage =
     "  bench       timings: bench geometry [--json]\n"
     "\n"
     "Run 'ropescope <command> --help' for its options.\n";
+
+// Errors are one line: the first line of a multi-line message (LibTorch appends a backtrace), control
+// characters escaped so a hostile file name cannot rewrite the terminal.
+std::string oneLine(const char* message)
+{
+    std::string out;
+    for (const char* p = message; *p && *p != '\n'; ++p) {
+        const auto c = static_cast<unsigned char>(*p);
+        if (c < 0x20 || c == 0x7f) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+            out += escaped;
+        } else {
+            out += *p;
+        }
+    }
+    return out;
+}
 
 } // namespace
 
@@ -101,13 +120,19 @@ int main(int argc, char** argv)
     } catch (const HelpShown&) {
         return 0;
     } catch (const UsageError& e) {
-        std::fprintf(stderr, "ropescope %s: %s\n", qPrintable(command), e.what());
+        std::fprintf(stderr, "ropescope %s: %s\n", qPrintable(command), oneLine(e.what()).c_str());
         return kExitUsage;
     } catch (const Failure& e) {
-        std::fprintf(stderr, "ropescope %s: %s\n", qPrintable(command), e.what());
+        std::fprintf(stderr, "ropescope %s: %s\n", qPrintable(command), oneLine(e.what()).c_str());
         return kExitFailure;
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "ropescope %s: out of memory\n", qPrintable(command));
+        return kExitFailure;
+    } catch (const std::exception& e) { // LibTorch's c10::Error among them: a fault no command turned into words
+        std::fprintf(stderr, "ropescope %s: %s\n", qPrintable(command), oneLine(e.what()).c_str());
+        return kExitFailure;
+    } catch (...) {
+        std::fprintf(stderr, "ropescope %s: unexpected internal error\n", qPrintable(command));
         return kExitFailure;
     }
 }

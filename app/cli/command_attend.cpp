@@ -30,19 +30,24 @@ int runAttend(const QStringList& args)
 
     return runModelCommand([&] {
         const std::unique_ptr<AttendModel> model = AttendModel::load(options.modelDir, options.device, options.dtype);
-        const SchemeRequest scheme = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, model->vlm->config().text.layers);
+        const SchemeRequest scheme = parseModelSchemeOptions(parser, model->vlm->config().text.layers);
         const AttendOutcome r = runAttendOnce(*model, options, scheme);
 
         const QDir out(parser.value("output"));
         if (!QDir().mkpath(out.path()))
             throw Failure(out.path().toStdString() + ": cannot create the output directory");
-        io::writeFileAtomically(out.filePath("answer.txt"), r.answer.toUtf8() + "\n");
-        io::writeFileAtomically(out.filePath("heatmap.png"), views::encodePng(r.heatmap, r.summary));
+        // All files of one run or none: a folder never mixes two runs' outputs.
+        io::StagedFiles files(out.path());
+        files.stage("answer.txt", r.answer.toUtf8() + "\n");
+        files.stage("heatmap.png", views::encodePng(r.heatmap, r.summary));
         if (!r.difference.isNull())
-            io::writeFileAtomically(out.filePath("difference.png"), views::encodePng(r.difference, r.summary));
-        io::writeFileAtomically(out.filePath("attention.safetensors"), r.tensorFile());
-        io::writeFileAtomically(out.filePath("positions.csv"), r.positionsCsv());
-        io::writeFileAtomically(out.filePath("summary.json"), QJsonDocument(r.summary).toJson());
+            files.stage("difference.png", views::encodePng(r.difference, r.summary));
+        files.stage("attention.safetensors", r.tensorFile());
+        files.stage("positions.csv", r.positionsCsv());
+        files.stage("summary.json", QJsonDocument(r.summary).toJson());
+        if (r.difference.isNull())
+            files.removeStale("difference.png"); // an earlier --difference run's map would not match this run
+        files.commit();
         std::printf("%s\n", qPrintable(r.answer));
         return 0;
     });

@@ -51,7 +51,7 @@ int runForward(const QStringList& args)
 
     return runModelCommand([&] {
         model::Vlm vlm(parser.value("model"), device, dtype);
-        const SchemeRequest scheme = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, vlm.config().text.layers);
+        const SchemeRequest scheme = parseModelSchemeOptions(parser, vlm.config().text.layers);
         const model::SafeTensors inputs = model::SafeTensors::open(parser.value("inputs"));
         model::ForwardRequest req;
         req.inputIds = model::toTorch(inputs, "input_ids");

@@ -26,6 +26,8 @@ int runRender(const QStringList& args)
     parseOrThrow(parser, args);
     if (!parser.isSet("output"))
         throw UsageError("--output is required, e.g. --output cone.png");
+    if (!parser.value("output").endsWith(".png", Qt::CaseInsensitive))
+        throw UsageError("--output: render writes PNG (parameters in its text chunk); name the file *.png");
     const GeometryRequest req = parseGeometryOptions(parser);
     const QSize size = parseResolution(parser);
     const geometry::PositionTable table = req.build();

@@ -1,5 +1,6 @@
 #include "cli_error.h"
 #include "commands.h"
+#include "io/input_file.h"
 #include "geometry_options.h"
 #include "model/tokenizer.h"
 #include "output.h"
@@ -44,10 +45,13 @@ int runTokenize(const QStringList& args)
         if (parser.isSet("text")) {
             out = idsJson(tokenizer.encode(parser.value("text"))) + "\n";
         } else {
-            QFile f(parser.value("text-file"));
-            if (!f.open(QIODevice::ReadOnly))
-                throw Failure(parser.value("text-file").toStdString() + ": cannot read: " + f.errorString().toStdString());
-            const QList<QByteArray> lines = f.readAll().split('\n');
+            QByteArray text;
+            try {
+                text = io::readInputFile(parser.value("text-file"), 64 << 20, "text file");
+            } catch (const io::IoError& e) {
+                throw Failure(e.what());
+            }
+            const QList<QByteArray> lines = text.split('\n');
             for (qsizetype i = 0; i < lines.size(); ++i) {
                 if (i + 1 == lines.size() && lines[i].isEmpty())
                     break; // the newline ending the file is not an empty last line

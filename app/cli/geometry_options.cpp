@@ -186,6 +186,14 @@ SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind de
     return req;
 }
 
+SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int layers)
+{
+    for (const char* flag : {"theta", "head-dim"})
+        if (parser.isSet(flag))
+            throw UsageError(std::string("--") + flag + ": a model run uses its config.json's rotary settings; this flag is for layouts");
+    return parseSchemeOptions(parser, SchemeKind::Mrope, layers);
+}
+
 GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
 {
     GeometryRequest req;

@@ -34,6 +34,9 @@ struct SchemeRequest {
     std::optional<geometry::AgeSchedule> age;
 };
 SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, geometry::SchemeKind defaultScheme, int layers);
+// The same for a model run (default M-RoPE): --theta and --head-dim are refused, since the checkpoint's
+// config.json decides the rotary base and head size.
+SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int layers);
 
 // Parses a number given to `flag`; throws UsageError naming the flag.
 double parseNumber(const QCommandLineParser& parser, const QString& flag);

@@ -5,6 +5,7 @@
 #include "charts/readout_charts.h"
 #include "geometry/errors.h"
 #include "io/atomic_file.h"
+#include "io/input_file.h"
 #include "io/position_table_io.h"
 #include "models/position_table_model.h"
 #include "render/offscreen_view.h"
@@ -42,6 +43,7 @@
 #include <vtkRenderer.h>
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 namespace ropescope::gui {
@@ -315,13 +317,19 @@ void MainWindow::exportWithDialog(ChartKind kind)
 void MainWindow::restoreAutosave()
 {
     session::ExplorerState initial;
-    QFile file(autosavePath());
-    if (file.exists()) {
+    if (QFileInfo::exists(autosavePath())) {
         if (!openSession(autosavePath())) {
-            // Keep the unreadable file for the user instead of overwriting it with the defaults.
-            const QString aside = autosavePath() + ".corrupt-" + QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss");
-            QFile::rename(autosavePath(), aside);
-            const QString why = lastError_ + " (kept as " + QFileInfo(aside).fileName() + "; starting from defaults)";
+            // Keep the unreadable file for the user instead of overwriting it with the defaults; a name that
+            // is taken (two failures within a second) gets a counter, never replaces the earlier one.
+            const QString stem = autosavePath() + ".corrupt-" + QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss");
+            QString aside = stem;
+            for (int n = 2; QFileInfo::exists(aside) || QFileInfo(aside).isSymLink(); ++n)
+                aside = stem + "-" + QString::number(n);
+            const bool kept = ::rename(QFile::encodeName(autosavePath()).constData(), QFile::encodeName(aside).constData()) == 0;
+            const QString why = lastError_ + (kept ? " (kept as " + QFileInfo(aside).fileName() + "; starting from defaults)"
+                                                   : " (could not be set aside; starting from defaults, autosave is off)");
+            if (!kept)
+                autosaveEnabled_ = false;
             applyState(initial);
             showError(why);
         }
@@ -332,21 +340,23 @@ void MainWindow::restoreAutosave()
 
 bool MainWindow::openSession(const QString& path)
 {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        lastError_ = path + ": cannot read: " + file.errorString();
+    QByteArray bytes;
+    try {
+        bytes = io::readInputFile(path, 16 << 20, "session file");
+    } catch (const io::IoError& e) {
+        lastError_ = QString::fromStdString(e.what());
         return false;
     }
     QJsonParseError parseError;
-    const QJsonDocument doc = QJsonDocument::fromJson(file.read(16 << 20), &parseError);
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &parseError);
     if (doc.isNull() || !doc.isObject()) {
         lastError_ = path + ": not a session file: " + (doc.isNull() ? parseError.errorString() : "expected a JSON object");
         return false;
     }
     try {
         session::ExplorerState s = session::ExplorerState::fromJson(doc.object());
-        if (!s.imagePath.isEmpty() && !image_.load(s.imagePath))
-            s.imagePath.clear();
+        if (!s.imagePath.isEmpty() && !(QFileInfo(s.imagePath).isFile() && image_.load(s.imagePath)))
+            s.imagePath.clear(); // a FIFO would block the window forever; a missing image is not fatal
         if (!applyState(s))
             return false;
     } catch (const geometry::InvalidInput& e) {
@@ -368,6 +378,8 @@ void MainWindow::saveSession(const QString& path)
 
 void MainWindow::autosave()
 {
+    if (!autosaveEnabled_)
+        return;
     QDir().mkpath(sessionDir_);
     try {
         io::writeFileAtomically(autosavePath(), QJsonDocument(state_.toJson()).toJson());
@@ -575,8 +587,8 @@ void MainWindow::setCameraPreset(CameraPreset preset)
 void MainWindow::loadImage(const QString& path)
 {
     QImage image;
-    if (!image.load(path)) {
-        showError(path + ": not a readable image");
+    if (!QFileInfo(path).isFile() || !image.load(path)) {
+        showError(path + ": not a readable image file");
         return;
     }
     image_ = image;

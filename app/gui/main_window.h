@@ -83,6 +83,7 @@ private:
     session::ReadoutEngine engine_;
     session::Readouts readouts_;
     QString lastError_;
+    bool autosaveEnabled_ = true; // off when an unreadable autosave could not be set aside
     QImage image_;
 
     views::ParameterPanel* panel_ = nullptr;

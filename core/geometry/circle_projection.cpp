@@ -9,9 +9,15 @@ namespace {
 constexpr double kTwoPi = 6.283185307179586476925286766559;
 }
 
+Eigen::Vector3d unitTextAxis(const Eigen::Vector3d& textVectorWht)
+{
+    // Scaled first: the norm of (1e308, 1e308, 1e308) overflows to infinity.
+    return (textVectorWht / textVectorWht.cwiseAbs().maxCoeff()).normalized();
+}
+
 PlaneBasis planeBasis(const Eigen::Vector3d& textVectorWht)
 {
-    const Eigen::Vector3d n = textVectorWht.normalized();
+    const Eigen::Vector3d n = unitTextAxis(textVectorWht);
     if (std::abs(n.x()) < 1e-6 && std::abs(n.y()) < 1e-6)
         return {Eigen::Vector3d(1, 0, 0), Eigen::Vector3d(0, 1, 0)};
     const Eigen::Vector3d u = Eigen::Vector3d(-n.y(), n.x(), 0.0).normalized();

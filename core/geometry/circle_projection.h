@@ -9,6 +9,9 @@ namespace ropescope::geometry {
 // (github lose4578/CircleRoPE): centre the grid, mix the spatial-origin angle (SA) and the grid-index
 // angle (GA), put the tokens on a circle of radius R in the plane orthogonal to the text vector.
 
+// The text axis as a unit vector; any finite non-zero vector, however large, gives its direction.
+Eigen::Vector3d unitTextAxis(const Eigen::Vector3d& textVectorWht);
+
 struct PlaneBasis {
     Eigen::Vector3d u; // (w, h, t) order
     Eigen::Vector3d v;

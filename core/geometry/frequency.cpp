@@ -74,15 +74,15 @@ std::vector<int> defaultMropeSection(int headDim)
 void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfig& rotary)
 {
     if (!(rotary.theta > 1.0) || !std::isfinite(rotary.theta))
-        throw InvalidInput("--theta: must be a finite number above 1, got " + std::to_string(rotary.theta));
+        throw InvalidInput("--theta: must be a finite number above 1, got " + shortNumber(rotary.theta));
     if (rotary.headDim < 2 || rotary.headDim % 2 != 0 || rotary.headDim > 4096)
         throw InvalidInput("--head-dim: must be an even number from 2 to 4096, got " + std::to_string(rotary.headDim));
     if (allocation.kind == FrequencyAllocation::Kind::Interleaved)
         return;
-    int sum = 0;
+    long long sum = 0; // int could wrap on hostile sections
     for (int s : allocation.sections) {
-        if (s < 0)
-            throw InvalidInput("--mrope-section: sections must not be negative");
+        if (s < 0 || s > 4096)
+            throw InvalidInput("--mrope-section: each section must be from 0 to 4096");
         sum += s;
     }
     if (static_cast<int>(allocation.sections.size()) != allocation.components)

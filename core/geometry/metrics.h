@@ -19,7 +19,9 @@ struct PtdResult {
     // (the distance profile), from the same pass.
     Eigen::MatrixX4d profiles;
 };
+// Throws InvalidInput above kMaxPtdPairs text x visual distances (about 10 s on two cores).
 PtdResult computePtd(const PositionTable& table);
+constexpr long long kMaxPtdPairs = 1LL << 32;
 
 // Distances from one text token to every visual token.
 struct DistanceProfile {

@@ -94,7 +94,7 @@ void placeCircle(PositionTable& t, const CircleParams& circle)
             block = ring.array() + centre;
             segmentMax = std::max(segmentMax, block.maxCoeff());
             t.rings.push_back({static_cast<int>(t.rings.size()), Eigen::Vector3d::Constant(centre),
-                               thw(circle.textVector.normalized()), thw(basis.u), thw(basis.v),
+                               thw(unitTextAxis(circle.textVector)), thw(basis.u), thw(basis.v),
                                circleRadius(circle, seg.rows, seg.cols)});
             token += perFrame;
         }
@@ -120,6 +120,8 @@ void placeVrope(PositionTable& t)
         return next + static_cast<double>(seg.frames) * (H + W - 1);
     });
 }
+
+constexpr double kMaxScale = 1e6;
 
 bool finite3(const Eigen::Vector3d& v)
 {
@@ -186,19 +188,21 @@ void validate(const SchemeParams& p)
 {
     const CircleParams& c = p.circle;
     if (!(c.alpha >= 0.0 && c.alpha <= 1.0))
-        throw InvalidInput("--alpha: must be in [0, 1], got " + std::to_string(c.alpha));
-    if (!(c.radius > 0.0) || !std::isfinite(c.radius))
+        throw InvalidInput("--alpha: must be in [0, 1], got " + shortNumber(c.alpha));
+    // Upper bounds keep every position, distance and PTD finite in double precision (and the Qwen2.5-VL
+    // time index inside int64) for the largest layouts.
+    if (!(c.radius > 0.0 && c.radius <= kMaxScale))
         throw InvalidInput(std::string("--radius: ") + (c.radiusMode == RadiusMode::Fixed ? "R" : "k")
-                           + " must be a finite number above 0, got " + std::to_string(c.radius));
-    if (!finite3(c.textVector) || c.textVector.norm() < 1e-6)
+                           + " must be above 0 and at most 1e6, got " + shortNumber(c.radius));
+    if (!finite3(c.textVector) || c.textVector.cwiseAbs().maxCoeff() < 1e-6)
         throw InvalidInput("--text-vector: must be a finite non-zero vector");
-    if (!(c.stride >= 0.0) || !std::isfinite(c.stride))
-        throw InvalidInput("--stride: must be a finite number >= 0, got " + std::to_string(c.stride));
+    if (!(c.stride >= 0.0 && c.stride <= kMaxScale))
+        throw InvalidInput("--stride: must be from 0 to 1e6, got " + shortNumber(c.stride));
     const TemporalParams& tp = p.temporal;
-    if (!(tp.secondPerGrid >= 0.0) || !std::isfinite(tp.secondPerGrid))
-        throw InvalidInput("--second-per-grid: must be a finite number >= 0");
-    if (!(tp.tokensPerSecond >= 0.0) || !std::isfinite(tp.tokensPerSecond))
-        throw InvalidInput("--tokens-per-second: must be a finite number >= 0");
+    if (!(tp.secondPerGrid >= 0.0 && tp.secondPerGrid <= kMaxScale))
+        throw InvalidInput("--second-per-grid: must be from 0 to 1e6, got " + shortNumber(tp.secondPerGrid));
+    if (!(tp.tokensPerSecond >= 0.0 && tp.tokensPerSecond <= kMaxScale))
+        throw InvalidInput("--tokens-per-second: must be from 0 to 1e6, got " + shortNumber(tp.tokensPerSecond));
     validateAllocation(allocationFor(p), p.rotary);
 }
 

@@ -3,9 +3,32 @@
 #include "attention_stats.h"
 #include "safetensors.h"
 
+#include <cstdio>
 #include <stdexcept>
 
+#include <unistd.h>
+
 namespace ropescope::model {
+namespace {
+
+// A captured decoder layer holds its whole heads x L x L score matrix (scores, probabilities and the
+// float mask, ~3 copies), so the prompt length that fits follows from memory: refuse prompts whose one
+// layer would need more than half of this machine's memory, instead of failing deep inside a run.
+void refuseOversizedPrompt(int64_t tokens, int heads)
+{
+    const double perLayer = 4.0 * static_cast<double>(tokens) * static_cast<double>(tokens) * (3.0 * heads + 1.0);
+    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    if (memory > 0 && perLayer > memory / 2) {
+        char text[256];
+        std::snprintf(text, sizeof text,
+                      "the prompt is %lld tokens; capturing its attention needs %.1f GB per layer, more than half of "
+                      "this machine's %.1f GB: shorten the question or use a smaller image",
+                      static_cast<long long>(tokens), perLayer / 1e9, memory / 1e9);
+        throw ModelError(text);
+    }
+}
+
+} // namespace
 
 AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const QImage& image, const QString& question,
                             const PreprocessOptions& preprocess, torch::Device device)
@@ -16,6 +39,7 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const QI
     const ProcessedImage processed = preprocessImage(image, cfg.vision, preprocess);
     AttendRequest a;
     a.ids = tokenizer.encode(imagePrompt(tokenizer, question, processed.tokens()));
+    refuseOversizedPrompt(static_cast<int64_t>(a.ids.size()), cfg.text.heads);
     for (size_t i = 0; i < a.ids.size(); ++i) {
         if (a.ids[i] == cfg.imageToken)
             a.imageTokens.push_back(static_cast<int64_t>(i));

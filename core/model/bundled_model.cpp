@@ -1,5 +1,7 @@
 #include "bundled_model.h"
 
+#include "io/input_file.h"
+
 #include "geometry/age.h"
 #include "synthetic_task.h"
 
@@ -66,20 +68,31 @@ ModelScheme schemeFromJson(const QJsonObject& o)
     return m;
 }
 
+namespace {
+
+// The "ropescope" section of a model's config.json; empty when there is none (a Hub checkpoint) or the
+// file cannot be read (loading the model reports that).
+QJsonObject recordedSection(const QString& modelDir)
+{
+    try {
+        return QJsonDocument::fromJson(io::readInputFile(QDir(modelDir).filePath("config.json"), 16 << 20, "model config"))
+            .object()["ropescope"]
+            .toObject();
+    } catch (const io::IoError&) {
+        return {};
+    }
+}
+
+} // namespace
+
 ModelScheme recordedScheme(const QString& modelDir)
 {
-    QFile f(QDir(modelDir).filePath("config.json"));
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return schemeFromJson(QJsonDocument::fromJson(f.readAll()).object()["ropescope"].toObject());
+    return schemeFromJson(recordedSection(modelDir));
 }
 
 QJsonObject recordedTraining(const QString& modelDir)
 {
-    QFile f(QDir(modelDir).filePath("config.json"));
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    return QJsonDocument::fromJson(f.readAll()).object()["ropescope"].toObject()["training"].toObject();
+    return recordedSection(modelDir)["training"].toObject();
 }
 
 QByteArray tinyConfigJson(const ModelScheme& scheme, const QJsonObject& training)

@@ -1,5 +1,7 @@
 #include "checkpoint.h"
 
+#include "io/input_file.h"
+
 #include "tensor_io.h"
 
 #include <QDir>
@@ -50,10 +52,13 @@ Checkpoint Checkpoint::open(const QString& dirPath)
     QStringList files;
     const QString index = dir.filePath("model.safetensors.index.json");
     if (QFile::exists(index)) {
-        QFile f(index);
-        if (!f.open(QIODevice::ReadOnly) || f.size() > (64 << 20))
-            throw ModelError(index.toStdString() + ": cannot read");
-        const QJsonObject map = QJsonDocument::fromJson(f.readAll()).object()["weight_map"].toObject();
+        QByteArray bytes;
+        try {
+            bytes = io::readInputFile(index, 64 << 20, "safetensors index");
+        } catch (const io::IoError& e) {
+            throw ModelError(e.what());
+        }
+        const QJsonObject map = QJsonDocument::fromJson(bytes).object()["weight_map"].toObject();
         if (map.isEmpty())
             throw ModelError(index.toStdString() + ": no weight_map");
         std::set<QString> shards;

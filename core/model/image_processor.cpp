@@ -1,7 +1,10 @@
 #include "image_processor.h"
 
+#include "io/input_file.h"
+
 #include <QDir>
-#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
 #include <QImageReader>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -35,6 +38,15 @@ std::pair<int64_t, int64_t> smartResize(int64_t height, int64_t width, int64_t f
 
 QImage loadImage(const QString& path)
 {
+    try {
+        io::requireRegularFile(path, "image");
+    } catch (const io::IoError& e) {
+        throw ModelError(e.what());
+    }
+    // Qt refuses images over 128 MB of pixels by default (~33 MP); the documented cap is 100 MP, which
+    // takes up to 800 MB at 16-bit RGBA while decoding.
+    if (QImageReader::allocationLimit() < 1024)
+        QImageReader::setAllocationLimit(1024);
     QImageReader reader(path);
     const QSize size = reader.size();
     if (!reader.canRead())
@@ -53,17 +65,52 @@ QImage loadImage(const QString& path)
 PreprocessOptions loadPreprocessOptions(const QString& modelDir)
 {
     PreprocessOptions o;
-    QFile f(QDir(modelDir).filePath("preprocessor_config.json"));
-    if (!f.open(QIODevice::ReadOnly) || f.size() > (1 << 20))
-        return o;
-    const QJsonObject c = QJsonDocument::fromJson(f.readAll()).object();
+    const QString path = QDir(modelDir).filePath("preprocessor_config.json");
+    if (!QFileInfo::exists(path))
+        return o; // a folder without one (the bundled models) uses Qwen2-VL's processor settings
+    const std::string where = path.toStdString();
+    QJsonObject c;
+    try {
+        const QJsonDocument doc = QJsonDocument::fromJson(io::readInputFile(path, 1 << 20, "preprocessor config"));
+        if (!doc.isObject())
+            throw ModelError(where + ": not a JSON object");
+        c = doc.object();
+    } catch (const io::IoError& e) {
+        throw ModelError(e.what());
+    }
+    if (c.contains("size") && !c["size"].isObject())
+        throw ModelError(where + ": 'size' must be an object");
     const QJsonObject size = c["size"].toObject();
-    const double minPixels = c["min_pixels"].toDouble(size["shortest_edge"].toDouble(static_cast<double>(o.minPixels)));
-    const double maxPixels = c["max_pixels"].toDouble(size["longest_edge"].toDouble(static_cast<double>(o.maxPixels)));
-    if (minPixels >= 28 * 28 && minPixels < 1e9)
-        o.minPixels = static_cast<int64_t>(minPixels);
-    if (maxPixels >= static_cast<double>(o.minPixels))
-        o.maxPixels = std::min(o.maxPixels, static_cast<int64_t>(std::min(maxPixels, 1e12)));
+    // min_pixels / max_pixels (Qwen2-VL), or size.shortest_edge / size.longest_edge (newer processors).
+    const auto pixels = [&](const char* key, const char* sizeKey, int64_t fallback) {
+        const QJsonValue v = c.contains(key) ? c[key] : size[sizeKey];
+        if (v.isUndefined() || v.isNull())
+            return fallback;
+        const double x = v.toDouble(NAN);
+        if (!v.isDouble() || !(x >= 1 && x <= 1e12) || x != std::floor(x))
+            throw ModelError(where + ": '" + key + "' must be a whole number of pixels from 1 to 1e12");
+        return static_cast<int64_t>(x);
+    };
+    o.minPixels = pixels("min_pixels", "shortest_edge", o.minPixels);
+    const int64_t maxPixels = pixels("max_pixels", "longest_edge", o.maxPixels);
+    if (o.minPixels > maxPixels)
+        throw ModelError(where + ": min_pixels " + std::to_string(o.minPixels) + " exceeds max_pixels " + std::to_string(maxPixels));
+    o.maxPixels = std::max(o.minPixels, std::min(o.maxPixels, maxPixels)); // RopeScope's own cap, see the header
+    const auto channels = [&](const char* key, std::array<float, 3>& out, bool positive) {
+        if (!c.contains(key))
+            return;
+        const QJsonArray a = c[key].toArray();
+        if (!c[key].isArray() || a.size() != 3)
+            throw ModelError(where + ": '" + key + "' must be 3 numbers (R, G, B)");
+        for (int i = 0; i < 3; ++i) {
+            const double x = a[i].toDouble(NAN);
+            if (!a[i].isDouble() || !std::isfinite(x) || std::abs(x) > 1e3 || (positive && !(x > 1e-6)))
+                throw ModelError(where + ": '" + key + "' must be 3 " + (positive ? "numbers above 0" : "finite numbers"));
+            out[static_cast<size_t>(i)] = static_cast<float>(x);
+        }
+    };
+    channels("image_mean", o.mean, false);
+    channels("image_std", o.stdev, true);
     return o;
 }
 
@@ -84,8 +131,8 @@ ProcessedImage preprocessImage(const QImage& source, const VisionConfig& v, cons
         x = x.round().clamp(0, 255); // PIL hands back uint8
     }
     x = x / 255.0;
-    const auto mean = torch::tensor({0.48145466f, 0.4578275f, 0.40821073f}).view({1, 3, 1, 1});
-    const auto stdev = torch::tensor({0.26862954f, 0.26130258f, 0.27577711f}).view({1, 3, 1, 1});
+    const auto mean = torch::tensor({options.mean[0], options.mean[1], options.mean[2]}).view({1, 3, 1, 1});
+    const auto stdev = torch::tensor({options.stdev[0], options.stdev[1], options.stdev[2]}).view({1, 3, 1, 1});
     x = (x - mean) / stdev; // [1, 3, H, W]
 
     // One image fills a whole temporal patch; rows in merge-window-major order.

@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include "model_config.h"
 
 #include <QImage>
@@ -13,6 +14,9 @@ struct PreprocessOptions {
     // Hub configs allow up to 16384 merged tokens per image; RopeScope caps at 1280 (~1000 tokens of a
     // 2B model's context) unless asked for more, so one photo cannot exhaust memory.
     int64_t maxPixels = 1280LL * 28 * 28;
+    // Normalisation per RGB channel (preprocessor_config's image_mean / image_std; CLIP's by default).
+    std::array<float, 3> mean{0.48145466f, 0.4578275f, 0.40821073f};
+    std::array<float, 3> stdev{0.26862954f, 0.26130258f, 0.27577711f};
 };
 
 struct ProcessedImage {

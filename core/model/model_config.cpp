@@ -1,6 +1,7 @@
 #include "model_config.h"
 
-#include <QFile>
+#include "io/input_file.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -9,6 +10,11 @@
 
 namespace ropescope::model {
 namespace {
+
+std::string shortNumber(double v)
+{
+    return QString::number(v, 'g', 6).toStdString();
+}
 
 class Reader {
 public:
@@ -25,13 +31,15 @@ public:
             throw ModelError(where_ + ": '" + key + "' must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
         return static_cast<int>(v);
     }
-    double number(const char* key, double fallback) const
+    // A number in [lo, hi]: every one is converted to float somewhere, so the range keeps it finite there.
+    double number(const char* key, double fallback, double lo, double hi) const
     {
         if (!has(key))
             return fallback;
-        if (!o_[key].isDouble() || !std::isfinite(o_[key].toDouble()))
-            throw ModelError(where_ + ": '" + key + "' must be a number");
-        return o_[key].toDouble();
+        const double v = o_[key].toDouble(NAN);
+        if (!o_[key].isDouble() || !(v >= lo && v <= hi))
+            throw ModelError(where_ + ": '" + key + "' must be a number from " + shortNumber(lo) + " to " + shortNumber(hi));
+        return v;
     }
     std::string text(const char* key, const std::string& fallback) const
     {
@@ -98,13 +106,17 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     t.heads = text.integer("num_attention_heads", t.heads, 1, 1024);
     t.kvHeads = text.integer("num_key_value_heads", t.heads, 1, 1024);
     t.vocab = text.integer("vocab_size", t.vocab, 1);
-    t.rmsEps = text.number("rms_norm_eps", t.rmsEps);
+    t.rmsEps = text.number("rms_norm_eps", t.rmsEps, 1e-30, 1.0);
     t.tieEmbeddings = root.boolean("tie_word_embeddings", text.boolean("tie_word_embeddings", false));
     // rope_theta and mrope_section: rope_parameters (newest), rope_scaling, or flat.
     const Reader scaling = text.has("rope_parameters") ? text.object("rope_parameters")
                            : text.has("rope_scaling")  ? text.object("rope_scaling")
                                                        : root.object("rope_scaling");
-    t.ropeTheta = scaling.number("rope_theta", text.number("rope_theta", root.number("rope_theta", t.ropeTheta)));
+    // theta^(2j/d) must stay a finite float: the rotary frequencies are computed in float32.
+    constexpr double kThetaMin = 1.0 + 1e-9, kThetaMax = 1e30;
+    t.ropeTheta = scaling.number("rope_theta", text.number("rope_theta", root.number("rope_theta", t.ropeTheta, kThetaMin, kThetaMax),
+                                                           kThetaMin, kThetaMax),
+                                 kThetaMin, kThetaMax);
     t.mropeSection = scaling.integers("mrope_section", t.mropeSection);
     if (t.hidden % t.heads != 0 || t.heads % t.kvHeads != 0)
         throw ModelError(file + ": hidden_size must divide into heads and heads into key/value heads");
@@ -134,7 +146,7 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         vc.act = v.text("hidden_act", "silu");
         vc.fullAttentionBlocks = v.integers("fullatt_block_indexes", {7, 15, 23, 31});
         vc.windowSize = v.integer("window_size", vc.windowSize, 1);
-        vc.tokensPerSecond = v.number("tokens_per_second", vc.tokensPerSecond);
+        vc.tokensPerSecond = v.number("tokens_per_second", vc.tokensPerSecond, 0.0, 1e6);
     }
     if (vc.width % vc.heads != 0 || vc.headDim() % 4 != 0)
         throw ModelError(file + ": vision width must split into heads with head_dim divisible by 4");
@@ -163,12 +175,11 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
 
 ModelConfig loadModelConfig(const QString& path)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        throw ModelError(path.toStdString() + ": cannot read: " + f.errorString().toStdString());
-    if (f.size() > (16 << 20))
-        throw ModelError(path.toStdString() + ": larger than 16 MiB; not a config.json");
-    return parseModelConfig(f.readAll(), path);
+    try {
+        return parseModelConfig(io::readInputFile(path, 16 << 20, "model config"), path);
+    } catch (const io::IoError& e) {
+        throw ModelError(e.what());
+    }
 }
 
 } // namespace ropescope::model

@@ -66,7 +66,8 @@ SafeTensors SafeTensors::open(const QString& path)
 {
     SafeTensors st;
     st.path_ = path;
-    const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO must not block the open; the fstat below refuses it.
+    const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         throw ModelError(str(path) + ": cannot open: " + std::strerror(errno));
     struct stat info {};

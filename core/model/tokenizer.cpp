@@ -1,5 +1,7 @@
 #include "tokenizer.h"
 
+#include "io/input_file.h"
+
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
@@ -77,12 +79,11 @@ Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::load(const QString& path)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        throw ModelError(path.toStdString() + ": cannot read: " + f.errorString().toStdString());
-    if (f.size() > (512 << 20))
-        throw ModelError(path.toStdString() + ": larger than 512 MiB; not a tokenizer.json");
-    return fromJson(f.readAll(), path);
+    try {
+        return fromJson(io::readInputFile(path, 512 << 20, "tokenizer"), path);
+    } catch (const io::IoError& e) {
+        throw ModelError(e.what());
+    }
 }
 
 Tokenizer Tokenizer::fromJson(const QByteArray& json, const QString& name)

@@ -109,6 +109,17 @@ private Q_SLOTS:
         QTest::newRow("unknown flag") << pos + QStringList{"--radious", "3"} << "radious";
         QTest::newRow("head dim") << pos + QStringList{"--head-dim", "7"} << "--head-dim";
         QTest::newRow("sections") << pos + QStringList{"--mrope-section", "8,8,8"} << "--mrope-section";
+        // Hostile numbers: refused with the flag named, never silent nan, wrapped sums or int64 overflow.
+        QTest::newRow("radius huge") << pos + QStringList{"--radius", "1e308"} << "--radius: R must be above 0 and at most 1e6, got 1e+308";
+        QTest::newRow("stride huge") << pos + QStringList{"--stride", "1e308"} << "--stride";
+        QTest::newRow("sections wrap") << pos + QStringList{"--mrope-section", "2147483647,2147483647,66"} << "--mrope-section";
+        QTest::newRow("seconds huge") << QStringList{"positions", "--scheme", "mrope", "--layout", "video:3x2x2", "--temporal",
+                                                     "qwen25vl", "--second-per-grid", "1e308"} << "--second-per-grid";
+        QTest::newRow("age pattern too long") << pos + QStringList{"--age", "CMCMC", "--layers", "4"} << "5 letters";
+        QTest::newRow("alpha digits") << pos + QStringList{"--alpha", "1.0000001"} << "got 1.0000001";
+        QTest::newRow("ptd too large") << QStringList{"ptd", "--scheme", "mrope", "--layout", "text:524288,image:512x1024"}
+                                       << "the limit is 4294967296";
+        QTest::newRow("render not png") << QStringList{"render", "--scheme", "mrope", "--layout", "text:2"} << "*.png";
         QTest::newRow("ptd no text") << QStringList{"ptd", "--scheme", "hard", "--layout", "image:2x2"} << "no text tokens";
         QTest::newRow("unknown command") << QStringList{"plot"} << "unknown command";
         QTest::newRow("bench suite") << QStringList{"bench", "gpu"} << "unknown suite";

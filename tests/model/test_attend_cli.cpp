@@ -15,6 +15,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/stat.h>
+
 using namespace ropescope::model;
 
 class TestAttendCli : public QObject {
@@ -207,6 +209,23 @@ private Q_SLOTS:
                     QVERIFY2(std::abs(g - (0.45 * s + 0.55 * 255)) <= 1.0, qPrintable(QString("(%1,%2)").arg(x).arg(y)));
             }
         QVERIFY(!QFile::exists(dir_.filePath("d-mrope") + "/difference.png"));
+
+        // A run without --difference into the same folder removes the earlier run's difference map.
+        attend(same, {});
+        QVERIFY(QFile::exists(same + "/heatmap.png"));
+        QVERIFY(!QFile::exists(same + "/difference.png"));
+    }
+
+    void outputsAppearTogetherOrNotAtAll()
+    {
+        // summary.json is a FIFO: the run fails before any file replaces an earlier one, and none is left.
+        const QString out = dir_.filePath("staged");
+        QVERIFY(QDir().mkpath(out));
+        QVERIFY(::mkfifo(QFile::encodeName(out + "/summary.json").constData(), 0600) == 0);
+        const auto r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "what", "--output", out}, false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("summary.json: exists and is not a regular file"), r.err.constData());
+        QCOMPARE(QDir(out).entryList(QDir::Files | QDir::Hidden | QDir::System), QStringList{"summary.json"});
     }
 
     void differenceColours()
@@ -247,6 +266,13 @@ private Q_SLOTS:
                          false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY(r.err.contains("--capture-layers"));
+        // The checkpoint decides the rotary settings: a flag that would be ignored is refused.
+        r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "what", "--output", dir_.filePath("x"),
+                          "--theta", "10000"},
+                         false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("--theta: a model run uses its config.json"), r.err.constData());
+        QVERIFY(!QDir(dir_.filePath("x")).exists());
     }
 };
 

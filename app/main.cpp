@@ -55,6 +55,14 @@ std::string oneLine(const char* message)
     return out;
 }
 
+// Commands report failures in one line of their own; Qt's and libpng's warnings (an sRGB profile, a
+// font) would make that two or three. They are shown with ROPESCOPE_QT_WARNINGS=1.
+void quietQtWarnings(QtMsgType type, const QMessageLogContext&, const QString& message)
+{
+    if (type == QtCriticalMsg || type == QtFatalMsg)
+        std::fprintf(stderr, "%s\n", oneLine(message.toLocal8Bit().constData()).c_str());
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -75,6 +83,8 @@ int main(int argc, char** argv)
         return kExitUsage;
 #endif
     }
+    if (!qEnvironmentVariableIsSet("ROPESCOPE_QT_WARNINGS"))
+        qInstallMessageHandler(quietQtWarnings);
     // Figures need fonts (a QGuiApplication) but never a display: Qt's offscreen platform, EGL for VTK.
     const std::string first = argv[1];
     std::unique_ptr<QCoreApplication> app;

@@ -1,5 +1,7 @@
 #include "safetensors.h"
 
+#include "geometry/errors.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -7,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -164,10 +167,12 @@ void SafeTensors::parse(const uint8_t* bytes, uint64_t size)
         if (offsets.size() != 2 || !offsets[0].isDouble() || !offsets[1].isDouble())
             throw ModelError(where + ": data_offsets must be [begin, end]");
         const double b = offsets[0].toDouble(), e = offsets[1].toDouble();
-        if (b < 0 || e < b || b != static_cast<double>(static_cast<uint64_t>(b)) || e != static_cast<double>(static_cast<uint64_t>(e))
-            || e > static_cast<double>(dataSize_))
-            throw ModelError(where + ": data_offsets [" + std::to_string(b) + ", " + std::to_string(e)
+        // Range first: converting a double at or above 2^64 to uint64_t is undefined.
+        if (!(b >= 0 && e >= b && e <= static_cast<double>(dataSize_)))
+            throw ModelError(where + ": data_offsets [" + geometry::shortNumber(b) + ", " + geometry::shortNumber(e)
                              + "] fall outside the data section (" + std::to_string(dataSize_) + " bytes)");
+        if (b != std::floor(b) || e != std::floor(e))
+            throw ModelError(where + ": data_offsets must be whole numbers");
         t.begin = static_cast<uint64_t>(b);
         t.end = static_cast<uint64_t>(e);
         if (t.end - t.begin != bytesNeeded)

@@ -64,7 +64,9 @@ private Q_SLOTS:
         QTest::newRow("size mismatch") << fileWith(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8) << "bytes for shape";
         QTest::newRow("shape overflow") << fileWith(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296,4294967296],"data_offsets":[0,8]}})", 8) << "too large";
         QTest::newRow("negative dim") << fileWith(R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4) << "non-negative";
-        QTest::newRow("fractional offset") << fileWith(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0.5,1.5]}})", 4) << "outside";
+        QTest::newRow("fractional offset") << fileWith(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0.5,1.5]}})", 4) << "whole numbers";
+        QTest::newRow("offset 2^64") << fileWith(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[18446744073709551616,18446744073709551617]}})", 4)
+                                     << "data_offsets [1.8446744073709552e+19, 1.8446744073709552e+19] fall outside the data section (4 bytes)";
         QTest::newRow("overlap") << fileWith(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12) << "overlap";
         QTest::newRow("missing offsets") << fileWith(R"({"x":{"dtype":"F32","shape":[2]}})", 8) << "data_offsets";
         QTest::newRow("rank") << fileWith(R"({"x":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}})", 1) << "at most 16";

@@ -266,6 +266,23 @@ private Q_SLOTS:
                          false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY(r.err.contains("--capture-layers"));
+        // A preprocessor_config.json that cannot be right is an error naming the file and key, not ignored.
+        const QString badModel = dir_.filePath("bad-preprocessor");
+        QVERIFY(QDir().mkpath(badModel));
+        for (const char* name : {"config.json", "model.safetensors", "tokenizer.json"})
+            QVERIFY(QFile::copy(model_ + "/" + name, badModel + "/" + name));
+        for (const auto& [json, mentions] : {std::pair{"{\"max_pixels\": 0}", "'max_pixels' must be a whole number"},
+                                             {"{\"min_pixels\": 5000, \"max_pixels\": 4000}", "min_pixels 5000 exceeds max_pixels 4000"},
+                                             {"{\"image_std\": [0.2, 0, 0.2]}", "'image_std' must be 3 numbers above 0"},
+                                             {"[1, 2]", "not a JSON object"}}) {
+            QFile config(badModel + "/preprocessor_config.json");
+            QVERIFY(config.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            config.write(json);
+            config.close();
+            r = runRopescope({"attend", "--model", badModel, "--image", image_, "--question", "what", "--output", dir_.filePath("x")}, false);
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains("preprocessor_config.json: ") && r.err.contains(mentions), r.err.constData());
+        }
         // The checkpoint decides the rotary settings: a flag that would be ignored is refused.
         r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "what", "--output", dir_.filePath("x"),
                           "--theta", "10000"},

@@ -2,6 +2,7 @@
 #include "commands.h"
 #include "geometry/metrics.h"
 #include "geometry/scheme.h"
+#include "geometry/errors.h"
 #include "geometry_options.h"
 #include "output.h"
 #include "bench_model.h"
@@ -135,10 +136,21 @@ int benchLive(const QCommandLineParser& parser)
     Q_UNUSED(parser);
     throw Failure("live: this build has no VTK (configured with -DROPESCOPE_RENDER=OFF)");
 #else
-    const std::vector<std::pair<std::string, std::string>> layouts{
+    std::vector<std::pair<std::string, std::string>> layouts{
         {"text:32,image:16x16,text:32", "text:32,image:16x16,text:32"},
         {interleavedLayout(2048, 4, 32), "4 x image:32x32 among 2048 text"},
     };
+    if (parser.isSet("layout")) {
+        try {
+            const std::string layout = parseLayout(parser.value("layout").toStdString()).toString();
+            layouts = {{layout, layout}};
+        } catch (const InvalidInput& e) {
+            throw UsageError(e.what());
+        }
+    }
+    const int steps = parser.isSet("steps") ? parseInteger(parser, "steps") : 200;
+    if (steps < 1 || steps > 10000)
+        throw UsageError("--steps: expected 1 to 10000");
     QSize size(1280, 800);
     std::unique_ptr<views::OffscreenView> view;
     try {
@@ -148,7 +160,7 @@ int benchLive(const QCommandLineParser& parser)
     }
     QJsonArray rows;
     QByteArray text = "offscreen " + QByteArray::fromStdString(view->route()) + ", " + QByteArray::number(size.width()) + "x"
-                      + QByteArray::number(size.height()) + ", 200 alpha steps\n";
+                      + QByteArray::number(size.height()) + ", " + QByteArray::number(steps) + " alpha steps\n";
     text += QByteArray("layout").leftJustified(36) + QByteArray("tokens").leftJustified(8) + QByteArray("median_ms").rightJustified(10)
             + QByteArray("p95_ms").rightJustified(10) + QByteArray("first_ms").rightJustified(10)
             + QByteArray("readouts_ms").rightJustified(12) + QByteArray("scene_ms").rightJustified(10) + QByteArray("render_ms").rightJustified(11) + "\n";
@@ -159,8 +171,8 @@ int benchLive(const QCommandLineParser& parser)
         std::vector<double> ms, readoutMs, sceneMs, renderMs;
         double first = 0;
         int tokens = 0;
-        for (int step = 0; step <= 200; ++step) {
-            state.params.circle.alpha = step / 200.0;
+        for (int step = 0; step <= steps; ++step) {
+            state.params.circle.alpha = static_cast<double>(step) / steps;
             const auto t0 = std::chrono::steady_clock::now();
             const session::Readouts r = engine.compute(state);
             const auto t1 = std::chrono::steady_clock::now();
@@ -224,6 +236,8 @@ int runBench(const QStringList& args)
         {"json", "Print JSON rows (layout, stage, min_ms, median_ms) instead of a table."},
         {"scheme", "Scheme to time (geometry; default circle).", "S"},
         {"output", "Write to this file (atomically) instead of standard output.", "F"},
+        {"layout", "live: time this layout instead of the two standard ones.", "L"},
+        {"steps", "live: alpha steps to time (default 200).", "N"},
     });
     addBenchModelOptions(parser);
     parseOrThrow(parser, args, true);

@@ -27,6 +27,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSlider>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -99,7 +100,7 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     auto* root = new QHBoxLayout(this);
     auto* images = new QVBoxLayout;
     imageLabel_ = new QLabel;
-    imageLabel_->setMinimumSize(448, 448);
+    imageLabel_->setMinimumSize(240, 240);
     imageLabel_->setAlignment(Qt::AlignCenter);
     images->addWidget(imageLabel_, 2);
     // The comparison row: the model's own scheme, and where attention moved from it.
@@ -108,13 +109,17 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     ownLabel_ = new QLabel;
     differenceLabel_ = new QLabel;
     for (QLabel* l : {ownLabel_, differenceLabel_}) {
-        l->setMinimumSize(220, 220);
+        l->setMinimumSize(120, 120);
         l->setAlignment(Qt::AlignCenter);
     }
     shiftLabel_ = new QLabel;
     shiftLabel_->setObjectName("shift");
+    auto* differenceTitle = new QLabel("difference (red: more attention than own, blue: less)");
+    differenceTitle->setWordWrap(true);
+    differenceTitle->setAlignment(Qt::AlignHCenter);
+    shiftLabel_->setWordWrap(true);
     row->addWidget(new QLabel("model's own scheme"), 0, 0, Qt::AlignHCenter);
-    row->addWidget(new QLabel("difference (red: more attention than own, blue: less)"), 0, 1, Qt::AlignHCenter);
+    row->addWidget(differenceTitle, 0, 1);
     row->addWidget(ownLabel_, 1, 0);
     row->addWidget(differenceLabel_, 1, 1);
     row->addWidget(shiftLabel_, 2, 0, 1, 2, Qt::AlignHCenter);
@@ -122,8 +127,10 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     images->addWidget(comparison_, 1);
     root->addLayout(images, 1);
 
-    auto* side = new QVBoxLayout;
+    auto* sidePanel = new QWidget;
+    auto* side = new QVBoxLayout(sidePanel);
     auto* form = new QFormLayout;
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
     modelLabel_ = new QLabel;
     modelLabel_->setObjectName("modelName");
     modelLabel_->setWordWrap(true);
@@ -137,10 +144,14 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     question_ = new QLineEdit(io::sampleQuestion());
     question_->setObjectName("question");
     form->addRow("Question", question_);
-    explorerScheme_ = new QCheckBox("use the explorer's scheme (else the model's own)");
+    explorerScheme_ = new QCheckBox("explorer's scheme");
+    explorerScheme_->setToolTip("Run the model under the scheme, parameters and AGE schedule set in the Parameters panel;\n"
+                                "off: under the scheme the model was trained with");
     explorerScheme_->setObjectName("explorerScheme");
     form->addRow(explorerScheme_);
-    compare_ = new QCheckBox("compare with the model's own scheme");
+    compare_ = new QCheckBox("compare with own scheme");
+    compare_->setToolTip("Also run the model under its own (trained) scheme: its map, the difference map and\n"
+                         "the total-variation shift between the two maps at the shown layer");
     compare_->setObjectName("compare");
     compare_->setEnabled(false);
     form->addRow(compare_);
@@ -180,7 +191,15 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     side->addLayout(form);
     side->addWidget(statusLabel_);
     side->addStretch(1);
-    root->addLayout(side);
+    // The controls scroll in their own column, so the image keeps the width.
+    auto* sideScroll = new QScrollArea;
+    sideScroll->setWidget(sidePanel);
+    sideScroll->setWidgetResizable(true);
+    sideScroll->setFrameShape(QFrame::NoFrame);
+    sideScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    sideScroll->setMinimumWidth(260);
+    sideScroll->setMaximumWidth(360);
+    root->addWidget(sideScroll);
 
     connect(runButton, &QPushButton::clicked, this, &AttentionPanel::requestRun);
     connect(question_, &QLineEdit::returnPressed, this, &AttentionPanel::requestRun);

@@ -1,6 +1,7 @@
 #include "main_window.h"
 
 #include "attention_panel.h"
+#include "readout_runner.h"
 #include "charts/chart_export.h"
 #include "charts/readout_charts.h"
 #include "geometry/errors.h"
@@ -17,6 +18,8 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QDateTime>
+#include <QDockWidget>
+#include <QGuiApplication>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
@@ -27,7 +30,9 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressBar>
 #include <QRegularExpression>
+#include <QScreen>
 #include <QScrollArea>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -54,6 +59,15 @@ namespace {
 CameraPreset presetFor(const std::string& name)
 {
     return name == "axis" ? CameraPreset::DownTextAxis : name == "side" ? CameraPreset::Side : CameraPreset::Isometric;
+}
+
+// "CMCMCM CMCMCM ..." in groups of six that a label can wrap, the first 36 layers at most.
+QString groupedPattern(const std::string& pattern)
+{
+    QStringList groups;
+    for (size_t i = 0; i < std::min<size_t>(pattern.size(), 36); i += 6)
+        groups << QString::fromStdString(pattern.substr(i, 6));
+    return groups.join(' ') + (pattern.size() > 36 ? " ..." : "");
 }
 
 QString number(double v)
@@ -84,6 +98,32 @@ MainWindow::~MainWindow()
     scene_.reset(); // its actors belong to the view's renderer
 }
 
+QDockWidget* MainWindow::addScrollDock(const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area, int width)
+{
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(content);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(name);
+    dock->setWidget(scroll);
+    dock->setFeatures(QDockWidget::DockWidgetClosable | QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
+    addDockWidget(area, dock);
+    resizeDocks({dock}, {width}, Qt::Horizontal);
+    return dock;
+}
+
+void MainWindow::fitToScreen()
+{
+    // 1600x1000 where there is room; otherwise the available screen, and narrower docks.
+    const QScreen* s = screen() ? screen() : QGuiApplication::primaryScreen();
+    const QRect available = s ? s->availableGeometry() : QRect(0, 0, 1600, 1000);
+    const QSize size(std::min(1600, available.width()), std::min(1000, available.height()));
+    resize(size);
+    const bool narrow = size.width() < 1500;
+    resizeDocks({parametersDock_, readoutsDock_}, {narrow ? 330 : 400, narrow ? 300 : 440}, Qt::Horizontal);
+}
+
 QString MainWindow::autosavePath() const
 {
     return QDir(sessionDir_).filePath("autosave.ropescope.json");
@@ -92,11 +132,25 @@ QString MainWindow::autosavePath() const
 void MainWindow::buildUi()
 {
     panel_ = new ParameterPanel;
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(panel_);
-    scroll->setWidgetResizable(true);
-    scroll->setMinimumWidth(420);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    runner_ = new ReadoutRunner(this);
+    busyLabel_ = new QLabel;
+    busyBar_ = new QProgressBar;
+    busyBar_->setRange(0, 0); // busy, no percentage
+    busyBar_->setMaximumWidth(120);
+    statusBar()->addPermanentWidget(busyLabel_);
+    statusBar()->addPermanentWidget(busyBar_);
+    busyLabel_->hide();
+    busyBar_->hide();
+    connect(runner_, &ReadoutRunner::started, this, [this](long long tokens) {
+        busyLabel_->setText(QString("computing %L1 tokens...").arg(tokens));
+        busyLabel_->show();
+        busyBar_->show();
+    });
+    connect(runner_, &ReadoutRunner::idle, this, [this] {
+        busyLabel_->hide();
+        busyBar_->hide();
+    });
+    connect(runner_, &ReadoutRunner::finished, this, [this](const ReadoutRunner::Result& r) { adopt(r); });
 
     view_ = new VtkViewWidget;
     view_->setMinimumSize(400, 300);
@@ -165,11 +219,13 @@ void MainWindow::buildUi()
     ptdView_ = new ChartView;
     profileView_ = new ChartView;
     priorView_ = new ChartView;
+    ptdLabel_->setWordWrap(true);
     for (QWidget* w : {static_cast<QWidget*>(ptdLabel_), static_cast<QWidget*>(selectionLabel_), static_cast<QWidget*>(warningLabel_)})
         readoutLayout->addWidget(w);
-    for (ChartView* c : {ptdView_, profileView_, priorView_})
+    for (ChartView* c : {ptdView_, profileView_, priorView_}) {
+        c->setMinimumHeight(170); // below that the panel scrolls instead of squashing the charts
         readoutLayout->addWidget(c, 1);
-    readouts->setMinimumWidth(380);
+    }
 
     attention_ = new AttentionPanel;
     tabs_ = new QTabWidget;
@@ -182,16 +238,13 @@ void MainWindow::buildUi()
         }
     });
 
-    auto* main = new QSplitter(Qt::Horizontal);
-    main->addWidget(scroll);
-    main->addWidget(tabs_);
-    main->addWidget(readouts);
-    main->setStretchFactor(0, 0);
-    main->setStretchFactor(1, 3);
-    main->setStretchFactor(2, 2);
-    main->setSizes({420, 720, 460});
-    setCentralWidget(main);
-    resize(1600, 1000);
+    // The side panels are docks: scrollable, closable from the View menu, movable and floatable, so the
+    // window fits a laptop screen (1280x720) and the 3-D view can take the whole width.
+    setCentralWidget(tabs_);
+    parametersDock_ = addScrollDock("Parameters", "parametersDock", panel_, Qt::LeftDockWidgetArea, 400);
+    readoutsDock_ = addScrollDock("Readouts", "readoutsDock", readouts, Qt::RightDockWidgetArea, 420);
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
+    fitToScreen();
 
     cameraSaveTimer_ = new QTimer(this);
     cameraSaveTimer_->setSingleShot(true);
@@ -202,6 +255,7 @@ void MainWindow::buildUi()
     });
 
     connect(panel_, &ParameterPanel::stateEdited, this, [this](const session::ExplorerState& s) { applyState(s); });
+    connect(panel_, &ParameterPanel::layoutRejected, this, &MainWindow::showError);
     connect(panel_, &ParameterPanel::loadImageRequested, this, [this] {
         const QString path = QFileDialog::getOpenFileName(this, "Image for patch colours", QString(), "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
         if (!path.isEmpty())
@@ -298,6 +352,13 @@ void MainWindow::buildMenus()
         QAction* a = viewMenu->addAction(name, QKeySequence(QString("Ctrl+%1").arg(key++)), this, [this, p = preset] { setCameraPreset(p); });
         toolbar->addAction(a);
     }
+    viewMenu->addSeparator();
+    QAction* showParameters = parametersDock_->toggleViewAction();
+    showParameters->setShortcut(QKeySequence("Ctrl+Shift+P"));
+    QAction* showReadouts = readoutsDock_->toggleViewAction();
+    showReadouts->setShortcut(QKeySequence("Ctrl+Shift+R"));
+    viewMenu->addAction(showParameters);
+    viewMenu->addAction(showReadouts);
 }
 
 void MainWindow::exportWithDialog(ChartKind kind)
@@ -397,20 +458,23 @@ void MainWindow::showError(const QString& message)
 
 bool MainWindow::applyState(const session::ExplorerState& requested)
 {
-    session::ExplorerState s = requested;
-    // Changing the layout can leave the selection on an image token or outside the sequence.
-    session::Readouts next;
-    try {
-        next = engine_.compute(s);
-        if (s.selectedToken >= next.table.size() || (s.selectedToken >= 0 && !next.table.isText(s.selectedToken))) {
-            s.selectedToken = next.table.blocks.empty() || next.table.blocks.front().begin == 0 ? (next.table.textTokens.empty() ? -1 : next.table.textTokens.front())
-                                                                                                 : next.table.blocks.front().begin - 1;
-            next = engine_.compute(s);
-        }
-    } catch (const geometry::InvalidInput& e) {
-        showError(e.what());
+    std::optional<ReadoutRunner::Result> result = runner_->request(requested);
+    return !result || adopt(std::move(*result)); // a large state arrives through ReadoutRunner::finished
+}
+
+bool MainWindow::readoutsBusy() const
+{
+    return runner_->busy();
+}
+
+bool MainWindow::adopt(ReadoutRunner::Result result)
+{
+    if (!result.error.isEmpty()) {
+        showError(result.error);
         return false;
     }
+    session::ExplorerState s = std::move(result.state);
+    session::Readouts next = std::move(result.readouts);
     // A new layout can put the scene far from where the user left the camera: refit it.
     if (s.layout != state_.layout)
         s.cameraState.reset();
@@ -436,7 +500,7 @@ void MainWindow::refresh()
                                    .arg(state_.layer)
                                    .arg(schedule->layers())
                                    .arg(QString::fromStdString(readouts_.table.scheme))
-                                   .arg(QString::fromStdString(schedule->pattern()).left(48)));
+                                   .arg(groupedPattern(schedule->pattern())));
     else
         panel_->setLayerScheme("no AGE schedule: every layer uses the scheme");
 }

@@ -1,5 +1,6 @@
 #pragma once
 #include "charts/chart_export.h"
+#include "readout_runner.h"
 #include "scene/cone_scene.h"
 #include "session/explorer_state.h"
 #include "session/readouts.h"
@@ -9,7 +10,9 @@
 
 #include <memory>
 
+class QDockWidget;
 class QLabel;
+class QProgressBar;
 class QSortFilterProxyModel;
 class QTableView;
 class QTimer;
@@ -39,7 +42,10 @@ public:
     // The state shown; applyState recomputes everything (invalid states keep the last good view and
     // report the error).
     const session::ExplorerState& state() const { return state_; }
+    // Large layouts (see ReadoutRunner) are computed on a worker: applyState returns at once and the
+    // window shows the new state when it is ready; readoutsBusy() says whether one is under way.
     bool applyState(const session::ExplorerState& state);
+    bool readoutsBusy() const;
     const session::Readouts& readouts() const { return readouts_; }
     QString lastError() const { return lastError_; }
     QString ptdReadout() const;
@@ -64,7 +70,10 @@ public:
 
 private:
     void buildUi();
+    bool adopt(ReadoutRunner::Result result);
     void buildMenus();
+    QDockWidget* addScrollDock(const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area, int width);
+    void fitToScreen();
     void refresh();
     void updateScene();
     void updateCharts();
@@ -80,13 +89,17 @@ private:
 
     QString sessionDir_;
     session::ExplorerState state_;
-    session::ReadoutEngine engine_;
+    ReadoutRunner* runner_ = nullptr;
+    QLabel* busyLabel_ = nullptr;
+    QProgressBar* busyBar_ = nullptr;
     session::Readouts readouts_;
     QString lastError_;
     bool autosaveEnabled_ = true; // off when an unreadable autosave could not be set aside
     QImage image_;
 
     views::ParameterPanel* panel_ = nullptr;
+    QDockWidget* parametersDock_ = nullptr;
+    QDockWidget* readoutsDock_ = nullptr;
     views::VtkViewWidget* view_ = nullptr;
     std::unique_ptr<views::ConeScene> scene_;
     views::PositionTableModel* tableModel_ = nullptr;

@@ -8,6 +8,7 @@
 #include <QApplication>
 #include <QClipboard>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QDir>
 #include <QFile>
@@ -108,7 +109,11 @@ private Q_SLOTS:
         const QImage image(png);
         QCOMPARE(image.size(), QSize(1000, 640));
         QVERIFY(image.text("ropescope").contains("text:4,image:8x8,text:6"));
-        QVERIFY(image.pixelColor(500, 320) != image.pixelColor(2, 2) || image.pixelColor(100, 100) != image.pixelColor(2, 2));
+        int drawn = 0; // pixels that are not the background: the cone, tokens and labels
+        for (int y = 0; y < image.height(); y += 2)
+            for (int x = 0; x < image.width(); x += 2)
+                drawn += image.pixelColor(x, y) != image.pixelColor(2, 2);
+        QVERIFY2(drawn > 1000, qPrintable(QString::number(drawn)));
 
         for (ChartKind kind : {ChartKind::Ptd, ChartKind::Profile, ChartKind::Prior}) {
             const QString base = dir.filePath(QString("chart%1").arg(static_cast<int>(kind)));
@@ -296,17 +301,90 @@ private Q_SLOTS:
             QTest::keySequence(layout, QKeySequence::SelectAll);
             QTest::keySequence(layout, QKeySequence::Paste);
         };
+        const QByteArray autosaved = [&] {
+            QFile f(w.autosavePath());
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        }();
         paste("text:2,imag:3x3");
+        QTest::keyClick(layout, Qt::Key_Return); // Enter applies at once
         QVERIFY2(w.lastError().contains("unknown kind 'imag'"), qPrintable(w.lastError()));
+        QVERIFY2(w.lastError().contains("showing the last valid layout, text:4,image:8x8,text:6"), qPrintable(w.lastError()));
         QCOMPARE(w.scene().world().rows(), Eigen::Index(74));
         QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:8x8,text:6"));
+        QCOMPARE([&] { QFile f(w.autosavePath()); f.open(QIODevice::ReadOnly); return f.readAll(); }(), autosaved); // never saved
+        // Moving a slider meanwhile applies the last valid layout, not the text in the field.
+        w.panel()->alphaSlider()->setValue(300);
+        QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:8x8,text:6"));
         paste("text:2,image:3x3,text:1");
+        QTest::keyClick(layout, Qt::Key_Return);
         QVERIFY(w.lastError().isEmpty());
         QCOMPARE(w.scene().world().rows(), Eigen::Index(12));
-        // Typing goes live on every valid prefix: "text:2" alone is a layout too.
+        // Typing applies nothing per keystroke: "text:" and "text:1" are not drawn on the way to "text:15".
         layout->clear();
-        QTest::keyClicks(layout, "text:5");
-        QCOMPARE(w.scene().world().rows(), Eigen::Index(5));
+        QTest::keyClicks(layout, "text:15");
+        QCOMPARE(w.scene().world().rows(), Eigen::Index(12));
+        QCOMPARE(QString::fromStdString(w.state().layout), QString("text:2,image:3x3,text:1"));
+        QTRY_COMPARE_WITH_TIMEOUT(w.scene().world().rows(), Eigen::Index(15), 3000); // after a pause
+        QVERIFY(w.lastError().isEmpty());
+    }
+
+    void windowFitsALaptopScreen()
+    {
+        // Every panel open, an AGE schedule's long layer label, the attention comparison row: the window
+        // still fits 1280x720 (no widget's minimum width exceeds the screen).
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        ropescope::session::ExplorerState s = w.state();
+        s.age = "strategy_4";
+        s.layer = 7;
+        QVERIFY(w.applyState(s));
+        w.attention()->useExplorerScheme(true);
+        w.attention()->compareWithOwnScheme(true);
+        w.showAttentionTab();
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTRY_VERIFY_WITH_TIMEOUT(!w.attention()->busy(), 60000);
+        const QSize minimum = w.minimumSizeHint().expandedTo(w.minimumSize());
+        // The parameters fit their dock at the width the window gives it on a laptop screen.
+        QVERIFY2(w.panel()->minimumSizeHint().width() <= 320, qPrintable(QString::number(w.panel()->minimumSizeHint().width())));
+        QVERIFY2(minimum.width() <= 1280 && minimum.height() <= 720, qPrintable(QString("%1x%2").arg(minimum.width()).arg(minimum.height())));
+        for (QWidget* child : w.findChildren<QWidget*>())
+            if (child->isVisible())
+                QVERIFY2(child->minimumSizeHint().width() <= 1280 && child->minimumWidth() <= 1280, qPrintable(child->objectName()));
+        // The side panels are docks that the View menu hides and shows.
+        auto* parameters = w.findChild<QDockWidget*>("parametersDock");
+        QVERIFY(parameters && parameters->isVisible());
+        parameters->toggleViewAction()->trigger();
+        QVERIFY(!parameters->isVisible());
+        parameters->toggleViewAction()->trigger();
+        QVERIFY(parameters->isVisible());
+    }
+
+    void largeLayoutsComputeInTheBackground()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        ropescope::session::ExplorerState s = w.state();
+        s.layout = "text:4,image:400x400,text:6"; // 160,010 tokens: over the background threshold
+        QVERIFY(w.applyState(s));
+        QVERIFY(w.readoutsBusy()); // the window is back at once; the old view stays until the new one is ready
+        QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:8x8,text:6"));
+        // Requests during the run collapse into the newest: the first large layout is never shown.
+        s.layout = "text:4,image:300x400,text:6";
+        QVERIFY(w.applyState(s));
+        QTRY_VERIFY_WITH_TIMEOUT(!w.readoutsBusy(), 60000);
+        QVERIFY2(w.lastError().isEmpty(), qPrintable(w.lastError()));
+        QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:300x400,text:6"));
+        QCOMPARE(w.readouts().table.size(), 120010);
+        QCOMPARE(w.scene().world().rows(), Eigen::Index(120010));
+        // A small state asked for while a large one computes wins over it.
+        s.layout = "text:4,image:400x400,text:6";
+        QVERIFY(w.applyState(s));
+        s.layout = "text:2,image:2x2";
+        QVERIFY(w.applyState(s));
+        QCOMPARE(w.readouts().table.size(), 6);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.readoutsBusy(), 60000);
+        QCOMPARE(w.readouts().table.size(), 6);
     }
 };
 

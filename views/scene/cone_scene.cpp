@@ -199,6 +199,10 @@ void ConeScene::updateTokens(const PositionTable& table, const SceneOptions& opt
         for (int i = b.begin; i < b.end(); ++i)
             visual.push_back(i);
     setPoints(visualPoints_, world_, visual);
+    // Shaded sphere impostors cost a software renderer seconds per frame at a million tokens; past this
+    // many, visual tokens are flat points (what is visible at that density anyway).
+    constexpr size_t kShadedPointLimit = 50000;
+    visualActor_->GetProperty()->SetRenderPointsAsSpheres(visual.size() <= kShadedPointLimit);
 
     vtkNew<vtkUnsignedCharArray> colours;
     colours->SetName("colour");
@@ -268,9 +272,13 @@ void ConeScene::updateCone(const PositionTable& table, const SceneOptions& optio
     if (apexToken >= 0 && apexToken < table.size() && table.isText(apexToken)) {
         const Eigen::RowVector3d apex = world_.row(apexToken);
         if (options.showConeLines) {
+            // Each line crosses the view: a million of them is seconds of rasterising per frame. Past
+            // kMaxConeLines, every k-th visual token of each block keeps the cone's shape.
+            constexpr int kMaxConeLines = 4096;
+            const int stride = std::max(1, (table.visualTokenCount() + kMaxConeLines - 1) / kMaxConeLines);
             linePoints->InsertNextPoint(apex.data());
             for (const auto& b : table.blocks)
-                for (int i = b.begin; i < b.end(); ++i) {
+                for (int i = b.begin; i < b.end(); i += stride) {
                     const vtkIdType id = linePoints->InsertNextPoint(world_(i, 0), world_(i, 1), world_(i, 2));
                     const vtkIdType cell[2] = {0, id};
                     lines->InsertNextCell(2, cell);

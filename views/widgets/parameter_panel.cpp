@@ -9,6 +9,7 @@
 #include <QDoubleValidator>
 #include <QFileInfo>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -16,6 +17,7 @@
 #include <QPushButton>
 #include <QSlider>
 #include <QSpinBox>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <cmath>
@@ -31,6 +33,7 @@ QSpinBox* spin(int lo, int hi, int value, const char* name)
     s->setRange(lo, hi);
     s->setValue(value);
     s->setObjectName(name);
+    s->setMinimumWidth(64); // a range up to 2^20 would otherwise make every box seven digits wide
     return s;
 }
 
@@ -64,6 +67,18 @@ std::string structuredLayout(int before, int rows, int cols, int images, int fra
     return out;
 }
 
+// A form whose rows put the label above the field when the panel is too narrow for both side by side.
+QFormLayout* form(QWidget* box)
+{
+    auto* f = new QFormLayout(box);
+    f->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    f->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    return f;
+}
+
+const char kLayoutHelp[] = "Segments, comma-separated: text:N (N text tokens), image:HxW (a merged token grid), "
+                           "video:TxHxW (T frames).\nApplied on Enter, when leaving the field, or after a pause.";
+
 const char* kAgeOptions[] = {"none", "strategy_1", "strategy_2", "strategy_3", "strategy_4", "custom"};
 
 } // namespace
@@ -81,7 +96,7 @@ void ParameterPanel::buildUi()
 
     // Scheme and layout
     auto* schemeBox = new QGroupBox("Scheme and layout");
-    auto* schemeForm = new QFormLayout(schemeBox);
+    auto* schemeForm = form(schemeBox);
     scheme_ = new QComboBox;
     scheme_->setObjectName("scheme");
     for (SchemeKind k : allSchemes())
@@ -89,15 +104,17 @@ void ParameterPanel::buildUi()
     schemeForm->addRow("Scheme", scheme_);
     layout_ = new QLineEdit;
     layout_->setObjectName("layout");
-    layout_->setToolTip("text:N, image:HxW, video:TxHxW segments, comma-separated");
+    layout_->setToolTip(kLayoutHelp);
     schemeForm->addRow("Layout", layout_);
-    textBefore_ = spin(0, 4096, 4, "textBefore");
-    rows_ = spin(1, 256, 8, "rows");
-    cols_ = spin(1, 256, 8, "cols");
-    images_ = spin(1, 64, 1, "images");
-    frames_ = spin(1, 64, 1, "frames");
-    textBetween_ = spin(0, 4096, 2, "textBetween");
-    textAfter_ = spin(0, 4096, 6, "textAfter");
+    // Up to the layout limit: a spin box that capped silently would draw another layout than the text.
+    constexpr int kMax = static_cast<int>(kMaxLayoutTokens);
+    textBefore_ = spin(0, kMax, 4, "textBefore");
+    rows_ = spin(1, kMax, 8, "rows");
+    cols_ = spin(1, kMax, 8, "cols");
+    images_ = spin(1, kMax, 1, "images");
+    frames_ = spin(1, kMax, 1, "frames");
+    textBetween_ = spin(0, kMax, 2, "textBetween");
+    textAfter_ = spin(0, kMax, 6, "textAfter");
     auto* grid = new QHBoxLayout;
     grid->addWidget(rows_);
     grid->addWidget(new QLabel("x"));
@@ -112,16 +129,18 @@ void ParameterPanel::buildUi()
     auto* texts = new QHBoxLayout;
     texts->addWidget(new QLabel("text before"));
     texts->addWidget(textBefore_);
-    texts->addWidget(new QLabel("between"));
-    texts->addWidget(textBetween_);
     texts->addWidget(new QLabel("after"));
     texts->addWidget(textAfter_);
     schemeForm->addRow(texts);
+    auto* between = new QHBoxLayout;
+    between->addWidget(new QLabel("text between images"));
+    between->addWidget(textBetween_);
+    schemeForm->addRow(between);
     root->addWidget(schemeBox);
 
     // Circle-RoPE
     auto* circleBox = new QGroupBox("Circle-RoPE");
-    auto* circleForm = new QFormLayout(circleBox);
+    auto* circleForm = form(circleBox);
     alpha_ = new QSlider(Qt::Horizontal);
     alpha_->setObjectName("alpha");
     alpha_->setRange(0, 1000);
@@ -133,7 +152,10 @@ void ParameterPanel::buildUi()
     circleForm->addRow("alpha", alphaRow);
     radiusMode_ = new QComboBox;
     radiusMode_->setObjectName("radiusMode");
-    radiusMode_->addItems({"fixed R", "auto-k (paper: k max|(x,y)|)", "auto-k (official code: k max coord)"});
+    radiusMode_->addItems({"fixed R", "auto-k (paper)", "auto-k (official code)"});
+    radiusMode_->setItemData(0, "The ring radius is R", Qt::ToolTipRole);
+    radiusMode_->setItemData(1, "R = k * max ||(x, y)||2 of the centred grid (the paper's auto mode)", Qt::ToolTipRole);
+    radiusMode_->setItemData(2, "R = k * max centred coordinate (the official code's auto mode)", Qt::ToolTipRole);
     circleForm->addRow("Radius", radiusMode_);
     radius_ = doubleSpin(0.01, 10000, 10, 0.5, 3, "radius");
     circleForm->addRow("R or k", radius_);
@@ -150,7 +172,7 @@ void ParameterPanel::buildUi()
 
     // AGE
     auto* ageBox = new QGroupBox("Alternating geometry (AGE)");
-    auto* ageForm = new QFormLayout(ageBox);
+    auto* ageForm = form(ageBox);
     age_ = new QComboBox;
     age_->setObjectName("age");
     for (const char* a : kAgeOptions)
@@ -168,13 +190,14 @@ void ParameterPanel::buildUi()
     layer_->setObjectName("layer");
     layer_->setRange(0, 35);
     layerLabel_ = new QLabel;
+    layerLabel_->setWordWrap(true); // "layer 0 of 36: circle (pattern CMCM...)" must not widen the panel
     ageForm->addRow("Layer", layer_);
     ageForm->addRow(layerLabel_);
     root->addWidget(ageBox);
 
     // Rotary
     auto* rotaryBox = new QGroupBox("Rotary frequencies (prior map)");
-    auto* rotaryForm = new QFormLayout(rotaryBox);
+    auto* rotaryForm = form(rotaryBox);
     theta_ = new QLineEdit("1000000");
     theta_->setObjectName("theta");
     theta_->setValidator(new QDoubleValidator(1.0, 1e12, 6, theta_));
@@ -192,7 +215,9 @@ void ParameterPanel::buildUi()
     rotaryForm->addRow("Sections", sections_);
     temporal_ = new QComboBox;
     temporal_->setObjectName("temporal");
-    temporal_->addItems({"Qwen2-VL: t", "Qwen2.5-VL: floor(t spg tps)"});
+    temporal_->addItems({"Qwen2-VL: t", "Qwen2.5-VL: seconds"});
+    temporal_->setItemData(0, "A video frame's time index is its frame number t", Qt::ToolTipRole);
+    temporal_->setItemData(1, "A video frame's time index is floor(t * seconds per grid * tokens per second)", Qt::ToolTipRole);
     rotaryForm->addRow("Video time", temporal_);
     secondPerGrid_ = doubleSpin(0, 100, 1, 0.1, 3, "secondPerGrid");
     tokensPerSecond_ = doubleSpin(0, 100, 2, 0.5, 3, "tokensPerSecond");
@@ -206,7 +231,7 @@ void ParameterPanel::buildUi()
 
     // View
     auto* viewBox = new QGroupBox("View");
-    auto* viewForm = new QFormLayout(viewBox);
+    auto* viewForm = form(viewBox);
     colour_ = new QComboBox;
     colour_->setObjectName("colour");
     colour_->addItems({"row / column", "image patches", "distance to selected"});
@@ -215,9 +240,11 @@ void ParameterPanel::buildUi()
     coneSurface_ = new QCheckBox("cone surface");
     labels_ = new QCheckBox("labels");
     dark_ = new QCheckBox("dark");
-    auto* checks = new QHBoxLayout;
-    for (QCheckBox* c : {coneLines_, coneSurface_, labels_, dark_})
-        checks->addWidget(c);
+    auto* checks = new QGridLayout;
+    checks->addWidget(coneLines_, 0, 0);
+    checks->addWidget(coneSurface_, 0, 1);
+    checks->addWidget(labels_, 1, 0);
+    checks->addWidget(dark_, 1, 1);
     viewForm->addRow(checks);
     projection_ = new QComboBox;
     projection_->setObjectName("projection");
@@ -228,6 +255,7 @@ void ParameterPanel::buildUi()
     auto* loadImage = new QPushButton("Load image...");
     loadImage->setObjectName("loadImage");
     imageLabel_ = new QLabel("(none)");
+    imageLabel_->setWordWrap(true);
     imageRow->addWidget(loadImage);
     imageRow->addWidget(imageLabel_, 1);
     viewForm->addRow("Patch colours", imageRow);
@@ -241,9 +269,16 @@ void ParameterPanel::buildUi()
     root->addStretch(1);
 
     connect(loadImage, &QPushButton::clicked, this, &ParameterPanel::loadImageRequested);
-    connect(layout_, &QLineEdit::textEdited, this, &ParameterPanel::emitEdited);
-    for (QSpinBox* s : {textBefore_, rows_, cols_, images_, frames_, textBetween_, textAfter_})
+    layoutPause_ = new QTimer(this);
+    layoutPause_->setSingleShot(true);
+    layoutPause_->setInterval(700);
+    connect(layoutPause_, &QTimer::timeout, this, &ParameterPanel::commitLayout);
+    connect(layout_, &QLineEdit::textEdited, this, &ParameterPanel::layoutTyped);
+    connect(layout_, &QLineEdit::editingFinished, this, &ParameterPanel::commitLayout);
+    for (QSpinBox* s : {textBefore_, rows_, cols_, images_, frames_, textBetween_, textAfter_}) {
+        s->setKeyboardTracking(false); // typing 1000 applies 1000, not 1, 10 and 100 first
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::structuredLayoutEdited);
+    }
     for (QComboBox* c : {scheme_, radiusMode_, age_, allocation_, temporal_, colour_, projection_})
         connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &ParameterPanel::emitEdited);
     for (QSlider* s : {alpha_, layer_})
@@ -262,8 +297,44 @@ void ParameterPanel::structuredLayoutEdited()
 {
     if (updating_)
         return;
-    layout_->setText(QString::fromStdString(structuredLayout(textBefore_->value(), rows_->value(), cols_->value(), images_->value(),
-                                                             frames_->value(), textBetween_->value(), textAfter_->value())));
+    layoutPause_->stop();
+    committedLayout_ = structuredLayout(textBefore_->value(), rows_->value(), cols_->value(), images_->value(), frames_->value(),
+                                        textBetween_->value(), textAfter_->value());
+    layout_->setText(QString::fromStdString(committedLayout_));
+    layout_->setStyleSheet({});
+    emitEdited();
+}
+
+void ParameterPanel::layoutTyped()
+{
+    // Say at once whether the text parses (red while it does not); apply it only after the pause.
+    try {
+        parseLayout(layout_->text().trimmed().toStdString());
+        layout_->setStyleSheet({});
+        layout_->setToolTip(kLayoutHelp);
+    } catch (const InvalidInput& e) {
+        layout_->setStyleSheet("background: #fde7e4;");
+        layout_->setToolTip(QString(kLayoutHelp) + "\n\n" + e.what());
+    }
+    layoutPause_->start();
+}
+
+void ParameterPanel::commitLayout()
+{
+    layoutPause_->stop();
+    const std::string text = layout_->text().trimmed().toStdString();
+    if (text == committedLayout_)
+        return;
+    try {
+        parseLayout(text);
+    } catch (const InvalidInput& e) {
+        // The view keeps the last valid layout; nothing is applied or autosaved.
+        const QString message = QString("%1 (showing the last valid layout, %2)").arg(e.what(), QString::fromStdString(committedLayout_));
+        setError(message);
+        Q_EMIT layoutRejected(message);
+        return;
+    }
+    committedLayout_ = text;
     emitEdited();
 }
 
@@ -299,7 +370,7 @@ void ParameterPanel::updateEnabled()
 session::ExplorerState ParameterPanel::state() const
 {
     session::ExplorerState s = base_;
-    s.layout = layout_->text().trimmed().toStdString();
+    s.layout = committedLayout_;
     if (const auto kind = schemeFromName(scheme_->currentText().toStdString()))
         s.params.kind = *kind;
     CircleParams& c = s.params.circle;
@@ -345,7 +416,9 @@ void ParameterPanel::setState(const session::ExplorerState& s)
         if (e->text() != text)
             e->setText(text);
     };
-    setText(layout_, QString::fromStdString(s.layout));
+    committedLayout_ = s.layout;
+    if (!layoutPause_->isActive() && !layout_->hasFocus()) // never overwrite what the user is typing
+        setText(layout_, QString::fromStdString(s.layout));
     // Mirror the layout in the structured editor when it has that shape.
     try {
         const Layout l = parseLayout(s.layout);
@@ -413,7 +486,8 @@ void ParameterPanel::setState(const session::ExplorerState& s)
 void ParameterPanel::setError(const QString& message)
 {
     error_->setText(message);
-    layout_->setStyleSheet(message.startsWith("layout") ? "background: #fde7e4;" : "");
+    if (!layoutPause_->isActive())
+        layout_->setStyleSheet(message.startsWith("layout") ? "background: #fde7e4;" : "");
 }
 
 void ParameterPanel::setLayerScheme(const QString& text)

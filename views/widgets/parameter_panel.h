@@ -10,12 +10,14 @@ class QLabel;
 class QLineEdit;
 class QSlider;
 class QSpinBox;
+class QTimer;
 
 namespace ropescope::views {
 
 // Every parameter of the explorer, live: scheme, layout (as text and as a structured editor), Circle-RoPE
 // alpha/radius/text vector/stride, AGE schedule and layer, rotary frequencies, video time index, view
-// options. Emits stateEdited() on every change with the state the controls describe.
+// options. Emits stateEdited() on every change with the state the controls describe (the layout field
+// once its text is complete: see commitLayout).
 class ParameterPanel : public QWidget {
     Q_OBJECT
 public:
@@ -33,15 +35,22 @@ public:
 Q_SIGNALS:
     void stateEdited(const session::ExplorerState& state);
     void loadImageRequested();
+    void layoutRejected(const QString& message); // the layout field's text does not parse; nothing applied
 
 private:
     void buildUi();
     void emitEdited();
     void structuredLayoutEdited();
+    void layoutTyped();
+    void commitLayout();
     void updateEnabled();
 
     session::ExplorerState base_; // fields the panel does not edit (selection, camera, image)
     bool updating_ = false;
+    // The layout the state carries: typing changes only the field; the text is applied on Enter, on
+    // leaving the field, or after a pause, and only when it parses.
+    std::string committedLayout_;
+    QTimer* layoutPause_;
 
     QComboBox* scheme_;
     QLineEdit* layout_;

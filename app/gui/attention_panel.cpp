@@ -1,5 +1,6 @@
 #include "attention_panel.h"
 
+#include "file_dialogs.h"
 #include "charts/attention_heatmap.h"
 #include "charts/chart_export.h"
 #include "io/atomic_file.h"
@@ -13,11 +14,11 @@
 #include "model/tokenizer.h"
 #include "model/vlm.h"
 
+#include <QBuffer>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QFutureWatcher>
@@ -103,6 +104,12 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     imageLabel_->setMinimumSize(240, 240);
     imageLabel_->setAlignment(Qt::AlignCenter);
     images->addWidget(imageLabel_, 2);
+    // The colour scale of the map: attention is min-max normalised over the image, then gamma-shaped.
+    colourBar_ = new QLabel;
+    colourBar_->setObjectName("attentionScale");
+    colourBar_->setAlignment(Qt::AlignCenter);
+    colourBar_->setToolTip("Attention per image patch, min-max normalised over the image, then shaped by the contrast gamma");
+    images->addWidget(colourBar_);
     // The comparison row: the model's own scheme, and where attention moved from it.
     comparison_ = new QWidget;
     auto* row = new QGridLayout(comparison_);
@@ -164,9 +171,18 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     form->addRow("Answer", answerLabel_);
     layer_ = new QSlider(Qt::Horizontal);
     layer_->setObjectName("attentionLayer");
-    form->addRow("Layer", layer_);
+    layer_->setToolTip("The decoder layer whose text -> image attention is shown");
+    auto* layerNumber = new QLabel("0");
+    layerNumber->setObjectName("attentionLayerNumber");
+    layerNumber->setMinimumWidth(24);
+    connect(layer_, &QSlider::valueChanged, layerNumber, [layerNumber](int v) { layerNumber->setNum(v); });
+    auto* layerRow = new QHBoxLayout;
+    layerRow->addWidget(layer_, 1);
+    layerRow->addWidget(layerNumber);
+    form->addRow("Layer", layerRow);
     head_ = new QComboBox;
     head_->setObjectName("head");
+    head_->setToolTip("mean or max over the heads, or one head");
     form->addRow("Head", head_);
     colormap_ = new QComboBox;
     colormap_->addItems({"jet", "viridis"});
@@ -213,7 +229,7 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
             requestRun();
     });
     connect(openModel, &QPushButton::clicked, this, [this] {
-        const QString dir = QFileDialog::getExistingDirectory(this, "Model folder", d->modelDir);
+        const QString dir = chooseFolder(this, "Model folder");
         if (!dir.isEmpty())
             this->openModel(dir);
     });
@@ -229,7 +245,7 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
         requestRun();
     });
     connect(openImage, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, "Image", QString(), "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
+        const QString path = chooseOpenFile(this, "Image", "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
         if (!path.isEmpty() && setImage(path))
             requestRun();
     });
@@ -424,8 +440,9 @@ std::shared_ptr<AttentionPanel::Job> AttentionPanel::prepare()
     const QString trained = geometry::schemeName(own.params.kind);
     const QString used = geometry::schemeName(params.kind);
     job->schemeText = "scheme " + used + (age.empty() ? QString() : " + AGE " + QString::fromStdString(age));
-    if (!model::sameScheme({params, age}, own, cfg.text.layers))
-        job->untrainedNote = "untrained scheme: this model was trained with " + trained;
+    const std::string difference = model::schemeDifference({params, age}, own, cfg.text.layers);
+    if (!difference.empty())
+        job->untrainedNote = "untrained scheme (" + QString::fromStdString(difference) + "): this model was trained with " + trained;
     return job;
 }
 
@@ -525,6 +542,27 @@ QStringList AttentionPanel::exportHeatmaps(const QString& path) const
     return written;
 }
 
+QString AttentionPanel::colourScaleHtml(const views::HeatmapOptions& options) const
+{
+    // The map's colormap drawn by the map's own code: a one-row grid from 0 to 1 over white.
+    constexpr int kSteps = 64;
+    std::vector<float> ramp(kSteps);
+    for (int i = 0; i < kSteps; ++i)
+        ramp[static_cast<size_t>(i)] = static_cast<float>(i) / (kSteps - 1);
+    views::HeatmapOptions o = options;
+    o.opacity = 1;
+    o.smoothing = 0;
+    o.gamma = 1;
+    QImage white(160, 12, QImage::Format_RGB888);
+    white.fill(Qt::white);
+    const QImage bar = views::attentionOverlay(white, ramp, 1, kSteps, o);
+    QByteArray png;
+    QBuffer buffer(&png);
+    buffer.open(QIODevice::WriteOnly);
+    bar.save(&buffer, "PNG");
+    return QString("least <img src=\"data:image/png;base64,%1\"> most").arg(QString::fromLatin1(png.toBase64()));
+}
+
 void AttentionPanel::repaintOverlay()
 {
     if (d->attentions.empty())
@@ -540,6 +578,7 @@ void AttentionPanel::repaintOverlay()
     o.smoothing = smoothing_->value();
     o.colormap = colormap_->currentIndex() == 1 ? views::HeatmapOptions::Colormap::Viridis : views::HeatmapOptions::Colormap::Jet;
     overlay_ = views::attentionOverlay(d->resized, grid, d->rows, d->cols, o);
+    colourBar_->setText(colourScaleHtml(o));
     imageLabel_->setPixmap(QPixmap::fromImage(overlay_).scaled(imageLabel_->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
     if (d->ownAttentions.empty()) {
         ownOverlay_ = difference_ = QImage();
@@ -552,7 +591,9 @@ void AttentionPanel::repaintOverlay()
     comparison_->show();
     for (auto [label, image] : {std::pair{ownLabel_, &ownOverlay_}, {differenceLabel_, &difference_}})
         label->setPixmap(QPixmap::fromImage(*image).scaled(label->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
-    shiftLabel_->setText(QString("layer %1: attention moved by %2 (total variation, 0 = same places, 1 = disjoint)")
+    // The shift compares the mean maps whatever head the images show: say so.
+    shiftLabel_->setText(QString("layer %1, mean over heads and question tokens: attention moved by %2 (total variation, "
+                                 "0 = same places, 1 = disjoint)")
                              .arg(layer)
                              .arg(shift(), 0, 'f', 3));
 }

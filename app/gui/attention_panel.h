@@ -1,4 +1,5 @@
 #pragma once
+#include "charts/attention_heatmap.h"
 #include "session/explorer_state.h"
 
 #include <QImage>
@@ -65,11 +66,12 @@ private:
     bool finish(const Job& job);
     bool fail(const QString& message);
     void repaintOverlay();
+    QString colourScaleHtml(const views::HeatmapOptions& options) const;
     struct Impl;
     std::unique_ptr<Impl> d;
     QImage overlay_, ownOverlay_, difference_;
     QLabel *imageLabel_, *answerLabel_, *statusLabel_, *modelLabel_;
-    QLabel *ownLabel_, *differenceLabel_, *shiftLabel_;
+    QLabel *ownLabel_, *differenceLabel_, *shiftLabel_, *colourBar_;
     QWidget* comparison_;
     QLineEdit* question_;
     QCheckBox *explorerScheme_, *compare_;

@@ -1,6 +1,7 @@
 #include "main_window.h"
 
 #include "attention_panel.h"
+#include "file_dialogs.h"
 #include "readout_runner.h"
 #include "charts/chart_export.h"
 #include "charts/readout_charts.h"
@@ -22,7 +23,6 @@
 #include <QGuiApplication>
 #include <QDir>
 #include <QFile>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QHeaderView>
 #include <QInputDialog>
@@ -49,6 +49,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 namespace ropescope::gui {
@@ -232,6 +233,12 @@ void MainWindow::buildUi()
     tabs_->addTab(centre, "Geometry");
     tabs_->addTab(attention_, "Attention");
     connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
+        if (index == 0 && cameraStale_) { // the scene changed while the Attention tab was shown
+            cameraStale_ = false;
+            if (!state_.cameraState)
+                scene_->applyCamera(presetFor(state_.camera));
+            view_->update();
+        }
         if (index == 1 && !attentionRan_) {
             attentionRan_ = true; // the first visit runs the bundled model on the sample
             attention_->requestRun();
@@ -257,21 +264,28 @@ void MainWindow::buildUi()
     connect(panel_, &ParameterPanel::stateEdited, this, [this](const session::ExplorerState& s) { applyState(s); });
     connect(panel_, &ParameterPanel::layoutRejected, this, &MainWindow::showError);
     connect(panel_, &ParameterPanel::loadImageRequested, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, "Image for patch colours", QString(), "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
+        const QString path = chooseOpenFile(this, "Image for patch colours", "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
         if (!path.isEmpty())
             loadImage(path);
     });
     connect(view_, &VtkViewWidget::clicked, this, [this](double x, double y) {
         const int token = scene_->pickToken(x, y);
-        if (token >= 0 && readouts_.table.isText(token))
+        if (token < 0)
+            return;
+        if (readouts_.table.isText(token)) {
             selectToken(token);
-        else if (token >= 0)
-            statusBar()->showMessage(QString("token %1: %2, row %3, col %4")
+        } else {
+            const auto i = static_cast<size_t>(token);
+            const QString frame = readouts_.table.frame[i] > 0 ? QString(", frame %1").arg(readouts_.table.frame[i]) : QString();
+            statusBar()->showMessage(QString("token %1: %2 (segment %3), row %4, col %5%6")
                                          .arg(token)
-                                         .arg(geometry::modalityName(readouts_.table.modality[static_cast<size_t>(token)]))
-                                         .arg(readouts_.table.row[static_cast<size_t>(token)])
-                                         .arg(readouts_.table.col[static_cast<size_t>(token)]),
-                                     5000);
+                                         .arg(geometry::modalityName(readouts_.table.modality[i]))
+                                         .arg(readouts_.table.segment[i])
+                                         .arg(readouts_.table.row[i])
+                                         .arg(readouts_.table.col[i])
+                                         .arg(frame));
+        }
+        showTokenInTable(token); // the table follows what is picked in the view
     });
     connect(view_, &VtkViewWidget::cameraChanged, cameraSaveTimer_, qOverload<>(&QTimer::start));
     // Until the user moves the camera it follows the preset, refitted to the view's real aspect ratio.
@@ -285,12 +299,12 @@ void MainWindow::buildMenus()
 {
     QMenu* file = menuBar()->addMenu("&File");
     file->addAction("&Open session...", QKeySequence::Open, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, "Open session", QString(), "RopeScope sessions (*.ropescope.json *.json)");
+        const QString path = chooseOpenFile(this, "Open session", "RopeScope sessions (*.ropescope.json *.json)");
         if (!path.isEmpty() && !openSession(path))
             QMessageBox::warning(this, "Open session", lastError_);
     });
     file->addAction("&Save session as...", QKeySequence::Save, this, [this] {
-        QString path = QFileDialog::getSaveFileName(this, "Save session", "session.ropescope.json", "RopeScope sessions (*.ropescope.json)");
+        QString path = chooseSaveFile(this, "Save session", "session.ropescope.json", "RopeScope sessions (*.ropescope.json)");
         if (path.isEmpty())
             return;
         try {
@@ -301,7 +315,7 @@ void MainWindow::buildMenus()
     });
     file->addSeparator();
     file->addAction("Export 3-D view as &PNG...", QKeySequence("Ctrl+E"), this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, "Export 3-D view", "cone.png", "PNG (*.png)");
+        const QString path = chooseSaveFile(this, "Export 3-D view", "cone.png", "PNG (*.png)");
         if (path.isEmpty())
             return;
         bool ok = false;
@@ -320,7 +334,7 @@ void MainWindow::buildMenus()
     file->addAction("Export distance profile...", this, [this] { exportWithDialog(ChartKind::Profile); });
     file->addAction("Export prior heatmap...", this, [this] { exportWithDialog(ChartKind::Prior); });
     file->addAction("Export &attention heatmap...", this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, "Export attention heatmap", "attention.png", "PNG (*.png)");
+        const QString path = chooseSaveFile(this, "Export attention heatmap", "attention.png", "PNG (*.png)");
         if (path.isEmpty())
             return;
         try {
@@ -330,7 +344,7 @@ void MainWindow::buildMenus()
         }
     });
     file->addAction("Export position &table...", this, [this] {
-        const QString path = QFileDialog::getSaveFileName(this, "Export position table", "positions.csv", "CSV (*.csv);;JSON (*.json)");
+        const QString path = chooseSaveFile(this, "Export position table", "positions.csv", "CSV (*.csv);;JSON (*.json)");
         if (path.isEmpty())
             return;
         try {
@@ -364,7 +378,7 @@ void MainWindow::buildMenus()
 void MainWindow::exportWithDialog(ChartKind kind)
 {
     const char* names[] = {"ptd", "profile", "prior"};
-    const QString path = QFileDialog::getSaveFileName(this, "Export chart", QString("%1.svg").arg(names[static_cast<int>(kind)]),
+    const QString path = chooseSaveFile(this, "Export chart", QString("%1.svg").arg(names[static_cast<int>(kind)]),
                                                       "SVG (*.svg);;PDF (*.pdf);;PNG (*.png)");
     if (path.isEmpty())
         return;
@@ -451,9 +465,19 @@ void MainWindow::autosave()
 
 void MainWindow::showError(const QString& message)
 {
-    lastError_ = message;
-    panel_->setError(message);
-    statusBar()->showMessage(message, 10000);
+    // Core errors name command-line flags; the window names its own controls.
+    static const std::pair<const char*, const char*> words[] = {
+        {"--alpha:", "alpha:"}, {"--radius:", "R or k:"}, {"--text-vector:", "Text vector:"}, {"--stride:", "Video stride:"},
+        {"--age:", "AGE schedule:"}, {"--layers:", "AGE layers:"}, {"--layer:", "AGE layer:"}, {"--theta:", "theta:"},
+        {"--head-dim:", "head_dim:"}, {"--mrope-section:", "Sections:"}, {"--allocation:", "Allocation:"},
+        {"--second-per-grid:", "seconds per grid (spg):"}, {"--tokens-per-second:", "tokens per second (tps):"}};
+    QString text = message;
+    for (const auto& [flag, word] : words)
+        if (text.startsWith(flag))
+            text = word + text.mid(static_cast<int>(std::strlen(flag)));
+    lastError_ = text;
+    panel_->setError(text);
+    statusBar()->showMessage(text, 10000);
 }
 
 bool MainWindow::applyState(const session::ExplorerState& requested)
@@ -495,6 +519,7 @@ void MainWindow::refresh()
     tableModel_->setTable(readouts_.table);
     updateCharts();
     updateReadoutLabels();
+    panel_->setEffectiveRadius(effectiveRadius());
     if (const auto schedule = state_.ageSchedule())
         panel_->setLayerScheme(QString("layer %1 of %2: %3 (pattern %4)")
                                    .arg(state_.layer)
@@ -544,6 +569,7 @@ void MainWindow::updateScene()
         view_->renderer()->ResetCameraClippingRange();
     } else {
         scene_->applyCamera(presetFor(state_.camera));
+        cameraStale_ = !view_->isVisible(); // fitted to a hidden view's size: fit again when it is shown
     }
     view_->update();
 }
@@ -575,6 +601,20 @@ void MainWindow::updateCharts()
     ptdView_->setPainter(metrics ? chartPainter(ChartKind::Ptd) : ChartPainter());
     profileView_->setPainter(metrics ? chartPainter(ChartKind::Profile) : ChartPainter());
     priorView_->setPainter(metrics ? chartPainter(ChartKind::Prior) : ChartPainter());
+}
+
+QString MainWindow::effectiveRadius() const
+{
+    // The auto modes scale R with each grid's extent: say what R came out.
+    const auto& rings = readouts_.table.rings;
+    if (state_.params.circle.radiusMode == geometry::RadiusMode::Fixed || rings.empty())
+        return {};
+    double lo = INFINITY, hi = -INFINITY;
+    for (const geometry::Ring& r : rings) {
+        lo = std::min(lo, r.radius);
+        hi = std::max(hi, r.radius);
+    }
+    return hi - lo < 1e-9 ? QString("R = %1").arg(lo, 0, 'g', 4) : QString("R = %1..%2").arg(lo, 0, 'g', 4).arg(hi, 0, 'g', 4);
 }
 
 QString MainWindow::ptdReadout() const
@@ -626,6 +666,15 @@ void MainWindow::updateReadoutLabels()
     warningLabel_->setText(warnings.join('\n'));
 }
 
+void MainWindow::showTokenInTable(int token)
+{
+    const QModelIndex index = tableProxy_->mapFromSource(tableModel_->index(token, 0));
+    if (!index.isValid())
+        return;
+    tableView_->selectRow(index.row());
+    tableView_->scrollTo(index, QAbstractItemView::PositionAtCenter);
+}
+
 void MainWindow::showAttentionTab()
 {
     tabs_->setCurrentIndex(1);
@@ -635,7 +684,8 @@ void MainWindow::selectToken(int token)
 {
     session::ExplorerState s = state_;
     s.selectedToken = token;
-    applyState(s);
+    if (applyState(s))
+        showTokenInTable(token);
 }
 
 void MainWindow::setCameraPreset(CameraPreset preset)
@@ -664,14 +714,20 @@ void MainWindow::loadImage(const QString& path)
 
 void MainWindow::exportView(const QString& path, QSize size)
 {
-    captureCamera();
+    if (cameraSaveTimer_->isActive()) // the user moved the camera a moment ago
+        captureCamera();
     QImage image;
     try {
         OffscreenView offscreen(size);
         offscreen.scene().update(readouts_.table, sceneOptions());
-        // Same camera as the window; the aspect ratio follows the export size.
-        copyCamera(offscreen.renderer()->GetActiveCamera(), *state_.cameraState);
-        offscreen.renderer()->ResetCameraClippingRange();
+        // The window's own camera if the user moved it, else the preset fitted to the export's aspect
+        // ratio (the window's camera may be stale while another tab is shown).
+        if (state_.cameraState) {
+            copyCamera(offscreen.renderer()->GetActiveCamera(), *state_.cameraState);
+            offscreen.renderer()->ResetCameraClippingRange();
+        } else {
+            offscreen.scene().applyCamera(presetFor(state_.camera));
+        }
         image = offscreen.grab();
     } catch (const std::runtime_error& e) {
         throw std::runtime_error(path.toStdString() + ": " + e.what());

@@ -50,8 +50,10 @@ public:
     QString lastError() const { return lastError_; }
     QString ptdReadout() const;
     QString selectionReadout() const;
+    QString effectiveRadius() const;
 
     void selectToken(int token);
+    void showTokenInTable(int token); // selects and scrolls to the token's row
     void setCameraPreset(views::CameraPreset preset);
 
     // Exports without dialogs; throw std::runtime_error naming the path on failure.
@@ -94,6 +96,7 @@ private:
     QProgressBar* busyBar_ = nullptr;
     session::Readouts readouts_;
     QString lastError_;
+    bool cameraStale_ = false;
     bool autosaveEnabled_ = true; // off when an unreadable autosave could not be set aside
     QImage image_;
 

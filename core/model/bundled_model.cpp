@@ -3,6 +3,7 @@
 #include "io/input_file.h"
 
 #include "geometry/age.h"
+#include "geometry/errors.h"
 #include "synthetic_task.h"
 
 #include <QDir>
@@ -45,13 +46,31 @@ QJsonObject schemeToJson(const ModelScheme& m)
 
 bool sameScheme(const ModelScheme& a, const ModelScheme& b, int layers)
 {
+    return schemeDifference(a, b, layers).empty();
+}
+
+std::string schemeDifference(const ModelScheme& a, const ModelScheme& b, int layers)
+{
     auto pattern = [layers](const std::string& age) { return age.empty() ? std::string() : geometry::parseAgeSchedule(age, layers).pattern(); };
-    if (a.params.kind != b.params.kind || pattern(a.age) != pattern(b.age))
-        return false;
+    if (a.params.kind != b.params.kind)
+        return std::string("scheme ") + geometry::schemeName(a.params.kind) + ", trained " + geometry::schemeName(b.params.kind);
+    if (pattern(a.age) != pattern(b.age))
+        return "AGE " + (a.age.empty() ? std::string("none") : a.age) + ", trained " + (b.age.empty() ? std::string("none") : b.age);
     if (a.params.kind != geometry::SchemeKind::Circle && a.age.empty())
-        return true; // no layer uses the Circle-RoPE parameters
+        return {}; // no layer uses the Circle-RoPE parameters
     const geometry::CircleParams &x = a.params.circle, &y = b.params.circle;
-    return x.alpha == y.alpha && x.radiusMode == y.radiusMode && x.radius == y.radius && x.stride == y.stride;
+    const auto differs = [](const char* name, double used, double trained) {
+        return name + std::string(" ") + geometry::shortNumber(used) + ", trained " + geometry::shortNumber(trained);
+    };
+    if (x.alpha != y.alpha)
+        return differs("alpha", x.alpha, y.alpha);
+    if (x.radiusMode != y.radiusMode)
+        return "radius mode differs";
+    if (x.radius != y.radius)
+        return differs(x.radiusMode == geometry::RadiusMode::Fixed ? "R" : "k", x.radius, y.radius);
+    if (x.stride != y.stride)
+        return differs("stride", x.stride, y.stride);
+    return {};
 }
 
 ModelScheme schemeFromJson(const QJsonObject& o)

@@ -22,6 +22,9 @@ ModelScheme schemeFromJson(const QJsonObject& json);
 // patterns compared as the per-layer pattern for `layers` layers), and Circle-RoPE's parameters where a
 // layer uses Circle-RoPE. Decides when a model runs "untrained" and what a comparison compares.
 bool sameScheme(const ModelScheme& a, const ModelScheme& b, int layers);
+// What differs, in words ("alpha 0.3, trained 0.5"); empty when sameScheme. `a` is the one used, `b` the
+// trained one.
+std::string schemeDifference(const ModelScheme& a, const ModelScheme& b, int layers);
 
 // The scheme recorded in a model folder's config.json (mrope for Hugging Face checkpoints).
 ModelScheme recordedScheme(const QString& modelDir);

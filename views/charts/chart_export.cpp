@@ -69,7 +69,8 @@ QByteArray renderFigure(const ChartPainter& paint, QSize size, FigureFormat form
         QBuffer buffer(&bytes);
         buffer.open(QIODevice::WriteOnly);
         QPdfWriter pdf(&buffer);
-        pdf.setTitle(description);
+        // A short title (PDF viewers show it); the parameters go in the .json sidecar.
+        pdf.setTitle(metadata.contains("chart") ? "RopeScope " + metadata["chart"].toString() + " chart" : QString("RopeScope figure"));
         pdf.setCreator("RopeScope");
         pdf.setResolution(72);
         pdf.setPageSize(QPageSize(QSizeF(size.width(), size.height()), QPageSize::Point));

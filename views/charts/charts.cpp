@@ -52,7 +52,16 @@ QString number(double v)
 {
     if (v == 0 || (std::abs(v) >= 0.01 && std::abs(v) < 1e5))
         return QString::number(v, 'f', std::abs(v) >= 100 ? 1 : 3);
-    return QString::number(v, 'g', 3);
+    return QString::number(v, 'g', 3); // 7.5e+05
+}
+
+// The widest tick label of a value axis, so the plot leaves room for all of them.
+double axisLabelWidth(const QFontMetricsF& fm, double lo, double hi, int ticks)
+{
+    double width = 0;
+    for (int i = 0; i <= ticks; ++i)
+        width = std::max(width, fm.horizontalAdvance(number(lo + (hi - lo) * i / ticks)));
+    return width;
 }
 
 // A "nice" axis maximum: 1, 2 or 5 times a power of ten at or above v.
@@ -71,14 +80,15 @@ void drawValueAxis(QPainter& p, const QRectF& plot, double lo, double hi, int ti
 {
     setFont(p, plot, 0.8);
     const QFontMetricsF fm(p.font());
+    const double labelWidth = axisLabelWidth(fm, lo, hi, ticks);
     for (int i = 0; i <= ticks; ++i) {
         const double v = lo + (hi - lo) * i / ticks;
         const double y = plot.bottom() - plot.height() * i / ticks;
         p.setPen(kGrid);
         p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
         p.setPen(kInk);
-        p.drawText(QRectF(plot.left() - fm.horizontalAdvance("00000.0") - 6, y - fm.height() / 2, fm.horizontalAdvance("00000.0"), fm.height()),
-                   Qt::AlignRight | Qt::AlignVCenter, number(v));
+        p.drawText(QRectF(plot.left() - labelWidth - 6, y - fm.height() / 2, labelWidth, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
+                   number(v));
     }
 }
 
@@ -91,8 +101,8 @@ void paintBarChart(QPainter& p, const QRectF& area, const BarChart& chart)
     QRectF plot = titled(p, area, chart.title);
     setFont(p, area, 0.8);
     const QFontMetricsF fm(p.font());
-    plot.adjust(fm.horizontalAdvance("00000.0") + 10, fm.height() * 1.4, -8, -fm.height() * 1.8);
     const double top = niceCeiling(chart.values.empty() ? 1.0 : *std::max_element(chart.values.begin(), chart.values.end()));
+    plot.adjust(axisLabelWidth(fm, 0, top, 4) + 10, fm.height() * 1.4, -8, -fm.height() * 1.8);
     drawValueAxis(p, plot, 0, top, 4);
 
     const int n = static_cast<int>(chart.values.size());
@@ -104,9 +114,12 @@ void paintBarChart(QPainter& p, const QRectF& area, const BarChart& chart)
         p.fillRect(bar, i == chart.highlighted ? kAccent : kBar);
         p.setPen(kInk);
         setFont(p, area, 0.8, i == chart.highlighted);
+        fitFont(p, number(v), slot);
         p.drawText(QRectF(bar.left() - slot * 0.2, bar.top() - fm.height() * 1.2, slot, fm.height()), Qt::AlignCenter, number(v));
-        p.drawText(QRectF(plot.left() + slot * i, plot.bottom() + 4, slot, fm.height() * 1.3), Qt::AlignCenter,
-                   chart.labels[static_cast<size_t>(i)]);
+        setFont(p, area, 0.8, i == chart.highlighted);
+        fitFont(p, chart.labels[static_cast<size_t>(i)], slot - 2); // narrow panels: smaller, never overlapping
+        const QString label = QFontMetricsF(p.font()).elidedText(chart.labels[static_cast<size_t>(i)], Qt::ElideMiddle, slot - 2);
+        p.drawText(QRectF(plot.left() + slot * i, plot.bottom() + 4, slot, fm.height() * 1.3), Qt::AlignCenter, label);
     }
     p.setPen(kInk);
     p.drawLine(plot.bottomLeft(), plot.bottomRight());
@@ -216,15 +229,20 @@ void paintHeatmapChart(QPainter& p, const QRectF& area, const HeatmapChart& char
         left += (g.cols + gap) * cell;
     }
 
-    // colour bar
-    const QRectF bar(area.left() + area.width() * 0.2, area.bottom() - fm.height() * 1.9, area.width() * 0.6, fm.height() * 0.6);
+    // Colour bar, its end values beside it: the bar leaves them the room they need at any font size.
+    const QString loText = number(lo), hiText = number(hi);
+    const double loWidth = fm.horizontalAdvance(loText) + 6, hiWidth = fm.horizontalAdvance(hiText) + 6;
+    const double barWidth = std::min(area.width() * 0.6, area.width() - 2 * std::max(loWidth, hiWidth) - 16);
+    const QRectF bar(area.center().x() - barWidth / 2, area.bottom() - fm.height() * 1.9, barWidth, fm.height() * 0.6);
     for (int i = 0; i < 100; ++i) {
         const Rgb rgb = viridis(i / 99.0);
         p.fillRect(QRectF(bar.left() + bar.width() * i / 100, bar.top(), bar.width() / 100 + 0.5, bar.height()), QColor(rgb[0], rgb[1], rgb[2]));
     }
     p.setPen(kInk);
-    p.drawText(QRectF(bar.left() - 100, bar.top() - 2, 96, bar.height() + 4), Qt::AlignRight | Qt::AlignVCenter, number(lo));
-    p.drawText(QRectF(bar.right() + 4, bar.top() - 2, 100, bar.height() + 4), Qt::AlignLeft | Qt::AlignVCenter, number(hi));
+    p.drawText(QRectF(bar.left() - loWidth, bar.top() - fm.height(), loWidth - 4, bar.height() + 2 * fm.height()),
+               Qt::AlignRight | Qt::AlignVCenter, loText);
+    p.drawText(QRectF(bar.right() + 4, bar.top() - fm.height(), hiWidth, bar.height() + 2 * fm.height()), Qt::AlignLeft | Qt::AlignVCenter,
+               hiText);
     p.restore();
 }
 

@@ -15,6 +15,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
 #include <QTimer>
@@ -101,6 +102,15 @@ void ParameterPanel::buildUi()
     scheme_->setObjectName("scheme");
     for (SchemeKind k : allSchemes())
         scheme_->addItem(schemeName(k));
+    scheme_->setToolTip("Where text and visual tokens are placed (DESIGN.md sec. 2)");
+    const char* schemeHelp[] = {"hard: one index per token, images flattened row-major (LLaVA, plain 1-D RoPE)",
+                                "unordered (mPLUG-Owl3, RoPE-Share): every token of an image or frame shares one index",
+                                "mrope: Qwen2-VL's (t, h, w) grid; text on the diagonal (n, n, n)",
+                                "compact (RoPE-Compact): as mrope, but after a video each axis continues from its own last value",
+                                "circle: Circle-RoPE, image rings orthogonal to the text axis (alpha, radius, text vector)",
+                                "vrope: VRoPE, a symmetric 4-component layout with interleaved frequencies"};
+    for (int i = 0; i < scheme_->count() && i < 6; ++i)
+        scheme_->setItemData(i, schemeHelp[i], Qt::ToolTipRole);
     schemeForm->addRow("Scheme", scheme_);
     layout_ = new QLineEdit;
     layout_->setObjectName("layout");
@@ -119,6 +129,13 @@ void ParameterPanel::buildUi()
     grid->addWidget(rows_);
     grid->addWidget(new QLabel("x"));
     grid->addWidget(cols_);
+    rows_->setToolTip("Rows of the merged token grid of each image");
+    cols_->setToolTip("Columns of the merged token grid of each image");
+    images_->setToolTip("Images (or videos) in the sequence");
+    frames_->setToolTip("Frames per video (1: images)");
+    textBefore_->setToolTip("Text tokens before the first image");
+    textAfter_->setToolTip("Text tokens after the last image");
+    textBetween_->setToolTip("Text tokens between consecutive images");
     schemeForm->addRow("Grid H x W", grid);
     auto* counts = new QHBoxLayout;
     counts->addWidget(new QLabel("images"));
@@ -144,11 +161,13 @@ void ParameterPanel::buildUi()
     alpha_ = new QSlider(Qt::Horizontal);
     alpha_->setObjectName("alpha");
     alpha_->setRange(0, 1000);
-    alphaValue_ = new QLabel;
-    alphaValue_->setMinimumWidth(40);
+    alpha_->setToolTip("Circle-RoPE angle mixing: alpha * SA + (1 - alpha) * GA (0: grid angles, 1: spatial angles)");
+    alphaBox_ = doubleSpin(0, 1, 0.5, 0.01, 3, "alphaValue");
+    alphaBox_->setToolTip(alpha_->toolTip());
+    alphaBox_->setKeyboardTracking(false);
     auto* alphaRow = new QHBoxLayout;
-    alphaRow->addWidget(alpha_);
-    alphaRow->addWidget(alphaValue_);
+    alphaRow->addWidget(alpha_, 1);
+    alphaRow->addWidget(alphaBox_);
     circleForm->addRow("alpha", alphaRow);
     radiusMode_ = new QComboBox;
     radiusMode_->setObjectName("radiusMode");
@@ -158,7 +177,13 @@ void ParameterPanel::buildUi()
     radiusMode_->setItemData(2, "R = k * max centred coordinate (the official code's auto mode)", Qt::ToolTipRole);
     circleForm->addRow("Radius", radiusMode_);
     radius_ = doubleSpin(0.01, 10000, 10, 0.5, 3, "radius");
-    circleForm->addRow("R or k", radius_);
+    radius_->setToolTip("Fixed mode: the ring radius R. Auto modes: the factor k (R = k * the grid's extent).");
+    effectiveRadius_ = new QLabel;
+    effectiveRadius_->setObjectName("effectiveRadius");
+    auto* radiusRow = new QHBoxLayout;
+    radiusRow->addWidget(radius_, 1);
+    radiusRow->addWidget(effectiveRadius_);
+    circleForm->addRow("R or k", radiusRow);
     auto* vectorRow = new QHBoxLayout;
     const char* vectorNames[3] = {"vectorW", "vectorH", "vectorT"};
     for (int i = 0; i < 3; ++i) {
@@ -166,7 +191,11 @@ void ParameterPanel::buildUi()
         vectorRow->addWidget(vector_[i]);
     }
     circleForm->addRow("Text vector (w,h,t)", vectorRow);
+    for (QDoubleSpinBox* v : vector_)
+        v->setToolTip("The text axis in (w, h, t) order, as the official code orders coordinates; image rings lie in\n"
+                      "the plane orthogonal to it. Any non-zero vector; only its direction counts.");
     stride_ = doubleSpin(0, 1000, 1, 0.5, 3, "stride");
+    stride_->setToolTip("Video: frame t's ring is centred t * stride along (1,1,1) after frame 0's");
     circleForm->addRow("Video stride", stride_);
     root->addWidget(circleBox);
 
@@ -180,18 +209,32 @@ void ParameterPanel::buildUi()
     agePattern_ = new QLineEdit("CM");
     agePattern_->setObjectName("agePattern");
     agePattern_->setToolTip("C = the scheme (Circle-RoPE), M = mrope, repeated over the layers");
+    age_->setToolTip("AGE (Circle-RoPE sec. 4.2): which decoder layers use the scheme and which use M-RoPE");
+    age_->setItemData(0, "Every layer uses the scheme", Qt::ToolTipRole);
+    age_->setItemData(1, "strategy_1: every layer uses the scheme", Qt::ToolTipRole);
+    age_->setItemData(2, "strategy_2: the first half of the layers use the scheme, the rest M-RoPE", Qt::ToolTipRole);
+    age_->setItemData(3, "strategy_3: the first half M-RoPE, the second half the scheme", Qt::ToolTipRole);
+    age_->setItemData(4, "strategy_4: alternating, even layers the scheme, odd layers M-RoPE (the paper's best)", Qt::ToolTipRole);
+    age_->setItemData(5, "custom: a pattern of C (the scheme) and M (M-RoPE), repeated over the layers", Qt::ToolTipRole);
     auto* ageRow = new QHBoxLayout;
     ageRow->addWidget(age_);
     ageRow->addWidget(agePattern_);
     ageForm->addRow("Schedule", ageRow);
     ageLayers_ = spin(1, 1024, 36, "ageLayers");
+    ageLayers_->setToolTip("Number of decoder layers the schedule spans (36 in the official code; a model's own count)");
     ageForm->addRow("Layers", ageLayers_);
     layer_ = new QSlider(Qt::Horizontal);
     layer_->setObjectName("layer");
     layer_->setRange(0, 35);
     layerLabel_ = new QLabel;
     layerLabel_->setWordWrap(true); // "layer 0 of 36: circle (pattern CMCM...)" must not widen the panel
-    ageForm->addRow("Layer", layer_);
+    layerNumber_ = new QLabel("0");
+    layerNumber_->setMinimumWidth(28);
+    auto* layerRow = new QHBoxLayout;
+    layerRow->addWidget(layer_, 1);
+    layerRow->addWidget(layerNumber_);
+    layer_->setToolTip("The decoder layer whose positions are shown (AGE schedules differ per layer)");
+    ageForm->addRow("Layer", layerRow);
     ageForm->addRow(layerLabel_);
     root->addWidget(ageBox);
 
@@ -201,17 +244,24 @@ void ParameterPanel::buildUi()
     theta_ = new QLineEdit("1000000");
     theta_->setObjectName("theta");
     theta_->setValidator(new QDoubleValidator(1.0, 1e12, 6, theta_));
+    theta_->setToolTip("Rotary base: frequency pair j turns by theta^(-2j/head_dim) per position");
     rotaryForm->addRow("theta", theta_);
     headDim_ = spin(2, 4096, 128, "headDim");
     headDim_->setSingleStep(2);
+    headDim_->setToolTip("Rotary head dimension: head_dim/2 frequency pairs are split among the position axes");
     rotaryForm->addRow("head_dim", headDim_);
     allocation_ = new QComboBox;
     allocation_->setObjectName("allocation");
     allocation_->addItems({"scheme default", "sectioned", "interleaved"});
+    allocation_->setToolTip("Which position axis drives each frequency pair");
+    allocation_->setItemData(0, "The scheme's own: sectioned [16,24,24] for the 3-axis schemes, interleaved for VRoPE", Qt::ToolTipRole);
+    allocation_->setItemData(1, "Contiguous sections per axis (M-RoPE's mrope_section), highest frequencies first", Qt::ToolTipRole);
+    allocation_->setItemData(2, "Pair j goes to axis j mod C", Qt::ToolTipRole);
     rotaryForm->addRow("Allocation", allocation_);
     sections_ = new QLineEdit;
     sections_->setObjectName("sections");
     sections_->setPlaceholderText("default 16,24,24");
+    sections_->setToolTip("Frequency pairs per axis for sectioned allocation (t,h,w), summing to head_dim/2");
     rotaryForm->addRow("Sections", sections_);
     temporal_ = new QComboBox;
     temporal_->setObjectName("temporal");
@@ -235,6 +285,7 @@ void ParameterPanel::buildUi()
     colour_ = new QComboBox;
     colour_->setObjectName("colour");
     colour_->addItems({"row / column", "image patches", "distance to selected"});
+    colour_->setToolTip("How visual tokens are coloured in the 3-D view (the legend below says what each colour means)");
     viewForm->addRow("Colour", colour_);
     coneLines_ = new QCheckBox("cone lines");
     coneSurface_ = new QCheckBox("cone surface");
@@ -246,14 +297,27 @@ void ParameterPanel::buildUi()
     checks->addWidget(labels_, 1, 0);
     checks->addWidget(dark_, 1, 1);
     viewForm->addRow(checks);
+    coneLines_->setToolTip("Lines from the selected text token to every visual token (a sample of them past 4,096)");
+    coneSurface_->setToolTip("The cone from the selected text token over each image ring");
+    labels_->setToolTip("Index labels on text tokens (overlapping ones are skipped)");
+    dark_->setToolTip("Dark background");
+    legend_ = new QLabel;
+    legend_->setObjectName("legend");
+    legend_->setWordWrap(true);
+    viewForm->addRow(legend_);
     projection_ = new QComboBox;
     projection_->setObjectName("projection");
     projection_->addItems({"hadamard", "0,1,2", "0,1,3", "0,2,3", "1,2,3"});
-    projection_->setToolTip("How 4-component (VRoPE) positions are shown in 3-D");
+    projection_->setToolTip("How 4-component (VRoPE) positions are shown in 3-D: a Hadamard rotation to 3 axes, or 3\n"
+                            "of the 4 components");
+    temporal_->setToolTip("How a video frame's time index is computed (mrope, compact and AGE's M-RoPE layers)");
+    secondPerGrid_->setToolTip("Qwen2.5-VL: seconds per temporal grid");
+    tokensPerSecond_->setToolTip("Qwen2.5-VL: tokens_per_second");
     viewForm->addRow("4-D view", projection_);
     auto* imageRow = new QHBoxLayout;
     auto* loadImage = new QPushButton("Load image...");
     loadImage->setObjectName("loadImage");
+    loadImage->setToolTip("An image whose patches colour the visual tokens (colour mode: image patches)");
     imageLabel_ = new QLabel("(none)");
     imageLabel_->setWordWrap(true);
     imageRow->addWidget(loadImage);
@@ -283,6 +347,10 @@ void ParameterPanel::buildUi()
         connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &ParameterPanel::emitEdited);
     for (QSlider* s : {alpha_, layer_})
         connect(s, &QSlider::valueChanged, this, &ParameterPanel::emitEdited);
+    connect(alphaBox_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this](double v) {
+        if (!updating_)
+            alpha_->setValue(static_cast<int>(std::lround(v * 1000))); // emits through the slider
+    });
     for (QDoubleSpinBox* s : {radius_, vector_[0], vector_[1], vector_[2], stride_, secondPerGrid_, tokensPerSecond_})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
     for (QSpinBox* s : {ageLayers_, headDim_})
@@ -364,7 +432,18 @@ void ParameterPanel::updateEnabled()
     const bool q25 = temporal_->currentIndex() == 1;
     secondPerGrid_->setEnabled(mropeFamily && q25);
     tokensPerSecond_->setEnabled(mropeFamily && q25);
-    alphaValue_->setText(QString::number(alpha_->value() / 1000.0, 'f', 3));
+    {
+        const QSignalBlocker block(alphaBox_);
+        alphaBox_->setValue(alpha_->value() / 1000.0);
+    }
+    layerNumber_->setText(QString::number(layer_->value()));
+    static const char* legends[] = {
+        "Text tokens: dark blue on the text axis; the selected one red. Visual tokens: hue by column (red at the left, "
+        "through yellow and green, to magenta at the right), lightness by row (dark top, light bottom).",
+        "Text tokens: dark blue; the selected one red. Visual tokens: the colour of the image patch each stands for.",
+        "Text tokens: dark blue; the selected one red. Visual tokens: distance to the selected text token in the "
+        "view (viridis: dark purple nearest, yellow farthest)."};
+    legend_->setText(legends[std::clamp(colour_->currentIndex(), 0, 2)]);
 }
 
 session::ExplorerState ParameterPanel::state() const
@@ -493,6 +572,11 @@ void ParameterPanel::setError(const QString& message)
 void ParameterPanel::setLayerScheme(const QString& text)
 {
     layerLabel_->setText(text);
+}
+
+void ParameterPanel::setEffectiveRadius(const QString& text)
+{
+    effectiveRadius_->setText(text);
 }
 
 } // namespace ropescope::views

@@ -27,6 +27,7 @@ public:
     session::ExplorerState state() const;
     void setError(const QString& message); // empty clears
     void setLayerScheme(const QString& text); // "layer 3 of 36: mrope"
+    void setEffectiveRadius(const QString& text); // "effective R 12.73" in the auto radius modes, else empty
 
     QSlider* alphaSlider() const { return alpha_; }
     QComboBox* schemeBox() const { return scheme_; }
@@ -56,7 +57,10 @@ private:
     QLineEdit* layout_;
     QSpinBox *textBefore_, *rows_, *cols_, *images_, *frames_, *textBetween_, *textAfter_;
     QSlider* alpha_;
-    QLabel* alphaValue_;
+    QDoubleSpinBox* alphaBox_; // the same value as the slider, typed
+    QLabel* effectiveRadius_;
+    QLabel* layerNumber_;
+    QLabel* legend_;
     QComboBox* radiusMode_;
     QDoubleSpinBox* radius_;
     QDoubleSpinBox* vector_[3];

@@ -1,0 +1,43 @@
+#include "file_dialogs.h"
+
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QSettings>
+
+namespace ropescope::gui {
+namespace {
+
+const char kKey[] = "dialogs/lastFolder";
+
+QString lastFolder()
+{
+    const QString folder = QSettings().value(kKey).toString();
+    return !folder.isEmpty() && QFileInfo(folder).isDir() ? folder : QDir::currentPath();
+}
+
+QString remember(const QString& chosen, bool isFolder)
+{
+    if (!chosen.isEmpty())
+        QSettings().setValue(kKey, isFolder ? chosen : QFileInfo(chosen).absolutePath());
+    return chosen;
+}
+
+} // namespace
+
+QString chooseOpenFile(QWidget* parent, const QString& title, const QString& filter)
+{
+    return remember(QFileDialog::getOpenFileName(parent, title, lastFolder(), filter), false);
+}
+
+QString chooseSaveFile(QWidget* parent, const QString& title, const QString& suggestedName, const QString& filter)
+{
+    return remember(QFileDialog::getSaveFileName(parent, title, QDir(lastFolder()).filePath(suggestedName), filter), false);
+}
+
+QString chooseFolder(QWidget* parent, const QString& title, const QString& start)
+{
+    return remember(QFileDialog::getExistingDirectory(parent, title, start.isEmpty() ? lastFolder() : start), true);
+}
+
+} // namespace ropescope::gui

@@ -1,0 +1,14 @@
+#pragma once
+#include <QString>
+
+class QWidget;
+
+namespace ropescope::gui {
+
+// File dialogs that open in the folder the user last chose a file in (remembered across launches), the
+// save dialog with `suggestedName` in that folder.
+QString chooseOpenFile(QWidget* parent, const QString& title, const QString& filter);
+QString chooseSaveFile(QWidget* parent, const QString& title, const QString& suggestedName, const QString& filter);
+QString chooseFolder(QWidget* parent, const QString& title, const QString& start = {});
+
+} // namespace ropescope::gui

@@ -18,7 +18,10 @@
 #include <vtkTextProperty.h>
 #include <vtkUnsignedCharArray.h>
 
+#include <QRectF>
+
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 
 namespace ropescope::views {
@@ -140,6 +143,36 @@ void ConeScene::syncPointSizes()
     textActor_->GetProperty()->SetPointSize(static_cast<float>(diameter));
     visualActor_->GetProperty()->SetPointSize(static_cast<float>(diameter));
     selectedActor_->GetProperty()->SetPointSize(static_cast<float>(std::min(90.0, diameter * 1.8)));
+    declutterLabels(std::clamp(size[1] / 800.0, 1.0, 4.0));
+}
+
+void ConeScene::declutterLabels(double scale)
+{
+    const int tokenFont = static_cast<int>(std::lround(15 * scale));
+    for (auto& axisLabel : axisLabels_)
+        axisLabel->GetTextProperty()->SetFontSize(static_cast<int>(std::lround(20 * scale)));
+    std::vector<QRectF> placed;
+    auto place = [&](size_t i) {
+        vtkBillboardTextActor3D* l = tokenLabels_[i];
+        l->GetTextProperty()->SetFontSize(tokenFont);
+        l->SetDisplayOffset(0, static_cast<int>(std::lround(14 * scale)));
+        double* at = l->GetPosition();
+        renderer_->SetWorldPoint(at[0], at[1], at[2], 1.0);
+        renderer_->WorldToDisplay();
+        const double* d = renderer_->GetDisplayPoint();
+        // The label's box on screen, from its text length at this font size, with a little air.
+        const double width = tokenFont * (0.62 * static_cast<double>(std::strlen(l->GetInput())) + 0.5);
+        const QRectF box(d[0] - width / 2, d[1] + 14 * scale - tokenFont / 2.0, width, tokenFont + 2.0);
+        const bool free = std::none_of(placed.begin(), placed.end(), [&](const QRectF& r) { return r.intersects(box); });
+        l->SetVisibility(free);
+        if (free)
+            placed.push_back(box);
+    };
+    if (selectedLabel_ < tokenLabelsUsed_)
+        place(selectedLabel_);
+    for (size_t i = 0; i < tokenLabelsUsed_; ++i)
+        if (i != selectedLabel_)
+            place(i);
 }
 
 vtkBillboardTextActor3D* ConeScene::label(std::vector<vtkSmartPointer<vtkBillboardTextActor3D>>& pool, size_t i)
@@ -338,6 +371,7 @@ void ConeScene::updateLabels(const PositionTable& table, const SceneOptions& opt
 {
     // Labels are pooled: a label whose text and place did not change costs nothing to redraw.
     size_t used = 0;
+    selectedLabel_ = SIZE_MAX;
     if (options.showLabels && !table.textTokens.empty()) {
         // About 40 labels stay readable: every k-th text token, always the last and the selected.
         const size_t step = (table.textTokens.size() + 39) / 40;
@@ -346,9 +380,11 @@ void ConeScene::updateLabels(const PositionTable& table, const SceneOptions& opt
             const int token = table.textTokens[k];
             if (k % step != 0 && k + 1 != table.textTokens.size() && token != options.selectedToken)
                 continue;
+            if (token == options.selectedToken)
+                selectedLabel_ = used;
             vtkBillboardTextActor3D* l = label(tokenLabels_, used++);
             styleLabel(l, std::to_string(token).c_str(), world_.row(token).transpose(), 15, false, dark);
-            l->SetDisplayOffset(0, 14); // above the token, clear of the axis line
+            l->SetDisplayOffset(0, 14); // above the token, clear of the axis line (scaled in declutterLabels)
         }
     }
     for (size_t i = used; i < tokenLabels_.size(); ++i)

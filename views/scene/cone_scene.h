@@ -6,6 +6,7 @@
 #include <vtkNew.h>
 #include <vtkSmartPointer.h>
 
+#include <cstdint>
 #include <vector>
 
 class vtkActor;
@@ -49,6 +50,10 @@ private:
     // Point sprites are sized in pixels: before each render, convert the world radius at the focal
     // distance so tokens keep their size relative to the scene when zooming.
     void syncPointSizes();
+    // Also before each render: label fonts scale with the image height (an export at 2400x1800 gets
+    // readable labels), and token labels that would overlap an earlier one on screen are hidden (the
+    // selected token's label first).
+    void declutterLabels(double scale);
     vtkBillboardTextActor3D* label(std::vector<vtkSmartPointer<vtkBillboardTextActor3D>>& pool, size_t i);
 
     vtkRenderer* renderer_;
@@ -61,6 +66,7 @@ private:
         selectedActor_, axesActor_;
     std::vector<vtkSmartPointer<vtkBillboardTextActor3D>> axisLabels_, tokenLabels_;
     size_t tokenLabelsUsed_ = 0;
+    size_t selectedLabel_ = SIZE_MAX; // index in tokenLabels_ of the selected token's label
     vtkNew<vtkCallbackCommand> beforeRender_;
     unsigned long beforeRenderTag_ = 0;
 };

@@ -29,10 +29,12 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSignalBlocker>
 #include <QSlider>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <optional>
 #include <stdexcept>
 
 namespace ropescope::gui {
@@ -93,6 +95,8 @@ struct AttentionPanel::Impl {
     bool rerunPending = false;
     bool staleWhileHidden = false;
     bool engaged = false; // the tab has run once: scheme changes re-run it from then on
+    bool runAfterLoad = true; // false while a session restores its model: nothing runs until asked
+    std::optional<int> restoredLayer, restoredHead; // a session's choices, applied once its model is in
     quint64 generation = 0;
 };
 
@@ -218,6 +222,16 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     root->addWidget(sideScroll);
 
     connect(runButton, &QPushButton::clicked, this, &AttentionPanel::requestRun);
+    // Everything settings() holds: the window saves it with the session.
+    connect(question_, &QLineEdit::editingFinished, this, &AttentionPanel::settingsChanged);
+    for (QCheckBox* c : {explorerScheme_, compare_})
+        connect(c, &QCheckBox::toggled, this, &AttentionPanel::settingsChanged);
+    for (QSlider* s : {layer_, opacity_})
+        connect(s, &QSlider::valueChanged, this, &AttentionPanel::settingsChanged);
+    for (QComboBox* c : {head_, colormap_})
+        connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &AttentionPanel::settingsChanged);
+    for (QDoubleSpinBox* s : {gamma_, smoothing_})
+        connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &AttentionPanel::settingsChanged);
     connect(question_, &QLineEdit::returnPressed, this, &AttentionPanel::requestRun);
     connect(explorerScheme_, &QCheckBox::toggled, this, [this](bool on) {
         compare_->setEnabled(on); // the model's own scheme compared with itself shows nothing
@@ -242,7 +256,9 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
             return;
         }
         install(*loaded);
-        requestRun();
+        if (d->runAfterLoad || d->engaged)
+            requestRun();
+        d->runAfterLoad = true;
     });
     connect(openImage, &QPushButton::clicked, this, [this] {
         const QString path = chooseOpenFile(this, "Image", "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
@@ -300,11 +316,64 @@ void AttentionPanel::install(LoadedModel& m)
     d->ownAttentions.clear();
     modelLabel_->setText(QFileInfo(m.dir).fileName() + " (trained with " + geometry::schemeName(model::recordedScheme(m.dir).params.kind) + ")");
     layer_->setRange(0, d->vlm->config().text.layers - 1);
-    layer_->setValue(layer_->maximum());
+    layer_->setValue(d->restoredLayer.value_or(layer_->maximum()));
     head_->clear();
     head_->addItems({"mean", "max"});
     for (int h = 0; h < d->vlm->config().text.heads; ++h)
         head_->addItem(QString::number(h));
+    if (d->restoredHead && *d->restoredHead < head_->count())
+        head_->setCurrentIndex(*d->restoredHead);
+    d->restoredLayer.reset();
+    d->restoredHead.reset();
+}
+
+QJsonObject AttentionPanel::settings() const
+{
+    return QJsonObject{{"model", d->modelDir},
+                       {"image", d->imagePath},
+                       {"question", question_->text()},
+                       {"explorer_scheme", explorerScheme_->isChecked()},
+                       {"compare", compare_->isChecked()},
+                       {"layer", layer_->value()},
+                       {"head", head_->currentIndex()},
+                       {"colormap", colormap_->currentText()},
+                       {"opacity", opacity_->value()},
+                       {"gamma", gamma_->value()},
+                       {"smoothing", smoothing_->value()}};
+}
+
+void AttentionPanel::applySettings(const QJsonObject& s)
+{
+    // Each setting independently: a model folder or image that is gone leaves the current one.
+    const QSignalBlocker block(this); // no settingsChanged echo while restoring
+    if (s["question"].isString())
+        question_->setText(s["question"].toString().left(4096));
+    explorerScheme_->setChecked(s["explorer_scheme"].toBool(explorerScheme_->isChecked()));
+    compare_->setChecked(s["compare"].toBool(compare_->isChecked()));
+    if (s["colormap"].isString())
+        colormap_->setCurrentText(s["colormap"].toString());
+    opacity_->setValue(s["opacity"].toInt(opacity_->value()));
+    gamma_->setValue(s["gamma"].toDouble(gamma_->value()));
+    smoothing_->setValue(s["smoothing"].toDouble(smoothing_->value()));
+    const QString image = s["image"].toString();
+    if (!image.isEmpty() && image != d->imagePath && QFileInfo(image).isFile())
+        setImage(image);
+    const QString dir = s["model"].toString();
+    const int layer = s["layer"].toInt(-1), head = s["head"].toInt(-1);
+    if (!dir.isEmpty() && QFileInfo(dir).absoluteFilePath() != QFileInfo(d->modelDir).absoluteFilePath()
+        && QFileInfo(dir + "/config.json").isFile()) {
+        if (layer >= 0)
+            d->restoredLayer = layer;
+        if (head >= 0)
+            d->restoredHead = head;
+        d->runAfterLoad = false;
+        openModel(dir);
+        return;
+    }
+    if (layer >= 0 && layer <= layer_->maximum())
+        layer_->setValue(layer);
+    if (head >= 0 && head < head_->count())
+        head_->setCurrentIndex(head);
 }
 
 bool AttentionPanel::setModel(const QString& dir)
@@ -332,6 +401,7 @@ bool AttentionPanel::setImage(const QString& path)
         d->image = model::loadImage(path);
         d->imagePath = path;
         ++d->generation;
+        Q_EMIT settingsChanged();
         imageLabel_->setPixmap(QPixmap::fromImage(d->image).scaled(imageLabel_->minimumSize(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
         return true;
     } catch (const model::ModelError& e) {
@@ -342,6 +412,7 @@ bool AttentionPanel::setImage(const QString& path)
 void AttentionPanel::setQuestion(const QString& q)
 {
     question_->setText(q);
+    Q_EMIT settingsChanged();
 }
 
 void AttentionPanel::setScheme(const session::ExplorerState& state)

@@ -3,6 +3,7 @@
 #include "session/explorer_state.h"
 
 #include <QImage>
+#include <QJsonObject>
 #include <QWidget>
 
 #include <memory>
@@ -51,8 +52,15 @@ public:
     QStringList exportHeatmaps(const QString& path) const;
     int layers() const;
 
+    // The tab's inputs and view settings (model folder, image, question, scheme choices, layer, head,
+    // colormap, opacity, contrast, smoothing), saved with the explorer's session; applySettings loads
+    // a different model in the background without running it.
+    QJsonObject settings() const;
+    void applySettings(const QJsonObject& settings);
+
 Q_SIGNALS:
     void runFinished(bool ok);
+    void settingsChanged();
 
 protected:
     void showEvent(QShowEvent* event) override;

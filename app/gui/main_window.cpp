@@ -229,6 +229,7 @@ void MainWindow::buildUi()
     }
 
     attention_ = new AttentionPanel;
+    connect(attention_, &AttentionPanel::settingsChanged, this, &MainWindow::autosave);
     tabs_ = new QTabWidget;
     tabs_->addTab(centre, "Geometry");
     tabs_->addTab(attention_, "Attention");
@@ -434,6 +435,8 @@ bool MainWindow::openSession(const QString& path)
             s.imagePath.clear(); // a FIFO would block the window forever; a missing image is not fatal
         if (!applyState(s))
             return false;
+        if (doc.object()["attention"].isObject())
+            attention_->applySettings(doc.object()["attention"].toObject());
     } catch (const geometry::InvalidInput& e) {
         lastError_ = path + ": " + e.what();
         return false;
@@ -441,11 +444,18 @@ bool MainWindow::openSession(const QString& path)
     return true;
 }
 
+QJsonObject MainWindow::sessionJson() const
+{
+    QJsonObject o = state_.toJson();
+    o["attention"] = attention_->settings(); // the Attention tab's image, question and view settings
+    return o;
+}
+
 void MainWindow::saveSession(const QString& path)
 {
     captureCamera();
     try {
-        io::writeFileAtomically(path, QJsonDocument(state_.toJson()).toJson());
+        io::writeFileAtomically(path, QJsonDocument(sessionJson()).toJson());
     } catch (const io::IoError& e) {
         throw std::runtime_error(e.what());
     }
@@ -457,7 +467,7 @@ void MainWindow::autosave()
         return;
     QDir().mkpath(sessionDir_);
     try {
-        io::writeFileAtomically(autosavePath(), QJsonDocument(state_.toJson()).toJson());
+        io::writeFileAtomically(autosavePath(), QJsonDocument(sessionJson()).toJson());
     } catch (const io::IoError& e) {
         statusBar()->showMessage(QString("autosave failed: ") + e.what(), 8000);
     }

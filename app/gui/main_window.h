@@ -81,6 +81,7 @@ private:
     void updateCharts();
     void updateReadoutLabels();
     void autosave();
+    QJsonObject sessionJson() const;
     void restoreAutosave();
     void captureCamera();
     void loadImage(const QString& path);

@@ -7,7 +7,10 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QCheckBox>
 #include <QComboBox>
+#include <QTabWidget>
+#include <QTableView>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QDir>
@@ -22,6 +25,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <vtkCamera.h>
 #include <vtkCoordinate.h>
 #include <vtkNew.h>
 #include <vtkRenderer.h>
@@ -165,6 +169,90 @@ private Q_SLOTS:
         MainWindow fresh(other.path());
         QVERIFY(fresh.openSession(dir.filePath("mine.ropescope.json")));
         QCOMPARE(fresh.state().params.circle.alpha, 0.3);
+    }
+
+    void attentionSettingsAreSaved()
+    {
+        // The Attention tab's question, choices and view settings travel with the session and the autosave.
+        QTemporaryDir dir;
+        {
+            MainWindow w(dir.path());
+            w.attention()->setQuestion("where is the red circle?");
+            w.attention()->useExplorerScheme(true);
+            w.attention()->findChild<QSlider*>("attentionLayer")->setValue(1);
+            w.attention()->findChild<QComboBox*>("head")->setCurrentIndex(3);
+            QVERIFY(QTest::qWaitFor([&] { return !w.attention()->busy(); }, 60000));
+            w.saveSession(dir.filePath("with-attention.ropescope.json"));
+        }
+        MainWindow restored(dir.path());
+        QCOMPARE(restored.attention()->findChild<QLineEdit*>("question")->text(), QString("where is the red circle?"));
+        QVERIFY(restored.attention()->findChild<QCheckBox*>("explorerScheme")->isChecked());
+        QCOMPARE(restored.attention()->findChild<QSlider*>("attentionLayer")->value(), 1);
+        QCOMPARE(restored.attention()->findChild<QComboBox*>("head")->currentIndex(), 3);
+        QVERIFY(!restored.attention()->busy()); // restoring runs nothing
+        QFile saved(dir.filePath("with-attention.ropescope.json"));
+        QVERIFY(saved.open(QIODevice::ReadOnly));
+        QCOMPARE(QJsonDocument::fromJson(saved.readAll()).object()["attention"].toObject()["question"].toString(),
+                 QString("where is the red circle?"));
+    }
+
+    void explorerExplainsItself()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        // Errors in the window's words, not command-line flags.
+        ropescope::session::ExplorerState s = w.state();
+        s.age = "CMX";
+        QVERIFY(!w.applyState(s));
+        QVERIFY2(w.lastError().startsWith("AGE schedule:"), qPrintable(w.lastError()));
+        // The alpha box and the slider are one value.
+        auto* alphaBox = w.panel()->findChild<QDoubleSpinBox*>("alphaValue");
+        alphaBox->setValue(0.25);
+        QCOMPARE(w.panel()->alphaSlider()->value(), 250);
+        QCOMPARE(w.state().params.circle.alpha, 0.25);
+        w.panel()->alphaSlider()->setValue(700);
+        QCOMPARE(alphaBox->value(), 0.7);
+        // The auto radius modes say what R came out: paper auto-k on an 8x8 grid, k 1: hypot(3.5, 3.5).
+        s = w.state();
+        s.params.circle.radiusMode = ropescope::geometry::RadiusMode::AutoPaper;
+        s.params.circle.radius = 1.0;
+        QVERIFY(w.applyState(s));
+        QCOMPARE(w.panel()->findChild<QLabel*>("effectiveRadius")->text(), QString("R = 4.95"));
+        QVERIFY(!w.panel()->findChild<QLabel*>("legend")->text().isEmpty());
+        // A token picked in the view is selected in the table.
+        w.selectToken(2);
+        auto* table = w.findChild<QTableView*>("positionTable");
+        const QModelIndexList rows = table->selectionModel()->selectedRows();
+        QCOMPARE(rows.size(), 1);
+        QCOMPARE(rows.first().data().toInt(), 2);
+    }
+
+    void cameraRefitsAfterChangesBehindTheAttentionTab()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.showAttentionTab();
+        QVERIFY(QTest::qWaitFor([&] { return !w.attention()->busy(); }, 60000));
+        w.resize(1600, 1000); // the hidden view keeps its old size until it is shown again
+        ropescope::session::ExplorerState s = w.state();
+        s.params.kind = ropescope::geometry::SchemeKind::Hard; // a much longer text axis
+        s.layout = "text:40,image:8x8,text:40";
+        QVERIFY(w.applyState(s));
+        w.findChild<QTabWidget*>()->setCurrentIndex(0);
+        QApplication::processEvents();
+        vtkCamera* camera = w.view()->renderer()->GetActiveCamera();
+        double shown[3];
+        camera->GetPosition(shown);
+        w.setCameraPreset(ropescope::views::CameraPreset::Isometric); // a fit made while the view is visible
+        double fitted[3];
+        camera->GetPosition(fitted);
+        // Equal up to the labels that declutter shows or hides (they count in the fitted bounds).
+        const double distance = camera->GetDistance();
+        for (int i = 0; i < 3; ++i)
+            QVERIFY2(std::abs(shown[i] - fitted[i]) < 0.01 * distance, qPrintable(QString("%1: %2 vs %3").arg(i).arg(shown[i]).arg(fitted[i])));
     }
 
     void corruptSessionIsSurvived()

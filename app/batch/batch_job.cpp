@@ -41,6 +41,10 @@ QStringList flagsFor(const QJsonObject& params)
         // Flags that print and end the process would end the whole batch (with success).
         if (key == "h" || key == "help" || key == "help-all" || key == "v" || key == "version")
             throw std::invalid_argument("'" + key.toStdString() + "' is not an item parameter");
+        // A NUL or newline would cut or split the one-line error that names the item.
+        static const QRegularExpression control("[\\x00-\\x1f\\x7f]");
+        if (key.contains(control) || valueText(it.value()).contains(control))
+            throw std::invalid_argument("parameter '" + QString(key).replace(control, "?").toStdString() + "' contains a control character");
         const QJsonValue v = it.value();
         if (v.isBool()) {
             if (v.toBool())
@@ -87,6 +91,9 @@ void checkOutput(const QString& output)
         throw std::invalid_argument("missing \"output\"");
     if (QDir::isAbsolutePath(output) || QDir::cleanPath(output).startsWith("..") || output.contains('\\'))
         throw std::invalid_argument("output '" + output.toStdString() + "' must be a relative path inside the output directory");
+    static const QRegularExpression control("[\\x00-\\x1f\\x7f]");
+    if (output.contains(control))
+        throw std::invalid_argument("output '" + QString(output).replace(control, "?").toStdString() + "' contains a control character");
 }
 
 QString outputFor(QString templ, const QJsonObject& sweepPoint)

@@ -71,6 +71,21 @@ QString groupedPattern(const std::string& pattern)
     return groups.join(' ') + (pattern.size() > 36 ? " ..." : "");
 }
 
+// Core errors name command-line flags; the window names its own controls.
+QString inWindowWords(const QString& message)
+{
+    static const std::pair<const char*, const char*> words[] = {
+        {"--alpha:", "alpha:"}, {"--radius:", "R or k:"}, {"--text-vector:", "Text vector:"}, {"--stride:", "Video stride:"},
+        {"--age:", "AGE schedule:"}, {"--layers:", "AGE layers:"}, {"--layer:", "AGE layer:"}, {"--theta:", "theta:"},
+        {"--head-dim:", "head_dim:"}, {"--mrope-section:", "Sections:"}, {"--allocation:", "Allocation:"},
+        {"--second-per-grid:", "seconds per grid (spg):"}, {"--tokens-per-second:", "tokens per second (tps):"}};
+    QString text = message;
+    for (const auto& [flag, word] : words)
+        if (text.startsWith(flag))
+            text = word + text.mid(static_cast<int>(std::strlen(flag)));
+    return text;
+}
+
 QString number(double v)
 {
     return QString::number(std::abs(v) < 5e-10 ? 0.0 : v, 'f', 6);
@@ -438,7 +453,7 @@ bool MainWindow::openSession(const QString& path)
         if (doc.object()["attention"].isObject())
             attention_->applySettings(doc.object()["attention"].toObject());
     } catch (const geometry::InvalidInput& e) {
-        lastError_ = path + ": " + e.what();
+        lastError_ = path + ": " + inWindowWords(e.what());
         return false;
     }
     return true;
@@ -475,16 +490,7 @@ void MainWindow::autosave()
 
 void MainWindow::showError(const QString& message)
 {
-    // Core errors name command-line flags; the window names its own controls.
-    static const std::pair<const char*, const char*> words[] = {
-        {"--alpha:", "alpha:"}, {"--radius:", "R or k:"}, {"--text-vector:", "Text vector:"}, {"--stride:", "Video stride:"},
-        {"--age:", "AGE schedule:"}, {"--layers:", "AGE layers:"}, {"--layer:", "AGE layer:"}, {"--theta:", "theta:"},
-        {"--head-dim:", "head_dim:"}, {"--mrope-section:", "Sections:"}, {"--allocation:", "Allocation:"},
-        {"--second-per-grid:", "seconds per grid (spg):"}, {"--tokens-per-second:", "tokens per second (tps):"}};
-    QString text = message;
-    for (const auto& [flag, word] : words)
-        if (text.startsWith(flag))
-            text = word + text.mid(static_cast<int>(std::strlen(flag)));
+    const QString text = inWindowWords(message);
     lastError_ = text;
     panel_->setError(text);
     statusBar()->showMessage(text, 10000);

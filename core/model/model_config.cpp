@@ -121,8 +121,11 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     if (t.hidden % t.heads != 0 || t.heads % t.kvHeads != 0)
         throw ModelError(file + ": hidden_size must divide into heads and heads into key/value heads");
     int sectionSum = 0;
-    for (int s : t.mropeSection)
+    for (int s : t.mropeSection) {
+        if (s < 0)
+            throw ModelError(file + ": mrope_section entries must not be negative");
         sectionSum += s;
+    }
     if (t.mropeSection.size() != 3 || sectionSum * 2 != t.headDim())
         throw ModelError(file + ": mrope_section must have 3 entries summing to head_dim/2 = " + std::to_string(t.headDim() / 2));
 

@@ -103,6 +103,23 @@ private Q_SLOTS:
         QCOMPARE(manifestOf(out)["failed"].toInt(), 3);
     }
 
+    void controlCharactersAreItemErrors()
+    {
+        // A NUL or newline in a job's strings would cut or split the one-line error naming the item.
+        QTemporaryDir dir;
+        const QString out = dir.filePath("out");
+        const QString job = writeFile(dir.filePath("job.json"), R"({"defaults": {"scheme": "hard"},
+            "items": [{"type": "ptd", "output": "a.json", "layout": "text:2\u0000,image:2x2"},
+                      {"type": "ptd", "output": "b\n.json", "layout": "text:2,image:2x2"},
+                      {"type": "ptd", "output": "c.json", "layout": "text:2,image:2x2"}]})");
+        const RopescopeRun r = runRopescope({"batch", job, "--output", out}, false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("item 1: parameter 'layout' contains a control character\n"), r.err.constData());
+        QVERIFY(r.err.contains("item 2: output 'b?.json' contains a control character\n"));
+        QCOMPARE(r.err.count('\n'), 2);
+        QVERIFY(QFile::exists(QDir(out).filePath("c.json")));
+    }
+
     void outputsTwoItemsShareAreErrors()
     {
         QTemporaryDir dir;

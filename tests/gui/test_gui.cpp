@@ -274,6 +274,13 @@ private Q_SLOTS:
         bad.close();
         QVERIFY(!w.openSession(dir.filePath("bad.json")));
         QVERIFY2(w.lastError().contains("alpha"), qPrintable(w.lastError()));
+        // A radius no arithmetic survives (it used to draw a blank view) is refused, in the window's words.
+        QFile huge(dir.filePath("huge.json"));
+        QVERIFY(huge.open(QIODevice::WriteOnly));
+        huge.write(R"({"layout": "text:2,image:2x2", "scheme": "circle", "radius": 1e308})");
+        huge.close();
+        QVERIFY(!w.openSession(dir.filePath("huge.json")));
+        QVERIFY2(w.lastError().contains("R or k: R must be above 0 and at most 1e6"), qPrintable(w.lastError()));
         QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:8x8,text:6"));
     }
 

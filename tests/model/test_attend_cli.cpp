@@ -7,6 +7,7 @@
 #include "model/tensor_io.h"
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QImage>
 #include <QJsonArray>
@@ -15,7 +16,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
+
 #include <sys/stat.h>
+#include <unistd.h>
 
 using namespace ropescope::model;
 
@@ -283,6 +287,18 @@ private Q_SLOTS:
             QCOMPARE(r.exitCode, 1);
             QVERIFY2(r.err.contains("preprocessor_config.json: ") && r.err.contains(mentions), r.err.constData());
         }
+        // A question so long that one captured layer (4 heads x L x L, ~3 copies) needs more than half of this
+        // machine's memory is refused before anything runs (20,000 words used to allocate 6.4 GB a tensor).
+        const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+        const int words = static_cast<int>(1.2 * std::sqrt(memory / 2 / (4.0 * 13)));
+        QElapsedTimer clock;
+        clock.start();
+        r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", QString(" a").repeated(words).trimmed(), "--output",
+                          dir_.filePath("x")},
+                         false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("capturing its attention needs") && r.err.contains("shorten the question"), r.err.constData());
+        QVERIFY2(clock.elapsed() < 60000, qPrintable(QString::number(clock.elapsed())));
         // The checkpoint decides the rotary settings: a flag that would be ignored is refused.
         r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "what", "--output", dir_.filePath("x"),
                           "--theta", "10000"},

@@ -100,7 +100,8 @@ void addGeometryOptions(QCommandLineParser& parser)
         {"layers", "Number of decoder layers for --age (default 36, as the official code).", "N"},
         {"theta", "Rotary base theta (default 1e6).", "T"},
         {"head-dim", "Rotary head dimension (default 128).", "D"},
-        {"allocation", "Frequency allocation: sectioned or interleaved (default: the scheme's own).", "KIND"},
+        {"allocation", "Frequency allocation: sectioned, interleaved (j mod C) or interleaved-mrope (Qwen3-VL's MRoPE-I, "
+                       "sections t,h,w default 24,20,20) (default: the scheme's own).", "KIND"},
         {"mrope-section", "Frequencies per component for sectioned allocation (default 16,24,24 at head_dim 128).",
          "a,b,c"},
         {"temporal", "Video time index for mrope/compact: qwen2vl (t) or qwen25vl (floor(t*spg*tps)).", "MODE"},
@@ -131,12 +132,9 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
         p.rotary.headDim = parseInteger(parser, "head-dim");
     if (parser.isSet("allocation")) {
         const QString a = parser.value("allocation");
-        if (a == "sectioned")
-            p.allocationKind = FrequencyAllocation::Kind::Sectioned;
-        else if (a == "interleaved")
-            p.allocationKind = FrequencyAllocation::Kind::Interleaved;
-        else
-            throw UsageError(str("--allocation: unknown allocation '" + a + "' (expected sectioned or interleaved)"));
+        p.allocationKind = allocationKindFromName(str(a));
+        if (!p.allocationKind)
+            throw UsageError(str("--allocation: unknown allocation '" + a + "' (expected sectioned, interleaved or interleaved-mrope)"));
     }
     if (parser.isSet("mrope-section")) {
         for (double s : parseList(parser, "mrope-section", componentCount(p.kind))) {

@@ -2,6 +2,7 @@
 
 #include "errors.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -19,6 +20,13 @@ int FrequencyAllocation::componentOf(int j) const
 {
     if (kind == Kind::Interleaved)
         return j % components;
+    if (kind == Kind::InterleavedMrope) {
+        if (j % 3 == 1 && j < 3 * sections[1])
+            return 1;
+        if (j % 3 == 2 && j < 3 * sections[2])
+            return 2;
+        return 0;
+    }
     int end = 0;
     for (size_t c = 0; c < sections.size(); ++c) {
         end += sections[c];
@@ -40,7 +48,7 @@ std::string FrequencyAllocation::toString() const
 {
     if (kind == Kind::Interleaved)
         return "interleaved(" + std::to_string(components) + ")";
-    std::string out = "sectioned[";
+    std::string out = kind == Kind::InterleavedMrope ? "interleaved-mrope[" : "sectioned[";
     for (size_t i = 0; i < sections.size(); ++i)
         out += (i ? "," : "") + std::to_string(sections[i]);
     return out + "]";
@@ -61,6 +69,41 @@ FrequencyAllocation FrequencyAllocation::interleaved(int components)
     a.kind = Kind::Interleaved;
     a.components = components;
     return a;
+}
+
+FrequencyAllocation FrequencyAllocation::interleavedMrope(std::vector<int> sections)
+{
+    FrequencyAllocation a;
+    a.kind = Kind::InterleavedMrope;
+    a.components = 3;
+    a.sections = std::move(sections);
+    return a;
+}
+
+const char* allocationKindName(FrequencyAllocation::Kind kind)
+{
+    switch (kind) {
+    case FrequencyAllocation::Kind::Sectioned: return "sectioned";
+    case FrequencyAllocation::Kind::Interleaved: return "interleaved";
+    case FrequencyAllocation::Kind::InterleavedMrope: return "interleaved-mrope";
+    }
+    return "sectioned";
+}
+
+std::optional<FrequencyAllocation::Kind> allocationKindFromName(const std::string& name)
+{
+    for (auto kind : {FrequencyAllocation::Kind::Sectioned, FrequencyAllocation::Kind::Interleaved,
+                      FrequencyAllocation::Kind::InterleavedMrope})
+        if (name == allocationKindName(kind))
+            return kind;
+    return std::nullopt;
+}
+
+std::vector<int> defaultInterleavedMropeSection(int headDim)
+{
+    const int half = headDim / 2;
+    const int hw = half * 20 / 64; // 20 of 64
+    return {half - 2 * hw, hw, hw};
 }
 
 std::vector<int> defaultMropeSection(int headDim)
@@ -88,6 +131,10 @@ void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfi
     if (static_cast<int>(allocation.sections.size()) != allocation.components)
         throw InvalidInput("--mrope-section: needs " + std::to_string(allocation.components) + " sections, got "
                            + std::to_string(allocation.sections.size()));
+    if (allocation.kind == FrequencyAllocation::Kind::InterleavedMrope
+        && 3LL * std::max(allocation.sections[1], allocation.sections[2]) > rotary.halfDim())
+        throw InvalidInput("--mrope-section: interleaved-mrope places h and w on every third of the " + std::to_string(rotary.halfDim())
+                           + " frequencies, so neither may exceed " + std::to_string(rotary.halfDim() / 3));
     if (sum != rotary.halfDim())
         throw InvalidInput("--mrope-section: sections sum to " + std::to_string(sum) + " but head_dim "
                            + std::to_string(rotary.headDim) + " has " + std::to_string(rotary.halfDim())

@@ -1,4 +1,5 @@
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,24 +17,34 @@ std::vector<double> inverseFrequencies(const RotaryConfig& rotary);
 
 // Which position component c(j) drives rotary frequency j.
 struct FrequencyAllocation {
-    enum class Kind { Sectioned, Interleaved };
+    // Sectioned: contiguous blocks (M-RoPE's mrope_section). Interleaved: j mod C (VRoPE).
+    // InterleavedMrope: Qwen3-VL's MRoPE-I, three components with sections [t, h, w]: pair j is h if
+    // j % 3 == 1 and j < 3 h, w if j % 3 == 2 and j < 3 w, else t (h and w spread over all but the
+    // lowest frequencies, t takes the rest; [24,20,20] at head_dim 128).
+    enum class Kind { Sectioned, Interleaved, InterleavedMrope };
 
     Kind kind = Kind::Sectioned;
     int components = 1;
-    std::vector<int> sections; // Sectioned only: frequencies per component, summing to d/2
+    std::vector<int> sections; // Sectioned and InterleavedMrope: frequencies per component, summing to d/2
 
-    // Sectioned [s0,s1,s2]: j < s0 -> 0, j < s0+s1 -> 1, ... ; Interleaved: j mod C.
     int componentOf(int j) const;
     std::vector<int> componentTable(int halfDim) const;
     std::string toString() const;
 
     static FrequencyAllocation sectioned(std::vector<int> sections);
     static FrequencyAllocation interleaved(int components);
+    static FrequencyAllocation interleavedMrope(std::vector<int> sections);
 };
+
+// The names the CLI, session files and tables use: "sectioned", "interleaved", "interleaved-mrope".
+const char* allocationKindName(FrequencyAllocation::Kind kind);
+std::optional<FrequencyAllocation::Kind> allocationKindFromName(const std::string& name);
 
 // Qwen2-VL's mrope_section [16,24,24] for head_dim 128, scaled in the same 2:3:3 ratio to other
 // head dims (the remainder goes to the last sections so the sum is always d/2).
 std::vector<int> defaultMropeSection(int headDim);
+// Qwen3-VL's mrope_section [24,20,20] for head_dim 128, scaled to other head dims (h = w, t the rest).
+std::vector<int> defaultInterleavedMropeSection(int headDim);
 
 // Throws InvalidInput if the allocation does not cover exactly d/2 frequencies with C components.
 void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfig& rotary);

@@ -216,6 +216,12 @@ FrequencyAllocation allocationFor(const SchemeParams& p)
                                                                              : FrequencyAllocation::Kind::Sectioned);
     if (kind == FrequencyAllocation::Kind::Interleaved)
         return FrequencyAllocation::interleaved(components);
+    if (kind == FrequencyAllocation::Kind::InterleavedMrope) {
+        if (components != 3)
+            throw InvalidInput(std::string("--allocation: interleaved-mrope is for the three-axis schemes (t, h, w), not ")
+                               + schemeName(p.kind));
+        return FrequencyAllocation::interleavedMrope(p.sections.empty() ? defaultInterleavedMropeSection(p.rotary.headDim) : p.sections);
+    }
     if (!p.sections.empty())
         return FrequencyAllocation::sectioned(p.sections);
     if (components == 3)

@@ -67,10 +67,9 @@ QByteArray positionTableJson(const PositionTable& table, const QJsonObject& para
     root["component_names"] = names;
 
     QJsonObject allocation;
-    const bool interleaved = table.allocation.kind == FrequencyAllocation::Kind::Interleaved;
-    allocation["kind"] = interleaved ? "interleaved" : "sectioned";
+    allocation["kind"] = allocationKindName(table.allocation.kind);
     allocation["components"] = table.allocation.components;
-    if (!interleaved)
+    if (table.allocation.kind != FrequencyAllocation::Kind::Interleaved)
         allocation["sections"] = intArray(table.allocation.sections);
     root["allocation"] = allocation;
     root["rotary"] = QJsonObject{{"theta", table.rotary.theta}, {"head_dim", table.rotary.headDim}};

@@ -126,7 +126,7 @@ QJsonObject ExplorerState::toJson() const
     o["theta"] = params.rotary.theta;
     o["head_dim"] = params.rotary.headDim;
     if (params.allocationKind)
-        o["allocation"] = *params.allocationKind == FrequencyAllocation::Kind::Interleaved ? "interleaved" : "sectioned";
+        o["allocation"] = allocationKindName(*params.allocationKind);
     if (!params.sections.empty()) {
         QJsonArray s;
         for (int v : params.sections)
@@ -188,9 +188,10 @@ ExplorerState ExplorerState::fromJson(const QJsonObject& o)
     s.params.rotary.headDim = integer(o, "head_dim", s.params.rotary.headDim);
     if (o.contains("allocation")) {
         const std::string a = text(o, "allocation", "");
-        if (a != "sectioned" && a != "interleaved")
-            bad("allocation", "must be sectioned or interleaved");
-        s.params.allocationKind = a == "interleaved" ? FrequencyAllocation::Kind::Interleaved : FrequencyAllocation::Kind::Sectioned;
+        const auto kind = allocationKindFromName(a);
+        if (!kind)
+            bad("allocation", "must be sectioned, interleaved or interleaved-mrope");
+        s.params.allocationKind = kind;
     }
     if (o.contains("sections")) {
         if (!o["sections"].isArray() || o["sections"].toArray().size() > 8)

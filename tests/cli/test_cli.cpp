@@ -49,6 +49,20 @@ private Q_SLOTS:
         QVERIFY(last[0].toDouble() > 4 + 2 * 4.9 * 0.8);
     }
 
+    void interleavedMropeAllocation()
+    {
+        // Qwen3-VL's allocation for any three-axis scheme; the table names it, with its sections.
+        const Run r = ropescope({"positions", "--scheme", "circle", "--layout", "text:2,image:2x2", "--allocation", "interleaved-mrope",
+                                 "--format", "json"});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject allocation = QJsonDocument::fromJson(r.out).object()["allocation"].toObject();
+        QCOMPARE(allocation["kind"].toString(), QString("interleaved-mrope"));
+        QCOMPARE(allocation["sections"].toArray(), (QJsonArray{24, 20, 20}));
+        const Run vrope = ropescope({"positions", "--scheme", "vrope", "--layout", "text:2,image:2x2", "--allocation", "interleaved-mrope"});
+        QCOMPARE(vrope.exitCode, 2);
+        QVERIFY2(vrope.err.contains("three-axis schemes"), vrope.err.constData());
+    }
+
     void ageSelectsTheLayerTable()
     {
         const QStringList base{"positions", "--layout", "text:3,image:4x4,text:2"};

@@ -1,9 +1,11 @@
 #include "geometry/age.h"
 #include "geometry/errors.h"
 #include "geometry/frequency.h"
+#include "geometry/scheme.h"
 
 #include <QtTest>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace ropescope::geometry;
@@ -88,6 +90,41 @@ private Q_SLOTS:
         p.kind = SchemeKind::Vrope;
         p.allocationKind.reset();
         QCOMPARE(allocationFor(p).toString(), std::string("interleaved(4)"));
+    }
+
+    void interleavedMropeIsQwen3VLs()
+    {
+        // Qwen3-VL, head_dim 128, mrope_section [24,20,20]: t h w repeating over pairs 0..59, then t for the
+        // four lowest frequencies (24 t, 20 h, 20 w), unlike plain interleaving's 22/21/21.
+        SchemeParams p;
+        p.kind = SchemeKind::Mrope;
+        p.allocationKind = FrequencyAllocation::Kind::InterleavedMrope;
+        const FrequencyAllocation a = allocationFor(p);
+        QCOMPARE(a.toString(), std::string("interleaved-mrope[24,20,20]"));
+        std::string axes;
+        for (int c : a.componentTable(64))
+            axes += "thw"[c];
+        std::string expected;
+        for (int k = 0; k < 20; ++k)
+            expected += "thw";
+        expected += "tttt";
+        QCOMPARE(axes, expected);
+        QCOMPARE(std::count(axes.begin(), axes.end(), 't'), 24L);
+        QCOMPARE(FrequencyAllocation::interleaved(3).componentTable(64)[63], 0); // plain: 22 t, 21 h, 21 w
+        // Scaled to other head dims like Qwen3-VL's 20/64 for h and w; explicit sections are taken as given.
+        QCOMPARE(defaultInterleavedMropeSection(64), (std::vector<int>{12, 10, 10}));
+        p.sections = {32, 16, 16};
+        validate(p);
+        QCOMPARE(allocationFor(p).componentTable(64)[46], 1);
+        QCOMPARE(allocationFor(p).componentTable(64)[49], 0); // past 3 * 16 = 48: t
+        // h or w beyond a third of the pairs cannot be placed; the 1-D and 4-D schemes have no t/h/w.
+        p.sections = {4, 30, 30};
+        QVERIFY_EXCEPTION_THROWN(validate(p), InvalidInput);
+        p.sections.clear();
+        p.kind = SchemeKind::Vrope;
+        QVERIFY_EXCEPTION_THROWN(validate(p), InvalidInput);
+        QCOMPARE(allocationKindFromName("interleaved-mrope"), std::optional(FrequencyAllocation::Kind::InterleavedMrope));
+        QVERIFY(!allocationKindFromName("mrope-i"));
     }
 };
 

@@ -252,11 +252,13 @@ void ParameterPanel::buildUi()
     rotaryForm->addRow("head_dim", headDim_);
     allocation_ = new QComboBox;
     allocation_->setObjectName("allocation");
-    allocation_->addItems({"scheme default", "sectioned", "interleaved"});
+    allocation_->addItems({"scheme default", "sectioned", "interleaved", "interleaved-mrope"});
     allocation_->setToolTip("Which position axis drives each frequency pair");
     allocation_->setItemData(0, "The scheme's own: sectioned [16,24,24] for the 3-axis schemes, interleaved for VRoPE", Qt::ToolTipRole);
     allocation_->setItemData(1, "Contiguous sections per axis (M-RoPE's mrope_section), highest frequencies first", Qt::ToolTipRole);
     allocation_->setItemData(2, "Pair j goes to axis j mod C", Qt::ToolTipRole);
+    allocation_->setItemData(3, "Qwen3-VL's MRoPE-I: h on pairs j % 3 == 1 below 3 h, w on j % 3 == 2 below 3 w, t the rest "
+                                "(sections t,h,w; default 24,20,20)", Qt::ToolTipRole);
     rotaryForm->addRow("Allocation", allocation_);
     sections_ = new QLineEdit;
     sections_->setObjectName("sections");
@@ -437,6 +439,7 @@ void ParameterPanel::updateEnabled()
         alphaBox_->setValue(alpha_->value() / 1000.0);
     }
     layerNumber_->setText(QString::number(layer_->value()));
+    sections_->setPlaceholderText(allocation_->currentText() == "interleaved-mrope" ? "default 24,20,20 (t,h,w)" : "default 16,24,24");
     static const char* legends[] = {
         "Text tokens: dark blue on the text axis; the selected one red. Visual tokens: hue by column (red at the left, "
         "through yellow and green, to magenta at the right), lightness by row (dark top, light bottom).",
@@ -465,10 +468,8 @@ session::ExplorerState ParameterPanel::state() const
     s.params.rotary.theta = theta_->text().toDouble();
     s.params.rotary.headDim = headDim_->value();
     s.params.allocationKind.reset();
-    if (allocation_->currentIndex() == 1)
-        s.params.allocationKind = FrequencyAllocation::Kind::Sectioned;
-    else if (allocation_->currentIndex() == 2)
-        s.params.allocationKind = FrequencyAllocation::Kind::Interleaved;
+    if (allocation_->currentIndex() > 0)
+        s.params.allocationKind = allocationKindFromName(allocation_->currentText().toStdString());
     s.params.sections.clear();
     for (const QString& part : sections_->text().split(',', Qt::SkipEmptyParts))
         s.params.sections.push_back(part.trimmed().toInt());
@@ -542,7 +543,10 @@ void ParameterPanel::setState(const session::ExplorerState& s)
     if (theta_->text().toDouble() != s.params.rotary.theta)
         theta_->setText(QString::number(s.params.rotary.theta, 'g', 10));
     headDim_->setValue(s.params.rotary.headDim);
-    allocation_->setCurrentIndex(!s.params.allocationKind ? 0 : *s.params.allocationKind == FrequencyAllocation::Kind::Sectioned ? 1 : 2);
+    if (s.params.allocationKind)
+        allocation_->setCurrentText(allocationKindName(*s.params.allocationKind));
+    else
+        allocation_->setCurrentIndex(0);
     QStringList sections;
     for (int v : s.params.sections)
         sections << QString::number(v);

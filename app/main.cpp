@@ -26,6 +26,7 @@ const char* kUsage =
     "commands:\n"
     "  positions   print the position table of a layout under a scheme (CSV or JSON)\n"
     "  ptd         print PTD (Circle-RoPE eq. 1), per-block values, crowding; --paper-table1\n"
+    "  freqs       which axis drives each rotary frequency, what each resolves in the grids, prior decay\n"
     "  render      render the cone view to a PNG (no display needed)\n"
     "  batch       run a JSON job of figures, tables and sweeps (no display needed)\n"
     "  forward     run a Qwen2-VL / Qwen2.5-VL checkpoint on given tensors under any scheme\n"
@@ -88,7 +89,7 @@ int main(int argc, char** argv)
     // Figures need fonts (a QGuiApplication) but never a display: Qt's offscreen platform, EGL for VTK.
     const std::string first = argv[1];
     std::unique_ptr<QCoreApplication> app;
-    if (first == "render" || first == "batch" || first == "bench" || first == "attend" || first == "train" || first == "eval") {
+    if (first == "render" || first == "freqs" || first == "batch" || first == "bench" || first == "attend" || first == "train" || first == "eval") {
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
         app = std::make_unique<QGuiApplication>(argc, argv);
@@ -102,6 +103,7 @@ int main(int argc, char** argv)
     const std::map<QString, std::function<int(const QStringList&)>> commands{
         {"positions", runPositions},
         {"ptd", runPtd},
+        {"freqs", runFreqs},
         {"bench", runBench},
         {"render", runRender},
         {"batch", runBatch},

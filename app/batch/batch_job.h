@@ -18,7 +18,7 @@ public:
 struct BatchItem {
     int index = 0;        // position in the expanded list, 1-based
     int jobItem = 0;      // the item of the job file it came from, 1-based
-    QString type;         // cone | ptd-chart | profile-chart | prior-heatmap | table | ptd | attention
+    QString type;         // cone | ptd-chart | profile-chart | prior-heatmap | table | ptd | freqs | attention
     QString output;       // relative to the output directory
     QStringList flags;    // CLI-style flags, e.g. {"--alpha", "0.25"}
     QJsonObject parameters; // the item's own parameters (defaults merged, sweep values filled in)

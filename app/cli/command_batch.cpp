@@ -5,6 +5,7 @@
 #include "cli_error.h"
 #include "commands.h"
 #include "figure_options.h"
+#include "freqs_report.h"
 #include "geometry/errors.h"
 #include "geometry_options.h"
 #include "io/atomic_file.h"
@@ -73,6 +74,8 @@ public:
         }
         if (item.type == "ptd")
             return QJsonDocument(ptdReport(req, table, parser.isSet("per-token"))).toJson();
+        if (item.type == "freqs")
+            return frequencyReport(req, item.output, parser.isSet("resolution") ? size : QSize(1200, 750));
 
         FigureFormat format;
         try {

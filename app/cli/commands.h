@@ -7,6 +7,7 @@ namespace ropescope::cli {
 // returns the exit code, and throws UsageError / Failure with a one-line message.
 int runPositions(const QStringList& args);
 int runPtd(const QStringList& args);
+int runFreqs(const QStringList& args);
 int runBench(const QStringList& args);
 int runRender(const QStringList& args);
 int runBatch(const QStringList& args);

@@ -235,10 +235,14 @@ void MainWindow::buildUi()
     ptdView_ = new ChartView;
     profileView_ = new ChartView;
     priorView_ = new ChartView;
+    frequencyView_ = new ChartView;
+    frequencyView_->setObjectName("frequencyChart");
+    frequencyView_->setToolTip("Which axis drives each rotary frequency pair (highest frequency at the left), whether the pair "
+                               "wraps, resolves or is constant across the visual grids, and the prior's decay along each axis");
     ptdLabel_->setWordWrap(true);
     for (QWidget* w : {static_cast<QWidget*>(ptdLabel_), static_cast<QWidget*>(selectionLabel_), static_cast<QWidget*>(warningLabel_)})
         readoutLayout->addWidget(w);
-    for (ChartView* c : {ptdView_, profileView_, priorView_}) {
+    for (ChartView* c : {ptdView_, profileView_, priorView_, frequencyView_}) {
         c->setMinimumHeight(170); // below that the panel scrolls instead of squashing the charts
         readoutLayout->addWidget(c, 1);
     }
@@ -349,6 +353,7 @@ void MainWindow::buildMenus()
     file->addAction("Export PTD chart...", this, [this] { exportWithDialog(ChartKind::Ptd); });
     file->addAction("Export distance profile...", this, [this] { exportWithDialog(ChartKind::Profile); });
     file->addAction("Export prior heatmap...", this, [this] { exportWithDialog(ChartKind::Prior); });
+    file->addAction("Export frequency chart...", this, [this] { exportWithDialog(ChartKind::Frequencies); });
     file->addAction("Export &attention heatmap...", this, [this] {
         const QString path = chooseSaveFile(this, "Export attention heatmap", "attention.png", "PNG (*.png)");
         if (path.isEmpty())
@@ -393,7 +398,7 @@ void MainWindow::buildMenus()
 
 void MainWindow::exportWithDialog(ChartKind kind)
 {
-    const char* names[] = {"ptd", "profile", "prior"};
+    const char* names[] = {"ptd", "profile", "prior", "frequencies"};
     const QString path = chooseSaveFile(this, "Export chart", QString("%1.svg").arg(names[static_cast<int>(kind)]),
                                                       "SVG (*.svg);;PDF (*.pdf);;PNG (*.png)");
     if (path.isEmpty())
@@ -607,6 +612,8 @@ ChartPainter MainWindow::chartPainter(ChartKind kind) const
     case ChartKind::Ptd: return [c = ptdChart(readouts_)](QPainter& p, const QRectF& r) { paintBarChart(p, r, c); };
     case ChartKind::Profile: return [c = profileChart(readouts_)](QPainter& p, const QRectF& r) { paintProfileChart(p, r, c); };
     case ChartKind::Prior: return [c = priorChart(readouts_)](QPainter& p, const QRectF& r) { paintHeatmapChart(p, r, c); };
+    case ChartKind::Frequencies:
+        return [c = frequencyChart(readouts_.table)](QPainter& p, const QRectF& r) { paintFrequencyChart(p, r, c); };
     }
     return {};
 }
@@ -617,6 +624,7 @@ void MainWindow::updateCharts()
     ptdView_->setPainter(metrics ? chartPainter(ChartKind::Ptd) : ChartPainter());
     profileView_->setPainter(metrics ? chartPainter(ChartKind::Profile) : ChartPainter());
     priorView_->setPainter(metrics ? chartPainter(ChartKind::Prior) : ChartPainter());
+    frequencyView_->setPainter(readouts_.table.size() > 0 ? chartPainter(ChartKind::Frequencies) : ChartPainter());
 }
 
 QString MainWindow::effectiveRadius() const
@@ -766,7 +774,7 @@ void MainWindow::exportChart(ChartKind kind, const QString& path, QSize size)
         throw std::runtime_error(e.what());
     }
     QJsonObject meta = state_.toJson();
-    const char* names[] = {"ptd", "profile", "prior"};
+    const char* names[] = {"ptd", "profile", "prior", "frequencies"};
     meta["chart"] = names[static_cast<int>(kind)];
     try {
         io::writeFileAtomically(path, renderFigure(chartPainter(kind), size, format, meta));

@@ -28,7 +28,7 @@ namespace ropescope::gui {
 
 class AttentionPanel;
 
-enum class ChartKind { Ptd, Profile, Prior };
+enum class ChartKind { Ptd, Profile, Prior, Frequencies };
 
 // The explorer window: parameters | 3-D cone view over the position table | readouts (PTD of every
 // scheme, distance profile, positional-prior heatmap). Every change re-renders live and is autosaved
@@ -109,7 +109,7 @@ private:
     views::PositionTableModel* tableModel_ = nullptr;
     QSortFilterProxyModel* tableProxy_ = nullptr;
     QTableView* tableView_ = nullptr;
-    views::ChartView *ptdView_ = nullptr, *profileView_ = nullptr, *priorView_ = nullptr;
+    views::ChartView *ptdView_ = nullptr, *profileView_ = nullptr, *priorView_ = nullptr, *frequencyView_ = nullptr;
     QLabel *ptdLabel_ = nullptr, *selectionLabel_ = nullptr, *warningLabel_ = nullptr;
     QTimer* cameraSaveTimer_ = nullptr;
     AttentionPanel* attention_ = nullptr;

@@ -96,6 +96,21 @@ private Q_SLOTS:
         QCOMPARE(items[5].toObject()["status"].toString(), QString("error"));
     }
 
+    void frequencyItems()
+    {
+        QTemporaryDir dir;
+        const QString job = writeJob(dir, R"({"defaults": {"layout": "text:2,image:8x8", "scheme": "mrope"},
+            "items": [{"type": "freqs", "output": "f.csv"}, {"type": "freqs", "output": "f.png", "resolution": "600x400"},
+                      {"type": "freqs", "output": "f.txt"}]})");
+        const QString out = dir.filePath("out");
+        const Run r = ropescope({"batch", job, "--output", out});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("item 3: --output: freqs writes .csv, .json, .png, .svg or .pdf"), r.err.constData());
+        QFile csv(QDir(out).filePath("f.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly) && csv.readAll().count('\n') == 65);
+        QCOMPARE(QImage(QDir(out).filePath("f.png")).size(), QSize(600, 400));
+    }
+
     void shardsSplitTheWork()
     {
         QTemporaryDir dir;

@@ -63,6 +63,32 @@ private Q_SLOTS:
         QVERIFY2(vrope.err.contains("three-axis schemes"), vrope.err.constData());
     }
 
+    void freqsReportsTheAllocation()
+    {
+        QTemporaryDir dir;
+        const QStringList base{"freqs", "--scheme", "mrope", "--layout", "text:2,image:8x8"};
+        const Run csv = ropescope(base);
+        QCOMPARE(csv.exitCode, 0);
+        const QList<QByteArray> lines = csv.out.trimmed().split('\n');
+        QCOMPARE(lines.size(), 65);
+        QCOMPARE(lines[0], QByteArray("pair,axis,inv_freq,wavelength,turn_across_grid,use"));
+        QVERIFY2(lines[17].startsWith("16,h,0.031622776601683") && lines[17].endsWith(",resolves"), lines[17].constData());
+        const QString json = dir.filePath("f.json");
+        QCOMPARE(ropescope(base + QStringList{"--allocation", "interleaved-mrope", "--output", json}).exitCode, 0);
+        QFile f(json);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(root["allocation"].toString(), QString("interleaved-mrope[24,20,20]"));
+        QCOMPARE(root["pairs"].toArray().size(), 64);
+        QCOMPARE(root["spans"].toObject()["h"].toDouble(), 7.0);
+        QCOMPARE(root["decay"].toObject()["w"].toArray().size(), root["distances"].toArray().size());
+        const QString svg = dir.filePath("f.svg");
+        QCOMPARE(ropescope(base + QStringList{"--output", svg}).exitCode, 0);
+        QFile s(svg);
+        QVERIFY(s.open(QIODevice::ReadOnly) && s.readAll().contains("<svg"));
+        QCOMPARE(ropescope(base + QStringList{"--output", dir.filePath("f.txt")}).exitCode, 2);
+    }
+
     void ageSelectsTheLayerTable()
     {
         const QStringList base{"positions", "--layout", "text:3,image:4x4,text:2"};

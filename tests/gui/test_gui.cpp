@@ -119,7 +119,7 @@ private Q_SLOTS:
                 drawn += image.pixelColor(x, y) != image.pixelColor(2, 2);
         QVERIFY2(drawn > 1000, qPrintable(QString::number(drawn)));
 
-        for (ChartKind kind : {ChartKind::Ptd, ChartKind::Profile, ChartKind::Prior}) {
+        for (ChartKind kind : {ChartKind::Ptd, ChartKind::Profile, ChartKind::Prior, ChartKind::Frequencies}) {
             const QString base = dir.filePath(QString("chart%1").arg(static_cast<int>(kind)));
             w.exportChart(kind, base + ".png", QSize(900, 600));
             QCOMPARE(QImage(base + ".png").size(), QSize(900, 600));

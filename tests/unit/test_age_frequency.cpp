@@ -1,6 +1,8 @@
 #include "geometry/age.h"
 #include "geometry/errors.h"
 #include "geometry/frequency.h"
+#include "geometry/frequency_usage.h"
+#include "geometry/layout.h"
 #include "geometry/scheme.h"
 
 #include <QtTest>
@@ -125,6 +127,43 @@ private Q_SLOTS:
         QVERIFY_EXCEPTION_THROWN(validate(p), InvalidInput);
         QCOMPARE(allocationKindFromName("interleaved-mrope"), std::optional(FrequencyAllocation::Kind::InterleavedMrope));
         QVERIFY(!allocationKindFromName("mrope-i"));
+    }
+
+    void frequencyUsageShowsWhatEachAxisResolves()
+    {
+        // One 8x8 image under M-RoPE (theta 1e6, head_dim 128): h and w span 7 positions, t none. A pair
+        // resolves the grid when it turns 0.1 rad to 2 pi across it: inv_freq_j * 7 >= 0.1 means j <= 19, so
+        // sectioned [16,24,24] leaves h 4 such pairs (16..19) and w none, while MRoPE-I gives h 7 (1, 4, ..,
+        // 19) and w 6 (2, 5, .., 17).
+        SchemeParams p;
+        p.kind = SchemeKind::Mrope;
+        const Layout layout = parseLayout("text:2,image:8x8");
+        auto count = [](const FrequencyUsage& u, int axis, FrequencyUsage::Use use) {
+            return std::count_if(u.pairs.begin(), u.pairs.end(), [&](const auto& q) { return q.component == axis && q.use == use; });
+        };
+        const FrequencyUsage sectioned = frequencyUsage(buildPositionTable(layout, p));
+        QCOMPARE(sectioned.axes, (std::vector<std::string>{"t", "h", "w"}));
+        QCOMPARE(sectioned.spans, (std::vector<double>{0, 7, 7}));
+        QCOMPARE(count(sectioned, 1, FrequencyUsage::Use::Resolves), 4L);
+        QCOMPARE(count(sectioned, 2, FrequencyUsage::Use::Resolves), 0L);
+        QCOMPARE(count(sectioned, 0, FrequencyUsage::Use::Constant), 16L);
+        QVERIFY(std::abs(sectioned.pairs[16].turnAcross - 7 * std::pow(1e6, -0.25)) < 1e-12);
+        p.allocationKind = FrequencyAllocation::Kind::InterleavedMrope;
+        const FrequencyUsage interleaved = frequencyUsage(buildPositionTable(layout, p));
+        QCOMPARE(count(interleaved, 1, FrequencyUsage::Use::Resolves), 7L);
+        QCOMPARE(count(interleaved, 2, FrequencyUsage::Use::Resolves), 6L);
+        // A 40-wide grid wraps pair 2 (w under MRoPE-I, inv_freq 0.649: 25 rad across 39 columns).
+        const FrequencyUsage wide = frequencyUsage(buildPositionTable(parseLayout("text:2,image:2x40"), p));
+        QCOMPARE(wide.pairs[2].use, FrequencyUsage::Use::Wraps);
+        // The prior's decay: 1 at distance 0; moving along t alone turns only t's pairs, so at any distance
+        // it is (sum over t pairs of cos(inv_freq d) + the other 40 pairs) / 64.
+        QCOMPARE(interleaved.decay[0][0], 1.0);
+        const double d = interleaved.distances[5];
+        double expected = 0;
+        for (const auto& q : interleaved.pairs)
+            expected += q.component == 0 ? std::cos(q.invFreq * d) : 1.0;
+        QVERIFY(std::abs(interleaved.decay[0][5] - expected / 64) < 1e-12);
+        QCOMPARE(interleaved.distances.back(), 16.0); // max(2 x span 7, 16)
     }
 };
 

@@ -246,4 +246,83 @@ void paintHeatmapChart(QPainter& p, const QRectF& area, const HeatmapChart& char
     p.restore();
 }
 
+void paintFrequencyChart(QPainter& p, const QRectF& area, const FrequencyChart& chart)
+{
+    static const QColor axisColours[] = {QColor(214, 39, 40), QColor(44, 160, 44), QColor(31, 119, 180), QColor(148, 103, 189)};
+    static const QColor useColours[] = {QColor(40, 40, 46), QColor(150, 150, 160), QColor(240, 240, 244)};
+    static const char* useNames[] = {"wraps", "resolves", "constant"};
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing);
+    QRectF plot = titled(p, area, chart.title);
+    setFont(p, area, 0.6);
+    const QFontMetricsF fm(p.font());
+    p.setPen(kInk);
+    fitFont(p, chart.subtitle, plot.width() - 8);
+    p.drawText(QRectF(plot.left(), plot.top(), plot.width(), fm.height()), Qt::AlignHCenter, chart.subtitle);
+    setFont(p, area, 0.6);
+    plot.adjust(10, fm.height() * 1.4, -10, 0);
+    const int n = static_cast<int>(chart.pairAxis.size());
+    if (n == 0) {
+        p.restore();
+        return;
+    }
+
+    // Strips: axis per pair, then its use across the grids.
+    const double cell = plot.width() / n, stripHeight = std::max(8.0, plot.height() * 0.09);
+    for (int j = 0; j < n; ++j) {
+        const QRectF axisCell(plot.left() + j * cell, plot.top(), cell + 0.3, stripHeight);
+        p.fillRect(axisCell, axisColours[std::clamp(chart.pairAxis[static_cast<size_t>(j)], 0, 3)]);
+        const QRectF useCell(plot.left() + j * cell, plot.top() + stripHeight + 2, cell + 0.3, stripHeight * 0.6);
+        p.fillRect(useCell, useColours[std::clamp(chart.pairUse[static_cast<size_t>(j)], 0, 2)]);
+    }
+    p.setPen(kGrid);
+    p.drawRect(QRectF(plot.left(), plot.top() + stripHeight + 2, plot.width(), stripHeight * 0.6));
+    // Legend: axis colours and use shades, with counts.
+    double x = plot.left();
+    const double legendY = plot.top() + stripHeight * 1.6 + 6;
+    auto legend = [&](const QColor& colour, const QString& text) {
+        p.fillRect(QRectF(x, legendY + fm.height() * 0.2, fm.height() * 0.6, fm.height() * 0.6), colour);
+        p.setPen(kInk);
+        p.drawText(QPointF(x + fm.height() * 0.8, legendY + fm.ascent()), text);
+        x += fm.height() * 1.2 + fm.horizontalAdvance(text);
+    };
+    for (size_t a = 0; a < chart.axes.size() && a < 4; ++a)
+        legend(axisColours[a], QString("%1 %2").arg(chart.axes[a]).arg(std::count(chart.pairAxis.begin(), chart.pairAxis.end(), static_cast<int>(a))));
+    x += fm.height();
+    for (int u = 0; u < 3; ++u)
+        legend(useColours[u], QString("%1 %2").arg(useNames[u]).arg(std::count(chart.pairUse.begin(), chart.pairUse.end(), u)));
+
+    // Decay of the prior along each axis alone.
+    QRectF decay(plot.left(), legendY + fm.height() * 1.8, plot.width(), 0);
+    decay.setBottom(area.bottom() - fm.height() * 2.4);
+    double lo = 1.0;
+    for (const auto& line : chart.decay)
+        for (double v : line)
+            lo = std::min(lo, v);
+    lo = std::floor(lo * 10) / 10;
+    decay.setLeft(decay.left() + axisLabelWidth(fm, lo, 1.0, 4) + 8);
+    if (decay.height() > fm.height() * 2 && chart.distances.size() > 1) {
+        drawValueAxis(p, decay, lo, 1.0, 4);
+        setFont(p, area, 0.6);
+        const double reach = chart.distances.back();
+        auto px = [&](double d) { return decay.left() + decay.width() * d / reach; };
+        auto py = [&](double v) { return decay.bottom() - decay.height() * (v - lo) / (1.0 - lo); };
+        for (size_t a = 0; a < chart.decay.size() && a < 4; ++a) {
+            QPainterPath line;
+            for (size_t k = 0; k < chart.distances.size(); ++k) {
+                const QPointF at(px(chart.distances[k]), py(chart.decay[a][k]));
+                k == 0 ? line.moveTo(at) : line.lineTo(at);
+            }
+            p.setPen(QPen(axisColours[a], std::max(1.5, area.height() / 300.0)));
+            p.drawPath(line);
+        }
+        p.setPen(kInk);
+        p.drawText(QRectF(decay.left(), decay.bottom() + 2, decay.width(), fm.height()), Qt::AlignLeft, "0");
+        p.drawText(QRectF(decay.left(), decay.bottom() + 2, decay.width(), fm.height()), Qt::AlignRight, number(reach));
+        p.drawText(QRectF(decay.left(), decay.bottom() + 2 + fm.height(), decay.width(), fm.height()), Qt::AlignCenter,
+                   "prior / prior at 0, moving along one axis alone (distance in positions)");
+    }
+    p.restore();
+}
+
 } // namespace ropescope::views

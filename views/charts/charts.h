@@ -40,7 +40,21 @@ struct HeatmapChart {
     std::vector<Grid> grids;
 };
 
+// How the rotary frequencies are spent: a strip of head_dim/2 cells coloured by the axis driving each pair
+// (highest frequency first), under it whether the pair wraps, resolves or is constant across the visual
+// grids, and the positional prior's decay along each axis alone.
+struct FrequencyChart {
+    QString title;
+    QString subtitle;
+    std::vector<QString> axes;
+    std::vector<int> pairAxis;          // per pair: index into axes
+    std::vector<int> pairUse;           // per pair: 0 wraps, 1 resolves, 2 constant
+    std::vector<double> distances;
+    std::vector<std::vector<double>> decay; // per axis, at `distances`
+};
+
 void paintBarChart(QPainter& painter, const QRectF& area, const BarChart& chart);
+void paintFrequencyChart(QPainter& painter, const QRectF& area, const FrequencyChart& chart);
 void paintProfileChart(QPainter& painter, const QRectF& area, const ProfileChart& chart);
 void paintHeatmapChart(QPainter& painter, const QRectF& area, const HeatmapChart& chart);
 

@@ -1,5 +1,7 @@
 #include "readout_charts.h"
 
+#include "geometry/frequency_usage.h"
+
 #include <cmath>
 
 namespace ropescope::views {
@@ -65,6 +67,26 @@ HeatmapChart priorChart(const session::Readouts& r)
     }
     if (r.table.blocks.size() > kMaxGrids)
         c.subtitle += QString(" (first %1 of %2 blocks)").arg(kMaxGrids).arg(r.table.blocks.size());
+    return c;
+}
+
+FrequencyChart frequencyChart(const PositionTable& table)
+{
+    const FrequencyUsage u = frequencyUsage(table);
+    FrequencyChart c;
+    c.title = QString("Frequencies (%1, %2)").arg(QString::fromStdString(table.scheme), QString::fromStdString(table.allocation.toString()));
+    QStringList spans;
+    for (size_t a = 0; a < u.axes.size(); ++a)
+        spans << QString("%1 %2").arg(QString::fromStdString(u.axes[a])).arg(u.spans[a], 0, 'g', 4);
+    c.subtitle = QString("pairs high -> low frequency; span in the visual grids: %1").arg(spans.join(", "));
+    for (const std::string& a : u.axes)
+        c.axes.push_back(QString::fromStdString(a));
+    for (const FrequencyUsage::Pair& p : u.pairs) {
+        c.pairAxis.push_back(p.component);
+        c.pairUse.push_back(static_cast<int>(p.use));
+    }
+    c.distances = u.distances;
+    c.decay = u.decay;
     return c;
 }
 

@@ -1,0 +1,33 @@
+// `ropescope freqs`: which axis drives each rotary frequency pair of a scheme, how far each pair turns
+// across the layout's visual grids, and how the positional prior decays along each axis.
+#include "cli_error.h"
+#include "commands.h"
+#include "figure_options.h"
+#include "freqs_report.h"
+#include "geometry/errors.h"
+#include "output.h"
+
+namespace ropescope::cli {
+
+int runFreqs(const QStringList& args)
+{
+    QCommandLineParser parser;
+    addGeometryOptions(parser);
+    parser.addOptions({
+        {"output", "Write CSV (default, standard output without --output), .json, or a figure .png/.svg/.pdf.", "F"},
+        {"resolution", "Figure size WxH in pixels (default 1200x750).", "WxH"},
+    });
+    parseOrThrow(parser, args);
+    const GeometryRequest req = parseGeometryOptions(parser);
+    const QSize size = parser.isSet("resolution") ? parseResolution(parser) : QSize(1200, 750);
+    QByteArray bytes;
+    try {
+        bytes = frequencyReport(req, parser.value("output"), size);
+    } catch (const geometry::InvalidInput& e) {
+        throw UsageError(e.what());
+    }
+    writeOutput(parser.value("output"), bytes);
+    return 0;
+}
+
+} // namespace ropescope::cli

@@ -1,0 +1,40 @@
+#pragma once
+#include "position_table.h"
+
+#include <string>
+#include <vector>
+
+namespace ropescope::geometry {
+
+// How a position table spends its rotary frequencies (the "full frequency utilisation" question of
+// "Revisiting Multimodal Positional Encoding"): which axis drives each frequency pair, how far each pair
+// turns across the visual grids of the layout, and how the positional prior decays along each axis.
+struct FrequencyUsage {
+    enum class Use {
+        Wraps,    // turns more than a full circle across a grid: positions a wavelength apart look alike
+        Resolves, // turns between 0.1 rad and a full circle across a grid: tells places in it apart
+        Constant  // turns less than 0.1 rad across the grid (or the axis does not vary there): no signal
+    };
+    struct Pair {
+        int index = 0;
+        int component = 0;       // the position component (axis) that drives it
+        double invFreq = 0;      // radians per unit of position
+        double wavelength = 0;   // 2 pi / invFreq
+        double turnAcross = 0;   // radians turned across the axis's span in the visual tokens
+        Use use = Use::Constant;
+    };
+    std::vector<std::string> axes;   // component names, e.g. t, h, w
+    std::vector<double> spans;       // per component: the largest spread of a visual segment's positions
+    std::vector<Pair> pairs;         // head_dim / 2 of them
+    // The positional prior (q = k = ones) as the distance grows along one axis alone, divided by its value at
+    // distance 0: decay[c][k] at distances[k]. 1 means no positional bias at that distance.
+    std::vector<double> distances;
+    std::vector<std::vector<double>> decay;
+};
+
+const char* useName(FrequencyUsage::Use use); // "wraps", "resolves", "constant"
+
+// Distances sampled: `samples` points from 0 to max(2 x the largest span, 16).
+FrequencyUsage frequencyUsage(const PositionTable& table, int samples = 65);
+
+} // namespace ropescope::geometry

@@ -61,6 +61,26 @@ private Q_SLOTS:
         mropeOtherAlpha.params.circle.alpha = 0.3; // not used by mrope
         QVERIFY(model::sameScheme(mropeOtherAlpha, mrope, 4));
         QVERIFY(!model::sameScheme(mrope, circleAge, 4));
+
+        // The text axis and the frequency allocation place tokens too: recorded with the model and compared
+        // (a model trained with --text-vector 0,0,1 used to be recorded with the default 1,1,1).
+        model::ModelScheme tilted = circleAge;
+        tilted.params.circle.textVector = Eigen::Vector3d(0, 0, 1);
+        const model::ModelScheme recorded = model::schemeFromJson(model::schemeToJson(tilted));
+        QCOMPARE(recorded.params.circle.textVector, Eigen::Vector3d(0, 0, 1));
+        QVERIFY(model::sameScheme(recorded, tilted, 4));
+        QCOMPARE(QString::fromStdString(model::schemeDifference(circleAge, tilted, 4)), QString("text vector 1,1,1, trained 0,0,1"));
+        model::ModelScheme scaled = tilted;
+        scaled.params.circle.textVector = Eigen::Vector3d(0, 0, 5); // the same direction
+        QVERIFY(model::sameScheme(scaled, tilted, 4));
+        model::ModelScheme interleaved = mrope;
+        interleaved.params.allocationKind = geometry::FrequencyAllocation::Kind::InterleavedMrope;
+        QCOMPARE(model::schemeFromJson(model::schemeToJson(interleaved)).params.allocationKind, interleaved.params.allocationKind);
+        QCOMPARE(QString::fromStdString(model::schemeDifference(interleaved, mrope, 4)),
+                 QString("frequency allocation interleaved-mrope[24,20,20], trained sectioned[16,24,24]"));
+        model::ModelScheme explicitSectioned = mrope;
+        explicitSectioned.params.allocationKind = geometry::FrequencyAllocation::Kind::Sectioned;
+        QVERIFY(model::sameScheme(explicitSectioned, mrope, 4)); // the same allocation, named
     }
 
     // Under a scheme it was not trained with, eval says how far the question->image attention moved from

@@ -34,7 +34,7 @@ const char* kUsage =
     "  train       train a tiny Qwen2-VL on the synthetic shapes task under a scheme\n"
     "  eval        accuracy per question type and grounding per layer on held-out samples\n"
     "  tokenize    encode text with a model's tokenizer.json (JSON arrays of ids)\n"
-    "  bench       timings: bench geometry [--json]\n"
+    "  bench       timings: bench geometry | live | model [--json]\n"
     "\n"
     "Run 'ropescope <command> --help' for its options.\n";
 

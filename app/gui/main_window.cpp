@@ -44,7 +44,6 @@
 #include <QVBoxLayout>
 
 #include <vtkCamera.h>
-#include <vtkGenericOpenGLRenderWindow.h>
 #include <vtkRenderer.h>
 
 #include <cmath>

@@ -49,21 +49,6 @@ const char* dtypeName(DType d)
     return "?";
 }
 
-size_t dtypeSize(DType d)
-{
-    for (const auto& t : kDTypes)
-        if (t.dtype == d)
-            return t.size;
-    return 0;
-}
-
-int64_t TensorInfo::elementCount() const
-{
-    int64_t n = 1;
-    for (int64_t d : shape)
-        n *= d;
-    return n;
-}
 
 SafeTensors SafeTensors::open(const QString& path)
 {

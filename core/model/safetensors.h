@@ -19,7 +19,6 @@ public:
 
 enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool };
 const char* dtypeName(DType d);
-size_t dtypeSize(DType d);
 
 struct TensorInfo {
     std::string name;
@@ -27,8 +26,6 @@ struct TensorInfo {
     std::vector<int64_t> shape;
     uint64_t begin = 0; // byte offsets into the data section
     uint64_t end = 0;
-
-    int64_t elementCount() const;
 };
 
 // A safetensors file (8-byte little-endian header length, JSON header, raw little-endian data),

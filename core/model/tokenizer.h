@@ -24,7 +24,6 @@ public:
     // Text of the ids; special tokens are kept unless skipSpecial.
     QString decode(const std::vector<int64_t>& ids, bool skipSpecial = false) const;
     std::optional<int64_t> tokenId(const std::string& token) const;
-    int64_t vocabSize() const { return static_cast<int64_t>(idToToken_.size()); }
 
     Tokenizer(Tokenizer&&) noexcept;
     Tokenizer& operator=(Tokenizer&&) noexcept;

@@ -72,11 +72,6 @@ void EglContext::makeCurrent()
         fail("eglMakeCurrent");
 }
 
-bool EglContext::isCurrent() const
-{
-    return eglGetCurrentContext() == d->context;
-}
-
 std::string EglContext::renderer() const
 {
     const auto* r = reinterpret_cast<const char*>(glGetString(GL_RENDERER));

@@ -15,7 +15,6 @@ public:
     EglContext& operator=(const EglContext&) = delete;
 
     void makeCurrent();
-    bool isCurrent() const;
     std::string renderer() const; // GL_RENDERER, e.g. "llvmpipe (LLVM 15.0.6, 256 bits)"
 
 private:

@@ -37,7 +37,6 @@ public:
     int pickToken(double x, double y, double maxPixels = 12.0) const;
 
     const Eigen::MatrixX3d& world() const { return world_; }
-    double glyphRadius() const { return glyphRadius_; }
     vtkRenderer* renderer() const { return renderer_; }
 
 private:

@@ -81,11 +81,6 @@ vtkRenderer* VtkViewWidget::renderer() const
     return renderer_;
 }
 
-vtkGenericOpenGLRenderWindow* VtkViewWidget::renderWindow() const
-{
-    return window_;
-}
-
 void VtkViewWidget::initializeGL()
 {
     window_->SetOwnContext(0);

@@ -21,7 +21,6 @@ public:
     ~VtkViewWidget() override;
 
     vtkRenderer* renderer() const;
-    vtkGenericOpenGLRenderWindow* renderWindow() const;
 
     static void setDefaultSurfaceFormat();
 

@@ -48,6 +48,20 @@ QRectF titled(QPainter& p, const QRectF& area, const QString& title)
     return area.adjusted(0, 1.6 * h, 0, 0);
 }
 
+// The title and a one-line subtitle under it; leaves the font at `scale` and returns the area below
+// the title (the subtitle's line included: callers step past it).
+QRectF titledWithSubtitle(QPainter& p, const QRectF& area, const QString& title, const QString& subtitle, double scale)
+{
+    const QRectF plot = titled(p, area, title);
+    setFont(p, area, scale);
+    const double lineHeight = QFontMetricsF(p.font()).height();
+    p.setPen(kInk);
+    fitFont(p, subtitle, plot.width() - 8);
+    p.drawText(QRectF(plot.left(), plot.top(), plot.width(), lineHeight), Qt::AlignHCenter, subtitle);
+    setFont(p, area, scale);
+    return plot;
+}
+
 QString number(double v)
 {
     if (v == 0 || (std::abs(v) >= 0.01 && std::abs(v) < 1e5))
@@ -187,13 +201,8 @@ void paintProfileChart(QPainter& p, const QRectF& area, const ProfileChart& char
 void paintHeatmapChart(QPainter& p, const QRectF& area, const HeatmapChart& chart)
 {
     p.save();
-    QRectF plot = titled(p, area, chart.title);
-    setFont(p, area, 0.8);
+    QRectF plot = titledWithSubtitle(p, area, chart.title, chart.subtitle, 0.8);
     const QFontMetricsF fm(p.font());
-    p.setPen(kInk);
-    fitFont(p, chart.subtitle, plot.width() - 8);
-    p.drawText(QRectF(plot.left(), plot.top(), plot.width(), fm.height()), Qt::AlignHCenter, chart.subtitle);
-    setFont(p, area, 0.8);
     plot.adjust(8, fm.height() * 1.5, -8, -fm.height() * 3.2);
     if (chart.grids.empty()) {
         p.restore();
@@ -253,13 +262,8 @@ void paintFrequencyChart(QPainter& p, const QRectF& area, const FrequencyChart& 
     static const char* useNames[] = {"wraps", "resolves", "constant"};
     p.save();
     p.setRenderHint(QPainter::Antialiasing);
-    QRectF plot = titled(p, area, chart.title);
-    setFont(p, area, 0.6);
+    QRectF plot = titledWithSubtitle(p, area, chart.title, chart.subtitle, 0.6);
     const QFontMetricsF fm(p.font());
-    p.setPen(kInk);
-    fitFont(p, chart.subtitle, plot.width() - 8);
-    p.drawText(QRectF(plot.left(), plot.top(), plot.width(), fm.height()), Qt::AlignHCenter, chart.subtitle);
-    setFont(p, area, 0.6);
     plot.adjust(10, fm.height() * 1.4, -10, 0);
     const int n = static_cast<int>(chart.pairAxis.size());
     if (n == 0) {

@@ -649,7 +649,10 @@ void AttentionPanel::repaintOverlay()
     o.smoothing = smoothing_->value();
     o.colormap = colormap_->currentIndex() == 1 ? views::HeatmapOptions::Colormap::Viridis : views::HeatmapOptions::Colormap::Jet;
     overlay_ = views::attentionOverlay(d->resized, grid, d->rows, d->cols, o);
-    colourBar_->setText(colourScaleHtml(o));
+    if (colourBarMap_ != static_cast<int>(o.colormap)) { // repaints follow every slider tick: draw the scale once per map
+        colourBarMap_ = static_cast<int>(o.colormap);
+        colourBar_->setText(colourScaleHtml(o));
+    }
     imageLabel_->setPixmap(QPixmap::fromImage(overlay_).scaled(imageLabel_->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
     if (d->ownAttentions.empty()) {
         ownOverlay_ = difference_ = QImage();

@@ -80,6 +80,7 @@ private:
     QImage overlay_, ownOverlay_, difference_;
     QLabel *imageLabel_, *answerLabel_, *statusLabel_, *modelLabel_;
     QLabel *ownLabel_, *differenceLabel_, *shiftLabel_, *colourBar_;
+    int colourBarMap_ = -1; // the colormap colourBar_ shows
     QWidget* comparison_;
     QLineEdit* question_;
     QCheckBox *explorerScheme_, *compare_;

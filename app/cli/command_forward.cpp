@@ -75,6 +75,7 @@ int runForward(const QStringList& args)
         out.setMetadata("format", "pt");
         out.setMetadata("scheme", table.scheme);
         out.setMetadata("layout", table.layout.toString());
+        out.setMetadata("allocation", table.allocation.toString());
         const auto positions = positionTensor(table);
         model::addTensor(out, "position_ids", positions);
         const double delta = table.positions.maxCoeff() + 1 - table.size();
@@ -83,6 +84,8 @@ int runForward(const QStringList& args)
                                                                     : torch::full({1, 1}, static_cast<float>(delta)));
         if (r.imageEmbeds.defined())
             model::addTensor(out, "image_embeds", r.imageEmbeds);
+        if (!r.deepstackEmbeds.empty())
+            model::addTensor(out, "deepstack_embeds", torch::stack(r.deepstackEmbeds, 0));
         model::addTensor(out, "logits", r.prefill.logits.unsqueeze(0));
         model::addTensor(out, "attentions", torch::stack(r.prefill.attentions, 0).unsqueeze(1));
         if (generate > 0) {

@@ -38,12 +38,18 @@ LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::
         l.inNorm = t(p + "input_layernorm.weight", {h});
         l.postNorm = t(p + "post_attention_layernorm.weight", {h});
         l.qW = t(p + "self_attn.q_proj.weight", {q, h});
-        l.qB = t(p + "self_attn.q_proj.bias", {q});
         l.kW = t(p + "self_attn.k_proj.weight", {kv, h});
-        l.kB = t(p + "self_attn.k_proj.bias", {kv});
         l.vW = t(p + "self_attn.v_proj.weight", {kv, h});
-        l.vB = t(p + "self_attn.v_proj.bias", {kv});
         l.oW = t(p + "self_attn.o_proj.weight", {h, q});
+        if (cfg_.attentionBias) {
+            l.qB = t(p + "self_attn.q_proj.bias", {q});
+            l.kB = t(p + "self_attn.k_proj.bias", {kv});
+            l.vB = t(p + "self_attn.v_proj.bias", {kv});
+        }
+        if (cfg_.qkNorm) {
+            l.qNorm = t(p + "self_attn.q_norm.weight", {d});
+            l.kNorm = t(p + "self_attn.k_norm.weight", {d});
+        }
         l.gateW = t(p + "mlp.gate_proj.weight", {m, h});
         l.upW = t(p + "mlp.up_proj.weight", {m, h});
         l.downW = t(p + "mlp.down_proj.weight", {h, m});
@@ -71,8 +77,10 @@ std::vector<std::pair<std::string, torch::Tensor*>> LanguageModel::weights()
                  {"self_attn.k_proj.weight", &l.kW},   {"self_attn.k_proj.bias", &l.kB},
                  {"self_attn.v_proj.weight", &l.vW},   {"self_attn.v_proj.bias", &l.vB},
                  {"self_attn.o_proj.weight", &l.oW},   {"mlp.gate_proj.weight", &l.gateW},
-                 {"mlp.up_proj.weight", &l.upW},       {"mlp.down_proj.weight", &l.downW}})
-            out.push_back({p + name, t});
+                 {"mlp.up_proj.weight", &l.upW},       {"mlp.down_proj.weight", &l.downW},
+                 {"self_attn.q_norm.weight", &l.qNorm}, {"self_attn.k_norm.weight", &l.kNorm}})
+            if (t->defined())
+                out.push_back({p + name, t});
         if (l.haropeAu.defined())
             for (auto [name, t] : std::initializer_list<std::pair<const char*, torch::Tensor*>>{
                      {"self_attn.harope.a_u", &l.haropeAu}, {"self_attn.harope.a_v", &l.haropeAv}, {"self_attn.harope.sigma", &l.haropeSigma}})
@@ -132,7 +140,7 @@ torch::Tensor LanguageModel::rmsNorm(const torch::Tensor& x, const torch::Tensor
 }
 
 DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
-                                     const DecoderCapture& capture) const
+                                     const DecoderCapture& capture, const DeepStackInput* deepstack) const
 {
     // Works on [B, L, hidden] (training batches share one layout); a single sequence is B = 1.
     const bool single = embeds.dim() == 2;
@@ -154,6 +162,10 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
         const auto hn = rmsNorm(x, l.inNorm);
         auto q = dense(hn, l.qW, l.qB).reshape({batch, n, heads, d}).transpose(1, 2); // [B, H, n, d]
         auto k = dense(hn, l.kW, l.kB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
+        if (l.qNorm.defined()) {
+            q = rmsNorm(q, l.qNorm);
+            k = rmsNorm(k, l.kNorm);
+        }
         auto v = dense(hn, l.vW, l.vB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
         if (l.haropeM.defined()) {
             // While the maps train they are rebuilt from their parameters each step; otherwise the cached ones.
@@ -186,6 +198,10 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
         x = x + dense(torch::silu(dense(hp, l.gateW)) * dense(hp, l.upW), l.downW);
         if (capture.layerOutputs)
             out.layerOutputs.push_back(single ? x.squeeze(0) : x);
+        if (deepstack && i < deepstack->features.size()) {
+            const auto& f = deepstack->features[i];
+            x = x.index_add(1, deepstack->positions, (f.dim() == 2 ? f.unsqueeze(0).expand({batch, -1, -1}) : f).to(x.scalar_type()));
+        }
     }
     out.finalNorm = rmsNorm(x, finalNorm_);
     out.logits = dense(capture.allLogits ? out.finalNorm : out.finalNorm.narrow(1, n - 1, 1), lmHead_);

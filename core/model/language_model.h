@@ -37,14 +37,21 @@ struct DecoderOutput {
     std::vector<torch::Tensor> attentions;    // per captured layer: [heads, rows, cols]
 };
 
+// DeepStack (Qwen3-VL): feature k [positions, hidden] is added to the residual stream at the image-token
+// positions after decoder layer k. Only the prompt's pass carries it; generated tokens are text.
+struct DeepStackInput {
+    torch::Tensor positions;               // int64 token indices of the image tokens
+    std::vector<torch::Tensor> features;   // one per early layer: [positions, hidden], or [B, positions, hidden]
+};
+
 // Rotary tables for a position table: the table's own allocation, the model's theta and head_dim.
 // Rows [from, from + count) of the table, or, past its end, positions that continue it at max + 1 + offset
 // on every component (decoding).
 LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from,
                            int64_t count, double offset = 0);
 
-// The Qwen2 decoder (RMSNorm, grouped-query attention with q/k/v biases, SwiGLU) driven by a rotary table
-// per layer, so any position scheme (and an AGE schedule) feeds the real model. HARoPE head maps are
+// The Qwen2 / Qwen3 decoder (RMSNorm, grouped-query attention with q/k/v biases (Qwen2) or per-head q/k
+// RMSNorm (Qwen3), SwiGLU, DeepStack additions (Qwen3-VL)) driven by a rotary table per layer, so any position scheme (and an AGE schedule) feeds the real model. HARoPE head maps are
 // applied to q and k when the checkpoint carries them:
 //   model.layers.{i}.self_attn.harope.a_u [heads, d, d], .a_v [heads, d, d], .sigma [heads, d]
 //   M_h = U diag(softplus(sigma) + 1e-6) V^T, U = exp(A_u - A_u^T), V = exp(A_v - A_v^T);
@@ -56,8 +63,9 @@ public:
     torch::Tensor embed(const torch::Tensor& ids) const; // [L] -> [L, hidden]
     // Runs `embeds` [L, hidden] (or a batch [B, L, hidden] sharing one layout, without cache) after
     // whatever `cache` holds (appending to it when given).
+    // Layer outputs in the capture are each layer's own, before a DeepStack addition.
     DecoderOutput forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
-                          const DecoderCapture& capture) const;
+                          const DecoderCapture& capture, const DeepStackInput* deepstack = nullptr) const;
     int layers() const { return static_cast<int>(layers_.size()); }
     const torch::Tensor& lmHead() const { return lmHead_; } // [vocab, hidden]; the embedding when tied
 
@@ -72,6 +80,7 @@ private:
     struct Layer {
         torch::Tensor inNorm, postNorm;
         torch::Tensor qW, qB, kW, kB, vW, vB, oW;
+        torch::Tensor qNorm, kNorm; // Qwen3: [head_dim]
         torch::Tensor gateW, upW, downW;
         torch::Tensor haropeAu, haropeAv, haropeSigma; // stored parameters, when present
         torch::Tensor haropeM, haropeMInvT;             // [heads, d, d], built from them

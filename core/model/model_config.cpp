@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ropescope::model {
@@ -94,8 +95,13 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         c.architecture = Architecture::Qwen2VL;
     else if (type == "qwen2_5_vl")
         c.architecture = Architecture::Qwen25VL;
+    else if (type == "qwen3_vl")
+        c.architecture = Architecture::Qwen3VL;
+    else if (type == "qwen3_vl_moe")
+        throw ModelError(file + ": Qwen3-VL-MoE (qwen3_vl_moe) is not supported; RopeScope runs the dense Qwen3-VL models (qwen3_vl)");
     else
-        throw ModelError(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl)");
+        throw ModelError(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl)");
+    const bool qwen3 = c.architecture == Architecture::Qwen3VL;
 
     // Newer configs nest the language model under text_config; older ones are flat.
     const Reader text = root.has("text_config") ? root.object("text_config") : root;
@@ -108,6 +114,11 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     t.vocab = text.integer("vocab_size", t.vocab, 1);
     t.rmsEps = text.number("rms_norm_eps", t.rmsEps, 1e-30, 1.0);
     t.tieEmbeddings = root.boolean("tie_word_embeddings", text.boolean("tie_word_embeddings", false));
+    t.explicitHeadDim = text.integer("head_dim", 0, 0, 4096);
+    t.attentionBias = text.boolean("attention_bias", !qwen3);
+    t.qkNorm = qwen3;
+    if (qwen3)
+        t.mropeSection = {24, 20, 20};
     // rope_theta and mrope_section: rope_parameters (newest), rope_scaling, or flat.
     const Reader scaling = text.has("rope_parameters") ? text.object("rope_parameters")
                            : text.has("rope_scaling")  ? text.object("rope_scaling")
@@ -118,8 +129,12 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
                                                            kThetaMin, kThetaMax),
                                  kThetaMin, kThetaMax);
     t.mropeSection = scaling.integers("mrope_section", t.mropeSection);
-    if (t.hidden % t.heads != 0 || t.heads % t.kvHeads != 0)
+    // Qwen3-VL's rotary always interleaves (transformers applies MRoPE-I whatever mrope_interleaved says).
+    t.mropeInterleaved = qwen3;
+    if ((t.explicitHeadDim == 0 && t.hidden % t.heads != 0) || t.heads % t.kvHeads != 0)
         throw ModelError(file + ": hidden_size must divide into heads and heads into key/value heads");
+    if (t.headDim() % 2 != 0)
+        throw ModelError(file + ": head_dim must be even (rotary pairs), not " + std::to_string(t.headDim()));
     int sectionSum = 0;
     for (int s : t.mropeSection) {
         if (s < 0)
@@ -142,7 +157,7 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         vc.mlpHidden = vc.width * v.integer("mlp_ratio", 4, 1, 64);
         vc.outHidden = v.integer("hidden_size", t.hidden, 1);
         vc.act = v.text("hidden_act", "quick_gelu");
-    } else {
+    } else if (c.architecture == Architecture::Qwen25VL) {
         vc.width = v.integer("hidden_size", vc.width, 1);
         vc.mlpHidden = v.integer("intermediate_size", vc.mlpHidden, 1);
         vc.outHidden = v.integer("out_hidden_size", t.hidden, 1);
@@ -150,7 +165,31 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         vc.fullAttentionBlocks = v.integers("fullatt_block_indexes", {7, 15, 23, 31});
         vc.windowSize = v.integer("window_size", vc.windowSize, 1);
         vc.tokensPerSecond = v.number("tokens_per_second", vc.tokensPerSecond, 0.0, 1e6);
+    } else {
+        // Defaults of transformers' Qwen3VLVisionConfig.
+        vc.depth = v.integer("depth", 27, 1, 1024);
+        vc.patchSize = v.integer("patch_size", 16, 1, 1024);
+        vc.width = v.integer("hidden_size", 1152, 1);
+        vc.mlpHidden = v.integer("intermediate_size", 4304, 1);
+        vc.outHidden = v.integer("out_hidden_size", t.hidden, 1);
+        vc.act = v.text("hidden_act", "gelu_pytorch_tanh");
+        vc.positionEmbeddings = v.integer("num_position_embeddings", 2304, 1, 1 << 24);
+        vc.deepstackBlocks = v.integers("deepstack_visual_indexes", {8, 16, 24});
+        const int side = vc.positionGridSide();
+        if (side * side != vc.positionEmbeddings)
+            throw ModelError(file + ": vision_config.num_position_embeddings must be a square number (a side x side grid), not "
+                             + std::to_string(vc.positionEmbeddings));
+        for (size_t i = 0; i < vc.deepstackBlocks.size(); ++i) {
+            const int b = vc.deepstackBlocks[i];
+            if (b < 0 || b >= vc.depth || std::count(vc.deepstackBlocks.begin(), vc.deepstackBlocks.begin() + static_cast<long>(i), b))
+                throw ModelError(file + ": vision_config.deepstack_visual_indexes must list distinct vision blocks below depth "
+                                 + std::to_string(vc.depth));
+        }
+        if (static_cast<int>(vc.deepstackBlocks.size()) > t.layers)
+            throw ModelError(file + ": more DeepStack features (" + std::to_string(vc.deepstackBlocks.size()) + ") than decoder layers");
     }
+    if (vc.act != "quick_gelu" && vc.act != "gelu" && vc.act != "gelu_pytorch_tanh" && vc.act != "silu")
+        throw ModelError(file + ": vision_config.hidden_act '" + vc.act + "' is not one of quick_gelu, gelu, gelu_pytorch_tanh, silu");
     if (vc.width % vc.heads != 0 || vc.headDim() % 4 != 0)
         throw ModelError(file + ": vision width must split into heads with head_dim divisible by 4");
     if (vc.outHidden != t.hidden)
@@ -174,6 +213,21 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         }
     }
     return c;
+}
+
+const char* architectureName(Architecture a)
+{
+    switch (a) {
+    case Architecture::Qwen2VL: return "qwen2_vl";
+    case Architecture::Qwen25VL: return "qwen2_5_vl";
+    case Architecture::Qwen3VL: return "qwen3_vl";
+    }
+    return "";
+}
+
+int VisionConfig::positionGridSide() const
+{
+    return static_cast<int>(std::lround(std::sqrt(static_cast<double>(positionEmbeddings))));
 }
 
 ModelConfig loadModelConfig(const QString& path)

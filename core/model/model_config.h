@@ -8,7 +8,10 @@
 
 namespace ropescope::model {
 
-enum class Architecture { Qwen2VL, Qwen25VL };
+enum class Architecture { Qwen2VL, Qwen25VL, Qwen3VL };
+
+// The name config.json gives the architecture (model_type).
+const char* architectureName(Architecture architecture);
 
 struct VisionConfig {
     int depth = 32;
@@ -25,6 +28,12 @@ struct VisionConfig {
     std::vector<int> fullAttentionBlocks;
     int windowSize = 112;
     double tokensPerSecond = 2;
+    // Qwen3-VL only: the learned position table (a side x side grid resampled to each image) and the
+    // vision blocks whose output also goes through a DeepStack merger into the decoder's early layers.
+    int positionEmbeddings = 0;
+    std::vector<int> deepstackBlocks;
+
+    int positionGridSide() const;
 
     int headDim() const { return width / heads; }
     int patchDim() const { return inChannels * temporalPatch * patchSize * patchSize; }
@@ -40,9 +49,14 @@ struct TextConfig {
     double rmsEps = 1e-6;
     double ropeTheta = 1e6;
     std::vector<int> mropeSection{16, 24, 24};
+    // Qwen3-VL's MRoPE-I: the sections are spread over the frequencies (FrequencyAllocation::InterleavedMrope).
+    bool mropeInterleaved = false;
     bool tieEmbeddings = false;
+    int explicitHeadDim = 0;     // head_dim when the config gives one (Qwen3: not hidden / heads)
+    bool attentionBias = true;   // q/k/v biases (Qwen2); Qwen3 has none
+    bool qkNorm = false;         // Qwen3: RMSNorm over each head of q and k before the rotation
 
-    int headDim() const { return hidden / heads; }
+    int headDim() const { return explicitHeadDim > 0 ? explicitHeadDim : hidden / heads; }
 };
 
 struct ModelConfig {
@@ -59,7 +73,8 @@ struct ModelConfig {
 };
 
 // Reads config.json in its Hub forms: flat Qwen2-VL / Qwen2.5-VL configs with rope_scaling.mrope_section,
-// and the newer nesting with text_config / vision_config and rope_parameters. Throws ModelError naming
+// the newer nesting with text_config / vision_config, rope_scaling or rope_parameters (transformers 5),
+// and Qwen3-VL (qwen3_vl; the MoE variant is refused). Throws ModelError naming
 // the file and the key.
 ModelConfig loadModelConfig(const QString& path);
 ModelConfig parseModelConfig(const QByteArray& json, const QString& name);

@@ -191,18 +191,23 @@ TrainResult train(const TrainOptions& o)
             for (auto& w : vlm.vision().weights())
                 w.tensor->requires_grad_(false);
         }
-        torch::Tensor vision;
+        VisionFeatures visionFeatures;
         if (frozenVision) {
             torch::NoGradGuard noGrad;
-            vision = vlm.vision().forward(b.pixels.to(o.device), b.grid);
+            visionFeatures = vlm.vision().forward(b.pixels.to(o.device), b.grid);
         } else {
-            vision = vlm.vision().forward(b.pixels.to(o.device), b.grid);
+            visionFeatures = vlm.vision().forward(b.pixels.to(o.device), b.grid);
         }
+        const torch::Tensor& vision = visionFeatures.embeds;
+        DeepStackInput deepstack; // Qwen3-VL bases: every sample's image sits at the same positions
+        deepstack.positions = torch::arange(1, 1 + tokensPerImage, torch::TensorOptions().dtype(torch::kInt64).device(o.device));
+        for (const auto& f : visionFeatures.deepstack)
+            deepstack.features.push_back(f.view({B, tokensPerImage, -1}));
         auto embeds = vlm.language().embed(b.ids.flatten()).view({B, L, -1});
         embeds = torch::cat({embeds.narrow(1, 0, 1), vision.view({B, tokensPerImage, -1}), embeds.narrow(1, 1 + tokensPerImage, L - 1 - tokensPerImage)}, 1);
         DecoderCapture capture;
         capture.allLogits = true;
-        const auto out = vlm.language().forward(embeds, rotaryFor(L), nullptr, capture);
+        const auto out = vlm.language().forward(embeds, rotaryFor(L), nullptr, capture, deepstack.features.empty() ? nullptr : &deepstack);
         const auto logits = out.logits.index({torch::arange(B), b.last.to(o.device)}); // [B, vocab]
         const auto answerLoss = torch::nn::functional::cross_entropy(logits, b.target.to(o.device));
         auto loss = answerLoss;

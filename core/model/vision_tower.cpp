@@ -13,6 +13,18 @@ torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& w, const torch:
     return torch::nn::functional::linear(x, w, b);
 }
 
+// The activations config.json names (model_config.cpp accepts only these).
+torch::Tensor activation(const torch::Tensor& x, const std::string& name)
+{
+    if (name == "quick_gelu")
+        return x * torch::sigmoid(1.702 * x);
+    if (name == "gelu_pytorch_tanh")
+        return torch::gelu(x, "tanh");
+    if (name == "silu")
+        return torch::silu(x);
+    return torch::gelu(x);
+}
+
 std::vector<int64_t> toVector(const torch::Tensor& t)
 {
     const auto c = t.to(torch::kCPU).to(torch::kInt64).contiguous();
@@ -22,12 +34,18 @@ std::vector<int64_t> toVector(const torch::Tensor& t)
 } // namespace
 
 VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtype dtype)
-    : cfg_(ck.config().vision), qwen25_(ck.config().architecture == Architecture::Qwen25VL), device_(device)
+    : cfg_(ck.config().vision), arch_(ck.config().architecture), qwen25_(arch_ == Architecture::Qwen25VL), device_(device)
 {
+    const bool qwen3 = arch_ == Architecture::Qwen3VL;
     const int64_t w = cfg_.width, h = cfg_.mlpHidden;
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
     patchW_ = t("visual.patch_embed.proj.weight", {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize})
                   .reshape({w, -1});
+    if (qwen3) {
+        patchB_ = t("visual.patch_embed.proj.bias", {w});
+        positionTable_ = t("visual.pos_embed.weight", {cfg_.positionEmbeddings, w});
+    }
+    const std::string fc1 = qwen3 ? "mlp.linear_fc1." : "mlp.fc1.", fc2 = qwen3 ? "mlp.linear_fc2." : "mlp.fc2.";
     for (int i = 0; i < cfg_.depth; ++i) {
         const std::string p = "visual.blocks." + std::to_string(i) + ".";
         Block b;
@@ -42,10 +60,10 @@ VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtyp
         b.projW = t(p + "attn.proj.weight", {w, w});
         b.projB = t(p + "attn.proj.bias", {w});
         if (!qwen25_) {
-            b.fc1W = t(p + "mlp.fc1.weight", {h, w});
-            b.fc1B = t(p + "mlp.fc1.bias", {h});
-            b.fc2W = t(p + "mlp.fc2.weight", {w, h});
-            b.fc2B = t(p + "mlp.fc2.bias", {w});
+            b.fc1W = t(p + fc1 + "weight", {h, w});
+            b.fc1B = t(p + fc1 + "bias", {h});
+            b.fc2W = t(p + fc2 + "weight", {w, h});
+            b.fc2B = t(p + fc2 + "bias", {w});
         } else {
             b.gateW = t(p + "mlp.gate_proj.weight", {h, w});
             b.gateB = t(p + "mlp.gate_proj.bias", {h});
@@ -56,14 +74,28 @@ VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtyp
         }
         blocks_.push_back(std::move(b));
     }
-    const int64_t merged = w * cfg_.mergeSize * cfg_.mergeSize;
-    mergerNormW_ = t("visual.merger.ln_q.weight", {w});
+    merger_ = loadMerger(ck, "visual.merger.", false, dtype);
+    for (size_t k = 0; k < cfg_.deepstackBlocks.size(); ++k)
+        deepstackMergers_.push_back(loadMerger(ck, "visual.deepstack_merger_list." + std::to_string(k) + ".", true, dtype));
+}
+
+VisionTower::Merger VisionTower::loadMerger(const Checkpoint& ck, const std::string& prefix, bool normAfterMerge, torch::Dtype dtype) const
+{
+    const bool qwen3 = arch_ == Architecture::Qwen3VL;
+    const int64_t merged = cfg_.width * cfg_.mergeSize * cfg_.mergeSize, normed = normAfterMerge ? merged : cfg_.width;
+    auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(prefix + name, shape).to(device_, dtype); };
+    Merger m;
+    m.prefix = prefix;
+    m.normAfterMerge = normAfterMerge;
+    const std::string normName = qwen3 ? "norm." : "ln_q.", fc1 = qwen3 ? "linear_fc1." : "mlp.0.", fc2 = qwen3 ? "linear_fc2." : "mlp.2.";
+    m.normW = t(normName + "weight", {normed});
     if (!qwen25_)
-        mergerNormB_ = t("visual.merger.ln_q.bias", {w});
-    mergerFc1W_ = t("visual.merger.mlp.0.weight", {merged, merged});
-    mergerFc1B_ = t("visual.merger.mlp.0.bias", {merged});
-    mergerFc2W_ = t("visual.merger.mlp.2.weight", {cfg_.outHidden, merged});
-    mergerFc2B_ = t("visual.merger.mlp.2.bias", {cfg_.outHidden});
+        m.normB = t(normName + "bias", {normed});
+    m.fc1W = t(fc1 + "weight", {merged, merged});
+    m.fc1B = t(fc1 + "bias", {merged});
+    m.fc2W = t(fc2 + "weight", {cfg_.outHidden, merged});
+    m.fc2B = t(fc2 + "bias", {cfg_.outHidden});
+    return m;
 }
 
 std::vector<VisionTower::NamedWeight> VisionTower::weights()
@@ -74,6 +106,10 @@ std::vector<VisionTower::NamedWeight> VisionTower::weights()
         if (t.defined())
             out.push_back({name, &t, t.sizes().vec()});
     };
+    add("visual.patch_embed.proj.bias", patchB_);
+    add("visual.pos_embed.weight", positionTable_);
+    const bool qwen3 = arch_ == Architecture::Qwen3VL;
+    const std::string fc1 = qwen3 ? "mlp.linear_fc1." : "mlp.fc1.", fc2 = qwen3 ? "mlp.linear_fc2." : "mlp.fc2.";
     for (size_t i = 0; i < blocks_.size(); ++i) {
         Block& b = blocks_[i];
         const std::string p = "visual.blocks." + std::to_string(i) + ".";
@@ -85,10 +121,10 @@ std::vector<VisionTower::NamedWeight> VisionTower::weights()
         add(p + "attn.qkv.bias", b.qkvB);
         add(p + "attn.proj.weight", b.projW);
         add(p + "attn.proj.bias", b.projB);
-        add(p + "mlp.fc1.weight", b.fc1W);
-        add(p + "mlp.fc1.bias", b.fc1B);
-        add(p + "mlp.fc2.weight", b.fc2W);
-        add(p + "mlp.fc2.bias", b.fc2B);
+        add(p + fc1 + "weight", b.fc1W);
+        add(p + fc1 + "bias", b.fc1B);
+        add(p + fc2 + "weight", b.fc2W);
+        add(p + fc2 + "bias", b.fc2B);
         add(p + "mlp.gate_proj.weight", b.gateW);
         add(p + "mlp.gate_proj.bias", b.gateB);
         add(p + "mlp.up_proj.weight", b.upW);
@@ -96,12 +132,20 @@ std::vector<VisionTower::NamedWeight> VisionTower::weights()
         add(p + "mlp.down_proj.weight", b.downW);
         add(p + "mlp.down_proj.bias", b.downB);
     }
-    add("visual.merger.ln_q.weight", mergerNormW_);
-    add("visual.merger.ln_q.bias", mergerNormB_);
-    add("visual.merger.mlp.0.weight", mergerFc1W_);
-    add("visual.merger.mlp.0.bias", mergerFc1B_);
-    add("visual.merger.mlp.2.weight", mergerFc2W_);
-    add("visual.merger.mlp.2.bias", mergerFc2B_);
+    const std::string normName = qwen3 ? "norm." : "ln_q.", mfc1 = qwen3 ? "linear_fc1." : "mlp.0.", mfc2 = qwen3 ? "linear_fc2." : "mlp.2.";
+    for (Merger* m : [&] {
+             std::vector<Merger*> all{&merger_};
+             for (Merger& d : deepstackMergers_)
+                 all.push_back(&d);
+             return all;
+         }()) {
+        add(m->prefix + normName + "weight", m->normW);
+        add(m->prefix + normName + "bias", m->normB);
+        add(m->prefix + mfc1 + "weight", m->fc1W);
+        add(m->prefix + mfc1 + "bias", m->fc1B);
+        add(m->prefix + mfc2 + "weight", m->fc2W);
+        add(m->prefix + mfc2 + "bias", m->fc2B);
+    }
     return out;
 }
 
@@ -115,11 +159,8 @@ torch::Tensor VisionTower::norm(const torch::Tensor& x, const torch::Tensor& w, 
 
 torch::Tensor VisionTower::mlp(const Block& b, const torch::Tensor& x) const
 {
-    if (!qwen25_) {
-        const auto hidden = dense(x, b.fc1W, b.fc1B);
-        const auto act = cfg_.act == "quick_gelu" ? hidden * torch::sigmoid(1.702 * hidden) : torch::gelu(hidden);
-        return dense(act, b.fc2W, b.fc2B);
-    }
+    if (!qwen25_)
+        return dense(activation(dense(x, b.fc1W, b.fc1B), cfg_.act), b.fc2W, b.fc2B);
     return dense(torch::silu(dense(x, b.gateW, b.gateB)) * dense(x, b.upW, b.upB), b.downW, b.downB);
 }
 
@@ -177,6 +218,39 @@ torch::Tensor VisionTower::rotaryFreqs(const torch::Tensor& gridThw) const
     return full.index_select(0, pos.flatten()).reshape({pos.size(0), -1}); // [N, 2 * d/4] = (h angles, w angles)
 }
 
+torch::Tensor VisionTower::learnedPositions(const std::vector<int64_t>& grids) const
+{
+    // The side x side table resampled bilinearly (align_corners) to each image's h x w patch grid, then
+    // put in merge-window order like the patches. The corner sum runs in Hugging Face's order so the
+    // float32 rounding is the same.
+    const int64_t side = cfg_.positionGridSide(), m = cfg_.mergeSize;
+    const auto f32 = torch::TensorOptions().dtype(torch::kFloat32);
+    std::vector<torch::Tensor> parts;
+    for (size_t i = 0; i + 2 < grids.size(); i += 3) {
+        const int64_t t = grids[i], h = grids[i + 1], w = grids[i + 2];
+        const auto hs = torch::linspace(0, static_cast<double>(side - 1), h, f32), ws = torch::linspace(0, static_cast<double>(side - 1), w, f32);
+        const auto h0 = hs.to(torch::kInt64), w0 = ws.to(torch::kInt64);
+        const auto h1 = (h0 + 1).clamp_max(side - 1), w1 = (w0 + 1).clamp_max(side - 1);
+        const auto dh = (hs - h0).unsqueeze(1), dw = (ws - w0).unsqueeze(0);
+        auto corner = [&](const torch::Tensor& hi, const torch::Tensor& wi, const torch::Tensor& weight) {
+            const auto index = (hi.unsqueeze(1) * side + wi.unsqueeze(0)).flatten().to(device_);
+            return positionTable_.index_select(0, index) * weight.flatten().unsqueeze(1).to(device_, positionTable_.scalar_type());
+        };
+        auto grid = corner(h0, w0, (1 - dh) * (1 - dw)) + corner(h0, w1, (1 - dh) * dw) + corner(h1, w0, dh * (1 - dw)) + corner(h1, w1, dh * dw);
+        grid = grid.repeat({t, 1}).view({t, h / m, m, w / m, m, -1}).permute({0, 1, 3, 2, 4, 5}).reshape({t * h * w, -1});
+        parts.push_back(grid);
+    }
+    return torch::cat(parts, 0);
+}
+
+torch::Tensor VisionTower::merge(const Merger& merger, const torch::Tensor& x) const
+{
+    const int64_t wide = cfg_.width * cfg_.mergeSize * cfg_.mergeSize;
+    const auto rows = merger.normAfterMerge ? norm(x.reshape({-1, wide}), merger.normW, merger.normB)
+                                            : norm(x, merger.normW, merger.normB).reshape({-1, wide});
+    return dense(torch::gelu(dense(rows, merger.fc1W, merger.fc1B)), merger.fc2W, merger.fc2B);
+}
+
 void VisionTower::windowIndex(const torch::Tensor& gridThw, torch::Tensor& index, std::vector<int64_t>& boundaries) const
 {
     const int64_t unit = cfg_.mergeSize * cfg_.mergeSize;
@@ -205,7 +279,7 @@ void VisionTower::windowIndex(const torch::Tensor& gridThw, torch::Tensor& index
     index = torch::cat(parts, 0).to(device_);
 }
 
-torch::Tensor VisionTower::forward(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace) const
+VisionFeatures VisionTower::forward(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace) const
 {
     if (pixels.dim() != 2 || pixels.size(1) != cfg_.patchDim())
         throw ModelError("pixel_values: expected [N, " + std::to_string(cfg_.patchDim()) + "] patches");
@@ -223,7 +297,8 @@ torch::Tensor VisionTower::forward(const torch::Tensor& pixels, const torch::Ten
         throw ModelError("pixel_values: " + std::to_string(pixels.size(0)) + " patches but image_grid_thw describes " + std::to_string(patches));
 
     const auto x0 = pixels.to(device_, patchW_.scalar_type());
-    auto x = torch::matmul(x0, patchW_.t()); // the Conv3d with stride = kernel is a matmul over flattened patches
+    VisionFeatures out;
+    auto x = dense(x0, patchW_, patchB_); // the Conv3d with stride = kernel is a matmul over flattened patches
     auto freqs = rotaryFreqs(gridThw);
     if (trace) {
         trace->patchEmbeds = x;
@@ -243,6 +318,8 @@ torch::Tensor VisionTower::forward(const torch::Tensor& pixels, const torch::Ten
             trace->cuWindowSeqlens = torch::tensor(windowBoundaries);
         }
     }
+    if (positionTable_.defined())
+        x = x + learnedPositions(grids);
     const auto emb = torch::cat({freqs, freqs}, -1);
     const auto cos = emb.cos(), sin = emb.sin();
 
@@ -254,12 +331,15 @@ torch::Tensor VisionTower::forward(const torch::Tensor& pixels, const torch::Ten
         x = x + mlp(b, norm(x, b.norm2W, b.norm2B));
         if (trace)
             trace->blockOutputs.push_back(x);
+        // Features come out in block order, each through the merger listed at the block's place.
+        const auto listed = std::find(cfg_.deepstackBlocks.begin(), cfg_.deepstackBlocks.end(), static_cast<int>(i));
+        if (listed != cfg_.deepstackBlocks.end())
+            out.deepstack.push_back(merge(deepstackMergers_[static_cast<size_t>(listed - cfg_.deepstackBlocks.begin())], x));
     }
-    auto merged = norm(x, mergerNormW_, mergerNormB_).reshape({-1, cfg_.width * unit});
-    merged = dense(torch::gelu(dense(merged, mergerFc1W_, mergerFc1B_)), mergerFc2W_, mergerFc2B_);
+    out.embeds = merge(merger_, x);
     if (qwen25_)
-        merged = merged.index_select(0, torch::argsort(window));
-    return merged;
+        out.embeds = out.embeds.index_select(0, torch::argsort(window));
+    return out;
 }
 
 } // namespace ropescope::model

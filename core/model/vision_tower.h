@@ -9,7 +9,7 @@ namespace ropescope::model {
 
 // Intermediate tensors of one vision pass, for parity checks against reference implementations.
 struct VisionTrace {
-    torch::Tensor patchEmbeds;   // [N, width]
+    torch::Tensor patchEmbeds;   // [N, width], the patch projection (before Qwen3-VL's position table is added)
     torch::Tensor rotaryFreqs;   // [N, head_dim/2], input row order
     std::vector<torch::Tensor> blockOutputs; // Qwen2.5-VL: window-permuted row order, as Hugging Face
     torch::Tensor cuSeqlens;     // per-image boundaries (patches)
@@ -17,14 +17,22 @@ struct VisionTrace {
     torch::Tensor cuWindowSeqlens;
 };
 
-// The vision encoder and patch merger of Qwen2-VL (LayerNorm, QuickGELU MLP, full attention per image)
-// and Qwen2.5-VL (RMSNorm, gated SiLU MLP, window attention with full-attention blocks), with the 2-D
-// (h, w) vision rotary. Input: patch-flattened pixels [N, C*T*P*P] in the processor's row order and the
-// (t, h, w) patch grid of each image. Output: one embedding per merged token [N / merge^2, hidden].
+// What the vision tower hands the decoder: one embedding per merged token [M, hidden], and for Qwen3-VL
+// the DeepStack features [M, hidden] of the listed vision blocks, added after decoder layers 0, 1, ...
+struct VisionFeatures {
+    torch::Tensor embeds;
+    std::vector<torch::Tensor> deepstack;
+};
+
+// The vision encoder and patch merger of Qwen2-VL (LayerNorm, QuickGELU MLP, full attention per image),
+// Qwen2.5-VL (RMSNorm, gated SiLU MLP, window attention with full-attention blocks) and Qwen3-VL
+// (LayerNorm, gelu-tanh MLP, a biased patch projection plus a learned position table resampled to each
+// image, DeepStack mergers), all with the 2-D (h, w) vision rotary. Input: patch-flattened pixels
+// [N, C*T*P*P] in the processor's row order and the (t, h, w) patch grid of each image.
 class VisionTower {
 public:
     VisionTower(const Checkpoint& checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
-    torch::Tensor forward(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr) const;
+    VisionFeatures forward(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr) const;
 
     // Every weight under its checkpoint name with its checkpoint shape (training, saving).
     struct NamedWeight {
@@ -38,22 +46,35 @@ private:
     struct Block {
         torch::Tensor norm1W, norm1B, norm2W, norm2B;
         torch::Tensor qkvW, qkvB, projW, projB;
-        torch::Tensor fc1W, fc1B, fc2W, fc2B;           // Qwen2-VL
+        torch::Tensor fc1W, fc1B, fc2W, fc2B;           // Qwen2-VL, Qwen3-VL
         torch::Tensor gateW, gateB, upW, upB, downW, downB; // Qwen2.5-VL
     };
+    // Norm, then merge_size^2 neighbouring patches into one row, then fc1 -> GELU -> fc2. The DeepStack
+    // mergers normalise after the merge (over the wide row), the main merger before it.
+    struct Merger {
+        std::string prefix;
+        bool normAfterMerge = false;
+        torch::Tensor normW, normB, fc1W, fc1B, fc2W, fc2B;
+    };
+    Merger loadMerger(const Checkpoint& ck, const std::string& prefix, bool normAfterMerge, torch::Dtype dtype) const;
+    torch::Tensor merge(const Merger& m, const torch::Tensor& x) const;
     torch::Tensor norm(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) const;
     torch::Tensor mlp(const Block& b, const torch::Tensor& x) const;
+    torch::Tensor learnedPositions(const std::vector<int64_t>& grids) const;
     torch::Tensor attend(const Block& b, const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
                          const std::vector<int64_t>& boundaries) const;
     torch::Tensor rotaryFreqs(const torch::Tensor& gridThw) const;
     void windowIndex(const torch::Tensor& gridThw, torch::Tensor& index, std::vector<int64_t>& boundaries) const;
 
     VisionConfig cfg_;
+    Architecture arch_;
     bool qwen25_ = false;
     torch::Device device_;
-    torch::Tensor patchW_; // [width, C*T*P*P]
+    torch::Tensor patchW_, patchB_; // [width, C*T*P*P], [width] (Qwen3-VL)
+    torch::Tensor positionTable_;   // Qwen3-VL: [side*side, width]
     std::vector<Block> blocks_;
-    torch::Tensor mergerNormW_, mergerNormB_, mergerFc1W_, mergerFc1B_, mergerFc2W_, mergerFc2B_;
+    Merger merger_;
+    std::vector<Merger> deepstackMergers_;
 };
 
 } // namespace ropescope::model

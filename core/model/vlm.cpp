@@ -45,8 +45,18 @@ geometry::SchemeParams Vlm::modelScheme(const geometry::SchemeParams& requested)
     const TextConfig& t = config().text;
     p.rotary.theta = t.ropeTheta;
     p.rotary.headDim = t.headDim();
-    if (geometry::componentCount(p.kind) == 3 && p.sections.empty() && !p.allocationKind)
-        p.sections = t.mropeSection;
+    const auto own = t.mropeInterleaved ? geometry::FrequencyAllocation::Kind::InterleavedMrope : geometry::FrequencyAllocation::Kind::Sectioned;
+    // The model's own allocation for the 3-axis schemes that keep the default, with its mrope_section
+    // (another allocation asked for keeps that allocation's default sections).
+    if (geometry::componentCount(p.kind) == 3 && p.sections.empty()) {
+        if (!p.allocationKind) {
+            p.sections = t.mropeSection;
+            if (t.mropeInterleaved && p.kind != geometry::SchemeKind::Vrope)
+                p.allocationKind = own;
+        } else if (*p.allocationKind == own) {
+            p.sections = t.mropeSection;
+        }
+    }
     if (config().architecture == Architecture::Qwen25VL) {
         p.temporal.mode = geometry::TemporalParams::Mode::Qwen25VL;
         p.temporal.tokensPerSecond = config().vision.tokensPerSecond;
@@ -54,7 +64,7 @@ geometry::SchemeParams Vlm::modelScheme(const geometry::SchemeParams& requested)
     return p;
 }
 
-torch::Tensor Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace, bool useCache)
+VisionFeatures Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace, bool useCache)
 {
     if (!useCache) {
         torch::NoGradGuard noGrad;
@@ -69,13 +79,13 @@ torch::Tensor Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tensor
     if (!trace)
         if (const auto it = visionCache_.find(key); it != visionCache_.end() && it->second.pixels.sizes() == p.sizes()
                                                     && torch::equal(it->second.pixels, p) && torch::equal(it->second.grid, g))
-            return it->second.embeds;
+            return it->second.features;
     torch::NoGradGuard noGrad;
-    auto embeds = vision_.forward(pixels, gridThw, trace);
+    auto features = vision_.forward(pixels, gridThw, trace);
     if (visionCache_.size() >= 8) // a few images at a time is what an interactive session needs
         visionCache_.clear();
-    visionCache_[key] = {p, g, embeds};
-    return embeds;
+    visionCache_[key] = {p, g, features};
+    return features;
 }
 
 LayerRotary Vlm::rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset) const
@@ -120,17 +130,21 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     r.positionsMs = since(t0);
     t0 = Clock::now();
     auto embeds = language_.embed(ids);
+    DeepStackInput deepstack;
     const auto imageMask = ids == config().imageToken;
     const int64_t imageTokens = imageMask.sum().item<int64_t>();
     if (imageTokens > 0) {
         if (!req.pixelValues.defined())
             throw ModelError("input_ids has image tokens but no pixel_values were given");
-        r.imageEmbeds = encodeImages(req.pixelValues, req.imageGridThw, traceVision ? &r.vision : nullptr);
+        const VisionFeatures features = encodeImages(req.pixelValues, req.imageGridThw, traceVision ? &r.vision : nullptr);
+        r.imageEmbeds = features.embeds;
+        r.deepstackEmbeds = features.deepstack;
         if (r.imageEmbeds.size(0) != imageTokens)
             throw ModelError("image features (" + std::to_string(r.imageEmbeds.size(0)) + ") and image tokens ("
                              + std::to_string(imageTokens) + ") do not match");
-        const auto where = imageMask.nonzero().flatten().to(device_);
-        embeds = embeds.index_copy(0, where, r.imageEmbeds);
+        deepstack.positions = imageMask.nonzero().flatten().to(device_);
+        deepstack.features = features.deepstack;
+        embeds = embeds.index_copy(0, deepstack.positions, r.imageEmbeds);
     }
     r.inputsEmbeds = embeds;
     r.visionMs = since(t0);
@@ -148,7 +162,8 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     KvCache cache;
     r.positionsMs += since(t0);
     t0 = Clock::now();
-    r.prefill = language_.forward(embeds, rotary, req.generate > 0 ? &cache : nullptr, req.capture);
+    r.prefill = language_.forward(embeds, rotary, req.generate > 0 ? &cache : nullptr, req.capture,
+                                  deepstack.features.empty() ? nullptr : &deepstack);
     r.prefillMs = since(t0);
     t0 = Clock::now();
 

@@ -28,6 +28,7 @@ struct ForwardResult {
     geometry::Layout layout;
     std::vector<geometry::PositionTable> layerTables; // per decoder layer (shared where the scheme is)
     torch::Tensor imageEmbeds;
+    std::vector<torch::Tensor> deepstackEmbeds; // Qwen3-VL: added after decoder layers 0.. (see DeepStackInput)
     torch::Tensor inputsEmbeds;
     DecoderOutput prefill;
     torch::Tensor generatedIds;    // [generate]
@@ -37,7 +38,7 @@ struct ForwardResult {
     double visionMs = 0, positionsMs = 0, prefillMs = 0, generateMs = 0;
 };
 
-// A Qwen2-VL / Qwen2.5-VL model whose decoder takes its positions from core/geometry: every layer gets
+// A Qwen2-VL / Qwen2.5-VL / Qwen3-VL model whose decoder takes its positions from core/geometry: every layer gets
 // the PositionTable of its scheme (or of AGE's choice for that layer), exactly the table `ropescope
 // positions` prints for the same layout. Vision embeddings are cached per pixel content and grid, so
 // changing the scheme or the question re-runs only the decoder.
@@ -50,10 +51,11 @@ public:
     VisionTower& vision() { return vision_; }
     LanguageModel& language() { return language_; }
     ForwardResult run(const ForwardRequest& request, bool traceVision = false);
-    // The scheme as the model runs it: its rotary theta, head_dim and mrope_section.
+    // The scheme as the model runs it: its rotary theta, head_dim, mrope_section and (when none is asked
+    // for) its frequency allocation: sectioned for Qwen2/2.5-VL, interleaved-mrope for Qwen3-VL.
     geometry::SchemeParams modelScheme(const geometry::SchemeParams& requested) const;
     // Cached by content unless `useCache` is false (benchmarks) or a trace is requested.
-    torch::Tensor encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr,
+    VisionFeatures encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr,
                                bool useCache = true);
 
 private:
@@ -64,7 +66,8 @@ private:
     VisionTower vision_;
     LanguageModel language_;
     struct CachedVision {
-        torch::Tensor pixels, grid, embeds;
+        torch::Tensor pixels, grid;
+        VisionFeatures features;
     };
     std::map<size_t, CachedVision> visionCache_;
 };

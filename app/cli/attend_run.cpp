@@ -60,7 +60,7 @@ void addAttendOptions(QCommandLineParser& parser)
         {"heatmap-layer", "Layer of the heatmap (default: the last captured).", "I"},
         {"head", "Heatmap head: mean (default), max, or an index.", "H"},
         {"max-new-tokens", "Answer length limit (default 32; 1 for models without a chat template, such as the bundled ones).", "N"},
-        {"max-pixels", "Largest resized image in pixels (default: the model's, capped at 1280*28*28).", "P"},
+        {"max-pixels", "Largest resized image in pixels (default: the model's, capped at 1280 merged tokens: 1280*28*28 for Qwen2-VL, 1280*32*32 for Qwen3-VL).", "P"},
         {"colormap", "jet (default) or viridis.", "C"},
         {"opacity", "Heat layer opacity 0..1 (default 0.55).", "A"},
         {"smoothing", "Gaussian sigma in grid cells (default 1).", "S"},
@@ -118,7 +118,7 @@ std::unique_ptr<AttendModel> AttendModel::load(const QString& dir, torch::Device
 AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const SchemeRequest& scheme)
 {
     const model::ModelConfig& cfg = m.vlm->config();
-    model::PreprocessOptions pre = model::loadPreprocessOptions(m.dir);
+    model::PreprocessOptions pre = model::loadPreprocessOptions(m.dir, cfg);
     if (o.maxPixels)
         pre.maxPixels = *o.maxPixels;
     model::AttendRequest a = model::prepareAttend(*m.vlm, *m.tokenizer, model::loadImage(o.imagePath), o.question, pre, m.device);
@@ -171,6 +171,19 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const Scheme
                     {"heatmap_layer", heatLayer},
                     {"query_tokens", static_cast<int>(a.queryTokens.size())},
                     {"image_tokens", static_cast<int>(a.imageTokens.size())}};
+    s["architecture"] = model::architectureName(cfg.architecture);
+    s["allocation"] = QString::fromStdString(r.layerTables.front().allocation.toString());
+    if (!r.deepstackEmbeds.empty()) {
+        // Qwen3-VL: which vision blocks feed which decoder layers (added to the image tokens after the layer).
+        QJsonArray blocks, layers;
+        std::vector<int> inBlockOrder = cfg.vision.deepstackBlocks; // features come out in block order
+        std::sort(inBlockOrder.begin(), inBlockOrder.end());
+        for (size_t k = 0; k < r.deepstackEmbeds.size(); ++k) {
+            blocks.append(inBlockOrder[k]);
+            layers.append(static_cast<int>(k));
+        }
+        s["deepstack"] = QJsonObject{{"vision_blocks", blocks}, {"after_decoder_layers", layers}};
+    }
     if (scheme.age)
         s["age"] = QString::fromStdString(scheme.age->pattern());
     if (base)
@@ -189,6 +202,8 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const Scheme
                           {"entropy", st.entropy},
                           {"normalized_entropy", st.normalizedEntropy},
                           {"centre_of_mass", QJsonObject{{"row", st.centreRow}, {"col", st.centreCol}}}};
+        if (static_cast<size_t>(layer) < r.deepstackEmbeds.size())
+            entry["deepstack_after"] = true;
         if (base) // total-variation distance between the two schemes' maps over the image
             entry["shift"] = model::attentionShift(base->prefill.attentions[k], r.prefill.attentions[k]);
         perLayer.append(entry);

@@ -494,7 +494,7 @@ std::shared_ptr<AttentionPanel::Job> AttentionPanel::prepare()
     job->vlm = d->vlm;
     job->generation = ++d->generation;
     const model::ModelConfig& cfg = d->vlm->config();
-    model::AttendRequest a = model::prepareAttend(*d->vlm, *d->tokenizer, d->image, question_->text(), model::loadPreprocessOptions(d->modelDir));
+    model::AttendRequest a = model::prepareAttend(*d->vlm, *d->tokenizer, d->image, question_->text(), model::loadPreprocessOptions(d->modelDir, cfg));
     const model::ModelScheme own = model::recordedScheme(d->modelDir);
     const bool explorer = explorerScheme_->isChecked();
     const geometry::SchemeParams params = explorer ? d->scheme.params : own.params;

@@ -38,7 +38,8 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const QI
         throw ModelError("tokenizer.json: <|image_pad|> is not the config's image_token_id " + std::to_string(cfg.imageToken));
     const ProcessedImage processed = preprocessImage(image, cfg.vision, preprocess);
     AttendRequest a;
-    a.ids = tokenizer.encode(imagePrompt(tokenizer, question, processed.tokens()));
+    a.ids = tokenizer.encode(imagePrompt(tokenizer, question, processed.tokens(),
+                                         cfg.architecture == Architecture::Qwen3VL ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL));
     refuseOversizedPrompt(static_cast<int64_t>(a.ids.size()), cfg.text.heads);
     for (size_t i = 0; i < a.ids.size(); ++i) {
         if (a.ids[i] == cfg.imageToken)

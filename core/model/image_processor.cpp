@@ -15,7 +15,7 @@ namespace ropescope::model {
 
 int ProcessedImage::tokens() const
 {
-    return static_cast<int>(grid[0][0].item<int64_t>() * grid[0][1].item<int64_t>() * grid[0][2].item<int64_t>() / 4);
+    return static_cast<int>(grid[0][0].item<int64_t>() * grid[0][1].item<int64_t>() * grid[0][2].item<int64_t>() / (mergeSize * mergeSize));
 }
 
 std::pair<int64_t, int64_t> smartResize(int64_t height, int64_t width, int64_t factor, int64_t minPixels, int64_t maxPixels)
@@ -62,12 +62,25 @@ QImage loadImage(const QString& path)
     return image.convertToFormat(QImage::Format_RGB888);
 }
 
-PreprocessOptions loadPreprocessOptions(const QString& modelDir)
+PreprocessOptions defaultPreprocessOptions(const ModelConfig& config)
 {
     PreprocessOptions o;
+    const int64_t factor = int64_t(config.vision.patchSize) * config.vision.mergeSize;
+    o.maxPixels = 1280 * factor * factor;
+    if (config.architecture == Architecture::Qwen3VL) {
+        o.minPixels = 65536; // Qwen3-VL's size.shortest_edge
+        o.mean = {0.5f, 0.5f, 0.5f};
+        o.stdev = {0.5f, 0.5f, 0.5f};
+    }
+    return o;
+}
+
+PreprocessOptions loadPreprocessOptions(const QString& modelDir, const ModelConfig& config)
+{
+    PreprocessOptions o = defaultPreprocessOptions(config);
     const QString path = QDir(modelDir).filePath("preprocessor_config.json");
     if (!QFileInfo::exists(path))
-        return o; // a folder without one (the bundled models) uses Qwen2-VL's processor settings
+        return o; // a folder without one (the bundled models) uses its architecture's processor settings
     const std::string where = path.toStdString();
     QJsonObject c;
     try {
@@ -144,6 +157,7 @@ ProcessedImage preprocessImage(const QImage& source, const VisionConfig& v, cons
     out.grid = torch::tensor({int64_t(1), gh, gw}).view({1, 3});
     out.resizedWidth = static_cast<int>(w);
     out.resizedHeight = static_cast<int>(h);
+    out.mergeSize = static_cast<int>(m);
     return out;
 }
 

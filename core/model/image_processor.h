@@ -23,6 +23,7 @@ struct ProcessedImage {
     torch::Tensor pixels; // [t*h*w, C*T*P*P], the processor's merge-window-major row order
     torch::Tensor grid;   // [1, 3] (t, h, w) in patches
     int resizedWidth = 0, resizedHeight = 0;
+    int mergeSize = 2;
     int tokens() const;   // merged tokens = t*h*w / merge^2
 };
 
@@ -35,8 +36,14 @@ ProcessedImage preprocessImage(const QImage& image, const VisionConfig& vision, 
 // under 200. Throws ModelError naming the file.
 QImage loadImage(const QString& path);
 
-// Reads min_pixels / max_pixels from a preprocessor_config.json when present (keeping the cap).
-PreprocessOptions loadPreprocessOptions(const QString& modelDir);
+// The processor settings of the architecture when a folder has no preprocessor_config.json: Qwen2/2.5-VL's
+// (56x56 minimum, CLIP normalisation) or Qwen3-VL's (256x256 minimum, mean = std = 0.5), with RopeScope's
+// cap of 1280 merged tokens per image.
+PreprocessOptions defaultPreprocessOptions(const ModelConfig& config);
+
+// Reads min_pixels / max_pixels (or size.shortest_edge / longest_edge) and image_mean / image_std from a
+// preprocessor_config.json when present (keeping the cap); the architecture's defaults otherwise.
+PreprocessOptions loadPreprocessOptions(const QString& modelDir, const ModelConfig& config);
 
 // (h, w) after smart_resize for an image of height x width.
 std::pair<int64_t, int64_t> smartResize(int64_t height, int64_t width, int64_t factor, int64_t minPixels, int64_t maxPixels);

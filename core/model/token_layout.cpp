@@ -3,8 +3,17 @@
 namespace ropescope::model {
 
 geometry::Layout layoutFromTokens(const std::vector<int64_t>& ids, const std::vector<Grid>& imageGrids,
-                                  const std::vector<Grid>& videoGrids, const ModelConfig& config)
+                                  const std::vector<Grid>& givenVideoGrids, const ModelConfig& config)
 {
+    // Qwen3-VL writes a video as one (1, h, w) grid per temporal patch, each wrapped in its own
+    // <|vision_start|> ... <|vision_end|> after a "<t seconds>" timestamp: every frame is its own run.
+    std::vector<Grid> videoGrids;
+    for (const Grid& g : givenVideoGrids) {
+        if (config.architecture == Architecture::Qwen3VL && g[0] > 1 && static_cast<size_t>(g[0]) <= ids.size())
+            videoGrids.insert(videoGrids.end(), static_cast<size_t>(g[0]), Grid{1, g[1], g[2]});
+        else
+            videoGrids.push_back(g);
+    }
     geometry::Layout layout;
     const int64_t m = config.vision.mergeSize;
     size_t image = 0, video = 0;

@@ -402,19 +402,20 @@ QString Tokenizer::decode(const std::vector<int64_t>& ids, bool skipSpecial) con
     return QString::fromUtf8(bytes.data(), static_cast<qsizetype>(bytes.size()));
 }
 
-QString qwenChatPrompt(const QString& question, const std::vector<int>& imageTokens)
+QString qwenChatPrompt(const QString& question, const std::vector<int>& imageTokens, ChatTemplate chat)
 {
-    QString prompt = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n";
+    QString prompt = chat == ChatTemplate::Qwen2VL ? "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n" : "";
+    prompt += "<|im_start|>user\n";
     for (int n : imageTokens)
         prompt += "<|vision_start|>" + QString("<|image_pad|>").repeated(n) + "<|vision_end|>";
     prompt += question + "<|im_end|>\n<|im_start|>assistant\n";
     return prompt;
 }
 
-QString imagePrompt(const Tokenizer& tokenizer, const QString& question, int imageTokens)
+QString imagePrompt(const Tokenizer& tokenizer, const QString& question, int imageTokens, ChatTemplate chat)
 {
     if (tokenizer.tokenId("<|im_start|>"))
-        return qwenChatPrompt(question, {imageTokens});
+        return qwenChatPrompt(question, {imageTokens}, chat);
     return "<|vision_start|>" + QString("<|image_pad|>").repeated(imageTokens) + "<|vision_end|>" + question;
 }
 

@@ -54,13 +54,17 @@ private:
     mutable std::unordered_map<std::string, std::vector<int64_t>> cache_;
 };
 
-// The Qwen2-VL chat prompt for one user turn with `images` images (each as <|vision_start|>
+// Which Qwen chat template: Qwen2/2.5-VL's adds the default system turn "You are a helpful assistant.";
+// Qwen3-VL's has none unless the conversation brings one.
+enum class ChatTemplate { Qwen2VL, Qwen3VL };
+
+// The Qwen chat prompt for one user turn with `images` images (each as <|vision_start|>
 // <|image_pad|> x tokens <|vision_end|>, tokens per image given), then the assistant header.
-QString qwenChatPrompt(const QString& question, const std::vector<int>& imageTokens);
+QString qwenChatPrompt(const QString& question, const std::vector<int>& imageTokens, ChatTemplate chat = ChatTemplate::Qwen2VL);
 
 // The prompt for one image and a question: the Qwen chat template when the tokenizer has <|im_start|>,
 // else the bundled models' plain form <|vision_start|> <|image_pad|> x tokens <|vision_end|> question.
-QString imagePrompt(const Tokenizer& tokenizer, const QString& question, int imageTokens);
+QString imagePrompt(const Tokenizer& tokenizer, const QString& question, int imageTokens, ChatTemplate chat = ChatTemplate::Qwen2VL);
 
 // The answer text of greedily generated ids: up to the first `eos` or <|im_end|>, special tokens dropped.
 QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos);

@@ -102,6 +102,42 @@ private Q_SLOTS:
         QCOMPARE(csv.readAll(), printed.out);
     }
 
+    // A Qwen3-VL folder (the tiny fixture's weights): its processor defaults (32-pixel grid cells, 256x256
+    // minimum), interleaved M-RoPE, DeepStack named in the summary, and the difference map under a scheme swap.
+    void runsQwen3Vl()
+    {
+        const QString q3 = dir_.filePath("qwen3");
+        QDir().mkpath(q3);
+        const QString fixture = ROPESCOPE_TEST_DATA "/fixtures/qwen3vl-tiny/";
+        QVERIFY(QFile::copy(fixture + "config.json", q3 + "/config.json"));
+        QVERIFY(QFile::copy(fixture + "model.safetensors", q3 + "/model.safetensors"));
+        QVERIFY(QFile::copy(ROPESCOPE_TEST_DATA "/attend/tokenizer.json", q3 + "/tokenizer.json"));
+        const QString out = dir_.filePath("qwen3-out");
+        const auto r = runRopescope({"attend", "--model", q3, "--image", image_, "--question", "What colour is the circle?", "--output", out,
+                                     "--scheme", "circle", "--difference", "--max-new-tokens", "2"},
+                                    false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        // 90x60 -> 96x64 on the 32-pixel grid, under 256x256 -> scaled up to 320x224 -> 10x7 merged tokens.
+        QCOMPARE(QImage(out + "/heatmap.png").size(), QSize(320, 224));
+        QVERIFY(QFile::exists(out + "/difference.png"));
+        QFile s(out + "/summary.json");
+        QVERIFY(s.open(QIODevice::ReadOnly));
+        const QJsonObject summary = QJsonDocument::fromJson(s.readAll()).object();
+        QCOMPARE(summary["architecture"].toString(), QString("qwen3_vl"));
+        QCOMPARE(summary["layout"].toString(), QString("text:1,image:7x10,text:6"));
+        QCOMPARE(summary["allocation"].toString(), QString("interleaved-mrope[6,5,5]"));
+        QCOMPARE(summary["untrained_scheme"].toBool(), true);
+        const QJsonObject deepstack = summary["deepstack"].toObject();
+        QCOMPARE(deepstack["vision_blocks"].toArray(), (QJsonArray{0, 1}));
+        QCOMPARE(deepstack["after_decoder_layers"].toArray(), (QJsonArray{0, 1}));
+        const QJsonArray layers = summary["per_layer"].toArray();
+        QCOMPARE(layers.size(), 3);
+        for (int l = 0; l < 3; ++l) {
+            QCOMPARE(layers[l].toObject()["deepstack_after"].toBool(), l < 2);
+            QVERIFY(layers[l].toObject()["shift"].toDouble() > 0); // circle moves the map away from mrope's
+        }
+    }
+
     void flagsUntrainedSchemes()
     {
         const QString out = dir_.filePath("circle");

@@ -4,6 +4,7 @@
 // allocation is the model's own: sectioned, or interleaved for Qwen3-VL).
 #include "geometry/scheme.h"
 #include "model/tensor_io.h"
+#include "model/token_layout.h"
 #include "model/vlm.h"
 
 #include <QJsonDocument>
@@ -163,6 +164,36 @@ private Q_SLOTS:
         const double change = maxAbs(fromHub.run(req).prefill.logits, logits);
         qInfo("sectioned instead of interleaved: logits change by %.3g", change);
         QVERIFY(change > 1e-3);
+    }
+
+    // Qwen3-VL's videos: each temporal patch is its own (1, h, w) grid between timestamp text, as its
+    // get_rope_index splits video_grid_thw; Qwen2-VL keeps one (t, h, w) grid.
+    void qwen3VideoFramesAreSeparateGrids()
+    {
+        const ModelConfig q3 = loadModelConfig(fixture("qwen3vl-tiny/config.json"));
+        const int64_t vs = q3.visionStart, ve = q3.visionEnd, pad = q3.videoToken;
+        // text, <vs>, "<0.5 seconds>" (2 tokens), frame 0, "<1.5 seconds>", frame 1, <ve>, text
+        std::vector<int64_t> ids{1, 2, vs, 10, 11, vs, pad, pad, pad, pad, ve, 12, 13, vs, pad, pad, pad, pad, ve, ve, 3};
+        const geometry::Layout layout = layoutFromTokens(ids, {}, {{2, 4, 4}}, q3);
+        QCOMPARE(QString::fromStdString(layout.toString()), QString("text:6,video:1x2x2,text:4,video:1x2x2,text:3"));
+        geometry::SchemeParams p;
+        p.rotary.headDim = q3.text.headDim();
+        const auto table = geometry::buildPositionTable(layout, p);
+        // Hugging Face: frame 0 at s = 6 -> (6, 6..7, 6..7); text resumes at 8; frame 1 at s = 12.
+        const std::vector<std::array<int, 3>> want{{0, 0, 0}, {5, 5, 5}, {6, 6, 6}, {6, 7, 7}, {8, 8, 8}, {11, 11, 11},
+                                                   {12, 12, 12}, {12, 13, 13}, {14, 14, 14}, {16, 16, 16}};
+        const std::vector<int> rows{0, 5, 6, 9, 10, 13, 14, 17, 18, 20};
+        for (size_t k = 0; k < rows.size(); ++k)
+            for (int c = 0; c < 3; ++c)
+                QCOMPARE(table.positions(rows[k], c), double(want[k][static_cast<size_t>(c)]));
+
+        // The frames' token runs must match the grid: a short frame is named.
+        ids.erase(ids.begin() + 6);
+        QVERIFY_THROWS_EXCEPTION(ModelError, layoutFromTokens(ids, {}, {{2, 4, 4}}, q3));
+        // Qwen2-VL reads the same grid as one 2-frame run of 8 tokens, so the split run is refused there.
+        ModelConfig q2 = q3;
+        q2.architecture = Architecture::Qwen2VL;
+        QVERIFY_THROWS_EXCEPTION(ModelError, layoutFromTokens(ids, {}, {{2, 4, 4}}, q2));
     }
 };
 

@@ -132,6 +132,45 @@ private Q_SLOTS:
         QVERIFY(fails(R"({"model_type":"qwen2_vl","hidden_size":"big"})", "'hidden_size'"));
         QVERIFY(fails(R"({"model_type":"qwen2_vl","rope_scaling":{"mrope_section":[1,1]}})", "mrope_section"));
     }
+
+    void qwen3Config()
+    {
+        const ModelConfig q3 = loadModelConfig(ROPESCOPE_TEST_DATA "/fixtures/qwen3vl-tiny/config.json");
+        QCOMPARE(q3.architecture, Architecture::Qwen3VL);
+        QCOMPARE(q3.text.headDim(), 32); // explicit head_dim, not 64 / 4
+        QCOMPARE(q3.text.mropeSection, (std::vector<int>{6, 5, 5}));
+        QVERIFY(q3.text.mropeInterleaved && q3.text.qkNorm && !q3.text.attentionBias);
+        QCOMPARE(q3.text.ropeTheta, 5e6);
+        QCOMPARE(q3.vision.patchSize, 16);
+        QCOMPARE(q3.vision.positionGridSide(), 4);
+        QCOMPARE(q3.vision.deepstackBlocks, (std::vector<int>{0, 1}));
+        QCOMPARE(q3.vision.act, std::string("gelu_pytorch_tanh"));
+        // The 2B benchmark config: Hub defaults of the real model.
+        const ModelConfig b2 = loadModelConfig(ROPESCOPE_TEST_DATA "/../../resources/configs/qwen3vl-2b.json");
+        QCOMPARE(b2.text.headDim(), 128);
+        QCOMPARE(b2.text.mropeSection, (std::vector<int>{24, 20, 20}));
+        QVERIFY(b2.text.tieEmbeddings);
+        QCOMPARE(b2.vision.deepstackBlocks, (std::vector<int>{5, 11, 17}));
+
+        auto fails = [](const QByteArray& json, const char* mentions) {
+            try {
+                parseModelConfig(json, "c.json");
+            } catch (const ModelError& e) {
+                return QString(e.what()).contains(mentions);
+            }
+            return false;
+        };
+        QVERIFY(fails(R"({"model_type":"qwen3_vl_moe"})", "Qwen3-VL-MoE (qwen3_vl_moe) is not supported"));
+        const QString base = R"({"model_type":"qwen3_vl","text_config":{"hidden_size":64,"num_attention_heads":4,"head_dim":32,
+            "num_hidden_layers":2,"rope_scaling":{"mrope_section":[6,5,5]}},"vision_config":{%1}})";
+        QVERIFY(!fails(base.arg(R"("depth":2,"deepstack_visual_indexes":[1])").toUtf8(), ""));
+        QVERIFY(fails(base.arg(R"("num_position_embeddings":15)").toUtf8(), "num_position_embeddings must be a square number"));
+        QVERIFY(fails(base.arg(R"("depth":2,"deepstack_visual_indexes":[2])").toUtf8(), "deepstack_visual_indexes"));
+        QVERIFY(fails(base.arg(R"("depth":3,"deepstack_visual_indexes":[0,1,2])").toUtf8(), "more DeepStack features (3) than decoder layers"));
+        QVERIFY(fails(base.arg(R"("depth":2,"deepstack_visual_indexes":[1,1])").toUtf8(), "distinct"));
+        QVERIFY(fails(base.arg(R"("hidden_act":"relu6","deepstack_visual_indexes":[])").toUtf8(), "hidden_act 'relu6'"));
+        QVERIFY(fails(QString(base).replace("\"head_dim\":32", "\"head_dim\":33").arg("").toUtf8(), "head_dim must be even"));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestSafetensors)

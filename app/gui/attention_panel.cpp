@@ -529,7 +529,10 @@ bool AttentionPanel::finish(const Job& job)
     d->rows = job.rows;
     d->cols = job.cols;
     d->resized = job.resized;
-    d->status = job.schemeText + ", layout " + QString::fromStdString(r.layout.toString());
+    d->status = job.schemeText + ", layout " + QString::fromStdString(r.layout.toString()) + ", allocation "
+                + QString::fromStdString(r.layerTables.front().allocation.toString());
+    if (!r.deepstackEmbeds.empty()) // Qwen3-VL: image features also enter the residual stream after these layers
+        d->status += QString(", DeepStack after layers 0-%1").arg(r.deepstackEmbeds.size() - 1);
     if (!job.untrainedNote.isEmpty())
         d->status += "\n" + job.untrainedNote;
     answerLabel_->setText(d->answer.isEmpty() ? "(empty)" : d->answer);

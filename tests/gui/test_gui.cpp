@@ -386,6 +386,31 @@ private Q_SLOTS:
         QVERIFY(w.attention()->status().startsWith("scheme circle"));
     }
 
+    // A Qwen3-VL folder (the tiny fixture's weights and a small tokenizer) runs in the Attention tab: its
+    // interleaved allocation and DeepStack layers are named, and the map has its 32-pixel-cell grid.
+    void attentionTabRunsQwen3Vl()
+    {
+        QTemporaryDir dir, model;
+        const QString fixture = ROPESCOPE_TEST_DATA "/fixtures/qwen3vl-tiny/";
+        QVERIFY(QFile::copy(fixture + "config.json", model.filePath("config.json")));
+        QVERIFY(QFile::copy(fixture + "model.safetensors", model.filePath("model.safetensors")));
+        QVERIFY(QFile::copy(ROPESCOPE_TEST_DATA "/attend/tokenizer.json", model.filePath("tokenizer.json")));
+        MainWindow w(dir.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        w.showAttentionTab();
+        QVERIFY(finished.wait(60000));
+        finished.clear();
+        w.attention()->openModel(model.path());
+        QTRY_VERIFY_WITH_TIMEOUT(!w.attention()->busy(), 60000);
+        QCOMPARE(finished.count(), 1);
+        QVERIFY2(finished.first().at(0).toBool(), qPrintable(w.attention()->status()));
+        const QString status = w.attention()->status();
+        QVERIFY2(status.contains("allocation interleaved-mrope[6,5,5]") && status.contains("DeepStack after layers 0-1"), qPrintable(status));
+        QVERIFY(!w.attention()->overlay().isNull());
+    }
+
     void badLayoutKeepsTheLastGoodView()
     {
         QTemporaryDir dir;

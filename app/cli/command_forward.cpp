@@ -31,7 +31,7 @@ int runForward(const QStringList& args)
     addGeometryOptions(parser);
     parser.addOptions({
         {"model", "Model folder (config.json, *.safetensors).", "DIR"},
-        {"inputs", "input_ids, pixel_values, image_grid_thw (safetensors).", "IN"},
+        {"inputs", "input_ids, pixel_values, image_grid_thw; videos: pixel_values_videos, video_grid_thw (safetensors).", "IN"},
         {"output", "Where to write the outputs (safetensors).", "OUT"},
         {"generate", "Greedy tokens to generate after the prompt (default 5).", "N"},
         {"device", "cpu (default) or cuda.", "D"},
@@ -62,6 +62,10 @@ int runForward(const QStringList& args)
             req.pixelValues = model::toTorch(inputs, "pixel_values");
             req.imageGridThw = model::toTorch(inputs, "image_grid_thw");
         }
+        if (inputs.find("pixel_values_videos")) { // the processor's names for video inputs
+            req.videoPixelValues = model::toTorch(inputs, "pixel_values_videos");
+            req.videoGridThw = model::toTorch(inputs, "video_grid_thw");
+        }
         req.scheme = scheme.params;
         req.age = scheme.age;
         for (int i = 0; i < vlm.config().text.layers; ++i)
@@ -84,6 +88,8 @@ int runForward(const QStringList& args)
                                                                     : torch::full({1, 1}, static_cast<float>(delta)));
         if (r.imageEmbeds.defined())
             model::addTensor(out, "image_embeds", r.imageEmbeds);
+        if (r.videoEmbeds.defined())
+            model::addTensor(out, "video_embeds", r.videoEmbeds);
         if (!r.deepstackEmbeds.empty())
             model::addTensor(out, "deepstack_embeds", torch::stack(r.deepstackEmbeds, 0));
         model::addTensor(out, "logits", r.prefill.logits.unsqueeze(0));

@@ -11,13 +11,13 @@
 namespace ropescope::model {
 namespace {
 
-std::vector<Grid> grids(const torch::Tensor& t)
+std::vector<Grid> grids(const torch::Tensor& t, const char* name)
 {
     std::vector<Grid> out;
     if (!t.defined() || t.numel() == 0)
         return out;
     if (t.dim() != 2 || t.size(1) != 3)
-        throw ModelError("image_grid_thw: expected [images, 3]");
+        throw ModelError(std::string(name) + ": expected [count, 3]");
     const auto c = t.to(torch::kCPU).to(torch::kInt64).contiguous();
     for (int64_t i = 0; i < c.size(0); ++i)
         out.push_back({c[i][0].item<int64_t>(), c[i][1].item<int64_t>(), c[i][2].item<int64_t>()});
@@ -101,7 +101,7 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     ForwardResult r;
     const auto ids = req.inputIds.to(torch::kCPU, torch::kInt64).contiguous().flatten();
     const std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
-    r.layout = layoutFromTokens(idList, grids(req.imageGridThw), {}, config());
+    r.layout = layoutFromTokens(idList, grids(req.imageGridThw, "image_grid_thw"), grids(req.videoGridThw, "video_grid_thw"), config());
 
     // One table per distinct layer scheme.
     const int layers = language_.layers();
@@ -130,22 +130,35 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     r.positionsMs = since(t0);
     t0 = Clock::now();
     auto embeds = language_.embed(ids);
+    // Images and videos go through the same vision tower; their embeddings replace their pad tokens.
+    // DeepStack features of both are joined in token order, as transformers' visual_pos_masks.
+    const auto imageMask = ids == config().imageToken, videoMask = ids == config().videoToken;
+    const auto visualMask = imageMask | videoMask;
     DeepStackInput deepstack;
-    const auto imageMask = ids == config().imageToken;
-    const int64_t imageTokens = imageMask.sum().item<int64_t>();
-    if (imageTokens > 0) {
-        if (!req.pixelValues.defined())
-            throw ModelError("input_ids has image tokens but no pixel_values were given");
-        const VisionFeatures features = encodeImages(req.pixelValues, req.imageGridThw, traceVision ? &r.vision : nullptr);
-        r.imageEmbeds = features.embeds;
-        r.deepstackEmbeds = features.deepstack;
-        if (r.imageEmbeds.size(0) != imageTokens)
-            throw ModelError("image features (" + std::to_string(r.imageEmbeds.size(0)) + ") and image tokens ("
-                             + std::to_string(imageTokens) + ") do not match");
-        deepstack.positions = imageMask.nonzero().flatten().to(device_);
-        deepstack.features = features.deepstack;
-        embeds = embeds.index_copy(0, deepstack.positions, r.imageEmbeds);
-    }
+    deepstack.positions = visualMask.nonzero().flatten().to(device_);
+    auto scatter = [&](const torch::Tensor& mask, const torch::Tensor& pixels, const torch::Tensor& grid, const char* what,
+                       const char* pixelsName, VisionTrace* trace) {
+        const int64_t tokens = mask.sum().item<int64_t>();
+        if (tokens == 0)
+            return torch::Tensor();
+        if (!pixels.defined())
+            throw ModelError(std::string("input_ids has ") + what + " tokens but no " + pixelsName + " were given");
+        const VisionFeatures features = encodeImages(pixels, grid, trace);
+        if (features.embeds.size(0) != tokens)
+            throw ModelError(std::string(what) + " features (" + std::to_string(features.embeds.size(0)) + ") and " + what + " tokens ("
+                             + std::to_string(tokens) + ") do not match");
+        embeds = embeds.index_copy(0, mask.nonzero().flatten().to(device_), features.embeds);
+        const auto rows = mask.index({visualMask}).nonzero().flatten().to(device_); // rows of the joint feature list
+        if (r.deepstackEmbeds.empty())
+            for (const auto& f : features.deepstack)
+                r.deepstackEmbeds.push_back(torch::zeros({deepstack.positions.size(0), f.size(1)}, f.options()));
+        for (size_t k = 0; k < features.deepstack.size(); ++k)
+            r.deepstackEmbeds[k] = r.deepstackEmbeds[k].index_copy(0, rows, features.deepstack[k]);
+        return features.embeds;
+    };
+    r.imageEmbeds = scatter(imageMask, req.pixelValues, req.imageGridThw, "image", "pixel_values", traceVision ? &r.vision : nullptr);
+    r.videoEmbeds = scatter(videoMask, req.videoPixelValues, req.videoGridThw, "video", "pixel_values_videos", nullptr);
+    deepstack.features = r.deepstackEmbeds;
     r.inputsEmbeds = embeds;
     r.visionMs = since(t0);
     t0 = Clock::now();

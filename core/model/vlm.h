@@ -18,6 +18,8 @@ struct ForwardRequest {
     torch::Tensor inputIds;        // [L] int64
     torch::Tensor pixelValues;     // [N, patch_dim] (optional)
     torch::Tensor imageGridThw;    // [images, 3]
+    torch::Tensor videoPixelValues; // [N, patch_dim] of every video's temporal patches (optional)
+    torch::Tensor videoGridThw;     // [videos, 3]
     geometry::SchemeParams scheme; // kind and scheme parameters; rotary settings come from the model
     std::optional<geometry::AgeSchedule> age;
     DecoderCapture capture;
@@ -27,8 +29,9 @@ struct ForwardRequest {
 struct ForwardResult {
     geometry::Layout layout;
     std::vector<geometry::PositionTable> layerTables; // per decoder layer (shared where the scheme is)
-    torch::Tensor imageEmbeds;
-    std::vector<torch::Tensor> deepstackEmbeds; // Qwen3-VL: added after decoder layers 0.. (see DeepStackInput)
+    torch::Tensor imageEmbeds, videoEmbeds;
+    // Qwen3-VL: [visual tokens, hidden] per early layer, images and videos in token order (DeepStackInput).
+    std::vector<torch::Tensor> deepstackEmbeds;
     torch::Tensor inputsEmbeds;
     DecoderOutput prefill;
     torch::Tensor generatedIds;    // [generate]

@@ -195,6 +195,50 @@ private Q_SLOTS:
         q2.architecture = Architecture::Qwen2VL;
         QVERIFY_THROWS_EXCEPTION(ModelError, layoutFromTokens(ids, {}, {{2, 4, 4}}, q2));
     }
+
+    // A Qwen3-VL video of two temporal patches is two one-frame grids: the vision tower attends within a
+    // frame and repeats the position table and rotary per frame, the decoder places each frame like an
+    // image. So the video, fed as pixel_values_videos, gives the logits of the same frames fed as two
+    // images with the same text between them (no reference fixture has a video; this pins the wiring).
+    void qwen3VideoEqualsItsFramesAsImages()
+    {
+        Vlm vlm(fixture("qwen3vl-tiny"));
+        const ModelConfig& c = vlm.config();
+        const auto frame0 = toTorch(SafeTensors::open(fixture("qwen3vl-tiny/inputs.safetensors")), "pixel_values"); // grid (1,4,6)
+        const auto pixels = torch::cat({frame0, frame0.flip(0) * 0.5}, 0);
+        auto prompt = [&](int64_t pad) {
+            std::vector<int64_t> ids{1, 2, c.visionStart, 10, 11, c.visionStart};
+            ids.insert(ids.end(), 6, pad);
+            for (int64_t id : {int64_t(c.visionEnd), int64_t(12), int64_t(c.visionStart)})
+                ids.push_back(id);
+            ids.insert(ids.end(), 6, pad);
+            for (int64_t id : {int64_t(c.visionEnd), int64_t(c.visionEnd), int64_t(3), int64_t(4)})
+                ids.push_back(id);
+            return torch::tensor(ids, torch::kInt64);
+        };
+        ForwardRequest images, video;
+        images.inputIds = prompt(c.imageToken);
+        images.pixelValues = pixels;
+        images.imageGridThw = torch::tensor({1, 4, 6, 1, 4, 6}, torch::kInt64).view({2, 3});
+        images.capture.allLogits = video.capture.allLogits = true;
+        video.inputIds = prompt(c.videoToken);
+        video.videoPixelValues = pixels;
+        video.videoGridThw = torch::tensor({2, 4, 6}, torch::kInt64).view({1, 3});
+        const ForwardResult a = vlm.run(images), b = vlm.run(video);
+        QCOMPARE(QString::fromStdString(b.layout.toString()), QString("text:6,video:1x2x3,text:3,video:1x2x3,text:4"));
+        QVERIFY(a.layerTables[0].positions == b.layerTables[0].positions);
+        EXPECT_CLOSE(b.videoEmbeds, a.imageEmbeds, 1e-5, "video embeds vs image embeds");
+        EXPECT_CLOSE(torch::stack(b.deepstackEmbeds), torch::stack(a.deepstackEmbeds), 1e-5, "deepstack");
+        EXPECT_CLOSE(b.prefill.logits, a.prefill.logits, 1e-5, "logits");
+        // Without the video pixels the run names what is missing.
+        video.videoPixelValues = torch::Tensor();
+        try {
+            vlm.run(video);
+            QFAIL("a video without pixels ran");
+        } catch (const ModelError& e) {
+            QVERIFY2(QString(e.what()).contains("pixel_values_videos"), e.what());
+        }
+    }
 };
 
 QTEST_APPLESS_MAIN(TestModelParity)

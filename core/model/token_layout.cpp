@@ -38,7 +38,12 @@ geometry::Layout layoutFromTokens(const std::vector<int64_t>& ids, const std::ve
         const Grid g = grids[next++];
         if (g[0] < 1 || g[1] < 1 || g[2] < 1 || g[1] % m || g[2] % m)
             throw ModelError(std::string(what) + "_grid_thw: (t, h, w) must be positive with h, w divisible by " + std::to_string(m));
-        const int64_t rows = g[1] / m, cols = g[2] / m, count = g[0] * rows * cols;
+        // Each factor is bounded by the sequence before they are multiplied, so the product cannot overflow.
+        const int64_t rows = g[1] / m, cols = g[2] / m, room = static_cast<int64_t>(ids.size() - i);
+        if (g[0] > room || rows > room || cols > room || g[0] * rows > room || g[0] * rows * cols > room)
+            throw ModelError(std::string("input_ids: ") + what + " " + std::to_string(next - 1) + " grid (" + std::to_string(g[0]) + ","
+                             + std::to_string(g[1]) + "," + std::to_string(g[2]) + ") needs more tokens than input_ids has left");
+        const int64_t count = g[0] * rows * cols;
         for (int64_t k = 0; k < count; ++k)
             if (i + static_cast<size_t>(k) >= ids.size() || ids[i + static_cast<size_t>(k)] != ids[i])
                 throw ModelError(std::string("input_ids: ") + what + " " + std::to_string(next - 1) + " needs "

@@ -88,7 +88,7 @@ int parseInteger(const QCommandLineParser& parser, const QString& flag)
 void addGeometryOptions(QCommandLineParser& parser)
 {
     parser.addOptions({
-        {"scheme", "Position scheme: hard, unordered, mrope, compact, circle, vrope.", "S"},
+        {"scheme", "Position scheme: hard, unordered, mrope, compact, circle, vrope, videorope, hope, v2pe.", "S"},
         {"layout", "Sequence layout, e.g. text:4,image:8x8,text:6 (video:TxHxW).", "L"},
         {"alpha", "Circle-RoPE angle mixing: alpha*SA + (1-alpha)*GA, in [0,1] (default 0.5).", "A"},
         {"radius", "Circle-RoPE radius: R (default 10), auto-K (paper: K*max||(x,y)||), code-auto-K (official code: "
@@ -100,8 +100,13 @@ void addGeometryOptions(QCommandLineParser& parser)
         {"layers", "Number of decoder layers for --age (default 36, as the official code).", "N"},
         {"theta", "Rotary base theta (default 1e6).", "T"},
         {"head-dim", "Rotary head dimension (default 128).", "D"},
-        {"allocation", "Frequency allocation: sectioned, interleaved (j mod C) or interleaved-mrope (Qwen3-VL's MRoPE-I, "
-                       "sections t,h,w default 24,20,20) (default: the scheme's own).", "KIND"},
+        {"allocation", "Frequency allocation: sectioned, interleaved (j mod C), interleaved-mrope (Qwen3-VL's MRoPE-I, "
+                       "sections t,h,w default 24,20,20) or hw-alternating (VideoRoPE's: h on odd, w on even pairs below "
+                       "2h / 2w, t the rest; default 16,24,24) (default: the scheme's own).", "KIND"},
+        {"temporal-stride", "VideoRoPE / HoPE: frame f sits at s + delta*f on the time axis (default 2 for videorope, "
+                            "1 for hope).", "DELTA"},
+        {"visual-stride", "V2PE: positions one visual segment spans; each visual token advances by stride/N "
+                          "(default 16).", "S"},
         {"mrope-section", "Frequencies per component for sectioned allocation (default 16,24,24 at head_dim 128).",
          "a,b,c"},
         {"temporal", "Video time index for mrope/compact: qwen2vl (t) or qwen25vl (floor(t*spg*tps)).", "MODE"},
@@ -134,8 +139,13 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
         const QString a = parser.value("allocation");
         p.allocationKind = allocationKindFromName(str(a));
         if (!p.allocationKind)
-            throw UsageError(str("--allocation: unknown allocation '" + a + "' (expected sectioned, interleaved or interleaved-mrope)"));
+            throw UsageError(str("--allocation: unknown allocation '" + a
+                                 + "' (expected sectioned, interleaved, interleaved-mrope or hw-alternating)"));
     }
+    if (parser.isSet("temporal-stride"))
+        p.temporalStride = parseNumber(parser, "temporal-stride");
+    if (parser.isSet("visual-stride"))
+        p.visualStride = parseNumber(parser, "visual-stride");
     if (parser.isSet("mrope-section")) {
         for (double s : parseList(parser, "mrope-section", componentCount(p.kind))) {
             if (s != static_cast<int>(s))

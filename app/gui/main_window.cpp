@@ -77,7 +77,8 @@ QString inWindowWords(const QString& message)
         {"--alpha:", "alpha:"}, {"--radius:", "R or k:"}, {"--text-vector:", "Text vector:"}, {"--stride:", "Video stride:"},
         {"--age:", "AGE schedule:"}, {"--layers:", "AGE layers:"}, {"--layer:", "AGE layer:"}, {"--theta:", "theta:"},
         {"--head-dim:", "head_dim:"}, {"--mrope-section:", "Sections:"}, {"--allocation:", "Allocation:"},
-        {"--second-per-grid:", "seconds per grid (spg):"}, {"--tokens-per-second:", "tokens per second (tps):"}};
+        {"--second-per-grid:", "seconds per grid (spg):"}, {"--tokens-per-second:", "tokens per second (tps):"},
+        {"--temporal-stride:", "Frame spacing delta:"}, {"--visual-stride:", "V2PE visual stride:"}};
     QString text = message;
     for (const auto& [flag, word] : words)
         if (text.startsWith(flag))

@@ -27,6 +27,13 @@ int FrequencyAllocation::componentOf(int j) const
             return 2;
         return 0;
     }
+    if (kind == Kind::HwAlternating) {
+        if (j % 2 == 1 && j < 2 * sections[1])
+            return 1;
+        if (j % 2 == 0 && j >= 2 && j < 2 * sections[2])
+            return 2;
+        return 0;
+    }
     int end = 0;
     for (size_t c = 0; c < sections.size(); ++c) {
         end += sections[c];
@@ -48,7 +55,7 @@ std::string FrequencyAllocation::toString() const
 {
     if (kind == Kind::Interleaved)
         return "interleaved(" + std::to_string(components) + ")";
-    std::string out = kind == Kind::InterleavedMrope ? "interleaved-mrope[" : "sectioned[";
+    std::string out = std::string(allocationKindName(kind)) + "[";
     for (size_t i = 0; i < sections.size(); ++i)
         out += (i ? "," : "") + std::to_string(sections[i]);
     return out + "]";
@@ -80,12 +87,20 @@ FrequencyAllocation FrequencyAllocation::interleavedMrope(std::vector<int> secti
     return a;
 }
 
+FrequencyAllocation FrequencyAllocation::hwAlternating(std::vector<int> sections)
+{
+    FrequencyAllocation a = interleavedMrope(std::move(sections));
+    a.kind = Kind::HwAlternating;
+    return a;
+}
+
 const char* allocationKindName(FrequencyAllocation::Kind kind)
 {
     switch (kind) {
     case FrequencyAllocation::Kind::Sectioned: return "sectioned";
     case FrequencyAllocation::Kind::Interleaved: return "interleaved";
     case FrequencyAllocation::Kind::InterleavedMrope: return "interleaved-mrope";
+    case FrequencyAllocation::Kind::HwAlternating: return "hw-alternating";
     }
     return "sectioned";
 }
@@ -93,7 +108,7 @@ const char* allocationKindName(FrequencyAllocation::Kind kind)
 std::optional<FrequencyAllocation::Kind> allocationKindFromName(const std::string& name)
 {
     for (auto kind : {FrequencyAllocation::Kind::Sectioned, FrequencyAllocation::Kind::Interleaved,
-                      FrequencyAllocation::Kind::InterleavedMrope})
+                      FrequencyAllocation::Kind::InterleavedMrope, FrequencyAllocation::Kind::HwAlternating})
         if (name == allocationKindName(kind))
             return kind;
     return std::nullopt;
@@ -135,6 +150,10 @@ void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfi
         && 3LL * std::max(allocation.sections[1], allocation.sections[2]) > rotary.halfDim())
         throw InvalidInput("--mrope-section: interleaved-mrope places h and w on every third of the " + std::to_string(rotary.halfDim())
                            + " frequencies, so neither may exceed " + std::to_string(rotary.halfDim() / 3));
+    if (allocation.kind == FrequencyAllocation::Kind::HwAlternating
+        && 2LL * std::max(allocation.sections[1], allocation.sections[2]) > rotary.halfDim())
+        throw InvalidInput("--mrope-section: hw-alternating places h and w on every other of the " + std::to_string(rotary.halfDim())
+                           + " frequencies, so neither may exceed " + std::to_string(rotary.halfDim() / 2));
     if (sum != rotary.halfDim())
         throw InvalidInput("--mrope-section: sections sum to " + std::to_string(sum) + " but head_dim "
                            + std::to_string(rotary.headDim) + " has " + std::to_string(rotary.halfDim())

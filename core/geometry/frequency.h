@@ -21,7 +21,9 @@ struct FrequencyAllocation {
     // InterleavedMrope: Qwen3-VL's MRoPE-I, three components with sections [t, h, w]: pair j is h if
     // j % 3 == 1 and j < 3 h, w if j % 3 == 2 and j < 3 w, else t (h and w spread over all but the
     // lowest frequencies, t takes the rest; [24,20,20] at head_dim 128).
-    enum class Kind { Sectioned, Interleaved, InterleavedMrope };
+    // HwAlternating: VideoRoPE's (and HoPE's), three components with sections [t, h, w]: pair j is h if j is
+    // odd and j < 2 h, w if j is even, 2 <= j < 2 w, else t (t keeps pair 0 and the lowest frequencies).
+    enum class Kind { Sectioned, Interleaved, InterleavedMrope, HwAlternating };
 
     Kind kind = Kind::Sectioned;
     int components = 1;
@@ -34,9 +36,11 @@ struct FrequencyAllocation {
     static FrequencyAllocation sectioned(std::vector<int> sections);
     static FrequencyAllocation interleaved(int components);
     static FrequencyAllocation interleavedMrope(std::vector<int> sections);
+    static FrequencyAllocation hwAlternating(std::vector<int> sections);
 };
 
-// The names the CLI, session files and tables use: "sectioned", "interleaved", "interleaved-mrope".
+// The names the CLI, session files and tables use: "sectioned", "interleaved", "interleaved-mrope",
+// "hw-alternating".
 const char* allocationKindName(FrequencyAllocation::Kind kind);
 std::optional<FrequencyAllocation::Kind> allocationKindFromName(const std::string& name);
 

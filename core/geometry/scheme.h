@@ -11,7 +11,8 @@
 
 namespace ropescope::geometry {
 
-enum class SchemeKind { Hard, Unordered, Mrope, Compact, Circle, Vrope };
+// The seeds' schemes, then the 2025 family (JJJYmmm/Multimodal-RoPEs): VideoRoPE, HoPE, V2PE.
+enum class SchemeKind { Hard, Unordered, Mrope, Compact, Circle, Vrope, VideoRope, Hope, V2pe };
 
 const char* schemeName(SchemeKind kind);
 std::optional<SchemeKind> schemeFromName(const std::string& name);
@@ -53,10 +54,21 @@ struct SchemeParams {
     // interleaved for VRoPE). Sections unset = [16,24,24] scaled to head_dim (equal split for C != 3).
     std::optional<FrequencyAllocation::Kind> allocationKind;
     std::vector<int> sections;
+    // VideoRoPE / HoPE: frame f sits at s + delta * f on the temporal axis. Unset: VideoRoPE's 2; HoPE
+    // draws delta from {0.5, 0.75, 1, 1.25, 1.5} while training, so the explorer shows 1 unless told.
+    std::optional<double> temporalStride;
+    // V2PE: the positions one visual segment spans (each visual token advances by stride / tokens).
+    double visualStride = 16;
+
+    double temporalStrideOrDefault() const;
 };
 
 // Throws InvalidInput naming the parameter if any value is out of range.
 void validate(const SchemeParams& params);
+
+// The allocation a scheme's design fixes (VRoPE interleaved, VideoRoPE / HoPE hw-alternating); none for the
+// schemes that take the sectioned default (or a model's own allocation).
+std::optional<FrequencyAllocation::Kind> designAllocation(SchemeKind kind);
 
 // The frequency allocation a scheme uses with these parameters.
 FrequencyAllocation allocationFor(const SchemeParams& params);

@@ -123,6 +123,51 @@ void placeVrope(PositionTable& t)
 
 constexpr double kMaxScale = 1e6;
 
+// VideoRoPE (its reference get_videorope_index): frame f at t = s + delta * f, and each frame's grid on the
+// diagonal through t, centred: h = t + r - floor((H-1)/2), w = t + c - floor((W-1)/2). The next token goes
+// to the largest t + 1, so text after an image continues at s + 1 (its h, w overlap the image's).
+// HoPE: the same layout with the temporal channels at zero frequency, which its reference code does by
+// setting every t position to 0 before the rotary: the table holds t = 0, what the rotary sees.
+void placeVideoRope(PositionTable& t, double delta, bool hope)
+{
+    walk(t, [&t, delta](const Segment& seg, int& token, double next) {
+        // (H-1)/2 rounds down as Python's // does: H >= 1.
+        const int hc = (seg.rows - 1) / 2, wc = (seg.cols - 1) / 2;
+        for (int f = 0; f < seg.frames; ++f) {
+            const double tf = next + delta * f;
+            for (int r = 0; r < seg.rows; ++r)
+                for (int c = 0; c < seg.cols; ++c, ++token) {
+                    t.positions(token, 0) = tf;
+                    t.positions(token, 1) = tf + r - hc;
+                    t.positions(token, 2) = tf + c - wc;
+                }
+        }
+        return next + delta * (seg.frames - 1) + 1;
+    });
+    if (hope)
+        t.positions.col(0).setZero();
+}
+
+// V2PE (its reference get_v2pe_index): one index; text advances by 1, a visual segment of N tokens by
+// stride / N per token (token k at last + stride * (k + 1) / N), and the text after it resumes at
+// ceil(last visual) + 1.
+void placeV2pe(PositionTable& t, double stride)
+{
+    double last = -1;
+    int token = 0;
+    for (const Segment& seg : t.layout.segments) {
+        if (!seg.isVisual()) {
+            for (int i = 0; i < seg.length; ++i)
+                t.positions(token++, 0) = ++last;
+            continue;
+        }
+        const long long n = static_cast<long long>(seg.frames) * seg.rows * seg.cols;
+        for (long long k = 0; k < n; ++k)
+            t.positions(token++, 0) = last + stride * static_cast<double>(k + 1) / static_cast<double>(n);
+        last = std::ceil(t.positions(token - 1, 0));
+    }
+}
+
 bool finite3(const Eigen::Vector3d& v)
 {
     return std::isfinite(v.x()) && std::isfinite(v.y()) && std::isfinite(v.z());
@@ -139,14 +184,18 @@ const char* schemeName(SchemeKind kind)
     case SchemeKind::Compact: return "compact";
     case SchemeKind::Circle: return "circle";
     case SchemeKind::Vrope: return "vrope";
+    case SchemeKind::VideoRope: return "videorope";
+    case SchemeKind::Hope: return "hope";
+    case SchemeKind::V2pe: return "v2pe";
     }
     return "?";
 }
 
 const std::vector<SchemeKind>& allSchemes()
 {
-    static const std::vector<SchemeKind> all{SchemeKind::Hard,    SchemeKind::Unordered, SchemeKind::Mrope,
-                                             SchemeKind::Compact, SchemeKind::Circle,    SchemeKind::Vrope};
+    static const std::vector<SchemeKind> all{SchemeKind::Hard,   SchemeKind::Unordered, SchemeKind::Mrope,
+                                             SchemeKind::Compact, SchemeKind::Circle,   SchemeKind::Vrope,
+                                             SchemeKind::VideoRope, SchemeKind::Hope, SchemeKind::V2pe};
     return all;
 }
 
@@ -162,7 +211,8 @@ int componentCount(SchemeKind kind)
 {
     switch (kind) {
     case SchemeKind::Hard:
-    case SchemeKind::Unordered: return 1;
+    case SchemeKind::Unordered:
+    case SchemeKind::V2pe: return 1;
     case SchemeKind::Vrope: return 4;
     default: return 3;
     }
@@ -175,6 +225,11 @@ std::vector<std::string> componentNames(SchemeKind kind)
     case 4: return {"v1", "v2", "v3", "v4"};
     default: return {"t", "h", "w"};
     }
+}
+
+double SchemeParams::temporalStrideOrDefault() const
+{
+    return temporalStride.value_or(kind == SchemeKind::Hope ? 1.0 : 2.0);
 }
 
 long long TemporalParams::tau(int frame) const
@@ -203,7 +258,21 @@ void validate(const SchemeParams& p)
         throw InvalidInput("--second-per-grid: must be from 0 to 1e6, got " + shortNumber(tp.secondPerGrid));
     if (!(tp.tokensPerSecond >= 0.0 && tp.tokensPerSecond <= kMaxScale))
         throw InvalidInput("--tokens-per-second: must be from 0 to 1e6, got " + shortNumber(tp.tokensPerSecond));
+    const double delta = p.temporalStrideOrDefault();
+    if (!(delta >= 0.0 && delta <= kMaxScale))
+        throw InvalidInput("--temporal-stride: must be from 0 to 1e6, got " + shortNumber(delta));
+    if (!(p.visualStride > 0.0 && p.visualStride <= kMaxScale))
+        throw InvalidInput("--visual-stride: must be above 0 and at most 1e6, got " + shortNumber(p.visualStride));
     validateAllocation(allocationFor(p), p.rotary);
+}
+
+std::optional<FrequencyAllocation::Kind> designAllocation(SchemeKind kind)
+{
+    if (kind == SchemeKind::Vrope)
+        return FrequencyAllocation::Kind::Interleaved;
+    if (kind == SchemeKind::VideoRope || kind == SchemeKind::Hope)
+        return FrequencyAllocation::Kind::HwAlternating;
+    return std::nullopt;
 }
 
 FrequencyAllocation allocationFor(const SchemeParams& p)
@@ -212,8 +281,7 @@ FrequencyAllocation allocationFor(const SchemeParams& p)
     const int half = p.rotary.halfDim();
     if (components == 1)
         return FrequencyAllocation::sectioned({half});
-    const auto kind = p.allocationKind.value_or(p.kind == SchemeKind::Vrope ? FrequencyAllocation::Kind::Interleaved
-                                                                             : FrequencyAllocation::Kind::Sectioned);
+    const auto kind = p.allocationKind.value_or(designAllocation(p.kind).value_or(FrequencyAllocation::Kind::Sectioned));
     if (kind == FrequencyAllocation::Kind::Interleaved)
         return FrequencyAllocation::interleaved(components);
     if (kind == FrequencyAllocation::Kind::InterleavedMrope) {
@@ -221,6 +289,12 @@ FrequencyAllocation allocationFor(const SchemeParams& p)
             throw InvalidInput(std::string("--allocation: interleaved-mrope is for the three-axis schemes (t, h, w), not ")
                                + schemeName(p.kind));
         return FrequencyAllocation::interleavedMrope(p.sections.empty() ? defaultInterleavedMropeSection(p.rotary.headDim) : p.sections);
+    }
+    if (kind == FrequencyAllocation::Kind::HwAlternating) {
+        if (components != 3)
+            throw InvalidInput(std::string("--allocation: hw-alternating is for the three-axis schemes (t, h, w), not ")
+                               + schemeName(p.kind));
+        return FrequencyAllocation::hwAlternating(p.sections.empty() ? defaultMropeSection(p.rotary.headDim) : p.sections);
     }
     if (!p.sections.empty())
         return FrequencyAllocation::sectioned(p.sections);
@@ -247,6 +321,9 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
     case SchemeKind::Compact: placeMropeFamily(table, params.temporal, true); break;
     case SchemeKind::Circle: placeCircle(table, params.circle); break;
     case SchemeKind::Vrope: placeVrope(table); break;
+    case SchemeKind::VideoRope: placeVideoRope(table, params.temporalStrideOrDefault(), false); break;
+    case SchemeKind::Hope: placeVideoRope(table, params.temporalStrideOrDefault(), true); break;
+    case SchemeKind::V2pe: placeV2pe(table, params.visualStride); break;
     }
     return table;
 }

@@ -112,6 +112,10 @@ QJsonObject schemeParamsJson(const SchemeParams& p)
         o["text_vector_wht"] = QJsonArray{p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()};
         o["stride"] = p.circle.stride;
     }
+    if (p.kind == SchemeKind::VideoRope || p.kind == SchemeKind::Hope)
+        o["temporal_stride"] = p.temporalStrideOrDefault();
+    if (p.kind == SchemeKind::V2pe)
+        o["visual_stride"] = p.visualStride;
     if (p.kind == SchemeKind::Mrope || p.kind == SchemeKind::Compact) {
         const bool q25 = p.temporal.mode == TemporalParams::Mode::Qwen25VL;
         o["temporal"] = q25 ? "qwen2.5-vl" : "qwen2-vl";

@@ -48,11 +48,14 @@ geometry::SchemeParams Vlm::modelScheme(const geometry::SchemeParams& requested)
     const auto own = t.mropeInterleaved ? geometry::FrequencyAllocation::Kind::InterleavedMrope : geometry::FrequencyAllocation::Kind::Sectioned;
     // The model's own allocation for the 3-axis schemes that keep the default, with its mrope_section
     // (another allocation asked for keeps that allocation's default sections).
+    // Schemes whose design fixes the allocation (VRoPE, VideoRoPE, HoPE) keep it and its default sections.
     if (geometry::componentCount(p.kind) == 3 && p.sections.empty()) {
         if (!p.allocationKind) {
-            p.sections = t.mropeSection;
-            if (t.mropeInterleaved && p.kind != geometry::SchemeKind::Vrope)
-                p.allocationKind = own;
+            if (!geometry::designAllocation(p.kind)) {
+                p.sections = t.mropeSection;
+                if (t.mropeInterleaved)
+                    p.allocationKind = own;
+            }
         } else if (*p.allocationKind == own) {
             p.sections = t.mropeSection;
         }

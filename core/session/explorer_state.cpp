@@ -127,6 +127,9 @@ QJsonObject ExplorerState::toJson() const
     o["head_dim"] = params.rotary.headDim;
     if (params.allocationKind)
         o["allocation"] = allocationKindName(*params.allocationKind);
+    if (params.temporalStride)
+        o["temporal_stride"] = *params.temporalStride;
+    o["visual_stride"] = params.visualStride;
     if (!params.sections.empty()) {
         QJsonArray s;
         for (int v : params.sections)
@@ -188,11 +191,14 @@ ExplorerState ExplorerState::fromJson(const QJsonObject& o)
     s.params.rotary.headDim = integer(o, "head_dim", s.params.rotary.headDim);
     if (o.contains("allocation")) {
         const std::string a = text(o, "allocation", "");
-        const auto kind = allocationKindFromName(a);
-        if (!kind)
-            bad("allocation", "must be sectioned, interleaved or interleaved-mrope");
-        s.params.allocationKind = kind;
+        const auto allocation = allocationKindFromName(a);
+        if (!allocation)
+            bad("allocation", "must be sectioned, interleaved, interleaved-mrope or hw-alternating");
+        s.params.allocationKind = allocation;
     }
+    if (o.contains("temporal_stride"))
+        s.params.temporalStride = number(o, "temporal_stride", 2.0);
+    s.params.visualStride = number(o, "visual_stride", s.params.visualStride);
     if (o.contains("sections")) {
         if (!o["sections"].isArray() || o["sections"].toArray().size() > 8)
             bad("sections", "must be an array of up to 8 whole numbers");

@@ -108,8 +108,13 @@ void ParameterPanel::buildUi()
                                 "mrope: Qwen2-VL's (t, h, w) grid; text on the diagonal (n, n, n)",
                                 "compact (RoPE-Compact): as mrope, but after a video each axis continues from its own last value",
                                 "circle: Circle-RoPE, image rings orthogonal to the text axis (alpha, radius, text vector)",
-                                "vrope: VRoPE, a symmetric 4-component layout with interleaved frequencies"};
-    for (int i = 0; i < scheme_->count() && i < 6; ++i)
+                                "vrope: VRoPE, a symmetric 4-component layout with interleaved frequencies",
+                                "videorope: VideoRoPE, frames at s + delta*t, each grid centred on the diagonal; h/w alternate "
+                                "over the high frequencies, t keeps the lowest",
+                                "hope: HoPE, VideoRoPE's layout with zero frequency on the time channels (t = 0)",
+                                "v2pe: V2PE, one index; visual tokens advance by a fraction (visual stride / tokens)"};
+    static_assert(sizeof(schemeHelp) / sizeof(schemeHelp[0]) == 9, "one help line per scheme");
+    for (int i = 0; i < scheme_->count() && i < 9; ++i)
         scheme_->setItemData(i, schemeHelp[i], Qt::ToolTipRole);
     schemeForm->addRow("Scheme", scheme_);
     layout_ = new QLineEdit;
@@ -199,6 +204,20 @@ void ParameterPanel::buildUi()
     circleForm->addRow("Video stride", stride_);
     root->addWidget(circleBox);
 
+    // The 2025 family: VideoRoPE / HoPE frame spacing, V2PE visual span.
+    auto* strideBox = new QGroupBox("VideoRoPE, HoPE, V2PE");
+    auto* strideForm = form(strideBox);
+    temporalStride_ = doubleSpin(-1, 1000, -1, 0.25, 3, "temporalStride");
+    temporalStride_->setSpecialValueText("default");
+    temporalStride_->setToolTip("VideoRoPE / HoPE: frame f sits at s + delta * f on the time axis, each frame's grid centred on\n"
+                                "the diagonal through it (default: VideoRoPE 2; HoPE 1, it draws 0.5..1.5 while training)");
+    strideForm->addRow("Frame spacing delta", temporalStride_);
+    visualStride_ = doubleSpin(0.001, 100000, 16, 1, 3, "visualStride");
+    visualStride_->setToolTip("V2PE: the positions one image spans; each of its N tokens advances by stride / N, and the\n"
+                              "text after it resumes at the next whole position + 1");
+    strideForm->addRow("V2PE visual stride", visualStride_);
+    root->addWidget(strideBox);
+
     // AGE
     auto* ageBox = new QGroupBox("Alternating geometry (AGE)");
     auto* ageForm = form(ageBox);
@@ -252,13 +271,15 @@ void ParameterPanel::buildUi()
     rotaryForm->addRow("head_dim", headDim_);
     allocation_ = new QComboBox;
     allocation_->setObjectName("allocation");
-    allocation_->addItems({"scheme default", "sectioned", "interleaved", "interleaved-mrope"});
+    allocation_->addItems({"scheme default", "sectioned", "interleaved", "interleaved-mrope", "hw-alternating"});
     allocation_->setToolTip("Which position axis drives each frequency pair");
     allocation_->setItemData(0, "The scheme's own: sectioned [16,24,24] for the 3-axis schemes, interleaved for VRoPE", Qt::ToolTipRole);
     allocation_->setItemData(1, "Contiguous sections per axis (M-RoPE's mrope_section), highest frequencies first", Qt::ToolTipRole);
     allocation_->setItemData(2, "Pair j goes to axis j mod C", Qt::ToolTipRole);
     allocation_->setItemData(3, "Qwen3-VL's MRoPE-I: h on pairs j % 3 == 1 below 3 h, w on j % 3 == 2 below 3 w, t the rest "
                                 "(sections t,h,w; default 24,20,20)", Qt::ToolTipRole);
+    allocation_->setItemData(4, "VideoRoPE's: h on odd pairs below 2 h, w on even pairs from 2 below 2 w, t on pair 0 and the "
+                                "lowest frequencies (sections t,h,w; default 16,24,24)", Qt::ToolTipRole);
     rotaryForm->addRow("Allocation", allocation_);
     sections_ = new QLineEdit;
     sections_->setObjectName("sections");
@@ -353,7 +374,8 @@ void ParameterPanel::buildUi()
         if (!updating_)
             alpha_->setValue(static_cast<int>(std::lround(v * 1000))); // emits through the slider
     });
-    for (QDoubleSpinBox* s : {radius_, vector_[0], vector_[1], vector_[2], stride_, secondPerGrid_, tokensPerSecond_})
+    for (QDoubleSpinBox* s : {radius_, vector_[0], vector_[1], vector_[2], stride_, secondPerGrid_, tokensPerSecond_, temporalStride_,
+                              visualStride_})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
     for (QSpinBox* s : {ageLayers_, headDim_})
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
@@ -424,6 +446,8 @@ void ParameterPanel::updateEnabled()
                        static_cast<QWidget*>(vector_[0]), static_cast<QWidget*>(vector_[1]), static_cast<QWidget*>(vector_[2]),
                        static_cast<QWidget*>(stride_)})
         w->setEnabled(circle);
+    temporalStride_->setEnabled(kind == SchemeKind::VideoRope || kind == SchemeKind::Hope);
+    visualStride_->setEnabled(kind == SchemeKind::V2pe);
     agePattern_->setEnabled(age_->currentText() == "custom");
     const bool ageOn = age_->currentText() != "none";
     ageLayers_->setEnabled(ageOn);
@@ -440,6 +464,7 @@ void ParameterPanel::updateEnabled()
     }
     layerNumber_->setText(QString::number(layer_->value()));
     sections_->setPlaceholderText(allocation_->currentText() == "interleaved-mrope" ? "default 24,20,20 (t,h,w)" : "default 16,24,24");
+    sections_->setEnabled(kind != SchemeKind::V2pe);
     static const char* legends[] = {
         "Text tokens: dark blue on the text axis; the selected one red. Visual tokens: hue by column (red at the left, "
         "through yellow and green, to magenta at the right), lightness by row (dark top, light bottom).",
@@ -476,6 +501,10 @@ session::ExplorerState ParameterPanel::state() const
     s.params.temporal.mode = temporal_->currentIndex() == 1 ? TemporalParams::Mode::Qwen25VL : TemporalParams::Mode::Qwen2VL;
     s.params.temporal.secondPerGrid = secondPerGrid_->value();
     s.params.temporal.tokensPerSecond = tokensPerSecond_->value();
+    s.params.temporalStride.reset();
+    if (temporalStride_->value() >= 0)
+        s.params.temporalStride = temporalStride_->value();
+    s.params.visualStride = visualStride_->value();
     static const char* colours[] = {"rowcol", "patch", "distance"};
     s.colourMode = colours[std::clamp(colour_->currentIndex(), 0, 2)];
     s.showConeLines = coneLines_->isChecked();
@@ -555,6 +584,8 @@ void ParameterPanel::setState(const session::ExplorerState& s)
     temporal_->setCurrentIndex(s.params.temporal.mode == TemporalParams::Mode::Qwen25VL ? 1 : 0);
     secondPerGrid_->setValue(s.params.temporal.secondPerGrid);
     tokensPerSecond_->setValue(s.params.temporal.tokensPerSecond);
+    temporalStride_->setValue(s.params.temporalStride.value_or(-1));
+    visualStride_->setValue(s.params.visualStride);
     colour_->setCurrentIndex(s.colourMode == "patch" ? 1 : s.colourMode == "distance" ? 2 : 0);
     coneLines_->setChecked(s.showConeLines);
     coneSurface_->setChecked(s.showConeSurface);

@@ -65,6 +65,8 @@ private:
     QDoubleSpinBox* radius_;
     QDoubleSpinBox* vector_[3];
     QDoubleSpinBox* stride_;
+    QDoubleSpinBox* temporalStride_; // VideoRoPE / HoPE delta; -1 shows "default"
+    QDoubleSpinBox* visualStride_;   // V2PE
     QComboBox* age_;
     QLineEdit* agePattern_;
     QSpinBox* ageLayers_;

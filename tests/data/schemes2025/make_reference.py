@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""Reference positions and frequency allocations of the 2025 schemes, computed independently of the engine.
+
+Written from the semantics of JJJYmmm/Multimodal-RoPEs (pos_design/videorope.py, hope.py, v2pe.py and
+freq_allocation/videorope.py, hope.py), in double precision: the token sequence is walked block by block
+as their get_*_index functions do (text run, then one visual grid), not segment by segment as the engine
+does. Videos are one (T, H, W) grid (the references split Qwen3-VL videos into one-frame grids before
+this walk; RopeScope's model layer does that split, so a layout's video:TxHxW is the unsplit grid).
+HoPE's rotary sees t = 0 (its embedding zeroes the time positions), so that is what the table holds.
+Writes <scheme>_<case>.csv in the CLI's CSV format and allocations.json.
+Run: python3 make_reference.py  (pure Python, no packages).
+"""
+import json
+import math
+
+CASES = {
+    "one_image": "text:3,image:3x4,text:2",
+    "two_images": "text:2,image:2x3,text:3,image:4x5,text:2",
+    "video3": "text:2,video:3x2x3,text:2",
+    "text_only": "text:5",
+    "image_first": "image:5x2,text:3",
+}
+SCHEMES = {  # name: (kind, parameter, header)
+    "videorope": ("videorope", 2.0, "temporal-stride=2"),
+    "videorope_d1.5": ("videorope", 1.5, "temporal-stride=1.5"),
+    "hope": ("hope", 1.0, "temporal-stride=1"),
+    "hope_d0.75": ("hope", 0.75, "temporal-stride=0.75"),
+    "v2pe": ("v2pe", 16.0, "visual-stride=16"),
+    "v2pe_s7": ("v2pe", 7.0, "visual-stride=7"),
+}
+
+
+def blocks(layout):
+    """[(text_len_before, T, H, W)] and the trailing text length, as the reference walks input_ids."""
+    out, text = [], 0
+    for part in layout.split(","):
+        kind, size = part.split(":")
+        dims = [int(x) for x in size.split("x")]
+        if kind == "text":
+            text += dims[0]
+        else:
+            t, h, w = (1, dims[0], dims[1]) if kind == "image" else dims
+            out.append((text, t, h, w, kind))
+            text = 0
+    return out, text
+
+
+def videorope(layout, delta, hope):
+    cols = []  # (t, h, w) per token
+    last_t = None
+    grids, tail = blocks(layout)
+    for text_len, T, H, W, _ in grids:
+        st = 0 if last_t is None else last_t + 1
+        cols += [(st + i, st + i, st + i) for i in range(text_len)]
+        last_t = st + text_len - 1 if text_len else last_t
+        s = st + text_len
+        block_t = []
+        for f in range(T):
+            for r in range(H):
+                for c in range(W):
+                    t = f * delta + s
+                    cols.append((t, t + r - (H - 1) // 2, t + c - (W - 1) // 2))
+                    block_t.append(t)
+        last_t = max(block_t)
+    st = 0 if last_t is None else last_t + 1
+    cols += [(st + i, st + i, st + i) for i in range(tail)]
+    if hope:
+        cols = [(0.0 if t > 0 else t, h, w) for t, h, w in cols]
+    return cols
+
+
+def v2pe(layout, stride):
+    cols, last = [], -1.0
+    grids, tail = blocks(layout)
+    for text_len, T, H, W, _ in grids:
+        for _ in range(text_len):
+            last += 1
+            cols.append((last,))
+        n = T * H * W
+        pos = [last + stride * (k + 1) / n for k in range(n)]
+        cols += [(p,) for p in pos]
+        last = float(math.ceil(pos[-1]))
+    for _ in range(tail):
+        last += 1
+        cols.append((last,))
+    return cols
+
+
+def metadata(layout):
+    """(modality, segment, frame, row, col) per token, as the CLI prints them."""
+    rows = []
+    for seg, part in enumerate(layout.split(",")):
+        kind, size = part.split(":")
+        dims = [int(x) for x in size.split("x")]
+        if kind == "text":
+            rows += [("text", seg, "", "", "")] * dims[0]
+            continue
+        t, h, w = (1, dims[0], dims[1]) if kind == "image" else dims
+        rows += [(kind, seg, f, r, c) for f in range(t) for r in range(h) for c in range(w)]
+    return rows
+
+
+def number(x):
+    return repr(float(x)) if x != int(x) else str(int(x))
+
+
+def hw_alternating(half, sections):
+    """freq_allocation/videorope.py: start from t; h at slice(1, 2*s_h, 2); w at slice(2, 2*s_w, 2)."""
+    table = [0] * half
+    for j in range(1, min(2 * sections[1], half), 2):
+        table[j] = 1
+    for j in range(2, min(2 * sections[2], half), 2):
+        table[j] = 2
+    return table
+
+
+def main():
+    for name, (kind, value, header) in SCHEMES.items():
+        for case, layout in CASES.items():
+            cols = v2pe(layout, value) if kind == "v2pe" else videorope(layout, value, kind == "hope")
+            meta = metadata(layout)
+            assert len(cols) == len(meta)
+            lines = [f"# scheme={kind} layout={layout} {header}",
+                     "index,modality,segment,frame,row,col," + ",".join(f"p{i}" for i in range(len(cols[0])))]
+            for i, (m, p) in enumerate(zip(meta, cols)):
+                lines.append(",".join([str(i)] + [str(x) for x in m] + [number(x) for x in p]))
+            with open(f"{name}_{case}.csv", "w") as f:
+                f.write("\n".join(lines) + "\n")
+    allocations = {
+        "hw-alternating 128 [16,24,24]": hw_alternating(64, [16, 24, 24]),
+        "hw-alternating 32 [4,6,6]": hw_alternating(16, [4, 6, 6]),
+        "hw-alternating 64 [8,12,12]": hw_alternating(32, [8, 12, 12]),
+    }
+    with open("allocations.json", "w") as f:
+        json.dump(allocations, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -11,8 +11,9 @@
 
 namespace ropescope::geometry {
 
-// The seeds' schemes, then the 2025 family (JJJYmmm/Multimodal-RoPEs): VideoRoPE, HoPE, V2PE.
-enum class SchemeKind { Hard, Unordered, Mrope, Compact, Circle, Vrope, VideoRope, Hope, V2pe };
+// The seeds' schemes, then the 2025 family (JJJYmmm/Multimodal-RoPEs): VideoRoPE, HoPE, V2PE, and the
+// spatial-reset pair OmniRoPE (sectioned) / ILRoPE (interleaved).
+enum class SchemeKind { Hard, Unordered, Mrope, Compact, Circle, Vrope, VideoRope, Hope, V2pe, OmniRope, IlRope };
 
 const char* schemeName(SchemeKind kind);
 std::optional<SchemeKind> schemeFromName(const std::string& name);
@@ -54,8 +55,8 @@ struct SchemeParams {
     // interleaved for VRoPE). Sections unset = [16,24,24] scaled to head_dim (equal split for C != 3).
     std::optional<FrequencyAllocation::Kind> allocationKind;
     std::vector<int> sections;
-    // VideoRoPE / HoPE: frame f sits at s + delta * f on the temporal axis. Unset: VideoRoPE's 2; HoPE
-    // draws delta from {0.5, 0.75, 1, 1.25, 1.5} while training, so the explorer shows 1 unless told.
+    // VideoRoPE / HoPE / OmniRoPE / ILRoPE: frame f sits at s + delta * f on the temporal axis. Unset:
+    // VideoRoPE's 2, the others' 1 (HoPE draws delta from {0.5, 0.75, 1, 1.25, 1.5} while training).
     std::optional<double> temporalStride;
     // V2PE: the positions one visual segment spans (each visual token advances by stride / tokens).
     double visualStride = 16;

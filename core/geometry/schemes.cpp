@@ -2,6 +2,7 @@
 #include "errors.h"
 #include "scheme.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ropescope::geometry {
@@ -168,6 +169,23 @@ void placeV2pe(PositionTable& t, double stride)
     }
 }
 
+// OmniRoPE / ILRoPE (their reference get_omnirope_index): text at (p, p, p); a visual segment's frame f,
+// row r, col c at (shift + delta * f, r, c), the spatial axes restarting at 0 for every image; the shift
+// then grows by max(T, H, W) (the code's rule, not (T - 1) * delta + 1), and text continues from it.
+void placeSpatialReset(PositionTable& t, double delta)
+{
+    walk(t, [&t, delta](const Segment& seg, int& token, double next) {
+        for (int f = 0; f < seg.frames; ++f)
+            for (int r = 0; r < seg.rows; ++r)
+                for (int c = 0; c < seg.cols; ++c, ++token) {
+                    t.positions(token, 0) = next + delta * f;
+                    t.positions(token, 1) = r;
+                    t.positions(token, 2) = c;
+                }
+        return next + std::max({seg.frames, seg.rows, seg.cols});
+    });
+}
+
 bool finite3(const Eigen::Vector3d& v)
 {
     return std::isfinite(v.x()) && std::isfinite(v.y()) && std::isfinite(v.z());
@@ -187,6 +205,8 @@ const char* schemeName(SchemeKind kind)
     case SchemeKind::VideoRope: return "videorope";
     case SchemeKind::Hope: return "hope";
     case SchemeKind::V2pe: return "v2pe";
+    case SchemeKind::OmniRope: return "omnirope";
+    case SchemeKind::IlRope: return "ilrope";
     }
     return "?";
 }
@@ -195,7 +215,8 @@ const std::vector<SchemeKind>& allSchemes()
 {
     static const std::vector<SchemeKind> all{SchemeKind::Hard,   SchemeKind::Unordered, SchemeKind::Mrope,
                                              SchemeKind::Compact, SchemeKind::Circle,   SchemeKind::Vrope,
-                                             SchemeKind::VideoRope, SchemeKind::Hope, SchemeKind::V2pe};
+                                             SchemeKind::VideoRope, SchemeKind::Hope, SchemeKind::V2pe,
+                                             SchemeKind::OmniRope, SchemeKind::IlRope};
     return all;
 }
 
@@ -229,7 +250,7 @@ std::vector<std::string> componentNames(SchemeKind kind)
 
 double SchemeParams::temporalStrideOrDefault() const
 {
-    return temporalStride.value_or(kind == SchemeKind::Hope ? 1.0 : 2.0);
+    return temporalStride.value_or(kind == SchemeKind::VideoRope ? 2.0 : 1.0);
 }
 
 long long TemporalParams::tau(int frame) const
@@ -272,6 +293,10 @@ std::optional<FrequencyAllocation::Kind> designAllocation(SchemeKind kind)
         return FrequencyAllocation::Kind::Interleaved;
     if (kind == SchemeKind::VideoRope || kind == SchemeKind::Hope)
         return FrequencyAllocation::Kind::HwAlternating;
+    if (kind == SchemeKind::OmniRope)
+        return FrequencyAllocation::Kind::Sectioned;
+    if (kind == SchemeKind::IlRope)
+        return FrequencyAllocation::Kind::InterleavedMrope;
     return std::nullopt;
 }
 
@@ -324,6 +349,8 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
     case SchemeKind::VideoRope: placeVideoRope(table, params.temporalStrideOrDefault(), false); break;
     case SchemeKind::Hope: placeVideoRope(table, params.temporalStrideOrDefault(), true); break;
     case SchemeKind::V2pe: placeV2pe(table, params.visualStride); break;
+    case SchemeKind::OmniRope:
+    case SchemeKind::IlRope: placeSpatialReset(table, params.temporalStrideOrDefault()); break;
     }
     return table;
 }

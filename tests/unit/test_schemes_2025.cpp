@@ -1,4 +1,4 @@
-// The 2025 schemes (VideoRoPE, HoPE, V2PE) against tests/data/schemes2025/make_reference.py: positions
+// The 2025 schemes (VideoRoPE, HoPE, V2PE, OmniRoPE, ILRoPE) against tests/data/schemes2025/make_reference.py: positions
 // written from the reference library's get_*_index semantics, walked block by block in Python, and its
 // frequency allocation tables.
 #include "csv_table.h"
@@ -24,7 +24,7 @@ private Q_SLOTS:
         QTest::addColumn<QString>("file");
         const QDir dir(ROPESCOPE_TEST_DATA "/schemes2025");
         const QStringList files = dir.entryList({"*.csv"});
-        QVERIFY(files.size() >= 30);
+        QVERIFY(files.size() >= 45);
         for (const QString& f : files)
             QTest::newRow(qPrintable(f)) << dir.filePath(f);
     }
@@ -58,16 +58,16 @@ private Q_SLOTS:
         QFile f(ROPESCOPE_TEST_DATA "/schemes2025/allocations.json");
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QJsonObject all = QJsonDocument::fromJson(f.readAll()).object();
-        QCOMPARE(all.size(), 3);
+        QCOMPARE(all.size(), 5);
         for (auto it = all.begin(); it != all.end(); ++it) {
-            // "hw-alternating <head_dim> [t,h,w]"
+            // "<allocation> <head_dim> [t,h,w]", each checked as the scheme whose design it is
             const QStringList parts = it.key().split(' ');
             const int headDim = parts[1].toInt();
             std::vector<int> sections;
             for (const QString& s : parts[2].mid(1, parts[2].size() - 2).split(','))
                 sections.push_back(s.toInt());
             SchemeParams p;
-            p.kind = SchemeKind::VideoRope; // its own allocation
+            p.kind = parts[0] == "hw-alternating" ? SchemeKind::VideoRope : SchemeKind::IlRope;
             p.rotary.headDim = headDim;
             p.sections = sections;
             const std::vector<int> ours = allocationFor(p).componentTable(headDim / 2);
@@ -84,6 +84,10 @@ private Q_SLOTS:
         QCOMPARE(std::count(table.begin(), table.end(), 2), 23L);
         QCOMPARE(std::count(table.begin(), table.end(), 0), 17L);
         QCOMPARE(QString::fromStdString(allocationFor(p).toString()), QString("hw-alternating[16,24,24]"));
+        p.kind = SchemeKind::OmniRope;
+        QCOMPARE(QString::fromStdString(allocationFor(p).toString()), QString("sectioned[16,24,24]"));
+        p.kind = SchemeKind::IlRope;
+        QCOMPARE(QString::fromStdString(allocationFor(p).toString()), QString("interleaved-mrope[24,20,20]"));
     }
 
     void parametersAreChecked()

@@ -112,9 +112,12 @@ void ParameterPanel::buildUi()
                                 "videorope: VideoRoPE, frames at s + delta*t, each grid centred on the diagonal; h/w alternate "
                                 "over the high frequencies, t keeps the lowest",
                                 "hope: HoPE, VideoRoPE's layout with zero frequency on the time channels (t = 0)",
-                                "v2pe: V2PE, one index; visual tokens advance by a fraction (visual stride / tokens)"};
-    static_assert(sizeof(schemeHelp) / sizeof(schemeHelp[0]) == 9, "one help line per scheme");
-    for (int i = 0; i < scheme_->count() && i < 9; ++i)
+                                "v2pe: V2PE, one index; visual tokens advance by a fraction (visual stride / tokens)",
+                                "omnirope: OmniRoPE, spatial reset: image rows and columns restart at 0, time at the text "
+                                "index; sectioned frequencies",
+                                "ilrope: ILRoPE, OmniRoPE's positions with Qwen3-VL's interleaved frequencies"};
+    static_assert(sizeof(schemeHelp) / sizeof(schemeHelp[0]) == 11, "one help line per scheme");
+    for (int i = 0; i < scheme_->count() && i < 11; ++i)
         scheme_->setItemData(i, schemeHelp[i], Qt::ToolTipRole);
     schemeForm->addRow("Scheme", scheme_);
     layout_ = new QLineEdit;
@@ -205,12 +208,13 @@ void ParameterPanel::buildUi()
     root->addWidget(circleBox);
 
     // The 2025 family: VideoRoPE / HoPE frame spacing, V2PE visual span.
-    auto* strideBox = new QGroupBox("VideoRoPE, HoPE, V2PE");
+    auto* strideBox = new QGroupBox("VideoRoPE, HoPE, V2PE, OmniRoPE, ILRoPE");
     auto* strideForm = form(strideBox);
     temporalStride_ = doubleSpin(-1, 1000, -1, 0.25, 3, "temporalStride");
     temporalStride_->setSpecialValueText("default");
     temporalStride_->setToolTip("VideoRoPE / HoPE: frame f sits at s + delta * f on the time axis, each frame's grid centred on\n"
-                                "the diagonal through it (default: VideoRoPE 2; HoPE 1, it draws 0.5..1.5 while training)");
+                                "the diagonal through it; OmniRoPE / ILRoPE: frame f at shift + delta * f (default: VideoRoPE 2; the others 1,\n"
+                                "HoPE draws 0.5..1.5 while training)");
     strideForm->addRow("Frame spacing delta", temporalStride_);
     visualStride_ = doubleSpin(0.001, 100000, 16, 1, 3, "visualStride");
     visualStride_->setToolTip("V2PE: the positions one image spans; each of its N tokens advances by stride / N, and the\n"
@@ -446,7 +450,8 @@ void ParameterPanel::updateEnabled()
                        static_cast<QWidget*>(vector_[0]), static_cast<QWidget*>(vector_[1]), static_cast<QWidget*>(vector_[2]),
                        static_cast<QWidget*>(stride_)})
         w->setEnabled(circle);
-    temporalStride_->setEnabled(kind == SchemeKind::VideoRope || kind == SchemeKind::Hope);
+    temporalStride_->setEnabled(kind == SchemeKind::VideoRope || kind == SchemeKind::Hope || kind == SchemeKind::OmniRope
+                                || kind == SchemeKind::IlRope);
     visualStride_->setEnabled(kind == SchemeKind::V2pe);
     agePattern_->setEnabled(age_->currentText() == "custom");
     const bool ageOn = age_->currentText() != "none";

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Reference positions and frequency allocations of the 2025 schemes, computed independently of the engine.
 
-Written from the semantics of JJJYmmm/Multimodal-RoPEs (pos_design/videorope.py, hope.py, v2pe.py and
-freq_allocation/videorope.py, hope.py), in double precision: the token sequence is walked block by block
+Written from the semantics of JJJYmmm/Multimodal-RoPEs (pos_design/videorope.py, hope.py, v2pe.py,
+omnirope.py (ilrope.py calls it) and freq_allocation/videorope.py, hope.py, mrope_i.py), in double precision: the token sequence is walked block by block
 as their get_*_index functions do (text run, then one visual grid), not segment by segment as the engine
 does. Videos are one (T, H, W) grid (the references split Qwen3-VL videos into one-frame grids before
 this walk; RopeScope's model layer does that split, so a layout's video:TxHxW is the unsplit grid).
@@ -27,6 +27,9 @@ SCHEMES = {  # name: (kind, parameter, header)
     "hope_d0.75": ("hope", 0.75, "temporal-stride=0.75"),
     "v2pe": ("v2pe", 16.0, "visual-stride=16"),
     "v2pe_s7": ("v2pe", 7.0, "visual-stride=7"),
+    "omnirope": ("omnirope", 1.0, "temporal-stride=1"),
+    "omnirope_d3": ("omnirope", 3.0, "temporal-stride=3"),
+    "ilrope": ("ilrope", 1.0, "temporal-stride=1"),
 }
 
 
@@ -86,6 +89,32 @@ def v2pe(layout, stride):
     return cols
 
 
+def spatial_reset(layout, delta):
+    cols, shift = [], 0
+    grids, tail = blocks(layout)
+    for text_len, T, H, W, _ in grids:
+        if text_len > 0:
+            cols += [(shift + i, shift + i, shift + i) for i in range(text_len)]
+            shift = int(shift + text_len - 1) + 1
+        for f in range(T):
+            for r in range(H):
+                for c in range(W):
+                    cols.append((f * delta + shift, r, c))
+        shift += max(T, H, W)
+    cols += [(shift + i, shift + i, shift + i) for i in range(tail)]
+    return cols
+
+
+def interleaved_mrope(half, sections):
+    """freq_allocation/mrope_i.py: start from t; h at slice(1, 3*s_h, 3); w at slice(2, 3*s_w, 3)."""
+    table = [0] * half
+    for j in range(1, min(3 * sections[1], half), 3):
+        table[j] = 1
+    for j in range(2, min(3 * sections[2], half), 3):
+        table[j] = 2
+    return table
+
+
 def metadata(layout):
     """(modality, segment, frame, row, col) per token, as the CLI prints them."""
     rows = []
@@ -117,7 +146,12 @@ def hw_alternating(half, sections):
 def main():
     for name, (kind, value, header) in SCHEMES.items():
         for case, layout in CASES.items():
-            cols = v2pe(layout, value) if kind == "v2pe" else videorope(layout, value, kind == "hope")
+            if kind == "v2pe":
+                cols = v2pe(layout, value)
+            elif kind in ("omnirope", "ilrope"):
+                cols = spatial_reset(layout, value)
+            else:
+                cols = videorope(layout, value, kind == "hope")
             meta = metadata(layout)
             assert len(cols) == len(meta)
             lines = [f"# scheme={kind} layout={layout} {header}",
@@ -130,6 +164,8 @@ def main():
         "hw-alternating 128 [16,24,24]": hw_alternating(64, [16, 24, 24]),
         "hw-alternating 32 [4,6,6]": hw_alternating(16, [4, 6, 6]),
         "hw-alternating 64 [8,12,12]": hw_alternating(32, [8, 12, 12]),
+        "interleaved-mrope 128 [24,20,20]": interleaved_mrope(64, [24, 20, 20]),
+        "interleaved-mrope 32 [6,5,5]": interleaved_mrope(16, [6, 5, 5]),
     }
     with open("allocations.json", "w") as f:
         json.dump(allocations, f, indent=1)

@@ -88,7 +88,7 @@ int parseInteger(const QCommandLineParser& parser, const QString& flag)
 void addGeometryOptions(QCommandLineParser& parser)
 {
     parser.addOptions({
-        {"scheme", "Position scheme: hard, unordered, mrope, compact, circle, vrope, videorope, hope, v2pe, omnirope, ilrope.", "S"},
+        {"scheme", "Position scheme: hard, unordered, mrope, compact, circle, vrope, videorope, hope, v2pe, omnirope, ilrope, spatial-reset.", "S"},
         {"layout", "Sequence layout, e.g. text:4,image:8x8,text:6 (video:TxHxW).", "L"},
         {"alpha", "Circle-RoPE angle mixing: alpha*SA + (1-alpha)*GA, in [0,1] (default 0.5).", "A"},
         {"radius", "Circle-RoPE radius: R (default 10), auto-K (paper: K*max||(x,y)||), code-auto-K (official code: "
@@ -103,7 +103,7 @@ void addGeometryOptions(QCommandLineParser& parser)
         {"allocation", "Frequency allocation: sectioned, interleaved (j mod C), interleaved-mrope (Qwen3-VL's MRoPE-I, "
                        "sections t,h,w default 24,20,20) or hw-alternating (VideoRoPE's: h on odd, w on even pairs below "
                        "2h / 2w, t the rest; default 16,24,24) (default: the scheme's own).", "KIND"},
-        {"temporal-stride", "VideoRoPE / HoPE / OmniRoPE / ILRoPE: frame f sits at s + delta*f on the time axis "
+        {"temporal-stride", "VideoRoPE / HoPE / OmniRoPE / ILRoPE / spatial-reset: frame f sits at s + delta*f on the time axis "
                             "(default 2 for videorope, 1 for the others).", "DELTA"},
         {"visual-stride", "V2PE: positions one visual segment spans; each visual token advances by stride/N "
                           "(default 16).", "S"},

@@ -12,8 +12,8 @@
 namespace ropescope::geometry {
 
 // The seeds' schemes, then the 2025 family (JJJYmmm/Multimodal-RoPEs): VideoRoPE, HoPE, V2PE, and the
-// spatial-reset pair OmniRoPE (sectioned) / ILRoPE (interleaved).
-enum class SchemeKind { Hard, Unordered, Mrope, Compact, Circle, Vrope, VideoRope, Hope, V2pe, OmniRope, IlRope };
+// spatial-reset pair OmniRoPE (sectioned) / ILRoPE (interleaved), and MRoPE-I with spatial reset.
+enum class SchemeKind { Hard, Unordered, Mrope, Compact, Circle, Vrope, VideoRope, Hope, V2pe, OmniRope, IlRope, SpatialReset };
 
 const char* schemeName(SchemeKind kind);
 std::optional<SchemeKind> schemeFromName(const std::string& name);
@@ -55,7 +55,7 @@ struct SchemeParams {
     // interleaved for VRoPE). Sections unset = [16,24,24] scaled to head_dim (equal split for C != 3).
     std::optional<FrequencyAllocation::Kind> allocationKind;
     std::vector<int> sections;
-    // VideoRoPE / HoPE / OmniRoPE / ILRoPE: frame f sits at s + delta * f on the temporal axis. Unset:
+    // VideoRoPE / HoPE / OmniRoPE / ILRoPE / spatial reset: frame f sits at s + delta * f on the temporal axis. Unset:
     // VideoRoPE's 2, the others' 1 (HoPE draws delta from {0.5, 0.75, 1, 1.25, 1.5} while training).
     std::optional<double> temporalStride;
     // V2PE: the positions one visual segment spans (each visual token advances by stride / tokens).

@@ -172,7 +172,7 @@ void placeV2pe(PositionTable& t, double stride)
 // OmniRoPE / ILRoPE (their reference get_omnirope_index): text at (p, p, p); a visual segment's frame f,
 // row r, col c at (shift + delta * f, r, c), the spatial axes restarting at 0 for every image; the shift
 // then grows by max(T, H, W) (the code's rule, not (T - 1) * delta + 1), and text continues from it.
-void placeSpatialReset(PositionTable& t, double delta)
+void placeOmniRope(PositionTable& t, double delta)
 {
     walk(t, [&t, delta](const Segment& seg, int& token, double next) {
         for (int f = 0; f < seg.frames; ++f)
@@ -183,6 +183,23 @@ void placeSpatialReset(PositionTable& t, double delta)
                     t.positions(token, 2) = c;
                 }
         return next + std::max({seg.frames, seg.rows, seg.cols});
+    });
+}
+
+// MRoPE-I with spatial reset ("Revisiting Multimodal Positional Encoding"; the reference library's
+// get_mrope_interleave_index with spatial_reset): (s + delta * f, r, c), and the token after the segment
+// (the <|vision_end|> its code places) at s + max((T - 1) * delta, H - 1, W - 1) + 1.
+void placeMropeReset(PositionTable& t, double delta)
+{
+    walk(t, [&t, delta](const Segment& seg, int& token, double next) {
+        for (int f = 0; f < seg.frames; ++f)
+            for (int r = 0; r < seg.rows; ++r)
+                for (int c = 0; c < seg.cols; ++c, ++token) {
+                    t.positions(token, 0) = next + delta * f;
+                    t.positions(token, 1) = r;
+                    t.positions(token, 2) = c;
+                }
+        return next + std::max({delta * (seg.frames - 1), double(seg.rows - 1), double(seg.cols - 1)}) + 1;
     });
 }
 
@@ -207,6 +224,7 @@ const char* schemeName(SchemeKind kind)
     case SchemeKind::V2pe: return "v2pe";
     case SchemeKind::OmniRope: return "omnirope";
     case SchemeKind::IlRope: return "ilrope";
+    case SchemeKind::SpatialReset: return "spatial-reset";
     }
     return "?";
 }
@@ -216,7 +234,7 @@ const std::vector<SchemeKind>& allSchemes()
     static const std::vector<SchemeKind> all{SchemeKind::Hard,   SchemeKind::Unordered, SchemeKind::Mrope,
                                              SchemeKind::Compact, SchemeKind::Circle,   SchemeKind::Vrope,
                                              SchemeKind::VideoRope, SchemeKind::Hope, SchemeKind::V2pe,
-                                             SchemeKind::OmniRope, SchemeKind::IlRope};
+                                             SchemeKind::OmniRope, SchemeKind::IlRope, SchemeKind::SpatialReset};
     return all;
 }
 
@@ -295,7 +313,7 @@ std::optional<FrequencyAllocation::Kind> designAllocation(SchemeKind kind)
         return FrequencyAllocation::Kind::HwAlternating;
     if (kind == SchemeKind::OmniRope)
         return FrequencyAllocation::Kind::Sectioned;
-    if (kind == SchemeKind::IlRope)
+    if (kind == SchemeKind::IlRope || kind == SchemeKind::SpatialReset)
         return FrequencyAllocation::Kind::InterleavedMrope;
     return std::nullopt;
 }
@@ -350,7 +368,8 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
     case SchemeKind::Hope: placeVideoRope(table, params.temporalStrideOrDefault(), true); break;
     case SchemeKind::V2pe: placeV2pe(table, params.visualStride); break;
     case SchemeKind::OmniRope:
-    case SchemeKind::IlRope: placeSpatialReset(table, params.temporalStrideOrDefault()); break;
+    case SchemeKind::IlRope: placeOmniRope(table, params.temporalStrideOrDefault()); break;
+    case SchemeKind::SpatialReset: placeMropeReset(table, params.temporalStrideOrDefault()); break;
     }
     return table;
 }

@@ -112,7 +112,8 @@ QJsonObject schemeParamsJson(const SchemeParams& p)
         o["text_vector_wht"] = QJsonArray{p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()};
         o["stride"] = p.circle.stride;
     }
-    if (p.kind == SchemeKind::VideoRope || p.kind == SchemeKind::Hope || p.kind == SchemeKind::OmniRope || p.kind == SchemeKind::IlRope)
+    if (p.kind == SchemeKind::VideoRope || p.kind == SchemeKind::Hope || p.kind == SchemeKind::OmniRope || p.kind == SchemeKind::IlRope
+        || p.kind == SchemeKind::SpatialReset)
         o["temporal_stride"] = p.temporalStrideOrDefault();
     if (p.kind == SchemeKind::V2pe)
         o["visual_stride"] = p.visualStride;

@@ -1,4 +1,4 @@
-// The 2025 schemes (VideoRoPE, HoPE, V2PE, OmniRoPE, ILRoPE) against tests/data/schemes2025/make_reference.py: positions
+// The 2025 schemes (VideoRoPE, HoPE, V2PE, OmniRoPE, ILRoPE, MRoPE-I with spatial reset) against tests/data/schemes2025/make_reference.py: positions
 // written from the reference library's get_*_index semantics, walked block by block in Python, and its
 // frequency allocation tables.
 #include "csv_table.h"
@@ -24,7 +24,7 @@ private Q_SLOTS:
         QTest::addColumn<QString>("file");
         const QDir dir(ROPESCOPE_TEST_DATA "/schemes2025");
         const QStringList files = dir.entryList({"*.csv"});
-        QVERIFY(files.size() >= 45);
+        QVERIFY(files.size() >= 55);
         for (const QString& f : files)
             QTest::newRow(qPrintable(f)) << dir.filePath(f);
     }

@@ -115,9 +115,11 @@ void ParameterPanel::buildUi()
                                 "v2pe: V2PE, one index; visual tokens advance by a fraction (visual stride / tokens)",
                                 "omnirope: OmniRoPE, spatial reset: image rows and columns restart at 0, time at the text "
                                 "index; sectioned frequencies",
-                                "ilrope: ILRoPE, OmniRoPE's positions with Qwen3-VL's interleaved frequencies"};
-    static_assert(sizeof(schemeHelp) / sizeof(schemeHelp[0]) == 11, "one help line per scheme");
-    for (int i = 0; i < scheme_->count() && i < 11; ++i)
+                                "ilrope: ILRoPE, OmniRoPE's positions with Qwen3-VL's interleaved frequencies",
+                                "spatial-reset: MRoPE-I with spatial reset (Revisiting paper): rows and columns restart at 0, "
+                                "time at s + delta*t; interleaved frequencies"};
+    static_assert(sizeof(schemeHelp) / sizeof(schemeHelp[0]) == 12, "one help line per scheme");
+    for (int i = 0; i < scheme_->count() && i < 12; ++i)
         scheme_->setItemData(i, schemeHelp[i], Qt::ToolTipRole);
     schemeForm->addRow("Scheme", scheme_);
     layout_ = new QLineEdit;
@@ -208,7 +210,7 @@ void ParameterPanel::buildUi()
     root->addWidget(circleBox);
 
     // The 2025 family: VideoRoPE / HoPE frame spacing, V2PE visual span.
-    auto* strideBox = new QGroupBox("VideoRoPE, HoPE, V2PE, OmniRoPE, ILRoPE");
+    auto* strideBox = new QGroupBox("2025 schemes");
     auto* strideForm = form(strideBox);
     temporalStride_ = doubleSpin(-1, 1000, -1, 0.25, 3, "temporalStride");
     temporalStride_->setSpecialValueText("default");
@@ -451,7 +453,7 @@ void ParameterPanel::updateEnabled()
                        static_cast<QWidget*>(stride_)})
         w->setEnabled(circle);
     temporalStride_->setEnabled(kind == SchemeKind::VideoRope || kind == SchemeKind::Hope || kind == SchemeKind::OmniRope
-                                || kind == SchemeKind::IlRope);
+                                || kind == SchemeKind::IlRope || kind == SchemeKind::SpatialReset);
     visualStride_->setEnabled(kind == SchemeKind::V2pe);
     agePattern_->setEnabled(age_->currentText() == "custom");
     const bool ageOn = age_->currentText() != "none";

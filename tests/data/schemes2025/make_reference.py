@@ -2,7 +2,7 @@
 """Reference positions and frequency allocations of the 2025 schemes, computed independently of the engine.
 
 Written from the semantics of JJJYmmm/Multimodal-RoPEs (pos_design/videorope.py, hope.py, v2pe.py,
-omnirope.py (ilrope.py calls it) and freq_allocation/videorope.py, hope.py, mrope_i.py), in double precision: the token sequence is walked block by block
+omnirope.py (ilrope.py calls it), mrope_i.py with spatial_reset, and freq_allocation/videorope.py, hope.py, mrope_i.py), in double precision: the token sequence is walked block by block
 as their get_*_index functions do (text run, then one visual grid), not segment by segment as the engine
 does. Videos are one (T, H, W) grid (the references split Qwen3-VL videos into one-frame grids before
 this walk; RopeScope's model layer does that split, so a layout's video:TxHxW is the unsplit grid).
@@ -30,6 +30,8 @@ SCHEMES = {  # name: (kind, parameter, header)
     "omnirope": ("omnirope", 1.0, "temporal-stride=1"),
     "omnirope_d3": ("omnirope", 3.0, "temporal-stride=3"),
     "ilrope": ("ilrope", 1.0, "temporal-stride=1"),
+    "spatial-reset": ("spatial-reset", 1.0, "temporal-stride=1"),
+    "spatial-reset_d2": ("spatial-reset", 2.0, "temporal-stride=2"),
 }
 
 
@@ -105,6 +107,45 @@ def spatial_reset(layout, delta):
     return cols
 
 
+def mrope_reset(layout, delta):
+    """mrope_i.py with spatial_reset: the visual block plus the token after it (its <|vision_end|>) at
+    s + max((T-1)*delta, H-1, W-1) + 1; every later block starts at the previous block's max + 1. In the
+    reference that token is always there; in a layout it is the next text token, if any."""
+    out = []  # per token, (t, h, w)
+    grids, tail = blocks(layout)
+    last_max = None
+    pending_end = False  # the next token is the block's <|vision_end|>
+    end_value = None
+    for text_len, T, H, W, _ in grids:
+        st = 0 if last_max is None else last_max + 1
+        run = list(range(text_len))
+        if pending_end and text_len:
+            out.append((end_value,) * 3)  # the first text token plays <|vision_end|>
+            run = run[1:]
+            st = end_value + 1
+        elif pending_end:
+            st = end_value + 1  # no token between two segments: the next free index follows the end slot
+        out += [(st + i, st + i, st + i) for i in range(len(run))]
+        s = st + len(run)
+        block = []
+        for f in range(T):
+            for r in range(H):
+                for c in range(W):
+                    block.append((s + f * delta, r, c))
+        out += block
+        end_value = s + max((T - 1) * delta, H - 1, W - 1) + 1
+        last_max = max(max(p) for p in block)
+        pending_end = True
+    if pending_end and tail:
+        out.append((end_value,) * 3)
+        tail -= 1
+        st = end_value + 1
+    else:
+        st = 0 if last_max is None else last_max + 1
+    out += [(st + i, st + i, st + i) for i in range(tail)]
+    return out
+
+
 def interleaved_mrope(half, sections):
     """freq_allocation/mrope_i.py: start from t; h at slice(1, 3*s_h, 3); w at slice(2, 3*s_w, 3)."""
     table = [0] * half
@@ -148,6 +189,8 @@ def main():
         for case, layout in CASES.items():
             if kind == "v2pe":
                 cols = v2pe(layout, value)
+            elif kind == "spatial-reset":
+                cols = mrope_reset(layout, value)
             elif kind in ("omnirope", "ilrope"):
                 cols = spatial_reset(layout, value)
             else:

@@ -1,23 +1,85 @@
 #include "attention.h"
 
+#include <torch/version.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
-#include <vector>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <vector>
+
+// scaled_dot_product_attention appeared in LibTorch 2.0 and got its fused CPU kernel in 2.1.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define ROPESCOPE_FUSED_ATTENTION 1
+#endif
 
 namespace ropescope::kernels {
+namespace {
 
-torch::Tensor causalMask(int64_t queries, int64_t past, const torch::TensorOptions& options)
+AttentionPath initialPath()
 {
-    const auto keys = past + queries;
-    const auto q = torch::arange(queries, options.dtype(torch::kInt64)).unsqueeze(1) + past;
-    const auto k = torch::arange(keys, options.dtype(torch::kInt64)).unsqueeze(0);
-    return torch::zeros({queries, keys}, options.dtype(torch::kFloat32))
-        .masked_fill(k > q, -std::numeric_limits<float>::infinity());
+    const char* env = std::getenv("ROPESCOPE_ATTENTION");
+    if (env && std::strcmp(env, "explicit") == 0)
+        return AttentionPath::Explicit;
+    return fusedAttentionAvailable() ? AttentionPath::Fused : AttentionPath::Explicit;
 }
 
-torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask,
-                        const CaptureSelection* capture, torch::Tensor* captured)
+std::atomic<AttentionPath>& currentPath()
+{
+    static std::atomic<AttentionPath> path{initialPath()};
+    return path;
+}
+
+// Query rows `rows` (absolute, counting the `past` keys before them) may see keys <= their own position.
+torch::Tensor visibleKeys(const torch::Tensor& rows, int64_t past, int64_t keys)
+{
+    const auto k = torch::arange(keys, rows.options().dtype(torch::kInt64)).unsqueeze(0);
+    return k <= (rows.to(torch::kInt64) + past).unsqueeze(1);
+}
+
+torch::Tensor additiveMask(const torch::Tensor& visible, torch::ScalarType dtype)
+{
+    return torch::zeros(visible.sizes(), visible.options().dtype(dtype)).masked_fill(visible.logical_not(), -std::numeric_limits<float>::infinity());
+}
+
+torch::Tensor repeatHeads(const torch::Tensor& t, int64_t groups)
+{
+    // Contiguous operands keep batched matmul on the BLAS path (strided views fall back to a slow loop).
+    return (groups > 1 ? t.repeat_interleave(groups, 0) : t).contiguous();
+}
+
+// Softmax probabilities of queries q [H, R, d] over all keys [H, Lk, d]. Scores in q's dtype, softmax in
+// float32 and the result back in q's dtype: what Hugging Face's eager attention returns.
+torch::Tensor probabilities(const torch::Tensor& q, const torch::Tensor& keys, const torch::Tensor& mask)
+{
+    const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(2)));
+    // Scale and mask fused into the matmul: no extra passes over the scores.
+    const auto scores = mask.defined() ? torch::baddbmm(mask.expand({q.size(0), q.size(1), keys.size(1)}), q.contiguous(), keys.transpose(1, 2), 1.0, scale)
+                                       : torch::matmul(q.contiguous() * scale, keys.transpose(1, 2));
+    return torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
+}
+
+torch::Tensor selectColumns(const torch::Tensor& probs, const CaptureSelection& capture)
+{
+    const bool someCols = capture.cols.defined() && capture.cols.numel() > 0;
+    return (someCols ? probs.index_select(2, capture.cols) : probs).contiguous();
+}
+
+// Whether a causal call hides any key: not when its one query is the last token.
+bool hidesKeys(Masking masking, int64_t queries, int64_t keys)
+{
+    return masking.causal && !(queries == 1 && masking.past + 1 >= keys);
+}
+
+bool someRows(const CaptureSelection* capture)
+{
+    return capture && capture->rows.defined() && capture->rows.numel() > 0;
+}
+
+torch::Tensor explicitAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, Masking masking,
+                                const CaptureSelection* capture, torch::Tensor* captured)
 {
     // Without capture, queries are processed in chunks so the H x Lq x Lk scores stay under ~128 MB
     // (a 4000-patch image in a 16-head vision block would otherwise need 1 GB per block).
@@ -28,30 +90,82 @@ torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const to
         std::vector<torch::Tensor> parts;
         for (int64_t start = 0; start < q.size(1); start += chunk) {
             const int64_t len = std::min(chunk, q.size(1) - start);
-            parts.push_back(attention(q.narrow(1, start, len), k, v, mask.defined() ? mask.narrow(0, start, len) : mask));
+            parts.push_back(explicitAttention(q.narrow(1, start, len), k, v, {masking.causal, masking.past + start}, nullptr, nullptr));
         }
         return torch::cat(parts, 1);
     }
-    const int64_t heads = q.size(0), groups = heads / k.size(0), dim = q.size(2);
-    // Contiguous operands keep batched matmul on the BLAS path (strided views fall back to a slow loop).
-    const auto keys = (groups > 1 ? k.repeat_interleave(groups, 0) : k).contiguous();
-    const auto values = (groups > 1 ? v.repeat_interleave(groups, 0) : v).contiguous();
-    // Scale and mask fused into the matmul: no extra passes over the L x L scores.
-    const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
-    const auto scores = mask.defined()
-                            ? torch::baddbmm(mask.to(q.scalar_type()).expand({heads, q.size(1), keys.size(1)}), q.contiguous(),
-                                             keys.transpose(1, 2), 1.0, scale)
-                            : torch::matmul(q.contiguous() * scale, keys.transpose(1, 2));
-    const auto probs = torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
-    if (capture && captured) {
-        torch::Tensor kept = probs;
-        if (capture->rows.defined() && capture->rows.numel() > 0)
-            kept = kept.index_select(1, capture->rows);
-        if (capture->cols.defined() && capture->cols.numel() > 0)
-            kept = kept.index_select(2, capture->cols);
-        *captured = kept.contiguous();
-    }
+    const int64_t groups = q.size(0) / k.size(0);
+    const auto keys = repeatHeads(k, groups), values = repeatHeads(v, groups);
+    torch::Tensor mask;
+    if (hidesKeys(masking, q.size(1), keys.size(1)))
+        mask = additiveMask(visibleKeys(torch::arange(q.size(1), q.options().dtype(torch::kInt64)), masking.past, keys.size(1)), q.scalar_type());
+    const auto probs = probabilities(q, keys, mask);
+    if (capture && captured)
+        *captured = selectColumns(someRows(capture) ? probs.index_select(1, capture->rows) : probs, *capture);
     return torch::matmul(probs, values);
+}
+
+#ifdef ROPESCOPE_FUSED_ATTENTION
+torch::Tensor fusedAttention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, Masking masking,
+                             const CaptureSelection* capture, torch::Tensor* captured)
+{
+    const int64_t queries = q.size(1), groups = q.size(0) / k.size(0);
+    const auto keys = repeatHeads(k, groups), values = repeatHeads(v, groups);
+    const int64_t keyCount = keys.size(1);
+    // The flash and memory-efficient CUDA kernels take [batch, heads, L, d]; heads here are one batch.
+    auto sdpa = [&](const torch::Tensor& boolMask, bool causal) {
+        const auto q4 = q.unsqueeze(0), k4 = keys.unsqueeze(0), v4 = values.unsqueeze(0);
+        return (boolMask.defined() ? at::scaled_dot_product_attention(q4, k4, v4, boolMask, 0.0, causal)
+                                   : at::scaled_dot_product_attention(q4, k4, v4, {}, 0.0, causal))
+            .squeeze(0);
+    };
+    const bool causal = hidesKeys(masking, queries, keyCount);
+    torch::Tensor context;
+    if (causal && masking.past == 0 && queries == keyCount)
+        context = sdpa({}, true); // is_causal aligns the triangle top-left: right only without a past
+    else if (causal)
+        context = sdpa(visibleKeys(torch::arange(queries, q.options().dtype(torch::kInt64)), masking.past, keyCount), false);
+    else
+        context = sdpa({}, false);
+    if (capture && captured) {
+        // Only the captured rows' scores are formed: rows x Lk per head, never Lq x Lk (unless all rows are asked for).
+        const auto rows = someRows(capture) ? capture->rows : torch::arange(queries, q.options().dtype(torch::kInt64));
+        const auto mask = causal ? additiveMask(visibleKeys(rows, masking.past, keyCount), q.scalar_type()) : torch::Tensor();
+        *captured = selectColumns(probabilities(q.index_select(1, rows), keys, mask), *capture);
+    }
+    return context;
+}
+#endif
+
+} // namespace
+
+bool fusedAttentionAvailable()
+{
+#ifdef ROPESCOPE_FUSED_ATTENTION
+    return true;
+#else
+    return false;
+#endif
+}
+
+AttentionPath attentionPath()
+{
+    return currentPath().load();
+}
+
+void setAttentionPath(AttentionPath path)
+{
+    currentPath().store(fusedAttentionAvailable() ? path : AttentionPath::Explicit);
+}
+
+torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, Masking masking,
+                        const CaptureSelection* capture, torch::Tensor* captured)
+{
+#ifdef ROPESCOPE_FUSED_ATTENTION
+    if (attentionPath() == AttentionPath::Fused)
+        return fusedAttention(q, k, v, masking, capture, captured);
+#endif
+    return explicitAttention(q, k, v, masking, capture, captured);
 }
 
 } // namespace ropescope::kernels

@@ -12,15 +12,29 @@ struct CaptureSelection {
     torch::Tensor cols; // int64 key indices
 };
 
-// Scaled dot-product attention, written out because the probabilities are part of the product
-// (LibTorch 1.13 has no fused kernel anyway). q [H, Lq, d]; k, v [Hkv, Lk, d] with H a multiple of Hkv
-// (grouped-query attention; a batch is folded into the head dimension, batch-major). `mask` is additive
-// [Lq, Lk] (0 or -inf) or undefined. Softmax runs in float32. Returns the context per head [H, Lq, d];
-// with `capture`, also the selected probabilities [H, rows, cols].
-torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& mask,
-                        const CaptureSelection* capture = nullptr, torch::Tensor* captured = nullptr);
+// Which keys each query sees: all of them, or (causal) query i sees keys <= past + i, where `past` keys
+// came before this call's queries (a KV cache).
+struct Masking {
+    bool causal = false;
+    int64_t past = 0;
+};
 
-// Additive causal mask for Lq queries that follow `past` cached keys: query i sees keys <= past + i.
-torch::Tensor causalMask(int64_t queries, int64_t past, const torch::TensorOptions& options);
+// How the context is computed. Fused: scaled_dot_product_attention (flash / memory-efficient kernels on
+// CUDA, the fused CPU kernel), which never holds the Lq x Lk scores; only LibTorch >= 2.1 has it.
+// Explicit: scores, softmax and the product written out (LibTorch 1.13's only path).
+enum class AttentionPath { Fused, Explicit };
+bool fusedAttentionAvailable();
+// The process-wide choice; Fused where available unless ROPESCOPE_ATTENTION=explicit. For benchmarks
+// and parity tests that compare the two; asking for Fused where it is unavailable keeps Explicit.
+AttentionPath attentionPath();
+void setAttentionPath(AttentionPath path);
+
+// Scaled dot-product attention with probability capture. q [H, Lq, d]; k, v [Hkv, Lk, d] with H a multiple
+// of Hkv (grouped-query attention; a batch is folded into the head dimension, batch-major). Softmax runs in
+// float32. Returns the context per head [H, Lq, d]; with `capture`, also the selected probabilities
+// [H, rows, cols]. On the fused path only the captured rows' scores are formed (against all keys, as the
+// softmax needs), so memory grows with rows x Lk rather than Lq x Lk.
+torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, Masking masking,
+                        const CaptureSelection* capture = nullptr, torch::Tensor* captured = nullptr);
 
 } // namespace ropescope::kernels

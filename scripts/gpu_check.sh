@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# The GPU half of issue #4 in two steps, for a GPU machine that has PyTorch (CUDA) and transformers but no
+# The GPU checks in two steps, for a GPU machine that has PyTorch (CUDA) and transformers but no
 # Qt and no way to install packages (the workplace's GPU image):
 #   bash scripts/gpu_check.sh prepare   # here: Debian's Qt6/Eigen/PCRE2 packages into .gpu-debs/ (~30 MB)
 #   bash scripts/gpu_check.sh run       # there (carry .gpu-debs): unpack, build against PyTorch's LibTorch
 #                                       # without GUI and VTK, run the model suites (CUDA parity cases
 #                                       # included), bench, and compare with transformers
+#   bash scripts/gpu_check.sh test      # there: the build and the tests only
+#   bash scripts/gpu_check.sh bench     # there, after test: the benchmarks only (BENCH_ARGS: more flags
+#                                       # for tests/perf/compare_transformers.py)
 # Results and logs go to $OUT (the device tool's folder) or gpu-results/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,45 +37,86 @@ prepare() {
   du -sh "$debs"
 }
 
-run() {
-  local out=${OUT:-gpu-results} root=/tmp/ropescope-qt
-  mkdir -p "$out"
-  rm -rf "$root" && mkdir -p "$root"
-  for f in "$debs"/*.deb; do dpkg -x "$f" "$root"; done  # into a prefix: unpacking into / can break it
-  local lib=$root/usr/lib/x86_64-linux-gnu missing=$root/missing-libs so
+# Unpacks the carried packages into a prefix and points the loader, Qt and Fontconfig at it.
+carried_env() {
+  root=/tmp/ropescope-qt lib=/tmp/ropescope-qt/usr/lib/x86_64-linux-gnu
+  if [ ! -d "$root/usr" ]; then
+    mkdir -p "$root"
+    for f in "$debs"/*.deb; do dpkg -x "$f" "$root"; done  # into a prefix: unpacking into / can break it
+  fi
   # Only libraries the machine lacks go on the library path: Debian's zlib or expat must not shadow the
-  # ones Python, PyTorch and pip's cmake wrapper were built against.
-  mkdir -p "$missing"
-  local known
+  # ones Python, PyTorch and pip's cmake wrapper were built against. Debian 12 ships some under lib/.
+  local missing=$root/missing-libs known so
+  rm -rf "$missing" && mkdir -p "$missing"
   known=$(ldconfig -p | awk 'NR > 1 {print $1}')
-  for so in "$lib"/*.so.[0-9] "$lib"/*.so.[0-9][0-9]; do  # sonames: what the loader looks for
+  for so in "$lib"/*.so.[0-9] "$lib"/*.so.[0-9][0-9] "$root"/lib/x86_64-linux-gnu/*.so.[0-9]; do  # sonames
     [ -e "$so" ] || continue
     grep -qxF "$(basename "$so")" <<< "$known" || ln -sf "$so" "$missing/"
   done
-  echo "carried libraries used: $(ls "$missing" | tr '\n' ' ')" | tee "$out/carried_libs.txt"
+  # The image's own libdbus lacks the LIBDBUS_1_3 symbol versions libQt6DBus links against.
+  ln -sf "$root/lib/x86_64-linux-gnu/libdbus-1.so.3" "$missing/"
+  echo "carried libraries used: $(ls "$missing" | tr '\n' ' ')" > "$out/carried_libs.txt"
   export LD_LIBRARY_PATH=$missing${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   export PKG_CONFIG_LIBDIR=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
+  export QT_PLUGIN_PATH=$lib/qt6/plugins QT_QPA_PLATFORM=offscreen
+  # No fonts are needed; a config that names none keeps Fontconfig from complaining on every start.
+  printf '<?xml version="1.0"?>\n<fontconfig><cachedir>/tmp/ropescope-fc</cachedir></fontconfig>\n' > "$root/fonts.conf"
+  export FONTCONFIG_FILE=$root/fonts.conf
+}
+
+build() {
   local torch pkgconfig
   torch=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
   pkgconfig=$(command -v pkg-config || echo "$root/usr/bin/pkgconf")
+  # FindOpenGL (Qt6Gui's package needs it) does not look inside the prefix: name what it looks for.
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DROPESCOPE_GUI=OFF -DROPESCOPE_RENDER=OFF \
         -DCMAKE_PREFIX_PATH="${torch:+$torch;}$lib/cmake;$root/usr/share/eigen3/cmake" \
         -DQt6_DIR="$lib/cmake/Qt6" -DPKG_CONFIG_EXECUTABLE="$pkgconfig" \
-        -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$lib" 2>&1 | tee "$out/configure.log"
-  cmake --build build-gpu -j"$(nproc)" > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
-  ctest --test-dir build-gpu -L model --output-on-failure 2>&1 | tee "$out/ctest.log"
-  build-gpu/bin/test_forward_cli cudaMatchesFixtures 2>&1 | tee "$out/cuda_parity.log"
-  if python3 -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-    build-gpu/bin/ropescope bench model --config resources/configs/qwen2vl-2b.json --random --device cuda --dtype bf16 \
-      --json --output "$out/bench_2b_cuda_bf16.json"
-    python3 tests/perf/compare_transformers.py --ropescope build-gpu/bin/ropescope 2>&1 | tee "$out/compare_transformers.json"
-  else
+        -DOPENGL_opengl_LIBRARY="$lib/libOpenGL.so.0" -DOPENGL_glx_LIBRARY="$lib/libGLX.so.0" \
+        -DOPENGL_egl_LIBRARY="$lib/libEGL.so.1" -DOPENGL_INCLUDE_DIR="$root/usr/include" -DOPENGL_EGL_INCLUDE_DIR="$root/usr/include" \
+        -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$lib" > "$out/configure.log" 2>&1 || { tail -40 "$out/configure.log"; return 1; }
+  local t0=$SECONDS
+  cmake --build build-gpu -j"$(nproc)" > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; return 1; }
+  echo "built in $((SECONDS - t0)) s"
+}
+
+# The model suites and the CUDA parity cases; a failure is counted, not fatal, so the rest still runs.
+tests() {
+  local failed=0
+  ctest --test-dir build-gpu -L model --output-on-failure -j4 > "$out/ctest.log" 2>&1 || failed=1
+  grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log" || true
+  build-gpu/bin/test_forward_cli cudaMatchesFixtures > "$out/cuda_parity.log" 2>&1 || failed=1
+  grep -E "^(PASS|FAIL|SKIP|Totals)|max err" "$out/cuda_parity.log" || true
+  return $failed
+}
+
+# Benchmarks at real Qwen2-VL-2B shapes against transformers (eager with attentions, and SDPA without).
+bench() {
+  if ! python3 -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
     echo "no CUDA device visible to PyTorch: built and tested on the CPU only" | tee "$out/no_cuda.txt"
+    return 0
   fi
+  PYTHONUNBUFFERED=1 python3 tests/perf/compare_transformers.py --ropescope build-gpu/bin/ropescope \
+    --json-out "$out/compare_transformers.json" ${BENCH_ARGS:-}
+}
+
+run() {
+  out=${OUT:-gpu-results}
+  mkdir -p "$out"
+  carried_env
+  local failed=0
+  case "$1" in
+    all) build && { tests || failed=1; bench || failed=1; } || failed=1 ;;
+    test) build && { tests || failed=1; } || failed=1 ;;
+    bench) bench || failed=1 ;;
+  esac
+  return $failed
 }
 
 case "${1:-}" in
   prepare) prepare ;;
-  run) run ;;
-  *) echo "usage: bash scripts/gpu_check.sh prepare|run" >&2; exit 2 ;;
+  run) run all ;;
+  test) run test ;;
+  bench) run bench ;;
+  *) echo "usage: bash scripts/gpu_check.sh prepare|run|test|bench" >&2; exit 2 ;;
 esac

@@ -2,6 +2,7 @@
 
 #include "cli_error.h"
 #include "geometry_options.h"
+#include "kernels/attention.h"
 #include "model/vlm.h"
 #include "model_options.h"
 #include "output.h"
@@ -60,6 +61,21 @@ void resetGpuPeak(const torch::Device& device)
 }
 #endif
 
+// --attention fused | explicit: which attention path the run takes (default: fused where LibTorch has it).
+kernels::AttentionPath parseAttentionPath(const QCommandLineParser& parser)
+{
+    const QString path = parser.value("attention");
+    if (path.isEmpty())
+        return kernels::attentionPath();
+    if (path == "explicit")
+        return kernels::AttentionPath::Explicit;
+    if (path != "fused")
+        throw UsageError("--attention: expected fused or explicit, got '" + path.toStdString() + "'");
+    if (!kernels::fusedAttentionAvailable())
+        throw UsageError("--attention fused: this LibTorch (" TORCH_VERSION ") has no scaled_dot_product_attention (2.1 or later has)");
+    return kernels::AttentionPath::Fused;
+}
+
 template <class Fn>
 double medianMs(int runs, Fn&& fn)
 {
@@ -83,9 +99,11 @@ void addBenchModelOptions(QCommandLineParser& parser)
         {"random", "Random weights (no checkpoint file needed)."},
         {"image-tokens", "Merged image tokens of the synthetic input (default 784, a 28x28 grid).", "N"},
         {"text-tokens", "Text tokens around the image (default 216: ~1000 tokens in all).", "N"},
+        {"images", "Images among the text, sharing --image-tokens (default 1).", "N"},
         {"device", "cpu (default) or cuda.", "D"},
         {"dtype", "fp32 (default) or bf16.", "T"},
         {"runs", "Timed runs per stage (default 3; the median is reported).", "N"},
+        {"attention", "fused (scaled_dot_product_attention; the default on LibTorch >= 2.1) or explicit.", "PATH"},
     });
 }
 
@@ -98,10 +116,14 @@ int benchModel(const QCommandLineParser& parser)
     const int imageTokens = parser.isSet("image-tokens") ? parseInteger(parser, "image-tokens") : 784;
     const int textTokens = parser.isSet("text-tokens") ? parseInteger(parser, "text-tokens") : 216;
     const int runs = parser.isSet("runs") ? parseInteger(parser, "runs") : 3;
-    if (imageTokens < 1 || imageTokens > 65536 || textTokens < 2 || textTokens > 65536 || runs < 1 || runs > 100)
-        throw UsageError("--image-tokens 1..65536, --text-tokens 2..65536, --runs 1..100");
+    const int images = parser.isSet("images") ? parseInteger(parser, "images") : 1;
+    if (imageTokens < 1 || imageTokens > 65536 || textTokens < 2 || textTokens > 65536 || runs < 1 || runs > 100 || images < 1
+        || images > 64 || images > imageTokens)
+        throw UsageError("--image-tokens 1..65536, --text-tokens 2..65536, --runs 1..100, --images 1..64 (at most one per image token)");
     const torch::Device device = parseDevice(parser);
     const torch::Dtype dtype = parseDtype(parser);
+    const kernels::AttentionPath attention = parseAttentionPath(parser);
+    kernels::setAttentionPath(attention);
     auto sync = [&] {
         if (device.is_cuda())
             torch::cuda::synchronize();
@@ -125,18 +147,31 @@ int benchModel(const QCommandLineParser& parser)
 #endif
         const model::ModelConfig& cfg = vlm.config();
 
-        // A near-square merged grid with imageTokens cells; text ids below every special id.
-        const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(std::sqrt(static_cast<double>(imageTokens))));
-        const int64_t cols = (imageTokens + rows - 1) / rows;
+        // `images` near-square merged grids sharing imageTokens cells, text split evenly around them; text ids
+        // below every special id.
+        const int64_t perImage = std::max<int64_t>(1, imageTokens / images);
+        const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(std::sqrt(static_cast<double>(perImage))));
+        const int64_t cols = (perImage + rows - 1) / rows;
         const int64_t m = cfg.vision.mergeSize;
         torch::manual_seed(7);
-        const auto pixels = torch::randn({rows * cols * m * m, cfg.vision.patchDim()});
-        const auto grid = torch::tensor({int64_t(1), rows * m, cols * m}).view({1, 3});
+        const auto pixels = torch::randn({images * rows * cols * m * m, cfg.vision.patchDim()});
+        const auto grid = torch::tensor({int64_t(1), rows * m, cols * m}).view({1, 3}).repeat({images, 1});
         const int64_t textCeiling = std::min<int64_t>({cfg.imageToken, cfg.visionStart, cfg.visionEnd, cfg.videoToken, cfg.text.vocab});
-        const auto before = torch::randint(0, textCeiling, {textTokens / 2});
-        const auto after = torch::randint(0, textCeiling, {textTokens - textTokens / 2});
-        const auto ids = torch::cat({before, torch::tensor({int64_t(cfg.visionStart)}), torch::full({rows * cols}, int64_t(cfg.imageToken)),
-                                     torch::tensor({int64_t(cfg.visionEnd)}), after});
+        std::vector<torch::Tensor> pieces, imageColumns;
+        int64_t length = 0;
+        for (int64_t i = 0; i <= images; ++i) {
+            const int64_t text = textTokens * (i + 1) / (images + 1) - textTokens * i / (images + 1);
+            pieces.push_back(torch::randint(0, textCeiling, {text}));
+            length += text;
+            if (i == images)
+                break;
+            pieces.push_back(torch::tensor({int64_t(cfg.visionStart)}));
+            pieces.push_back(torch::full({rows * cols}, int64_t(cfg.imageToken)));
+            pieces.push_back(torch::tensor({int64_t(cfg.visionEnd)}));
+            imageColumns.push_back(torch::arange(length + 1, length + 1 + rows * cols));
+            length += rows * cols + 2;
+        }
+        const auto ids = torch::cat(pieces);
         const int64_t L = ids.numel();
 
         const double visionMs = medianMs(runs, [&] {
@@ -158,10 +193,11 @@ int benchModel(const QCommandLineParser& parser)
             positionsMs = r.positionsMs;
             decoderMs = r.prefillMs;
         });
-        // Capture every layer's text -> image attention (rows: text after the image; cols: image tokens).
-        const int64_t imageStart = before.numel() + 1;
-        req.capture.selection.rows = torch::arange(imageStart + rows * cols, L).to(device);
-        req.capture.selection.cols = torch::arange(imageStart, imageStart + rows * cols).to(device);
+        // Capture every layer's text -> image attention: rows are the tokens after the first image that are
+        // not image tokens, columns every image token.
+        const auto afterFirstImage = torch::arange(L) > imageColumns.front()[-1];
+        req.capture.selection.rows = torch::arange(L).masked_select(afterFirstImage & (ids != int64_t(cfg.imageToken))).to(device);
+        req.capture.selection.cols = torch::cat(imageColumns).to(device);
         for (int i = 0; i < cfg.text.layers; ++i)
             req.capture.layers.push_back(i);
         int64_t capturedBytes = 0;
@@ -176,8 +212,11 @@ int benchModel(const QCommandLineParser& parser)
         QJsonObject row{{"model", parser.isSet("model") ? parser.value("model") : parser.value("config") + " (random weights)"},
                         {"device", device.is_cuda() ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(torch::get_num_threads())},
                         {"dtype", dtype == torch::kBFloat16 ? "bf16" : "fp32"},
+                        {"attention", attention == kernels::AttentionPath::Fused ? "fused (LibTorch " TORCH_VERSION ")" : "explicit (LibTorch " TORCH_VERSION ")"},
                         {"tokens", static_cast<double>(L)},
-                        {"image_tokens", static_cast<double>(rows * cols)},
+                        {"images", static_cast<double>(images)},
+                        {"image_tokens", static_cast<double>(images * rows * cols)},
+                        {"captured_rows", static_cast<double>(req.capture.selection.rows.numel())},
                         {"load_ms", loadMs},
                         {"vision_ms", visionMs},
                         {"prefill_ms", prefillMs},

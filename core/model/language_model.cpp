@@ -153,7 +153,6 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
         cache->keys.resize(layers_.size());
         cache->values.resize(layers_.size());
     }
-    const auto mask = n > 1 || past > 0 ? kernels::causalMask(n, past, embeds.options()) : torch::Tensor();
     DecoderOutput out;
     auto x = x0;
     for (size_t i = 0; i < layers_.size(); ++i) {
@@ -188,7 +187,7 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
         const bool keep = std::find(capture.layers.begin(), capture.layers.end(), static_cast<int>(i)) != capture.layers.end();
         torch::Tensor probs;
         // Batch folded into heads (batch-major), so grouped-query repetition stays within a sample.
-        const auto ctx = kernels::attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), mask,
+        const auto ctx = kernels::attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), {true, past},
                                             keep ? &capture.selection : nullptr, keep ? &probs : nullptr);
         if (keep)
             out.attentions.push_back(single ? probs : probs.view({batch, heads, probs.size(1), probs.size(2)}));

@@ -4,6 +4,7 @@
 #include "kernels/rotary.h"
 
 #include <algorithm>
+#include <map>
 
 namespace ropescope::model {
 namespace {
@@ -164,36 +165,48 @@ torch::Tensor VisionTower::mlp(const Block& b, const torch::Tensor& x) const
     return dense(torch::silu(dense(x, b.gateW, b.gateB)) * dense(x, b.upW, b.upB), b.downW, b.downB);
 }
 
+std::vector<VisionTower::BlockGroup> VisionTower::groupBlocks(const std::vector<int64_t>& boundaries, int64_t tokens) const
+{
+    std::map<int64_t, std::vector<int64_t>> startsByLength;
+    for (size_t i = 1; i < boundaries.size(); ++i)
+        if (boundaries[i] > boundaries[i - 1])
+            startsByLength[boundaries[i] - boundaries[i - 1]].push_back(boundaries[i - 1]);
+    std::vector<BlockGroup> groups;
+    for (const auto& [length, starts] : startsByLength) {
+        BlockGroup g;
+        g.length = length;
+        g.count = static_cast<int64_t>(starts.size());
+        const auto first = torch::tensor(starts, torch::kInt64).unsqueeze(1);
+        g.tokens = (first + torch::arange(length, torch::kInt64).unsqueeze(0)).flatten().to(device_);
+        g.wholeSequence = startsByLength.size() == 1 && boundaries.front() == 0 && g.count * length == tokens;
+        groups.push_back(std::move(g));
+    }
+    return groups;
+}
+
 torch::Tensor VisionTower::attend(const Block& b, const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                                  const std::vector<int64_t>& boundaries) const
+                                  const std::vector<BlockGroup>& groups) const
 {
     const int64_t n = x.size(0), heads = cfg_.heads;
     const auto qkv = dense(x, b.qkvW, b.qkvB).reshape({n, 3, heads, -1}).permute({1, 2, 0, 3}); // [3, H, N, d]
     const auto q = kernels::applyRotary(qkv[0], cos, sin);
     const auto k = kernels::applyRotary(qkv[1], cos, sin);
     const auto v = qkv[2];
-    // Attention is block-diagonal (per image, or per window): attend within each block only. Equal-sized
-    // blocks (a batch of same-size images, or full windows) go through one batched call.
-    auto merge = [&](const torch::Tensor& ctx) { return ctx.transpose(0, 1).reshape({ctx.size(1), -1}); }; // [H, len, d] -> [len, H*d]
-    std::vector<int64_t> sizes;
-    for (size_t i = 1; i < boundaries.size(); ++i)
-        sizes.push_back(boundaries[i] - boundaries[i - 1]);
-    const bool uniform = !sizes.empty() && std::all_of(sizes.begin(), sizes.end(), [&](int64_t s) { return s == sizes.front(); })
-                         && boundaries.front() == 0 && boundaries.back() == n;
     torch::Tensor context;
-    if (uniform && sizes.size() > 1) {
-        const int64_t blocks = static_cast<int64_t>(sizes.size()), len = sizes.front();
-        auto fold = [&](const torch::Tensor& t) { return t.reshape({heads, blocks, len, -1}).transpose(0, 1).reshape({blocks * heads, len, -1}); };
-        const auto ctx = kernels::attention(fold(q), fold(k), fold(v), {}); // [blocks*H, len, d]
-        context = ctx.reshape({blocks, heads, len, -1}).permute({0, 2, 1, 3}).reshape({n, -1});
-    } else {
-        std::vector<torch::Tensor> parts;
-        for (size_t i = 1; i < boundaries.size(); ++i) {
-            const int64_t start = boundaries[i - 1], len = boundaries[i] - boundaries[i - 1];
-            if (len > 0)
-                parts.push_back(merge(kernels::attention(q.narrow(1, start, len), k.narrow(1, start, len), v.narrow(1, start, len), {})));
-        }
-        context = torch::cat(parts, 0);
+    for (const BlockGroup& g : groups) {
+        // [H, N, d] -> the group's blocks as a batch of heads [count * H, length, d], block-major.
+        auto gather = [&](const torch::Tensor& t) {
+            const auto rows = g.wholeSequence ? t : t.index_select(1, g.tokens);
+            return rows.reshape({heads, g.count, g.length, -1}).transpose(0, 1).reshape({g.count * heads, g.length, -1});
+        };
+        const auto ctx = kernels::attention(gather(q), gather(k), gather(v), kernels::Masking{})
+                             .reshape({g.count, heads, g.length, -1})
+                             .permute({0, 2, 1, 3})
+                             .reshape({g.count * g.length, -1}); // [tokens of the group, H * d]
+        if (g.wholeSequence)
+            context = ctx;
+        else
+            context = (context.defined() ? context : torch::zeros({n, ctx.size(1)}, ctx.options())).index_copy(0, g.tokens, ctx);
     }
     return dense(context, b.projW, b.projB);
 }
@@ -323,11 +336,13 @@ VisionFeatures VisionTower::forward(const torch::Tensor& pixels, const torch::Te
     const auto emb = torch::cat({freqs, freqs}, -1);
     const auto cos = emb.cos(), sin = emb.sin();
 
+    const auto imageGroups = groupBlocks(imageBoundaries, x.size(0));
+    const auto windowGroups = qwen25_ ? groupBlocks(windowBoundaries, x.size(0)) : std::vector<BlockGroup>{};
     for (size_t i = 0; i < blocks_.size(); ++i) {
         const Block& b = blocks_[i];
         const bool full = !qwen25_ || std::find(cfg_.fullAttentionBlocks.begin(), cfg_.fullAttentionBlocks.end(), static_cast<int>(i))
                                           != cfg_.fullAttentionBlocks.end();
-        x = x + attend(b, norm(x, b.norm1W, b.norm1B), cos, sin, full ? imageBoundaries : windowBoundaries);
+        x = x + attend(b, norm(x, b.norm1W, b.norm1B), cos, sin, full ? imageGroups : windowGroups);
         x = x + mlp(b, norm(x, b.norm2W, b.norm2B));
         if (trace)
             trace->blockOutputs.push_back(x);

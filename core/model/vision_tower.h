@@ -61,8 +61,16 @@ private:
     torch::Tensor norm(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) const;
     torch::Tensor mlp(const Block& b, const torch::Tensor& x) const;
     torch::Tensor learnedPositions(const std::vector<int64_t>& grids) const;
+    // Attention is block-diagonal (per image, frame or window). Blocks of one length form a group that
+    // goes through one batched attention call.
+    struct BlockGroup {
+        int64_t length = 0, count = 0;
+        torch::Tensor tokens;       // the group's token indices, block after block
+        bool wholeSequence = false; // the group is every token, in order: no gather or scatter needed
+    };
+    std::vector<BlockGroup> groupBlocks(const std::vector<int64_t>& boundaries, int64_t tokens) const;
     torch::Tensor attend(const Block& b, const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
-                         const std::vector<int64_t>& boundaries) const;
+                         const std::vector<BlockGroup>& groups) const;
     torch::Tensor rotaryFreqs(const torch::Tensor& gridThw) const;
     void windowIndex(const torch::Tensor& gridThw, torch::Tensor& index, std::vector<int64_t>& boundaries) const;
 

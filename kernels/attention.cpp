@@ -130,7 +130,9 @@ torch::Tensor fusedAttention(const torch::Tensor& q, const torch::Tensor& k, con
     if (capture && captured) {
         // Only the captured rows' scores are formed: rows x Lk per head, never Lq x Lk (unless all rows are asked for).
         const auto rows = someRows(capture) ? capture->rows : torch::arange(queries, q.options().dtype(torch::kInt64));
-        const auto mask = causal ? additiveMask(visibleKeys(rows, masking.past, keyCount), q.scalar_type()) : torch::Tensor();
+        torch::Tensor mask;
+        if (causal)
+            mask = capture->rowsMask.defined() && someRows(capture) ? capture->rowsMask : causalRowsMask(rows, masking.past, keyCount, q.scalar_type());
         *captured = selectColumns(probabilities(q.index_select(1, rows), keys, mask), *capture);
     }
     return context;
@@ -138,6 +140,11 @@ torch::Tensor fusedAttention(const torch::Tensor& q, const torch::Tensor& k, con
 #endif
 
 } // namespace
+
+torch::Tensor causalRowsMask(const torch::Tensor& rows, int64_t past, int64_t keys, torch::ScalarType dtype)
+{
+    return additiveMask(visibleKeys(rows, past, keys), dtype);
+}
 
 bool fusedAttentionAvailable()
 {

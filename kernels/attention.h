@@ -10,7 +10,14 @@ namespace ropescope::kernels {
 struct CaptureSelection {
     torch::Tensor rows; // int64 query indices (relative to this call's queries)
     torch::Tensor cols; // int64 key indices
+    // Optional, for callers that attend many times with the same rows (a decoder's layers): the rows'
+    // additive causal mask over all keys, from causalRowsMask. Used only with causal masking.
+    torch::Tensor rowsMask;
 };
+
+// Additive mask [rows, keys] in `dtype`: 0 where query row r (counted after `past` earlier keys) may see
+// key j (j <= past + r), -inf elsewhere.
+torch::Tensor causalRowsMask(const torch::Tensor& rows, int64_t past, int64_t keys, torch::ScalarType dtype);
 
 // Which keys each query sees: all of them, or (causal) query i sees keys <= past + i, where `past` keys
 // came before this call's queries (a KV cache).

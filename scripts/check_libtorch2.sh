@@ -65,7 +65,7 @@ git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | $
 
 in_root "$root" "cd /src/ropescope && export CCACHE_DIR=/root/.ccache CCACHE_BASEDIR=/src/ropescope && \
   cmake -S . -B /src/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DROPESCOPE_GUI=OFF -DROPESCOPE_RENDER=OFF \
-        -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache > /src/configure.log && \
+        -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache > /src/configure.log 2>&1 || { tail -40 /src/configure.log; exit 1; } && \
   echo \"check_libtorch2: LibTorch \$(grep -A1 'define TORCH_VERSION ' /usr/include/torch/csrc/api/include/torch/version.h | tail -1)\" && \
   cmake --build /src/build -j2 > /src/build.log 2>&1 || { tail -40 /src/build.log; exit 1; } && \
   ctest --test-dir /src/build -L model --output-on-failure"

@@ -73,7 +73,8 @@ build() {
         -DCMAKE_PREFIX_PATH="${torch:+$torch;}$lib/cmake;$root/usr/share/eigen3/cmake" \
         -DQt6_DIR="$lib/cmake/Qt6" -DPKG_CONFIG_EXECUTABLE="$pkgconfig" \
         -DOPENGL_opengl_LIBRARY="$lib/libOpenGL.so.0" -DOPENGL_glx_LIBRARY="$lib/libGLX.so.0" \
-        -DOPENGL_egl_LIBRARY="$lib/libEGL.so.1" -DOPENGL_INCLUDE_DIR="$root/usr/include" -DOPENGL_EGL_INCLUDE_DIR="$root/usr/include" \
+        -DOPENGL_egl_LIBRARY="$lib/libEGL.so.1" -DOPENGL_gl_LIBRARY="$lib/libGL.so.1" -DOPENGL_INCLUDE_DIR="$root/usr/include" \
+        -DOPENGL_GLX_INCLUDE_DIR="$root/usr/include" -DOPENGL_EGL_INCLUDE_DIR="$root/usr/include" \
         -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$lib" > "$out/configure.log" 2>&1 || { tail -40 "$out/configure.log"; return 1; }
   local t0=$SECONDS
   cmake --build build-gpu -j"$(nproc)" > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; return 1; }
@@ -83,7 +84,7 @@ build() {
 # The model suites and the CUDA parity cases; a failure is counted, not fatal, so the rest still runs.
 tests() {
   local failed=0
-  ctest --test-dir build-gpu -L model --output-on-failure -j4 > "$out/ctest.log" 2>&1 || failed=1
+  ctest --test-dir build-gpu -L model --output-on-failure > "$out/ctest.log" 2>&1 || failed=1
   grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log" || true
   build-gpu/bin/test_forward_cli cudaMatchesFixtures > "$out/cuda_parity.log" 2>&1 || failed=1
   grep -E "^(PASS|FAIL|SKIP|Totals)|max err" "$out/cuda_parity.log" || true

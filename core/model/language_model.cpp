@@ -153,6 +153,10 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
         cache->keys.resize(layers_.size());
         cache->values.resize(layers_.size());
     }
+    // The captured rows' mask is the same in every layer: made once here, not in each layer's attention.
+    kernels::CaptureSelection selection = capture.selection;
+    if (!capture.layers.empty() && selection.rows.defined() && selection.rows.numel() > 0)
+        selection.rowsMask = kernels::causalRowsMask(selection.rows, past, past + n, x0.scalar_type());
     DecoderOutput out;
     auto x = x0;
     for (size_t i = 0; i < layers_.size(); ++i) {
@@ -174,8 +178,9 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
             k = torch::matmul(k.repeat_interleave(heads / kvHeads, 1), mInvT.transpose(1, 2)); // per query head
             v = v.repeat_interleave(heads / kvHeads, 1);
         }
-        q = kernels::applyRotary(q, r.cos, r.sin);
-        k = kernels::applyRotary(k, r.cos, r.sin);
+        const auto cos = r.cos.to(q.scalar_type()), sin = r.sin.to(q.scalar_type()); // once for q and k
+        q = kernels::applyRotary(q, cos, sin);
+        k = kernels::applyRotary(k, cos, sin);
         if (cache) {
             if (cache->keys[i].defined()) {
                 k = torch::cat({cache->keys[i], k}, 2);
@@ -188,7 +193,7 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
         torch::Tensor probs;
         // Batch folded into heads (batch-major), so grouped-query repetition stays within a sample.
         const auto ctx = kernels::attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), {true, past},
-                                            keep ? &capture.selection : nullptr, keep ? &probs : nullptr);
+                                            keep ? &selection : nullptr, keep ? &probs : nullptr);
         if (keep)
             out.attentions.push_back(single ? probs : probs.view({batch, heads, probs.size(1), probs.size(2)}));
         const auto attn = ctx.view({batch, heads, n, d}).transpose(1, 2).reshape({batch, n, heads * d});

@@ -334,7 +334,8 @@ VisionFeatures VisionTower::forward(const torch::Tensor& pixels, const torch::Te
     if (positionTable_.defined())
         x = x + learnedPositions(grids);
     const auto emb = torch::cat({freqs, freqs}, -1);
-    const auto cos = emb.cos(), sin = emb.sin();
+    // Cast once here rather than in every block's rotation (a bf16 model rotates in bf16, as Hugging Face).
+    const auto cos = emb.cos().to(x.scalar_type()), sin = emb.sin().to(x.scalar_type());
 
     const auto imageGroups = groupBlocks(imageBoundaries, x.size(0));
     const auto windowGroups = qwen25_ ? groupBlocks(windowBoundaries, x.size(0)) : std::vector<BlockGroup>{};

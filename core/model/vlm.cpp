@@ -73,12 +73,15 @@ VisionFeatures Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tenso
         torch::NoGradGuard noGrad;
         return vision_.forward(pixels, gridThw, trace);
     }
-    // Keyed by content: the same image (and grid) is encoded once, whatever the scheme or question. A fast
-    // 64-bit hash finds the entry; comparing the stored pixels confirms it, so a collision cannot hit.
+    // Keyed by content: the same image (and grid) is encoded once, whatever the scheme or question. The key
+    // hashes the grid, the size and an even sample of the pixels (hashing all of a large image costs more
+    // than a decoder pass); comparing the stored pixels confirms a hit, so neither a collision nor a change
+    // outside the sample can return stale features.
     const auto p = pixels.to(torch::kCPU, torch::kFloat32).contiguous();
     const auto g = gridThw.to(torch::kCPU, torch::kInt64).contiguous();
-    const size_t key = std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(p.data_ptr<float>()), static_cast<size_t>(p.numel()) * 4))
-                       ^ (std::hash<std::string_view>{}(std::string_view(reinterpret_cast<const char*>(g.data_ptr<int64_t>()), static_cast<size_t>(g.numel()) * 8)) << 1);
+    const auto sample = p.numel() > 4096 ? p.flatten().index_select(0, torch::linspace(0, p.numel() - 1, 4096).to(torch::kInt64)) : p.flatten();
+    auto bytes = [](const torch::Tensor& t) { return std::string_view(static_cast<const char*>(t.data_ptr()), static_cast<size_t>(t.numel() * t.element_size())); };
+    const size_t key = std::hash<std::string_view>{}(bytes(sample)) ^ (std::hash<std::string_view>{}(bytes(g)) << 1) ^ (static_cast<size_t>(p.numel()) << 7);
     if (!trace)
         if (const auto it = visionCache_.find(key); it != visionCache_.end() && it->second.pixels.sizes() == p.sizes()
                                                     && torch::equal(it->second.pixels, p) && torch::equal(it->second.grid, g))
@@ -87,7 +90,7 @@ VisionFeatures Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tenso
     auto features = vision_.forward(pixels, gridThw, trace);
     if (visionCache_.size() >= 8) // a few images at a time is what an interactive session needs
         visionCache_.clear();
-    visionCache_[key] = {p, g, features};
+    visionCache_[key] = {p.clone(), g.clone(), features}; // clones: the caller may change its tensors in place
     return features;
 }
 

@@ -61,6 +61,10 @@ private:
             QVERIFY2(maxDiff(out, context) < 1e-5, c.name);
             QCOMPARE(captured.sizes().vec(), (std::vector<int64_t>{6, 2, 3}));
             QVERIFY2(maxDiff(captured, probs.index_select(1, selection.rows).index_select(2, selection.cols)) < 1e-6, c.name);
+            // A decoder hands in the rows' mask it made once; the probabilities must not change.
+            selection.rowsMask = kernels::causalRowsMask(selection.rows, c.past, keys, torch::kFloat32);
+            kernels::attention(q, k, v, {c.causal, c.past}, &selection, &captured);
+            QVERIFY2(maxDiff(captured, probs.index_select(1, selection.rows).index_select(2, selection.cols)) < 1e-6, c.name);
             // Empty selections mean every row and every column.
             kernels::CaptureSelection all;
             kernels::attention(q, k, v, {c.causal, c.past}, &all, &captured);

@@ -90,7 +90,8 @@ torch::Tensor explicitAttention(const torch::Tensor& q, const torch::Tensor& k, 
         std::vector<torch::Tensor> parts;
         for (int64_t start = 0; start < q.size(1); start += chunk) {
             const int64_t len = std::min(chunk, q.size(1) - start);
-            parts.push_back(explicitAttention(q.narrow(1, start, len), k, v, {masking.causal, masking.past + start}, nullptr, nullptr));
+            const auto mask = masking.additive.defined() ? masking.additive.narrow(0, start, len) : torch::Tensor();
+            parts.push_back(explicitAttention(q.narrow(1, start, len), k, v, {masking.causal, masking.past + start, mask}, nullptr, nullptr));
         }
         return torch::cat(parts, 1);
     }
@@ -98,7 +99,8 @@ torch::Tensor explicitAttention(const torch::Tensor& q, const torch::Tensor& k, 
     const auto keys = repeatHeads(k, groups), values = repeatHeads(v, groups);
     torch::Tensor mask;
     if (hidesKeys(masking, q.size(1), keys.size(1)))
-        mask = additiveMask(visibleKeys(torch::arange(q.size(1), q.options().dtype(torch::kInt64)), masking.past, keys.size(1)), q.scalar_type());
+        mask = masking.additive.defined() ? masking.additive
+                                          : causalRowsMask(torch::arange(q.size(1), q.options().dtype(torch::kInt64)), masking.past, keys.size(1), q.scalar_type());
     const auto probs = probabilities(q, keys, mask);
     if (capture && captured)
         *captured = selectColumns(someRows(capture) ? probs.index_select(1, capture->rows) : probs, *capture);

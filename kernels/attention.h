@@ -24,6 +24,9 @@ torch::Tensor causalRowsMask(const torch::Tensor& rows, int64_t past, int64_t ke
 struct Masking {
     bool causal = false;
     int64_t past = 0;
+    // Optional, for callers that attend many times with the same queries (a decoder's layers): the
+    // additive [Lq, Lk] mask from causalRowsMask, which the explicit path would otherwise make each call.
+    torch::Tensor additive;
 };
 
 // How the context is computed. Fused: scaled_dot_product_attention (flash / memory-efficient kernels on

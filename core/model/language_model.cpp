@@ -157,6 +157,9 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
     kernels::CaptureSelection selection = capture.selection;
     if (!capture.layers.empty() && selection.rows.defined() && selection.rows.numel() > 0)
         selection.rowsMask = kernels::causalRowsMask(selection.rows, past, past + n, x0.scalar_type());
+    kernels::Masking masking{true, past};
+    if (kernels::attentionPath() == kernels::AttentionPath::Explicit && n > 1) // the fused path needs no [n, L] mask
+        masking.additive = kernels::causalRowsMask(torch::arange(n, x0.options().dtype(torch::kInt64)), past, past + n, x0.scalar_type());
     DecoderOutput out;
     auto x = x0;
     for (size_t i = 0; i < layers_.size(); ++i) {
@@ -192,7 +195,7 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
         const bool keep = std::find(capture.layers.begin(), capture.layers.end(), static_cast<int>(i)) != capture.layers.end();
         torch::Tensor probs;
         // Batch folded into heads (batch-major), so grouped-query repetition stays within a sample.
-        const auto ctx = kernels::attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), {true, past},
+        const auto ctx = kernels::attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), masking,
                                             keep ? &selection : nullptr, keep ? &probs : nullptr);
         if (keep)
             out.attentions.push_back(single ? probs : probs.view({batch, heads, probs.size(1), probs.size(2)}));

@@ -169,36 +169,37 @@ void placeV2pe(PositionTable& t, double stride)
     }
 }
 
-// OmniRoPE / ILRoPE (their reference get_omnirope_index): text at (p, p, p); a visual segment's frame f,
-// row r, col c at (shift + delta * f, r, c), the spatial axes restarting at 0 for every image; the shift
-// then grows by max(T, H, W) (the code's rule, not (T - 1) * delta + 1), and text continues from it.
+// Spatial reset: a visual segment's frame f, row r, col c at (next + delta * f, r, c), the spatial axes
+// restarting at 0 for every image.
+void placeResetSegment(PositionTable& t, const Segment& seg, int& token, double next, double delta)
+{
+    for (int f = 0; f < seg.frames; ++f)
+        for (int r = 0; r < seg.rows; ++r)
+            for (int c = 0; c < seg.cols; ++c, ++token) {
+                t.positions(token, 0) = next + delta * f;
+                t.positions(token, 1) = r;
+                t.positions(token, 2) = c;
+            }
+}
+
+// OmniRoPE / ILRoPE (their reference get_omnirope_index): text at (p, p, p), visual segments with spatial
+// reset; the shift then grows by max(T, H, W) (the code's rule, not (T - 1) * delta + 1), and text
+// continues from it.
 void placeOmniRope(PositionTable& t, double delta)
 {
     walk(t, [&t, delta](const Segment& seg, int& token, double next) {
-        for (int f = 0; f < seg.frames; ++f)
-            for (int r = 0; r < seg.rows; ++r)
-                for (int c = 0; c < seg.cols; ++c, ++token) {
-                    t.positions(token, 0) = next + delta * f;
-                    t.positions(token, 1) = r;
-                    t.positions(token, 2) = c;
-                }
+        placeResetSegment(t, seg, token, next, delta);
         return next + std::max({seg.frames, seg.rows, seg.cols});
     });
 }
 
 // MRoPE-I with spatial reset ("Revisiting Multimodal Positional Encoding"; the reference library's
-// get_mrope_interleave_index with spatial_reset): (s + delta * f, r, c), and the token after the segment
+// get_mrope_interleave_index with spatial_reset): segments as above, and the token after the segment
 // (the <|vision_end|> its code places) at s + max((T - 1) * delta, H - 1, W - 1) + 1.
 void placeMropeReset(PositionTable& t, double delta)
 {
     walk(t, [&t, delta](const Segment& seg, int& token, double next) {
-        for (int f = 0; f < seg.frames; ++f)
-            for (int r = 0; r < seg.rows; ++r)
-                for (int c = 0; c < seg.cols; ++c, ++token) {
-                    t.positions(token, 0) = next + delta * f;
-                    t.positions(token, 1) = r;
-                    t.positions(token, 2) = c;
-                }
+        placeResetSegment(t, seg, token, next, delta);
         return next + std::max({delta * (seg.frames - 1), double(seg.rows - 1), double(seg.cols - 1)}) + 1;
     });
 }

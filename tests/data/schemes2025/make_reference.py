@@ -146,14 +146,19 @@ def mrope_reset(layout, delta):
     return out
 
 
-def interleaved_mrope(half, sections):
-    """freq_allocation/mrope_i.py: start from t; h at slice(1, 3*s_h, 3); w at slice(2, 3*s_w, 3)."""
+def strided_allocation(half, sections, stride):
+    """Start from t; h at slice(1, stride*s_h, stride); w at slice(2, stride*s_w, stride):
+    freq_allocation/mrope_i.py with stride 3, freq_allocation/videorope.py with stride 2."""
     table = [0] * half
-    for j in range(1, min(3 * sections[1], half), 3):
+    for j in range(1, min(stride * sections[1], half), stride):
         table[j] = 1
-    for j in range(2, min(3 * sections[2], half), 3):
+    for j in range(2, min(stride * sections[2], half), stride):
         table[j] = 2
     return table
+
+
+def interleaved_mrope(half, sections):
+    return strided_allocation(half, sections, 3)
 
 
 def metadata(layout):
@@ -175,13 +180,7 @@ def number(x):
 
 
 def hw_alternating(half, sections):
-    """freq_allocation/videorope.py: start from t; h at slice(1, 2*s_h, 2); w at slice(2, 2*s_w, 2)."""
-    table = [0] * half
-    for j in range(1, min(2 * sections[1], half), 2):
-        table[j] = 1
-    for j in range(2, min(2 * sections[2], half), 2):
-        table[j] = 2
-    return table
+    return strided_allocation(half, sections, 2)
 
 
 def main():

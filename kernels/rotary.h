@@ -9,7 +9,8 @@ namespace ropescope::kernels {
 std::pair<torch::Tensor, torch::Tensor> rotaryTables(const torch::Tensor& positions, const torch::Tensor& invFreq,
                                                      const torch::Tensor& component);
 
-// x [..., L, d] rotated by cos/sin [L, d] with NeoX rotate_half pairing.
+// x [..., L, d] rotated by cos/sin [L, d] (or [heads, L, d] against x [..., heads, L, d]) with NeoX
+// rotate_half pairing.
 torch::Tensor applyRotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
 
 // inv_freq_j = theta^(-2j/d) computed as Hugging Face does (float32), so angles match bit for bit.

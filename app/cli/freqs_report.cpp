@@ -17,11 +17,12 @@ using geometry::FrequencyUsage;
 
 QByteArray usageCsv(const FrequencyUsage& u)
 {
-    QByteArray out = "pair,axis,inv_freq,wavelength,turn_across_grid,use\n";
+    QByteArray out = "pair,axis,inv_freq,wavelength,turn_across_grid,use,head_share\n";
     for (const FrequencyUsage::Pair& p : u.pairs)
         out += QByteArray::number(p.index) + "," + QByteArray::fromStdString(u.axes[static_cast<size_t>(p.component)]) + ","
                + QByteArray::number(p.invFreq, 'g', 17) + "," + QByteArray::number(p.wavelength, 'g', 17) + ","
-               + QByteArray::number(p.turnAcross, 'g', 17) + "," + geometry::useName(p.use) + "\n";
+               + QByteArray::number(p.turnAcross, 'g', 17) + "," + geometry::useName(p.use) + ","
+               + QByteArray::number(p.headShare, 'g', 17) + "\n";
     return out;
 }
 
@@ -34,7 +35,8 @@ QJsonObject usageJson(const FrequencyUsage& u)
                                  {"inv_freq", p.invFreq},
                                  {"wavelength", p.wavelength},
                                  {"turn_across_grid", p.turnAcross},
-                                 {"use", geometry::useName(p.use)}});
+                                 {"use", geometry::useName(p.use)},
+                                 {"head_share", p.headShare}});
     for (double d : u.distances)
         distances.append(d);
     QJsonObject spans, decay;

@@ -88,7 +88,7 @@ int parseInteger(const QCommandLineParser& parser, const QString& flag)
 void addGeometryOptions(QCommandLineParser& parser)
 {
     parser.addOptions({
-        {"scheme", "Position scheme: hard, unordered, mrope, compact, circle, vrope, videorope, hope, v2pe, omnirope, ilrope, spatial-reset.", "S"},
+        {"scheme", QString::fromStdString("Position scheme: " + schemeNameList() + "."), "S"},
         {"layout", "Sequence layout, e.g. text:4,image:8x8,text:6 (video:TxHxW).", "L"},
         {"alpha", "Circle-RoPE angle mixing: alpha*SA + (1-alpha)*GA, in [0,1] (default 0.5).", "A"},
         {"radius", "Circle-RoPE radius: R (default 10), auto-K (paper: K*max||(x,y)||), code-auto-K (official code: "
@@ -101,10 +101,15 @@ void addGeometryOptions(QCommandLineParser& parser)
         {"theta", "Rotary base theta (default 1e6).", "T"},
         {"head-dim", "Rotary head dimension (default 128).", "D"},
         {"allocation", "Frequency allocation: sectioned, interleaved (j mod C), interleaved-mrope (Qwen3-VL's MRoPE-I, "
-                       "sections t,h,w default 24,20,20) or hw-alternating (VideoRoPE's: h on odd, w on even pairs below "
-                       "2h / 2w, t the rest; default 16,24,24) (default: the scheme's own).", "KIND"},
-        {"temporal-stride", "VideoRoPE / HoPE / OmniRoPE / ILRoPE / spatial-reset: frame f sits at s + delta*f on the time axis "
-                            "(default 2 for videorope, 1 for the others).", "DELTA"},
+                       "sections t,h,w default 24,20,20), hw-alternating (VideoRoPE's: h on odd, w on even pairs below "
+                       "2h / 2w, t the rest; default 16,24,24), distributed (MM-RoPE's T,T,H,W,H,W,H,W per 8 pairs) or "
+                       "per-head (MHRoPE's: --mrope-section gives heads per axis, default 2,3,3 of 8) "
+                       "(default: the scheme's own).", "KIND"},
+        {"temporal-stride", "VideoRoPE(++) / HoPE / OmniRoPE / ILRoPE / spatial-reset / MM-RoPE: frame f sits at s + delta*f "
+                            "on the time axis; TAD-RoPE: the frame index' weight (default 2 for videorope(++), 1 for the others).", "DELTA"},
+        {"position-scale", "MM-RoPE: visual offsets scaled per axis t,h,w (default 4,8,8, Lumos-1's).", "t,h,w"},
+        {"ntk-factor", "VideoRoPE++ (YaRN-V): context extension factor s of the time axis' NTK-scaled base (default 4).", "S"},
+        {"kv-heads", "Heads a per-head allocation (MHRoPE) spreads its axes over (default 8; model runs use the model's).", "N"},
         {"visual-stride", "V2PE: positions one visual segment spans; each visual token advances by stride/N "
                           "(default 16).", "S"},
         {"mrope-section", "Frequencies per component for sectioned allocation (default 16,24,24 at head_dim 128).",
@@ -140,12 +145,20 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
         p.allocationKind = allocationKindFromName(str(a));
         if (!p.allocationKind)
             throw UsageError(str("--allocation: unknown allocation '" + a
-                                 + "' (expected sectioned, interleaved, interleaved-mrope or hw-alternating)"));
+                                 + "' (expected sectioned, interleaved, interleaved-mrope, hw-alternating, distributed or per-head)"));
     }
     if (parser.isSet("temporal-stride"))
         p.temporalStride = parseNumber(parser, "temporal-stride");
     if (parser.isSet("visual-stride"))
         p.visualStride = parseNumber(parser, "visual-stride");
+    if (parser.isSet("position-scale")) {
+        const auto v = parseList(parser, "position-scale", 3);
+        p.positionScale = Eigen::Vector3d(v[0], v[1], v[2]);
+    }
+    if (parser.isSet("ntk-factor"))
+        p.ntkFactor = parseNumber(parser, "ntk-factor");
+    if (parser.isSet("kv-heads"))
+        p.rotary.heads = parseInteger(parser, "kv-heads");
     if (parser.isSet("mrope-section")) {
         for (double s : parseList(parser, "mrope-section", componentCount(p.kind))) {
             if (s != static_cast<int>(s))
@@ -173,8 +186,7 @@ SchemeKind schemeKind(const QCommandLineParser& parser)
 {
     const auto kind = schemeFromName(str(parser.value("scheme")));
     if (!kind)
-        throw UsageError(str("--scheme: unknown scheme '" + parser.value("scheme")
-                             + "' (expected hard, unordered, mrope, compact, circle, vrope)"));
+        throw UsageError(str("--scheme: unknown scheme '" + parser.value("scheme") + "' (expected ") + schemeNameList() + ")");
     return *kind;
 }
 
@@ -196,7 +208,7 @@ SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind de
 
 SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int layers)
 {
-    for (const char* flag : {"theta", "head-dim"})
+    for (const char* flag : {"theta", "head-dim", "kv-heads"})
         if (parser.isSet(flag))
             throw UsageError(std::string("--") + flag + ": a model run uses its config.json's rotary settings; this flag is for layouts");
     return parseSchemeOptions(parser, SchemeKind::Mrope, layers);
@@ -206,7 +218,7 @@ GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
 {
     GeometryRequest req;
     if (!parser.isSet("scheme"))
-        throw UsageError("--scheme is required (hard, unordered, mrope, compact, circle, vrope)");
+        throw UsageError("--scheme is required (" + schemeNameList() + ")");
     if (!parser.isSet("layout"))
         throw UsageError("--layout is required, e.g. --layout text:4,image:8x8,text:6");
     req.params = parseSchemeParams(parser, schemeKind(parser));

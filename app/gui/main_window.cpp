@@ -78,7 +78,8 @@ QString inWindowWords(const QString& message)
         {"--age:", "AGE schedule:"}, {"--layers:", "AGE layers:"}, {"--layer:", "AGE layer:"}, {"--theta:", "theta:"},
         {"--head-dim:", "head_dim:"}, {"--mrope-section:", "Sections:"}, {"--allocation:", "Allocation:"},
         {"--second-per-grid:", "seconds per grid (spg):"}, {"--tokens-per-second:", "tokens per second (tps):"},
-        {"--temporal-stride:", "Frame spacing delta:"}, {"--visual-stride:", "V2PE visual stride:"}};
+        {"--temporal-stride:", "Frame spacing delta:"}, {"--visual-stride:", "V2PE visual stride:"},
+        {"--position-scale:", "MM-RoPE scale:"}, {"--ntk-factor:", "VideoRoPE++ NTK factor:"}, {"--kv-heads:", "KV heads:"}};
     QString text = message;
     for (const auto& [flag, word] : words)
         if (text.startsWith(flag))

@@ -20,6 +20,12 @@ int FrequencyAllocation::componentOf(int j) const
 {
     if (kind == Kind::Interleaved)
         return j % components;
+    if (kind == Kind::Distributed) {
+        static const int pattern[8] = {0, 0, 1, 2, 1, 2, 1, 2};
+        return pattern[j % 8];
+    }
+    if (kind == Kind::PerHead)
+        return 0;
     if (kind == Kind::InterleavedMrope) {
         if (j % 3 == 1 && j < 3 * sections[1])
             return 1;
@@ -51,14 +57,63 @@ std::vector<int> FrequencyAllocation::componentTable(int halfDim) const
     return table;
 }
 
+std::vector<int> FrequencyAllocation::headComponents(int heads) const
+{
+    std::vector<int> out(static_cast<size_t>(std::max(heads, 0)), -1);
+    size_t h = 0;
+    for (size_t c = 0; c < sections.size(); ++c)
+        for (int k = 0; k < sections[c] && h < out.size(); ++k)
+            out[h++] = static_cast<int>(c);
+    return out;
+}
+
 std::string FrequencyAllocation::toString() const
 {
+    std::string out;
     if (kind == Kind::Interleaved)
-        return "interleaved(" + std::to_string(components) + ")";
-    std::string out = std::string(allocationKindName(kind)) + "[";
-    for (size_t i = 0; i < sections.size(); ++i)
-        out += (i ? "," : "") + std::to_string(sections[i]);
-    return out + "]";
+        out = "interleaved(" + std::to_string(components) + ")";
+    else if (kind == Kind::Distributed)
+        out = "distributed(TTHWHWHW)";
+    else {
+        out = std::string(allocationKindName(kind)) + "[";
+        for (size_t i = 0; i < sections.size(); ++i)
+            out += (i ? "," : "") + std::to_string(sections[i]);
+        out += "]";
+    }
+    if (temporalThetaScale != 1.0)
+        out += " t-theta x" + shortNumber(temporalThetaScale);
+    return out;
+}
+
+std::vector<RotaryChannel> rotaryChannels(const RotaryConfig& rotary, const FrequencyAllocation& allocation)
+{
+    const std::vector<double> inv = inverseFrequencies(rotary);
+    RotaryConfig scaled = rotary;
+    scaled.theta = rotary.theta * allocation.temporalThetaScale;
+    const std::vector<double> invTime = allocation.temporalThetaScale != 1.0 ? inverseFrequencies(scaled) : inv;
+    std::vector<RotaryChannel> out;
+    const int half = rotary.halfDim();
+    if (!allocation.perHead()) {
+        for (int j = 0; j < half; ++j) {
+            const int c = allocation.componentOf(j);
+            out.push_back({j, c, c == 0 ? invTime[static_cast<size_t>(j)] : inv[static_cast<size_t>(j)], 1.0});
+        }
+        return out;
+    }
+    // Per head: the prior averaged over heads; a component's pairs count with its share of the heads.
+    const double heads = std::max(rotary.heads, 1);
+    long long assigned = 0;
+    for (size_t c = 0; c < allocation.sections.size(); ++c) {
+        assigned += allocation.sections[c];
+        if (allocation.sections[c] > 0)
+            for (int j = 0; j < half; ++j)
+                out.push_back({j, static_cast<int>(c), c == 0 ? invTime[static_cast<size_t>(j)] : inv[static_cast<size_t>(j)],
+                               allocation.sections[c] / heads});
+    }
+    if (assigned < rotary.heads)
+        for (int j = 0; j < half; ++j)
+            out.push_back({j, -1, inv[static_cast<size_t>(j)], (rotary.heads - assigned) / heads});
+    return out;
 }
 
 FrequencyAllocation FrequencyAllocation::sectioned(std::vector<int> sections)
@@ -94,6 +149,21 @@ FrequencyAllocation FrequencyAllocation::hwAlternating(std::vector<int> sections
     return a;
 }
 
+FrequencyAllocation FrequencyAllocation::distributed()
+{
+    FrequencyAllocation a;
+    a.kind = Kind::Distributed;
+    a.components = 3;
+    return a;
+}
+
+FrequencyAllocation FrequencyAllocation::perHeadAxes(std::vector<int> headsPerComponent)
+{
+    FrequencyAllocation a = interleavedMrope(std::move(headsPerComponent));
+    a.kind = Kind::PerHead;
+    return a;
+}
+
 const char* allocationKindName(FrequencyAllocation::Kind kind)
 {
     switch (kind) {
@@ -101,6 +171,8 @@ const char* allocationKindName(FrequencyAllocation::Kind kind)
     case FrequencyAllocation::Kind::Interleaved: return "interleaved";
     case FrequencyAllocation::Kind::InterleavedMrope: return "interleaved-mrope";
     case FrequencyAllocation::Kind::HwAlternating: return "hw-alternating";
+    case FrequencyAllocation::Kind::Distributed: return "distributed";
+    case FrequencyAllocation::Kind::PerHead: return "per-head";
     }
     return "sectioned";
 }
@@ -108,7 +180,8 @@ const char* allocationKindName(FrequencyAllocation::Kind kind)
 std::optional<FrequencyAllocation::Kind> allocationKindFromName(const std::string& name)
 {
     for (auto kind : {FrequencyAllocation::Kind::Sectioned, FrequencyAllocation::Kind::Interleaved,
-                      FrequencyAllocation::Kind::InterleavedMrope, FrequencyAllocation::Kind::HwAlternating})
+                      FrequencyAllocation::Kind::InterleavedMrope, FrequencyAllocation::Kind::HwAlternating,
+                      FrequencyAllocation::Kind::Distributed, FrequencyAllocation::Kind::PerHead})
         if (name == allocationKindName(kind))
             return kind;
     return std::nullopt;
@@ -129,14 +202,38 @@ std::vector<int> defaultMropeSection(int headDim)
     return {first, rest / 2, rest - rest / 2};
 }
 
+std::vector<int> defaultHeadSections(int heads)
+{
+    const int hw = 3 * heads / 8;
+    return {heads - 2 * hw, hw, hw};
+}
+
 void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfig& rotary)
 {
     if (!(rotary.theta > 1.0) || !std::isfinite(rotary.theta))
         throw InvalidInput("--theta: must be a finite number above 1, got " + shortNumber(rotary.theta));
     if (rotary.headDim < 2 || rotary.headDim % 2 != 0 || rotary.headDim > 4096)
         throw InvalidInput("--head-dim: must be an even number from 2 to 4096, got " + std::to_string(rotary.headDim));
-    if (allocation.kind == FrequencyAllocation::Kind::Interleaved)
+    if (!(allocation.temporalThetaScale >= 1.0 && allocation.temporalThetaScale <= 1e6))
+        throw InvalidInput("--ntk-factor: the time axis' base scale must be from 1 to 1e6, got " + shortNumber(allocation.temporalThetaScale));
+    if (allocation.kind == FrequencyAllocation::Kind::Interleaved || allocation.kind == FrequencyAllocation::Kind::Distributed)
         return;
+    if (allocation.kind == FrequencyAllocation::Kind::PerHead) {
+        if (rotary.heads < 1 || rotary.heads > 1024)
+            throw InvalidInput("--kv-heads: must be from 1 to 1024, got " + std::to_string(rotary.heads));
+        long long heads = 0;
+        for (int s : allocation.sections) {
+            if (s < 0 || s > 1024)
+                throw InvalidInput("--mrope-section: per-head sections count heads, each from 0 to 1024");
+            heads += s;
+        }
+        if (allocation.sections.size() != 3)
+            throw InvalidInput("--mrope-section: per-head needs 3 sections (heads for t, h, w), got " + std::to_string(allocation.sections.size()));
+        if (heads > rotary.heads)
+            throw InvalidInput("--mrope-section: per-head sections give " + std::to_string(heads) + " heads but there are only "
+                               + std::to_string(rotary.heads) + " (--kv-heads)");
+        return;
+    }
     long long sum = 0; // int could wrap on hostile sections
     for (int s : allocation.sections) {
         if (s < 0 || s > 4096)

@@ -9,6 +9,9 @@ namespace ropescope::geometry {
 struct RotaryConfig {
     double theta = 1e6; // Qwen2-VL / Qwen2.5-VL rope_theta
     int headDim = 128;
+    // The heads a per-head allocation (MHRoPE) spreads its axes over: the KV heads (8 in its reference; a
+    // model run sets its own).
+    int heads = 8;
 
     int halfDim() const { return headDim / 2; }
 };
@@ -23,24 +26,47 @@ struct FrequencyAllocation {
     // lowest frequencies, t takes the rest; [24,20,20] at head_dim 128).
     // HwAlternating: VideoRoPE's (and HoPE's), three components with sections [t, h, w]: pair j is h if j is
     // odd and j < 2 h, w if j is even, 2 <= j < 2 w, else t (t keeps pair 0 and the lowest frequencies).
-    enum class Kind { Sectioned, Interleaved, InterleavedMrope, HwAlternating };
+    // Distributed: MM-RoPE's (Lumos-1), three components, every 8 pairs T,T,H,W,H,W,H,W (2:3:3 in each
+    // block of 8, so every axis spans the whole frequency range).
+    // PerHead: MHRoPE's, three components with sections = heads per component [t, h, w]: the first t heads
+    // rotate every pair by t, the next h by h, then w; the remaining heads (of RotaryConfig::heads) have no
+    // rotary at all.
+    enum class Kind { Sectioned, Interleaved, InterleavedMrope, HwAlternating, Distributed, PerHead };
 
     Kind kind = Kind::Sectioned;
     int components = 1;
-    std::vector<int> sections; // Sectioned and InterleavedMrope: frequencies per component, summing to d/2
+    std::vector<int> sections; // frequencies per component summing to d/2 (PerHead: heads per component)
+    // Pairs driven by component 0 use theta * temporalThetaScale (VideoRoPE++'s YaRN-V NTK-scaled time base).
+    double temporalThetaScale = 1.0;
 
+    // The component driving pair j (not for PerHead, whose pairs depend on the head).
     int componentOf(int j) const;
     std::vector<int> componentTable(int halfDim) const;
+    // PerHead: each head's component, -1 for a head without rotary.
+    std::vector<int> headComponents(int heads) const;
+    bool perHead() const { return kind == Kind::PerHead; }
     std::string toString() const;
 
     static FrequencyAllocation sectioned(std::vector<int> sections);
     static FrequencyAllocation interleaved(int components);
     static FrequencyAllocation interleavedMrope(std::vector<int> sections);
     static FrequencyAllocation hwAlternating(std::vector<int> sections);
+    static FrequencyAllocation distributed();
+    static FrequencyAllocation perHeadAxes(std::vector<int> headsPerComponent);
 };
 
+// One rotary channel as the prior sees it: pair j turned by component c (-1: not turned) at invFreq, counted
+// with weight (1 per pair; a per-head allocation's share of heads), so a mean over heads is a weighted sum.
+struct RotaryChannel {
+    int pair = 0;
+    int component = 0;
+    double invFreq = 0;
+    double weight = 1;
+};
+std::vector<RotaryChannel> rotaryChannels(const RotaryConfig& rotary, const FrequencyAllocation& allocation);
+
 // The names the CLI, session files and tables use: "sectioned", "interleaved", "interleaved-mrope",
-// "hw-alternating".
+// "hw-alternating", "distributed", "per-head".
 const char* allocationKindName(FrequencyAllocation::Kind kind);
 std::optional<FrequencyAllocation::Kind> allocationKindFromName(const std::string& name);
 
@@ -49,6 +75,9 @@ std::optional<FrequencyAllocation::Kind> allocationKindFromName(const std::strin
 std::vector<int> defaultMropeSection(int headDim);
 // Qwen3-VL's mrope_section [24,20,20] for head_dim 128, scaled to other head dims (h = w, t the rest).
 std::vector<int> defaultInterleavedMropeSection(int headDim);
+
+// MHRoPE's [2,3,3] KV heads for t/h/w at 8 heads, scaled to others (h = w = floor(3n/8), t the rest).
+std::vector<int> defaultHeadSections(int heads);
 
 // Throws InvalidInput if the allocation does not cover exactly d/2 frequencies with C components.
 void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfig& rotary);

@@ -55,34 +55,41 @@ FrequencyUsage frequencyUsage(const PositionTable& table, int samples)
         u.axes.push_back("p" + std::to_string(c));
     u.spans = visualSpans(table);
 
-    const std::vector<double> invFreq = inverseFrequencies(table.rotary);
-    const std::vector<int> component = table.allocation.componentTable(table.rotary.halfDim());
-    for (size_t j = 0; j < invFreq.size(); ++j) {
+    // One entry per rotary channel that turns; a per-head allocation lists each axis' pairs once per head group.
+    const std::vector<RotaryChannel> channels = rotaryChannels(table.rotary, table.allocation);
+    for (const RotaryChannel& ch : channels) {
+        if (ch.component < 0)
+            continue;
         FrequencyUsage::Pair p;
-        p.index = static_cast<int>(j);
-        p.component = std::min(component[j], table.components() - 1);
-        p.invFreq = invFreq[j];
-        p.wavelength = kTwoPi / invFreq[j];
-        p.turnAcross = invFreq[j] * u.spans[static_cast<size_t>(p.component)];
+        p.index = ch.pair;
+        p.component = std::min(ch.component, table.components() - 1);
+        p.headShare = ch.weight;
+        p.invFreq = ch.invFreq;
+        p.wavelength = kTwoPi / ch.invFreq;
+        p.turnAcross = ch.invFreq * u.spans[static_cast<size_t>(p.component)];
         p.use = p.turnAcross > kTwoPi ? FrequencyUsage::Use::Wraps
                 : p.turnAcross < kConstantBelow ? FrequencyUsage::Use::Constant
                                                 : FrequencyUsage::Use::Resolves;
         u.pairs.push_back(p);
     }
 
-    // Moving by d along axis c turns only c's pairs: prior(d) / prior(0) = mean over all pairs of cos.
+    // Moving by d along axis c turns only c's channels: prior(d) / prior(0) = the weighted mean of cos, the
+    // channels of other axes (and heads without rotary) staying at 1.
     const double largest = u.spans.empty() ? 0.0 : *std::max_element(u.spans.begin(), u.spans.end());
     const double reach = std::max(2.0 * largest, 16.0);
     samples = std::max(samples, 2);
     for (int k = 0; k < samples; ++k)
         u.distances.push_back(reach * k / (samples - 1));
+    double total = 0;
+    for (const RotaryChannel& ch : channels)
+        total += ch.weight;
     u.decay.assign(static_cast<size_t>(table.components()), std::vector<double>(static_cast<size_t>(samples), 0.0));
     for (int c = 0; c < table.components(); ++c)
         for (int k = 0; k < samples; ++k) {
             double sum = 0;
-            for (const FrequencyUsage::Pair& p : u.pairs)
-                sum += p.component == c ? std::cos(p.invFreq * u.distances[static_cast<size_t>(k)]) : 1.0;
-            u.decay[static_cast<size_t>(c)][static_cast<size_t>(k)] = sum / static_cast<double>(u.pairs.size());
+            for (const RotaryChannel& ch : channels)
+                sum += ch.weight * (ch.component == c ? std::cos(ch.invFreq * u.distances[static_cast<size_t>(k)]) : 1.0);
+            u.decay[static_cast<size_t>(c)][static_cast<size_t>(k)] = sum / total;
         }
     return u;
 }

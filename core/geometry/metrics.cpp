@@ -144,8 +144,7 @@ PriorMap positionalPrior(const PositionTable& table, int textToken)
 {
     requireTextAndVisual(table);
     requireTextToken(table, textToken);
-    const std::vector<double> invFreq = inverseFrequencies(table.rotary);
-    const std::vector<int> component = table.allocation.componentTable(table.rotary.halfDim());
+    const std::vector<RotaryChannel> channels = rotaryChannels(table.rotary, table.allocation);
     const Columns cols(table);
     const auto from = cols.point(textToken);
 
@@ -156,9 +155,9 @@ PriorMap positionalPrior(const PositionTable& table, int textToken)
     for (const VisualBlock& b : table.blocks) {
         for (int i = b.begin; i < b.end(); ++i) {
             double sum = 0;
-            for (size_t j = 0; j < invFreq.size(); ++j) {
-                const int c = component[j];
-                sum += std::cos(invFreq[j] * (from[static_cast<size_t>(c)] - cols.data[static_cast<size_t>(c)][i]));
+            for (const RotaryChannel& ch : channels) {
+                const auto c = static_cast<size_t>(ch.component);
+                sum += ch.component < 0 ? ch.weight : ch.weight * std::cos(ch.invFreq * (from[c] - cols.data[c][i]));
             }
             map.values[out++] = 2.0 * sum;
         }

@@ -11,13 +11,18 @@
 
 namespace ropescope::geometry {
 
-// The seeds' schemes, then the 2025 family (JJJYmmm/Multimodal-RoPEs): VideoRoPE, HoPE, V2PE, and the
-// spatial-reset pair OmniRoPE (sectioned) / ILRoPE (interleaved), and MRoPE-I with spatial reset.
-enum class SchemeKind { Hard, Unordered, Mrope, Compact, Circle, Vrope, VideoRope, Hope, V2pe, OmniRope, IlRope, SpatialReset };
+// The seeds' schemes, then the 2025 family (JJJYmmm/Multimodal-RoPEs and each design's own code): VideoRoPE,
+// HoPE, V2PE, the spatial-reset pair OmniRoPE (sectioned) / ILRoPE (interleaved), MRoPE-I with spatial
+// reset, MRoPE-I (Qwen3-VL), MHRoPE, TAD-RoPE, VideoRoPE++ (YaRN-V) and MM-RoPE (Lumos-1).
+enum class SchemeKind {
+    Hard, Unordered, Mrope, Compact, Circle, Vrope, VideoRope, Hope, V2pe, OmniRope, IlRope, SpatialReset,
+    MropeI, Mhrope, TadRope, VideoRopePlus, MmRope
+};
 
 const char* schemeName(SchemeKind kind);
 std::optional<SchemeKind> schemeFromName(const std::string& name);
 const std::vector<SchemeKind>& allSchemes();
+std::string schemeNameList(); // "hard, unordered, ..." for messages and help
 int componentCount(SchemeKind kind);
 // Names of the position components, e.g. {"t","h","w"}; the CSV calls them p0..p{C-1}.
 std::vector<std::string> componentNames(SchemeKind kind);
@@ -55,11 +60,17 @@ struct SchemeParams {
     // interleaved for VRoPE). Sections unset = [16,24,24] scaled to head_dim (equal split for C != 3).
     std::optional<FrequencyAllocation::Kind> allocationKind;
     std::vector<int> sections;
-    // VideoRoPE / HoPE / OmniRoPE / ILRoPE / spatial reset: frame f sits at s + delta * f on the temporal axis. Unset:
-    // VideoRoPE's 2, the others' 1 (HoPE draws delta from {0.5, 0.75, 1, 1.25, 1.5} while training).
+    // VideoRoPE(++) / HoPE / OmniRoPE / ILRoPE / spatial reset / MM-RoPE: frame f sits at s + delta * f on the
+    // temporal axis (TAD-RoPE: the weight of the frame index). Unset: VideoRoPE's 2, the others' 1 (HoPE draws
+    // delta from {0.5, 0.75, 1, 1.25, 1.5} while training).
     std::optional<double> temporalStride;
     // V2PE: the positions one visual segment spans (each visual token advances by stride / tokens).
     double visualStride = 16;
+    // MM-RoPE: visual offsets scaled per axis (t, h, w); Lumos-1 uses (4, 8, 8).
+    Eigen::Vector3d positionScale{4.0, 8.0, 8.0};
+    // VideoRoPE++ (YaRN-V): the context extension factor s of the time axis' NTK-scaled base,
+    // theta_t = theta * ((L s - 1) / (L - 1))^(d / (d - 2)) with its code's L = 32768.
+    double ntkFactor = 4.0;
 
     double temporalStrideOrDefault() const;
 };
@@ -73,6 +84,12 @@ std::optional<FrequencyAllocation::Kind> designAllocation(SchemeKind kind);
 
 // The frequency allocation a scheme uses with these parameters.
 FrequencyAllocation allocationFor(const SchemeParams& params);
+
+// VideoRoPE++'s NTK scale of the time axis' theta for a context extension factor and head_dim.
+double yarnVTimeThetaScale(double ntkFactor, int headDim);
+
+// Whether the scheme reads --temporal-stride (the GUI enables its box, tables record it).
+bool usesTemporalStride(SchemeKind kind);
 
 // Positions of every token of the layout under the scheme (DESIGN.md sec. 2).
 PositionTable buildPositionTable(const Layout& layout, const SchemeParams& params);

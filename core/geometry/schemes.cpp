@@ -204,6 +204,61 @@ void placeMropeReset(PositionTable& t, double delta)
     });
 }
 
+// MRoPE-I (Qwen3-VL; the reference library's get_mrope_interleave_index): M-RoPE's placement with every
+// video frame its own one-frame grid (Qwen3-VL separates frames by timestamps): frame f at (s_f, s_f + r,
+// s_f + c), the next frame (and the text after the last) at s_f + max(H, W). MHRoPE uses the same positions.
+void placeMropeI(PositionTable& t)
+{
+    walk(t, [&t](const Segment& seg, int& token, double next) {
+        for (int f = 0; f < seg.frames; ++f) {
+            for (int r = 0; r < seg.rows; ++r)
+                for (int c = 0; c < seg.cols; ++c, ++token) {
+                    t.positions(token, 0) = next;
+                    t.positions(token, 1) = next + r;
+                    t.positions(token, 2) = next + c;
+                }
+            next += std::max(seg.rows, seg.cols);
+        }
+        return next;
+    });
+}
+
+// TAD-RoPE (TC-LLaVA's temporal-aware dual RoPE): the 1-D index plus gamma x the time index, where the
+// time index counts frames through the sequence (frame f of a video at its start + f; text and images
+// keep the index reached so far), so the two rotations compose to one at i + gamma * tau.
+void placeTadRope(PositionTable& t, double gamma)
+{
+    double tau = 0;
+    int token = 0;
+    for (const Segment& seg : t.layout.segments) {
+        if (!seg.isVisual()) {
+            for (int i = 0; i < seg.length; ++i, ++token)
+                t.positions(token, 0) = token + gamma * tau;
+            continue;
+        }
+        for (int f = 0; f < seg.frames; ++f)
+            for (int k = 0; k < seg.rows * seg.cols; ++k, ++token)
+                t.positions(token, 0) = token + gamma * (tau + f);
+        tau += seg.frames - 1;
+    }
+}
+
+// MM-RoPE (Lumos-1; the reference library's get_mmrope_index): M-RoPE's placement with the visual offsets
+// scaled per axis: (s + st * delta * f, s + sh * r, s + sw * c); text resumes at the segment's max + 1.
+void placeMmRope(PositionTable& t, const Eigen::Vector3d& scale, double delta)
+{
+    walk(t, [&t, &scale, delta](const Segment& seg, int& token, double next) {
+        for (int f = 0; f < seg.frames; ++f)
+            for (int r = 0; r < seg.rows; ++r)
+                for (int c = 0; c < seg.cols; ++c, ++token) {
+                    t.positions(token, 0) = next + scale[0] * delta * f;
+                    t.positions(token, 1) = next + scale[1] * r;
+                    t.positions(token, 2) = next + scale[2] * c;
+                }
+        return next + std::max({scale[0] * delta * (seg.frames - 1), scale[1] * (seg.rows - 1), scale[2] * (seg.cols - 1)}) + 1;
+    });
+}
+
 bool finite3(const Eigen::Vector3d& v)
 {
     return std::isfinite(v.x()) && std::isfinite(v.y()) && std::isfinite(v.z());
@@ -226,6 +281,11 @@ const char* schemeName(SchemeKind kind)
     case SchemeKind::OmniRope: return "omnirope";
     case SchemeKind::IlRope: return "ilrope";
     case SchemeKind::SpatialReset: return "spatial-reset";
+    case SchemeKind::MropeI: return "mrope-i";
+    case SchemeKind::Mhrope: return "mhrope";
+    case SchemeKind::TadRope: return "tad-rope";
+    case SchemeKind::VideoRopePlus: return "videorope++";
+    case SchemeKind::MmRope: return "mm-rope";
     }
     return "?";
 }
@@ -235,8 +295,18 @@ const std::vector<SchemeKind>& allSchemes()
     static const std::vector<SchemeKind> all{SchemeKind::Hard,   SchemeKind::Unordered, SchemeKind::Mrope,
                                              SchemeKind::Compact, SchemeKind::Circle,   SchemeKind::Vrope,
                                              SchemeKind::VideoRope, SchemeKind::Hope, SchemeKind::V2pe,
-                                             SchemeKind::OmniRope, SchemeKind::IlRope, SchemeKind::SpatialReset};
+                                             SchemeKind::OmniRope, SchemeKind::IlRope, SchemeKind::SpatialReset,
+                                             SchemeKind::MropeI, SchemeKind::Mhrope, SchemeKind::TadRope,
+                                             SchemeKind::VideoRopePlus, SchemeKind::MmRope};
     return all;
+}
+
+std::string schemeNameList()
+{
+    std::string out;
+    for (SchemeKind k : allSchemes())
+        out += (out.empty() ? "" : ", ") + std::string(schemeName(k));
+    return out;
 }
 
 std::optional<SchemeKind> schemeFromName(const std::string& name)
@@ -252,7 +322,8 @@ int componentCount(SchemeKind kind)
     switch (kind) {
     case SchemeKind::Hard:
     case SchemeKind::Unordered:
-    case SchemeKind::V2pe: return 1;
+    case SchemeKind::V2pe:
+    case SchemeKind::TadRope: return 1;
     case SchemeKind::Vrope: return 4;
     default: return 3;
     }
@@ -269,7 +340,28 @@ std::vector<std::string> componentNames(SchemeKind kind)
 
 double SchemeParams::temporalStrideOrDefault() const
 {
-    return temporalStride.value_or(kind == SchemeKind::VideoRope ? 2.0 : 1.0);
+    return temporalStride.value_or(kind == SchemeKind::VideoRope || kind == SchemeKind::VideoRopePlus ? 2.0 : 1.0);
+}
+
+bool usesTemporalStride(SchemeKind kind)
+{
+    switch (kind) {
+    case SchemeKind::VideoRope:
+    case SchemeKind::VideoRopePlus:
+    case SchemeKind::Hope:
+    case SchemeKind::OmniRope:
+    case SchemeKind::IlRope:
+    case SchemeKind::SpatialReset:
+    case SchemeKind::TadRope:
+    case SchemeKind::MmRope: return true;
+    default: return false;
+    }
+}
+
+double yarnVTimeThetaScale(double ntkFactor, int headDim)
+{
+    constexpr double kOriginalContext = 32768; // VideoRoPE++'s code fixes max_position_embeddings to this
+    return std::pow((kOriginalContext * ntkFactor - 1) / (kOriginalContext - 1), double(headDim) / (headDim - 2));
 }
 
 long long TemporalParams::tau(int frame) const
@@ -303,6 +395,13 @@ void validate(const SchemeParams& p)
         throw InvalidInput("--temporal-stride: must be from 0 to 1e6, got " + shortNumber(delta));
     if (!(p.visualStride > 0.0 && p.visualStride <= kMaxScale))
         throw InvalidInput("--visual-stride: must be above 0 and at most 1e6, got " + shortNumber(p.visualStride));
+    for (int a = 0; a < 3; ++a)
+        if (!(p.positionScale[a] >= 0.0 && p.positionScale[a] <= kMaxScale))
+            throw InvalidInput("--position-scale: each scale must be from 0 to 1e6, got " + shortNumber(p.positionScale[a]));
+    if (!(p.ntkFactor >= 1.0 && p.ntkFactor <= 1024.0))
+        throw InvalidInput("--ntk-factor: must be from 1 to 1024, got " + shortNumber(p.ntkFactor));
+    if (p.kind == SchemeKind::VideoRopePlus && p.rotary.headDim < 4)
+        throw InvalidInput("--head-dim: videorope++'s NTK time base needs head_dim of at least 4, got " + std::to_string(p.rotary.headDim));
     validateAllocation(allocationFor(p), p.rotary);
 }
 
@@ -310,16 +409,22 @@ std::optional<FrequencyAllocation::Kind> designAllocation(SchemeKind kind)
 {
     if (kind == SchemeKind::Vrope)
         return FrequencyAllocation::Kind::Interleaved;
-    if (kind == SchemeKind::VideoRope || kind == SchemeKind::Hope)
+    if (kind == SchemeKind::VideoRope || kind == SchemeKind::Hope || kind == SchemeKind::VideoRopePlus)
         return FrequencyAllocation::Kind::HwAlternating;
     if (kind == SchemeKind::OmniRope)
         return FrequencyAllocation::Kind::Sectioned;
-    if (kind == SchemeKind::IlRope || kind == SchemeKind::SpatialReset)
+    if (kind == SchemeKind::IlRope || kind == SchemeKind::SpatialReset || kind == SchemeKind::MropeI)
         return FrequencyAllocation::Kind::InterleavedMrope;
+    if (kind == SchemeKind::Mhrope)
+        return FrequencyAllocation::Kind::PerHead;
+    if (kind == SchemeKind::MmRope)
+        return FrequencyAllocation::Kind::Distributed;
     return std::nullopt;
 }
 
-FrequencyAllocation allocationFor(const SchemeParams& p)
+namespace {
+
+FrequencyAllocation allocationKindFor(const SchemeParams& p)
 {
     const int components = componentCount(p.kind);
     const int half = p.rotary.halfDim();
@@ -328,18 +433,17 @@ FrequencyAllocation allocationFor(const SchemeParams& p)
     const auto kind = p.allocationKind.value_or(designAllocation(p.kind).value_or(FrequencyAllocation::Kind::Sectioned));
     if (kind == FrequencyAllocation::Kind::Interleaved)
         return FrequencyAllocation::interleaved(components);
-    if (kind == FrequencyAllocation::Kind::InterleavedMrope) {
-        if (components != 3)
-            throw InvalidInput(std::string("--allocation: interleaved-mrope is for the three-axis schemes (t, h, w), not ")
-                               + schemeName(p.kind));
+    if (kind != FrequencyAllocation::Kind::Sectioned && components != 3)
+        throw InvalidInput(std::string("--allocation: ") + allocationKindName(kind) + " is for the three-axis schemes (t, h, w), not "
+                           + schemeName(p.kind));
+    if (kind == FrequencyAllocation::Kind::InterleavedMrope)
         return FrequencyAllocation::interleavedMrope(p.sections.empty() ? defaultInterleavedMropeSection(p.rotary.headDim) : p.sections);
-    }
-    if (kind == FrequencyAllocation::Kind::HwAlternating) {
-        if (components != 3)
-            throw InvalidInput(std::string("--allocation: hw-alternating is for the three-axis schemes (t, h, w), not ")
-                               + schemeName(p.kind));
+    if (kind == FrequencyAllocation::Kind::HwAlternating)
         return FrequencyAllocation::hwAlternating(p.sections.empty() ? defaultMropeSection(p.rotary.headDim) : p.sections);
-    }
+    if (kind == FrequencyAllocation::Kind::Distributed)
+        return FrequencyAllocation::distributed();
+    if (kind == FrequencyAllocation::Kind::PerHead)
+        return FrequencyAllocation::perHeadAxes(p.sections.empty() ? defaultHeadSections(p.rotary.heads) : p.sections);
     if (!p.sections.empty())
         return FrequencyAllocation::sectioned(p.sections);
     if (components == 3)
@@ -347,6 +451,16 @@ FrequencyAllocation allocationFor(const SchemeParams& p)
     std::vector<int> equal(static_cast<size_t>(components), half / components);
     equal.back() += half % components;
     return FrequencyAllocation::sectioned(equal);
+}
+
+} // namespace
+
+FrequencyAllocation allocationFor(const SchemeParams& p)
+{
+    FrequencyAllocation a = allocationKindFor(p);
+    if (p.kind == SchemeKind::VideoRopePlus && p.rotary.headDim >= 4)
+        a.temporalThetaScale = yarnVTimeThetaScale(p.ntkFactor, p.rotary.headDim);
+    return a;
 }
 
 PositionTable buildPositionTable(const Layout& layout, const SchemeParams& params)
@@ -371,6 +485,11 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
     case SchemeKind::OmniRope:
     case SchemeKind::IlRope: placeOmniRope(table, params.temporalStrideOrDefault()); break;
     case SchemeKind::SpatialReset: placeMropeReset(table, params.temporalStrideOrDefault()); break;
+    case SchemeKind::MropeI:
+    case SchemeKind::Mhrope: placeMropeI(table); break;
+    case SchemeKind::TadRope: placeTadRope(table, params.temporalStrideOrDefault()); break;
+    case SchemeKind::VideoRopePlus: placeVideoRope(table, params.temporalStrideOrDefault(), false); break;
+    case SchemeKind::MmRope: placeMmRope(table, params.positionScale, params.temporalStrideOrDefault()); break;
     }
     return table;
 }

@@ -112,11 +112,18 @@ QJsonObject schemeParamsJson(const SchemeParams& p)
         o["text_vector_wht"] = QJsonArray{p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()};
         o["stride"] = p.circle.stride;
     }
-    if (p.kind == SchemeKind::VideoRope || p.kind == SchemeKind::Hope || p.kind == SchemeKind::OmniRope || p.kind == SchemeKind::IlRope
-        || p.kind == SchemeKind::SpatialReset)
+    if (usesTemporalStride(p.kind))
         o["temporal_stride"] = p.temporalStrideOrDefault();
     if (p.kind == SchemeKind::V2pe)
         o["visual_stride"] = p.visualStride;
+    if (p.kind == SchemeKind::MmRope)
+        o["position_scale_thw"] = QJsonArray{p.positionScale.x(), p.positionScale.y(), p.positionScale.z()};
+    if (p.kind == SchemeKind::VideoRopePlus) {
+        o["ntk_factor"] = p.ntkFactor;
+        o["time_theta"] = p.rotary.theta * allocationFor(p).temporalThetaScale;
+    }
+    if (allocationFor(p).perHead())
+        o["kv_heads"] = p.rotary.heads;
     if (p.kind == SchemeKind::Mrope || p.kind == SchemeKind::Compact) {
         const bool q25 = p.temporal.mode == TemporalParams::Mode::Qwen25VL;
         o["temporal"] = q25 ? "qwen2.5-vl" : "qwen2-vl";

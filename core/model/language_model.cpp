@@ -107,8 +107,6 @@ LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfi
                            int64_t count, double offset)
 {
     const int64_t half = text.headDim() / 2;
-    const auto component = table.allocation.componentTable(static_cast<int>(half));
-    const auto comp = torch::tensor(std::vector<int64_t>(component.begin(), component.end()), torch::kInt64).to(device);
     torch::Tensor positions;
     if (from < table.size()) {
         positions = torch::from_blob(const_cast<double*>(table.positions.data()), {table.components(), table.size()}, torch::kFloat64)
@@ -121,9 +119,37 @@ LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfi
         positions = torch::full({count, table.components()}, table.positions.maxCoeff() + 1 + offset,
                                 torch::TensorOptions().dtype(torch::kFloat32).device(device));
     }
+    const geometry::FrequencyAllocation& allocation = table.allocation;
     const auto inv = kernels::inverseFrequencies(text.ropeTheta, text.headDim()).to(device);
-    auto [cos, sin] = kernels::rotaryTables(positions, inv, comp);
-    return {cos, sin};
+    // VideoRoPE++: the time axis' pairs at the NTK-scaled base.
+    const auto invTime = allocation.temporalThetaScale != 1.0
+                             ? kernels::inverseFrequencies(text.ropeTheta * allocation.temporalThetaScale, text.headDim()).to(device)
+                             : inv;
+    if (!allocation.perHead()) {
+        const auto component = allocation.componentTable(static_cast<int>(half));
+        const auto comp = torch::tensor(std::vector<int64_t>(component.begin(), component.end()), torch::kInt64).to(device);
+        auto [cos, sin] = kernels::rotaryTables(positions, torch::where(comp == 0, invTime, inv), comp);
+        return {cos, sin};
+    }
+    // MHRoPE: each head turns all its pairs by one axis (or not at all): tables [heads, L, d], over the KV heads
+    // or, for a model with too few of them, over the query heads (the decoder then repeats k per query head).
+    const int64_t heads = table.rotary.heads;
+    if (heads != text.kvHeads && heads != text.heads)
+        throw ModelError("per-head allocation: spreads its axes over " + std::to_string(heads) + " heads, but the model has "
+                         + std::to_string(text.kvHeads) + " KV heads and " + std::to_string(text.heads) + " query heads");
+    std::vector<torch::Tensor> cosPerHead, sinPerHead;
+    for (int c : allocation.headComponents(static_cast<int>(heads))) {
+        if (c < 0) {
+            cosPerHead.push_back(torch::ones({count, 2 * half}, positions.options()));
+            sinPerHead.push_back(torch::zeros({count, 2 * half}, positions.options()));
+            continue;
+        }
+        const auto comp = torch::full({half}, c, torch::TensorOptions().dtype(torch::kInt64).device(device));
+        auto [cos, sin] = kernels::rotaryTables(positions, c == 0 ? invTime : inv, comp);
+        cosPerHead.push_back(cos);
+        sinPerHead.push_back(sin);
+    }
+    return {torch::stack(cosPerHead), torch::stack(sinPerHead)};
 }
 
 torch::Tensor LanguageModel::embed(const torch::Tensor& ids) const
@@ -182,8 +208,15 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
             v = v.repeat_interleave(heads / kvHeads, 1);
         }
         const auto cos = r.cos.to(q.scalar_type()), sin = r.sin.to(q.scalar_type()); // once for q and k
-        q = kernels::applyRotary(q, cos, sin);
-        k = kernels::applyRotary(k, cos, sin);
+        if (cos.dim() == 3 && cos.size(0) == heads && k.size(1) != heads) {
+            // Per-query-head rotary (MHRoPE on a model with few KV heads): each query head gets its own keys.
+            k = k.repeat_interleave(heads / kvHeads, 1);
+            v = v.repeat_interleave(heads / kvHeads, 1);
+        }
+        // Per-KV-head tables serve each group of query heads (and keys repeated per query head).
+        auto forHeads = [](const torch::Tensor& t, int64_t n) { return t.dim() == 3 && t.size(0) != n ? t.repeat_interleave(n / t.size(0), 0) : t; };
+        q = kernels::applyRotary(q, forHeads(cos, heads), forHeads(sin, heads));
+        k = kernels::applyRotary(k, forHeads(cos, k.size(1)), forHeads(sin, k.size(1)));
         if (cache) {
             if (cache->keys[i].defined()) {
                 k = torch::cat({cache->keys[i], k}, 2);

@@ -45,6 +45,9 @@ geometry::SchemeParams Vlm::modelScheme(const geometry::SchemeParams& requested)
     const TextConfig& t = config().text;
     p.rotary.theta = t.ropeTheta;
     p.rotary.headDim = t.headDim();
+    // MHRoPE spreads its axes over the KV heads; a model with fewer than one per axis spreads them over its
+    // query heads instead (keys are then repeated per query head).
+    p.rotary.heads = t.kvHeads >= 3 ? t.kvHeads : t.heads;
     const auto own = t.mropeInterleaved ? geometry::FrequencyAllocation::Kind::InterleavedMrope : geometry::FrequencyAllocation::Kind::Sectioned;
     // The model's own allocation for the 3-axis schemes that keep the default, with its mrope_section
     // (another allocation asked for keeps that allocation's default sections).

@@ -130,6 +130,9 @@ QJsonObject ExplorerState::toJson() const
     if (params.temporalStride)
         o["temporal_stride"] = *params.temporalStride;
     o["visual_stride"] = params.visualStride;
+    o["position_scale"] = toArray({params.positionScale.x(), params.positionScale.y(), params.positionScale.z()});
+    o["ntk_factor"] = params.ntkFactor;
+    o["kv_heads"] = params.rotary.heads;
     if (!params.sections.empty()) {
         QJsonArray s;
         for (int v : params.sections)
@@ -193,12 +196,16 @@ ExplorerState ExplorerState::fromJson(const QJsonObject& o)
         const std::string a = text(o, "allocation", "");
         const auto allocation = allocationKindFromName(a);
         if (!allocation)
-            bad("allocation", "must be sectioned, interleaved, interleaved-mrope or hw-alternating");
+            bad("allocation", "must be sectioned, interleaved, interleaved-mrope, hw-alternating, distributed or per-head");
         s.params.allocationKind = allocation;
     }
     if (o.contains("temporal_stride"))
         s.params.temporalStride = number(o, "temporal_stride", 2.0);
     s.params.visualStride = number(o, "visual_stride", s.params.visualStride);
+    const auto scale = triple(o, "position_scale", {4, 8, 8});
+    s.params.positionScale = Eigen::Vector3d(scale[0], scale[1], scale[2]);
+    s.params.ntkFactor = number(o, "ntk_factor", s.params.ntkFactor);
+    s.params.rotary.heads = integer(o, "kv_heads", s.params.rotary.heads);
     if (o.contains("sections")) {
         if (!o["sections"].isArray() || o["sections"].toArray().size() > 8)
             bad("sections", "must be an array of up to 8 whole numbers");

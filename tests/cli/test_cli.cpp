@@ -71,8 +71,15 @@ private Q_SLOTS:
         QCOMPARE(csv.exitCode, 0);
         const QList<QByteArray> lines = csv.out.trimmed().split('\n');
         QCOMPARE(lines.size(), 65);
-        QCOMPARE(lines[0], QByteArray("pair,axis,inv_freq,wavelength,turn_across_grid,use"));
-        QVERIFY2(lines[17].startsWith("16,h,0.031622776601683") && lines[17].endsWith(",resolves"), lines[17].constData());
+        QCOMPARE(lines[0], QByteArray("pair,axis,inv_freq,wavelength,turn_across_grid,use,head_share"));
+        QVERIFY2(lines[17].startsWith("16,h,0.031622776601683") && lines[17].endsWith(",resolves,1"), lines[17].constData());
+        // MHRoPE: every pair once per axis, weighted by the axis' share of the 8 KV heads (2, 3, 3).
+        const Run perHead = ropescope({"freqs", "--scheme", "mhrope", "--layout", "text:2,image:8x8"});
+        QCOMPARE(perHead.exitCode, 0);
+        const QList<QByteArray> headLines = perHead.out.trimmed().split('\n');
+        QCOMPARE(headLines.size(), 1 + 3 * 64);
+        QVERIFY2(headLines[1].startsWith("0,t,1,") && headLines[1].endsWith(",0.25"), headLines[1].constData());
+        QVERIFY2(headLines[65].startsWith("0,h,1,") && headLines[65].endsWith(",0.375"), headLines[65].constData());
         const QString json = dir.filePath("f.json");
         QCOMPARE(ropescope(base + QStringList{"--allocation", "interleaved-mrope", "--output", json}).exitCode, 0);
         QFile f(json);

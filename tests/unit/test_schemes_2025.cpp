@@ -1,9 +1,11 @@
-// The 2025 schemes (VideoRoPE, HoPE, V2PE, OmniRoPE, ILRoPE, MRoPE-I with spatial reset) against tests/data/schemes2025/make_reference.py: positions
+// The 2025 schemes (VideoRoPE, HoPE, V2PE, OmniRoPE, ILRoPE, MRoPE-I with and without spatial reset, MHRoPE,
+// TAD-RoPE, VideoRoPE++, MM-RoPE) against tests/data/schemes2025/make_reference.py: positions
 // written from the reference library's get_*_index semantics, walked block by block in Python, and its
 // frequency allocation tables.
 #include "csv_table.h"
 #include "geometry/errors.h"
 #include "geometry/layout.h"
+#include "geometry/metrics.h"
 #include "geometry/scheme.h"
 
 #include <QDir>
@@ -24,7 +26,7 @@ private Q_SLOTS:
         QTest::addColumn<QString>("file");
         const QDir dir(ROPESCOPE_TEST_DATA "/schemes2025");
         const QStringList files = dir.entryList({"*.csv"});
-        QVERIFY(files.size() >= 55);
+        QVERIFY(files.size() >= 90);
         for (const QString& f : files)
             QTest::newRow(qPrintable(f)) << dir.filePath(f);
     }
@@ -32,15 +34,23 @@ private Q_SLOTS:
     {
         QFETCH(QString, file);
         const CsvTable ref = CsvTable::fromFile(file);
-        static const QRegularExpression re("scheme=(\\S+) layout=(\\S+) (temporal|visual)-stride=(\\S+)");
+        static const QRegularExpression re("scheme=(\\S+) layout=(\\S+)(?: (\\S+)=(\\S+))?$");
         const auto m = re.match(ref.comment);
         QVERIFY2(m.hasMatch(), qPrintable(ref.comment));
         SchemeParams p;
         p.kind = *schemeFromName(m.captured(1).toStdString());
-        if (m.captured(3) == "temporal")
-            p.temporalStride = m.captured(4).toDouble();
-        else
-            p.visualStride = m.captured(4).toDouble();
+        const QString key = m.captured(3), value = m.captured(4);
+        if (key == "temporal-stride")
+            p.temporalStride = value.toDouble();
+        else if (key == "visual-stride")
+            p.visualStride = value.toDouble();
+        else if (key == "ntk-factor")
+            p.ntkFactor = value.toDouble();
+        else if (key == "position-scale") {
+            const QStringList v = value.split(',');
+            p.positionScale = Eigen::Vector3d(v[0].toDouble(), v[1].toDouble(), v[2].toDouble());
+        } else
+            QVERIFY2(key.isEmpty(), qPrintable(ref.comment));
         const PositionTable t = buildPositionTable(parseLayout(m.captured(2).toStdString()), p);
         QCOMPARE(t.size(), ref.rows.size());
         QCOMPARE(t.components(), ref.header.size() - 6);
@@ -58,19 +68,25 @@ private Q_SLOTS:
         QFile f(ROPESCOPE_TEST_DATA "/schemes2025/allocations.json");
         QVERIFY(f.open(QIODevice::ReadOnly));
         const QJsonObject all = QJsonDocument::fromJson(f.readAll()).object();
-        QCOMPARE(all.size(), 5);
+        QCOMPARE(all.size(), 9);
         for (auto it = all.begin(); it != all.end(); ++it) {
-            // "<allocation> <head_dim> [t,h,w]", each checked as the scheme whose design it is
+            // "<allocation> <head_dim> [t,h,w]" (per-head: "<heads> [t,h,w]"), each checked as the scheme whose
+            // design it is
             const QStringList parts = it.key().split(' ');
-            const int headDim = parts[1].toInt();
             std::vector<int> sections;
-            for (const QString& s : parts[2].mid(1, parts[2].size() - 2).split(','))
+            for (const QString& s : parts[2].mid(1, parts[2].size() - 2).split(',', Qt::SkipEmptyParts))
                 sections.push_back(s.toInt());
             SchemeParams p;
-            p.kind = parts[0] == "hw-alternating" ? SchemeKind::VideoRope : SchemeKind::IlRope;
-            p.rotary.headDim = headDim;
+            p.kind = parts[0] == "hw-alternating" ? SchemeKind::VideoRope
+                     : parts[0] == "distributed"  ? SchemeKind::MmRope
+                     : parts[0] == "per-head"     ? SchemeKind::Mhrope
+                                                  : SchemeKind::IlRope;
+            const bool perHead = p.kind == SchemeKind::Mhrope;
+            (perHead ? p.rotary.heads : p.rotary.headDim) = parts[1].toInt();
             p.sections = sections;
-            const std::vector<int> ours = allocationFor(p).componentTable(headDim / 2);
+            const FrequencyAllocation a = allocationFor(p);
+            QCOMPARE(QString(allocationKindName(a.kind)), parts[0]);
+            const std::vector<int> ours = perHead ? a.headComponents(p.rotary.heads) : a.componentTable(p.rotary.halfDim());
             const QJsonArray want = it.value().toArray();
             QCOMPARE(int(ours.size()), int(want.size()));
             for (int j = 0; j < want.size(); ++j)
@@ -88,6 +104,58 @@ private Q_SLOTS:
         QCOMPARE(QString::fromStdString(allocationFor(p).toString()), QString("sectioned[16,24,24]"));
         p.kind = SchemeKind::IlRope;
         QCOMPARE(QString::fromStdString(allocationFor(p).toString()), QString("interleaved-mrope[24,20,20]"));
+        p.kind = SchemeKind::MropeI;
+        QCOMPARE(QString::fromStdString(allocationFor(p).toString()), QString("interleaved-mrope[24,20,20]"));
+        p.kind = SchemeKind::Mhrope;
+        QCOMPARE(QString::fromStdString(allocationFor(p).toString()), QString("per-head[2,3,3]"));
+        p.kind = SchemeKind::MmRope;
+        QCOMPARE(QString::fromStdString(allocationFor(p).toString()), QString("distributed(TTHWHWHW)"));
+    }
+
+    void timeThetaMatchesReference()
+    {
+        // VideoRoPE++: only the time axis' pairs move to the NTK-scaled base.
+        QFile f(ROPESCOPE_TEST_DATA "/schemes2025/time_theta.json");
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject all = QJsonDocument::fromJson(f.readAll()).object();
+        QCOMPARE(all.size(), 2);
+        for (auto it = all.begin(); it != all.end(); ++it) {
+            const QStringList parts = it.key().split(' '); // "videorope++ <theta> <head_dim> <factor>"
+            SchemeParams p;
+            p.kind = SchemeKind::VideoRopePlus;
+            p.rotary.theta = parts[1].toDouble();
+            p.rotary.headDim = parts[2].toInt();
+            p.ntkFactor = parts[3].toDouble();
+            const FrequencyAllocation a = allocationFor(p);
+            QVERIFY(std::abs(p.rotary.theta * a.temporalThetaScale / it.value().toDouble() - 1) < 1e-12);
+            for (const RotaryChannel& ch : rotaryChannels(p.rotary, a)) {
+                const double theta = ch.component == 0 ? it.value().toDouble() : p.rotary.theta;
+                QVERIFY(std::abs(ch.invFreq / std::pow(theta, -2.0 * ch.pair / p.rotary.headDim) - 1) < 1e-12);
+            }
+        }
+    }
+
+    void perHeadPriorIsTheMeanOverHeads()
+    {
+        // MHRoPE's prior of a text token over the image = the mean over heads of each head's one-axis prior
+        // (heads without rotary contribute their constant d).
+        SchemeParams p;
+        p.kind = SchemeKind::Mhrope;
+        p.rotary.heads = 10; // [2,3,3] leaves 2 heads without rotary
+        p.sections = {2, 3, 3};
+        const Layout layout = parseLayout("text:3,image:4x5,text:2");
+        const PositionTable mh = buildPositionTable(layout, p);
+        PositionTable one = mh;
+        std::vector<Eigen::VectorXd> perAxis;
+        for (int axis = 0; axis < 3; ++axis) {
+            std::vector<int> s(3, 0);
+            s[size_t(axis)] = 64;
+            one.allocation = FrequencyAllocation::sectioned(s);
+            perAxis.push_back(positionalPrior(one, 24).values);
+        }
+        const Eigen::VectorXd expected = (2 * perAxis[0] + 3 * perAxis[1] + 3 * perAxis[2]).array() / 10.0 + 2.0 * 128 / 10.0;
+        const Eigen::VectorXd got = positionalPrior(mh, 24).values;
+        QVERIFY((got - expected).cwiseAbs().maxCoeff() < 1e-9);
     }
 
     void parametersAreChecked()
@@ -110,6 +178,33 @@ private Q_SLOTS:
         QVERIFY_THROWS_EXCEPTION(InvalidInput, validate(p));
         p.kind = SchemeKind::Mrope;
         p.sections = {0, 40, 24};
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, validate(p));
+        // Per-head sections count heads, at most --kv-heads of them; the new parameters have their ranges.
+        p = SchemeParams{};
+        p.kind = SchemeKind::Mhrope;
+        p.sections = {3, 3, 3};
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, validate(p));
+        p.rotary.heads = 9;
+        validate(p);
+        p = SchemeParams{};
+        p.kind = SchemeKind::MmRope;
+        p.positionScale = Eigen::Vector3d(4, -1, 8);
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, validate(p));
+        p.kind = SchemeKind::VideoRopePlus;
+        p.positionScale = Eigen::Vector3d(4, 8, 8);
+        p.ntkFactor = 0.5;
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, validate(p));
+        p.ntkFactor = 2;
+        p.rotary.headDim = 2;
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, validate(p));
+        // Per-head and distributed need the three axes.
+        p = SchemeParams{};
+        p.kind = SchemeKind::TadRope;
+        QCOMPARE(componentCount(p.kind), 1);
+        p.kind = SchemeKind::Vrope;
+        p.allocationKind = FrequencyAllocation::Kind::PerHead;
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, validate(p));
+        p.allocationKind = FrequencyAllocation::Kind::Distributed;
         QVERIFY_THROWS_EXCEPTION(InvalidInput, validate(p));
     }
 };

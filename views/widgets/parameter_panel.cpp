@@ -117,9 +117,17 @@ void ParameterPanel::buildUi()
                                 "index; sectioned frequencies",
                                 "ilrope: ILRoPE, OmniRoPE's positions with Qwen3-VL's interleaved frequencies",
                                 "spatial-reset: MRoPE-I with spatial reset (Revisiting paper): rows and columns restart at 0, "
-                                "time at s + delta*t; interleaved frequencies"};
-    static_assert(sizeof(schemeHelp) / sizeof(schemeHelp[0]) == 12, "one help line per scheme");
-    for (int i = 0; i < scheme_->count() && i < 12; ++i)
+                                "time at s + delta*t; interleaved frequencies",
+                                "mrope-i: Qwen3-VL's MRoPE-I, M-RoPE positions with every video frame its own grid; "
+                                "interleaved frequencies [24,20,20]",
+                                "mhrope: MHRoPE, MRoPE-I positions; whole heads per axis (2,3,3 of 8 KV heads), the rest "
+                                "without rotary",
+                                "tad-rope: TAD-RoPE (TC-LLaVA), one index: token index + delta * frame index",
+                                "videorope++: VideoRoPE++, VideoRoPE's layout with the time axis on an NTK-scaled base (YaRN-V)",
+                                "mm-rope: MM-RoPE (Lumos-1), M-RoPE with visual offsets scaled (4,8,8) and every 8 pairs "
+                                "T,T,H,W,H,W,H,W"};
+    static_assert(sizeof(schemeHelp) / sizeof(schemeHelp[0]) == 17, "one help line per scheme");
+    for (int i = 0; i < scheme_->count() && i < 17; ++i)
         scheme_->setItemData(i, schemeHelp[i], Qt::ToolTipRole);
     schemeForm->addRow("Scheme", scheme_);
     layout_ = new QLineEdit;
@@ -209,7 +217,7 @@ void ParameterPanel::buildUi()
     circleForm->addRow("Video stride", stride_);
     root->addWidget(circleBox);
 
-    // The 2025 family: VideoRoPE / HoPE frame spacing, V2PE visual span.
+    // The 2025 family: frame spacing, V2PE visual span, MM-RoPE scales, VideoRoPE++'s NTK factor.
     auto* strideBox = new QGroupBox("2025 schemes");
     auto* strideForm = form(strideBox);
     temporalStride_ = doubleSpin(-1, 1000, -1, 0.25, 3, "temporalStride");
@@ -222,6 +230,18 @@ void ParameterPanel::buildUi()
     visualStride_->setToolTip("V2PE: the positions one image spans; each of its N tokens advances by stride / N, and the\n"
                               "text after it resumes at the next whole position + 1");
     strideForm->addRow("V2PE visual stride", visualStride_);
+    auto* scaleRow = new QHBoxLayout;
+    const char* scaleNames[3] = {"positionScaleT", "positionScaleH", "positionScaleW"};
+    for (int i = 0; i < 3; ++i) {
+        positionScale_[i] = doubleSpin(0, 1000, i == 0 ? 4 : 8, 1, 3, scaleNames[i]);
+        positionScale_[i]->setToolTip("MM-RoPE: visual offsets scaled per axis (t, h, w); Lumos-1 uses 4, 8, 8");
+        scaleRow->addWidget(positionScale_[i]);
+    }
+    strideForm->addRow("MM-RoPE scale (t,h,w)", scaleRow);
+    ntkFactor_ = doubleSpin(1, 1024, 4, 1, 3, "ntkFactor");
+    ntkFactor_->setToolTip("VideoRoPE++ (YaRN-V): the time axis' pairs use theta * ((L s - 1) / (L - 1))^(d / (d - 2)),\n"
+                           "s this context extension factor, L = 32768 as its code");
+    strideForm->addRow("VideoRoPE++ NTK factor", ntkFactor_);
     root->addWidget(strideBox);
 
     // AGE
@@ -277,7 +297,7 @@ void ParameterPanel::buildUi()
     rotaryForm->addRow("head_dim", headDim_);
     allocation_ = new QComboBox;
     allocation_->setObjectName("allocation");
-    allocation_->addItems({"scheme default", "sectioned", "interleaved", "interleaved-mrope", "hw-alternating"});
+    allocation_->addItems({"scheme default", "sectioned", "interleaved", "interleaved-mrope", "hw-alternating", "distributed", "per-head"});
     allocation_->setToolTip("Which position axis drives each frequency pair");
     allocation_->setItemData(0, "The scheme's own: sectioned [16,24,24] for the 3-axis schemes, interleaved for VRoPE", Qt::ToolTipRole);
     allocation_->setItemData(1, "Contiguous sections per axis (M-RoPE's mrope_section), highest frequencies first", Qt::ToolTipRole);
@@ -286,7 +306,13 @@ void ParameterPanel::buildUi()
                                 "(sections t,h,w; default 24,20,20)", Qt::ToolTipRole);
     allocation_->setItemData(4, "VideoRoPE's: h on odd pairs below 2 h, w on even pairs from 2 below 2 w, t on pair 0 and the "
                                 "lowest frequencies (sections t,h,w; default 16,24,24)", Qt::ToolTipRole);
+    allocation_->setItemData(5, "MM-RoPE's: every 8 pairs T,T,H,W,H,W,H,W, so each axis spans all frequencies", Qt::ToolTipRole);
+    allocation_->setItemData(6, "MHRoPE's: whole heads per axis (sections = heads for t,h,w; default 2,3,3 of 8); each such head "
+                                "turns all its pairs by its axis, the remaining heads have no rotary", Qt::ToolTipRole);
     rotaryForm->addRow("Allocation", allocation_);
+    kvHeads_ = spin(1, 1024, 8, "kvHeads");
+    kvHeads_->setToolTip("The heads a per-head allocation (MHRoPE) spreads its axes over: the KV heads (a model run uses its own)");
+    rotaryForm->addRow("KV heads", kvHeads_);
     sections_ = new QLineEdit;
     sections_->setObjectName("sections");
     sections_->setPlaceholderText("default 16,24,24");
@@ -381,9 +407,9 @@ void ParameterPanel::buildUi()
             alpha_->setValue(static_cast<int>(std::lround(v * 1000))); // emits through the slider
     });
     for (QDoubleSpinBox* s : {radius_, vector_[0], vector_[1], vector_[2], stride_, secondPerGrid_, tokensPerSecond_, temporalStride_,
-                              visualStride_})
+                              visualStride_, positionScale_[0], positionScale_[1], positionScale_[2], ntkFactor_})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
-    for (QSpinBox* s : {ageLayers_, headDim_})
+    for (QSpinBox* s : {ageLayers_, headDim_, kvHeads_})
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
     for (QLineEdit* e : {agePattern_, theta_, sections_})
         connect(e, &QLineEdit::textEdited, this, &ParameterPanel::emitEdited);
@@ -452,9 +478,13 @@ void ParameterPanel::updateEnabled()
                        static_cast<QWidget*>(vector_[0]), static_cast<QWidget*>(vector_[1]), static_cast<QWidget*>(vector_[2]),
                        static_cast<QWidget*>(stride_)})
         w->setEnabled(circle);
-    temporalStride_->setEnabled(kind == SchemeKind::VideoRope || kind == SchemeKind::Hope || kind == SchemeKind::OmniRope
-                                || kind == SchemeKind::IlRope || kind == SchemeKind::SpatialReset);
+    temporalStride_->setEnabled(kind && usesTemporalStride(*kind));
     visualStride_->setEnabled(kind == SchemeKind::V2pe);
+    for (QDoubleSpinBox* scale : positionScale_)
+        scale->setEnabled(kind == SchemeKind::MmRope);
+    ntkFactor_->setEnabled(kind == SchemeKind::VideoRopePlus);
+    const bool perHead = allocation_->currentText() == "per-head" || (allocation_->currentIndex() == 0 && kind == SchemeKind::Mhrope);
+    kvHeads_->setEnabled(perHead);
     agePattern_->setEnabled(age_->currentText() == "custom");
     const bool ageOn = age_->currentText() != "none";
     ageLayers_->setEnabled(ageOn);
@@ -470,8 +500,10 @@ void ParameterPanel::updateEnabled()
         alphaBox_->setValue(alpha_->value() / 1000.0);
     }
     layerNumber_->setText(QString::number(layer_->value()));
-    sections_->setPlaceholderText(allocation_->currentText() == "interleaved-mrope" ? "default 24,20,20 (t,h,w)" : "default 16,24,24");
-    sections_->setEnabled(kind != SchemeKind::V2pe);
+    sections_->setPlaceholderText(perHead ? "default 2,3,3 heads (t,h,w)"
+                                  : allocation_->currentText() == "interleaved-mrope" ? "default 24,20,20 (t,h,w)"
+                                                                                      : "default 16,24,24");
+    sections_->setEnabled(kind && componentCount(*kind) > 1);
     static const char* legends[] = {
         "Text tokens: dark blue on the text axis; the selected one red. Visual tokens: hue by column (red at the left, "
         "through yellow and green, to magenta at the right), lightness by row (dark top, light bottom).",
@@ -512,6 +544,9 @@ session::ExplorerState ParameterPanel::state() const
     if (temporalStride_->value() >= 0)
         s.params.temporalStride = temporalStride_->value();
     s.params.visualStride = visualStride_->value();
+    s.params.positionScale = Eigen::Vector3d(positionScale_[0]->value(), positionScale_[1]->value(), positionScale_[2]->value());
+    s.params.ntkFactor = ntkFactor_->value();
+    s.params.rotary.heads = kvHeads_->value();
     static const char* colours[] = {"rowcol", "patch", "distance"};
     s.colourMode = colours[std::clamp(colour_->currentIndex(), 0, 2)];
     s.showConeLines = coneLines_->isChecked();
@@ -593,6 +628,10 @@ void ParameterPanel::setState(const session::ExplorerState& s)
     tokensPerSecond_->setValue(s.params.temporal.tokensPerSecond);
     temporalStride_->setValue(s.params.temporalStride.value_or(-1));
     visualStride_->setValue(s.params.visualStride);
+    for (int i = 0; i < 3; ++i)
+        positionScale_[i]->setValue(s.params.positionScale[i]);
+    ntkFactor_->setValue(s.params.ntkFactor);
+    kvHeads_->setValue(s.params.rotary.heads);
     colour_->setCurrentIndex(s.colourMode == "patch" ? 1 : s.colourMode == "distance" ? 2 : 0);
     coneLines_->setChecked(s.showConeLines);
     coneSurface_->setChecked(s.showConeSurface);

@@ -67,6 +67,8 @@ private:
     QDoubleSpinBox* stride_;
     QDoubleSpinBox* temporalStride_; // VideoRoPE / HoPE delta; -1 shows "default"
     QDoubleSpinBox* visualStride_;   // V2PE
+    QDoubleSpinBox* positionScale_[3]; // MM-RoPE (t, h, w)
+    QDoubleSpinBox* ntkFactor_;        // VideoRoPE++
     QComboBox* age_;
     QLineEdit* agePattern_;
     QSpinBox* ageLayers_;
@@ -74,6 +76,7 @@ private:
     QLabel* layerLabel_;
     QLineEdit* theta_;
     QSpinBox* headDim_;
+    QSpinBox* kvHeads_; // per-head allocation (MHRoPE)
     QComboBox* allocation_;
     QLineEdit* sections_;
     QComboBox* temporal_;

@@ -2,7 +2,10 @@
 """Reference positions and frequency allocations of the 2025 schemes, computed independently of the engine.
 
 Written from the semantics of JJJYmmm/Multimodal-RoPEs (pos_design/videorope.py, hope.py, v2pe.py,
-omnirope.py (ilrope.py calls it), mrope_i.py with spatial_reset, and freq_allocation/videorope.py, hope.py, mrope_i.py), in double precision: the token sequence is walked block by block
+omnirope.py (ilrope.py calls it), mrope_i.py with and without spatial_reset (mhrope uses it too), mmrope.py,
+and freq_allocation/videorope.py, hope.py, mrope_i.py, mhrope.py, mmrope.py), VideoRoPE++'s own
+rotary_embedding.py ('videorope++_v1': the time section on the NTK-scaled base) and TC-LLaVA's TAD-RoPE
+(index + gamma x frame index), in double precision: the token sequence is walked block by block
 as their get_*_index functions do (text run, then one visual grid), not segment by segment as the engine
 does. Videos are one (T, H, W) grid (the references split Qwen3-VL videos into one-frame grids before
 this walk; RopeScope's model layer does that split, so a layout's video:TxHxW is the unsplit grid).
@@ -32,7 +35,15 @@ SCHEMES = {  # name: (kind, parameter, header)
     "ilrope": ("ilrope", 1.0, "temporal-stride=1"),
     "spatial-reset": ("spatial-reset", 1.0, "temporal-stride=1"),
     "spatial-reset_d2": ("spatial-reset", 2.0, "temporal-stride=2"),
+    "mrope-i": ("mrope-i", None, ""),
+    "mhrope": ("mhrope", None, ""),
+    "tad-rope": ("tad-rope", 1.0, "temporal-stride=1"),
+    "tad-rope_g0.5": ("tad-rope", 0.5, "temporal-stride=0.5"),
+    "videorope++": ("videorope++", 2.0, "ntk-factor=4"),
+    "mm-rope": ("mm-rope", (4.0, 8.0, 8.0), "position-scale=4,8,8"),
+    "mm-rope_s1-2-3": ("mm-rope", (1.0, 2.0, 3.0), "position-scale=1,2,3"),
 }
+NTK_ORIGINAL_CONTEXT = 32768  # VideoRoPE++'s post_init fixes max_position_embeddings to this
 
 
 def blocks(layout):
@@ -146,6 +157,86 @@ def mrope_reset(layout, delta):
     return out
 
 
+def mrope_interleave(layout):
+    """mrope_i.py without spatial reset: every video frame becomes its own one-frame grid (repeat_interleave
+    of video_grid_thw, t = 1); each block starts at the previous max + 1, its t index 0 (t = 1)."""
+    out, last_max = [], None
+    grids, tail = blocks(layout)
+    split = []
+    for text_len, T, H, W, kind in grids:
+        split.append((text_len, H, W))
+        split += [(0, H, W)] * (T - 1)
+    for text_len, H, W in split:
+        st = 0 if last_max is None else last_max + 1
+        out += [(st + i,) * 3 for i in range(text_len)]
+        s = st + text_len
+        block = [(s, s + r, s + c) for r in range(H) for c in range(W)]
+        out += block
+        last_max = max(max(p) for p in block)
+    st = 0 if last_max is None else last_max + 1
+    out += [(st + i,) * 3 for i in range(tail)]
+    return out
+
+
+def mm_rope(layout, scale, delta=1.0):
+    """mmrope.py on the unsplit grid: offsets (f * delta * st, r * sh, c * sw) + text_len + st_idx, each block
+    starting at the previous max + 1."""
+    st_, sh, sw = scale
+    out, last_max = [], None
+    grids, tail = blocks(layout)
+    for text_len, T, H, W, _ in grids:
+        st = 0 if last_max is None else last_max + 1
+        out += [(st + i,) * 3 for i in range(text_len)]
+        s = st + text_len
+        block = [(s + f * delta * st_, s + r * sh, s + c * sw) for f in range(T) for r in range(H) for c in range(W)]
+        out += block
+        last_max = max(max(p) for p in block)
+    st = 0 if last_max is None else last_max + 1
+    out += [(st + i,) * 3 for i in range(tail)]
+    return out
+
+
+def tad_rope(layout, gamma):
+    """TAD-RoPE: index i + gamma * tau, tau counting frames through the sequence (a video's frame f at its
+    start + f; text and images keep the count reached)."""
+    out, tau, i = [], 0, 0
+    for part in layout.split(","):
+        kind, size = part.split(":")
+        dims = [int(x) for x in size.split("x")]
+        if kind == "text":
+            for _ in range(dims[0]):
+                out.append((i + gamma * tau,))
+                i += 1
+            continue
+        T, H, W = (1, dims[0], dims[1]) if kind == "image" else dims
+        for f in range(T):
+            for _ in range(H * W):
+                out.append((i + gamma * (tau + f),))
+                i += 1
+        tau += T - 1
+    return out
+
+
+def yarn_v_time_theta(theta, head_dim, factor):
+    """VideoRoPE++ 'videorope++_v1': ntk_base = base * ((L * factor - 1) / (L - 1)) ** (d / (d - 2))."""
+    L = NTK_ORIGINAL_CONTEXT
+    return theta * ((L * factor - 1) / (L - 1)) ** (head_dim / (head_dim - 2))
+
+
+def distributed(half):
+    """mmrope.py: pattern (T, T, H, W, H, W, H, W) repeated over the pairs."""
+    pattern = (0, 0, 1, 2, 1, 2, 1, 2)
+    return [pattern[j % 8] for j in range(half)]
+
+
+def per_head(heads, sections):
+    """mhrope.py: the first sections[0] KV heads on t, then h, then w; the rest zero frequency (-1 here)."""
+    table = []
+    for axis, n in enumerate(sections):
+        table += [axis] * n
+    return table + [-1] * (heads - len(table))
+
+
 def strided_allocation(half, sections, stride):
     """Start from t; h at slice(1, stride*s_h, stride); w at slice(2, stride*s_w, stride):
     freq_allocation/mrope_i.py with stride 3, freq_allocation/videorope.py with stride 2."""
@@ -183,20 +274,29 @@ def hw_alternating(half, sections):
     return strided_allocation(half, sections, 2)
 
 
+def positions(kind, value, layout):
+    if kind == "v2pe":
+        return v2pe(layout, value)
+    if kind == "spatial-reset":
+        return mrope_reset(layout, value)
+    if kind in ("omnirope", "ilrope"):
+        return spatial_reset(layout, value)
+    if kind in ("mrope-i", "mhrope"):
+        return mrope_interleave(layout)
+    if kind == "tad-rope":
+        return tad_rope(layout, value)
+    if kind == "mm-rope":
+        return mm_rope(layout, value)
+    return videorope(layout, value, kind == "hope")  # videorope, hope, videorope++ (value = delta)
+
+
 def main():
     for name, (kind, value, header) in SCHEMES.items():
         for case, layout in CASES.items():
-            if kind == "v2pe":
-                cols = v2pe(layout, value)
-            elif kind == "spatial-reset":
-                cols = mrope_reset(layout, value)
-            elif kind in ("omnirope", "ilrope"):
-                cols = spatial_reset(layout, value)
-            else:
-                cols = videorope(layout, value, kind == "hope")
+            cols = positions(kind, value, layout)
             meta = metadata(layout)
             assert len(cols) == len(meta)
-            lines = [f"# scheme={kind} layout={layout} {header}",
+            lines = [f"# scheme={kind} layout={layout}" + (f" {header}" if header else ""),
                      "index,modality,segment,frame,row,col," + ",".join(f"p{i}" for i in range(len(cols[0])))]
             for i, (m, p) in enumerate(zip(meta, cols)):
                 lines.append(",".join([str(i)] + [str(x) for x in m] + [number(x) for x in p]))
@@ -208,9 +308,20 @@ def main():
         "hw-alternating 64 [8,12,12]": hw_alternating(32, [8, 12, 12]),
         "interleaved-mrope 128 [24,20,20]": interleaved_mrope(64, [24, 20, 20]),
         "interleaved-mrope 32 [6,5,5]": interleaved_mrope(16, [6, 5, 5]),
+        "distributed 128 []": distributed(64),
+        "distributed 36 []": distributed(18),
+        # per-head: "<heads> [t,h,w]" -> each head's axis, -1 without rotary
+        "per-head 8 [2,3,3]": per_head(8, [2, 3, 3]),
+        "per-head 12 [2,3,3]": per_head(12, [2, 3, 3]),
+    }
+    time_theta = {
+        "videorope++ 1e6 128 4": yarn_v_time_theta(1e6, 128, 4.0),
+        "videorope++ 10000 16 2": yarn_v_time_theta(1e4, 16, 2.0),
     }
     with open("allocations.json", "w") as f:
         json.dump(allocations, f, indent=1)
+    with open("time_theta.json", "w") as f:
+        json.dump(time_theta, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -116,10 +116,23 @@ void paintBarChart(QPainter& p, const QRectF& area, const BarChart& chart)
     setFont(p, area, 0.8);
     const QFontMetricsF fm(p.font());
     const double top = niceCeiling(chart.values.empty() ? 1.0 : *std::max_element(chart.values.begin(), chart.values.end()));
-    plot.adjust(axisLabelWidth(fm, 0, top, 4) + 10, fm.height() * 1.4, -8, -fm.height() * 1.8);
+    const int n = static_cast<int>(chart.values.size());
+    // Labels that do not fit under their bars (many schemes in a narrow panel) are drawn slanted at 45
+    // degrees in a taller margin instead of being shrunk or elided to nothing.
+    const double valueAxis = axisLabelWidth(fm, 0, top, 4) + 10;
+    const double flatSlot = n ? (plot.width() - valueAxis - 8) / n : 0;
+    double widest = 0;
+    for (const QString& label : chart.labels)
+        widest = std::max(widest, fm.horizontalAdvance(label));
+    const bool slanted = n > 0 && widest > flatSlot - 2;
+    const double slantReach = std::min(widest * 0.72 + fm.height(), plot.height() * 0.45); // room below the axis
+    // Slanted mode also stands the values on end above their bars: room for the longest above the top.
+    double widestValue = 0;
+    for (double v : chart.values)
+        widestValue = std::max(widestValue, fm.horizontalAdvance(number(std::max(0.0, v))));
+    plot.adjust(valueAxis, slanted ? widestValue + fm.height() * 0.4 : fm.height() * 1.4, -8, slanted ? -slantReach : -fm.height() * 1.8);
     drawValueAxis(p, plot, 0, top, 4);
 
-    const int n = static_cast<int>(chart.values.size());
     const double slot = n ? plot.width() / n : 0;
     for (int i = 0; i < n; ++i) {
         const double v = std::max(0.0, chart.values[static_cast<size_t>(i)]);
@@ -128,9 +141,29 @@ void paintBarChart(QPainter& p, const QRectF& area, const BarChart& chart)
         p.fillRect(bar, i == chart.highlighted ? kAccent : kBar);
         p.setPen(kInk);
         setFont(p, area, 0.8, i == chart.highlighted);
-        fitFont(p, number(v), slot);
-        p.drawText(QRectF(bar.left() - slot * 0.2, bar.top() - fm.height() * 1.2, slot, fm.height()), Qt::AlignCenter, number(v));
+        if (slanted) {
+            p.save();
+            p.translate(bar.center().x() + fm.height() * 0.35, bar.top() - 3);
+            p.rotate(-90);
+            p.drawText(QPointF(0, 0), number(v));
+            p.restore();
+        } else {
+            fitFont(p, number(v), slot);
+            p.drawText(QRectF(bar.left() - slot * 0.2, bar.top() - fm.height() * 1.2, slot, fm.height()), Qt::AlignCenter, number(v));
+        }
         setFont(p, area, 0.8, i == chart.highlighted);
+        if (slanted) {
+            // Ends under the bar's centre, running down-left; elided only past the margin's diagonal.
+            const QString label = QFontMetricsF(p.font()).elidedText(chart.labels[static_cast<size_t>(i)], Qt::ElideMiddle,
+                                                                     (slantReach - fm.height() * 0.3) / 0.72);
+            p.save();
+            p.translate(plot.left() + slot * (i + 0.5) + fm.height() * 0.25, plot.bottom() + 4);
+            p.rotate(-45);
+            const double w = QFontMetricsF(p.font()).horizontalAdvance(label);
+            p.drawText(QRectF(-w, 0, w, fm.height()), Qt::AlignRight | Qt::AlignTop, label);
+            p.restore();
+            continue;
+        }
         fitFont(p, chart.labels[static_cast<size_t>(i)], slot - 2); // narrow panels: smaller, never overlapping
         const QString label = QFontMetricsF(p.font()).elidedText(chart.labels[static_cast<size_t>(i)], Qt::ElideMiddle, slot - 2);
         p.drawText(QRectF(plot.left() + slot * i, plot.bottom() + 4, slot, fm.height() * 1.3), Qt::AlignCenter, label);

@@ -78,7 +78,11 @@ FrequencyChart frequencyChart(const PositionTable& table)
     QStringList spans;
     for (size_t a = 0; a < u.axes.size(); ++a)
         spans << QString("%1 %2").arg(QString::fromStdString(u.axes[a])).arg(u.spans[a], 0, 'g', 4);
-    c.subtitle = QString("pairs high -> low frequency; span in the visual grids: %1").arg(spans.join(", "));
+    // Per head (MHRoPE): each axis' heads turn every pair, so the strip shows each head group's pairs in turn.
+    const QString strip = table.allocation.perHead()
+                              ? QString("each axis' heads (of %1): all pairs high -> low").arg(table.rotary.heads)
+                              : QString("pairs high -> low frequency");
+    c.subtitle = QString("%1; span in the visual grids: %2").arg(strip, spans.join(", "));
     for (const std::string& a : u.axes)
         c.axes.push_back(QString::fromStdString(a));
     for (const FrequencyUsage::Pair& p : u.pairs) {

@@ -503,7 +503,11 @@ void ParameterPanel::updateEnabled()
     sections_->setPlaceholderText(perHead ? "default 2,3,3 heads (t,h,w)"
                                   : allocation_->currentText() == "interleaved-mrope" ? "default 24,20,20 (t,h,w)"
                                                                                       : "default 16,24,24");
-    sections_->setEnabled(kind && componentCount(*kind) > 1);
+    // Sections mean nothing to the allocations that fix every pair (interleaved, distributed) or to 1-D schemes.
+    const auto chosen = allocation_->currentIndex() > 0 ? allocationKindFromName(allocation_->currentText().toStdString())
+                                                        : kind ? designAllocation(*kind) : std::nullopt;
+    sections_->setEnabled(kind && componentCount(*kind) > 1 && chosen != FrequencyAllocation::Kind::Interleaved
+                          && chosen != FrequencyAllocation::Kind::Distributed);
     static const char* legends[] = {
         "Text tokens: dark blue on the text axis; the selected one red. Visual tokens: hue by column (red at the left, "
         "through yellow and green, to magenta at the right), lightness by row (dark top, light bottom).",

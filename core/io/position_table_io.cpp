@@ -1,5 +1,7 @@
 #include "position_table_io.h"
 
+#include "scheme_codec.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -104,12 +106,9 @@ QJsonObject schemeParamsJson(const SchemeParams& p)
     o["allocation"] = QString::fromStdString(allocationFor(p).toString());
     if (p.kind == SchemeKind::Circle) {
         o["alpha"] = p.circle.alpha;
-        const char* mode = p.circle.radiusMode == RadiusMode::Fixed       ? "fixed"
-                           : p.circle.radiusMode == RadiusMode::AutoPaper ? "auto-k (paper: k * max ||(x,y)||)"
-                                                                           : "auto-k (official code: k * max |coordinate|)";
-        o["radius_mode"] = mode;
+        o["radius_mode"] = radiusModeName(p.circle.radiusMode);
         o["radius"] = p.circle.radius;
-        o["text_vector_wht"] = QJsonArray{p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()};
+        o["text_vector"] = QJsonArray{p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()};
         o["stride"] = p.circle.stride;
     }
     if (usesTemporalStride(p.kind))
@@ -117,7 +116,7 @@ QJsonObject schemeParamsJson(const SchemeParams& p)
     if (p.kind == SchemeKind::V2pe)
         o["visual_stride"] = p.visualStride;
     if (p.kind == SchemeKind::MmRope)
-        o["position_scale_thw"] = QJsonArray{p.positionScale.x(), p.positionScale.y(), p.positionScale.z()};
+        o["position_scale"] = QJsonArray{p.positionScale.x(), p.positionScale.y(), p.positionScale.z()};
     if (p.kind == SchemeKind::VideoRopePlus) {
         o["ntk_factor"] = p.ntkFactor;
         o["time_theta"] = p.rotary.theta * allocationFor(p).temporalThetaScale;
@@ -125,9 +124,8 @@ QJsonObject schemeParamsJson(const SchemeParams& p)
     if (allocationFor(p).perHead())
         o["kv_heads"] = p.rotary.heads;
     if (p.kind == SchemeKind::Mrope || p.kind == SchemeKind::Compact) {
-        const bool q25 = p.temporal.mode == TemporalParams::Mode::Qwen25VL;
-        o["temporal"] = q25 ? "qwen2.5-vl" : "qwen2-vl";
-        if (q25) {
+        o["temporal"] = temporalModeName(p.temporal.mode);
+        if (p.temporal.mode == TemporalParams::Mode::Qwen25VL) {
             o["second_per_grid"] = p.temporal.secondPerGrid;
             o["tokens_per_second"] = p.temporal.tokensPerSecond;
         }

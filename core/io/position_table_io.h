@@ -14,7 +14,8 @@ QByteArray positionTableCsv(const geometry::PositionTable& table);
 // record per token (frame/row/col null for text).
 QByteArray positionTableJson(const geometry::PositionTable& table, const QJsonObject& parameters);
 
-// Every parameter that shaped a table, for exports and manifests to record.
+// The parameters that shaped a table (those its scheme reads, named as in io/scheme_codec.h, and the
+// allocation as it applied), for exports and manifests to record.
 QJsonObject schemeParamsJson(const geometry::SchemeParams& params);
 
 // Shortest round-trip decimal form of a double ("3", "0.1", "-2.5e-07"); -0 is written as 0.

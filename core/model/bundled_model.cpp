@@ -1,6 +1,7 @@
 #include "bundled_model.h"
 
 #include "io/input_file.h"
+#include "io/scheme_codec.h"
 
 #include "geometry/age.h"
 #include "geometry/circle_projection.h"
@@ -34,31 +35,12 @@ void save(const QString& path, const QByteArray& bytes)
 
 } // namespace
 
-namespace {
-
-QJsonArray sectionsJson(const std::vector<int>& sections)
-{
-    QJsonArray a;
-    for (int s : sections)
-        a.append(s);
-    return a;
-}
-
-} // namespace
-
 QJsonObject schemeToJson(const ModelScheme& m)
 {
-    const geometry::SchemeParams& p = m.params;
-    return {{"scheme", geometry::schemeName(p.kind)},
-            {"alpha", p.circle.alpha},
-            {"radius_mode", p.circle.radiusMode == geometry::RadiusMode::Fixed ? "fixed"
-                            : p.circle.radiusMode == geometry::RadiusMode::AutoPaper ? "auto" : "code-auto"},
-            {"radius", p.circle.radius},
-            {"text_vector", QJsonArray{p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()}},
-            {"stride", p.circle.stride},
-            {"allocation", p.allocationKind ? QString(geometry::allocationKindName(*p.allocationKind)) : QString("default")},
-            {"sections", sectionsJson(p.sections)},
-            {"age", QString::fromStdString(m.age)}};
+    QJsonObject o;
+    io::writeSchemeParams(o, m.params);
+    o["age"] = QString::fromStdString(m.age);
+    return o;
 }
 
 bool sameScheme(const ModelScheme& a, const ModelScheme& b, int layers)
@@ -71,18 +53,31 @@ std::string schemeDifference(const ModelScheme& a, const ModelScheme& b, int lay
     auto pattern = [layers](const std::string& age) { return age.empty() ? std::string() : geometry::parseAgeSchedule(age, layers).pattern(); };
     if (a.params.kind != b.params.kind)
         return std::string("scheme ") + geometry::schemeName(a.params.kind) + ", trained " + geometry::schemeName(b.params.kind);
+    const geometry::SchemeParams &p = a.params, &q = b.params;
+    const auto differs = [](const char* name, double inUse, double inTraining) {
+        return name + std::string(" ") + geometry::shortNumber(inUse) + ", trained " + geometry::shortNumber(inTraining);
+    };
+    const auto text = [](const Eigen::Vector3d& v) {
+        return geometry::shortNumber(v.x()) + "," + geometry::shortNumber(v.y()) + "," + geometry::shortNumber(v.z());
+    };
+    if (p.kind == geometry::SchemeKind::VideoRopePlus && p.ntkFactor != q.ntkFactor) // before the allocation it scales
+        return differs("NTK factor", p.ntkFactor, q.ntkFactor);
     // The allocation as it applies (an explicit "sectioned" is the default's sectioned[16,24,24]).
     const std::string used = geometry::allocationFor(a.params).toString(), trained = geometry::allocationFor(b.params).toString();
     if (used != trained)
         return "frequency allocation " + used + ", trained " + trained;
     if (pattern(a.age) != pattern(b.age))
         return "AGE " + (a.age.empty() ? std::string("none") : a.age) + ", trained " + (b.age.empty() ? std::string("none") : b.age);
+    // The 2025 schemes' placement parameters, where the scheme reads them.
+    if (geometry::usesTemporalStride(p.kind) && p.temporalStrideOrDefault() != q.temporalStrideOrDefault())
+        return differs("temporal stride", p.temporalStrideOrDefault(), q.temporalStrideOrDefault());
+    if (p.kind == geometry::SchemeKind::V2pe && p.visualStride != q.visualStride)
+        return differs("visual stride", p.visualStride, q.visualStride);
+    if (p.kind == geometry::SchemeKind::MmRope && p.positionScale != q.positionScale)
+        return "position scale " + text(p.positionScale) + ", trained " + text(q.positionScale);
     if (a.params.kind != geometry::SchemeKind::Circle && a.age.empty())
         return {}; // no layer uses the Circle-RoPE parameters
     const geometry::CircleParams &x = a.params.circle, &y = b.params.circle;
-    const auto differs = [](const char* name, double inUse, double inTraining) {
-        return name + std::string(" ") + geometry::shortNumber(inUse) + ", trained " + geometry::shortNumber(inTraining);
-    };
     if (x.alpha != y.alpha)
         return differs("alpha", x.alpha, y.alpha);
     if (x.radiusMode != y.radiusMode)
@@ -92,35 +87,19 @@ std::string schemeDifference(const ModelScheme& a, const ModelScheme& b, int lay
     if (x.stride != y.stride)
         return differs("stride", x.stride, y.stride);
     // Only the text axis's direction places tokens: (2,2,2) is (1,1,1).
-    if ((geometry::unitTextAxis(x.textVector) - geometry::unitTextAxis(y.textVector)).norm() > 1e-12) {
-        auto text = [](const Eigen::Vector3d& v) {
-            return geometry::shortNumber(v.x()) + "," + geometry::shortNumber(v.y()) + "," + geometry::shortNumber(v.z());
-        };
+    if ((geometry::unitTextAxis(x.textVector) - geometry::unitTextAxis(y.textVector)).norm() > 1e-12)
         return "text vector " + text(x.textVector) + ", trained " + text(y.textVector);
-    }
     return {};
 }
 
 ModelScheme schemeFromJson(const QJsonObject& o)
 {
+    // Records written before a key existed mean its default (text axis (1,1,1), the scheme's own
+    // allocation and sections, ...).
+    const io::JsonFields f(o, "config.json: ropescope");
     ModelScheme m;
-    m.params.kind = geometry::schemeFromName(o["scheme"].toString("mrope").toStdString()).value_or(geometry::SchemeKind::Mrope);
-    m.params.circle.alpha = o["alpha"].toDouble(0.5);
-    const QString mode = o["radius_mode"].toString("fixed");
-    m.params.circle.radiusMode = mode == "auto" ? geometry::RadiusMode::AutoPaper : mode == "code-auto" ? geometry::RadiusMode::AutoCode
-                                                                                                       : geometry::RadiusMode::Fixed;
-    m.params.circle.radius = o["radius"].toDouble(10.0);
-    m.params.circle.stride = o["stride"].toDouble(1.0);
-    // Records written before these keys existed mean the defaults: text axis (1,1,1), the scheme's own
-    // allocation and sections.
-    const QJsonArray v = o["text_vector"].toArray();
-    if (v.size() == 3 && v[0].isDouble() && v[1].isDouble() && v[2].isDouble())
-        m.params.circle.textVector = Eigen::Vector3d(v[0].toDouble(), v[1].toDouble(), v[2].toDouble());
-    m.params.allocationKind = geometry::allocationKindFromName(o["allocation"].toString().toStdString());
-    for (const QJsonValue& s : o["sections"].toArray())
-        if (s.isDouble())
-            m.params.sections.push_back(s.toInt());
-    m.age = o["age"].toString().toStdString();
+    m.params = io::readSchemeParams(f);
+    m.age = f.text("age", "");
     return m;
 }
 

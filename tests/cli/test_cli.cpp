@@ -43,7 +43,7 @@ private Q_SLOTS:
         const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
         QCOMPARE(root["tokens"].toArray().size(), 74);
         QCOMPARE(root["parameters"].toObject()["alpha"].toDouble(), 0.25);
-        QVERIFY(root["parameters"].toObject()["radius_mode"].toString().startsWith("auto-k (paper"));
+        QCOMPARE(root["parameters"].toObject()["radius_mode"].toString(), QString("auto"));
         // The last text token resumes at max+1 of the ring: R = 2 * |(3.5,3.5)| around c = 4.
         const QJsonArray last = root["tokens"].toArray().last().toObject()["p"].toArray();
         QVERIFY(last[0].toDouble() > 4 + 2 * 4.9 * 0.8);

@@ -81,6 +81,33 @@ private Q_SLOTS:
         model::ModelScheme explicitSectioned = mrope;
         explicitSectioned.params.allocationKind = geometry::FrequencyAllocation::Kind::Sectioned;
         QVERIFY(model::sameScheme(explicitSectioned, mrope, 4)); // the same allocation, named
+
+        // The 2025 schemes' placement parameters are recorded and compared where the scheme reads them.
+        model::ModelScheme mm = mrope;
+        mm.params.kind = geometry::SchemeKind::MmRope;
+        mm.params.positionScale = Eigen::Vector3d(1, 2, 3);
+        mm.params.temporalStride = 0.5;
+        const model::ModelScheme mmRecorded = model::schemeFromJson(model::schemeToJson(mm));
+        QCOMPARE(mmRecorded.params.positionScale, Eigen::Vector3d(1, 2, 3));
+        QVERIFY(model::sameScheme(mmRecorded, mm, 4));
+        model::ModelScheme mmDefault = mm;
+        mmDefault.params.positionScale = Eigen::Vector3d(4, 8, 8);
+        QCOMPARE(QString::fromStdString(model::schemeDifference(mmDefault, mm, 4)), QString("position scale 4,8,8, trained 1,2,3"));
+        mmDefault = mm;
+        mmDefault.params.temporalStride.reset();
+        QCOMPARE(QString::fromStdString(model::schemeDifference(mmDefault, mm, 4)), QString("temporal stride 1, trained 0.5"));
+        model::ModelScheme plus = mrope;
+        plus.params.kind = geometry::SchemeKind::VideoRopePlus;
+        model::ModelScheme plus8 = plus;
+        plus8.params.ntkFactor = 8;
+        QCOMPARE(QString::fromStdString(model::schemeDifference(plus8, model::schemeFromJson(model::schemeToJson(plus)), 4)),
+                 QString("NTK factor 8, trained 4"));
+        model::ModelScheme v2pe = mrope;
+        v2pe.params.kind = geometry::SchemeKind::V2pe;
+        model::ModelScheme v2pe7 = v2pe;
+        v2pe7.params.visualStride = 7;
+        QVERIFY(!model::sameScheme(v2pe7, v2pe, 4));
+        QVERIFY(model::sameScheme(mm, mm, 4));
     }
 
     // Under a scheme it was not trained with, eval says how far the question->image attention moved from

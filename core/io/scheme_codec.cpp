@@ -1,0 +1,189 @@
+#include "scheme_codec.h"
+
+#include "geometry/errors.h"
+
+#include <QJsonArray>
+
+#include <cmath>
+
+namespace ropescope::io {
+using namespace geometry;
+
+const char* radiusModeName(RadiusMode mode)
+{
+    switch (mode) {
+    case RadiusMode::Fixed: return "fixed";
+    case RadiusMode::AutoPaper: return "auto";
+    case RadiusMode::AutoCode: return "code-auto";
+    }
+    return "fixed";
+}
+
+std::optional<RadiusMode> radiusModeFromName(const std::string& name)
+{
+    for (RadiusMode m : {RadiusMode::Fixed, RadiusMode::AutoPaper, RadiusMode::AutoCode})
+        if (name == radiusModeName(m))
+            return m;
+    return std::nullopt;
+}
+
+const char* temporalModeName(TemporalParams::Mode mode)
+{
+    return mode == TemporalParams::Mode::Qwen25VL ? "qwen25vl" : "qwen2vl";
+}
+
+std::optional<TemporalParams::Mode> temporalModeFromName(const std::string& name)
+{
+    for (auto m : {TemporalParams::Mode::Qwen2VL, TemporalParams::Mode::Qwen25VL})
+        if (name == temporalModeName(m))
+            return m;
+    return std::nullopt;
+}
+
+void JsonFields::bad(const char* key, const std::string& why) const
+{
+    throw InvalidInput(context_ + ": '" + key + "' " + why);
+}
+
+double JsonFields::number(const char* key, double fallback) const
+{
+    if (!o_.contains(key))
+        return fallback;
+    if (!o_[key].isDouble() || !std::isfinite(o_[key].toDouble()))
+        bad(key, "must be a number");
+    return o_[key].toDouble();
+}
+
+int JsonFields::integer(const char* key, int fallback) const
+{
+    const double v = number(key, fallback);
+    if (v != std::floor(v) || std::abs(v) > 1e9)
+        bad(key, "must be a whole number");
+    return static_cast<int>(v);
+}
+
+bool JsonFields::boolean(const char* key, bool fallback) const
+{
+    if (!o_.contains(key))
+        return fallback;
+    if (!o_[key].isBool())
+        bad(key, "must be true or false");
+    return o_[key].toBool();
+}
+
+std::string JsonFields::text(const char* key, const std::string& fallback) const
+{
+    if (!o_.contains(key))
+        return fallback;
+    if (!o_[key].isString())
+        bad(key, "must be a string");
+    return o_[key].toString().toStdString();
+}
+
+std::array<double, 3> JsonFields::triple(const char* key, std::array<double, 3> fallback) const
+{
+    if (!o_.contains(key))
+        return fallback;
+    const QJsonArray a = o_[key].toArray();
+    if (!o_[key].isArray() || a.size() != 3)
+        bad(key, "must be an array of 3 numbers");
+    std::array<double, 3> out{};
+    for (int i = 0; i < 3; ++i) {
+        if (!a[i].isDouble() || !std::isfinite(a[i].toDouble()))
+            bad(key, "must be an array of 3 numbers");
+        out[static_cast<size_t>(i)] = a[i].toDouble();
+    }
+    return out;
+}
+
+namespace {
+
+QJsonArray array3(const Eigen::Vector3d& v)
+{
+    return {v.x(), v.y(), v.z()};
+}
+
+} // namespace
+
+void writeSchemeParams(QJsonObject& o, const SchemeParams& p)
+{
+    o["scheme"] = schemeName(p.kind);
+    o["alpha"] = p.circle.alpha;
+    o["radius_mode"] = radiusModeName(p.circle.radiusMode);
+    o["radius"] = p.circle.radius;
+    o["text_vector"] = array3(p.circle.textVector);
+    o["stride"] = p.circle.stride;
+    o["temporal"] = temporalModeName(p.temporal.mode);
+    o["second_per_grid"] = p.temporal.secondPerGrid;
+    o["tokens_per_second"] = p.temporal.tokensPerSecond;
+    o["theta"] = p.rotary.theta;
+    o["head_dim"] = p.rotary.headDim;
+    o["kv_heads"] = p.rotary.heads;
+    if (p.allocationKind)
+        o["allocation"] = allocationKindName(*p.allocationKind);
+    QJsonArray sections;
+    for (int s : p.sections)
+        sections.append(s);
+    o["sections"] = sections;
+    if (p.temporalStride)
+        o["temporal_stride"] = *p.temporalStride;
+    o["visual_stride"] = p.visualStride;
+    o["position_scale"] = array3(p.positionScale);
+    o["ntk_factor"] = p.ntkFactor;
+}
+
+SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
+{
+    const std::string scheme = f.text("scheme", schemeName(p.kind));
+    const auto kind = schemeFromName(scheme);
+    if (!kind)
+        f.bad("scheme", "is not a known scheme: " + scheme + " (expected " + schemeNameList() + ")");
+    p.kind = *kind;
+    p.circle.alpha = f.number("alpha", p.circle.alpha);
+    const auto mode = radiusModeFromName(f.text("radius_mode", radiusModeName(p.circle.radiusMode)));
+    if (!mode)
+        f.bad("radius_mode", "must be fixed, auto or code-auto");
+    p.circle.radiusMode = *mode;
+    p.circle.radius = f.number("radius", p.circle.radius);
+    const auto v = f.triple("text_vector", {p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()});
+    p.circle.textVector = Eigen::Vector3d(v[0], v[1], v[2]);
+    p.circle.stride = f.number("stride", p.circle.stride);
+    const auto temporal = temporalModeFromName(f.text("temporal", temporalModeName(p.temporal.mode)));
+    if (!temporal)
+        f.bad("temporal", "must be qwen2vl or qwen25vl");
+    p.temporal.mode = *temporal;
+    p.temporal.secondPerGrid = f.number("second_per_grid", p.temporal.secondPerGrid);
+    p.temporal.tokensPerSecond = f.number("tokens_per_second", p.temporal.tokensPerSecond);
+    p.rotary.theta = f.number("theta", p.rotary.theta);
+    p.rotary.headDim = f.integer("head_dim", p.rotary.headDim);
+    p.rotary.heads = f.integer("kv_heads", p.rotary.heads);
+    if (f.has("allocation")) {
+        const std::string a = f.text("allocation", "");
+        if (a == "default")
+            p.allocationKind.reset();
+        else if (const auto allocation = allocationKindFromName(a))
+            p.allocationKind = allocation;
+        else
+            f.bad("allocation", "must be default, sectioned, interleaved, interleaved-mrope, hw-alternating, distributed or per-head");
+    }
+    if (f.has("sections")) {
+        const QJsonValue s = f.object()["sections"];
+        if (!s.isArray() || s.toArray().size() > 8)
+            f.bad("sections", "must be an array of up to 8 whole numbers");
+        p.sections.clear();
+        for (const QJsonValue& x : s.toArray()) {
+            if (!x.isDouble() || x.toDouble() != std::floor(x.toDouble()) || std::abs(x.toDouble()) > 1e6)
+                f.bad("sections", "must be an array of whole numbers");
+            p.sections.push_back(x.toInt());
+        }
+    }
+    if (f.has("temporal_stride"))
+        p.temporalStride = f.number("temporal_stride", 1.0);
+    p.visualStride = f.number("visual_stride", p.visualStride);
+    const auto scale = f.triple("position_scale", {p.positionScale.x(), p.positionScale.y(), p.positionScale.z()});
+    p.positionScale = Eigen::Vector3d(scale[0], scale[1], scale[2]);
+    p.ntkFactor = f.number("ntk_factor", p.ntkFactor);
+    return p;
+}
+
+} // namespace ropescope::io

@@ -1,0 +1,152 @@
+// The one JSON spelling of scheme parameters (io/scheme_codec) and the session that uses it: every field
+// survives a round trip, old records read with defaults, and a bad value is named by its key.
+#include "geometry/errors.h"
+#include "io/scheme_codec.h"
+#include "session/explorer_state.h"
+
+#include <QJsonArray>
+#include <QtTest>
+
+using namespace ropescope;
+using namespace ropescope::geometry;
+
+namespace {
+
+SchemeParams everyFieldChanged()
+{
+    SchemeParams p;
+    p.kind = SchemeKind::MmRope;
+    p.circle.alpha = 0.25;
+    p.circle.radiusMode = RadiusMode::AutoCode;
+    p.circle.radius = 1.5;
+    p.circle.textVector = Eigen::Vector3d(0, 0.5, 2);
+    p.circle.stride = 3;
+    p.temporal.mode = TemporalParams::Mode::Qwen25VL;
+    p.temporal.secondPerGrid = 0.5;
+    p.temporal.tokensPerSecond = 4;
+    p.rotary.theta = 10000;
+    p.rotary.headDim = 64;
+    p.rotary.heads = 12;
+    p.allocationKind = FrequencyAllocation::Kind::HwAlternating;
+    p.sections = {8, 12, 12};
+    p.temporalStride = 1.5;
+    p.visualStride = 7;
+    p.positionScale = Eigen::Vector3d(1, 2, 3);
+    p.ntkFactor = 8;
+    return p;
+}
+
+void compareParams(const SchemeParams& a, const SchemeParams& b)
+{
+    QCOMPARE(a.kind, b.kind);
+    QCOMPARE(a.circle.alpha, b.circle.alpha);
+    QCOMPARE(a.circle.radiusMode, b.circle.radiusMode);
+    QCOMPARE(a.circle.radius, b.circle.radius);
+    QCOMPARE(a.circle.textVector, b.circle.textVector);
+    QCOMPARE(a.circle.stride, b.circle.stride);
+    QCOMPARE(a.temporal.mode, b.temporal.mode);
+    QCOMPARE(a.temporal.secondPerGrid, b.temporal.secondPerGrid);
+    QCOMPARE(a.temporal.tokensPerSecond, b.temporal.tokensPerSecond);
+    QCOMPARE(a.rotary.theta, b.rotary.theta);
+    QCOMPARE(a.rotary.headDim, b.rotary.headDim);
+    QCOMPARE(a.rotary.heads, b.rotary.heads);
+    QCOMPARE(a.allocationKind, b.allocationKind);
+    QCOMPARE(a.sections, b.sections);
+    QCOMPARE(a.temporalStride, b.temporalStride);
+    QCOMPARE(a.visualStride, b.visualStride);
+    QCOMPARE(a.positionScale, b.positionScale);
+    QCOMPARE(a.ntkFactor, b.ntkFactor);
+}
+
+} // namespace
+
+class TestSchemeCodec : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void everyFieldRoundTrips()
+    {
+        const SchemeParams p = everyFieldChanged();
+        QJsonObject o;
+        io::writeSchemeParams(o, p);
+        compareParams(io::readSchemeParams(io::JsonFields(o, "test")), p);
+        // One table of names: the spellings sessions and model records share.
+        QCOMPARE(o["radius_mode"].toString(), QString("code-auto"));
+        QCOMPARE(o["temporal"].toString(), QString("qwen25vl"));
+        QCOMPARE(o["allocation"].toString(), QString("hw-alternating"));
+        for (RadiusMode m : {RadiusMode::Fixed, RadiusMode::AutoPaper, RadiusMode::AutoCode})
+            QCOMPARE(io::radiusModeFromName(io::radiusModeName(m)), m);
+    }
+
+    void oldRecordsReadWithDefaults()
+    {
+        // A model record from before the text vector, allocation and 2025 keys existed.
+        const QJsonObject old{{"scheme", "circle"}, {"alpha", 0.5}, {"radius", 16}, {"radius_mode", "fixed"}, {"stride", 1},
+                              {"allocation", "default"}, {"sections", QJsonArray{}}};
+        SchemeParams expected;
+        expected.kind = SchemeKind::Circle;
+        expected.circle.radius = 16;
+        compareParams(io::readSchemeParams(io::JsonFields(old, "test")), expected);
+    }
+
+    void badValuesAreNamed_data()
+    {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QJsonValue>("value");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("scheme") << "scheme" << QJsonValue("rope9") << "session: 'scheme' is not a known scheme: rope9";
+        QTest::newRow("alpha") << "alpha" << QJsonValue("half") << "session: 'alpha' must be a number";
+        QTest::newRow("radius mode") << "radius_mode" << QJsonValue("big") << "session: 'radius_mode' must be fixed, auto or code-auto";
+        QTest::newRow("temporal") << "temporal" << QJsonValue("qwen2.5-vl") << "session: 'temporal' must be qwen2vl or qwen25vl";
+        QTest::newRow("allocation") << "allocation" << QJsonValue("spiral") << "session: 'allocation' must be default";
+        QTest::newRow("position scale") << "position_scale" << QJsonValue(QJsonArray{1, 2}) << "session: 'position_scale' must be an array of 3";
+        QTest::newRow("kv heads") << "kv_heads" << QJsonValue(2.5) << "session: 'kv_heads' must be a whole number";
+        QTest::newRow("sections") << "sections" << QJsonValue(QJsonArray{1, "x", 3}) << "session: 'sections' must be an array";
+    }
+    void badValuesAreNamed()
+    {
+        QFETCH(QString, key);
+        QFETCH(QJsonValue, value);
+        QFETCH(QString, message);
+        session::ExplorerState s;
+        QJsonObject o = s.toJson();
+        o[key] = value;
+        try {
+            session::ExplorerState::fromJson(o);
+            QFAIL("accepted");
+        } catch (const InvalidInput& e) {
+            QVERIFY2(QString(e.what()).startsWith(message), e.what());
+        }
+    }
+
+    void sessionRoundTrips()
+    {
+        session::ExplorerState s;
+        s.layout = "text:2,video:3x4x4,text:3";
+        s.params = everyFieldChanged();
+        s.age = "CM";
+        s.ageLayers = 8;
+        s.layer = 3;
+        s.selectedToken = 1;
+        s.colourMode = "distance";
+        s.camera = "side";
+        s.cameraState = session::CameraState{{1, 2, 3}, {0, 0, 0}, {0, 0, 1}, 25};
+        const session::ExplorerState back = session::ExplorerState::fromJson(s.toJson());
+        compareParams(back.params, s.params);
+        QCOMPARE(back.layout, s.layout);
+        QCOMPARE(back.age, s.age);
+        QCOMPARE(back.ageLayers, 8);
+        QCOMPARE(back.layer, 3);
+        QCOMPARE(back.colourMode, std::string("distance"));
+        QCOMPARE(back.camera, std::string("side"));
+        QVERIFY(back.cameraState);
+        QCOMPARE(back.cameraState->viewAngle, 25.0);
+        QCOMPARE(back.cameraState->viewUp[2], 1.0);
+        // A state that cannot be drawn is refused on reading, naming the parameter.
+        QJsonObject o = s.toJson();
+        o["ntk_factor"] = 0.5;
+        QVERIFY_THROWS_EXCEPTION(InvalidInput, session::ExplorerState::fromJson(o));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestSchemeCodec)
+#include "test_scheme_codec.moc"

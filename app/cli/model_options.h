@@ -2,7 +2,9 @@
 // Shared by the commands that run a model (LibTorch headers: include only from those).
 #include "cli_error.h"
 #include "geometry/errors.h"
+#include "geometry_options.h"
 #include "io/atomic_file.h"
+#include "model/bundled_model.h"
 #include "model/safetensors.h"
 
 #include <QCommandLineParser>
@@ -34,6 +36,17 @@ inline torch::Dtype parseDtype(const QCommandLineParser& parser)
     if (dtype != "bf16")
         throw UsageError("--dtype: expected fp32 or bf16, got '" + dtype.toStdString() + "'");
     return torch::kBFloat16;
+}
+
+// --scheme (default mrope), its parameters and --age for train / eval. The AGE string is only checked here
+// (against the most layers a schedule allows); the model parses it against its own layer count.
+inline model::ModelScheme modelSchemeFrom(const QCommandLineParser& parser)
+{
+    model::ModelScheme m;
+    m.params = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, 1024).params;
+    if (parser.isSet("age"))
+        m.age = parser.value("age").toStdString();
+    return m;
 }
 
 // Runs a model command (or one batch item), turning model, LibTorch and file errors into one-line CLI errors.

@@ -108,10 +108,13 @@ MainWindow::MainWindow(const QString& sessionDir, QWidget* parent) : QMainWindow
     buildUi();
     buildMenus();
     restoreAutosave();
+    writeAutosave(); // the first state is on disk at once; later edits are debounced
 }
 
 MainWindow::~MainWindow()
 {
+    if (autosaveTimer_->isActive())
+        writeAutosave(); // the last edit, still waiting for its pause
     scene_.reset(); // its actors belong to the view's renderer
 }
 
@@ -273,6 +276,12 @@ void MainWindow::buildUi()
     readoutsDock_ = addScrollDock("Readouts", "readoutsDock", readouts, Qt::RightDockWidgetArea, 420);
     setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
     fitToScreen();
+
+    // Dragging a slider changes the state many times a second: write the autosave once it pauses.
+    autosaveTimer_ = new QTimer(this);
+    autosaveTimer_->setSingleShot(true);
+    autosaveTimer_->setInterval(500);
+    connect(autosaveTimer_, &QTimer::timeout, this, &MainWindow::writeAutosave);
 
     cameraSaveTimer_ = new QTimer(this);
     cameraSaveTimer_->setSingleShot(true);
@@ -484,6 +493,13 @@ void MainWindow::saveSession(const QString& path)
 
 void MainWindow::autosave()
 {
+    if (autosaveEnabled_)
+        autosaveTimer_->start();
+}
+
+void MainWindow::writeAutosave()
+{
+    autosaveTimer_->stop();
     if (!autosaveEnabled_)
         return;
     QDir().mkpath(sessionDir_);

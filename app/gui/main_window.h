@@ -80,7 +80,8 @@ private:
     void updateScene();
     void updateCharts();
     void updateReadoutLabels();
-    void autosave();
+    void autosave();      // schedules a write after a short pause in the edits
+    void writeAutosave(); // writes now
     QJsonObject sessionJson() const;
     void restoreAutosave();
     void captureCamera();
@@ -99,6 +100,7 @@ private:
     QString lastError_;
     bool cameraStale_ = false;
     bool autosaveEnabled_ = true; // off when an unreadable autosave could not be set aside
+    QTimer* autosaveTimer_ = nullptr;
     QImage image_;
 
     views::ParameterPanel* panel_ = nullptr;

@@ -4,6 +4,7 @@
 
 #include <Eigen/Core>
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,13 +27,15 @@ struct VisualBlock {
     int end() const { return begin + size(); }
 };
 
-// A Circle-RoPE ring: its centre and radius in (t,h,w) position space and the unit normal of its plane.
+// A Circle-RoPE ring: its centre, in-plane basis and radius in (t,h,w) position space (the plane is
+// orthogonal to the text axis).
 struct Ring {
     int block = 0;
     Eigen::Vector3d centre;
-    Eigen::Vector3d normal;
     Eigen::Vector3d u, v; // in-plane basis: token = centre + R (cos theta u + sin theta v)
     double radius = 0.0;
+
+    Eigen::Vector3d at(double theta) const { return centre + radius * (std::cos(theta) * u + std::sin(theta) * v); }
 };
 
 // The one description of where every token sits, shared by the cone view, the tables, the metrics and
@@ -58,6 +61,13 @@ struct PositionTable {
     int visualTokenCount() const { return size() - static_cast<int>(textTokens.size()); }
     bool isText(int token) const { return modality[static_cast<size_t>(token)] == Modality::Text; }
 };
+
+// (t, h, w) <-> (w, h, t): the official Circle-RoPE code (and the 3-D view's x, y, z) order coordinates
+// w, h, t; the tables order them t, h, w. The swap is its own inverse.
+inline Eigen::Vector3d reverseAxes(const Eigen::Vector3d& v)
+{
+    return {v.z(), v.y(), v.x()};
+}
 
 // Token metadata (modality, segment, frame, row, col, blocks) of a layout; positions left empty.
 PositionTable tokenMetadata(const Layout& layout);

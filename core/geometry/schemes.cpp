@@ -85,7 +85,6 @@ void placeCircle(PositionTable& t, const CircleParams& circle)
         // c is the index the first visual token would get under M-RoPE; every frame shares the ring shape.
         const Eigen::MatrixX3d ring = circleOffsets(seg.rows, seg.cols, circle);
         const PlaneBasis basis = planeBasis(circle.textVector);
-        auto thw = [](const Eigen::Vector3d& wht) { return Eigen::Vector3d(wht.z(), wht.y(), wht.x()); };
         const double c = next;
         const int perFrame = seg.rows * seg.cols;
         double segmentMax = -INFINITY;
@@ -94,8 +93,7 @@ void placeCircle(PositionTable& t, const CircleParams& circle)
             auto block = t.positions.middleRows(token, perFrame);
             block = ring.array() + centre;
             segmentMax = std::max(segmentMax, block.maxCoeff());
-            t.rings.push_back({static_cast<int>(t.rings.size()), Eigen::Vector3d::Constant(centre),
-                               thw(unitTextAxis(circle.textVector)), thw(basis.u), thw(basis.v),
+            t.rings.push_back({static_cast<int>(t.rings.size()), Eigen::Vector3d::Constant(centre), reverseAxes(basis.u), reverseAxes(basis.v),
                                circleRadius(circle, seg.rows, seg.cols)});
             token += perFrame;
         }

@@ -148,7 +148,7 @@ TrainResult train(const TrainOptions& o)
                                                               + ",text:" + std::to_string(length - 1 - grid * grid));
         std::vector<LayerRotary> layers;
         for (int i = 0; i < cfg.text.layers; ++i) {
-            const auto p = vlm.modelScheme(age ? geometry::layerParams(o.scheme.params, *age, i) : o.scheme.params);
+            const auto p = vlm.schemeForModel(age ? geometry::layerParams(o.scheme.params, *age, i) : o.scheme.params);
             layers.push_back(rotaryForTable(geometry::buildPositionTable(layout, p), cfg.text, o.device, 0, length));
         }
         return rotaryByLength.emplace(length, std::move(layers)).first->second;

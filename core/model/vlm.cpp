@@ -39,7 +39,7 @@ Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
     releaseFreeHostMemory();
 }
 
-geometry::SchemeParams Vlm::modelScheme(const geometry::SchemeParams& requested) const
+geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& requested) const
 {
     geometry::SchemeParams p = requested;
     const TextConfig& t = config().text;
@@ -122,7 +122,7 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     std::vector<geometry::PositionTable> tables;
     try {
         for (int i = 0; i < layers; ++i) {
-            const geometry::SchemeParams p = modelScheme(req.age ? geometry::layerParams(req.scheme, *req.age, i) : req.scheme);
+            const geometry::SchemeParams p = schemeForModel(req.age ? geometry::layerParams(req.scheme, *req.age, i) : req.scheme);
             const std::string key = geometry::schemeName(p.kind);
             if (!distinct.count(key)) {
                 distinct[key] = tables.size();

@@ -56,7 +56,7 @@ public:
     ForwardResult run(const ForwardRequest& request, bool traceVision = false);
     // The scheme as the model runs it: its rotary theta, head_dim, mrope_section and (when none is asked
     // for) its frequency allocation: sectioned for Qwen2/2.5-VL, interleaved-mrope for Qwen3-VL.
-    geometry::SchemeParams modelScheme(const geometry::SchemeParams& requested) const;
+    geometry::SchemeParams schemeForModel(const geometry::SchemeParams& requested) const;
     // Cached by content unless `useCache` is false (benchmarks) or a trace is requested.
     VisionFeatures encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr,
                                bool useCache = true);

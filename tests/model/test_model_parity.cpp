@@ -159,7 +159,7 @@ private Q_SLOTS:
         const auto logits = fromHub.run(req).prefill.logits;
         QVERIFY(torch::equal(logits, fromV5.run(req).prefill.logits));
 
-        QCOMPARE(fromHub.modelScheme(req.scheme).allocationKind, std::optional(geometry::FrequencyAllocation::Kind::InterleavedMrope));
+        QCOMPARE(fromHub.schemeForModel(req.scheme).allocationKind, std::optional(geometry::FrequencyAllocation::Kind::InterleavedMrope));
         req.scheme.allocationKind = geometry::FrequencyAllocation::Kind::Sectioned;
         const double change = maxAbs(fromHub.run(req).prefill.logits, logits);
         qInfo("sectioned instead of interleaved: logits change by %.3g", change);

@@ -283,9 +283,7 @@ void ConeScene::updateRings(const PositionTable& table)
     for (const geometry::Ring& r : table.rings) {
         const vtkIdType first = points->GetNumberOfPoints();
         for (int s = 0; s < kSegments; ++s) {
-            const double a = 2 * M_PI * s / kSegments;
-            const Eigen::Vector3d thw = r.centre + r.radius * (std::cos(a) * r.u + std::sin(a) * r.v);
-            points->InsertNextPoint(thw.z(), thw.y(), thw.x());
+            points->InsertNextPoint(geometry::reverseAxes(r.at(2 * M_PI * s / kSegments)).data());
         }
         lines->InsertNextCell(kSegments + 1);
         for (int s = 0; s <= kSegments; ++s)
@@ -322,9 +320,7 @@ void ConeScene::updateCone(const PositionTable& table, const SceneOptions& optio
             for (const geometry::Ring& r : table.rings) {
                 const vtkIdType apexId = surfacePoints->InsertNextPoint(apex.data());
                 for (int s = 0; s < kSegments; ++s) {
-                    const double a = 2 * M_PI * s / kSegments;
-                    const Eigen::Vector3d thw = r.centre + r.radius * (std::cos(a) * r.u + std::sin(a) * r.v);
-                    surfacePoints->InsertNextPoint(thw.z(), thw.y(), thw.x());
+                    surfacePoints->InsertNextPoint(geometry::reverseAxes(r.at(2 * M_PI * s / kSegments)).data());
                 }
                 for (int s = 0; s < kSegments; ++s) {
                     const vtkIdType tri[3] = {apexId, apexId + 1 + s, apexId + 1 + (s + 1) % kSegments};

@@ -4,7 +4,6 @@
 #include "charts/attention_heatmap.h"
 #include "charts/chart_export.h"
 #include "io/atomic_file.h"
-#include "io/position_table_io.h"
 #include "geometry/errors.h"
 #include "io/resource_paths.h"
 #include "model/attend_request.h"
@@ -418,7 +417,7 @@ void AttentionPanel::setQuestion(const QString& q)
 void AttentionPanel::setScheme(const session::ExplorerState& state)
 {
     // Only the scheme and its AGE schedule reach the model: a new camera, colour or selection re-runs nothing.
-    const bool schemeChanged = io::schemeParamsJson(state.params) != io::schemeParamsJson(d->scheme.params) || state.age != d->scheme.age;
+    const bool schemeChanged = state.params != d->scheme.params || state.age != d->scheme.age;
     d->scheme = state;
     if (!schemeChanged || !d->engaged || !explorerScheme_->isChecked())
         return;

@@ -75,6 +75,12 @@ struct SchemeParams {
     double temporalStrideOrDefault() const;
 };
 
+// Every field equal (what a cache or a "did the scheme change" check needs; no JSON round trip).
+bool operator==(const CircleParams& a, const CircleParams& b);
+bool operator==(const TemporalParams& a, const TemporalParams& b);
+bool operator==(const SchemeParams& a, const SchemeParams& b);
+inline bool operator!=(const SchemeParams& a, const SchemeParams& b) { return !(a == b); }
+
 // Throws InvalidInput naming the parameter if any value is out of range.
 void validate(const SchemeParams& params);
 

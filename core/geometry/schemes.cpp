@@ -369,6 +369,25 @@ long long TemporalParams::tau(int frame) const
     return static_cast<long long>(std::floor(frame * secondPerGrid * tokensPerSecond));
 }
 
+bool operator==(const CircleParams& a, const CircleParams& b)
+{
+    return a.alpha == b.alpha && a.radiusMode == b.radiusMode && a.radius == b.radius && a.textVector == b.textVector
+           && a.stride == b.stride;
+}
+
+bool operator==(const TemporalParams& a, const TemporalParams& b)
+{
+    return a.mode == b.mode && a.secondPerGrid == b.secondPerGrid && a.tokensPerSecond == b.tokensPerSecond;
+}
+
+bool operator==(const SchemeParams& a, const SchemeParams& b)
+{
+    return a.kind == b.kind && a.circle == b.circle && a.temporal == b.temporal && a.rotary.theta == b.rotary.theta
+           && a.rotary.headDim == b.rotary.headDim && a.rotary.heads == b.rotary.heads && a.allocationKind == b.allocationKind
+           && a.sections == b.sections && a.temporalStride == b.temporalStride && a.visualStride == b.visualStride
+           && a.positionScale == b.positionScale && a.ntkFactor == b.ntkFactor;
+}
+
 void validate(const SchemeParams& p)
 {
     const CircleParams& c = p.circle;

@@ -1,9 +1,6 @@
 #include "readouts.h"
 
 #include "geometry/errors.h"
-#include "io/position_table_io.h"
-
-#include <QJsonDocument>
 
 #include <cmath>
 
@@ -12,14 +9,14 @@ using namespace geometry;
 
 double ReadoutEngine::schemePtd(const Layout& layout, const SchemeParams& params)
 {
-    const std::string key = layout.toString() + '|'
-                            + QJsonDocument(io::schemeParamsJson(params)).toJson(QJsonDocument::Compact).toStdString();
-    if (const auto it = cache_.find(key); it != cache_.end())
-        return it->second;
+    const std::string key = layout.toString();
+    for (const CachedPtd& c : cache_)
+        if (c.layout == key && c.params == params)
+            return c.ptd;
     if (cache_.size() > 256)
         cache_.clear();
     const double value = computePtd(buildPositionTable(layout, params)).mean;
-    cache_.emplace(key, value);
+    cache_.push_back({key, params, value});
     return value;
 }
 
@@ -42,7 +39,16 @@ Readouts ReadoutEngine::compute(const ExplorerState& state)
             p.allocationKind.reset();
             p.sections.clear();
         }
-        r.ptdBySchemes.push_back({kind, kind == schemeFromName(t.scheme) ? r.ptd.mean : schemePtd(layout, p)});
+        if (kind == schemeFromName(t.scheme)) {
+            r.ptdBySchemes.push_back({kind, r.ptd.mean});
+            continue;
+        }
+        try {
+            r.ptdBySchemes.push_back({kind, schemePtd(layout, p)});
+        } catch (const InvalidInput& e) {
+            // Settings this scheme cannot take (e.g. head_dim 2 for VideoRoPE's allocation): leave its bar out.
+            r.warnings.push_back(std::string("PTD chart leaves out ") + schemeName(kind) + ": " + e.what());
+        }
     }
 
     const int selected = state.selectedToken;

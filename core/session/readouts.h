@@ -34,7 +34,13 @@ public:
 
 private:
     double schemePtd(const geometry::Layout& layout, const geometry::SchemeParams& params);
-    std::map<std::string, double> cache_;
+    // PTD per (layout, scheme parameters), for the by-scheme chart: a linear scan of a few hundred entries.
+    struct CachedPtd {
+        std::string layout;
+        geometry::SchemeParams params;
+        double ptd = 0;
+    };
+    std::vector<CachedPtd> cache_;
 };
 
 } // namespace ropescope::session

@@ -103,6 +103,17 @@ QJsonArray array3(const Eigen::Vector3d& v)
     return {v.x(), v.y(), v.z()};
 }
 
+// A field holding one of an enum's names (from the table above); missing keeps `current`.
+template <class Enum>
+Enum named(const JsonFields& f, const char* key, Enum current, const char* (*name)(Enum),
+           std::optional<Enum> (*fromName)(const std::string&), const char* expected)
+{
+    const auto value = fromName(f.text(key, name(current)));
+    if (!value)
+        f.bad(key, std::string("must be ") + expected);
+    return *value;
+}
+
 } // namespace
 
 void writeSchemeParams(QJsonObject& o, const SchemeParams& p)
@@ -140,18 +151,12 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
         f.bad("scheme", "is not a known scheme: " + scheme + " (expected " + schemeNameList() + ")");
     p.kind = *kind;
     p.circle.alpha = f.number("alpha", p.circle.alpha);
-    const auto mode = radiusModeFromName(f.text("radius_mode", radiusModeName(p.circle.radiusMode)));
-    if (!mode)
-        f.bad("radius_mode", "must be fixed, auto or code-auto");
-    p.circle.radiusMode = *mode;
+    p.circle.radiusMode = named(f, "radius_mode", p.circle.radiusMode, radiusModeName, radiusModeFromName, "fixed, auto or code-auto");
     p.circle.radius = f.number("radius", p.circle.radius);
     const auto v = f.triple("text_vector", {p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()});
     p.circle.textVector = Eigen::Vector3d(v[0], v[1], v[2]);
     p.circle.stride = f.number("stride", p.circle.stride);
-    const auto temporal = temporalModeFromName(f.text("temporal", temporalModeName(p.temporal.mode)));
-    if (!temporal)
-        f.bad("temporal", "must be qwen2vl or qwen25vl");
-    p.temporal.mode = *temporal;
+    p.temporal.mode = named(f, "temporal", p.temporal.mode, temporalModeName, temporalModeFromName, "qwen2vl or qwen25vl");
     p.temporal.secondPerGrid = f.number("second_per_grid", p.temporal.secondPerGrid);
     p.temporal.tokensPerSecond = f.number("tokens_per_second", p.temporal.tokensPerSecond);
     p.rotary.theta = f.number("theta", p.rotary.theta);

@@ -24,41 +24,48 @@ std::pair<torch::Tensor, torch::Tensor> haropeMaps(const torch::Tensor& au, cons
 
 } // namespace
 
+std::vector<LanguageModel::LayerTensor> LanguageModel::layerTensors(bool harope) const
+{
+    const int64_t h = cfg_.hidden, d = cfg_.headDim(), q = cfg_.heads * d, kv = cfg_.kvHeads * d, m = cfg_.intermediate;
+    const bool bias = cfg_.attentionBias, norm = cfg_.qkNorm;
+    return {
+        {"input_layernorm.weight", &Layer::inNorm, {h}, true},
+        {"post_attention_layernorm.weight", &Layer::postNorm, {h}, true},
+        {"self_attn.q_proj.weight", &Layer::qW, {q, h}, true},
+        {"self_attn.q_proj.bias", &Layer::qB, {q}, bias},
+        {"self_attn.k_proj.weight", &Layer::kW, {kv, h}, true},
+        {"self_attn.k_proj.bias", &Layer::kB, {kv}, bias},
+        {"self_attn.v_proj.weight", &Layer::vW, {kv, h}, true},
+        {"self_attn.v_proj.bias", &Layer::vB, {kv}, bias},
+        {"self_attn.o_proj.weight", &Layer::oW, {h, q}, true},
+        {"self_attn.q_norm.weight", &Layer::qNorm, {d}, norm},
+        {"self_attn.k_norm.weight", &Layer::kNorm, {d}, norm},
+        {"mlp.gate_proj.weight", &Layer::gateW, {m, h}, true},
+        {"mlp.up_proj.weight", &Layer::upW, {m, h}, true},
+        {"mlp.down_proj.weight", &Layer::downW, {h, m}, true},
+        {"self_attn.harope.a_u", &Layer::haropeAu, {cfg_.heads, d, d}, harope},
+        {"self_attn.harope.a_v", &Layer::haropeAv, {cfg_.heads, d, d}, harope},
+        {"self_attn.harope.sigma", &Layer::haropeSigma, {cfg_.heads, d}, harope},
+    };
+}
+
 LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::Dtype dtype)
     : cfg_(ck.config().text), device_(device)
 {
-    const int64_t h = cfg_.hidden, d = cfg_.headDim(), q = cfg_.heads * d, kv = cfg_.kvHeads * d, m = cfg_.intermediate;
+    const int64_t h = cfg_.hidden;
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
     embedding_ = t("model.embed_tokens.weight", {cfg_.vocab, h});
     finalNorm_ = t("model.norm.weight", {h});
     lmHead_ = cfg_.tieEmbeddings || !ck.has("lm_head.weight") ? embedding_ : t("lm_head.weight", {cfg_.vocab, h});
+    const std::vector<LayerTensor> table = layerTensors(ck.config().harope);
     for (int i = 0; i < cfg_.layers; ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
         Layer l;
-        l.inNorm = t(p + "input_layernorm.weight", {h});
-        l.postNorm = t(p + "post_attention_layernorm.weight", {h});
-        l.qW = t(p + "self_attn.q_proj.weight", {q, h});
-        l.kW = t(p + "self_attn.k_proj.weight", {kv, h});
-        l.vW = t(p + "self_attn.v_proj.weight", {kv, h});
-        l.oW = t(p + "self_attn.o_proj.weight", {h, q});
-        if (cfg_.attentionBias) {
-            l.qB = t(p + "self_attn.q_proj.bias", {q});
-            l.kB = t(p + "self_attn.k_proj.bias", {kv});
-            l.vB = t(p + "self_attn.v_proj.bias", {kv});
-        }
-        if (cfg_.qkNorm) {
-            l.qNorm = t(p + "self_attn.q_norm.weight", {d});
-            l.kNorm = t(p + "self_attn.k_norm.weight", {d});
-        }
-        l.gateW = t(p + "mlp.gate_proj.weight", {m, h});
-        l.upW = t(p + "mlp.up_proj.weight", {m, h});
-        l.downW = t(p + "mlp.down_proj.weight", {h, m});
-        if (ck.config().harope) {
-            l.haropeAu = t(p + "self_attn.harope.a_u", {cfg_.heads, d, d});
-            l.haropeAv = t(p + "self_attn.harope.a_v", {cfg_.heads, d, d});
-            l.haropeSigma = t(p + "self_attn.harope.sigma", {cfg_.heads, d});
+        for (const LayerTensor& lt : table)
+            if (lt.present)
+                l.*lt.member = t(p + lt.name, lt.shape);
+        if (l.haropeAu.defined())
             std::tie(l.haropeM, l.haropeMInvT) = haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma);
-        }
         layers_.push_back(std::move(l));
     }
 }
@@ -68,23 +75,12 @@ std::vector<std::pair<std::string, torch::Tensor*>> LanguageModel::weights()
     std::vector<std::pair<std::string, torch::Tensor*>> out{{"model.embed_tokens.weight", &embedding_}, {"model.norm.weight", &finalNorm_}};
     if (!lmHead_.is_same(embedding_))
         out.push_back({"lm_head.weight", &lmHead_});
+    const std::vector<LayerTensor> table = layerTensors(true); // whatever a layer holds (HARoPE maps added later too)
     for (size_t i = 0; i < layers_.size(); ++i) {
-        Layer& l = layers_[i];
         const std::string p = "model.layers." + std::to_string(i) + ".";
-        for (auto [name, t] : std::initializer_list<std::pair<const char*, torch::Tensor*>>{
-                 {"input_layernorm.weight", &l.inNorm}, {"post_attention_layernorm.weight", &l.postNorm},
-                 {"self_attn.q_proj.weight", &l.qW},   {"self_attn.q_proj.bias", &l.qB},
-                 {"self_attn.k_proj.weight", &l.kW},   {"self_attn.k_proj.bias", &l.kB},
-                 {"self_attn.v_proj.weight", &l.vW},   {"self_attn.v_proj.bias", &l.vB},
-                 {"self_attn.o_proj.weight", &l.oW},   {"mlp.gate_proj.weight", &l.gateW},
-                 {"mlp.up_proj.weight", &l.upW},       {"mlp.down_proj.weight", &l.downW},
-                 {"self_attn.q_norm.weight", &l.qNorm}, {"self_attn.k_norm.weight", &l.kNorm}})
-            if (t->defined())
-                out.push_back({p + name, t});
-        if (l.haropeAu.defined())
-            for (auto [name, t] : std::initializer_list<std::pair<const char*, torch::Tensor*>>{
-                     {"self_attn.harope.a_u", &l.haropeAu}, {"self_attn.harope.a_v", &l.haropeAv}, {"self_attn.harope.sigma", &l.haropeSigma}})
-                out.push_back({p + name, t});
+        for (const LayerTensor& lt : table)
+            if ((layers_[i].*lt.member).defined())
+                out.push_back({p + lt.name, &(layers_[i].*lt.member)});
     }
     return out;
 }
@@ -214,7 +210,7 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
             v = v.repeat_interleave(heads / kvHeads, 1);
         }
         // Per-KV-head tables serve each group of query heads (and keys repeated per query head).
-        auto forHeads = [](const torch::Tensor& t, int64_t n) { return t.dim() == 3 && t.size(0) != n ? t.repeat_interleave(n / t.size(0), 0) : t; };
+        auto forHeads = [](const torch::Tensor& t, int64_t headCount) { return t.dim() == 3 && t.size(0) != headCount ? t.repeat_interleave(headCount / t.size(0), 0) : t; };
         q = kernels::applyRotary(q, forHeads(cos, heads), forHeads(sin, heads));
         k = kernels::applyRotary(k, forHeads(cos, k.size(1)), forHeads(sin, k.size(1)));
         if (cache) {

@@ -85,6 +85,15 @@ private:
         torch::Tensor haropeAu, haropeAv, haropeSigma; // stored parameters, when present
         torch::Tensor haropeM, haropeMInvT;             // [heads, d, d], built from them
     };
+    // Each per-layer tensor once: its name under model.layers.{i}., where it lives, its shape, and whether a
+    // checkpoint of this config has it (biases: Qwen2; q/k norms: Qwen3; HARoPE maps when recorded).
+    struct LayerTensor {
+        const char* name;
+        torch::Tensor Layer::*member;
+        std::vector<int64_t> shape;
+        bool present;
+    };
+    std::vector<LayerTensor> layerTensors(bool harope) const;
     torch::Tensor rmsNorm(const torch::Tensor& x, const torch::Tensor& w) const;
 
     TextConfig cfg_;

@@ -38,7 +38,7 @@ VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtyp
     : cfg_(ck.config().vision), arch_(ck.config().architecture), qwen25_(arch_ == Architecture::Qwen25VL), device_(device)
 {
     const bool qwen3 = arch_ == Architecture::Qwen3VL;
-    const int64_t w = cfg_.width, h = cfg_.mlpHidden;
+    const int64_t w = cfg_.width;
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
     patchW_ = t("visual.patch_embed.proj.weight", {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize})
                   .reshape({w, -1});
@@ -46,33 +46,12 @@ VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtyp
         patchB_ = t("visual.patch_embed.proj.bias", {w});
         positionTable_ = t("visual.pos_embed.weight", {cfg_.positionEmbeddings, w});
     }
-    const std::string fc1 = qwen3 ? "mlp.linear_fc1." : "mlp.fc1.", fc2 = qwen3 ? "mlp.linear_fc2." : "mlp.fc2.";
+    const std::vector<BlockTensor> table = blockTensors();
     for (int i = 0; i < cfg_.depth; ++i) {
         const std::string p = "visual.blocks." + std::to_string(i) + ".";
         Block b;
-        b.norm1W = t(p + "norm1.weight", {w});
-        b.norm2W = t(p + "norm2.weight", {w});
-        if (!qwen25_) {
-            b.norm1B = t(p + "norm1.bias", {w});
-            b.norm2B = t(p + "norm2.bias", {w});
-        }
-        b.qkvW = t(p + "attn.qkv.weight", {3 * w, w});
-        b.qkvB = t(p + "attn.qkv.bias", {3 * w});
-        b.projW = t(p + "attn.proj.weight", {w, w});
-        b.projB = t(p + "attn.proj.bias", {w});
-        if (!qwen25_) {
-            b.fc1W = t(p + fc1 + "weight", {h, w});
-            b.fc1B = t(p + fc1 + "bias", {h});
-            b.fc2W = t(p + fc2 + "weight", {w, h});
-            b.fc2B = t(p + fc2 + "bias", {w});
-        } else {
-            b.gateW = t(p + "mlp.gate_proj.weight", {h, w});
-            b.gateB = t(p + "mlp.gate_proj.bias", {h});
-            b.upW = t(p + "mlp.up_proj.weight", {h, w});
-            b.upB = t(p + "mlp.up_proj.bias", {h});
-            b.downW = t(p + "mlp.down_proj.weight", {w, h});
-            b.downB = t(p + "mlp.down_proj.bias", {w});
-        }
+        for (const BlockTensor& bt : table)
+            b.*bt.member = t(p + bt.name, bt.shape);
         blocks_.push_back(std::move(b));
     }
     merger_ = loadMerger(ck, "visual.merger.", false, dtype);
@@ -99,6 +78,34 @@ VisionTower::Merger VisionTower::loadMerger(const Checkpoint& ck, const std::str
     return m;
 }
 
+std::vector<VisionTower::BlockTensor> VisionTower::blockTensors() const
+{
+    const int64_t w = cfg_.width, h = cfg_.mlpHidden;
+    std::vector<BlockTensor> out{{"norm1.weight", &Block::norm1W, {w}}, {"norm2.weight", &Block::norm2W, {w}}};
+    if (!qwen25_)
+        out.insert(out.end(), {{"norm1.bias", &Block::norm1B, {w}}, {"norm2.bias", &Block::norm2B, {w}}});
+    out.insert(out.end(), {{"attn.qkv.weight", &Block::qkvW, {3 * w, w}},
+                           {"attn.qkv.bias", &Block::qkvB, {3 * w}},
+                           {"attn.proj.weight", &Block::projW, {w, w}},
+                           {"attn.proj.bias", &Block::projB, {w}}});
+    if (qwen25_) {
+        out.insert(out.end(), {{"mlp.gate_proj.weight", &Block::gateW, {h, w}},
+                               {"mlp.gate_proj.bias", &Block::gateB, {h}},
+                               {"mlp.up_proj.weight", &Block::upW, {h, w}},
+                               {"mlp.up_proj.bias", &Block::upB, {h}},
+                               {"mlp.down_proj.weight", &Block::downW, {w, h}},
+                               {"mlp.down_proj.bias", &Block::downB, {w}}});
+        return out;
+    }
+    const bool qwen3 = arch_ == Architecture::Qwen3VL;
+    const std::string fc1 = qwen3 ? "mlp.linear_fc1." : "mlp.fc1.", fc2 = qwen3 ? "mlp.linear_fc2." : "mlp.fc2.";
+    out.insert(out.end(), {{fc1 + "weight", &Block::fc1W, {h, w}},
+                           {fc1 + "bias", &Block::fc1B, {h}},
+                           {fc2 + "weight", &Block::fc2W, {w, h}},
+                           {fc2 + "bias", &Block::fc2B, {w}}});
+    return out;
+}
+
 std::vector<VisionTower::NamedWeight> VisionTower::weights()
 {
     const int64_t w = cfg_.width;
@@ -110,28 +117,11 @@ std::vector<VisionTower::NamedWeight> VisionTower::weights()
     add("visual.patch_embed.proj.bias", patchB_);
     add("visual.pos_embed.weight", positionTable_);
     const bool qwen3 = arch_ == Architecture::Qwen3VL;
-    const std::string fc1 = qwen3 ? "mlp.linear_fc1." : "mlp.fc1.", fc2 = qwen3 ? "mlp.linear_fc2." : "mlp.fc2.";
+    const std::vector<BlockTensor> table = blockTensors();
     for (size_t i = 0; i < blocks_.size(); ++i) {
-        Block& b = blocks_[i];
         const std::string p = "visual.blocks." + std::to_string(i) + ".";
-        add(p + "norm1.weight", b.norm1W);
-        add(p + "norm1.bias", b.norm1B);
-        add(p + "norm2.weight", b.norm2W);
-        add(p + "norm2.bias", b.norm2B);
-        add(p + "attn.qkv.weight", b.qkvW);
-        add(p + "attn.qkv.bias", b.qkvB);
-        add(p + "attn.proj.weight", b.projW);
-        add(p + "attn.proj.bias", b.projB);
-        add(p + fc1 + "weight", b.fc1W);
-        add(p + fc1 + "bias", b.fc1B);
-        add(p + fc2 + "weight", b.fc2W);
-        add(p + fc2 + "bias", b.fc2B);
-        add(p + "mlp.gate_proj.weight", b.gateW);
-        add(p + "mlp.gate_proj.bias", b.gateB);
-        add(p + "mlp.up_proj.weight", b.upW);
-        add(p + "mlp.up_proj.bias", b.upB);
-        add(p + "mlp.down_proj.weight", b.downW);
-        add(p + "mlp.down_proj.bias", b.downB);
+        for (const BlockTensor& bt : table)
+            add(p + bt.name, blocks_[i].*bt.member);
     }
     const std::string normName = qwen3 ? "norm." : "ln_q.", mfc1 = qwen3 ? "linear_fc1." : "mlp.0.", mfc2 = qwen3 ? "linear_fc2." : "mlp.2.";
     for (Merger* m : [&] {

@@ -49,6 +49,14 @@ private:
         torch::Tensor fc1W, fc1B, fc2W, fc2B;           // Qwen2-VL, Qwen3-VL
         torch::Tensor gateW, gateB, upW, upB, downW, downB; // Qwen2.5-VL
     };
+    // Each block tensor once: its name under visual.blocks.{i}., where it lives and its shape, for this
+    // architecture (Qwen2.5-VL: RMSNorm without bias and a gated MLP; the others: LayerNorm and fc1/fc2).
+    struct BlockTensor {
+        std::string name;
+        torch::Tensor Block::*member;
+        std::vector<int64_t> shape;
+    };
+    std::vector<BlockTensor> blockTensors() const;
     // Norm, then merge_size^2 neighbouring patches into one row, then fc1 -> GELU -> fc2. The DeepStack
     // mergers normalise after the merge (over the wide row), the main merger before it.
     struct Merger {

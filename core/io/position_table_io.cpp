@@ -99,11 +99,12 @@ QByteArray positionTableJson(const PositionTable& table, const QJsonObject& para
 
 QJsonObject schemeParamsJson(const SchemeParams& p)
 {
+    const FrequencyAllocation allocation = allocationFor(p);
     QJsonObject o;
     o["scheme"] = schemeName(p.kind);
     o["theta"] = p.rotary.theta;
     o["head_dim"] = p.rotary.headDim;
-    o["allocation"] = QString::fromStdString(allocationFor(p).toString());
+    o["allocation"] = QString::fromStdString(allocation.toString());
     if (p.kind == SchemeKind::Circle) {
         o["alpha"] = p.circle.alpha;
         o["radius_mode"] = radiusModeName(p.circle.radiusMode);
@@ -119,9 +120,9 @@ QJsonObject schemeParamsJson(const SchemeParams& p)
         o["position_scale"] = QJsonArray{p.positionScale.x(), p.positionScale.y(), p.positionScale.z()};
     if (p.kind == SchemeKind::VideoRopePlus) {
         o["ntk_factor"] = p.ntkFactor;
-        o["time_theta"] = p.rotary.theta * allocationFor(p).temporalThetaScale;
+        o["time_theta"] = p.rotary.theta * allocation.temporalThetaScale;
     }
-    if (allocationFor(p).perHead())
+    if (allocation.perHead())
         o["kv_heads"] = p.rotary.heads;
     if (p.kind == SchemeKind::Mrope || p.kind == SchemeKind::Compact) {
         o["temporal"] = temporalModeName(p.temporal.mode);

@@ -133,15 +133,18 @@ LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfi
     if (heads != text.kvHeads && heads != text.heads)
         throw ModelError("per-head allocation: spreads its axes over " + std::to_string(heads) + " heads, but the model has "
                          + std::to_string(text.kvHeads) + " KV heads and " + std::to_string(text.heads) + " query heads");
+    // One table per axis (index c + 1; 0 = no rotary), shared by the heads on it.
+    std::vector<std::pair<torch::Tensor, torch::Tensor>> perAxis(static_cast<size_t>(table.components()) + 1);
     std::vector<torch::Tensor> cosPerHead, sinPerHead;
     for (int c : allocation.headComponents(static_cast<int>(heads))) {
-        if (c < 0) {
-            cosPerHead.push_back(torch::ones({count, 2 * half}, positions.options()));
-            sinPerHead.push_back(torch::zeros({count, 2 * half}, positions.options()));
-            continue;
+        auto& [cos, sin] = perAxis[static_cast<size_t>(c + 1)];
+        if (!cos.defined() && c < 0) {
+            cos = torch::ones({count, 2 * half}, positions.options());
+            sin = torch::zeros({count, 2 * half}, positions.options());
+        } else if (!cos.defined()) {
+            const auto comp = torch::full({half}, c, torch::TensorOptions().dtype(torch::kInt64).device(device));
+            std::tie(cos, sin) = kernels::rotaryTables(positions, c == 0 ? invTime : inv, comp);
         }
-        const auto comp = torch::full({half}, c, torch::TensorOptions().dtype(torch::kInt64).device(device));
-        auto [cos, sin] = kernels::rotaryTables(positions, c == 0 ? invTime : inv, comp);
         cosPerHead.push_back(cos);
         sinPerHead.push_back(sin);
     }

@@ -18,6 +18,18 @@
 
 using namespace ropescope::geometry;
 
+namespace {
+
+QJsonObject referenceJson(const char* name)
+{
+    QFile f(QString(ROPESCOPE_TEST_DATA "/schemes2025/") + name);
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+} // namespace
+
 class TestSchemes2025 : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -65,9 +77,7 @@ private Q_SLOTS:
 
     void allocationsMatchReference()
     {
-        QFile f(ROPESCOPE_TEST_DATA "/schemes2025/allocations.json");
-        QVERIFY(f.open(QIODevice::ReadOnly));
-        const QJsonObject all = QJsonDocument::fromJson(f.readAll()).object();
+        const QJsonObject all = referenceJson("allocations.json");
         QCOMPARE(all.size(), 9);
         for (auto it = all.begin(); it != all.end(); ++it) {
             // "<allocation> <head_dim> [t,h,w]" (per-head: "<heads> [t,h,w]"), each checked as the scheme whose
@@ -115,9 +125,7 @@ private Q_SLOTS:
     void timeThetaMatchesReference()
     {
         // VideoRoPE++: only the time axis' pairs move to the NTK-scaled base.
-        QFile f(ROPESCOPE_TEST_DATA "/schemes2025/time_theta.json");
-        QVERIFY(f.open(QIODevice::ReadOnly));
-        const QJsonObject all = QJsonDocument::fromJson(f.readAll()).object();
+        const QJsonObject all = referenceJson("time_theta.json");
         QCOMPARE(all.size(), 2);
         for (auto it = all.begin(); it != all.end(); ++it) {
             const QStringList parts = it.key().split(' '); // "videorope++ <theta> <head_dim> <factor>"

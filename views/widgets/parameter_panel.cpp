@@ -483,7 +483,10 @@ void ParameterPanel::updateEnabled()
     for (QDoubleSpinBox* scale : positionScale_)
         scale->setEnabled(kind == SchemeKind::MmRope);
     ntkFactor_->setEnabled(kind == SchemeKind::VideoRopePlus);
-    const bool perHead = allocation_->currentText() == "per-head" || (allocation_->currentIndex() == 0 && kind == SchemeKind::Mhrope);
+    // The allocation in use: the one chosen, or the scheme's own design.
+    const auto chosen = allocation_->currentIndex() > 0 ? allocationKindFromName(allocation_->currentText().toStdString())
+                                                        : kind ? designAllocation(*kind) : std::nullopt;
+    const bool perHead = chosen == FrequencyAllocation::Kind::PerHead;
     kvHeads_->setEnabled(perHead);
     agePattern_->setEnabled(age_->currentText() == "custom");
     const bool ageOn = age_->currentText() != "none";
@@ -504,8 +507,6 @@ void ParameterPanel::updateEnabled()
                                   : allocation_->currentText() == "interleaved-mrope" ? "default 24,20,20 (t,h,w)"
                                                                                       : "default 16,24,24");
     // Sections mean nothing to the allocations that fix every pair (interleaved, distributed) or to 1-D schemes.
-    const auto chosen = allocation_->currentIndex() > 0 ? allocationKindFromName(allocation_->currentText().toStdString())
-                                                        : kind ? designAllocation(*kind) : std::nullopt;
     sections_->setEnabled(kind && componentCount(*kind) > 1 && chosen != FrequencyAllocation::Kind::Interleaved
                           && chosen != FrequencyAllocation::Kind::Distributed);
     static const char* legends[] = {

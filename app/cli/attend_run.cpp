@@ -4,6 +4,7 @@
 #include "io/position_table_io.h"
 #include "io/resource_paths.h"
 #include "model/attend_request.h"
+#include "model/scheme_comparison.h"
 #include "model/attention_stats.h"
 #include "model/bundled_model.h"
 #include "model/image_processor.h"
@@ -66,6 +67,13 @@ void addAttendOptions(QCommandLineParser& parser)
         {"smoothing", "Gaussian sigma in grid cells (default 1).", "S"},
         {"gamma", "Power-law contrast (default 0.6).", "G"},
         {"difference", "Also run the model's own scheme: difference.png (where attention moved) and per-layer shift."},
+        {"per-token", "A map for every question token and every answer token at the heatmap layer: tokens.png and tokens.json."},
+        {"layers-heads", "Every captured layer x head: layers_heads.png (small multiples of the maps) and layers_heads.csv "
+                         "(image mass, entropy and sink shares per head)."},
+        {"schemes", "Compare 2 to 6 schemes side by side on this prompt: schemes.png and schemes.csv, e.g. "
+                    "mrope,circle-rope:alpha=0.3,vrope,circle-rope:age=strategy_4 (vector values with '/': "
+                    "mm-rope:position-scale=4/8/8).", "LIST"},
+        {"figure-format", "png (default), svg or pdf: the format of tokens, layers_heads and schemes figures.", "F"},
         {"device", "cpu (default) or cuda.", "D"},
         {"dtype", "fp32 (default) or bf16.", "T"},
     });
@@ -99,6 +107,24 @@ AttendOptions parseAttendOptions(const QCommandLineParser& parser)
     if (parser.isSet("max-pixels"))
         o.maxPixels = static_cast<int64_t>(option(parser, "max-pixels", 0, 56.0 * 56.0, 1e9));
     o.difference = parser.isSet("difference");
+    o.perToken = parser.isSet("per-token");
+    o.layersHeads = parser.isSet("layers-heads");
+    if (parser.isSet("schemes")) {
+        if (parser.isSet("scheme") || parser.isSet("age"))
+            throw UsageError("--schemes: give each scheme's parameters in its entry, not with --scheme or --age");
+        for (const QString& entry : parser.value("schemes").split(','))
+            o.schemes << entry.trimmed();
+        if (o.schemes.size() < 2 || o.schemes.size() > model::kMaxComparedSchemes)
+            throw UsageError("--schemes: expected 2 to " + std::to_string(model::kMaxComparedSchemes) + " schemes, got "
+                             + std::to_string(o.schemes.size()));
+    }
+    const QString format = parser.value("figure-format");
+    if (format == "svg")
+        o.figureFormat = views::FigureFormat::Svg;
+    else if (format == "pdf")
+        o.figureFormat = views::FigureFormat::Pdf;
+    else if (!format.isEmpty() && format != "png")
+        throw UsageError("--figure-format: expected png, svg or pdf");
     o.device = parseDevice(parser);
     o.dtype = parseDtype(parser);
     return o;
@@ -115,57 +141,84 @@ std::unique_ptr<AttendModel> AttendModel::load(const QString& dir, torch::Device
     return m;
 }
 
-AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const SchemeRequest& scheme)
+QString AttendOptions::figureName(const QString& stem) const
 {
-    const model::ModelConfig& cfg = m.vlm->config();
-    model::PreprocessOptions pre = model::loadPreprocessOptions(m.dir, cfg);
+    switch (figureFormat) {
+    case views::FigureFormat::Svg: return stem + ".svg";
+    case views::FigureFormat::Pdf: return stem + ".pdf";
+    case views::FigureFormat::Png: break;
+    }
+    return stem + ".png";
+}
+
+model::AttentionQuery attentionQuery(const AttendModel& m, const AttendOptions& o)
+{
+    model::AttentionQuery q;
+    q.image = model::loadImage(o.imagePath);
+    q.question = o.question;
+    q.preprocess = model::loadPreprocessOptions(m.dir, m.vlm->config());
     if (o.maxPixels)
-        pre.maxPixels = *o.maxPixels;
-    model::AttendRequest a = model::prepareAttend(*m.vlm, *m.tokenizer, model::loadImage(o.imagePath), o.question, pre, m.device);
-    model::ForwardRequest& req = a.forward;
-    req.scheme = scheme.params;
-    req.age = scheme.age;
-    req.capture.layers = parseLayerList(o.captureLayers, cfg.text.layers);
+        q.preprocess.maxPixels = *o.maxPixels;
+    q.layers = parseLayerList(o.captureLayers, m.vlm->config().text.layers);
     if (o.maxNewTokens > 0)
-        req.generate = o.maxNewTokens;
-    model::HeadChoice head;
+        q.generate = o.maxNewTokens;
+    return q;
+}
+
+int heatmapLayer(const AttendOptions& o, const std::vector<int>& captured)
+{
+    const int layer = o.heatmapLayer.value_or(captured.back());
+    if (std::find(captured.begin(), captured.end(), layer) == captured.end())
+        throw UsageError("--heatmap-layer: layer " + std::to_string(layer) + " is not captured");
+    return layer;
+}
+
+model::HeadChoice headChoice(const AttendOptions& o, int heads)
+{
     try {
-        head = model::HeadChoice::parse(o.head, cfg.text.heads);
+        return model::HeadChoice::parse(o.head, heads);
     } catch (const std::invalid_argument& e) {
         throw UsageError(std::string("--") + e.what());
     }
-    const int heatLayer = o.heatmapLayer.value_or(req.capture.layers.back());
-    const auto where = std::find(req.capture.layers.begin(), req.capture.layers.end(), heatLayer);
-    if (where == req.capture.layers.end())
-        throw UsageError("--heatmap-layer: layer " + std::to_string(heatLayer) + " is not captured");
-    const size_t heatIndex = static_cast<size_t>(where - req.capture.layers.begin());
+}
 
-    const model::ForwardResult r = m.vlm->run(req);
-    const std::vector<int64_t> generated(r.generatedIds.data_ptr<int64_t>(), r.generatedIds.data_ptr<int64_t>() + r.generatedIds.numel());
+model::ModelScheme modelScheme(const SchemeRequest& request)
+{
+    return {request.params, request.age ? request.age->pattern() : std::string()};
+}
+
+AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model::ModelScheme& scheme)
+{
+    const model::ModelConfig& cfg = m.vlm->config();
+    model::AttentionQuery query = attentionQuery(m, o);
+    query.scheme = scheme;
+    query.answerMaps = o.perToken;
+    query.compareOwn = o.difference;
     AttendOutcome out;
-    out.answer = model::answerText(*m.tokenizer, generated, cfg.eos);
-    const std::vector<float> grid = model::headMap(r.prefill.attentions[heatIndex], head);
+    out.head = headChoice(o, cfg.text.heads);
+    const int heatLayer = heatmapLayer(o, parseLayerList(o.captureLayers, cfg.text.layers));
+    out.run = model::runAttention(*m.vlm, *m.tokenizer, m.dir, query);
+    const model::AttentionRun& run = out.run;
+    const model::ForwardResult& r = run.result;
+    out.heat = o.heat;
+    out.heatIndex = run.captured(heatLayer);
+    out.answer = run.answer;
+    const model::AttendRequest& a = run.prompt;
+    const std::vector<float> grid = model::headMap(run.attention()[out.heatIndex], out.head);
     out.heatmap = views::attentionOverlay(a.resized, grid, a.gridRows, a.gridCols, o.heat);
+    if (run.ownResult)
+        out.difference = views::attentionDifferenceOverlay(a.resized, model::headMap(run.ownResult->prefill.attentions[out.heatIndex], out.head),
+                                                           grid, a.gridRows, a.gridCols, o.heat);
 
-    const model::ModelScheme own = model::recordedScheme(m.dir);
-    const QString used = geometry::schemeName(scheme.params.kind);
-    const QString trained = geometry::schemeName(own.params.kind);
-    const bool untrained = !model::sameScheme({scheme.params, scheme.age ? scheme.age->pattern() : std::string()}, own, cfg.text.layers);
-    // The same prompt under the scheme the model was trained with, for the difference map (prefill only).
-    std::optional<model::ForwardResult> base;
-    if (o.difference) {
-        base = m.vlm->run(model::underScheme(req, own, cfg.text.layers));
-        out.difference = views::attentionDifferenceOverlay(a.resized, model::headMap(base->prefill.attentions[heatIndex], head), grid, a.gridRows,
-                                                           a.gridCols, o.heat);
-    }
+    const QString trained = geometry::schemeName(run.own.params.kind);
     QJsonObject& s = out.summary;
     s = QJsonObject{{"model", QFileInfo(m.dir).absoluteFilePath()},
                     {"image", QFileInfo(o.imagePath).absoluteFilePath()},
                     {"question", o.question},
                     {"answer", out.answer},
-                    {"scheme", used},
+                    {"scheme", geometry::schemeName(scheme.params.kind)},
                     {"trained_scheme", trained},
-                    {"untrained_scheme", untrained},
+                    {"untrained_scheme", !run.untrained.empty()},
                     {"layout", QString::fromStdString(r.layout.toString())},
                     {"grid", QJsonObject{{"rows", a.gridRows}, {"cols", a.gridCols}}},
                     {"heatmap_layer", heatLayer},
@@ -184,58 +237,36 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const Scheme
         }
         s["deepstack"] = QJsonObject{{"vision_blocks", blocks}, {"after_decoder_layers", layers}};
     }
-    if (scheme.age)
-        s["age"] = QString::fromStdString(scheme.age->pattern());
-    if (base)
-        s["difference_from"] = trained + (own.age.empty() ? QString() : " + AGE " + QString::fromStdString(own.age));
+    if (!scheme.age.empty())
+        s["age"] = QString::fromStdString(scheme.age);
+    if (run.ownResult)
+        s["difference_from"] = trained + (run.own.age.empty() ? QString() : " + AGE " + QString::fromStdString(run.own.age));
     QJsonArray generatedJson;
-    for (int64_t id : generated)
+    for (int64_t id : run.generated)
         generatedJson.append(static_cast<double>(id));
     s["generated_ids"] = generatedJson;
     QJsonArray perLayer;
-    for (size_t k = 0; k < req.capture.layers.size(); ++k) {
-        const int layer = req.capture.layers[k];
-        const model::AttentionStats st = model::attentionStats(r.prefill.attentions[k], a.gridRows, a.gridCols);
+    for (size_t k = 0; k < run.layers.size(); ++k) {
+        const int layer = run.layers[k];
+        const model::AttentionStats st = model::attentionStats(run.attention()[k], a.gridRows, a.gridCols);
+        const model::HeadStats sinks = model::meanOverHeads(model::headStats(run.attention()[k], a.gridRows, a.gridCols));
         QJsonObject entry{{"layer", layer},
                           {"scheme", QString::fromStdString(r.layerTables[static_cast<size_t>(layer)].scheme)},
                           {"image_mass", st.imageMass},
                           {"entropy", st.entropy},
                           {"normalized_entropy", st.normalizedEntropy},
-                          {"centre_of_mass", QJsonObject{{"row", st.centreRow}, {"col", st.centreCol}}}};
+                          {"centre_of_mass", QJsonObject{{"row", st.centreRow}, {"col", st.centreCol}}},
+                          {"sinks", QJsonObject{{"top1_share", sinks.topShare},
+                                                {"border_share", sinks.borderShare},
+                                                {"first_token_share", sinks.firstShare}}}};
         if (static_cast<size_t>(layer) < r.deepstackEmbeds.size())
             entry["deepstack_after"] = true;
-        if (base) // total-variation distance between the two schemes' maps over the image
-            entry["shift"] = model::attentionShift(base->prefill.attentions[k], r.prefill.attentions[k]);
+        if (run.ownResult) // total-variation distance between the two schemes' maps over the image
+            entry["shift"] = model::attentionShift(run.ownResult->prefill.attentions[k], run.attention()[k]);
         perLayer.append(entry);
     }
     s["per_layer"] = perLayer;
-
-    // Kept as they are; encoded only for the outputs asked for (a batch heatmap item needs neither).
-    out.attention = r.prefill.attentions;
-    out.layers = std::vector<int64_t>(req.capture.layers.begin(), req.capture.layers.end());
-    out.queryTokens = std::move(a.queryTokens);
-    out.imageTokens = std::move(a.imageTokens);
-    out.ids = std::move(a.ids);
-    out.positions = r.layerTables.front();
     return out;
-}
-
-QByteArray AttendOutcome::tensorFile() const
-{
-    model::SafeTensorsWriter tensors;
-    tensors.setMetadata("format", "pt");
-    tensors.setMetadata("dims", "attention: [captured layers, heads, query tokens, image tokens]");
-    model::addTensor(tensors, "attention", torch::stack(attention, 0).to(torch::kCPU));
-    model::addTensor(tensors, "layers", torch::tensor(layers, torch::kInt64));
-    model::addTensor(tensors, "query_tokens", torch::tensor(queryTokens, torch::kInt64));
-    model::addTensor(tensors, "image_tokens", torch::tensor(imageTokens, torch::kInt64));
-    model::addTensor(tensors, "input_ids", torch::tensor(ids, torch::kInt64));
-    return tensors.bytes();
-}
-
-QByteArray AttendOutcome::positionsCsv() const
-{
-    return io::positionTableCsv(positions);
 }
 
 } // namespace ropescope::cli

@@ -2,7 +2,9 @@
 // One `attend` run as the CLI and batch jobs do it: options, the model kept loaded between runs, and the
 // files a run produces. LibTorch inside: include only from the commands that run a model.
 #include "charts/attention_heatmap.h"
+#include "charts/chart_export.h"
 #include "geometry_options.h"
+#include "model/attention_run.h"
 #include "model/tokenizer.h"
 #include "model/vlm.h"
 
@@ -24,9 +26,15 @@ struct AttendOptions {
     int maxNewTokens = 0;          // 0: the model's default (32 with a chat template, else 1)
     std::optional<int64_t> maxPixels;
     bool difference = false;       // also run the model's own scheme: where attention moved, and how much
+    bool perToken = false;         // a map for every question and answer token
+    bool layersHeads = false;      // every captured layer x head: small multiples and a table
+    QStringList schemes;           // --schemes: entries as written, compared side by side
+    views::FigureFormat figureFormat = views::FigureFormat::Png;
     views::HeatmapOptions heat;
     torch::Device device = torch::kCPU;
     torch::Dtype dtype = torch::kFloat32;
+
+    QString figureName(const QString& stem) const; // stem + .png, .svg or .pdf
 };
 // Throws UsageError naming the bad flag. Defaults: the bundled mrope model, sample image and question.
 AttendOptions parseAttendOptions(const QCommandLineParser& parser);
@@ -42,17 +50,29 @@ struct AttendModel {
 };
 
 struct AttendOutcome {
+    model::AttentionRun run;
     QString answer;
     QImage heatmap;           // the overlay; encode with the summary as metadata
     QImage difference;        // own scheme -> this one (with AttendOptions::difference; else null)
-    QJsonObject summary;      // answer, scheme, layout, per-layer image mass, entropy, centre of mass
-    std::vector<torch::Tensor> attention; // per captured layer [heads, query tokens, image tokens]
-    std::vector<int64_t> layers, queryTokens, imageTokens, ids;
-    geometry::PositionTable positions;    // the first layer's
+    QJsonObject summary;      // answer, scheme, layout, per-layer image mass, entropy, centre of mass, sinks
+    size_t heatIndex = 0;     // the heatmap's layer among the captured ones
+    model::HeadChoice head;
+    views::HeatmapOptions heat;
 
-    QByteArray tensorFile() const;        // attention.safetensors
-    QByteArray positionsCsv() const;
+    QByteArray tensorFile() const;        // attention.safetensors (answer tokens' rows too, with --per-token)
+    QByteArray positionsCsv() const;      // the first layer's positions
+    QByteArray tokenSheet(views::FigureFormat format) const; // --per-token: every token's map at the heatmap layer
+    QByteArray tokensJson() const;
+    QByteArray layersHeadsFigure(views::FigureFormat format) const; // --layers-heads
+    QByteArray layersHeadsCsv() const;
 };
-AttendOutcome runAttendOnce(AttendModel& model, const AttendOptions& options, const SchemeRequest& scheme);
+AttendOutcome runAttendOnce(AttendModel& model, const AttendOptions& options, const model::ModelScheme& scheme);
+// The scheme flags as a model record would hold them (AGE as its per-layer pattern).
+model::ModelScheme modelScheme(const SchemeRequest& request);
+
+// Shared by single runs and scheme comparisons; each throws UsageError naming the flag.
+model::AttentionQuery attentionQuery(const AttendModel& model, const AttendOptions& options);
+int heatmapLayer(const AttendOptions& options, const std::vector<int>& captured);
+model::HeadChoice headChoice(const AttendOptions& options, int heads);
 
 } // namespace ropescope::cli

@@ -1,6 +1,6 @@
 // `ropescope attend`: an image and a question through a VLM under any position scheme; the answer, a
 // text->image attention heatmap, the captured attention, the positions used and a per-layer summary.
-#include "attend_run.h"
+#include "attend_schemes.h"
 #include "charts/chart_export.h"
 #include "cli_error.h"
 #include "commands.h"
@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 
 #include <cstdio>
+#include <optional>
 
 namespace ropescope::cli {
 
@@ -30,24 +31,54 @@ int runAttend(const QStringList& args)
 
     return runModelCommand([&] {
         const std::unique_ptr<AttendModel> model = AttendModel::load(options.modelDir, options.device, options.dtype);
-        const SchemeRequest scheme = parseModelSchemeOptions(parser, model->vlm->config().text.layers);
-        const AttendOutcome r = runAttendOnce(*model, options, scheme);
+        const int layers = model->vlm->config().text.layers;
+        // With --schemes the first entry is the run whose heatmap, tensors and summary are written.
+        const std::vector<model::SchemeEntry> entries = parseSchemeEntries(options.schemes, layers);
+        AttendOutcome r = runAttendOnce(*model, options, entries.empty() ? modelScheme(parseModelSchemeOptions(parser, layers)) : entries.front().scheme);
+        std::optional<SchemesOutcome> compared;
+        if (!entries.empty()) {
+            compared = runAttendSchemes(*model, options, entries);
+            r.summary["schemes"] = compared->rows;
+        }
 
         const QDir out(parser.value("output"));
         if (!QDir().mkpath(out.path()))
             throw Failure(out.path().toStdString() + ": cannot create the output directory");
         // All files of one run or none: a folder never mixes two runs' outputs.
-        io::StagedFiles files(out.path());
-        files.stage("answer.txt", r.answer.toUtf8() + "\n");
-        files.stage("heatmap.png", views::encodePng(r.heatmap, r.summary));
+        io::StagedFiles staged(out.path());
+        QStringList written;
+        const auto stage = [&](const QString& name, const QByteArray& data) {
+            staged.stage(name, data);
+            written << name;
+        };
+        stage("answer.txt", r.answer.toUtf8() + "\n");
+        stage("heatmap.png", views::encodePng(r.heatmap, r.summary));
         if (!r.difference.isNull())
-            files.stage("difference.png", views::encodePng(r.difference, r.summary));
-        files.stage("attention.safetensors", r.tensorFile());
-        files.stage("positions.csv", r.positionsCsv());
-        files.stage("summary.json", QJsonDocument(r.summary).toJson());
-        if (r.difference.isNull())
-            files.removeStale("difference.png"); // an earlier --difference run's map would not match this run
-        files.commit();
+            stage("difference.png", views::encodePng(r.difference, r.summary));
+        stage("attention.safetensors", r.tensorFile());
+        stage("positions.csv", r.positionsCsv());
+        stage("summary.json", QJsonDocument(r.summary).toJson());
+        if (options.perToken) {
+            stage(options.figureName("tokens"), r.tokenSheet(options.figureFormat));
+            stage("tokens.json", r.tokensJson());
+        }
+        if (options.layersHeads) {
+            stage(options.figureName("layers_heads"), r.layersHeadsFigure(options.figureFormat));
+            stage("layers_heads.csv", r.layersHeadsCsv());
+        }
+        if (compared) {
+            stage(options.figureName("schemes"), compared->figure(options.figureFormat, options.heat));
+            stage("schemes.csv", compared->csv());
+        }
+        // An earlier run's optional outputs would not match this run.
+        QStringList optional{"difference.png", "tokens.json", "layers_heads.csv", "schemes.csv"};
+        for (const char* stem : {"tokens", "layers_heads", "schemes"})
+            for (const char* ext : {".png", ".svg", ".pdf"})
+                optional << QString(stem) + ext;
+        for (const QString& name : optional)
+            if (!written.contains(name))
+                staged.removeStale(name);
+        staged.commit();
         std::printf("%s\n", qPrintable(r.answer));
         return 0;
     });

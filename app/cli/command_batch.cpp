@@ -1,4 +1,4 @@
-#include "attend_run.h"
+#include "attend_schemes.h"
 #include "batch/batch_job.h"
 #include "charts/chart_export.h"
 #include "charts/readout_charts.h"
@@ -117,15 +117,39 @@ private:
         parseOrThrow(parser, QStringList{"batch"} + flags);
         const AttendOptions options = parseAttendOptions(parser);
         const QString out = item.output.toLower();
-        if (!out.endsWith(".png") && !out.endsWith(".json") && !out.endsWith(".safetensors") && !out.endsWith(".csv"))
-            throw UsageError("attention items write .png (heatmap), .json (summary), .safetensors (attention) or .csv (positions)");
+        const bool figure = out.endsWith(".png") || out.endsWith(".svg") || out.endsWith(".pdf");
+        if (!figure && !out.endsWith(".json") && !out.endsWith(".safetensors") && !out.endsWith(".csv"))
+            throw UsageError("attention items write .png/.svg/.pdf (heatmap or figure), .json (summary), .safetensors (attention) or "
+                             ".csv (positions or table)");
+        const bool extraFigure = !options.schemes.isEmpty() || options.layersHeads || options.perToken;
+        if (figure && !out.endsWith(".png") && !extraFigure)
+            throw UsageError("attention items write the heatmap as .png; .svg and .pdf are for schemes, layers-heads and per-token figures");
         return runModelCommand([&] {
             if (!model_ || model_->dir != options.modelDir || model_->device != options.device || model_->dtype != options.dtype) {
                 model_.reset(); // one model in memory at a time
                 model_ = AttendModel::load(options.modelDir, options.device, options.dtype);
             }
-            const SchemeRequest scheme = parseModelSchemeOptions(parser, model_->vlm->config().text.layers);
-            AttendOutcome r = runAttendOnce(*model_, options, scheme);
+            const int layers = model_->vlm->config().text.layers;
+            const views::FigureFormat format = figure ? figureFormatFor(out) : views::FigureFormat::Png;
+            // "schemes": the side-by-side figure or table; the summary of the first scheme gains the rows.
+            if (!options.schemes.isEmpty()) {
+                const std::vector<model::SchemeEntry> entries = parseSchemeEntries(options.schemes, layers);
+                const SchemesOutcome compared = runAttendSchemes(*model_, options, entries);
+                if (figure)
+                    return compared.figure(format, options.heat);
+                if (out.endsWith(".csv"))
+                    return compared.csv();
+                if (!out.endsWith(".json"))
+                    throw UsageError("a schemes item writes a figure, .csv or .json");
+                AttendOutcome r = runAttendOnce(*model_, options, entries.front().scheme);
+                r.summary["schemes"] = compared.rows;
+                return QJsonDocument(r.summary).toJson();
+            }
+            AttendOutcome r = runAttendOnce(*model_, options, modelScheme(parseModelSchemeOptions(parser, layers)));
+            if (options.layersHeads && (figure || out.endsWith(".csv")))
+                return figure ? r.layersHeadsFigure(format) : r.layersHeadsCsv();
+            if (options.perToken && (figure || out.endsWith(".json")))
+                return figure ? r.tokenSheet(format) : r.tokensJson();
             if (out.endsWith(".png")) // "difference": true makes the figure the difference map
                 return encodePng(options.difference ? r.difference : r.heatmap, r.summary);
             if (out.endsWith(".json"))

@@ -1,5 +1,6 @@
 #include "attention_stats.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -30,6 +31,54 @@ AttentionStats attentionStats(const torch::Tensor& probs, int rows, int cols)
         s.centreCol = (map * c).sum().item<double>() / total;
     }
     return s;
+}
+
+std::vector<HeadStats> headStats(const torch::Tensor& probs, int rows, int cols)
+{
+    const auto p = probs.to(torch::kCPU, torch::kFloat64); // [H, Q, N]
+    const int64_t n = p.size(-1);
+    if (n != static_cast<int64_t>(rows) * cols || n == 0)
+        throw std::invalid_argument("headStats: the capture's image tokens do not fill the grid");
+    const auto mass = p.sum(-1);                                          // [H, Q]
+    const auto share = (p / mass.unsqueeze(-1).clamp_min(1e-30)).mean(1); // [H, N], each row sums to 1
+    const int64_t top = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(0.01 * static_cast<double>(n))));
+    const auto topShare = std::get<0>(share.topk(top, -1)).sum(-1);
+    auto border = torch::zeros({rows, cols}, torch::kBool);
+    border.select(0, 0).fill_(true);
+    border.select(0, rows - 1).fill_(true);
+    border.select(1, 0).fill_(true);
+    border.select(1, cols - 1).fill_(true);
+    const auto borderShare = (share * border.flatten().to(torch::kFloat64)).sum(-1);
+    const auto entropy = -(share * share.clamp_min(1e-30).log()).sum(-1);
+    std::vector<HeadStats> out(static_cast<size_t>(p.size(0)));
+    for (int64_t h = 0; h < p.size(0); ++h) {
+        HeadStats& s = out[static_cast<size_t>(h)];
+        s.imageMass = mass[h].mean().item<double>();
+        s.normalizedEntropy = n > 1 ? entropy[h].item<double>() / std::log(static_cast<double>(n)) : 0.0;
+        s.topShare = topShare[h].item<double>();
+        s.borderShare = borderShare[h].item<double>();
+        s.firstShare = share[h][0].item<double>();
+    }
+    return out;
+}
+
+HeadStats meanOverHeads(const std::vector<HeadStats>& heads)
+{
+    HeadStats m;
+    for (const HeadStats& h : heads) {
+        m.imageMass += h.imageMass;
+        m.normalizedEntropy += h.normalizedEntropy;
+        m.topShare += h.topShare;
+        m.borderShare += h.borderShare;
+        m.firstShare += h.firstShare;
+    }
+    const double n = std::max<size_t>(1, heads.size());
+    m.imageMass /= n;
+    m.normalizedEntropy /= n;
+    m.topShare /= n;
+    m.borderShare /= n;
+    m.firstShare /= n;
+    return m;
 }
 
 double attentionShift(const torch::Tensor& from, const torch::Tensor& to)

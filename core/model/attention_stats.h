@@ -1,6 +1,8 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <vector>
+
 namespace ropescope::model {
 
 // Where one layer's text->image attention goes, from captured probabilities [heads, queries, image
@@ -12,6 +14,19 @@ struct AttentionStats {
     double centreRow = 0, centreCol = 0; // centre of mass of the mean map, in grid cells
 };
 AttentionStats attentionStats(const torch::Tensor& probs, int rows, int cols);
+
+// One head's text->image attention at one layer: how much goes to the image, how spread it is, and how
+// much of it piles onto "sink" patches. Shares are of the head's attention over the image (each query
+// renormalised over the image, then averaged over queries).
+struct HeadStats {
+    double imageMass = 0;          // mean over queries of the probability on image tokens
+    double normalizedEntropy = 0;  // of the mean map over the image: 1 = uniform
+    double topShare = 0;           // on the top 1% of patches (at least one)
+    double borderShare = 0;        // on the first and last rows and columns of the grid
+    double firstShare = 0;         // on the first image token
+};
+std::vector<HeadStats> headStats(const torch::Tensor& probs, int rows, int cols); // one per head
+HeadStats meanOverHeads(const std::vector<HeadStats>& heads);
 
 // The mean map over heads (head < 0) or one head, averaged over queries: [rows * cols].
 torch::Tensor attentionMap(const torch::Tensor& probs, int head);

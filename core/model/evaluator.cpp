@@ -1,6 +1,6 @@
 #include "evaluator.h"
 
-#include "attend_request.h"
+#include "attention_run.h"
 #include "attention_stats.h"
 #include "geometry/age.h"
 #include "image_processor.h"
@@ -33,19 +33,20 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
 
     for (int i = 0; i < samples; ++i) {
         const SyntheticSample s = SyntheticTask::sample(seed, static_cast<uint64_t>(i));
-        // The inference path of `attend`: the question's words x the image, every layer, one answer token.
-        ForwardRequest req = prepareAttend(vlm, tok, s.image, s.question, PreprocessOptions{}).forward;
-        req.scheme = scheme.params;
-        if (!scheme.age.empty())
-            req.age = geometry::parseAgeSchedule(scheme.age, cfg.text.layers);
-        const ForwardResult out = vlm.run(req);
-        if (swapped) { // the same sample under the model's own scheme; the image's vision is cached
-            const ForwardResult base = vlm.run(underScheme(req, own, cfg.text.layers));
+        // The inference path of `attend`: the question's words x the image, every layer, one answer token;
+        // with another scheme, the same sample under the model's own too (the image's vision is cached).
+        AttentionQuery query;
+        query.image = s.image;
+        query.question = s.question;
+        query.scheme = scheme;
+        query.compareOwn = swapped;
+        const AttentionRun run = runAttention(vlm, tok, modelDir, query);
+        const ForwardResult& out = run.result;
+        if (swapped)
             for (size_t l = 0; l < r.shift.size(); ++l)
-                r.shift[l] += attentionShift(base.prefill.attentions[l], out.prefill.attentions[l]);
-        }
+                r.shift[l] += attentionShift(run.ownResult->prefill.attentions[l], out.prefill.attentions[l]);
 
-        const bool right = tok.decode({out.generatedIds[0].item<int64_t>()}, true) == s.answer;
+        const bool right = tok.decode({run.generated.front()}, true) == s.answer;
         r.correct += right;
         auto& [correct, total] = r.byType[s.type];
         correct += right;

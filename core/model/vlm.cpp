@@ -191,6 +191,12 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
 
     std::vector<int64_t> generated;
     std::vector<torch::Tensor> stepLogits;
+    DecoderCapture stepCapture; // the new token's one row (all rows) against the prompt's captured columns
+    std::vector<std::vector<torch::Tensor>> steps(req.capture.layers.size());
+    if (req.captureSteps && !req.capture.layers.empty()) {
+        stepCapture.layers = req.capture.layers;
+        stepCapture.selection.cols = req.capture.selection.cols;
+    }
     auto last = r.prefill.logits[r.prefill.logits.size(0) - 1];
     for (int step = 0; step < req.generate; ++step) {
         stepLogits.push_back(last);
@@ -204,9 +210,14 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
             stepDistinct.push_back(rotaryFor(t, t.size(), 1, step));
         for (int i = 0; i < layers; ++i)
             stepRotary.push_back(stepDistinct[layerTable[static_cast<size_t>(i)]]);
-        const auto out = language_.forward(language_.embed(torch::tensor({next})), stepRotary, &cache, {});
+        const auto out = language_.forward(language_.embed(torch::tensor({next})), stepRotary, &cache, stepCapture);
+        for (size_t k = 0; k < out.attentions.size(); ++k)
+            steps[k].push_back(out.attentions[k]);
         last = out.logits[0];
     }
+    for (auto& layerSteps : steps)
+        if (!layerSteps.empty())
+            r.stepAttentions.push_back(torch::cat(layerSteps, 1));
     r.generateMs = since(t0);
     r.generatedIds = torch::tensor(generated, torch::kInt64);
     if (!stepLogits.empty())

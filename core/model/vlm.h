@@ -24,6 +24,9 @@ struct ForwardRequest {
     std::optional<geometry::AgeSchedule> age;
     DecoderCapture capture;
     int generate = 0;              // greedy tokens after the prompt
+    // Also keep, at capture.layers, each generation step's attention over capture.selection's columns:
+    // the map of every answer token after the first (the first comes from the prompt's last row).
+    bool captureSteps = false;
 };
 
 struct ForwardResult {
@@ -34,6 +37,9 @@ struct ForwardResult {
     std::vector<torch::Tensor> deepstackEmbeds;
     torch::Tensor inputsEmbeds;
     DecoderOutput prefill;
+    // With captureSteps: per captured layer [heads, generate - 1, columns], step k's query is the answer's
+    // token k, which produced token k + 1.
+    std::vector<torch::Tensor> stepAttentions;
     torch::Tensor generatedIds;    // [generate]
     torch::Tensor generatedLogits; // [generate, vocab]
     VisionTrace vision;
@@ -51,6 +57,7 @@ public:
     Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
 
     const ModelConfig& config() const { return checkpoint_.config(); }
+    torch::Device device() const { return device_; }
     VisionTower& vision() { return vision_; }
     LanguageModel& language() { return language_; }
     ForwardResult run(const ForwardRequest& request, bool traceVision = false);

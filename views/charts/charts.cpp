@@ -1,5 +1,7 @@
 #include "charts.h"
 
+#include "chart_text.h"
+
 #include "scene/colormap.h"
 
 #include <QFontMetricsF>
@@ -12,41 +14,15 @@
 namespace ropescope::views {
 namespace {
 
-const QColor kInk(40, 40, 46);
+using chart::fitFont;
+using chart::kInk;
+using chart::number;
+using chart::setFont;
+using chart::titled;
+
 const QColor kGrid(220, 220, 226);
 const QColor kAccent(214, 75, 40);
 const QColor kBar(70, 110, 170);
-
-// Fonts scale with the chart so a 4x export is not a tiny-text figure.
-void setFont(QPainter& p, const QRectF& area, double scale = 1.0, bool bold = false)
-{
-    QFont f = p.font();
-    f.setPixelSize(std::max(9, static_cast<int>(std::min(area.height() / 18.0, area.width() / 30.0) * scale)));
-    f.setBold(bold);
-    p.setFont(f);
-}
-
-// Shrinks the current font until `text` fits `width` (long layouts make long titles).
-void fitFont(QPainter& p, const QString& text, double width)
-{
-    QFont f = p.font();
-    while (f.pixelSize() > 8 && QFontMetricsF(f).horizontalAdvance(text) > width) {
-        f.setPixelSize(f.pixelSize() - 1);
-        p.setFont(f);
-    }
-}
-
-// Paints the title, returns the plot area left below it.
-QRectF titled(QPainter& p, const QRectF& area, const QString& title)
-{
-    p.fillRect(area, Qt::white);
-    setFont(p, area, 1.0, true);
-    const double h = QFontMetricsF(p.font()).height();
-    fitFont(p, title, area.width() - 8);
-    p.setPen(kInk);
-    p.drawText(QRectF(area.left(), area.top() + 0.3 * h, area.width(), h), Qt::AlignHCenter | Qt::AlignVCenter, title);
-    return area.adjusted(0, 1.6 * h, 0, 0);
-}
 
 // The title and a one-line subtitle under it; leaves the font at `scale` and returns the area below
 // the title (the subtitle's line included: callers step past it).
@@ -60,13 +36,6 @@ QRectF titledWithSubtitle(QPainter& p, const QRectF& area, const QString& title,
     p.drawText(QRectF(plot.left(), plot.top(), plot.width(), lineHeight), Qt::AlignHCenter, subtitle);
     setFont(p, area, scale);
     return plot;
-}
-
-QString number(double v)
-{
-    if (v == 0 || (std::abs(v) >= 0.01 && std::abs(v) < 1e5))
-        return QString::number(v, 'f', std::abs(v) >= 100 ? 1 : 3);
-    return QString::number(v, 'g', 3); // 7.5e+05
 }
 
 // The widest tick label of a value axis, so the plot leaves room for all of them.

@@ -1,0 +1,149 @@
+// The files an `attend` run writes beyond the heatmap: tensors, positions, per-token maps, the
+// layers x heads grid.
+#include "attend_run.h"
+
+#include "charts/attention_figures.h"
+#include "io/position_table_io.h"
+#include "model/attention_stats.h"
+#include "model/tensor_io.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace ropescope::cli {
+namespace {
+
+// Token text as a caption: whitespace made visible, so "\n" and " " tokens are not blank.
+QString visible(const QString& text)
+{
+    QString t = text;
+    t.replace('\n', "\\n").replace('\t', "\\t");
+    return t.isEmpty() ? QString("''") : "'" + t + "'";
+}
+
+constexpr size_t kMaxSheetMaps = 256; // a long chat prompt's sheet stays a figure, not a poster
+
+std::vector<model::MapToken> sheetTokens(const model::AttentionRun& run)
+{
+    std::vector<model::MapToken> tokens = run.questionTokens;
+    tokens.insert(tokens.end(), run.answerTokens.begin(), run.answerTokens.end());
+    if (tokens.size() > kMaxSheetMaps)
+        tokens.resize(kMaxSheetMaps);
+    return tokens;
+}
+
+QString schemeTitle(const model::AttentionRun& run)
+{
+    return geometry::schemeName(run.scheme.params.kind) + (run.scheme.age.empty() ? QString() : " + AGE " + QString::fromStdString(run.scheme.age));
+}
+
+} // namespace
+
+QByteArray AttendOutcome::tensorFile() const
+{
+    model::SafeTensorsWriter tensors;
+    tensors.setMetadata("format", "pt");
+    tensors.setMetadata("dims", "attention: [captured layers, heads, query tokens, image tokens]; answer_attention: "
+                                "[captured layers, heads, answer tokens, image tokens], row k from the query that produced answer token k");
+    model::addTensor(tensors, "attention", torch::stack(run.attention(), 0).to(torch::kCPU));
+    if (!run.answerAttention.empty())
+        model::addTensor(tensors, "answer_attention", torch::stack(run.answerAttention, 0).to(torch::kCPU));
+    model::addTensor(tensors, "layers", torch::tensor(std::vector<int64_t>(run.layers.begin(), run.layers.end()), torch::kInt64));
+    model::addTensor(tensors, "query_tokens", torch::tensor(run.prompt.queryTokens, torch::kInt64));
+    model::addTensor(tensors, "image_tokens", torch::tensor(run.prompt.imageTokens, torch::kInt64));
+    model::addTensor(tensors, "input_ids", torch::tensor(run.prompt.ids, torch::kInt64));
+    return tensors.bytes();
+}
+
+QByteArray AttendOutcome::positionsCsv() const
+{
+    return io::positionTableCsv(run.result.layerTables.front());
+}
+
+QByteArray AttendOutcome::tokenSheet(views::FigureFormat format) const
+{
+    const model::AttendRequest& a = run.prompt;
+    views::MapSheet sheet;
+    sheet.title = QString("text -> image attention per token, layer %1, %2 - %3").arg(run.layers[heatIndex]).arg(
+        head.kind == model::HeadChoice::Kind::Index ? "head " + QString::number(head.index) : head.kind == model::HeadChoice::Kind::Max ? "max over heads" : "mean over heads",
+        schemeTitle(run));
+    for (const model::MapToken& t : sheetTokens(run)) {
+        const torch::Tensor rows = run.tokenAttention(heatIndex, t);
+        const double mass = rows.to(torch::kFloat64).sum(-1).mean().item<double>();
+        sheet.maps.push_back({views::attentionOverlay(a.resized, model::headMap(rows, head), a.gridRows, a.gridCols, heat),
+                              {QString("%1 %2").arg(t.answer ? "answer" : "#" + QString::number(t.index), visible(t.text)),
+                               QString("image mass %1").arg(mass, 0, 'f', 3)}});
+    }
+    const QSize size = views::mapSheetSize(sheet, std::clamp(a.resized.width(), 120, 220));
+    return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, summary);
+}
+
+QByteArray AttendOutcome::tokensJson() const
+{
+    const model::AttendRequest& a = run.prompt;
+    QJsonArray tokens;
+    for (const model::MapToken& t : sheetTokens(run)) {
+        QJsonObject entry{{"index", static_cast<double>(t.index)},
+                          {"id", static_cast<double>(t.id)},
+                          {"text", t.text},
+                          {"kind", t.answer ? "answer" : "question"}};
+        QJsonArray layers;
+        for (size_t k = 0; k < run.layers.size(); ++k) {
+            const torch::Tensor rows = run.tokenAttention(k, t);
+            const model::AttentionStats st = model::attentionStats(rows, a.gridRows, a.gridCols);
+            layers.append(QJsonObject{{"layer", run.layers[k]},
+                                      {"image_mass", st.imageMass},
+                                      {"normalized_entropy", st.normalizedEntropy},
+                                      {"centre_of_mass", QJsonObject{{"row", st.centreRow}, {"col", st.centreCol}}}});
+        }
+        entry["per_layer"] = layers;
+        tokens.append(entry);
+    }
+    QJsonObject root{{"answer", answer}, {"heatmap_layer", run.layers[heatIndex]}, {"tokens", tokens}};
+    if (run.questionTokens.size() + run.answerTokens.size() > kMaxSheetMaps)
+        root["truncated_to"] = static_cast<int>(kMaxSheetMaps);
+    return QJsonDocument(root).toJson();
+}
+
+QByteArray AttendOutcome::layersHeadsFigure(views::FigureFormat format) const
+{
+    const model::AttendRequest& a = run.prompt;
+    views::LayerHeadGrid grid;
+    grid.title = "text -> image attention, layers x heads (mean over question tokens) - " + schemeTitle(run);
+    grid.layers = run.layers;
+    grid.heads = static_cast<int>(run.attention().front().size(0));
+    grid.rows = a.gridRows;
+    grid.cols = a.gridCols;
+    for (const torch::Tensor& probs : run.attention()) {
+        const std::vector<model::HeadStats> stats = model::headStats(probs, a.gridRows, a.gridCols);
+        for (int h = 0; h < grid.heads; ++h) {
+            grid.maps.push_back(model::headMap(probs, {model::HeadChoice::Kind::Index, h}));
+            grid.imageMass.push_back(stats[static_cast<size_t>(h)].imageMass);
+        }
+    }
+    const QSize size = views::layerHeadGridSize(grid, std::clamp(1600 / std::max(1, grid.heads), 24, 96));
+    return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, grid); }, size, format, summary);
+}
+
+QByteArray AttendOutcome::layersHeadsCsv() const
+{
+    QByteArray csv = "layer,head,image_mass,normalized_entropy,top1_share,border_share,first_token_share\n";
+    for (size_t k = 0; k < run.layers.size(); ++k) {
+        const std::vector<model::HeadStats> stats = model::headStats(run.attention()[k], run.prompt.gridRows, run.prompt.gridCols);
+        for (size_t h = 0; h < stats.size(); ++h) {
+            const model::HeadStats& s = stats[h];
+            csv += QString("%1,%2,%3,%4,%5,%6,%7\n")
+                       .arg(run.layers[k])
+                       .arg(h)
+                       .arg(s.imageMass, 0, 'g', 9)
+                       .arg(s.normalizedEntropy, 0, 'g', 9)
+                       .arg(s.topShare, 0, 'g', 9)
+                       .arg(s.borderShare, 0, 'g', 9)
+                       .arg(s.firstShare, 0, 'g', 9)
+                       .toUtf8();
+        }
+    }
+    return csv;
+}
+
+} // namespace ropescope::cli

@@ -1,0 +1,118 @@
+#include "attend_schemes.h"
+
+#include "charts/attention_figures.h"
+#include "cli_error.h"
+#include "model/attention_stats.h"
+
+#include <QJsonDocument>
+
+namespace ropescope::cli {
+namespace {
+
+// "circle-rope:alpha=0.3:age=strategy_4" -> the scheme flags of a model run, read by the same parser.
+SchemeRequest parseEntry(const QString& entry, int layers)
+{
+    const QStringList parts = entry.split(':');
+    if (parts.front().isEmpty())
+        throw UsageError("--schemes: an entry has no scheme name");
+    QStringList args{"schemes", "--scheme", parts.front()};
+    for (qsizetype i = 1; i < parts.size(); ++i) {
+        const qsizetype eq = parts[i].indexOf('=');
+        const QString key = parts[i].left(eq), value = parts[i].mid(eq + 1);
+        if (eq <= 0 || value.isEmpty())
+            throw UsageError("--schemes: '" + entry.toStdString() + "': expected key=value after ':', got '" + parts[i].toStdString() + "'");
+        if (key == "scheme" || key == "layout" || key.startsWith('-'))
+            throw UsageError("--schemes: '" + entry.toStdString() + "': '" + key.toStdString() + "' is not a scheme parameter");
+        args << "--" + key << QString(value).replace('/', ',');
+    }
+    QCommandLineParser parser;
+    addGeometryOptions(parser);
+    try {
+        parseOrThrow(parser, args);
+        return parseModelSchemeOptions(parser, layers);
+    } catch (const UsageError& e) {
+        throw UsageError("--schemes: '" + entry.toStdString() + "': " + e.what());
+    }
+}
+
+QString percent(double share)
+{
+    return QString::number(100.0 * share, 'f', 1) + "%";
+}
+
+} // namespace
+
+std::vector<model::SchemeEntry> parseSchemeEntries(const QStringList& entries, int layers)
+{
+    std::vector<model::SchemeEntry> out;
+    for (const QString& entry : entries) {
+        const SchemeRequest r = parseEntry(entry, layers);
+        out.push_back({entry, modelScheme(r)});
+    }
+    return out;
+}
+
+SchemesOutcome runAttendSchemes(AttendModel& m, const AttendOptions& o, const std::vector<model::SchemeEntry>& schemes)
+{
+    const model::AttentionQuery query = attentionQuery(m, o);
+    const int layer = heatmapLayer(o, query.layers);
+    SchemesOutcome out;
+    out.comparison = model::compareSchemes(*m.vlm, *m.tokenizer, m.dir, query, schemes, layer, [&](int done, int total) {
+        if (done < total)
+            std::fprintf(stderr, "scheme %d/%d: %s\n", done + 1, total, qPrintable(schemes[static_cast<size_t>(done)].label));
+        return true;
+    });
+    for (const model::SchemeRow& r : out.comparison.rows)
+        out.rows.append(QJsonObject{{"scheme", r.entry.label},
+                                    {"answer", r.answer},
+                                    {"untrained", QString::fromStdString(r.untrained)},
+                                    {"ptd", r.ptd},
+                                    {"prior_spread", r.priorSpread},
+                                    {"shift_from_first", r.shift},
+                                    {"image_mass", r.stats.imageMass},
+                                    {"normalized_entropy", r.stats.normalizedEntropy},
+                                    {"top1_share", r.stats.topShare},
+                                    {"border_share", r.stats.borderShare},
+                                    {"first_token_share", r.stats.firstShare}});
+    return out;
+}
+
+QByteArray SchemesOutcome::figure(views::FigureFormat format, const views::HeatmapOptions& heat) const
+{
+    const model::SchemeComparison& c = comparison;
+    views::MapSheet sheet;
+    sheet.title = QString("one prompt, %1 schemes - layer %2, mean over heads and question tokens").arg(c.rows.size()).arg(c.layer);
+    sheet.columns = static_cast<int>(c.rows.size());
+    for (const model::SchemeRow& r : c.rows)
+        sheet.maps.push_back({views::attentionOverlay(c.resized, r.map, c.gridRows, c.gridCols, heat),
+                              {r.entry.label + (r.untrained.empty() ? QString() : " (untrained)"),
+                               "answer: " + (r.answer.isEmpty() ? QString("(empty)") : r.answer),
+                               QString("PTD %1, prior spread %2").arg(r.ptd, 0, 'f', 3).arg(r.priorSpread, 0, 'f', 2),
+                               QString("shift from first %1").arg(r.shift, 0, 'f', 3),
+                               QString("top-1% %1, border %2, first %3").arg(percent(r.stats.topShare), percent(r.stats.borderShare),
+                                                                             percent(r.stats.firstShare))}});
+    const QSize size = views::mapSheetSize(sheet, std::clamp(c.resized.width(), 200, 280));
+    const QJsonObject meta{{"figure", "schemes side by side"}, {"layout", c.layout}, {"layer", c.layer}, {"schemes", rows}};
+    return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, meta);
+}
+
+QByteArray SchemesOutcome::csv() const
+{
+    QByteArray out = "scheme,answer,ptd,prior_spread,shift_from_first,image_mass,normalized_entropy,top1_share,border_share,first_token_share\n";
+    auto quoted = [](QString text) { return "\"" + text.replace('"', "\"\"") + "\""; };
+    for (const model::SchemeRow& r : comparison.rows)
+        out += QString("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10\n")
+                   .arg(quoted(r.entry.label), quoted(r.answer))
+                   .arg(r.ptd, 0, 'g', 9)
+                   .arg(r.priorSpread, 0, 'g', 9)
+                   .arg(r.shift, 0, 'g', 9)
+                   .arg(r.stats.imageMass, 0, 'g', 9)
+                   .arg(r.stats.normalizedEntropy, 0, 'g', 9)
+                   .arg(r.stats.topShare, 0, 'g', 9)
+                   .arg(r.stats.borderShare, 0, 'g', 9)
+                   .arg(r.stats.firstShare, 0, 'g', 9)
+                   .toUtf8();
+    return out;
+}
+
+} // namespace ropescope::cli

@@ -1,0 +1,21 @@
+#pragma once
+// `attend --schemes`: one prompt under several position schemes side by side, as files.
+#include "attend_run.h"
+#include "model/scheme_comparison.h"
+
+#include <QJsonArray>
+
+namespace ropescope::cli {
+
+// --schemes: the same prompt under each entry ("circle-rope:alpha=0.3:age=strategy_4"; vectors with '/':
+// "mm-rope:position-scale=4/8/8"), at the heatmap layer.
+struct SchemesOutcome {
+    model::SchemeComparison comparison;
+    QJsonArray rows;                      // for summary.json
+    QByteArray figure(views::FigureFormat format, const views::HeatmapOptions& heat) const;
+    QByteArray csv() const;
+};
+std::vector<model::SchemeEntry> parseSchemeEntries(const QStringList& entries, int layers); // throws UsageError
+SchemesOutcome runAttendSchemes(AttendModel& model, const AttendOptions& options, const std::vector<model::SchemeEntry>& schemes);
+
+} // namespace ropescope::cli

@@ -1,0 +1,122 @@
+#include "attention_run.h"
+
+#include "geometry/errors.h"
+#include "safetensors.h"
+
+#include <algorithm>
+
+namespace ropescope::model {
+namespace {
+
+std::optional<geometry::AgeSchedule> ageFor(const std::string& age, int layers)
+{
+    if (age.empty())
+        return std::nullopt;
+    try {
+        return geometry::parseAgeSchedule(age, layers);
+    } catch (const geometry::InvalidInput& e) {
+        throw ModelError(std::string("AGE: ") + e.what());
+    }
+}
+
+std::vector<int> capturedLayers(const std::vector<int>& asked, int layers)
+{
+    std::vector<int> out = asked;
+    if (out.empty())
+        for (int l = 0; l < layers; ++l)
+            out.push_back(l);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    if (out.front() < 0 || out.back() >= layers)
+        throw ModelError("capture layers: expected 0.." + std::to_string(layers - 1));
+    return out;
+}
+
+MapToken mapToken(const Tokenizer& tokenizer, int64_t id, int64_t index, bool answer)
+{
+    return {tokenizer.decode({id}, false), id, index, answer};
+}
+
+} // namespace
+
+size_t AttentionRun::captured(int layer) const
+{
+    const auto at = std::find(layers.begin(), layers.end(), layer);
+    if (at == layers.end())
+        throw std::invalid_argument("layer " + std::to_string(layer) + " is not captured");
+    return static_cast<size_t>(at - layers.begin());
+}
+
+torch::Tensor AttentionRun::tokenAttention(size_t capturedIndex, const MapToken& token) const
+{
+    if (token.answer) {
+        const auto k = std::find_if(answerTokens.begin(), answerTokens.end(), [&](const MapToken& t) { return t.index == token.index; });
+        if (k == answerTokens.end() || answerAttention.empty())
+            throw std::invalid_argument("no map kept for answer token " + std::to_string(token.index));
+        return answerAttention.at(capturedIndex).narrow(1, k - answerTokens.begin(), 1);
+    }
+    const auto& rows = prompt.queryTokens;
+    const auto q = std::find(rows.begin(), rows.end(), token.index);
+    if (q == rows.end())
+        throw std::invalid_argument("token " + std::to_string(token.index) + " is not a question token");
+    return attention().at(capturedIndex).narrow(1, q - rows.begin(), 1);
+}
+
+AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const AttentionQuery& query)
+{
+    const ModelConfig& cfg = vlm.config();
+    const int layers = cfg.text.layers;
+    AttentionRun run;
+    run.prompt = prepareAttend(vlm, tokenizer, query.image, query.question, query.preprocess, vlm.device());
+    if (run.prompt.queryTokens.empty())
+        throw ModelError("the question is empty: there is no text after the image to attend from");
+    run.scheme = query.scheme;
+    run.own = recordedScheme(modelDir);
+    run.layers = capturedLayers(query.layers, layers);
+    run.untrained = schemeDifference(run.scheme, run.own, layers);
+
+    ForwardRequest request = run.prompt.forward;
+    request.scheme = run.scheme.params;
+    request.age = ageFor(run.scheme.age, layers);
+    request.capture.layers = run.layers;
+    if (query.generate)
+        request.generate = std::max(1, *query.generate);
+    request.captureSteps = query.answerMaps;
+    run.result = vlm.run(request);
+    if (query.compareOwn) { // the vision embeddings are cached: a second decoder pass only
+        ForwardRequest own = request;
+        own.scheme = run.own.params;
+        own.age = ageFor(run.own.age, layers);
+        own.generate = 0;
+        own.captureSteps = false;
+        run.ownResult = vlm.run(own);
+    }
+
+    const torch::Tensor ids = run.result.generatedIds;
+    run.generated.assign(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+    run.answer = answerText(tokenizer, run.generated, cfg.eos);
+    for (int64_t index : run.prompt.queryTokens)
+        run.questionTokens.push_back(mapToken(tokenizer, run.prompt.ids[static_cast<size_t>(index)], index, false));
+    const auto imEnd = tokenizer.tokenId("<|im_end|>");
+    const int64_t promptLength = static_cast<int64_t>(run.prompt.ids.size());
+    for (size_t k = 0; k < run.generated.size(); ++k) {
+        const int64_t id = run.generated[k];
+        if (id == cfg.eos || imEnd == id)
+            break;
+        run.answerTokens.push_back(mapToken(tokenizer, id, promptLength + static_cast<int64_t>(k), true));
+    }
+    if (query.answerMaps && !run.answerTokens.empty()) {
+        // Answer token 0 came from the prompt's last row (a question row); token k > 0 from step k - 1.
+        const int64_t answers = static_cast<int64_t>(run.answerTokens.size());
+        for (size_t c = 0; c < run.layers.size(); ++c) {
+            const torch::Tensor& prompt = run.attention()[c];
+            torch::Tensor rows = prompt.narrow(1, prompt.size(1) - 1, 1);
+            if (answers > 1)
+                rows = torch::cat({rows, run.result.stepAttentions.at(c).narrow(1, 0, answers - 1)}, 1);
+            run.answerAttention.push_back(rows);
+        }
+    }
+    return run;
+}
+
+} // namespace ropescope::model

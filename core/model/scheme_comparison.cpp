@@ -1,0 +1,75 @@
+#include "scheme_comparison.h"
+
+#include "geometry/errors.h"
+#include "geometry/metrics.h"
+#include "safetensors.h"
+
+namespace ropescope::model {
+namespace {
+
+double totalVariation(const std::vector<float>& a, const std::vector<float>& b)
+{
+    double sa = 0, sb = 0, tv = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        sa += a[i];
+        sb += b[i];
+    }
+    for (size_t i = 0; i < a.size(); ++i)
+        tv += std::abs(a[i] / std::max(sa, 1e-30) - b[i] / std::max(sb, 1e-30));
+    return 0.5 * tv;
+}
+
+} // namespace
+
+SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, AttentionQuery query,
+                                const std::vector<SchemeEntry>& schemes, int layer, const std::function<bool(int, int)>& progress)
+{
+    if (schemes.empty() || schemes.size() > static_cast<size_t>(kMaxComparedSchemes))
+        throw ModelError("compare 1 to " + std::to_string(kMaxComparedSchemes) + " schemes, not " + std::to_string(schemes.size()));
+    const int total = static_cast<int>(schemes.size());
+    if (layer < 0 || layer >= vlm.config().text.layers)
+        throw ModelError("layer " + std::to_string(layer) + " is not a layer of the model (0.." + std::to_string(vlm.config().text.layers - 1) + ")");
+    query.layers = {layer}; // one layer is all a row shows: the others are not kept
+    query.answerMaps = false;
+    query.compareOwn = false;
+    SchemeComparison out;
+    out.layer = layer;
+    for (const SchemeEntry& entry : schemes) {
+        if (progress && !progress(static_cast<int>(out.rows.size()), total))
+            return out;
+        query.scheme = entry.scheme;
+        AttentionRun run;
+        try {
+            run = runAttention(vlm, tokenizer, modelDir, query);
+        } catch (const std::exception& e) {
+            throw ModelError(entry.label.toStdString() + ": " + e.what());
+        }
+        const torch::Tensor& probs = run.attention().front();
+        SchemeRow row;
+        row.entry = entry;
+        row.untrained = run.untrained;
+        row.answer = run.answer;
+        row.map = headMap(probs, HeadChoice{});
+        row.stats = meanOverHeads(headStats(probs, run.prompt.gridRows, run.prompt.gridCols));
+        const geometry::PositionTable& table = run.result.layerTables.at(static_cast<size_t>(layer));
+        try {
+            row.ptd = geometry::computePtd(table).mean;
+            row.priorSpread = geometry::positionalPrior(table, static_cast<int>(run.prompt.ids.size()) - 1).spread;
+        } catch (const geometry::InvalidInput& e) {
+            throw ModelError(entry.label.toStdString() + ": " + e.what());
+        }
+        row.shift = out.rows.empty() ? 0.0 : totalVariation(out.rows.front().map, row.map);
+        if (out.rows.empty()) {
+            out.gridRows = run.prompt.gridRows;
+            out.gridCols = run.prompt.gridCols;
+            out.resized = run.prompt.resized;
+            out.layout = QString::fromStdString(run.result.layout.toString());
+        }
+        out.rows.push_back(std::move(row));
+    }
+    if (progress)
+        progress(total, total);
+    return out;
+}
+
+} // namespace ropescope::model

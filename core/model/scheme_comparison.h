@@ -1,0 +1,46 @@
+#pragma once
+// One prompt under several position schemes, side by side: each scheme's answer, its map at one layer,
+// the geometry it gives this prompt's layout (PTD, positional-prior spread) and where its attention went
+// relative to the first scheme's. The view the Circle-RoPE question asks for: attention and PTD per scheme.
+#include "attention_run.h"
+#include "attention_stats.h"
+
+#include <functional>
+
+namespace ropescope::model {
+
+struct SchemeEntry {
+    QString label;      // as the user wrote it, e.g. "circle-rope:alpha=0.3"
+    ModelScheme scheme;
+};
+
+struct SchemeRow {
+    SchemeEntry entry;
+    std::string untrained;      // what differs from the model's own scheme; empty when nothing
+    QString answer;
+    std::vector<float> map;     // mean over heads and question tokens at the layer, rows x cols
+    double ptd = 0;             // of the scheme's position table at the layer (Circle-RoPE eq. 1)
+    double priorSpread = 0;     // max - min of the positional prior from the prompt's last token over the image
+    double shift = 0;           // total variation from the first row's map (0 for the first)
+    HeadStats stats;            // mean over heads: image mass, entropy, sinks
+};
+
+struct SchemeComparison {
+    int layer = 0;
+    int gridRows = 0, gridCols = 0;
+    QImage resized;             // the image as the model saw it
+    QString layout;
+    std::vector<SchemeRow> rows;
+};
+
+constexpr int kMaxComparedSchemes = 6;
+
+// Runs `query` under each scheme in turn (the image's vision is encoded once). `progress(done, total)`
+// is called before each run and at the end; returning false stops early with the rows done so far.
+// Throws ModelError for more than kMaxComparedSchemes schemes, a layer that is not captured, or a scheme the
+// model cannot run (naming its label).
+SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, AttentionQuery query,
+                                const std::vector<SchemeEntry>& schemes, int layer,
+                                const std::function<bool(int, int)>& progress = {});
+
+} // namespace ropescope::model

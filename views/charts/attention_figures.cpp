@@ -1,0 +1,254 @@
+#include "attention_figures.h"
+
+#include "chart_text.h"
+#include "scene/colormap.h"
+
+#include <QFontMetricsF>
+#include <QPainter>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ropescope::views {
+namespace {
+
+const QColor kSelected(214, 40, 40);
+
+// Text sizes follow the cells, not the page, so a sheet of many small maps stays readable.
+int fontPixels(double cellWidth)
+{
+    return std::clamp(static_cast<int>(cellWidth / 13.0), 9, 18);
+}
+
+double titleHeight(int px)
+{
+    return 2.2 * px;
+}
+
+struct SheetGeometry {
+    int columns = 1, rows = 1, px = 10;
+    double top = 0, cellWidth = 0, cellHeight = 0, captionHeight = 0;
+    QRectF cell(const QRectF& area, int i) const
+    {
+        return {area.left() + (i % columns) * cellWidth, area.top() + top + (i / columns) * cellHeight, cellWidth, cellHeight};
+    }
+};
+
+int captionLines(const MapSheet& sheet)
+{
+    qsizetype lines = 0;
+    for (const MapSheet::Map& m : sheet.maps)
+        lines = std::max(lines, m.caption.size());
+    return static_cast<int>(lines);
+}
+
+int sheetColumns(const MapSheet& sheet)
+{
+    const int n = std::max<int>(1, static_cast<int>(sheet.maps.size()));
+    return sheet.columns > 0 ? std::min(sheet.columns, n) : static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n))));
+}
+
+SheetGeometry sheetGeometry(const QRectF& area, const MapSheet& sheet)
+{
+    SheetGeometry g;
+    const int n = std::max<int>(1, static_cast<int>(sheet.maps.size()));
+    g.columns = sheetColumns(sheet);
+    g.rows = (n + g.columns - 1) / g.columns;
+    g.cellWidth = area.width() / g.columns;
+    g.px = fontPixels(g.cellWidth);
+    g.top = titleHeight(g.px);
+    g.cellHeight = (area.height() - g.top) / g.rows;
+    g.captionHeight = captionLines(sheet) * 1.3 * g.px + 0.4 * g.px;
+    return g;
+}
+
+QImage colouredGrid(const std::vector<float>& values, int rows, int cols)
+{
+    QImage image(cols, rows, QImage::Format_RGB32);
+    if (values.size() != static_cast<size_t>(rows) * static_cast<size_t>(cols) || values.empty()) {
+        image.fill(Qt::lightGray);
+        return image;
+    }
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    const double range = *hi - *lo;
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c) {
+            const double v = values[static_cast<size_t>(r) * static_cast<size_t>(cols) + static_cast<size_t>(c)];
+            const Rgb rgb = viridis(range > 0 ? (v - *lo) / range : 0.5);
+            image.setPixel(c, r, qRgb(rgb[0], rgb[1], rgb[2]));
+        }
+    return image;
+}
+
+// The largest rectangle of `aspect` (height / width) centred in `box`.
+QRectF fitted(const QRectF& box, double aspect)
+{
+    double w = box.width(), h = w * aspect;
+    if (h > box.height()) {
+        h = box.height();
+        w = h / aspect;
+    }
+    return {box.center().x() - w / 2, box.center().y() - h / 2, w, h};
+}
+
+struct GridGeometry {
+    int px = 10;
+    QRectF cells; // the cell area, right of the layer labels and under the head labels
+    double cellWidth = 0, cellHeight = 0;
+    QRectF cell(int row, int head) const
+    {
+        return {cells.left() + head * cellWidth, cells.top() + row * cellHeight, cellWidth, cellHeight};
+    }
+};
+
+GridGeometry gridGeometry(const QRectF& area, const LayerHeadGrid& grid)
+{
+    GridGeometry g;
+    const int heads = std::max(1, grid.heads), rows = std::max<int>(1, static_cast<int>(grid.layers.size()));
+    g.px = std::clamp(static_cast<int>(std::min(area.width(), area.height()) / 40.0), 9, 16);
+    const double left = 3.4 * g.px, top = titleHeight(g.px) + 1.5 * g.px;
+    g.cells = area.adjusted(left, top, -4, -4);
+    g.cellWidth = g.cells.width() / heads;
+    g.cellHeight = g.cells.height() / rows;
+    return g;
+}
+
+void setPixels(QPainter& p, int px, bool bold = false)
+{
+    QFont f = p.font();
+    f.setPixelSize(px);
+    f.setBold(bold);
+    p.setFont(f);
+}
+
+void paintTitle(QPainter& p, const QRectF& area, const QString& title, int px)
+{
+    p.fillRect(area, Qt::white);
+    setPixels(p, px + 2, true);
+    chart::fitFont(p, title, area.width() - 8);
+    p.setPen(chart::kInk);
+    p.drawText(QRectF(area.left(), area.top(), area.width(), titleHeight(px)), Qt::AlignCenter, title);
+}
+
+} // namespace
+
+void paintMapSheet(QPainter& p, const QRectF& area, const MapSheet& sheet)
+{
+    const SheetGeometry g = sheetGeometry(area, sheet);
+    paintTitle(p, area, sheet.title, g.px);
+    p.setRenderHint(QPainter::SmoothPixmapTransform, true);
+    for (size_t i = 0; i < sheet.maps.size(); ++i) {
+        const MapSheet::Map& m = sheet.maps[i];
+        const QRectF cell = g.cell(area, static_cast<int>(i)).adjusted(3, 3, -3, -3);
+        const QRectF box = cell.adjusted(0, 0, 0, -g.captionHeight);
+        if (!m.image.isNull() && box.height() > 2) {
+            const QRectF target = fitted(box, static_cast<double>(m.image.height()) / m.image.width());
+            p.drawImage(target, m.image);
+            if (static_cast<int>(i) == sheet.selected) {
+                p.setPen(QPen(kSelected, 3));
+                p.setBrush(Qt::NoBrush);
+                p.drawRect(target.adjusted(-1.5, -1.5, 1.5, 1.5));
+            }
+        }
+        setPixels(p, g.px, static_cast<int>(i) == sheet.selected);
+        p.setPen(chart::kInk);
+        const QFontMetricsF fm(p.font());
+        for (qsizetype line = 0; line < m.caption.size(); ++line) {
+            const QRectF row(cell.left(), box.bottom() + 0.3 * g.px + line * 1.3 * g.px, cell.width(), 1.3 * g.px);
+            p.drawText(row, Qt::AlignHCenter | Qt::AlignVCenter, fm.elidedText(m.caption[line], Qt::ElideRight, cell.width()));
+        }
+    }
+}
+
+QSize mapSheetSize(const MapSheet& sheet, int cellWidth)
+{
+    const int n = std::max<int>(1, static_cast<int>(sheet.maps.size()));
+    const int columns = sheetColumns(sheet), rows = (n + columns - 1) / columns;
+    double aspect = 1;
+    for (const MapSheet::Map& m : sheet.maps)
+        if (!m.image.isNull()) {
+            aspect = static_cast<double>(m.image.height()) / m.image.width();
+            break;
+        }
+    const int px = fontPixels(cellWidth);
+    const double cellHeight = cellWidth * aspect + captionLines(sheet) * 1.3 * px + 0.4 * px + 6;
+    return {columns * cellWidth, static_cast<int>(std::ceil(titleHeight(px) + rows * cellHeight))};
+}
+
+int mapAt(const QRectF& area, const MapSheet& sheet, QPointF point)
+{
+    const SheetGeometry g = sheetGeometry(area, sheet);
+    for (size_t i = 0; i < sheet.maps.size(); ++i)
+        if (g.cell(area, static_cast<int>(i)).contains(point))
+            return static_cast<int>(i);
+    return -1;
+}
+
+void paintLayerHeadGrid(QPainter& p, const QRectF& area, const LayerHeadGrid& grid)
+{
+    const GridGeometry g = gridGeometry(area, grid);
+    paintTitle(p, area, grid.title, g.px);
+    setPixels(p, g.px);
+    p.setPen(chart::kInk);
+    const QFontMetricsF fm(p.font());
+    // Labels every k-th row or column when cells are smaller than the text.
+    const int headStep = std::max(1, static_cast<int>(std::ceil(fm.horizontalAdvance("H00") / std::max(1.0, g.cellWidth))));
+    const int layerStep = std::max(1, static_cast<int>(std::ceil(fm.height() / std::max(1.0, g.cellHeight))));
+    for (int h = 0; h < grid.heads; h += headStep)
+        p.drawText(QRectF(g.cell(0, h).left(), g.cells.top() - 1.5 * g.px, g.cellWidth * headStep, 1.4 * g.px),
+                   Qt::AlignLeft | Qt::AlignVCenter, "H" + QString::number(h));
+    for (size_t r = 0; r < grid.layers.size(); r += static_cast<size_t>(layerStep))
+        p.drawText(QRectF(area.left(), g.cell(static_cast<int>(r), 0).top(), g.cells.left() - area.left() - 4, g.cellHeight),
+                   Qt::AlignRight | Qt::AlignVCenter, "L" + QString::number(grid.layers[r]));
+
+    const double maxMass = grid.imageMass.empty() ? 1.0 : std::max(1e-12, *std::max_element(grid.imageMass.begin(), grid.imageMass.end()));
+    const double aspect = grid.cols > 0 ? static_cast<double>(grid.rows) / grid.cols : 1.0;
+    p.setRenderHint(QPainter::SmoothPixmapTransform, false); // cells show patches, not a blur
+    for (size_t r = 0; r < grid.layers.size(); ++r)
+        for (int h = 0; h < grid.heads; ++h) {
+            const size_t k = r * static_cast<size_t>(grid.heads) + static_cast<size_t>(h);
+            const QRectF cell = g.cell(static_cast<int>(r), h).adjusted(1, 1, -1, -1);
+            QRectF drawn = cell;
+            if (grid.show == LayerHeadGrid::Show::Maps && k < grid.maps.size()) {
+                drawn = fitted(cell, aspect);
+                p.drawImage(drawn, colouredGrid(grid.maps[k], grid.rows, grid.cols));
+            } else if (k < grid.imageMass.size()) {
+                const Rgb rgb = viridis(grid.imageMass[k] / maxMass);
+                p.fillRect(cell, QColor(rgb[0], rgb[1], rgb[2]));
+                const QString value = QString::number(grid.imageMass[k], 'f', 2);
+                if (fm.horizontalAdvance(value) < cell.width() - 2 && fm.height() < cell.height()) {
+                    p.setPen(grid.imageMass[k] / maxMass > 0.6 ? chart::kInk : Qt::white);
+                    p.drawText(cell, Qt::AlignCenter, value);
+                }
+            }
+            if (static_cast<int>(r) == grid.selectedRow && h == grid.selectedHead) {
+                p.setPen(QPen(kSelected, 2.5));
+                p.setBrush(Qt::NoBrush);
+                p.drawRect(drawn.adjusted(-1, -1, 1, 1));
+            }
+        }
+}
+
+QSize layerHeadGridSize(const LayerHeadGrid& grid, int cellWidth)
+{
+    const double aspect = grid.cols > 0 ? static_cast<double>(grid.rows) / grid.cols : 1.0;
+    const int width = std::max(1, grid.heads) * cellWidth;
+    const int height = static_cast<int>(std::max<size_t>(1, grid.layers.size()) * std::max(8.0, cellWidth * aspect));
+    // Margins as gridGeometry makes them for a figure of about this size.
+    const int px = std::clamp(std::min(width, height) / 40, 9, 16);
+    return {width + static_cast<int>(3.4 * px) + 4, height + static_cast<int>(titleHeight(px) + 1.5 * px) + 4};
+}
+
+std::pair<int, int> layerHeadAt(const QRectF& area, const LayerHeadGrid& grid, QPointF point)
+{
+    const GridGeometry g = gridGeometry(area, grid);
+    if (!g.cells.contains(point) || grid.heads < 1 || grid.layers.empty())
+        return {-1, -1};
+    const int head = static_cast<int>((point.x() - g.cells.left()) / g.cellWidth);
+    const int row = static_cast<int>((point.y() - g.cells.top()) / g.cellHeight);
+    if (head < 0 || head >= grid.heads || row < 0 || row >= static_cast<int>(grid.layers.size()))
+        return {-1, -1};
+    return {row, head};
+}
+
+} // namespace ropescope::views

@@ -1,0 +1,51 @@
+#pragma once
+// Figures of many attention maps at once: a sheet of captioned maps (one per token, or one per scheme) and
+// the layers x heads small multiples. Painted the same way on screen and into PNG/SVG/PDF.
+#include <QImage>
+#include <QPointF>
+#include <QRectF>
+#include <QSize>
+#include <QStringList>
+
+#include <utility>
+#include <vector>
+
+class QPainter;
+
+namespace ropescope::views {
+
+struct MapSheet {
+    QString title;
+    struct Map {
+        QImage image;        // e.g. attentionOverlay's heatmap
+        QStringList caption; // lines under the map
+    };
+    std::vector<Map> maps;
+    int columns = 0;   // 0: about square
+    int selected = -1; // framed
+};
+void paintMapSheet(QPainter& painter, const QRectF& area, const MapSheet& sheet);
+// A size that shows each map `cellWidth` wide with its caption.
+QSize mapSheetSize(const MapSheet& sheet, int cellWidth);
+// The map under `point` in a sheet painted into `area`, or -1.
+int mapAt(const QRectF& area, const MapSheet& sheet, QPointF point);
+
+// Every captured layer (rows) x every head (columns): the head's map over the image grid, each cell
+// min-max normalised on its own (where it looks), or one colour per cell for the head's attention mass on
+// the image (how much it looks), on one scale over the whole grid.
+struct LayerHeadGrid {
+    QString title;
+    enum class Show { Maps, Mass } show = Show::Maps;
+    std::vector<int> layers;              // row labels
+    int heads = 0;
+    int rows = 0, cols = 0;               // each map's grid
+    std::vector<std::vector<float>> maps; // layers.size() * heads, layer-major; rows * cols each
+    std::vector<double> imageMass;        // the same indexing
+    int selectedRow = -1, selectedHead = -1;
+};
+void paintLayerHeadGrid(QPainter& painter, const QRectF& area, const LayerHeadGrid& grid);
+QSize layerHeadGridSize(const LayerHeadGrid& grid, int cellWidth);
+// {row in layers, head} under `point` in a grid painted into `area`, or {-1, -1}.
+std::pair<int, int> layerHeadAt(const QRectF& area, const LayerHeadGrid& grid, QPointF point);
+
+} // namespace ropescope::views

@@ -6,6 +6,8 @@
 
 #include <QJsonDocument>
 
+#include <algorithm>
+
 namespace ropescope::cli {
 namespace {
 
@@ -33,11 +35,6 @@ SchemeRequest parseEntry(const QString& entry, int layers)
     } catch (const UsageError& e) {
         throw UsageError("--schemes: '" + entry.toStdString() + "': " + e.what());
     }
-}
-
-QString percent(double share)
-{
-    return QString::number(100.0 * share, 'f', 1) + "%";
 }
 
 } // namespace
@@ -84,13 +81,9 @@ QByteArray SchemesOutcome::figure(views::FigureFormat format, const views::Heatm
     sheet.title = QString("one prompt, %1 schemes - layer %2, mean over heads and question tokens").arg(c.rows.size()).arg(c.layer);
     sheet.columns = static_cast<int>(c.rows.size());
     for (const model::SchemeRow& r : c.rows)
-        sheet.maps.push_back({views::attentionOverlay(c.resized, r.map, c.gridRows, c.gridCols, heat),
-                              {r.entry.label + (r.untrained.empty() ? QString() : " (untrained)"),
-                               "answer: " + (r.answer.isEmpty() ? QString("(empty)") : r.answer),
-                               QString("PTD %1, prior spread %2").arg(r.ptd, 0, 'f', 3).arg(r.priorSpread, 0, 'f', 2),
-                               QString("shift from first %1").arg(r.shift, 0, 'f', 3),
-                               QString("top-1% %1, border %2, first %3").arg(percent(r.stats.topShare), percent(r.stats.borderShare),
-                                                                             percent(r.stats.firstShare))}});
+        sheet.maps.push_back({views::attentionOverlay(c.resized, r.map, c.gridRows, c.gridCols, heat), r.caption()});
+    if (std::any_of(c.rows.begin(), c.rows.end(), [](const model::SchemeRow& r) { return !r.untrained.empty(); }))
+        sheet.title += " (* not the scheme the model was trained with)";
     const QSize size = views::mapSheetSize(sheet, std::clamp(c.resized.width(), 200, 280));
     const QJsonObject meta{{"figure", "schemes side by side"}, {"layout", c.layout}, {"layer", c.layer}, {"schemes", rows}};
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, meta);

@@ -3,10 +3,13 @@
 #include "file_dialogs.h"
 #include "charts/attention_heatmap.h"
 #include "charts/chart_export.h"
+#include "widgets/chart_view.h"
 #include "io/atomic_file.h"
 #include "geometry/errors.h"
 #include "io/resource_paths.h"
 #include "model/attend_request.h"
+#include "model/attention_run.h"
+#include "model/scheme_comparison.h"
 #include "model/attention_stats.h"
 #include "model/bundled_model.h"
 #include "model/image_processor.h"
@@ -26,13 +29,19 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QListWidget>
+#include <QPainter>
+#include <QPointer>
 #include <QPushButton>
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSlider>
+#include <QTabWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <atomic>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 
@@ -41,24 +50,32 @@ namespace ropescope::gui {
 struct AttentionPanel::Job {
     // Built on the UI thread.
     std::shared_ptr<model::Vlm> vlm; // shared: a model replaced mid-run lives until its run ends
-    model::ForwardRequest request;
-    std::optional<model::ForwardRequest> ownRequest; // the model's own scheme, for the comparison
+    std::shared_ptr<const model::Tokenizer> tokenizer;
+    QString modelDir;
+    model::AttentionQuery query;
+    std::vector<model::SchemeEntry> schemes; // not empty: compare these side by side instead
+    int comparedLayer = 0;
     quint64 generation = 0;
-    int rows = 0, cols = 0;
-    QImage resized;
     QString schemeText;
-    QString untrainedNote; // empty when the model runs the scheme it was trained with
+    std::function<void(int, int)> progress; // called on the worker
+    std::atomic<bool> cancelled{false};
     // Filled by the worker.
-    model::ForwardResult result;
-    std::optional<model::ForwardResult> ownResult;
+    std::optional<model::AttentionRun> run;
+    std::optional<model::SchemeComparison> comparison;
     QString error;
 
     void execute()
     {
         try {
-            result = vlm->run(request);
-            if (ownRequest)
-                ownResult = vlm->run(*ownRequest); // vision is cached: a second decoder pass only
+            if (schemes.empty()) {
+                run = model::runAttention(*vlm, *tokenizer, modelDir, query);
+                return;
+            }
+            comparison = model::compareSchemes(*vlm, *tokenizer, modelDir, query, schemes, comparedLayer, [this](int done, int total) {
+                if (progress)
+                    progress(done, total);
+                return !cancelled.load();
+            });
         } catch (const std::exception& e) {
             error = e.what();
         }
@@ -69,22 +86,30 @@ struct AttentionPanel::Job {
 struct AttentionPanel::LoadedModel {
     QString dir;
     std::shared_ptr<model::Vlm> vlm;
-    std::unique_ptr<model::Tokenizer> tokenizer;
+    std::shared_ptr<const model::Tokenizer> tokenizer;
     QString error;
 };
 
 struct AttentionPanel::Impl {
     QString modelDir;
     std::shared_ptr<model::Vlm> vlm;
-    std::unique_ptr<model::Tokenizer> tokenizer;
+    std::shared_ptr<const model::Tokenizer> tokenizer;
     QImage image;
     QString imagePath;
     session::ExplorerState scheme;
-    std::vector<torch::Tensor> attentions; // per layer [heads, question tokens, image tokens]
-    std::vector<torch::Tensor> ownAttentions; // the same under the model's own scheme, when comparing
-    int rows = 0, cols = 0;
-    QImage resized;
+    std::optional<model::AttentionRun> run; // the shown run: every layer, answer tokens' rows included
+    int token = -1;                         // the map's token: -1 for all question tokens, else into mapTokens()
+    std::vector<model::SchemeEntry> schemes; // the side-by-side list
+    std::optional<model::SchemeComparison> comparison;
+    views::LayerHeadGrid layerHeads;         // the small multiples of the shown run
     QString answer, status;
+
+    std::vector<model::MapToken> mapTokens() const
+    {
+        std::vector<model::MapToken> all = run->questionTokens;
+        all.insert(all.end(), run->answerTokens.begin(), run->answerTokens.end());
+        return all;
+    }
     // Background runs: one at a time (a Vlm is not re-entrant); requests during a run collapse into one
     // rerun with the newest inputs; results of a superseded model, image or blocking run are dropped.
     QFutureWatcher<void> watcher;
@@ -102,7 +127,8 @@ struct AttentionPanel::Impl {
 AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_unique<Impl>())
 {
     auto* root = new QHBoxLayout(this);
-    auto* images = new QVBoxLayout;
+    auto* mapPage = new QWidget;
+    auto* images = new QVBoxLayout(mapPage);
     imageLabel_ = new QLabel;
     imageLabel_->setMinimumSize(240, 240);
     imageLabel_->setAlignment(Qt::AlignCenter);
@@ -135,7 +161,12 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     row->addWidget(shiftLabel_, 2, 0, 1, 2, Qt::AlignHCenter);
     comparison_->hide();
     images->addWidget(comparison_, 1);
-    root->addLayout(images, 1);
+    views_ = new QTabWidget;
+    views_->setObjectName("attentionViews");
+    views_->addTab(mapPage, "Map");
+    views_->addTab(layerHeadsPage(), "Layers x heads");
+    views_->addTab(schemesPage(), "Schemes");
+    root->addWidget(views_, 1);
 
     auto* sidePanel = new QWidget;
     auto* side = new QVBoxLayout(sidePanel);
@@ -172,6 +203,15 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     answerLabel_->setObjectName("answer");
     answerLabel_->setStyleSheet("font-weight: bold; font-size: 15px;");
     form->addRow("Answer", answerLabel_);
+    // Each question and answer token has its own map: click one to show it, "all" for the mean.
+    tokens_ = new QLabel;
+    tokens_->setObjectName("mapTokens");
+    tokens_->setWordWrap(true);
+    tokens_->setTextFormat(Qt::RichText);
+    tokens_->setToolTip("The map of one token: a question token's own attention, or for an answer token the attention of\n"
+                        "the step that produced it. \"all\": the mean over the question tokens.");
+    connect(tokens_, &QLabel::linkActivated, this, [this](const QString& link) { selectToken(link == "all" ? -1 : link.toInt()); });
+    form->addRow("Map of", tokens_);
     layer_ = new QSlider(Qt::Horizontal);
     layer_->setObjectName("attentionLayer");
     layer_->setToolTip("The decoder layer whose text -> image attention is shown");
@@ -297,7 +337,7 @@ std::shared_ptr<AttentionPanel::LoadedModel> AttentionPanel::load(const QString&
     m->dir = dir;
     try {
         m->vlm = std::make_shared<model::Vlm>(dir);
-        m->tokenizer = std::make_unique<model::Tokenizer>(model::Tokenizer::load(QDir(dir).filePath("tokenizer.json")));
+        m->tokenizer = std::make_shared<const model::Tokenizer>(model::Tokenizer::load(QDir(dir).filePath("tokenizer.json")));
         model::recordedScheme(dir); // a malformed "ropescope" record fails here, not at the first run
     } catch (const std::exception& e) {
         m->error = e.what();
@@ -311,8 +351,22 @@ void AttentionPanel::install(LoadedModel& m)
     d->tokenizer = std::move(m.tokenizer);
     d->modelDir = m.dir;
     ++d->generation; // a run of the previous model that is still going is dropped
-    d->attentions.clear();
-    d->ownAttentions.clear();
+    d->run.reset();
+    d->comparison.reset();
+    d->token = -1;
+    // The side-by-side list starts from the model's own scheme: the reference the others shift from.
+    d->schemes.clear();
+    schemeList_->clear();
+    const model::ModelScheme own = model::recordedScheme(m.dir);
+    const QString ownLabel = geometry::schemeName(own.params.kind) + (own.age.empty() ? QString() : " + AGE " + QString::fromStdString(own.age)) + " (own)";
+    d->schemes.push_back({ownLabel, own});
+    schemeList_->addItem(ownLabel);
+    schemesView_->setPainter([](QPainter& p, const QRectF& r) {
+        p.setPen(Qt::darkGray);
+        p.drawText(r.adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
+                   "Set a scheme in the Parameters panel and press \"Add explorer's scheme\" (up to 6), then Compare: each "
+                   "scheme's map at the shown layer, its answer, PTD, prior spread and shift from the first.");
+    });
     modelLabel_->setText(QFileInfo(m.dir).fileName() + " (trained with " + geometry::schemeName(model::recordedScheme(m.dir).params.kind) + ")");
     layer_->setRange(0, d->vlm->config().text.layers - 1);
     layer_->setValue(d->restoredLayer.value_or(layer_->maximum()));
@@ -448,15 +502,15 @@ void AttentionPanel::compareWithOwnScheme(bool on)
 
 double AttentionPanel::shift() const
 {
-    if (d->ownAttentions.empty())
+    if (!d->run || !d->run->ownResult)
         return 0;
-    const size_t layer = static_cast<size_t>(std::clamp(layer_->value(), 0, static_cast<int>(d->attentions.size()) - 1));
-    return model::attentionShift(d->ownAttentions[layer], d->attentions[layer]);
+    const size_t layer = static_cast<size_t>(std::clamp(layer_->value(), 0, layers() - 1));
+    return model::attentionShift(d->run->ownResult->prefill.attentions[layer], d->run->attention()[layer]);
 }
 
 int AttentionPanel::layers() const
 {
-    return static_cast<int>(d->attentions.size());
+    return d->run ? static_cast<int>(d->run->attention().size()) : 0;
 }
 
 QString AttentionPanel::answer() const
@@ -491,28 +545,19 @@ std::shared_ptr<AttentionPanel::Job> AttentionPanel::prepare()
     d->engaged = true;
     auto job = std::make_shared<Job>();
     job->vlm = d->vlm;
+    job->tokenizer = d->tokenizer;
+    job->modelDir = d->modelDir;
     job->generation = ++d->generation;
-    const model::ModelConfig& cfg = d->vlm->config();
-    model::AttendRequest a = model::prepareAttend(*d->vlm, *d->tokenizer, d->image, question_->text(), model::loadPreprocessOptions(d->modelDir, cfg));
+    model::AttentionQuery& q = job->query;
+    q.image = d->image;
+    q.question = question_->text();
+    q.preprocess = model::loadPreprocessOptions(d->modelDir, d->vlm->config());
     const model::ModelScheme own = model::recordedScheme(d->modelDir);
     const bool explorer = explorerScheme_->isChecked();
-    const geometry::SchemeParams params = explorer ? d->scheme.params : own.params;
-    const std::string age = explorer ? d->scheme.age : own.age;
-    a.forward.scheme = params;
-    if (!age.empty())
-        a.forward.age = geometry::parseAgeSchedule(age, cfg.text.layers);
-    if (explorer && compare_->isChecked())
-        job->ownRequest = model::underScheme(a.forward, own, cfg.text.layers);
-    job->request = std::move(a.forward);
-    job->rows = a.gridRows;
-    job->cols = a.gridCols;
-    job->resized = std::move(a.resized);
-    const QString trained = geometry::schemeName(own.params.kind);
-    const QString used = geometry::schemeName(params.kind);
-    job->schemeText = "scheme " + used + (age.empty() ? QString() : " + AGE " + QString::fromStdString(age));
-    const std::string difference = model::schemeDifference({params, age}, own, cfg.text.layers);
-    if (!difference.empty())
-        job->untrainedNote = "untrained scheme (" + QString::fromStdString(difference) + "): this model was trained with " + trained;
+    q.scheme = explorer ? model::ModelScheme{d->scheme.params, d->scheme.age} : own;
+    q.answerMaps = true; // every answer token's map: the rows cost little next to the run
+    q.compareOwn = explorer && compare_->isChecked();
+    job->schemeText = QString("scheme ") + geometry::schemeName(q.scheme.params.kind) + (q.scheme.age.empty() ? QString() : " + AGE " + QString::fromStdString(q.scheme.age));
     return job;
 }
 
@@ -520,22 +565,28 @@ bool AttentionPanel::finish(const Job& job)
 {
     if (!job.error.isEmpty())
         return fail(job.error);
-    const model::ForwardResult& r = job.result;
-    const std::vector<int64_t> generated(r.generatedIds.data_ptr<int64_t>(), r.generatedIds.data_ptr<int64_t>() + r.generatedIds.numel());
-    d->answer = model::answerText(*d->tokenizer, generated, job.vlm->config().eos);
-    d->attentions = r.prefill.attentions;
-    d->ownAttentions = job.ownResult ? job.ownResult->prefill.attentions : std::vector<torch::Tensor>{};
-    d->rows = job.rows;
-    d->cols = job.cols;
-    d->resized = job.resized;
-    d->status = job.schemeText + ", layout " + QString::fromStdString(r.layout.toString()) + ", allocation "
-                + QString::fromStdString(r.layerTables.front().allocation.toString());
-    if (!r.deepstackEmbeds.empty()) // Qwen3-VL: image features also enter the residual stream after these layers
-        d->status += QString(", DeepStack after layers 0-%1").arg(r.deepstackEmbeds.size() - 1);
-    if (!job.untrainedNote.isEmpty())
-        d->status += "\n" + job.untrainedNote;
+    if (job.comparison) {
+        d->comparison = job.comparison;
+        repaintSchemes();
+        const int done = static_cast<int>(job.comparison->rows.size());
+        d->status = QString("compared %1 of %2 schemes at layer %3").arg(done).arg(job.schemes.size()).arg(job.comparedLayer);
+        statusLabel_->setText(d->status);
+        return done == static_cast<int>(job.schemes.size());
+    }
+    const model::AttentionRun& r = *job.run;
+    d->run = job.run;
+    d->answer = r.answer;
+    d->token = -1;
+    d->status = job.schemeText + ", layout " + QString::fromStdString(r.result.layout.toString()) + ", allocation "
+                + QString::fromStdString(r.result.layerTables.front().allocation.toString());
+    if (!r.result.deepstackEmbeds.empty()) // Qwen3-VL: image features also enter the residual stream after these layers
+        d->status += QString(", DeepStack after layers 0-%1").arg(r.result.deepstackEmbeds.size() - 1);
+    if (!r.untrained.empty())
+        d->status += "\nuntrained scheme (" + QString::fromStdString(r.untrained) + "): this model was trained with "
+                     + geometry::schemeName(r.own.params.kind);
     answerLabel_->setText(d->answer.isEmpty() ? "(empty)" : d->answer);
     statusLabel_->setText(d->status);
+    buildLayerHeads();
     repaintOverlay();
     return true;
 }
@@ -590,8 +641,10 @@ QStringList AttentionPanel::exportHeatmaps(const QString& path) const
                      {"opacity", opacity_->value() / 100.0},
                      {"gamma", gamma_->value()},
                      {"smoothing", smoothing_->value()}};
-    if (!d->ownAttentions.empty())
+    if (d->run && d->run->ownResult)
         meta["shift"] = shift();
+    if (d->token >= 0)
+        meta["token"] = d->mapTokens()[static_cast<size_t>(d->token)].text;
     QStringList written;
     if (!QDir().mkpath(QFileInfo(path).path()))
         throw std::runtime_error(QFileInfo(path).path().toStdString() + ": cannot create the folder");
@@ -636,34 +689,241 @@ QString AttentionPanel::colourScaleHtml(const views::HeatmapOptions& options) co
     return QString("least <img src=\"data:image/png;base64,%1\"> most").arg(QString::fromLatin1(png.toBase64()));
 }
 
-void AttentionPanel::repaintOverlay()
+QWidget* AttentionPanel::layerHeadsPage()
 {
-    if (d->attentions.empty())
+    auto* page = new QWidget;
+    auto* box = new QVBoxLayout(page);
+    auto* row = new QHBoxLayout;
+    layerHeadsShow_ = new QComboBox;
+    layerHeadsShow_->addItems({"maps (each cell min-max on its own)", "image-attention mass"});
+    row->addWidget(new QLabel("Show"));
+    row->addWidget(layerHeadsShow_, 1);
+    box->addLayout(row);
+    layerHeadsView_ = new views::ChartView;
+    layerHeadsView_->setObjectName("layerHeads");
+    layerHeadsView_->setToolTip("Every layer (rows) x head (columns): click a cell to show that layer and head in the Map tab");
+    box->addWidget(layerHeadsView_, 1);
+    connect(layerHeadsShow_, qOverload<int>(&QComboBox::currentIndexChanged), this, &AttentionPanel::repaintOverlay);
+    connect(layerHeadsView_, &views::ChartView::clicked, this, [this](QPointF at) {
+        const auto [row, head] = views::layerHeadAt(QRectF(layerHeadsView_->rect()), d->layerHeads, at);
+        if (row >= 0)
+            openLayerHead(d->layerHeads.layers[static_cast<size_t>(row)], head);
+    });
+    return page;
+}
+
+QWidget* AttentionPanel::schemesPage()
+{
+    auto* page = new QWidget;
+    auto* box = new QVBoxLayout(page);
+    auto* row = new QHBoxLayout;
+    schemeList_ = new QListWidget;
+    schemeList_->setObjectName("comparedSchemes");
+    schemeList_->setMaximumHeight(90);
+    schemeList_->setToolTip("Up to 6 schemes, run one after another on this image and question (the first is the reference of the shift)");
+    auto* buttons = new QVBoxLayout;
+    auto* add = new QPushButton("Add explorer's scheme");
+    add->setToolTip("The scheme, parameters and AGE schedule set in the Parameters panel now");
+    auto* remove = new QPushButton("Remove");
+    auto* compare = new QPushButton("Compare");
+    compare->setObjectName("compareSchemes");
+    cancel_ = new QPushButton("Cancel");
+    cancel_->setEnabled(false);
+    for (QPushButton* b : {add, remove, compare, cancel_})
+        buttons->addWidget(b);
+    row->addWidget(schemeList_, 1);
+    row->addLayout(buttons);
+    box->addLayout(row);
+    schemesView_ = new views::ChartView;
+    schemesView_->setObjectName("schemesView");
+    box->addWidget(schemesView_, 1);
+    connect(add, &QPushButton::clicked, this, &AttentionPanel::addExplorerScheme);
+    connect(remove, &QPushButton::clicked, this, [this] {
+        const int at = schemeList_->currentRow();
+        if (at >= 0 && at < static_cast<int>(d->schemes.size())) {
+            d->schemes.erase(d->schemes.begin() + at);
+            delete schemeList_->takeItem(at);
+        }
+    });
+    connect(compare, &QPushButton::clicked, this, &AttentionPanel::requestCompare);
+    connect(cancel_, &QPushButton::clicked, this, [this] {
+        if (d->inFlight)
+            d->inFlight->cancelled = true;
+    });
+    return page;
+}
+
+void AttentionPanel::addExplorerScheme()
+{
+    if (d->schemes.size() >= static_cast<size_t>(model::kMaxComparedSchemes)) {
+        fail(QString("at most %1 schemes side by side: remove one first").arg(model::kMaxComparedSchemes));
         return;
-    const int layer = std::clamp(layer_->value(), 0, static_cast<int>(d->attentions.size()) - 1);
+    }
+    const geometry::SchemeParams& p = d->scheme.params;
+    QString label = geometry::schemeName(p.kind);
+    if (p.kind == geometry::SchemeKind::Circle)
+        label += QString(" alpha %1").arg(p.circle.alpha);
+    if (!d->scheme.age.empty())
+        label += " + AGE " + QString::fromStdString(d->scheme.age);
+    d->schemes.push_back({label, {p, d->scheme.age}});
+    schemeList_->addItem(label);
+}
+
+int AttentionPanel::comparedSchemes() const
+{
+    return static_cast<int>(d->schemes.size());
+}
+
+void AttentionPanel::requestCompare()
+{
+    if (busy()) {
+        fail("the model is busy: compare again when this run is done");
+        return;
+    }
+    if (d->schemes.empty()) {
+        fail("add schemes to compare first (\"Add explorer's scheme\" takes the one set in the Parameters panel)");
+        return;
+    }
+    std::shared_ptr<Job> job;
+    try {
+        job = prepare();
+    } catch (const std::exception& e) {
+        fail(e.what());
+        return;
+    }
+    job->schemes = d->schemes;
+    job->comparedLayer = layer_->value();
+    QPointer<QLabel> status = statusLabel_;
+    job->progress = [status](int done, int total) { // from the worker: the label is updated on the UI thread
+        QMetaObject::invokeMethod(status, [status, done, total] {
+            if (status && done < total)
+                status->setText(QString("comparing schemes: %1 of %2 ...").arg(done + 1).arg(total));
+        }, Qt::QueuedConnection);
+    };
+    cancel_->setEnabled(true);
+    d->inFlight = job;
+    d->watcher.setFuture(QtConcurrent::run([job] { job->execute(); }));
+}
+
+void AttentionPanel::repaintSchemes()
+{
+    cancel_->setEnabled(false);
+    if (!d->comparison)
+        return;
+    const model::SchemeComparison& c = *d->comparison;
+    views::MapSheet sheet;
+    sheet.title = QString("layer %1, mean over heads and question tokens (* untrained)").arg(c.layer);
+    sheet.columns = std::min<int>(3, static_cast<int>(c.rows.size()));
+    const views::HeatmapOptions o = heatmapOptions();
+    for (const model::SchemeRow& r : c.rows)
+        sheet.maps.push_back({views::attentionOverlay(c.resized, r.map, c.gridRows, c.gridCols, o), r.caption()});
+    schemesView_->setPainter([sheet](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); });
+}
+
+void AttentionPanel::openLayerHead(int layer, int head)
+{
+    layer_->setValue(layer);
+    head_->setCurrentIndex(head + 2); // items: mean, max, then the heads
+    views_->setCurrentIndex(0);
+}
+
+void AttentionPanel::buildLayerHeads()
+{
+    const model::AttentionRun& run = *d->run;
+    views::LayerHeadGrid& g = d->layerHeads;
+    g = views::LayerHeadGrid{};
+    g.title = "layers x heads, mean over question tokens";
+    g.layers = run.layers;
+    g.heads = static_cast<int>(run.attention().front().size(0));
+    g.rows = run.prompt.gridRows;
+    g.cols = run.prompt.gridCols;
+    for (const torch::Tensor& probs : run.attention()) {
+        const std::vector<model::HeadStats> stats = model::headStats(probs, g.rows, g.cols);
+        for (int h = 0; h < g.heads; ++h) {
+            g.maps.push_back(model::headMap(probs, {model::HeadChoice::Kind::Index, h}));
+            g.imageMass.push_back(stats[static_cast<size_t>(h)].imageMass);
+        }
+    }
+}
+
+void AttentionPanel::selectToken(int token)
+{
+    d->token = token;
+    repaintOverlay();
+}
+
+int AttentionPanel::mapTokenCount() const
+{
+    return d->run ? static_cast<int>(d->mapTokens().size()) : 0;
+}
+
+void AttentionPanel::repaintTokens()
+{
+    // Tokens as links; the shown one bold on a highlight. Whitespace tokens get a visible stand-in.
+    QString html = d->token < 0 ? "<b style=\"background:#ffe08a\">all</b>" : "<a href=\"all\">all</a>";
+    const std::vector<model::MapToken> tokens = d->mapTokens();
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        if (tokens[i].answer && (i == 0 || !tokens[i - 1].answer))
+            html += " &rarr;";
+        QString text = tokens[i].text.toHtmlEscaped();
+        text.replace("\n", "\\n");
+        if (text.trimmed().isEmpty())
+            text = "&#9251;";
+        html += static_cast<int>(i) == d->token ? QString(" <b style=\"background:#ffe08a\">%1</b>").arg(text)
+                                                : QString(" <a href=\"%1\">%2</a>").arg(i).arg(text);
+    }
+    tokens_->setText(html);
+}
+
+model::HeadChoice AttentionPanel::headChoice() const
+{
     const int head = head_->currentIndex(); // items: mean, max, then the heads
-    const model::HeadChoice choice = head <= 0 ? model::HeadChoice{} : head == 1 ? model::HeadChoice{model::HeadChoice::Kind::Max, 0}
-                                                                                 : model::HeadChoice{model::HeadChoice::Kind::Index, head - 2};
-    const std::vector<float> grid = model::headMap(d->attentions[static_cast<size_t>(layer)], choice);
+    return head <= 0 ? model::HeadChoice{} : head == 1 ? model::HeadChoice{model::HeadChoice::Kind::Max, 0}
+                                                       : model::HeadChoice{model::HeadChoice::Kind::Index, head - 2};
+}
+
+views::HeatmapOptions AttentionPanel::heatmapOptions() const
+{
     views::HeatmapOptions o;
     o.opacity = opacity_->value() / 100.0;
     o.gamma = gamma_->value();
     o.smoothing = smoothing_->value();
     o.colormap = colormap_->currentIndex() == 1 ? views::HeatmapOptions::Colormap::Viridis : views::HeatmapOptions::Colormap::Jet;
-    overlay_ = views::attentionOverlay(d->resized, grid, d->rows, d->cols, o);
+    return o;
+}
+
+void AttentionPanel::repaintOverlay()
+{
+    if (!d->run)
+        return;
+    const model::AttentionRun& run = *d->run;
+    const model::AttendRequest& a = run.prompt;
+    const size_t layer = static_cast<size_t>(std::clamp(layer_->value(), 0, layers() - 1));
+    const model::HeadChoice choice = headChoice();
+    const std::vector<model::MapToken> tokens = d->mapTokens();
+    const bool oneToken = d->token >= 0 && d->token < static_cast<int>(tokens.size());
+    const torch::Tensor rows = oneToken ? run.tokenAttention(layer, tokens[static_cast<size_t>(d->token)]) : run.attention()[layer];
+    const std::vector<float> grid = model::headMap(rows, choice);
+    const views::HeatmapOptions o = heatmapOptions();
+    overlay_ = views::attentionOverlay(a.resized, grid, a.gridRows, a.gridCols, o);
     if (colourBarMap_ != static_cast<int>(o.colormap)) { // repaints follow every slider tick: draw the scale once per map
         colourBarMap_ = static_cast<int>(o.colormap);
         colourBar_->setText(colourScaleHtml(o));
     }
     imageLabel_->setPixmap(QPixmap::fromImage(overlay_).scaled(imageLabel_->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
-    if (d->ownAttentions.empty()) {
+    repaintTokens();
+    d->layerHeads.selectedRow = static_cast<int>(layer);
+    d->layerHeads.selectedHead = choice.kind == model::HeadChoice::Kind::Index ? choice.index : -1;
+    d->layerHeads.show = layerHeadsShow_->currentIndex() == 1 ? views::LayerHeadGrid::Show::Mass : views::LayerHeadGrid::Show::Maps;
+    layerHeadsView_->setPainter([grid = d->layerHeads](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, grid); });
+    if (!run.ownResult || oneToken) { // the own scheme's run keeps only the question's mean rows
         ownOverlay_ = difference_ = QImage();
         comparison_->hide();
         return;
     }
-    const std::vector<float> own = model::headMap(d->ownAttentions[static_cast<size_t>(layer)], choice);
-    ownOverlay_ = views::attentionOverlay(d->resized, own, d->rows, d->cols, o);
-    difference_ = views::attentionDifferenceOverlay(d->resized, own, grid, d->rows, d->cols, o);
+    const std::vector<float> own = model::headMap(run.ownResult->prefill.attentions[layer], choice);
+    ownOverlay_ = views::attentionOverlay(a.resized, own, a.gridRows, a.gridCols, o);
+    difference_ = views::attentionDifferenceOverlay(a.resized, own, grid, a.gridRows, a.gridCols, o);
     comparison_->show();
     for (auto [label, image] : {std::pair{ownLabel_, &ownOverlay_}, {differenceLabel_, &difference_}})
         label->setPixmap(QPixmap::fromImage(*image).scaled(label->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));

@@ -1,4 +1,5 @@
 #pragma once
+#include "charts/attention_figures.h"
 #include "charts/attention_heatmap.h"
 #include "session/explorer_state.h"
 
@@ -13,7 +14,17 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
+class QListWidget;
+class QPushButton;
 class QSlider;
+class QTabWidget;
+
+namespace ropescope::model {
+struct HeadChoice;
+}
+namespace ropescope::views {
+class ChartView;
+}
 
 namespace ropescope::gui {
 
@@ -52,6 +63,18 @@ public:
     QStringList exportHeatmaps(const QString& path) const;
     int layers() const;
 
+    // Per-token maps: -1 shows the mean over the question tokens, i in 0..mapTokenCount()-1 one token
+    // (question tokens first, then the answer's).
+    void selectToken(int token);
+    int mapTokenCount() const;
+    // The layers x heads grid's click: that layer and head in the Map tab.
+    void openLayerHead(int layer, int head);
+    // Schemes side by side: the explorer's current scheme joins the list; requestCompare runs the list
+    // on a worker (progress in the status, cancel between schemes) and emits runFinished.
+    void addExplorerScheme();
+    int comparedSchemes() const;
+    void requestCompare();
+
     // The tab's inputs and view settings (model folder, image, question, scheme choices, layer, head,
     // colormap, opacity, contrast, smoothing), saved with the explorer's session; applySettings loads
     // a different model in the background without running it.
@@ -74,12 +97,24 @@ private:
     bool finish(const Job& job);
     bool fail(const QString& message);
     void repaintOverlay();
+    void repaintTokens();
+    void repaintSchemes();
+    void buildLayerHeads();
+    QWidget* layerHeadsPage();
+    QWidget* schemesPage();
+    model::HeadChoice headChoice() const;
+    views::HeatmapOptions heatmapOptions() const;
     QString colourScaleHtml(const views::HeatmapOptions& options) const;
     struct Impl;
     std::unique_ptr<Impl> d;
     QImage overlay_, ownOverlay_, difference_;
     QLabel *imageLabel_, *answerLabel_, *statusLabel_, *modelLabel_;
-    QLabel *ownLabel_, *differenceLabel_, *shiftLabel_, *colourBar_;
+    QLabel *ownLabel_, *differenceLabel_, *shiftLabel_, *colourBar_, *tokens_;
+    QTabWidget* views_;
+    views::ChartView *layerHeadsView_, *schemesView_;
+    QComboBox* layerHeadsShow_;
+    QListWidget* schemeList_;
+    QPushButton* cancel_;
     int colourBarMap_ = -1; // the colormap colourBar_ shows
     QWidget* comparison_;
     QLineEdit* question_;

@@ -64,15 +64,6 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const QI
     return a;
 }
 
-ForwardRequest underScheme(const ForwardRequest& request, const ModelScheme& scheme, int layers)
-{
-    ForwardRequest r = request;
-    r.scheme = scheme.params;
-    r.age = scheme.age.empty() ? std::nullopt : std::optional(geometry::parseAgeSchedule(scheme.age, layers));
-    r.generate = 0;
-    return r;
-}
-
 HeadChoice HeadChoice::parse(const QString& text, int heads)
 {
     if (text.isEmpty() || text == "mean")

@@ -30,10 +30,6 @@ struct AttendRequest {
 AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const QImage& image, const QString& question,
                             const PreprocessOptions& preprocess, torch::Device device = torch::kCPU);
 
-// The same prompt under another scheme (AGE included), prefill only: the other side of a comparison,
-// e.g. the model's own scheme (bundled_model.h's recordedScheme).
-ForwardRequest underScheme(const ForwardRequest& request, const ModelScheme& scheme, int layers);
-
 // Which head a heatmap shows: the mean over heads, the per-cell maximum over heads, or one head.
 struct HeadChoice {
     enum class Kind { Mean, Max, Index } kind = Kind::Mean;

@@ -21,6 +21,18 @@ double totalVariation(const std::vector<float>& a, const std::vector<float>& b)
 
 } // namespace
 
+QStringList SchemeRow::caption() const
+{
+    auto percent = [](double share) { return QString::number(100.0 * share, 'f', 1) + "%"; };
+    return {entry.label + (untrained.empty() ? QString() : " *"),
+            "answer: " + (answer.isEmpty() ? QString("(empty)") : answer),
+            QString("PTD %1").arg(ptd, 0, 'f', 3),
+            QString("prior spread %1").arg(priorSpread, 0, 'f', 2),
+            QString("shift from first %1").arg(shift, 0, 'f', 3),
+            "top-1% patches " + percent(stats.topShare),
+            "border " + percent(stats.borderShare) + ", first " + percent(stats.firstShare)};
+}
+
 SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, AttentionQuery query,
                                 const std::vector<SchemeEntry>& schemes, int layer, const std::function<bool(int, int)>& progress)
 {

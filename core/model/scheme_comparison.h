@@ -5,6 +5,8 @@
 #include "attention_run.h"
 #include "attention_stats.h"
 
+#include <QStringList>
+
 #include <functional>
 
 namespace ropescope::model {
@@ -23,6 +25,8 @@ struct SchemeRow {
     double priorSpread = 0;     // max - min of the positional prior from the prompt's last token over the image
     double shift = 0;           // total variation from the first row's map (0 for the first)
     HeadStats stats;            // mean over heads: image mass, entropy, sinks
+
+    QStringList caption() const; // short lines under the row's map in a figure
 };
 
 struct SchemeComparison {

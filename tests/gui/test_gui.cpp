@@ -1,6 +1,8 @@
 // GUI tests: the real explorer window under Xvfb (ctest runs this binary through xvfb-run).
 #include "gui/main_window.h"
 #include "gui/attention_panel.h"
+#include "charts/attention_figures.h"
+#include "widgets/chart_view.h"
 #include "io/resource_paths.h"
 #include "widgets/parameter_panel.h"
 #include "widgets/vtk_view_widget.h"
@@ -349,6 +351,71 @@ private Q_SLOTS:
         QVERIFY(finished.wait(60000));
         QVERIFY(w.attention()->ownOverlay().isNull());
         QCOMPARE(w.attention()->overlay(), ownScheme);
+    }
+
+    void attentionViewsOfTheSecondLevel()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        w.showAttentionTab();
+        QVERIFY(finished.wait(60000));
+        QVERIFY(finished.takeFirst().at(0).toBool());
+        ropescope::gui::AttentionPanel* a = w.attention();
+
+        // Per-token maps, picked by clicking the token: "what shape is yellow" -> the answer. The answer's map
+        // is that of the query that produced it, the question's last token.
+        QCOMPARE(a->mapTokenCount(), 5);
+        const QImage mean = a->overlay();
+        auto* tokens = a->findChild<QLabel*>("mapTokens");
+        QVERIFY(tokens->text().contains("yellow"));
+        Q_EMIT tokens->linkActivated("3");
+        const QImage yellow = a->overlay();
+        QVERIFY(yellow != mean);
+        Q_EMIT tokens->linkActivated("4");
+        QCOMPARE(a->overlay(), yellow);
+        Q_EMIT tokens->linkActivated("0");
+        QVERIFY(a->overlay() != yellow);
+        Q_EMIT tokens->linkActivated("all");
+        QCOMPARE(a->overlay(), mean);
+
+        // Layers x heads: a click on a cell opens that layer and head in the Map tab.
+        auto* tabs = a->findChild<QTabWidget*>("attentionViews");
+        tabs->setCurrentIndex(1);
+        auto* grid = a->findChild<ropescope::views::ChartView*>("layerHeads");
+        QTRY_VERIFY(grid->isVisible());
+        ropescope::views::LayerHeadGrid shape;
+        shape.layers = {0, 1, 2, 3};
+        shape.heads = a->findChild<QComboBox*>("head")->count() - 2;
+        QPoint target(-1, -1);
+        for (int y = 0; y < grid->height() && target.x() < 0; y += 2)
+            for (int x = 0; x < grid->width(); x += 2)
+                if (ropescope::views::layerHeadAt(QRectF(grid->rect()), shape, QPointF(x, y)) == std::pair{2, 1}) {
+                    target = QPoint(x + 3, y + 3);
+                    break;
+                }
+        QVERIFY(target.x() >= 0);
+        QTest::mouseClick(grid, Qt::LeftButton, {}, target);
+        QCOMPARE(a->findChild<QSlider*>("attentionLayer")->value(), 2);
+        QCOMPARE(a->findChild<QComboBox*>("head")->currentText(), QString("1"));
+        QCOMPARE(tabs->currentIndex(), 0);
+
+        // Schemes side by side: the model's own (listed from the start) and two Circle-RoPE alphas from the
+        // explorer, compared on a worker.
+        QCOMPARE(a->comparedSchemes(), 1);
+        a->addExplorerScheme();
+        w.panel()->alphaSlider()->setValue(200);
+        a->addExplorerScheme();
+        QCOMPARE(a->comparedSchemes(), 3);
+        finished.clear();
+        a->requestCompare();
+        QVERIFY(a->busy());
+        QVERIFY(finished.wait(60000));
+        QVERIFY2(finished.takeFirst().at(0).toBool(), qPrintable(a->status()));
+        QVERIFY2(a->status().contains("compared 3 of 3 schemes"), qPrintable(a->status()));
+        QVERIFY(a->findChild<ropescope::views::ChartView*>("schemesView")->chartPainter() != nullptr);
     }
 
     void modelsLoadInTheBackground()

@@ -141,8 +141,11 @@ void paintMapSheet(QPainter& p, const QRectF& area, const MapSheet& sheet)
         const MapSheet::Map& m = sheet.maps[i];
         const QRectF cell = g.cell(area, static_cast<int>(i)).adjusted(3, 3, -3, -3);
         const QRectF box = cell.adjusted(0, 0, 0, -g.captionHeight);
+        QRectF target(box.left(), box.top(), box.width(), 0);
         if (!m.image.isNull() && box.height() > 2) {
-            const QRectF target = fitted(box, static_cast<double>(m.image.height()) / m.image.width());
+            // At the top of its cell, the caption right under it.
+            target = fitted(box, static_cast<double>(m.image.height()) / m.image.width());
+            target.moveTop(box.top());
             p.drawImage(target, m.image);
             if (static_cast<int>(i) == sheet.selected) {
                 p.setPen(QPen(kSelected, 3));
@@ -154,7 +157,7 @@ void paintMapSheet(QPainter& p, const QRectF& area, const MapSheet& sheet)
         p.setPen(chart::kInk);
         const QFontMetricsF fm(p.font());
         for (qsizetype line = 0; line < m.caption.size(); ++line) {
-            const QRectF row(cell.left(), box.bottom() + 0.3 * g.px + line * 1.3 * g.px, cell.width(), 1.3 * g.px);
+            const QRectF row(cell.left(), target.bottom() + 0.3 * g.px + line * 1.3 * g.px, cell.width(), 1.3 * g.px);
             p.drawText(row, Qt::AlignHCenter | Qt::AlignVCenter, fm.elidedText(m.caption[line], Qt::ElideRight, cell.width()));
         }
     }

@@ -1,5 +1,6 @@
 #include "chart_view.h"
 
+#include <QMouseEvent>
 #include <QPainter>
 
 namespace ropescope::views {
@@ -21,6 +22,13 @@ void ChartView::paintEvent(QPaintEvent*)
     p.fillRect(rect(), Qt::white);
     if (painter_)
         painter_(p, QRectF(rect()));
+}
+
+void ChartView::mousePressEvent(QMouseEvent* event)
+{
+    if (event->button() == Qt::LeftButton)
+        Q_EMIT clicked(event->position());
+    QWidget::mousePressEvent(event);
 }
 
 } // namespace ropescope::views

@@ -15,8 +15,13 @@ public:
     QSize sizeHint() const override { return {420, 260}; }
     QSize minimumSizeHint() const override { return {220, 150}; }
 
+Q_SIGNALS:
+    // A left click, in the coordinates the painter draws in (figures that can be picked from map it back).
+    void clicked(QPointF position);
+
 protected:
     void paintEvent(QPaintEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
 
 private:
     ChartPainter painter_;

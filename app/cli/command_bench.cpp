@@ -5,7 +5,9 @@
 #include "geometry/errors.h"
 #include "geometry_options.h"
 #include "output.h"
+#include "bench_attention.h"
 #include "bench_model.h"
+#include "bench_timing.h"
 #include "figure_options.h"
 #ifdef ROPESCOPE_WITH_RENDER
 #include "render/offscreen_view.h"
@@ -38,26 +40,6 @@ std::string interleavedLayout(int text, int count, int grid)
             out += ",image:" + std::to_string(grid) + "x" + std::to_string(grid) + ",";
     }
     return out;
-}
-
-struct Timing {
-    double minMs = 0, medianMs = 0;
-    int runs = 0;
-};
-
-// Repeats fn until ~0.5 s or 200 runs have passed (at least 5 runs) and keeps min and median.
-Timing timeIt(const std::function<void()>& fn)
-{
-    using Clock = std::chrono::steady_clock;
-    std::vector<double> ms;
-    const auto start = Clock::now();
-    while (ms.size() < 5 || (ms.size() < 200 && Clock::now() - start < std::chrono::milliseconds(500))) {
-        const auto t0 = Clock::now();
-        fn();
-        ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    return {ms.front(), ms[ms.size() / 2], static_cast<int>(ms.size())};
 }
 
 // The text token just before the first visual block: where a model's question usually starts.
@@ -231,7 +213,7 @@ int benchLive(const QCommandLineParser& parser)
 int runBench(const QStringList& args)
 {
     QCommandLineParser parser;
-    parser.addPositionalArgument("suite", "geometry, live or model");
+    parser.addPositionalArgument("suite", "geometry, live, model or attention");
     parser.addOptions({
         {"json", "Print JSON rows (layout, stage, min_ms, median_ms) instead of a table."},
         {"scheme", "Scheme to time (geometry; default circle).", "S"},
@@ -243,14 +225,16 @@ int runBench(const QStringList& args)
     parseOrThrow(parser, args, true);
     const QStringList suites = parser.positionalArguments();
     if (suites.size() != 1)
-        throw UsageError("expected one suite: ropescope bench geometry|live|model [--json]");
+        throw UsageError("expected one suite: ropescope bench geometry|live|model|attention [--json]");
     if (suites.first() == "geometry")
         return benchGeometry(parser);
     if (suites.first() == "live")
         return benchLive(parser);
     if (suites.first() == "model")
         return benchModel(parser);
-    throw UsageError("unknown suite '" + suites.first().toStdString() + "' (available: geometry, live, model)");
+    if (suites.first() == "attention")
+        return benchAttention(parser);
+    throw UsageError("unknown suite '" + suites.first().toStdString() + "' (available: geometry, live, model, attention)");
 }
 
 } // namespace ropescope::cli

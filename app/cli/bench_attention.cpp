@@ -1,0 +1,87 @@
+#include "bench_attention.h"
+
+#include "bench_timing.h"
+#include "charts/attention_figures.h"
+#include "charts/attention_heatmap.h"
+#include "io/resource_paths.h"
+#include "model/attention_run.h"
+#include "model/attention_stats.h"
+#include "model/image_processor.h"
+#include "model/scheme_comparison.h"
+#include "model/tokenizer.h"
+#include "model/vlm.h"
+#include "output.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QPainter>
+
+namespace ropescope::cli {
+
+int benchAttention(const QCommandLineParser& parser)
+{
+    const QString dir = io::bundledModel();
+    model::Vlm vlm(dir);
+    const model::Tokenizer tok = model::Tokenizer::load(QDir(dir).filePath("tokenizer.json"));
+    model::AttentionQuery query;
+    query.image = model::loadImage(io::sampleImage());
+    query.question = io::sampleQuestion();
+    query.scheme = model::recordedScheme(dir);
+    query.answerMaps = true;
+    model::AttentionRun run = model::runAttention(vlm, tok, dir, query); // warms the vision cache
+    const model::AttendRequest& a = run.prompt;
+    const views::HeatmapOptions heat;
+    const size_t last = run.layers.size() - 1;
+    auto gridOf = [&] {
+        views::LayerHeadGrid g;
+        g.layers = run.layers;
+        g.heads = static_cast<int>(run.attention().front().size(0));
+        g.rows = a.gridRows;
+        g.cols = a.gridCols;
+        for (const torch::Tensor& probs : run.attention()) {
+            const auto stats = model::headStats(probs, g.rows, g.cols);
+            for (int h = 0; h < g.heads; ++h) {
+                g.maps.push_back(model::headMap(probs, {model::HeadChoice::Kind::Index, h}));
+                g.imageMass.push_back(stats[static_cast<size_t>(h)].imageMass);
+            }
+        }
+        return g;
+    };
+    const std::vector<model::SchemeEntry> schemes{
+        {"mrope", {geometry::SchemeParams{}, ""}},
+        {"circle alpha 0.3", [] { model::ModelScheme s; s.params.kind = geometry::SchemeKind::Circle; s.params.circle.alpha = 0.3; return s; }()},
+        {"circle alpha 0.7", [] { model::ModelScheme s; s.params.kind = geometry::SchemeKind::Circle; s.params.circle.alpha = 0.7; return s; }()},
+        {"vrope", [] { model::ModelScheme s; s.params.kind = geometry::SchemeKind::Vrope; return s; }()},
+    };
+    QImage canvas(600, 600, QImage::Format_RGB32);
+    const std::vector<std::pair<const char*, std::function<void()>>> stages{
+        {"run (all layers, answer maps)", [&] { run = model::runAttention(vlm, tok, dir, query); }},
+        {"one token's map", [&] {
+             const model::MapToken& t = run.questionTokens.front();
+             views::attentionOverlay(a.resized, model::headMap(run.tokenAttention(last, t), {}), a.gridRows, a.gridCols, heat);
+         }},
+        {"layers x heads grid", [&] {
+             const views::LayerHeadGrid g = gridOf();
+             QPainter p(&canvas);
+             views::paintLayerHeadGrid(p, QRectF(canvas.rect()), g);
+         }},
+        {"schemes side by side (4)", [&] { model::compareSchemes(vlm, tok, dir, query, schemes, run.layers.back()); }},
+    };
+    QJsonArray rows;
+    QByteArray text = "bundled model " + QDir(dir).dirName().toUtf8() + ", sample image and question, layout "
+                      + QByteArray::fromStdString(run.result.layout.toString()) + "\n";
+    text += QByteArray("view").leftJustified(32) + QByteArray("min_ms").rightJustified(10) + QByteArray("median_ms").rightJustified(11)
+            + QByteArray("runs").rightJustified(6) + "\n";
+    for (const auto& [stage, fn] : stages) {
+        const Timing t = timeIt(fn);
+        rows.append(QJsonObject{{"stage", stage}, {"min_ms", t.minMs}, {"median_ms", t.medianMs}, {"runs", t.runs}});
+        text += QByteArray(stage).leftJustified(32) + QByteArray::number(t.minMs, 'f', 2).rightJustified(10)
+                + QByteArray::number(t.medianMs, 'f', 2).rightJustified(11) + QByteArray::number(t.runs).rightJustified(6) + "\n";
+    }
+    writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(rows).toJson() : text);
+    return 0;
+}
+
+} // namespace ropescope::cli

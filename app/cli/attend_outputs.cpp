@@ -114,13 +114,9 @@ QByteArray AttendOutcome::layersHeadsFigure(views::FigureFormat format) const
     grid.heads = static_cast<int>(run.attention().front().size(0));
     grid.rows = a.gridRows;
     grid.cols = a.gridCols;
-    for (const torch::Tensor& probs : run.attention()) {
-        const std::vector<model::HeadStats> stats = model::headStats(probs, a.gridRows, a.gridCols);
-        for (int h = 0; h < grid.heads; ++h) {
-            grid.maps.push_back(model::headMap(probs, {model::HeadChoice::Kind::Index, h}));
-            grid.imageMass.push_back(stats[static_cast<size_t>(h)].imageMass);
-        }
-    }
+    model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), a.gridRows, a.gridCols);
+    grid.imageMass = maps.imageMass();
+    grid.maps = std::move(maps.maps);
     const QSize size = views::layerHeadGridSize(grid, std::clamp(1600 / std::max(1, grid.heads), 24, 96));
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, grid); }, size, format, summary);
 }
@@ -128,10 +124,10 @@ QByteArray AttendOutcome::layersHeadsFigure(views::FigureFormat format) const
 QByteArray AttendOutcome::layersHeadsCsv() const
 {
     QByteArray csv = "layer,head,image_mass,normalized_entropy,top1_share,border_share,first_token_share\n";
+    const model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.gridRows, run.prompt.gridCols);
     for (size_t k = 0; k < run.layers.size(); ++k) {
-        const std::vector<model::HeadStats> stats = model::headStats(run.attention()[k], run.prompt.gridRows, run.prompt.gridCols);
-        for (size_t h = 0; h < stats.size(); ++h) {
-            const model::HeadStats& s = stats[h];
+        for (int h = 0; h < maps.heads; ++h) {
+            const model::HeadStats& s = maps.stats[k * static_cast<size_t>(maps.heads) + static_cast<size_t>(h)];
             csv += QString("%1,%2,%3,%4,%5,%6,%7\n")
                        .arg(run.layers[k])
                        .arg(h)

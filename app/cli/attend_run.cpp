@@ -196,7 +196,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
     query.compareOwn = o.difference;
     AttendOutcome out;
     out.head = headChoice(o, cfg.text.heads);
-    const int heatLayer = heatmapLayer(o, parseLayerList(o.captureLayers, cfg.text.layers));
+    const int heatLayer = heatmapLayer(o, query.layers);
     out.run = model::runAttention(*m.vlm, *m.tokenizer, m.dir, query);
     const model::AttentionRun& run = out.run;
     const model::ForwardResult& r = run.result;

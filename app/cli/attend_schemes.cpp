@@ -49,7 +49,8 @@ std::vector<model::SchemeEntry> parseSchemeEntries(const QStringList& entries, i
     return out;
 }
 
-SchemesOutcome runAttendSchemes(AttendModel& m, const AttendOptions& o, const std::vector<model::SchemeEntry>& schemes)
+SchemesOutcome runAttendSchemes(AttendModel& m, const AttendOptions& o, const std::vector<model::SchemeEntry>& schemes,
+                                const model::AttentionRun& first)
 {
     const model::AttentionQuery query = attentionQuery(m, o);
     const int layer = heatmapLayer(o, query.layers);
@@ -58,7 +59,7 @@ SchemesOutcome runAttendSchemes(AttendModel& m, const AttendOptions& o, const st
         if (done < total)
             std::fprintf(stderr, "scheme %d/%d: %s\n", done + 1, total, qPrintable(schemes[static_cast<size_t>(done)].label));
         return true;
-    });
+    }, &first);
     for (const model::SchemeRow& r : out.comparison.rows)
         out.rows.append(QJsonObject{{"scheme", r.entry.label},
                                     {"answer", r.answer},

@@ -40,13 +40,9 @@ int benchAttention(const QCommandLineParser& parser)
         g.heads = static_cast<int>(run.attention().front().size(0));
         g.rows = a.gridRows;
         g.cols = a.gridCols;
-        for (const torch::Tensor& probs : run.attention()) {
-            const auto stats = model::headStats(probs, g.rows, g.cols);
-            for (int h = 0; h < g.heads; ++h) {
-                g.maps.push_back(model::headMap(probs, {model::HeadChoice::Kind::Index, h}));
-                g.imageMass.push_back(stats[static_cast<size_t>(h)].imageMass);
-            }
-        }
+        model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), g.rows, g.cols);
+        g.imageMass = maps.imageMass();
+        g.maps = std::move(maps.maps);
         return g;
     };
     const std::vector<model::SchemeEntry> schemes{

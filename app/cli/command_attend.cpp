@@ -37,7 +37,7 @@ int runAttend(const QStringList& args)
         AttendOutcome r = runAttendOnce(*model, options, entries.empty() ? modelScheme(parseModelSchemeOptions(parser, layers)) : entries.front().scheme);
         std::optional<SchemesOutcome> compared;
         if (!entries.empty()) {
-            compared = runAttendSchemes(*model, options, entries);
+            compared = runAttendSchemes(*model, options, entries, r.run);
             r.summary["schemes"] = compared->rows;
         }
 

@@ -134,14 +134,14 @@ private:
             // "schemes": the side-by-side figure or table; the summary of the first scheme gains the rows.
             if (!options.schemes.isEmpty()) {
                 const std::vector<model::SchemeEntry> entries = parseSchemeEntries(options.schemes, layers);
-                const SchemesOutcome compared = runAttendSchemes(*model_, options, entries);
+                if (!figure && !out.endsWith(".csv") && !out.endsWith(".json"))
+                    throw UsageError("a schemes item writes a figure, .csv or .json");
+                AttendOutcome r = runAttendOnce(*model_, options, entries.front().scheme);
+                const SchemesOutcome compared = runAttendSchemes(*model_, options, entries, r.run);
                 if (figure)
                     return compared.figure(format, options.heat);
                 if (out.endsWith(".csv"))
                     return compared.csv();
-                if (!out.endsWith(".json"))
-                    throw UsageError("a schemes item writes a figure, .csv or .json");
-                AttendOutcome r = runAttendOnce(*model_, options, entries.front().scheme);
                 r.summary["schemes"] = compared.rows;
                 return QJsonDocument(r.summary).toJson();
             }

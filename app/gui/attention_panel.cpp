@@ -101,7 +101,9 @@ struct AttentionPanel::Impl {
     int token = -1;                         // the map's token: -1 for all question tokens, else into mapTokens()
     std::vector<model::SchemeEntry> schemes; // the side-by-side list
     std::optional<model::SchemeComparison> comparison;
-    views::LayerHeadGrid layerHeads;         // the small multiples of the shown run
+    // The small multiples of the shown run, shared with the view's painter (repaints follow slider ticks:
+    // no copy of every head's map per tick).
+    std::shared_ptr<views::LayerHeadGrid> layerHeads = std::make_shared<views::LayerHeadGrid>();
     QString answer, status;
 
     std::vector<model::MapToken> mapTokens() const
@@ -705,9 +707,9 @@ QWidget* AttentionPanel::layerHeadsPage()
     box->addWidget(layerHeadsView_, 1);
     connect(layerHeadsShow_, qOverload<int>(&QComboBox::currentIndexChanged), this, &AttentionPanel::repaintOverlay);
     connect(layerHeadsView_, &views::ChartView::clicked, this, [this](QPointF at) {
-        const auto [row, head] = views::layerHeadAt(QRectF(layerHeadsView_->rect()), d->layerHeads, at);
+        const auto [row, head] = views::layerHeadAt(QRectF(layerHeadsView_->rect()), *d->layerHeads, at);
         if (row >= 0)
-            openLayerHead(d->layerHeads.layers[static_cast<size_t>(row)], head);
+            openLayerHead(d->layerHeads->layers[static_cast<size_t>(row)], head);
     });
     return page;
 }
@@ -774,6 +776,15 @@ int AttentionPanel::comparedSchemes() const
     return static_cast<int>(d->schemes.size());
 }
 
+std::vector<double> AttentionPanel::comparedShifts() const
+{
+    std::vector<double> shifts;
+    if (d->comparison)
+        for (const model::SchemeRow& r : d->comparison->rows)
+            shifts.push_back(r.shift);
+    return shifts;
+}
+
 void AttentionPanel::requestCompare()
 {
     if (busy()) {
@@ -830,20 +841,16 @@ void AttentionPanel::openLayerHead(int layer, int head)
 void AttentionPanel::buildLayerHeads()
 {
     const model::AttentionRun& run = *d->run;
-    views::LayerHeadGrid& g = d->layerHeads;
+    views::LayerHeadGrid& g = *d->layerHeads;
     g = views::LayerHeadGrid{};
     g.title = "layers x heads, mean over question tokens";
     g.layers = run.layers;
     g.heads = static_cast<int>(run.attention().front().size(0));
     g.rows = run.prompt.gridRows;
     g.cols = run.prompt.gridCols;
-    for (const torch::Tensor& probs : run.attention()) {
-        const std::vector<model::HeadStats> stats = model::headStats(probs, g.rows, g.cols);
-        for (int h = 0; h < g.heads; ++h) {
-            g.maps.push_back(model::headMap(probs, {model::HeadChoice::Kind::Index, h}));
-            g.imageMass.push_back(stats[static_cast<size_t>(h)].imageMass);
-        }
-    }
+    model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), g.rows, g.cols);
+    g.imageMass = maps.imageMass();
+    g.maps = std::move(maps.maps);
 }
 
 void AttentionPanel::selectToken(int token)
@@ -912,10 +919,11 @@ void AttentionPanel::repaintOverlay()
     }
     imageLabel_->setPixmap(QPixmap::fromImage(overlay_).scaled(imageLabel_->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
     repaintTokens();
-    d->layerHeads.selectedRow = static_cast<int>(layer);
-    d->layerHeads.selectedHead = choice.kind == model::HeadChoice::Kind::Index ? choice.index : -1;
-    d->layerHeads.show = layerHeadsShow_->currentIndex() == 1 ? views::LayerHeadGrid::Show::Mass : views::LayerHeadGrid::Show::Maps;
-    layerHeadsView_->setPainter([grid = d->layerHeads](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, grid); });
+    views::LayerHeadGrid& cells = *d->layerHeads;
+    cells.selectedRow = static_cast<int>(layer);
+    cells.selectedHead = choice.kind == model::HeadChoice::Kind::Index ? choice.index : -1;
+    cells.show = layerHeadsShow_->currentIndex() == 1 ? views::LayerHeadGrid::Show::Mass : views::LayerHeadGrid::Show::Maps;
+    layerHeadsView_->setPainter([shared = d->layerHeads](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, *shared); });
     if (!run.ownResult || oneToken) { // the own scheme's run keeps only the question's mean rows
         ownOverlay_ = difference_ = QImage();
         comparison_->hide();

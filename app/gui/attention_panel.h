@@ -8,6 +8,7 @@
 #include <QWidget>
 
 #include <memory>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
@@ -73,6 +74,7 @@ public:
     // on a worker (progress in the status, cancel between schemes) and emits runFinished.
     void addExplorerScheme();
     int comparedSchemes() const;
+    std::vector<double> comparedShifts() const; // of the last comparison's rows, from the first's map
     void requestCompare();
 
     // The tab's inputs and view settings (model folder, image, question, scheme choices, layer, head,

@@ -81,6 +81,28 @@ HeadStats meanOverHeads(const std::vector<HeadStats>& heads)
     return m;
 }
 
+std::vector<double> LayerHeadMaps::imageMass() const
+{
+    std::vector<double> mass;
+    for (const HeadStats& s : stats)
+        mass.push_back(s.imageMass);
+    return mass;
+}
+
+LayerHeadMaps layerHeadMaps(const std::vector<torch::Tensor>& layers, int rows, int cols)
+{
+    LayerHeadMaps out;
+    for (const torch::Tensor& probs : layers) {
+        const std::vector<HeadStats> stats = headStats(probs, rows, cols);
+        out.stats.insert(out.stats.end(), stats.begin(), stats.end());
+        out.heads = static_cast<int>(probs.size(0));
+        const torch::Tensor maps = probs.to(torch::kCPU, torch::kFloat64).mean(1).to(torch::kFloat32).contiguous(); // [heads, N]
+        for (int64_t h = 0; h < maps.size(0); ++h)
+            out.maps.emplace_back(maps[h].data_ptr<float>(), maps[h].data_ptr<float>() + maps.size(1));
+    }
+    return out;
+}
+
 double attentionShift(const torch::Tensor& from, const torch::Tensor& to)
 {
     if (!from.sizes().equals(to.sizes()))

@@ -28,6 +28,16 @@ struct HeadStats {
 std::vector<HeadStats> headStats(const torch::Tensor& probs, int rows, int cols); // one per head
 HeadStats meanOverHeads(const std::vector<HeadStats>& heads);
 
+// Every head of every captured layer, layer-major: its map (mean over queries, rows * cols) and stats.
+// What the layers x heads views draw and tabulate.
+struct LayerHeadMaps {
+    int heads = 0;
+    std::vector<std::vector<float>> maps;
+    std::vector<HeadStats> stats;
+    std::vector<double> imageMass() const;
+};
+LayerHeadMaps layerHeadMaps(const std::vector<torch::Tensor>& layers, int rows, int cols);
+
 // The mean map over heads (head < 0) or one head, averaged over queries: [rows * cols].
 torch::Tensor attentionMap(const torch::Tensor& probs, int head);
 

@@ -5,21 +5,6 @@
 #include "safetensors.h"
 
 namespace ropescope::model {
-namespace {
-
-double totalVariation(const std::vector<float>& a, const std::vector<float>& b)
-{
-    double sa = 0, sb = 0, tv = 0;
-    for (size_t i = 0; i < a.size(); ++i) {
-        sa += a[i];
-        sb += b[i];
-    }
-    for (size_t i = 0; i < a.size(); ++i)
-        tv += std::abs(a[i] / std::max(sa, 1e-30) - b[i] / std::max(sb, 1e-30));
-    return 0.5 * tv;
-}
-
-} // namespace
 
 QStringList SchemeRow::caption() const
 {
@@ -34,7 +19,8 @@ QStringList SchemeRow::caption() const
 }
 
 SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, AttentionQuery query,
-                                const std::vector<SchemeEntry>& schemes, int layer, const std::function<bool(int, int)>& progress)
+                                const std::vector<SchemeEntry>& schemes, int layer, const std::function<bool(int, int)>& progress,
+                                const AttentionRun* first)
 {
     if (schemes.empty() || schemes.size() > static_cast<size_t>(kMaxComparedSchemes))
         throw ModelError("compare 1 to " + std::to_string(kMaxComparedSchemes) + " schemes, not " + std::to_string(schemes.size()));
@@ -46,17 +32,18 @@ SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QStr
     query.compareOwn = false;
     SchemeComparison out;
     out.layer = layer;
+    torch::Tensor firstProbs; // the reference of every row's shift
     for (const SchemeEntry& entry : schemes) {
         if (progress && !progress(static_cast<int>(out.rows.size()), total))
             return out;
         query.scheme = entry.scheme;
         AttentionRun run;
         try {
-            run = runAttention(vlm, tokenizer, modelDir, query);
+            run = out.rows.empty() && first ? *first : runAttention(vlm, tokenizer, modelDir, query);
         } catch (const std::exception& e) {
             throw ModelError(entry.label.toStdString() + ": " + e.what());
         }
-        const torch::Tensor& probs = run.attention().front();
+        const torch::Tensor probs = run.attention().at(run.captured(layer));
         SchemeRow row;
         row.entry = entry;
         row.untrained = run.untrained;
@@ -70,13 +57,14 @@ SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QStr
         } catch (const geometry::InvalidInput& e) {
             throw ModelError(entry.label.toStdString() + ": " + e.what());
         }
-        row.shift = out.rows.empty() ? 0.0 : totalVariation(out.rows.front().map, row.map);
         if (out.rows.empty()) {
+            firstProbs = probs;
             out.gridRows = run.prompt.gridRows;
             out.gridCols = run.prompt.gridCols;
             out.resized = run.prompt.resized;
             out.layout = QString::fromStdString(run.result.layout.toString());
         }
+        row.shift = attentionShift(firstProbs, probs);
         out.rows.push_back(std::move(row));
     }
     if (progress)

@@ -41,10 +41,11 @@ constexpr int kMaxComparedSchemes = 6;
 
 // Runs `query` under each scheme in turn (the image's vision is encoded once). `progress(done, total)`
 // is called before each run and at the end; returning false stops early with the rows done so far.
+// `first`, when given, is the run of schemes[0] already made (capturing `layer`): it is not run again.
 // Throws ModelError for more than kMaxComparedSchemes schemes, a layer that is not captured, or a scheme the
 // model cannot run (naming its label).
 SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, AttentionQuery query,
                                 const std::vector<SchemeEntry>& schemes, int layer,
-                                const std::function<bool(int, int)>& progress = {});
+                                const std::function<bool(int, int)>& progress = {}, const AttentionRun* first = nullptr);
 
 } // namespace ropescope::model

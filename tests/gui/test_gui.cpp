@@ -35,6 +35,21 @@
 using ropescope::gui::ChartKind;
 using ropescope::gui::MainWindow;
 
+namespace {
+
+// Shows the window and its Attention tab, which runs the bundled model on the sample; true when that
+// first run finished and succeeded (`finished` watches the tab's runFinished).
+bool firstAttentionRun(MainWindow& w, QSignalSpy& finished)
+{
+    w.show();
+    if (!QTest::qWaitForWindowExposed(&w))
+        return false;
+    w.showAttentionTab();
+    return finished.wait(60000) && finished.first().at(0).toBool();
+}
+
+} // namespace
+
 class TestGui : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -357,12 +372,9 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         MainWindow w(dir.path());
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
-        w.showAttentionTab();
-        QVERIFY(finished.wait(60000));
-        QVERIFY(finished.takeFirst().at(0).toBool());
+        QVERIFY(firstAttentionRun(w, finished));
+        finished.clear();
         ropescope::gui::AttentionPanel* a = w.attention();
 
         // Per-token maps, picked by clicking the token: "what shape is yellow" -> the answer. The answer's map
@@ -416,17 +428,19 @@ private Q_SLOTS:
         QVERIFY2(finished.takeFirst().at(0).toBool(), qPrintable(a->status()));
         QVERIFY2(a->status().contains("compared 3 of 3 schemes"), qPrintable(a->status()));
         QVERIFY(a->findChild<ropescope::views::ChartView*>("schemesView")->chartPainter() != nullptr);
+        // The own scheme is the reference; each Circle-RoPE alpha moves the map away from it, by different amounts.
+        const std::vector<double> shifts = a->comparedShifts();
+        QCOMPARE(shifts.size(), size_t(3));
+        QCOMPARE(shifts[0], 0.0);
+        QVERIFY(shifts[1] > 0.01 && shifts[2] > 0.01 && shifts[1] != shifts[2]);
     }
 
     void modelsLoadInTheBackground()
     {
         QTemporaryDir dir;
         MainWindow w(dir.path());
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
-        w.showAttentionTab();
-        QVERIFY(finished.wait(60000));
+        QVERIFY(firstAttentionRun(w, finished));
         const QString answer = w.attention()->answer();
 
         // Another bundled model: loaded on a worker, then run under its own scheme.

@@ -1,6 +1,7 @@
 // `ropescope attend` end to end on the tiny Qwen2-VL fixture weights with a small WordLevel tokenizer:
 // files written, shapes, probabilities, positions equal to `ropescope positions`, errors.
 #include "../cli/run_ropescope.h"
+#include "tiny_model.h"
 #include "../unit/csv_table.h"
 #include "charts/attention_heatmap.h"
 #include "model/attention_stats.h"
@@ -33,11 +34,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         model_ = dir_.filePath("model");
-        QDir().mkpath(model_);
-        const QString fixture = ROPESCOPE_TEST_DATA "/fixtures/qwen2vl-tiny/";
-        QVERIFY(QFile::copy(fixture + "config.json", model_ + "/config.json"));
-        QVERIFY(QFile::copy(fixture + "model.safetensors", model_ + "/model.safetensors"));
-        QVERIFY(QFile::copy(ROPESCOPE_TEST_DATA "/attend/tokenizer.json", model_ + "/tokenizer.json"));
+        QVERIFY(makeTinyModel(model_));
         // 90x60 -> smart_resize 84x56 -> 4x6 patches -> a 2x3 merged grid.
         QImage image(90, 60, QImage::Format_RGB888);
         for (int y = 0; y < 60; ++y)

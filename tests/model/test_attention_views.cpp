@@ -2,6 +2,7 @@
 // the generation steps), the layers x heads table and its sink shares, and schemes side by side, checked
 // against independent computations (a full prefill, explicit loops, separate `attend` runs, `ptd`).
 #include "../cli/run_ropescope.h"
+#include "tiny_model.h"
 #include "../unit/csv_table.h"
 #include "model/attention_run.h"
 #include "model/attention_stats.h"
@@ -71,11 +72,7 @@ private Q_SLOTS:
     void initTestCase()
     {
         model_ = dir_.filePath("model");
-        QDir().mkpath(model_);
-        const QString fixture = ROPESCOPE_TEST_DATA "/fixtures/qwen2vl-tiny/";
-        QVERIFY(QFile::copy(fixture + "config.json", model_ + "/config.json"));
-        QVERIFY(QFile::copy(fixture + "model.safetensors", model_ + "/model.safetensors"));
-        QVERIFY(QFile::copy(ROPESCOPE_TEST_DATA "/attend/tokenizer.json", model_ + "/tokenizer.json"));
+        QVERIFY(makeTinyModel(model_));
         // 90x60 -> a 2x3 merged grid: every cell but one is on the border, so a 4x6 image is used here.
         QImage image(168, 112, QImage::Format_RGB888);
         for (int y = 0; y < image.height(); ++y)

@@ -251,7 +251,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
         const model::AttentionStats st = model::attentionStats(run.attention()[k], a.gridRows, a.gridCols);
         const model::HeadStats sinks = model::meanOverHeads(model::headStats(run.attention()[k], a.gridRows, a.gridCols));
         QJsonObject entry{{"layer", layer},
-                          {"scheme", QString::fromStdString(r.layerTables[static_cast<size_t>(layer)].scheme)},
+                          {"scheme", geometry::schemeName(r.layerTables[static_cast<size_t>(layer)].scheme)},
                           {"image_mass", st.imageMass},
                           {"entropy", st.entropy},
                           {"normalized_entropy", st.normalizedEntropy},

@@ -77,7 +77,7 @@ int runForward(const QStringList& args)
         const auto& table = r.layerTables.front();
         model::SafeTensorsWriter out;
         out.setMetadata("format", "pt");
-        out.setMetadata("scheme", table.scheme);
+        out.setMetadata("scheme", geometry::schemeName(table.scheme));
         out.setMetadata("layout", table.layout.toString());
         out.setMetadata("allocation", table.allocation.toString());
         const auto positions = positionTensor(table);

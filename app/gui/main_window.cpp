@@ -562,7 +562,7 @@ void MainWindow::refresh()
         panel_->setLayerScheme(QString("layer %1 of %2: %3 (pattern %4)")
                                    .arg(state_.layer)
                                    .arg(schedule->layers())
-                                   .arg(QString::fromStdString(readouts_.table.scheme))
+                                   .arg(QString(geometry::schemeName(readouts_.table.scheme)))
                                    .arg(groupedPattern(schedule->pattern())));
     else
         panel_->setLayerScheme("no AGE schedule: every layer uses the scheme");
@@ -662,7 +662,7 @@ QString MainWindow::ptdReadout() const
 {
     if (readouts_.ptdBySchemes.empty())
         return "PTD: n/a (needs text and visual tokens)";
-    QString s = QString("PTD %1 (%2)").arg(number(readouts_.ptd.mean), QString::fromStdString(readouts_.table.scheme));
+    QString s = QString("PTD %1 (%2)").arg(number(readouts_.ptd.mean), QString(geometry::schemeName(readouts_.table.scheme)));
     if (readouts_.ptd.perBlock.size() > 1) {
         QStringList blocks;
         for (double v : readouts_.ptd.perBlock)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 namespace ropescope::geometry {
 
@@ -24,8 +25,8 @@ int FrequencyAllocation::componentOf(int j) const
         static const int pattern[8] = {0, 0, 1, 2, 1, 2, 1, 2};
         return pattern[j % 8];
     }
-    if (kind == Kind::PerHead)
-        return 0;
+    if (kind == Kind::PerHead) // a programming error, not bad input: the answer depends on the head
+        throw std::logic_error("componentOf: a per-head allocation has no component per pair; use headComponents");
     if (kind == Kind::InterleavedMrope) {
         if (j % 3 == 1 && j < 3 * sections[1])
             return 1;

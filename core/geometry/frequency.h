@@ -39,7 +39,7 @@ struct FrequencyAllocation {
     // Pairs driven by component 0 use theta * temporalThetaScale (VideoRoPE++'s YaRN-V NTK-scaled time base).
     double temporalThetaScale = 1.0;
 
-    // The component driving pair j (not for PerHead, whose pairs depend on the head).
+    // The component driving pair j. PerHead has none (its pairs depend on the head): throws std::logic_error.
     int componentOf(int j) const;
     std::vector<int> componentTable(int halfDim) const;
     // PerHead: each head's component, -1 for a head without rotary.

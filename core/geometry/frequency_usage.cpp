@@ -49,8 +49,7 @@ const char* useName(FrequencyUsage::Use use)
 FrequencyUsage frequencyUsage(const PositionTable& table, int samples)
 {
     FrequencyUsage u;
-    const auto kind = schemeFromName(table.scheme);
-    u.axes = kind ? componentNames(*kind) : std::vector<std::string>{};
+    u.axes = componentNames(table.scheme);
     for (int c = static_cast<int>(u.axes.size()); c < table.components(); ++c)
         u.axes.push_back("p" + std::to_string(c));
     u.spans = visualSpans(table);

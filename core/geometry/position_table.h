@@ -1,6 +1,7 @@
 #pragma once
 #include "frequency.h"
 #include "layout.h"
+#include "scheme_kind.h"
 
 #include <Eigen/Core>
 
@@ -41,7 +42,7 @@ struct Ring {
 // The one description of where every token sits, shared by the cone view, the tables, the metrics and
 // the model: what the view draws is exactly what the model is fed.
 struct PositionTable {
-    std::string scheme;
+    SchemeKind scheme = SchemeKind::Mrope;
     Layout layout;
     std::vector<Modality> modality;
     std::vector<int> segment;

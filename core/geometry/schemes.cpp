@@ -484,7 +484,7 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
 {
     validate(params);
     PositionTable table = tokenMetadata(layout);
-    table.scheme = schemeName(params.kind);
+    table.scheme = params.kind;
     table.rotary = params.rotary;
     table.allocation = allocationFor(params);
     table.positions.resize(table.size(), componentCount(params.kind));

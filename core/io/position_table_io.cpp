@@ -59,13 +59,12 @@ static QJsonArray intArray(const std::vector<int>& values)
 QByteArray positionTableJson(const PositionTable& table, const QJsonObject& parameters)
 {
     QJsonObject root;
-    root["scheme"] = QString::fromStdString(table.scheme);
+    root["scheme"] = schemeName(table.scheme);
     root["layout"] = QString::fromStdString(table.layout.toString());
     root["parameters"] = parameters;
     QJsonArray names;
-    if (const auto kind = schemeFromName(table.scheme))
-        for (const std::string& n : componentNames(*kind))
-            names.append(QString::fromStdString(n));
+    for (const std::string& n : componentNames(table.scheme))
+        names.append(QString::fromStdString(n));
     root["component_names"] = names;
 
     QJsonObject allocation;

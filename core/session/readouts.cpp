@@ -39,7 +39,7 @@ Readouts ReadoutEngine::compute(const ExplorerState& state)
             p.allocationKind.reset();
             p.sections.clear();
         }
-        if (kind == schemeFromName(t.scheme)) {
+        if (kind == t.scheme) {
             r.ptdBySchemes.push_back({kind, r.ptd.mean});
             continue;
         }

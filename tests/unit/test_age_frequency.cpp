@@ -43,8 +43,8 @@ private Q_SLOTS:
         const Layout layout = parseLayout("text:3,image:4x4,text:2");
         const PositionTable layer0 = buildPositionTable(layout, layerParams(circle, s, 0));
         const PositionTable layer1 = buildPositionTable(layout, layerParams(circle, s, 1));
-        QCOMPARE(QString::fromStdString(layer0.scheme), QString("circle"));
-        QCOMPARE(QString::fromStdString(layer1.scheme), QString("mrope"));
+        QCOMPARE(layer0.scheme, SchemeKind::Circle);
+        QCOMPARE(layer1.scheme, SchemeKind::Mrope);
         SchemeParams mrope;
         const PositionTable plain = buildPositionTable(layout, mrope);
         QVERIFY(layer1.positions.isApprox(plain.positions));
@@ -81,6 +81,10 @@ private Q_SLOTS:
         QCOMPARE(s.componentOf(63), 2);
         const FrequencyAllocation i = FrequencyAllocation::interleaved(3);
         QCOMPARE(i.componentTable(7), (std::vector<int>{0, 1, 2, 0, 1, 2, 0}));
+        // MHRoPE's pairs have no single component: asking is a programming error, not a silent 0.
+        const FrequencyAllocation heads = FrequencyAllocation::perHeadAxes({1, 2, 1});
+        QVERIFY_EXCEPTION_THROWN(heads.componentOf(0), std::logic_error);
+        QCOMPARE(heads.headComponents(5), (std::vector<int>{0, 1, 1, 2, -1}));
 
         SchemeParams p;
         p.kind = SchemeKind::Circle;

@@ -12,7 +12,7 @@ BarChart ptdChart(const session::Readouts& r)
     BarChart c;
     c.title = "PTD by scheme, layout " + QString::fromStdString(r.table.layout.toString());
     for (const session::SchemePtd& s : r.ptdBySchemes) {
-        if (schemeName(s.kind) == r.table.scheme)
+        if (s.kind == r.table.scheme)
             c.highlighted = static_cast<int>(c.values.size());
         c.labels.push_back(schemeName(s.kind));
         c.values.push_back(std::abs(s.ptd) < 1e-9 ? 0.0 : s.ptd);
@@ -23,7 +23,7 @@ BarChart ptdChart(const session::Readouts& r)
 ProfileChart profileChart(const session::Readouts& r)
 {
     ProfileChart c;
-    c.title = "Distance profile (" + QString::fromStdString(r.table.scheme) + ")";
+    c.title = "Distance profile (" + QString(schemeName(r.table.scheme)) + ")";
     c.tokens = r.table.textTokens;
     c.profile = r.ptd.profiles;
     for (size_t i = 0; i < c.tokens.size(); ++i) {
@@ -74,7 +74,7 @@ FrequencyChart frequencyChart(const PositionTable& table)
 {
     const FrequencyUsage u = frequencyUsage(table);
     FrequencyChart c;
-    c.title = QString("Frequencies (%1, %2)").arg(QString::fromStdString(table.scheme), QString::fromStdString(table.allocation.toString()));
+    c.title = QString("Frequencies (%1, %2)").arg(QString(schemeName(table.scheme)), QString::fromStdString(table.allocation.toString()));
     QStringList spans;
     for (size_t a = 0; a < u.axes.size(); ++a)
         spans << QString("%1 %2").arg(QString::fromStdString(u.axes[a])).arg(u.spans[a], 0, 'g', 4);

@@ -1,0 +1,24 @@
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ropescope::geometry {
+
+// The seeds' schemes, then the 2025 family (JJJYmmm/Multimodal-RoPEs and each design's own code): VideoRoPE,
+// HoPE, V2PE, the spatial-reset pair OmniRoPE (sectioned) / ILRoPE (interleaved), MRoPE-I with spatial
+// reset, MRoPE-I (Qwen3-VL), MHRoPE, TAD-RoPE, VideoRoPE++ (YaRN-V) and MM-RoPE (Lumos-1).
+enum class SchemeKind {
+    Hard, Unordered, Mrope, Compact, Circle, Vrope, VideoRope, Hope, V2pe, OmniRope, IlRope, SpatialReset,
+    MropeI, Mhrope, TadRope, VideoRopePlus, MmRope
+};
+
+const char* schemeName(SchemeKind kind);
+std::optional<SchemeKind> schemeFromName(const std::string& name);
+const std::vector<SchemeKind>& allSchemes();
+std::string schemeNameList(); // "hard, unordered, ..." for messages and help
+int componentCount(SchemeKind kind);
+// Names of the position components, e.g. {"t","h","w"}; the CSV calls them p0..p{C-1}.
+std::vector<std::string> componentNames(SchemeKind kind);
+
+} // namespace ropescope::geometry

@@ -146,11 +146,8 @@ TrainResult train(const TrainOptions& o)
         const int grid = SyntheticTask::kGrid;
         const geometry::Layout layout = geometry::parseLayout("text:1,image:" + std::to_string(grid) + "x" + std::to_string(grid)
                                                               + ",text:" + std::to_string(length - 1 - grid * grid));
-        std::vector<LayerRotary> layers;
-        for (int i = 0; i < cfg.text.layers; ++i) {
-            const auto p = vlm.schemeForModel(age ? geometry::layerParams(o.scheme.params, *age, i) : o.scheme.params);
-            layers.push_back(rotaryForTable(geometry::buildPositionTable(layout, p), cfg.text, o.device, 0, length));
-        }
+        std::vector<LayerRotary> layers = vlm.layerTables(layout, o.scheme.params, age).mapPerLayer(
+            [&](const geometry::PositionTable& table) { return rotaryForTable(table, cfg.text, o.device, 0, length); });
         return rotaryByLength.emplace(length, std::move(layers)).first->second;
     };
 

@@ -5,6 +5,7 @@
 #include "geometry/errors.h"
 #include "kernels/rotary.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string_view>
 
@@ -97,6 +98,36 @@ VisionFeatures Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tenso
     return features;
 }
 
+std::vector<geometry::PositionTable> LayerTables::perLayer() const
+{
+    return mapPerLayer([](const geometry::PositionTable& t) { return t; });
+}
+
+LayerTables Vlm::layerTables(const geometry::Layout& layout, const geometry::SchemeParams& scheme,
+                             const std::optional<geometry::AgeSchedule>& age) const
+{
+    const int layers = language_.layers();
+    if (age && age->layers() != layers)
+        throw ModelError("--age: the schedule has " + std::to_string(age->layers()) + " layers but the model has "
+                         + std::to_string(layers));
+    LayerTables out;
+    std::vector<geometry::SchemeParams> built;
+    try {
+        for (int i = 0; i < layers; ++i) {
+            const geometry::SchemeParams p = schemeForModel(age ? geometry::layerParams(scheme, *age, i) : scheme);
+            const auto same = std::find(built.begin(), built.end(), p);
+            if (same == built.end()) {
+                built.push_back(p);
+                out.distinct.push_back(geometry::buildPositionTable(layout, p));
+            }
+            out.ofLayer.push_back(static_cast<size_t>(std::find(built.begin(), built.end(), p) - built.begin()));
+        }
+    } catch (const geometry::InvalidInput& e) {
+        throw ModelError(e.what());
+    }
+    return out;
+}
+
 LayerRotary Vlm::rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset) const
 {
     return rotaryForTable(table, config().text, device_, from, count, offset);
@@ -112,29 +143,8 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     const std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
     r.layout = layoutFromTokens(idList, grids(req.imageGridThw, "image_grid_thw"), grids(req.videoGridThw, "video_grid_thw"), config());
 
-    // One table per distinct layer scheme.
-    const int layers = language_.layers();
-    if (req.age && req.age->layers() != layers)
-        throw ModelError("--age: the schedule has " + std::to_string(req.age->layers()) + " layers but the model has "
-                         + std::to_string(layers));
-    std::map<std::string, size_t> distinct;
-    std::vector<size_t> layerTable(static_cast<size_t>(layers));
-    std::vector<geometry::PositionTable> tables;
-    try {
-        for (int i = 0; i < layers; ++i) {
-            const geometry::SchemeParams p = schemeForModel(req.age ? geometry::layerParams(req.scheme, *req.age, i) : req.scheme);
-            const std::string key = geometry::schemeName(p.kind);
-            if (!distinct.count(key)) {
-                distinct[key] = tables.size();
-                tables.push_back(geometry::buildPositionTable(r.layout, p));
-            }
-            layerTable[static_cast<size_t>(i)] = distinct[key];
-        }
-    } catch (const geometry::InvalidInput& e) {
-        throw ModelError(e.what());
-    }
-    for (int i = 0; i < layers; ++i)
-        r.layerTables.push_back(tables[layerTable[static_cast<size_t>(i)]]);
+    const LayerTables tables = layerTables(r.layout, req.scheme, req.age);
+    r.layerTables = tables.perLayer();
 
     r.positionsMs = since(t0);
     t0 = Clock::now();
@@ -173,12 +183,7 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     t0 = Clock::now();
 
     const int64_t L = ids.numel();
-    std::vector<LayerRotary> rotary;
-    std::vector<LayerRotary> distinctRotary;
-    for (const auto& t : tables)
-        distinctRotary.push_back(rotaryFor(t, 0, L));
-    for (int i = 0; i < layers; ++i)
-        rotary.push_back(distinctRotary[layerTable[static_cast<size_t>(i)]]);
+    const std::vector<LayerRotary> rotary = tables.mapPerLayer([&](const geometry::PositionTable& t) { return rotaryFor(t, 0, L); });
 
     torch::NoGradGuard noGrad;
     KvCache cache;
@@ -204,12 +209,8 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
         generated.push_back(next);
         if (step + 1 == req.generate)
             break;
-        std::vector<LayerRotary> stepRotary;
-        std::vector<LayerRotary> stepDistinct;
-        for (const auto& t : tables)
-            stepDistinct.push_back(rotaryFor(t, t.size(), 1, step));
-        for (int i = 0; i < layers; ++i)
-            stepRotary.push_back(stepDistinct[layerTable[static_cast<size_t>(i)]]);
+        const std::vector<LayerRotary> stepRotary
+            = tables.mapPerLayer([&](const geometry::PositionTable& t) { return rotaryFor(t, t.size(), 1, step); });
         const auto out = language_.forward(language_.embed(torch::tensor({next})), stepRotary, &cache, stepCapture);
         for (size_t k = 0; k < out.attentions.size(); ++k)
             steps[k].push_back(out.attentions[k]);

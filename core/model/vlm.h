@@ -47,6 +47,25 @@ struct ForwardResult {
     double visionMs = 0, positionsMs = 0, prefillMs = 0, generateMs = 0;
 };
 
+// Each decoder layer's position table, built once per distinct layer scheme (AGE alternates two).
+struct LayerTables {
+    std::vector<geometry::PositionTable> distinct;
+    std::vector<size_t> ofLayer; // per layer: its table's index in `distinct`
+
+    std::vector<geometry::PositionTable> perLayer() const;
+    // f(table) once per distinct table, handed to every layer that shares it (rotary tables are costly).
+    template <class F>
+    auto mapPerLayer(F f) const
+    {
+        std::vector<decltype(f(distinct.front()))> once, out;
+        for (const auto& t : distinct)
+            once.push_back(f(t));
+        for (size_t i : ofLayer)
+            out.push_back(once[i]);
+        return out;
+    }
+};
+
 // A Qwen2-VL / Qwen2.5-VL / Qwen3-VL model whose decoder takes its positions from core/geometry: every layer gets
 // the PositionTable of its scheme (or of AGE's choice for that layer), exactly the table `ropescope
 // positions` prints for the same layout. Vision embeddings are cached per pixel content and grid, so
@@ -64,6 +83,10 @@ public:
     // The scheme as the model runs it: its rotary theta, head_dim, mrope_section and (when none is asked
     // for) its frequency allocation: sectioned for Qwen2/2.5-VL, interleaved-mrope for Qwen3-VL.
     geometry::SchemeParams schemeForModel(const geometry::SchemeParams& requested) const;
+    // The position table of each decoder layer for `layout` (AGE picks each layer's scheme), in the model's
+    // rotary settings: what run() feeds the decoder and what training uses.
+    LayerTables layerTables(const geometry::Layout& layout, const geometry::SchemeParams& scheme,
+                            const std::optional<geometry::AgeSchedule>& age) const;
     // Cached by content unless `useCache` is false (benchmarks) or a trace is requested.
     VisionFeatures encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr,
                                bool useCache = true);

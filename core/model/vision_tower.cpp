@@ -26,6 +26,11 @@ torch::Tensor activation(const torch::Tensor& x, const std::string& name)
     return torch::gelu(x);
 }
 
+// Checkpoint names of the tower's own tensors (blocks and mergers have their tables below).
+const char* const kPatchWeight = "visual.patch_embed.proj.weight";
+const char* const kPatchBias = "visual.patch_embed.proj.bias";
+const char* const kPositionTable = "visual.pos_embed.weight";
+
 std::vector<int64_t> toVector(const torch::Tensor& t)
 {
     const auto c = t.to(torch::kCPU).to(torch::kInt64).contiguous();
@@ -40,11 +45,11 @@ VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtyp
     const bool qwen3 = arch_ == Architecture::Qwen3VL;
     const int64_t w = cfg_.width;
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
-    patchW_ = t("visual.patch_embed.proj.weight", {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize})
+    patchW_ = t(kPatchWeight, {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize})
                   .reshape({w, -1});
     if (qwen3) {
-        patchB_ = t("visual.patch_embed.proj.bias", {w});
-        positionTable_ = t("visual.pos_embed.weight", {cfg_.positionEmbeddings, w});
+        patchB_ = t(kPatchBias, {w});
+        positionTable_ = t(kPositionTable, {cfg_.positionEmbeddings, w});
     }
     const std::vector<BlockTensor> table = blockTensors();
     for (int i = 0; i < cfg_.depth; ++i) {
@@ -59,22 +64,28 @@ VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtyp
         deepstackMergers_.push_back(loadMerger(ck, "visual.deepstack_merger_list." + std::to_string(k) + ".", true, dtype));
 }
 
-VisionTower::Merger VisionTower::loadMerger(const Checkpoint& ck, const std::string& prefix, bool normAfterMerge, torch::Dtype dtype) const
+std::vector<VisionTower::MergerTensor> VisionTower::mergerTensors(bool normAfterMerge) const
 {
     const bool qwen3 = arch_ == Architecture::Qwen3VL;
     const int64_t merged = cfg_.width * cfg_.mergeSize * cfg_.mergeSize, normed = normAfterMerge ? merged : cfg_.width;
-    auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(prefix + name, shape).to(device_, dtype); };
+    const std::string norm = qwen3 ? "norm." : "ln_q.", fc1 = qwen3 ? "linear_fc1." : "mlp.0.", fc2 = qwen3 ? "linear_fc2." : "mlp.2.";
+    std::vector<MergerTensor> out{{norm + "weight", &Merger::normW, {normed}}};
+    if (!qwen25_)
+        out.push_back({norm + "bias", &Merger::normB, {normed}});
+    out.insert(out.end(), {{fc1 + "weight", &Merger::fc1W, {merged, merged}},
+                           {fc1 + "bias", &Merger::fc1B, {merged}},
+                           {fc2 + "weight", &Merger::fc2W, {cfg_.outHidden, merged}},
+                           {fc2 + "bias", &Merger::fc2B, {cfg_.outHidden}}});
+    return out;
+}
+
+VisionTower::Merger VisionTower::loadMerger(const Checkpoint& ck, const std::string& prefix, bool normAfterMerge, torch::Dtype dtype) const
+{
     Merger m;
     m.prefix = prefix;
     m.normAfterMerge = normAfterMerge;
-    const std::string normName = qwen3 ? "norm." : "ln_q.", fc1 = qwen3 ? "linear_fc1." : "mlp.0.", fc2 = qwen3 ? "linear_fc2." : "mlp.2.";
-    m.normW = t(normName + "weight", {normed});
-    if (!qwen25_)
-        m.normB = t(normName + "bias", {normed});
-    m.fc1W = t(fc1 + "weight", {merged, merged});
-    m.fc1B = t(fc1 + "bias", {merged});
-    m.fc2W = t(fc2 + "weight", {cfg_.outHidden, merged});
-    m.fc2B = t(fc2 + "bias", {cfg_.outHidden});
+    for (const MergerTensor& mt : mergerTensors(normAfterMerge))
+        m.*mt.member = ck.tensor(prefix + mt.name, mt.shape).to(device_, dtype);
     return m;
 }
 
@@ -109,34 +120,25 @@ std::vector<VisionTower::BlockTensor> VisionTower::blockTensors() const
 std::vector<VisionTower::NamedWeight> VisionTower::weights()
 {
     const int64_t w = cfg_.width;
-    std::vector<NamedWeight> out{{"visual.patch_embed.proj.weight", &patchW_, {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize}}};
+    std::vector<NamedWeight> out{{kPatchWeight, &patchW_, {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize}}};
     auto add = [&](const std::string& name, torch::Tensor& t) {
         if (t.defined())
             out.push_back({name, &t, t.sizes().vec()});
     };
-    add("visual.patch_embed.proj.bias", patchB_);
-    add("visual.pos_embed.weight", positionTable_);
-    const bool qwen3 = arch_ == Architecture::Qwen3VL;
+    add(kPatchBias, patchB_);
+    add(kPositionTable, positionTable_);
     const std::vector<BlockTensor> table = blockTensors();
     for (size_t i = 0; i < blocks_.size(); ++i) {
         const std::string p = "visual.blocks." + std::to_string(i) + ".";
         for (const BlockTensor& bt : table)
             add(p + bt.name, blocks_[i].*bt.member);
     }
-    const std::string normName = qwen3 ? "norm." : "ln_q.", mfc1 = qwen3 ? "linear_fc1." : "mlp.0.", mfc2 = qwen3 ? "linear_fc2." : "mlp.2.";
-    for (Merger* m : [&] {
-             std::vector<Merger*> all{&merger_};
-             for (Merger& d : deepstackMergers_)
-                 all.push_back(&d);
-             return all;
-         }()) {
-        add(m->prefix + normName + "weight", m->normW);
-        add(m->prefix + normName + "bias", m->normB);
-        add(m->prefix + mfc1 + "weight", m->fc1W);
-        add(m->prefix + mfc1 + "bias", m->fc1B);
-        add(m->prefix + mfc2 + "weight", m->fc2W);
-        add(m->prefix + mfc2 + "bias", m->fc2B);
-    }
+    std::vector<Merger*> mergers{&merger_};
+    for (Merger& d : deepstackMergers_)
+        mergers.push_back(&d);
+    for (Merger* m : mergers)
+        for (const MergerTensor& mt : mergerTensors(m->normAfterMerge))
+            add(m->prefix + mt.name, m->*mt.member);
     return out;
 }
 

@@ -64,6 +64,13 @@ private:
         bool normAfterMerge = false;
         torch::Tensor normW, normB, fc1W, fc1B, fc2W, fc2B;
     };
+    struct MergerTensor {
+        std::string name; // after the merger's prefix
+        torch::Tensor Merger::*member;
+        std::vector<int64_t> shape;
+    };
+    // The one list of a merger's tensors: loading and weights() both walk it.
+    std::vector<MergerTensor> mergerTensors(bool normAfterMerge) const;
     Merger loadMerger(const Checkpoint& ck, const std::string& prefix, bool normAfterMerge, torch::Dtype dtype) const;
     torch::Tensor merge(const Merger& m, const torch::Tensor& x) const;
     torch::Tensor norm(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) const;

@@ -38,15 +38,12 @@ int defaultSelectedToken(const geometry::PositionTable& table)
 FigureOptions parseFigureOptions(const QCommandLineParser& parser, const geometry::PositionTable& table)
 {
     FigureOptions f;
-    const QString camera = parser.value("camera");
-    if (camera.isEmpty() || camera == "isometric")
-        f.camera = CameraPreset::Isometric;
-    else if (camera == "axis")
-        f.camera = CameraPreset::DownTextAxis;
-    else if (camera == "side")
-        f.camera = CameraPreset::Side;
-    else
-        throw UsageError("--camera: unknown preset '" + camera.toStdString() + "' (expected isometric, axis or side)");
+    if (parser.isSet("camera")) {
+        const auto camera = session::cameraPresetFromName(parser.value("camera").toStdString());
+        if (!camera)
+            throw UsageError("--camera: unknown preset '" + parser.value("camera").toStdString() + "' (expected isometric, axis or side)");
+        f.camera = *camera;
+    }
 
     f.scene.selectedToken = defaultSelectedToken(table);
     if (parser.isSet("select")) {
@@ -55,22 +52,21 @@ FigureOptions parseFigureOptions(const QCommandLineParser& parser, const geometr
             throw UsageError("--select: token " + std::to_string(token) + " is not a text token of the layout");
         f.scene.selectedToken = token;
     }
-    const QString colour = parser.value("colour");
-    if (colour == "distance")
-        f.scene.colour = ColourMode::DistanceToSelected;
-    else if (!colour.isEmpty() && colour != "rowcol")
-        throw UsageError("--colour: unknown mode '" + colour.toStdString() + "' (expected rowcol or distance)");
+    if (parser.isSet("colour")) {
+        // Image patches need an image the figure commands do not take.
+        const auto colour = session::colourModeFromName(parser.value("colour").toStdString());
+        if (!colour || *colour == ColourMode::ImagePatch)
+            throw UsageError("--colour: unknown mode '" + parser.value("colour").toStdString() + "' (expected rowcol or distance)");
+        f.scene.colour = *colour;
+    }
     f.scene.showConeSurface = parser.isSet("cone");
     f.scene.showLabels = parser.isSet("labels");
     f.scene.darkBackground = parser.isSet("dark");
-    const QString projection = parser.value("projection");
-    if (!projection.isEmpty() && projection != "hadamard") {
-        static const QRegularExpression triple("^([0-3]),([0-3]),([0-3])$");
-        const auto m = triple.match(projection);
-        if (!m.hasMatch())
+    if (parser.isSet("projection")) {
+        const auto projection = session::projectionFromName(parser.value("projection").toStdString());
+        if (!projection)
             throw UsageError("--projection: expected hadamard or three component indices 0-3, e.g. 0,1,2");
-        f.scene.projection = Projection4D::Components;
-        f.scene.components = {m.captured(1).toInt(), m.captured(2).toInt(), m.captured(3).toInt()};
+        f.scene.projection = *projection;
     }
     return f;
 }
@@ -98,12 +94,12 @@ session::ExplorerState explorerState(const GeometryRequest& req, const FigureOpt
         s.layer = req.layer;
     }
     s.selectedToken = figure.scene.selectedToken;
-    s.colourMode = figure.scene.colour == ColourMode::DistanceToSelected ? "distance" : "rowcol";
+    s.colourMode = figure.scene.colour;
+    s.projection = figure.scene.projection;
     s.showConeSurface = figure.scene.showConeSurface;
     s.showLabels = figure.scene.showLabels;
     s.darkBackground = figure.scene.darkBackground;
-    const char* cameras[] = {"isometric", "axis", "side"};
-    s.camera = cameras[static_cast<int>(figure.camera)];
+    s.camera = figure.camera;
     return s;
 }
 
@@ -116,10 +112,10 @@ QJsonObject figureMetadata(const GeometryRequest& req, const FigureOptions& figu
         o["layer"] = req.layer;
         o["layers"] = req.age->layers();
     }
-    const char* cameras[] = {"isometric", "axis", "side"};
-    o["camera"] = cameras[static_cast<int>(figure.camera)];
+    o["camera"] = session::cameraPresetName(figure.camera);
     o["selected_token"] = figure.scene.selectedToken;
-    o["colour"] = figure.scene.colour == ColourMode::DistanceToSelected ? "distance" : "rowcol";
+    o["colour"] = session::colourModeName(figure.scene.colour);
+    o["projection"] = QString::fromStdString(session::projectionName(figure.scene.projection));
     o["cone"] = figure.scene.showConeSurface;
     o["labels"] = figure.scene.showLabels;
     o["dark"] = figure.scene.darkBackground;

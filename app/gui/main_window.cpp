@@ -43,8 +43,6 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
-#include <vtkCamera.h>
-#include <vtkRenderer.h>
 
 #include <cmath>
 #include <cstdio>
@@ -55,11 +53,6 @@ namespace ropescope::gui {
 using namespace views;
 
 namespace {
-
-CameraPreset presetFor(const std::string& name)
-{
-    return name == "axis" ? CameraPreset::DownTextAxis : name == "side" ? CameraPreset::Side : CameraPreset::Isometric;
-}
 
 // "CMCMCM CMCMCM ..." in groups of six that a label can wrap, the first 36 layers at most.
 QString groupedPattern(const std::string& pattern)
@@ -90,14 +83,6 @@ QString inWindowWords(const QString& message)
 QString number(double v)
 {
     return QString::number(std::abs(v) < 5e-10 ? 0.0 : v, 'f', 6);
-}
-
-void copyCamera(vtkCamera* to, const session::CameraState& from)
-{
-    to->SetPosition(from.position.data());
-    to->SetFocalPoint(from.focalPoint.data());
-    to->SetViewUp(from.viewUp.data());
-    to->SetViewAngle(from.viewAngle);
 }
 
 } // namespace
@@ -260,7 +245,7 @@ void MainWindow::buildUi()
         if (index == 0 && cameraStale_) { // the scene changed while the Attention tab was shown
             cameraStale_ = false;
             if (!state_.cameraState)
-                scene_->applyCamera(presetFor(state_.camera));
+                scene_->applyCamera(state_.camera);
             view_->update();
         }
         if (index == 1 && !attentionRan_) {
@@ -321,7 +306,7 @@ void MainWindow::buildUi()
     // Until the user moves the camera it follows the preset, refitted to the view's real aspect ratio.
     connect(view_, &VtkViewWidget::resized, this, [this] {
         if (!state_.cameraState)
-            scene_->applyCamera(presetFor(state_.camera));
+            scene_->applyCamera(state_.camera);
     });
 }
 
@@ -572,17 +557,12 @@ SceneOptions MainWindow::sceneOptions() const
 {
     SceneOptions o;
     o.selectedToken = readouts_.selectedText;
-    o.colour = state_.colourMode == "distance" ? ColourMode::DistanceToSelected
-               : state_.colourMode == "patch"  ? ColourMode::ImagePatch
-                                               : ColourMode::RowCol;
+    o.colour = state_.colourMode;
     o.showConeLines = state_.showConeLines;
     o.showConeSurface = state_.showConeSurface;
     o.showLabels = state_.showLabels;
     o.darkBackground = state_.darkBackground;
-    if (state_.projection != "hadamard" && state_.projection.size() == 5) {
-        o.projection = Projection4D::Components;
-        o.components = {state_.projection[0] - '0', state_.projection[2] - '0', state_.projection[4] - '0'};
-    }
+    o.projection = state_.projection;
     if (o.colour == ColourMode::ImagePatch && !image_.isNull()) {
         // Each grid samples the image at its own resolution: the colour of the patch a token stands for.
         for (const geometry::VisualBlock& b : readouts_.table.blocks) {
@@ -601,12 +581,10 @@ SceneOptions MainWindow::sceneOptions() const
 void MainWindow::updateScene()
 {
     scene_->update(readouts_.table, sceneOptions());
-    vtkCamera* camera = view_->renderer()->GetActiveCamera();
     if (state_.cameraState) {
-        copyCamera(camera, *state_.cameraState);
-        view_->renderer()->ResetCameraClippingRange();
+        scene_->setCameraState(*state_.cameraState);
     } else {
-        scene_->applyCamera(presetFor(state_.camera));
+        scene_->applyCamera(state_.camera);
         cameraStale_ = !view_->isVisible(); // fitted to a hidden view's size: fit again when it is shown
     }
     view_->update();
@@ -614,13 +592,7 @@ void MainWindow::updateScene()
 
 void MainWindow::captureCamera()
 {
-    vtkCamera* c = view_->renderer()->GetActiveCamera();
-    session::CameraState cs;
-    c->GetPosition(cs.position.data());
-    c->GetFocalPoint(cs.focalPoint.data());
-    c->GetViewUp(cs.viewUp.data());
-    cs.viewAngle = c->GetViewAngle();
-    state_.cameraState = cs;
+    state_.cameraState = scene_->cameraState();
 }
 
 ChartPainter MainWindow::chartPainter(ChartKind kind) const
@@ -732,7 +704,7 @@ void MainWindow::selectToken(int token)
 void MainWindow::setCameraPreset(CameraPreset preset)
 {
     session::ExplorerState s = state_;
-    s.camera = preset == CameraPreset::DownTextAxis ? "axis" : preset == CameraPreset::Side ? "side" : "isometric";
+    s.camera = preset;
     s.cameraState.reset();
     state_ = s;
     updateScene();
@@ -749,7 +721,7 @@ void MainWindow::loadImage(const QString& path)
     image_ = image;
     session::ExplorerState s = state_;
     s.imagePath = path;
-    s.colourMode = "patch";
+    s.colourMode = ColourMode::ImagePatch;
     applyState(s);
 }
 
@@ -764,10 +736,9 @@ void MainWindow::exportView(const QString& path, QSize size)
         // The window's own camera if the user moved it, else the preset fitted to the export's aspect
         // ratio (the window's camera may be stale while another tab is shown).
         if (state_.cameraState) {
-            copyCamera(offscreen.renderer()->GetActiveCamera(), *state_.cameraState);
-            offscreen.renderer()->ResetCameraClippingRange();
+            offscreen.scene().setCameraState(*state_.cameraState);
         } else {
-            offscreen.scene().applyCamera(presetFor(state_.camera));
+            offscreen.scene().applyCamera(state_.camera);
         }
         image = offscreen.grab();
     } catch (const std::runtime_error& e) {

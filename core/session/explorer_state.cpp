@@ -54,13 +54,13 @@ QJsonObject ExplorerState::toJson() const
     o["age_layers"] = ageLayers;
     o["layer"] = layer;
     o["selected_token"] = selectedToken;
-    o["colour"] = QString::fromStdString(colourMode);
+    o["colour"] = colourModeName(colourMode);
     o["cone_lines"] = showConeLines;
     o["cone_surface"] = showConeSurface;
     o["labels"] = showLabels;
     o["dark"] = darkBackground;
-    o["projection"] = QString::fromStdString(projection);
-    o["camera"] = QString::fromStdString(camera);
+    o["projection"] = QString::fromStdString(projectionName(projection));
+    o["camera"] = cameraPresetName(camera);
     if (cameraState) {
         o["camera_state"] = QJsonObject{{"position", toArray(cameraState->position)},
                                         {"focal_point", toArray(cameraState->focalPoint)},
@@ -82,17 +82,22 @@ ExplorerState ExplorerState::fromJson(const QJsonObject& o)
     s.ageLayers = f.integer("age_layers", s.ageLayers);
     s.layer = f.integer("layer", s.layer);
     s.selectedToken = f.integer("selected_token", s.selectedToken);
-    s.colourMode = f.text("colour", s.colourMode);
-    if (s.colourMode != "rowcol" && s.colourMode != "patch" && s.colourMode != "distance")
+    const auto colour = colourModeFromName(f.text("colour", colourModeName(s.colourMode)));
+    if (!colour)
         f.bad("colour", "must be rowcol, patch or distance");
+    s.colourMode = *colour;
     s.showConeLines = f.boolean("cone_lines", s.showConeLines);
     s.showConeSurface = f.boolean("cone_surface", s.showConeSurface);
     s.showLabels = f.boolean("labels", s.showLabels);
     s.darkBackground = f.boolean("dark", s.darkBackground);
-    s.projection = f.text("projection", s.projection);
-    s.camera = f.text("camera", s.camera);
-    if (s.camera != "isometric" && s.camera != "axis" && s.camera != "side")
+    const auto projection = projectionFromName(f.text("projection", projectionName(s.projection)));
+    if (!projection)
+        f.bad("projection", "must be hadamard or three component indices 0-3, e.g. 0,1,2");
+    s.projection = *projection;
+    const auto camera = cameraPresetFromName(f.text("camera", cameraPresetName(s.camera)));
+    if (!camera)
         f.bad("camera", "must be isometric, axis or side");
+    s.camera = *camera;
     if (o.contains("camera_state")) {
         if (!o["camera_state"].isObject())
             f.bad("camera_state", "must be an object");

@@ -1,6 +1,7 @@
 #pragma once
 #include "geometry/age.h"
 #include "geometry/scheme.h"
+#include "view_options.h"
 
 #include <QJsonObject>
 #include <QString>
@@ -10,12 +11,6 @@
 #include <string>
 
 namespace ropescope::session {
-
-// Camera as the user left it; absent until the first interaction, then restored with the session.
-struct CameraState {
-    std::array<double, 3> position{}, focalPoint{}, viewUp{};
-    double viewAngle = 30.0;
-};
 
 // Everything the explorer shows: the geometry request, the view options and the camera. This is what a
 // session file (.ropescope.json) stores and what a batch item describes.
@@ -28,13 +23,13 @@ struct ExplorerState {
 
     // View
     int selectedToken = 3; // the text token before the image in the default layout
-    std::string colourMode = "rowcol"; // rowcol | patch | distance
+    ColourMode colourMode = ColourMode::RowCol;
     bool showConeLines = true;
     bool showConeSurface = false;
     bool showLabels = true;
     bool darkBackground = false;
-    std::string projection = "hadamard"; // or "a,b,c" component indices for 4-D tables
-    std::string camera = "isometric";    // preset: isometric | axis | side
+    Projection projection;
+    CameraPreset camera = CameraPreset::Isometric;
     std::optional<CameraState> cameraState;
     QString imagePath; // image whose patch colours colour the visual tokens
 

@@ -127,8 +127,9 @@ private Q_SLOTS:
         s.ageLayers = 8;
         s.layer = 3;
         s.selectedToken = 1;
-        s.colourMode = "distance";
-        s.camera = "side";
+        s.colourMode = session::ColourMode::DistanceToSelected;
+        s.camera = session::CameraPreset::Side;
+        s.projection = {session::Projection4D::Components, {2, 1, 3}};
         s.cameraState = session::CameraState{{1, 2, 3}, {0, 0, 0}, {0, 0, 1}, 25};
         const session::ExplorerState back = session::ExplorerState::fromJson(s.toJson());
         compareParams(back.params, s.params);
@@ -136,8 +137,13 @@ private Q_SLOTS:
         QCOMPARE(back.age, s.age);
         QCOMPARE(back.ageLayers, 8);
         QCOMPARE(back.layer, 3);
-        QCOMPARE(back.colourMode, std::string("distance"));
-        QCOMPARE(back.camera, std::string("side"));
+        QCOMPARE(back.colourMode, session::ColourMode::DistanceToSelected);
+        QCOMPARE(back.camera, session::CameraPreset::Side);
+        QVERIFY(back.projection == s.projection);
+        // The file spells them as the CLI flags do.
+        QCOMPARE(s.toJson()["colour"].toString(), QString("distance"));
+        QCOMPARE(s.toJson()["camera"].toString(), QString("side"));
+        QCOMPARE(s.toJson()["projection"].toString(), QString("2,1,3"));
         QVERIFY(back.cameraState);
         QCOMPARE(back.cameraState->viewAngle, 25.0);
         QCOMPARE(back.cameraState->viewUp[2], 1.0);
@@ -145,6 +151,33 @@ private Q_SLOTS:
         QJsonObject o = s.toJson();
         o["ntk_factor"] = 0.5;
         QVERIFY_THROWS_EXCEPTION(InvalidInput, session::ExplorerState::fromJson(o));
+        // A projection the 3-D view cannot draw (component 7 of four) is refused too, not clamped later.
+        for (const char* bad : {"7,1,2", "0,1", "0;1;2", "hadamard2", ""}) {
+            QJsonObject p = s.toJson();
+            p["projection"] = bad;
+            try {
+                session::ExplorerState::fromJson(p);
+                QFAIL(bad);
+            } catch (const InvalidInput& e) {
+                QVERIFY2(QString(e.what()).contains("projection"), e.what());
+            }
+        }
+    }
+
+    void viewOptionNames()
+    {
+        for (auto m : {session::ColourMode::RowCol, session::ColourMode::ImagePatch, session::ColourMode::DistanceToSelected})
+            QCOMPARE(session::colourModeFromName(session::colourModeName(m)), std::optional(m));
+        for (auto c : {session::CameraPreset::Isometric, session::CameraPreset::DownTextAxis, session::CameraPreset::Side})
+            QCOMPARE(session::cameraPresetFromName(session::cameraPresetName(c)), std::optional(c));
+        QCOMPARE(std::string(session::cameraPresetName(session::CameraPreset::DownTextAxis)), std::string("axis"));
+        QCOMPARE(session::projectionFromName("hadamard")->kind, session::Projection4D::Hadamard);
+        const auto p = session::projectionFromName("3,0,2");
+        QVERIFY(p && p->kind == session::Projection4D::Components);
+        QCOMPARE(p->components, (std::array<int, 3>{3, 0, 2}));
+        QCOMPARE(session::projectionName(*p), std::string("3,0,2"));
+        QVERIFY(!session::colourModeFromName("patches"));
+        QVERIFY(!session::cameraPresetFromName("Isometric"));
     }
 };
 

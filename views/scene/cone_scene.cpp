@@ -388,6 +388,27 @@ void ConeScene::updateLabels(const PositionTable& table, const SceneOptions& opt
     tokenLabelsUsed_ = used;
 }
 
+session::CameraState ConeScene::cameraState() const
+{
+    vtkCamera* c = renderer_->GetActiveCamera();
+    session::CameraState s;
+    c->GetPosition(s.position.data());
+    c->GetFocalPoint(s.focalPoint.data());
+    c->GetViewUp(s.viewUp.data());
+    s.viewAngle = c->GetViewAngle();
+    return s;
+}
+
+void ConeScene::setCameraState(const session::CameraState& s)
+{
+    vtkCamera* c = renderer_->GetActiveCamera();
+    c->SetPosition(s.position.data());
+    c->SetFocalPoint(s.focalPoint.data());
+    c->SetViewUp(s.viewUp.data());
+    c->SetViewAngle(s.viewAngle);
+    renderer_->ResetCameraClippingRange();
+}
+
 void ConeScene::applyCamera(CameraPreset preset)
 {
     vtkCamera* camera = renderer_->GetActiveCamera();

@@ -32,6 +32,9 @@ public:
     void update(const geometry::PositionTable& table, const SceneOptions& options);
     // Points the camera along a preset direction and fits the scene.
     void applyCamera(CameraPreset preset);
+    // The camera as the user left it, and back (sessions restore it; exports copy the window's).
+    session::CameraState cameraState() const;
+    void setCameraState(const session::CameraState& camera);
     // The token drawn nearest to display pixel (x, y) (VTK convention: origin bottom left), or -1 when
     // none is within maxPixels.
     int pickToken(double x, double y, double maxPixels = 12.0) const;

@@ -19,9 +19,9 @@ Eigen::MatrixX3d worldCoordinates(const geometry::PositionTable& table, const Sc
         world.col(2) = p.col(0);
         break;
     case 4:
-        if (options.projection == Projection4D::Components) {
+        if (options.projection.kind == Projection4D::Components) {
             for (int i = 0; i < 3; ++i)
-                world.col(i) = p.col(std::clamp(options.components[static_cast<size_t>(i)], 0, 3));
+                world.col(i) = p.col(std::clamp(options.projection.components[static_cast<size_t>(i)], 0, 3));
         } else {
             // s = mean of the four components runs along (1,1,1); the Hadamard rows (1,-1,1,-1)/2 and
             // (1,1,-1,-1)/2 give the frame's w and h offsets, laid on two unit vectors across the axis.

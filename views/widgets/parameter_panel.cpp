@@ -552,13 +552,13 @@ session::ExplorerState ParameterPanel::state() const
     s.params.positionScale = Eigen::Vector3d(positionScale_[0]->value(), positionScale_[1]->value(), positionScale_[2]->value());
     s.params.ntkFactor = ntkFactor_->value();
     s.params.rotary.heads = kvHeads_->value();
-    static const char* colours[] = {"rowcol", "patch", "distance"};
-    s.colourMode = colours[std::clamp(colour_->currentIndex(), 0, 2)];
+    // The combo lists the modes in enum order.
+    s.colourMode = static_cast<session::ColourMode>(std::clamp(colour_->currentIndex(), 0, 2));
     s.showConeLines = coneLines_->isChecked();
     s.showConeSurface = coneSurface_->isChecked();
     s.showLabels = labels_->isChecked();
     s.darkBackground = dark_->isChecked();
-    s.projection = projection_->currentText().toStdString();
+    s.projection = session::projectionFromName(projection_->currentText().toStdString()).value_or(session::Projection{});
     return s;
 }
 
@@ -637,12 +637,15 @@ void ParameterPanel::setState(const session::ExplorerState& s)
         positionScale_[i]->setValue(s.params.positionScale[i]);
     ntkFactor_->setValue(s.params.ntkFactor);
     kvHeads_->setValue(s.params.rotary.heads);
-    colour_->setCurrentIndex(s.colourMode == "patch" ? 1 : s.colourMode == "distance" ? 2 : 0);
+    colour_->setCurrentIndex(static_cast<int>(s.colourMode));
     coneLines_->setChecked(s.showConeLines);
     coneSurface_->setChecked(s.showConeSurface);
     labels_->setChecked(s.showLabels);
     dark_->setChecked(s.darkBackground);
-    projection_->setCurrentText(QString::fromStdString(s.projection));
+    const QString projection = QString::fromStdString(session::projectionName(s.projection));
+    if (projection_->findText(projection) < 0) // a session's own order of components, e.g. 2,1,0
+        projection_->addItem(projection);
+    projection_->setCurrentText(projection);
     imageLabel_->setText(s.imagePath.isEmpty() ? "(none)" : QFileInfo(s.imagePath).fileName());
     updateEnabled();
     updating_ = false;

@@ -7,7 +7,6 @@
 #include "charts/readout_charts.h"
 #include "geometry/errors.h"
 #include "io/atomic_file.h"
-#include "io/input_file.h"
 #include "io/position_table_io.h"
 #include "models/position_table_model.h"
 #include "render/offscreen_view.h"
@@ -18,10 +17,8 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
-#include <QDateTime>
 #include <QDockWidget>
 #include <QGuiApplication>
-#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -45,7 +42,6 @@
 
 
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
@@ -87,7 +83,7 @@ QString number(double v)
 
 } // namespace
 
-MainWindow::MainWindow(const QString& sessionDir, QWidget* parent) : QMainWindow(parent), sessionDir_(sessionDir)
+MainWindow::MainWindow(const QString& sessionDir, QWidget* parent) : QMainWindow(parent), autosave_(sessionDir)
 {
     setWindowTitle("RopeScope");
     buildUi();
@@ -131,7 +127,7 @@ void MainWindow::fitToScreen()
 
 QString MainWindow::autosavePath() const
 {
-    return QDir(sessionDir_).filePath("autosave.ropescope.json");
+    return autosave_.path();
 }
 
 void MainWindow::buildUi()
@@ -276,7 +272,13 @@ void MainWindow::buildUi()
         autosave();
     });
 
-    connect(panel_, &ParameterPanel::stateEdited, this, [this](const session::ExplorerState& s) { applyState(s); });
+    // The panel's fields over the window's own (selection, camera, image); the panel already shows the
+    // result, so it is not written back (that re-parsed the layout on every slider tick).
+    connect(panel_, &ParameterPanel::stateEdited, this, [this] {
+        session::ExplorerState s = state_;
+        panel_->applyTo(s);
+        request(s, false);
+    });
     connect(panel_, &ParameterPanel::layoutRejected, this, &MainWindow::showError);
     connect(panel_, &ParameterPanel::loadImageRequested, this, [this] {
         const QString path = chooseOpenFile(this, "Image for patch colours", "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
@@ -407,70 +409,46 @@ void MainWindow::exportWithDialog(ChartKind kind)
 
 void MainWindow::restoreAutosave()
 {
-    session::ExplorerState initial;
-    if (QFileInfo::exists(autosavePath())) {
-        if (!openSession(autosavePath())) {
-            // Keep the unreadable file for the user instead of overwriting it with the defaults; a name that
-            // is taken (two failures within a second) gets a counter, never replaces the earlier one.
-            const QString stem = autosavePath() + ".corrupt-" + QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss");
-            QString aside = stem;
-            for (int n = 2; QFileInfo::exists(aside) || QFileInfo(aside).isSymLink(); ++n)
-                aside = stem + "-" + QString::number(n);
-            const bool kept = ::rename(QFile::encodeName(autosavePath()).constData(), QFile::encodeName(aside).constData()) == 0;
-            const QString why = lastError_ + (kept ? " (kept as " + QFileInfo(aside).fileName() + "; starting from defaults)"
-                                                   : " (could not be set aside; starting from defaults, autosave is off)");
-            if (!kept)
-                autosaveEnabled_ = false;
-            applyState(initial);
-            showError(why);
-        }
+    session::Autosave::Restored restored = autosave_.restore();
+    if (restored.session && applySession(*restored.session))
         return;
-    }
-    applyState(initial);
+    applyState(session::ExplorerState{});
+    if (!restored.problem.isEmpty())
+        showError(restored.problem);
 }
 
 bool MainWindow::openSession(const QString& path)
 {
-    QByteArray bytes;
     try {
-        bytes = io::readInputFile(path, 16 << 20, "session file");
-    } catch (const io::IoError& e) {
-        lastError_ = QString::fromStdString(e.what());
+        return applySession(session::readSessionFile(path));
+    } catch (const session::SessionFileError& e) {
+        lastError_ = e.path + ": " + inWindowWords(QString::fromStdString(e.detail));
         return false;
     }
-    QJsonParseError parseError;
-    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &parseError);
-    if (doc.isNull() || !doc.isObject()) {
-        lastError_ = path + ": not a session file: " + (doc.isNull() ? parseError.errorString() : "expected a JSON object");
+}
+
+bool MainWindow::applySession(const session::SessionFile& file)
+{
+    session::ExplorerState s = file.state;
+    if (!s.imagePath.isEmpty() && !image_.load(s.imagePath))
+        s.imagePath.clear(); // a missing or unreadable image is not fatal
+    if (!applyState(s))
         return false;
-    }
-    try {
-        session::ExplorerState s = session::ExplorerState::fromJson(doc.object());
-        if (!s.imagePath.isEmpty() && !(QFileInfo(s.imagePath).isFile() && image_.load(s.imagePath)))
-            s.imagePath.clear(); // a FIFO would block the window forever; a missing image is not fatal
-        if (!applyState(s))
-            return false;
-        if (doc.object()["attention"].isObject())
-            attention_->applySettings(doc.object()["attention"].toObject());
-    } catch (const geometry::InvalidInput& e) {
-        lastError_ = path + ": " + inWindowWords(e.what());
-        return false;
-    }
+    if (!file.attention.isEmpty())
+        attention_->applySettings(file.attention);
     return true;
 }
 
-QJsonObject MainWindow::sessionJson() const
+session::SessionFile MainWindow::sessionFile() const
 {
-    QJsonObject o = state_.toJson();
-    o["attention"] = attention_->settings(); // the Attention tab's image, question and view settings
-    return o;
+    return {state_, attention_->settings()}; // with the Attention tab's image, question and view settings
 }
 
 void MainWindow::saveSession(const QString& path)
 {
     captureCamera();
     try {
-        io::writeFileAtomically(path, QJsonDocument(sessionJson()).toJson());
+        session::writeSessionFile(path, sessionFile());
     } catch (const io::IoError& e) {
         throw std::runtime_error(e.what());
     }
@@ -478,18 +456,15 @@ void MainWindow::saveSession(const QString& path)
 
 void MainWindow::autosave()
 {
-    if (autosaveEnabled_)
+    if (autosave_.enabled())
         autosaveTimer_->start();
 }
 
 void MainWindow::writeAutosave()
 {
     autosaveTimer_->stop();
-    if (!autosaveEnabled_)
-        return;
-    QDir().mkpath(sessionDir_);
     try {
-        io::writeFileAtomically(autosavePath(), QJsonDocument(sessionJson()).toJson());
+        autosave_.write(sessionFile());
     } catch (const io::IoError& e) {
         statusBar()->showMessage(QString("autosave failed: ") + e.what(), 8000);
     }
@@ -505,6 +480,12 @@ void MainWindow::showError(const QString& message)
 
 bool MainWindow::applyState(const session::ExplorerState& requested)
 {
+    return request(requested, true);
+}
+
+bool MainWindow::request(const session::ExplorerState& requested, bool showInPanel)
+{
+    showInPanel_ = showInPanel; // only the newest request's result is adopted (ReadoutRunner)
     std::optional<ReadoutRunner::Result> result = runner_->request(requested);
     return !result || adopt(std::move(*result)); // a large state arrives through ReadoutRunner::finished
 }
@@ -530,7 +511,8 @@ bool MainWindow::adopt(ReadoutRunner::Result result)
     attention_->setScheme(state_);
     lastError_.clear();
     panel_->setError({});
-    panel_->setState(state_);
+    if (showInPanel_)
+        panel_->setState(state_);
     refresh();
     autosave();
     return true;

@@ -4,6 +4,7 @@
 #include "scene/cone_scene.h"
 #include "session/explorer_state.h"
 #include "session/readouts.h"
+#include "session/session_file.h"
 
 #include <QImage>
 #include <QMainWindow>
@@ -72,6 +73,7 @@ public:
 
 private:
     void buildUi();
+    bool request(const session::ExplorerState& state, bool showInPanel);
     bool adopt(ReadoutRunner::Result result);
     void buildMenus();
     QDockWidget* addScrollDock(const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area, int width);
@@ -82,7 +84,8 @@ private:
     void updateReadoutLabels();
     void autosave();      // schedules a write after a short pause in the edits
     void writeAutosave(); // writes now
-    QJsonObject sessionJson() const;
+    session::SessionFile sessionFile() const;
+    bool applySession(const session::SessionFile& file);
     void restoreAutosave();
     void captureCamera();
     void loadImage(const QString& path);
@@ -91,7 +94,7 @@ private:
     void showError(const QString& message);
     void exportWithDialog(ChartKind kind);
 
-    QString sessionDir_;
+    session::Autosave autosave_;
     session::ExplorerState state_;
     ReadoutRunner* runner_ = nullptr;
     QLabel* busyLabel_ = nullptr;
@@ -99,7 +102,7 @@ private:
     session::Readouts readouts_;
     QString lastError_;
     bool cameraStale_ = false;
-    bool autosaveEnabled_ = true; // off when an unreadable autosave could not be set aside
+    bool showInPanel_ = true; // the newest request came from elsewhere than the panel: show its state there
     QTimer* autosaveTimer_ = nullptr;
     QImage image_;
 

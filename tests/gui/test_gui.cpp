@@ -272,6 +272,41 @@ private Q_SLOTS:
             QVERIFY2(std::abs(shown[i] - fitted[i]) < 0.01 * distance, qPrintable(QString("%1: %2 vs %3").arg(i).arg(shown[i]).arg(fitted[i])));
     }
 
+    void panelEditsKeepTheWindowsOwnFields()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.resize(1200, 800);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        // The user turns the camera; a slider moved afterwards must not put it back.
+        ropescope::session::CameraState turned = w.scene().cameraState();
+        turned.position = {turned.position[0] + 7, turned.position[1] - 3, turned.position[2] + 5};
+        w.scene().setCameraState(turned);
+        Q_EMIT w.view()->cameraChanged();
+        QTRY_VERIFY_WITH_TIMEOUT(w.state().cameraState.has_value(), 5000);
+        w.selectToken(1);
+        w.panel()->alphaSlider()->setValue(300);
+        QCOMPARE(w.state().params.circle.alpha, 0.3);
+        QVERIFY(w.state().cameraState);
+        QCOMPARE(w.state().cameraState->position, turned.position);
+        QCOMPARE(w.scene().cameraState().position, turned.position);
+        QCOMPARE(w.state().selectedToken, 1);
+
+        // A layout typed as text shows in the structured editor too (it is not echoed back any more).
+        QLineEdit* layout = w.panel()->layoutEdit();
+        layout->setFocus();
+        layout->setText("text:2,image:4x6,text:3");
+        QTest::keyClick(layout, Qt::Key_Return);
+        QCOMPARE(QString::fromStdString(w.state().layout), QString("text:2,image:4x6,text:3"));
+        QCOMPARE(w.panel()->findChild<QSpinBox*>("rows")->value(), 4);
+        QCOMPARE(w.panel()->findChild<QSpinBox*>("cols")->value(), 6);
+        QCOMPARE(w.panel()->findChild<QSpinBox*>("textAfter")->value(), 3);
+        // ... and editing the structured editor then starts from it.
+        w.panel()->findChild<QSpinBox*>("rows")->setValue(5);
+        QCOMPARE(QString::fromStdString(w.state().layout), QString("text:2,image:5x6,text:3"));
+    }
+
     void corruptSessionIsSurvived()
     {
         QTemporaryDir dir;

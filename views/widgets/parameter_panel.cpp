@@ -22,6 +22,7 @@
 #include <QVBoxLayout>
 
 #include <cmath>
+#include <utility>
 
 namespace ropescope::views {
 using namespace geometry;
@@ -87,7 +88,7 @@ const char* kAgeOptions[] = {"none", "strategy_1", "strategy_2", "strategy_3", "
 ParameterPanel::ParameterPanel(QWidget* parent) : QWidget(parent)
 {
     buildUi();
-    setState(base_);
+    setState(session::ExplorerState{});
 }
 
 void ParameterPanel::buildUi()
@@ -459,6 +460,7 @@ void ParameterPanel::commitLayout()
         return;
     }
     committedLayout_ = text;
+    mirrorInStructuredEditor(parseLayout(text));
     emitEdited();
 }
 
@@ -467,7 +469,7 @@ void ParameterPanel::emitEdited()
     if (updating_)
         return;
     updateEnabled();
-    Q_EMIT stateEdited(state());
+    Q_EMIT stateEdited();
 }
 
 void ParameterPanel::updateEnabled()
@@ -518,9 +520,8 @@ void ParameterPanel::updateEnabled()
     legend_->setText(legends[std::clamp(colour_->currentIndex(), 0, 2)]);
 }
 
-session::ExplorerState ParameterPanel::state() const
+void ParameterPanel::applyTo(session::ExplorerState& s) const
 {
-    session::ExplorerState s = base_;
     s.layout = committedLayout_;
     if (const auto kind = schemeFromName(scheme_->currentText().toStdString()))
         s.params.kind = *kind;
@@ -559,13 +560,41 @@ session::ExplorerState ParameterPanel::state() const
     s.showLabels = labels_->isChecked();
     s.darkBackground = dark_->isChecked();
     s.projection = session::projectionFromName(projection_->currentText().toStdString()).value_or(session::Projection{});
-    return s;
+}
+
+// The structured editor shows the layout when it has that shape (text, N equal visual blocks, text).
+void ParameterPanel::mirrorInStructuredEditor(const Layout& l)
+{
+    const bool wasUpdating = std::exchange(updating_, true); // the spin boxes' signals end in emitEdited()
+    std::vector<const Segment*> visual;
+    for (const Segment& seg : l.segments)
+        if (seg.isVisual())
+            visual.push_back(&seg);
+    if (!visual.empty()) {
+        const Segment& v = *visual.front();
+        const int before = l.segments.front().isVisual() ? 0 : l.segments.front().length;
+        const int after = l.segments.back().isVisual() ? 0 : l.segments.back().length;
+        int between = 0;
+        for (size_t i = 1; i + 1 < l.segments.size(); ++i)
+            if (!l.segments[i].isVisual() && l.segments[i - 1].isVisual())
+                between = l.segments[i].length;
+        const std::string rebuilt = structuredLayout(before, v.rows, v.cols, static_cast<int>(visual.size()), v.frames, between, after);
+        if (rebuilt == l.toString()) {
+            textBefore_->setValue(before);
+            rows_->setValue(v.rows);
+            cols_->setValue(v.cols);
+            images_->setValue(static_cast<int>(visual.size()));
+            frames_->setValue(v.frames);
+            textBetween_->setValue(between);
+            textAfter_->setValue(after);
+        }
+    }
+    updating_ = wasUpdating;
 }
 
 void ParameterPanel::setState(const session::ExplorerState& s)
 {
     updating_ = true;
-    base_ = s;
     scheme_->setCurrentText(schemeName(s.params.kind));
     // Rewriting a line edit moves its cursor: only touch those whose text really changes.
     auto setText = [](QLineEdit* e, const QString& text) {
@@ -575,33 +604,9 @@ void ParameterPanel::setState(const session::ExplorerState& s)
     committedLayout_ = s.layout;
     if (!layoutPause_->isActive() && !layout_->hasFocus()) // never overwrite what the user is typing
         setText(layout_, QString::fromStdString(s.layout));
-    // Mirror the layout in the structured editor when it has that shape.
     try {
-        const Layout l = parseLayout(s.layout);
-        std::vector<const Segment*> visual;
-        for (const Segment& seg : l.segments)
-            if (seg.isVisual())
-                visual.push_back(&seg);
-        if (!visual.empty()) {
-            const Segment& v = *visual.front();
-            const int before = l.segments.front().isVisual() ? 0 : l.segments.front().length;
-            const int after = l.segments.back().isVisual() ? 0 : l.segments.back().length;
-            int between = 0;
-            for (size_t i = 1; i + 1 < l.segments.size(); ++i)
-                if (!l.segments[i].isVisual() && l.segments[i - 1].isVisual())
-                    between = l.segments[i].length;
-            const std::string rebuilt = structuredLayout(before, v.rows, v.cols, static_cast<int>(visual.size()), v.frames, between, after);
-            if (rebuilt == l.toString()) {
-                textBefore_->setValue(before);
-                rows_->setValue(v.rows);
-                cols_->setValue(v.cols);
-                images_->setValue(static_cast<int>(visual.size()));
-                frames_->setValue(v.frames);
-                textBetween_->setValue(between);
-                textAfter_->setValue(after);
-            }
-        }
-    } catch (const InvalidInput&) {
+        mirrorInStructuredEditor(parseLayout(s.layout));
+    } catch (const InvalidInput&) { // only drawable states reach the panel; keep the editor as it is
     }
     alpha_->setValue(static_cast<int>(std::lround(s.params.circle.alpha * 1000)));
     radiusMode_->setCurrentIndex(static_cast<int>(s.params.circle.radiusMode));

@@ -16,15 +16,16 @@ namespace ropescope::views {
 
 // Every parameter of the explorer, live: scheme, layout (as text and as a structured editor), Circle-RoPE
 // alpha/radius/text vector/stride, AGE schedule and layer, rotary frequencies, video time index, view
-// options. Emits stateEdited() on every change with the state the controls describe (the layout field
-// once its text is complete: see commitLayout).
+// options. Emits stateEdited() on every change (the layout field once its text is complete: see
+// commitLayout); applyTo() then writes what the controls describe into the window's state. The panel owns
+// only those fields: selection, camera and image stay the window's.
 class ParameterPanel : public QWidget {
     Q_OBJECT
 public:
     explicit ParameterPanel(QWidget* parent = nullptr);
 
     void setState(const session::ExplorerState& state); // without emitting
-    session::ExplorerState state() const;
+    void applyTo(session::ExplorerState& state) const;
     void setError(const QString& message); // empty clears
     void setLayerScheme(const QString& text); // "layer 3 of 36: mrope"
     void setEffectiveRadius(const QString& text); // "effective R 12.73" in the auto radius modes, else empty
@@ -34,7 +35,7 @@ public:
     QLineEdit* layoutEdit() const { return layout_; }
 
 Q_SIGNALS:
-    void stateEdited(const session::ExplorerState& state);
+    void stateEdited();
     void loadImageRequested();
     void layoutRejected(const QString& message); // the layout field's text does not parse; nothing applied
 
@@ -44,9 +45,9 @@ private:
     void structuredLayoutEdited();
     void layoutTyped();
     void commitLayout();
+    void mirrorInStructuredEditor(const geometry::Layout& layout);
     void updateEnabled();
 
-    session::ExplorerState base_; // fields the panel does not edit (selection, camera, image)
     bool updating_ = false;
     // The layout the state carries: typing changes only the field; the text is applied on Enter, on
     // leaving the field, or after a pause, and only when it parses.

@@ -127,7 +127,7 @@ int benchLive(const QCommandLineParser& parser)
             const std::string layout = parseLayout(parser.value("layout").toStdString()).toString();
             layouts = {{layout, layout}};
         } catch (const InvalidInput& e) {
-            throw UsageError(e.what());
+            throw usageError(e);
         }
     }
     const int steps = parser.isSet("steps") ? parseInteger(parser, "steps") : 200;

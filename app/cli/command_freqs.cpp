@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "figure_options.h"
 #include "freqs_report.h"
+#include "geometry_options.h"
 #include "geometry/errors.h"
 #include "output.h"
 
@@ -24,7 +25,7 @@ int runFreqs(const QStringList& args)
     try {
         bytes = frequencyReport(req, parser.value("output"), size);
     } catch (const geometry::InvalidInput& e) {
-        throw UsageError(e.what());
+        throw usageError(e);
     }
     writeOutput(parser.value("output"), bytes);
     return 0;

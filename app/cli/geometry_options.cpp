@@ -5,6 +5,7 @@
 
 #include <QRegularExpression>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace ropescope::cli {
@@ -192,6 +193,16 @@ SchemeKind schemeKind(const QCommandLineParser& parser)
 
 } // namespace
 
+UsageError usageError(const InvalidInput& e)
+{
+    if (e.parameter().empty())
+        return UsageError(e.what());
+    // The flags spell the keys with dashes; two have their own names.
+    std::string flag = e.parameter() == "sections" ? "mrope-section" : e.parameter() == "age_layers" ? "layers" : e.parameter();
+    std::replace(flag.begin(), flag.end(), '_', '-');
+    return UsageError("--" + flag + ": " + e.reason());
+}
+
 SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind defaultScheme, int layers)
 {
     SchemeRequest req;
@@ -201,7 +212,7 @@ SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind de
         if (parser.isSet("age"))
             req.age = parseAgeSchedule(str(parser.value("age")), parser.isSet("layers") ? parseInteger(parser, "layers") : layers);
     } catch (const InvalidInput& e) {
-        throw UsageError(e.what());
+        throw usageError(e);
     }
     return req;
 }
@@ -234,7 +245,7 @@ GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
             throw UsageError("--layer and --layers select an AGE layer and need --age");
         }
     } catch (const InvalidInput& e) {
-        throw UsageError(e.what());
+        throw usageError(e);
     }
     return req;
 }

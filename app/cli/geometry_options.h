@@ -1,6 +1,8 @@
 #pragma once
 #include "geometry/age.h"
 #include "geometry/layout.h"
+#include "cli_error.h"
+#include "geometry/errors.h"
 #include "geometry/scheme.h"
 
 #include <QCommandLineParser>
@@ -37,6 +39,10 @@ SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, geometry::Sch
 // The same for a model run (default M-RoPE): --theta and --head-dim are refused, since the checkpoint's
 // config.json decides the rotary base and head size.
 SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int layers);
+
+// A core error in this command line's words: the parameter it names becomes its flag ("head_dim" ->
+// "--head-dim: ..."); an error that names none is kept as it is.
+UsageError usageError(const geometry::InvalidInput& e);
 
 // Parses a number given to `flag`; throws UsageError naming the flag.
 double parseNumber(const QCommandLineParser& parser, const QString& flag);

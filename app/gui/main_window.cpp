@@ -3,6 +3,7 @@
 #include "attention_panel.h"
 #include "file_dialogs.h"
 #include "readout_runner.h"
+#include "window_words.h"
 #include "charts/chart_export.h"
 #include "charts/readout_charts.h"
 #include "geometry/errors.h"
@@ -57,23 +58,6 @@ QString groupedPattern(const std::string& pattern)
     for (size_t i = 0; i < std::min<size_t>(pattern.size(), 36); i += 6)
         groups << QString::fromStdString(pattern.substr(i, 6));
     return groups.join(' ') + (pattern.size() > 36 ? " ..." : "");
-}
-
-// Core errors name command-line flags; the window names its own controls.
-QString inWindowWords(const QString& message)
-{
-    static const std::pair<const char*, const char*> words[] = {
-        {"--alpha:", "alpha:"}, {"--radius:", "R or k:"}, {"--text-vector:", "Text vector:"}, {"--stride:", "Video stride:"},
-        {"--age:", "AGE schedule:"}, {"--layers:", "AGE layers:"}, {"--layer:", "AGE layer:"}, {"--theta:", "theta:"},
-        {"--head-dim:", "head_dim:"}, {"--mrope-section:", "Sections:"}, {"--allocation:", "Allocation:"},
-        {"--second-per-grid:", "seconds per grid (spg):"}, {"--tokens-per-second:", "tokens per second (tps):"},
-        {"--temporal-stride:", "Frame spacing delta:"}, {"--visual-stride:", "V2PE visual stride:"},
-        {"--position-scale:", "MM-RoPE scale:"}, {"--ntk-factor:", "VideoRoPE++ NTK factor:"}, {"--kv-heads:", "KV heads:"}};
-    QString text = message;
-    for (const auto& [flag, word] : words)
-        if (text.startsWith(flag))
-            text = word + text.mid(static_cast<int>(std::strlen(flag)));
-    return text;
 }
 
 QString number(double v)
@@ -422,7 +406,7 @@ bool MainWindow::openSession(const QString& path)
     try {
         return applySession(session::readSessionFile(path));
     } catch (const session::SessionFileError& e) {
-        lastError_ = e.path + ": " + inWindowWords(QString::fromStdString(e.detail));
+        lastError_ = e.path + ": " + inWindowWords(e.parameter, e.detail);
         return false;
     }
 }
@@ -472,10 +456,9 @@ void MainWindow::writeAutosave()
 
 void MainWindow::showError(const QString& message)
 {
-    const QString text = inWindowWords(message);
-    lastError_ = text;
-    panel_->setError(text);
-    statusBar()->showMessage(text, 10000);
+    lastError_ = message;
+    panel_->setError(message);
+    statusBar()->showMessage(message, 10000);
 }
 
 bool MainWindow::applyState(const session::ExplorerState& requested)

@@ -1,5 +1,7 @@
 #include "readout_runner.h"
 
+#include "window_words.h"
+
 #include "geometry/errors.h"
 #include "geometry/layout.h"
 
@@ -25,7 +27,7 @@ Result compute(session::ReadoutEngine& engine, session::ExplorerState s)
             r.readouts = engine.compute(s);
         }
     } catch (const geometry::InvalidInput& e) {
-        r.error = QString::fromStdString(e.what());
+        r.error = inWindowWords(e);
     }
     r.state = std::move(s);
     return r;

@@ -15,9 +15,9 @@ std::string AgeSchedule::pattern() const
 AgeSchedule parseAgeSchedule(const std::string& spec, int layers)
 {
     if (layers < 1 || layers > 1024)
-        throw InvalidInput("--layers: must be from 1 to 1024, got " + std::to_string(layers));
+        throw InvalidInput("age_layers", "must be from 1 to 1024, got " + std::to_string(layers));
     if (spec.size() > static_cast<size_t>(layers) && spec.find_first_not_of("CMcm") == std::string::npos)
-        throw InvalidInput("--age: the pattern has " + std::to_string(spec.size()) + " letters but the model has "
+        throw InvalidInput("age", "the pattern has " + std::to_string(spec.size()) + " letters but the model has "
                            + std::to_string(layers) + " layers (a shorter pattern repeats; a longer one is refused)");
     AgeSchedule s;
     s.name = spec;
@@ -34,7 +34,7 @@ AgeSchedule parseAgeSchedule(const std::string& spec, int layers)
             c = i % 2 == 0;
         else {
             if (spec.empty() || spec.find_first_not_of("CMcm") != std::string::npos)
-                throw InvalidInput("--age: '" + spec
+                throw InvalidInput("age", "'" + spec
                                    + "' is neither strategy_1..strategy_4 nor a pattern of C (circle) and M (mrope)");
             const char letter = spec[static_cast<size_t>(i) % spec.size()];
             c = letter == 'C' || letter == 'c';
@@ -47,7 +47,7 @@ AgeSchedule parseAgeSchedule(const std::string& spec, int layers)
 SchemeParams layerParams(const SchemeParams& params, const AgeSchedule& schedule, int layer)
 {
     if (layer < 0 || layer >= schedule.layers())
-        throw InvalidInput("--layer: " + std::to_string(layer) + " is outside 0.." + std::to_string(schedule.layers() - 1));
+        throw InvalidInput("layer", std::to_string(layer) + " is outside 0.." + std::to_string(schedule.layers() - 1));
     SchemeParams p = params;
     if (!schedule.usesScheme[static_cast<size_t>(layer)]) {
         p.kind = SchemeKind::Mrope;

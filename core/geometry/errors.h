@@ -6,11 +6,21 @@
 
 namespace ropescope::geometry {
 
-// Bad input from a user (layout text, scheme parameters). The message is one line that names the
-// offending argument and says why, so the CLI and GUI can show it as is.
+// Bad input from a user (layout text, scheme parameters): one line that says what is wrong and why.
+// A problem with one parameter names it as session files and job items spell it ("alpha", "head_dim",
+// "layout"; what() is "<parameter>: <reason>"); the CLI says the flag instead, the GUI the control.
 class InvalidInput : public std::invalid_argument {
 public:
-    using std::invalid_argument::invalid_argument;
+    explicit InvalidInput(const std::string& message) : std::invalid_argument(message), reason_(message) {}
+    InvalidInput(const std::string& parameter, const std::string& reason)
+        : std::invalid_argument(parameter + ": " + reason), parameter_(parameter), reason_(reason)
+    {
+    }
+    const std::string& parameter() const { return parameter_; } // empty when the message names no parameter
+    const std::string& reason() const { return reason_; }
+
+private:
+    std::string parameter_, reason_;
 };
 
 // A number as an error message shows it: the shortest text that reads back as the same double

@@ -212,48 +212,48 @@ std::vector<int> defaultHeadSections(int heads)
 void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfig& rotary)
 {
     if (!(rotary.theta > 1.0) || !std::isfinite(rotary.theta))
-        throw InvalidInput("--theta: must be a finite number above 1, got " + shortNumber(rotary.theta));
+        throw InvalidInput("theta", "must be a finite number above 1, got " + shortNumber(rotary.theta));
     if (rotary.headDim < 2 || rotary.headDim % 2 != 0 || rotary.headDim > 4096)
-        throw InvalidInput("--head-dim: must be an even number from 2 to 4096, got " + std::to_string(rotary.headDim));
+        throw InvalidInput("head_dim", "must be an even number from 2 to 4096, got " + std::to_string(rotary.headDim));
     if (!(allocation.temporalThetaScale >= 1.0 && allocation.temporalThetaScale <= 1e6))
-        throw InvalidInput("--ntk-factor: the time axis' base scale must be from 1 to 1e6, got " + shortNumber(allocation.temporalThetaScale));
+        throw InvalidInput("ntk_factor", "the time axis' base scale must be from 1 to 1e6, got " + shortNumber(allocation.temporalThetaScale));
     if (allocation.kind == FrequencyAllocation::Kind::Interleaved || allocation.kind == FrequencyAllocation::Kind::Distributed)
         return;
     if (allocation.kind == FrequencyAllocation::Kind::PerHead) {
         if (rotary.heads < 1 || rotary.heads > 1024)
-            throw InvalidInput("--kv-heads: must be from 1 to 1024, got " + std::to_string(rotary.heads));
+            throw InvalidInput("kv_heads", "must be from 1 to 1024, got " + std::to_string(rotary.heads));
         long long heads = 0;
         for (int s : allocation.sections) {
             if (s < 0 || s > 1024)
-                throw InvalidInput("--mrope-section: per-head sections count heads, each from 0 to 1024");
+                throw InvalidInput("sections", "per-head sections count heads, each from 0 to 1024");
             heads += s;
         }
         if (allocation.sections.size() != 3)
-            throw InvalidInput("--mrope-section: per-head needs 3 sections (heads for t, h, w), got " + std::to_string(allocation.sections.size()));
+            throw InvalidInput("sections", "per-head needs 3 sections (heads for t, h, w), got " + std::to_string(allocation.sections.size()));
         if (heads > rotary.heads)
-            throw InvalidInput("--mrope-section: per-head sections give " + std::to_string(heads) + " heads but there are only "
+            throw InvalidInput("sections", "per-head sections give " + std::to_string(heads) + " heads but there are only "
                                + std::to_string(rotary.heads) + " (--kv-heads)");
         return;
     }
     long long sum = 0; // int could wrap on hostile sections
     for (int s : allocation.sections) {
         if (s < 0 || s > 4096)
-            throw InvalidInput("--mrope-section: each section must be from 0 to 4096");
+            throw InvalidInput("sections", "each section must be from 0 to 4096");
         sum += s;
     }
     if (static_cast<int>(allocation.sections.size()) != allocation.components)
-        throw InvalidInput("--mrope-section: needs " + std::to_string(allocation.components) + " sections, got "
+        throw InvalidInput("sections", "needs " + std::to_string(allocation.components) + " sections, got "
                            + std::to_string(allocation.sections.size()));
     if (allocation.kind == FrequencyAllocation::Kind::InterleavedMrope
         && 3LL * std::max(allocation.sections[1], allocation.sections[2]) > rotary.halfDim())
-        throw InvalidInput("--mrope-section: interleaved-mrope places h and w on every third of the " + std::to_string(rotary.halfDim())
+        throw InvalidInput("sections", "interleaved-mrope places h and w on every third of the " + std::to_string(rotary.halfDim())
                            + " frequencies, so neither may exceed " + std::to_string(rotary.halfDim() / 3));
     if (allocation.kind == FrequencyAllocation::Kind::HwAlternating
         && 2LL * std::max(allocation.sections[1], allocation.sections[2]) > rotary.halfDim())
-        throw InvalidInput("--mrope-section: hw-alternating places h and w on every other of the " + std::to_string(rotary.halfDim())
+        throw InvalidInput("sections", "hw-alternating places h and w on every other of the " + std::to_string(rotary.halfDim())
                            + " frequencies, so neither may exceed " + std::to_string(rotary.halfDim() / 2));
     if (sum != rotary.halfDim())
-        throw InvalidInput("--mrope-section: sections sum to " + std::to_string(sum) + " but head_dim "
+        throw InvalidInput("sections", "sum to " + std::to_string(sum) + " but head_dim "
                            + std::to_string(rotary.headDim) + " has " + std::to_string(rotary.halfDim())
                            + " frequencies");
 }

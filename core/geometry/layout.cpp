@@ -33,7 +33,7 @@ std::vector<std::string> split(const std::string& s, char sep)
 
 [[noreturn]] void fail(size_t index, const std::string& segment, const std::string& why)
 {
-    throw InvalidInput("layout: segment " + std::to_string(index + 1) + " '" + segment + "': " + why);
+    throw InvalidInput("layout", "segment " + std::to_string(index + 1) + " '" + segment + "': " + why);
 }
 
 int parseSize(const std::string& text, size_t index, const std::string& segment, const char* what)
@@ -137,7 +137,7 @@ std::string Layout::toString() const
 Layout parseLayout(const std::string& spec)
 {
     if (trimmed(spec).empty())
-        throw InvalidInput("layout: empty; expected e.g. text:4,image:3x3,text:5");
+        throw InvalidInput("layout", "empty; expected e.g. text:4,image:3x3,text:5");
     Layout layout;
     const std::vector<std::string> parts = split(spec, ',');
     long long total = 0;
@@ -145,7 +145,7 @@ Layout parseLayout(const std::string& spec)
         layout.segments.push_back(parseSegment(parts[i], i));
         total += layout.segments.back().tokenCount();
         if (total > kMaxLayoutTokens)
-            throw InvalidInput("layout: " + std::to_string(total) + "+ tokens exceed the limit of "
+            throw InvalidInput("layout", std::to_string(total) + "+ tokens exceed the limit of "
                                + std::to_string(kMaxLayoutTokens) + " tokens");
     }
     return layout;

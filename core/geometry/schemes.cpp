@@ -392,33 +392,33 @@ void validate(const SchemeParams& p)
 {
     const CircleParams& c = p.circle;
     if (!(c.alpha >= 0.0 && c.alpha <= 1.0))
-        throw InvalidInput("--alpha: must be in [0, 1], got " + shortNumber(c.alpha));
+        throw InvalidInput("alpha", "must be in [0, 1], got " + shortNumber(c.alpha));
     // Upper bounds keep every position, distance and PTD finite in double precision (and the Qwen2.5-VL
     // time index inside int64) for the largest layouts.
     if (!(c.radius > 0.0 && c.radius <= kMaxScale))
-        throw InvalidInput(std::string("--radius: ") + (c.radiusMode == RadiusMode::Fixed ? "R" : "k")
+        throw InvalidInput("radius", std::string() + (c.radiusMode == RadiusMode::Fixed ? "R" : "k")
                            + " must be above 0 and at most 1e6, got " + shortNumber(c.radius));
     if (!finite3(c.textVector) || c.textVector.cwiseAbs().maxCoeff() < 1e-6)
-        throw InvalidInput("--text-vector: must be a finite non-zero vector");
+        throw InvalidInput("text_vector", "must be a finite non-zero vector");
     if (!(c.stride >= 0.0 && c.stride <= kMaxScale))
-        throw InvalidInput("--stride: must be from 0 to 1e6, got " + shortNumber(c.stride));
+        throw InvalidInput("stride", "must be from 0 to 1e6, got " + shortNumber(c.stride));
     const TemporalParams& tp = p.temporal;
     if (!(tp.secondPerGrid >= 0.0 && tp.secondPerGrid <= kMaxScale))
-        throw InvalidInput("--second-per-grid: must be from 0 to 1e6, got " + shortNumber(tp.secondPerGrid));
+        throw InvalidInput("second_per_grid", "must be from 0 to 1e6, got " + shortNumber(tp.secondPerGrid));
     if (!(tp.tokensPerSecond >= 0.0 && tp.tokensPerSecond <= kMaxScale))
-        throw InvalidInput("--tokens-per-second: must be from 0 to 1e6, got " + shortNumber(tp.tokensPerSecond));
+        throw InvalidInput("tokens_per_second", "must be from 0 to 1e6, got " + shortNumber(tp.tokensPerSecond));
     const double delta = p.temporalStrideOrDefault();
     if (!(delta >= 0.0 && delta <= kMaxScale))
-        throw InvalidInput("--temporal-stride: must be from 0 to 1e6, got " + shortNumber(delta));
+        throw InvalidInput("temporal_stride", "must be from 0 to 1e6, got " + shortNumber(delta));
     if (!(p.visualStride > 0.0 && p.visualStride <= kMaxScale))
-        throw InvalidInput("--visual-stride: must be above 0 and at most 1e6, got " + shortNumber(p.visualStride));
+        throw InvalidInput("visual_stride", "must be above 0 and at most 1e6, got " + shortNumber(p.visualStride));
     for (int a = 0; a < 3; ++a)
         if (!(p.positionScale[a] >= 0.0 && p.positionScale[a] <= kMaxScale))
-            throw InvalidInput("--position-scale: each scale must be from 0 to 1e6, got " + shortNumber(p.positionScale[a]));
+            throw InvalidInput("position_scale", "each scale must be from 0 to 1e6, got " + shortNumber(p.positionScale[a]));
     if (!(p.ntkFactor >= 1.0 && p.ntkFactor <= 1024.0))
-        throw InvalidInput("--ntk-factor: must be from 1 to 1024, got " + shortNumber(p.ntkFactor));
+        throw InvalidInput("ntk_factor", "must be from 1 to 1024, got " + shortNumber(p.ntkFactor));
     if (p.kind == SchemeKind::VideoRopePlus && p.rotary.headDim < 4)
-        throw InvalidInput("--head-dim: videorope++'s NTK time base needs head_dim of at least 4, got " + std::to_string(p.rotary.headDim));
+        throw InvalidInput("head_dim", "videorope++'s NTK time base needs head_dim of at least 4, got " + std::to_string(p.rotary.headDim));
     validateAllocation(allocationFor(p), p.rotary);
 }
 
@@ -451,7 +451,7 @@ FrequencyAllocation allocationKindFor(const SchemeParams& p)
     if (kind == FrequencyAllocation::Kind::Interleaved)
         return FrequencyAllocation::interleaved(components);
     if (kind != FrequencyAllocation::Kind::Sectioned && components != 3)
-        throw InvalidInput(std::string("--allocation: ") + allocationKindName(kind) + " is for the three-axis schemes (t, h, w), not "
+        throw InvalidInput("allocation", std::string() + allocationKindName(kind) + " is for the three-axis schemes (t, h, w), not "
                            + schemeName(p.kind));
     if (kind == FrequencyAllocation::Kind::InterleavedMrope)
         return FrequencyAllocation::interleavedMrope(p.sections.empty() ? defaultInterleavedMropeSection(p.rotary.headDim) : p.sections);

@@ -15,7 +15,7 @@ std::optional<geometry::AgeSchedule> ageFor(const std::string& age, int layers)
     try {
         return geometry::parseAgeSchedule(age, layers);
     } catch (const geometry::InvalidInput& e) {
-        throw ModelError(std::string("AGE: ") + e.what());
+        throw ModelError(e.what()); // "age: ..."
     }
 }
 

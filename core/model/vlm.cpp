@@ -108,7 +108,7 @@ LayerTables Vlm::layerTables(const geometry::Layout& layout, const geometry::Sch
 {
     const int layers = language_.layers();
     if (age && age->layers() != layers)
-        throw ModelError("--age: the schedule has " + std::to_string(age->layers()) + " layers but the model has "
+        throw ModelError("age: the schedule has " + std::to_string(age->layers()) + " layers but the model has "
                          + std::to_string(layers));
     LayerTables out;
     std::vector<geometry::SchemeParams> built;

@@ -14,8 +14,8 @@
 
 namespace ropescope::session {
 
-SessionFileError::SessionFileError(const QString& p, const std::string& d)
-    : std::runtime_error(p.toStdString() + ": " + d), path(p), detail(d)
+SessionFileError::SessionFileError(const QString& p, const std::string& d, const std::string& param)
+    : std::runtime_error(p.toStdString() + ": " + (param.empty() ? d : param + ": " + d)), path(p), detail(d), parameter(param)
 {
 }
 
@@ -38,7 +38,7 @@ SessionFile readSessionFile(const QString& path)
     try {
         s.state = ExplorerState::fromJson(doc.object());
     } catch (const geometry::InvalidInput& e) {
-        throw SessionFileError(path, e.what());
+        throw SessionFileError(path, e.reason(), e.parameter());
     }
     if (!s.state.imagePath.isEmpty() && !QFileInfo(s.state.imagePath).isFile())
         s.state.imagePath.clear();

@@ -18,12 +18,14 @@ struct SessionFile {
 };
 
 // A session file that cannot be used: unreadable, not JSON, or a value that cannot be drawn. what() is
-// "<path>: <detail>"; detail alone is there for callers that reword parameter names (the GUI).
+// "<path>: <detail>"; for a bad value, `parameter` names it and detail is the reason alone (the GUI says
+// the control instead).
 class SessionFileError : public std::runtime_error {
 public:
-    SessionFileError(const QString& path, const std::string& detail);
+    SessionFileError(const QString& path, const std::string& detail, const std::string& parameter = {});
     QString path;
     std::string detail;
+    std::string parameter; // the parameter a bad value belongs to (geometry::InvalidInput's), else empty
 };
 
 // Reads and validates a whole session (at most 16 MiB; only regular files, so a FIFO cannot block). An

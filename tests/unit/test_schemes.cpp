@@ -116,19 +116,19 @@ private Q_SLOTS:
     void rejectsBadParameters_data()
     {
         QTest::addColumn<int>("which");
-        QTest::addColumn<QString>("flag");
-        QTest::newRow("alpha") << 0 << "--alpha";
-        QTest::newRow("radius") << 1 << "--radius";
-        QTest::newRow("vector") << 2 << "--text-vector";
-        QTest::newRow("stride") << 3 << "--stride";
-        QTest::newRow("head dim") << 4 << "--head-dim";
-        QTest::newRow("sections") << 5 << "--mrope-section";
-        QTest::newRow("theta") << 6 << "--theta";
+        QTest::addColumn<QString>("parameter"); // as session files spell it; the CLI and GUI reword it
+        QTest::newRow("alpha") << 0 << "alpha";
+        QTest::newRow("radius") << 1 << "radius";
+        QTest::newRow("vector") << 2 << "text_vector";
+        QTest::newRow("stride") << 3 << "stride";
+        QTest::newRow("head dim") << 4 << "head_dim";
+        QTest::newRow("sections") << 5 << "sections";
+        QTest::newRow("theta") << 6 << "theta";
     }
     void rejectsBadParameters()
     {
         QFETCH(int, which);
-        QFETCH(QString, flag);
+        QFETCH(QString, parameter);
         SchemeParams p;
         p.kind = SchemeKind::Circle;
         switch (which) {
@@ -144,7 +144,8 @@ private Q_SLOTS:
             buildPositionTable(parseLayout("text:1,image:2x2"), p);
             QFAIL("no error");
         } catch (const InvalidInput& e) {
-            QVERIFY2(QString(e.what()).startsWith(flag), e.what());
+            QCOMPARE(QString::fromStdString(e.parameter()), parameter);
+            QVERIFY2(QString(e.what()).startsWith(parameter + ": " + QString::fromStdString(e.reason())), e.what());
         }
     }
 };

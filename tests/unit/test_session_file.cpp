@@ -68,8 +68,9 @@ private Q_SLOTS:
             session::readSessionFile(badValue);
             QFAIL("accepted alpha 7");
         } catch (const session::SessionFileError& e) {
-            QVERIFY2(QString::fromStdString(e.detail).contains("alpha"), e.what());
-            QVERIFY2(!QString::fromStdString(e.detail).contains(badValue), e.what()); // the path once, in what()
+            QCOMPARE(e.parameter, std::string("alpha")); // the GUI names its control from this
+            QVERIFY2(QString(e.what()).startsWith(badValue + ": alpha: must be in [0, 1]"), e.what());
+            QVERIFY2(!QString::fromStdString(e.detail).contains("alpha"), e.what());
         }
         // A FIFO is refused at once instead of blocking the reader; so is a folder.
         const QString fifo = dir.filePath("pipe.json");

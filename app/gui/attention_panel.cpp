@@ -707,9 +707,9 @@ QWidget* AttentionPanel::layerHeadsPage()
     box->addWidget(layerHeadsView_, 1);
     connect(layerHeadsShow_, qOverload<int>(&QComboBox::currentIndexChanged), this, &AttentionPanel::repaintOverlay);
     connect(layerHeadsView_, &views::ChartView::clicked, this, [this](QPointF at) {
-        const auto [row, head] = views::layerHeadAt(QRectF(layerHeadsView_->rect()), *d->layerHeads, at);
-        if (row >= 0)
-            openLayerHead(d->layerHeads->layers[static_cast<size_t>(row)], head);
+        const auto [gridRow, head] = views::layerHeadAt(QRectF(layerHeadsView_->rect()), *d->layerHeads, at);
+        if (gridRow >= 0)
+            openLayerHead(d->layerHeads->layers[static_cast<size_t>(gridRow)], head);
     });
     return page;
 }

@@ -49,14 +49,23 @@ std::vector<LanguageModel::LayerTensor> LanguageModel::layerTensors(bool harope)
     };
 }
 
+namespace {
+
+// Checkpoint names of the decoder's own tensors (its layers have the table above).
+const char* const kEmbedding = "model.embed_tokens.weight";
+const char* const kFinalNorm = "model.norm.weight";
+const char* const kLmHead = "lm_head.weight";
+
+} // namespace
+
 LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::Dtype dtype)
     : cfg_(ck.config().text), device_(device)
 {
     const int64_t h = cfg_.hidden;
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
-    embedding_ = t("model.embed_tokens.weight", {cfg_.vocab, h});
-    finalNorm_ = t("model.norm.weight", {h});
-    lmHead_ = cfg_.tieEmbeddings || !ck.has("lm_head.weight") ? embedding_ : t("lm_head.weight", {cfg_.vocab, h});
+    embedding_ = t(kEmbedding, {cfg_.vocab, h});
+    finalNorm_ = t(kFinalNorm, {h});
+    lmHead_ = cfg_.tieEmbeddings || !ck.has(kLmHead) ? embedding_ : t(kLmHead, {cfg_.vocab, h});
     const std::vector<LayerTensor> table = layerTensors(ck.config().harope);
     for (int i = 0; i < cfg_.layers; ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
@@ -72,9 +81,9 @@ LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::
 
 std::vector<std::pair<std::string, torch::Tensor*>> LanguageModel::weights()
 {
-    std::vector<std::pair<std::string, torch::Tensor*>> out{{"model.embed_tokens.weight", &embedding_}, {"model.norm.weight", &finalNorm_}};
+    std::vector<std::pair<std::string, torch::Tensor*>> out{{kEmbedding, &embedding_}, {kFinalNorm, &finalNorm_}};
     if (!lmHead_.is_same(embedding_))
-        out.push_back({"lm_head.weight", &lmHead_});
+        out.push_back({kLmHead, &lmHead_});
     const std::vector<LayerTensor> table = layerTensors(true); // whatever a layer holds (HARoPE maps added later too)
     for (size_t i = 0; i < layers_.size(); ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";

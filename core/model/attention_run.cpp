@@ -82,6 +82,7 @@ AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const QString& m
     if (query.generate)
         request.generate = std::max(1, *query.generate);
     request.captureSteps = query.answerMaps;
+    request.capture.meanQueryKey = query.meanQueryKey;
     run.result = vlm.run(request);
     if (query.compareOwn) { // the vision embeddings are cached: a second decoder pass only
         ForwardRequest own = request;
@@ -89,6 +90,7 @@ AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const QString& m
         own.age = ageFor(run.own.age, layers);
         own.generate = 0;
         own.captureSteps = false;
+        own.capture.meanQueryKey = false;
         run.ownResult = vlm.run(own);
     }
 

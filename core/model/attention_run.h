@@ -20,6 +20,7 @@ struct AttentionQuery {
     std::optional<int> generate; // answer tokens (default: 32 with a chat template, else 1)
     bool answerMaps = false;     // also keep the attention of the step that produced each answer token
     bool compareOwn = false;     // also run the prompt under the model's own scheme (prefill only)
+    bool meanQueryKey = false;   // also keep each captured layer's mean q and k (the model's own positional prior)
 };
 
 // One token of the prompt or of the answer that has its own map.

@@ -221,6 +221,11 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
             k = k.repeat_interleave(heads / kvHeads, 1);
             v = v.repeat_interleave(heads / kvHeads, 1);
         }
+        const bool keep = std::find(capture.layers.begin(), capture.layers.end(), static_cast<int>(i)) != capture.layers.end();
+        if (keep && capture.meanQueryKey) {
+            out.meanQueries.push_back(single ? q.mean(2).squeeze(0) : q.mean(2));
+            out.meanKeys.push_back(single ? k.mean(2).squeeze(0) : k.mean(2));
+        }
         // Per-KV-head tables serve each group of query heads (and keys repeated per query head).
         auto forHeads = [](const torch::Tensor& t, int64_t headCount) { return t.dim() == 3 && t.size(0) != headCount ? t.repeat_interleave(headCount / t.size(0), 0) : t; };
         q = kernels::applyRotary(q, forHeads(cos, heads), forHeads(sin, heads));
@@ -233,7 +238,6 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
             cache->keys[i] = k;
             cache->values[i] = v;
         }
-        const bool keep = std::find(capture.layers.begin(), capture.layers.end(), static_cast<int>(i)) != capture.layers.end();
         torch::Tensor probs;
         // Batch folded into heads (batch-major), so grouped-query repetition stays within a sample.
         const auto ctx = kernels::attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), masking,

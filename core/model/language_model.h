@@ -28,6 +28,9 @@ struct DecoderCapture {
     // Logits of every position ([L, vocab]); otherwise only the last row, which is all generation needs
     // (at a 152k vocabulary the full projection costs more than the decoder for ~1000 tokens).
     bool allLogits = false;
+    // At the captured layers, also the mean query and key over the pass's tokens, as they enter the rotary
+    // (after q/k norms and HARoPE maps): what the model's own positional prior is computed from.
+    bool meanQueryKey = false;
 };
 
 struct DecoderOutput {
@@ -35,6 +38,9 @@ struct DecoderOutput {
     torch::Tensor finalNorm;                  // [L, hidden]
     std::vector<torch::Tensor> layerOutputs;  // [L, hidden] per layer
     std::vector<torch::Tensor> attentions;    // per captured layer: [heads, rows, cols]
+    // With meanQueryKey, per captured layer: [heads, d] and [key heads, d] (key heads: the KV heads, or the
+    // query heads where keys are repeated per query head: HARoPE, per-head rotary on few KV heads).
+    std::vector<torch::Tensor> meanQueries, meanKeys;
 };
 
 // DeepStack (Qwen3-VL): feature k [positions, hidden] is added to the residual stream at the image-token

@@ -142,4 +142,35 @@ QByteArray AttendOutcome::layersHeadsCsv() const
     return csv;
 }
 
+QByteArray AttendOutcome::ownPriorFigure(views::FigureFormat format) const
+{
+    const model::AttendRequest& a = run.prompt;
+    const size_t heads = ownPriors.size() / run.layers.size();
+    views::MapSheet sheet;
+    sheet.title = QString("model's own positional prior vs attention, layer %1, token #%2 %3 - %4")
+                      .arg(run.layers[heatIndex])
+                      .arg(ownPriorToken.index)
+                      .arg(visible(ownPriorToken.text), schemeTitle(run));
+    sheet.columns = 2;
+    for (size_t h = 0; h < heads; ++h) {
+        const model::OwnPrior& p = ownPriors[heatIndex * heads + h];
+        sheet.maps.push_back({views::attentionOverlay(a.resized, p.prior, a.gridRows, a.gridCols, heat),
+                              {QString("head %1: prior (mean q, k)").arg(h), QString("r = %1").arg(p.correlation, 0, 'f', 3)}});
+        sheet.maps.push_back({views::attentionOverlay(a.resized, p.actual, a.gridRows, a.gridCols, heat),
+                              {QString("head %1: attention").arg(h), QString()}});
+    }
+    const QSize size = views::mapSheetSize(sheet, std::clamp(a.resized.width(), 120, 220));
+    return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, summary);
+}
+
+QByteArray AttendOutcome::ownPriorCsv() const
+{
+    QByteArray csv = "layer,head,token,correlation\n";
+    const size_t heads = ownPriors.size() / run.layers.size();
+    for (size_t k = 0; k < run.layers.size(); ++k)
+        for (size_t h = 0; h < heads; ++h)
+            csv += QString("%1,%2,%3,%4\n").arg(run.layers[k]).arg(h).arg(ownPriorToken.index).arg(ownPriors[k * heads + h].correlation, 0, 'g', 9).toUtf8();
+    return csv;
+}
+
 } // namespace ropescope::cli

@@ -70,10 +70,13 @@ void addAttendOptions(QCommandLineParser& parser)
         {"per-token", "A map for every question token and every answer token at the heatmap layer: tokens.png and tokens.json."},
         {"layers-heads", "Every captured layer x head: layers_heads.png (small multiples of the maps) and layers_heads.csv "
                          "(image mass, entropy and sink shares per head)."},
+        {"own-prior", "The model's own positional prior of every captured layer and head for the question's last token "
+                      "(mean q and k rotated to each image token): own_prior.png (prior next to attention at the heatmap "
+                      "layer) and own_prior.csv (their correlation per layer and head)."},
         {"schemes", "Compare 2 to 6 schemes side by side on this prompt: schemes.png and schemes.csv, e.g. "
                     "mrope,circle-rope:alpha=0.3,vrope,circle-rope:age=strategy_4 (vector values with '/': "
                     "mm-rope:position-scale=4/8/8).", "LIST"},
-        {"figure-format", "png (default), svg or pdf: the format of tokens, layers_heads and schemes figures.", "F"},
+        {"figure-format", "png (default), svg or pdf: the format of tokens, layers_heads, own_prior and schemes figures.", "F"},
         {"device", "cpu (default) or cuda.", "D"},
         {"dtype", "fp32 (default) or bf16.", "T"},
     });
@@ -109,6 +112,7 @@ AttendOptions parseAttendOptions(const QCommandLineParser& parser)
     o.difference = parser.isSet("difference");
     o.perToken = parser.isSet("per-token");
     o.layersHeads = parser.isSet("layers-heads");
+    o.ownPrior = parser.isSet("own-prior");
     if (parser.isSet("schemes")) {
         if (parser.isSet("scheme") || parser.isSet("age"))
             throw UsageError("--schemes: give each scheme's parameters in its entry, not with --scheme or --age");
@@ -194,6 +198,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
     query.scheme = scheme;
     query.answerMaps = o.perToken;
     query.compareOwn = o.difference;
+    query.meanQueryKey = o.ownPrior;
     AttendOutcome out;
     out.head = headChoice(o, cfg.text.heads);
     const int heatLayer = heatmapLayer(o, query.layers);
@@ -266,6 +271,23 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
         perLayer.append(entry);
     }
     s["per_layer"] = perLayer;
+    if (o.ownPrior) {
+        // For the row that predicts the answer: how much of each head's map position alone explains.
+        out.ownPriorToken = run.questionTokens.back();
+        QJsonArray priorLayers;
+        for (size_t k = 0; k < run.layers.size(); ++k) {
+            QJsonArray perHead;
+            double sum = 0;
+            for (int h = 0; h < cfg.text.heads; ++h) {
+                out.ownPriors.push_back(model::ownPositionalPrior(*m.vlm, run, run.layers[k], h, out.ownPriorToken));
+                perHead.append(out.ownPriors.back().correlation);
+                sum += out.ownPriors.back().correlation;
+            }
+            priorLayers.append(QJsonObject{{"layer", run.layers[k]}, {"correlation", perHead}, {"mean_correlation", sum / cfg.text.heads}});
+        }
+        s["own_prior"] = QJsonObject{{"token", static_cast<double>(out.ownPriorToken.index)}, {"token_text", out.ownPriorToken.text},
+                                     {"per_layer", priorLayers}};
+    }
     return out;
 }
 

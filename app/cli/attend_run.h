@@ -5,6 +5,7 @@
 #include "charts/chart_export.h"
 #include "geometry_options.h"
 #include "model/attention_run.h"
+#include "model/own_prior.h"
 #include "model/tokenizer.h"
 #include "model/vlm.h"
 
@@ -28,6 +29,7 @@ struct AttendOptions {
     bool difference = false;       // also run the model's own scheme: where attention moved, and how much
     bool perToken = false;         // a map for every question and answer token
     bool layersHeads = false;      // every captured layer x head: small multiples and a table
+    bool ownPrior = false;         // the model's own positional prior per layer and head
     QStringList schemes;           // --schemes: entries as written, compared side by side
     views::FigureFormat figureFormat = views::FigureFormat::Png;
     views::HeatmapOptions heat;
@@ -58,6 +60,9 @@ struct AttendOutcome {
     size_t heatIndex = 0;     // the heatmap's layer among the captured ones
     model::HeadChoice head;
     views::HeatmapOptions heat;
+    // --own-prior: for ownPriorToken, every captured layer's heads in order (layer-major).
+    model::MapToken ownPriorToken;
+    std::vector<model::OwnPrior> ownPriors;
 
     QByteArray tensorFile() const;        // attention.safetensors (answer tokens' rows too, with --per-token)
     QByteArray positionsCsv() const;      // the first layer's positions
@@ -65,6 +70,8 @@ struct AttendOutcome {
     QByteArray tokensJson() const;
     QByteArray layersHeadsFigure(views::FigureFormat format) const; // --layers-heads
     QByteArray layersHeadsCsv() const;
+    QByteArray ownPriorFigure(views::FigureFormat format) const; // --own-prior: prior | attention per head, heatmap layer
+    QByteArray ownPriorCsv() const;
 };
 AttendOutcome runAttendOnce(AttendModel& model, const AttendOptions& options, const model::ModelScheme& scheme);
 // The scheme flags as a model record would hold them (AGE as its per-layer pattern).

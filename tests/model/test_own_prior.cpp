@@ -1,6 +1,8 @@
 // The model's own positional prior (mean q, mean k, rotated as the decoder rotates) against an independent
 // computation with plain loops over the checkpoint's own weights: layer 0 of the tiny Qwen2-VL fixture,
 // for a question token and for an answer token (whose query sits past the prompt, as decoding places it).
+#include "../cli/run_ropescope.h"
+#include "../unit/csv_table.h"
 #include "tiny_model.h"
 #include "model/attention_run.h"
 #include "model/checkpoint.h"
@@ -9,6 +11,9 @@
 #include "model/vlm.h"
 
 #include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -58,13 +63,25 @@ Vec meanProjection(const torch::Tensor& normed, const torch::Tensor& w, const to
 class TestOwnPrior : public QObject {
     Q_OBJECT
     QTemporaryDir dir_;
-    QString model_;
+    QString model_, image_;
+    const QString question_ = "what color is the circle";
+
+    QImage image() const
+    {
+        QImage image(168, 112, QImage::Format_RGB888);
+        for (int y = 0; y < image.height(); ++y)
+            for (int x = 0; x < image.width(); ++x)
+                image.setPixelColor(x, y, QColor(x * 255 / image.width(), y * 255 / image.height(), 90));
+        return image;
+    }
 
 private Q_SLOTS:
     void initTestCase()
     {
         model_ = dir_.filePath("model");
         QVERIFY(makeTinyModel(model_));
+        image_ = dir_.filePath("gradient.png");
+        QVERIFY(image().save(image_));
     }
 
     void pearsonOfKnownMaps()
@@ -78,13 +95,9 @@ private Q_SLOTS:
     {
         Vlm vlm(model_);
         const Tokenizer tok = Tokenizer::load(model_ + "/tokenizer.json");
-        QImage image(168, 112, QImage::Format_RGB888);
-        for (int y = 0; y < image.height(); ++y)
-            for (int x = 0; x < image.width(); ++x)
-                image.setPixelColor(x, y, QColor(x * 255 / image.width(), y * 255 / image.height(), 90));
         AttentionQuery q;
-        q.image = image;
-        q.question = "what color is the circle";
+        q.image = image();
+        q.question = question_;
         q.generate = 3;
         q.answerMaps = true;
         q.meanQueryKey = true;
@@ -144,6 +157,59 @@ private Q_SLOTS:
         q.meanQueryKey = false;
         const AttentionRun without = runAttention(vlm, tok, model_, q);
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ownPositionalPrior(vlm, without, 0, 0, tokens[0]));
+    }
+
+    void attendAndBatchWriteIt()
+    {
+        const QString out = dir_.filePath("attend");
+        const QStringList args{"attend", "--model", model_, "--image", image_, "--question", question_, "--output", out};
+        auto r = runRopescope(args + QStringList{"--own-prior"}, false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY(QFile::exists(out + "/own_prior.png"));
+        // One row per layer and head, for the question's last token: the core's correlations.
+        Vlm vlm(model_);
+        const Tokenizer tok = Tokenizer::load(model_ + "/tokenizer.json");
+        AttentionQuery q;
+        q.image = QImage(image_);
+        q.question = question_;
+        q.meanQueryKey = true;
+        const AttentionRun run = runAttention(vlm, tok, model_, q);
+        const CsvTable table = CsvTable::fromFile(out + "/own_prior.csv");
+        QCOMPARE(table.header, (QStringList{"layer", "head", "token", "correlation"}));
+        QCOMPARE(table.rows.size(), 2 * 4);
+        QFile summaryFile(out + "/summary.json");
+        QVERIFY(summaryFile.open(QIODevice::ReadOnly));
+        const QJsonObject summary = QJsonDocument::fromJson(summaryFile.readAll()).object()["own_prior"].toObject();
+        QCOMPARE(summary["token"].toInt(), static_cast<int>(run.questionTokens.back().index));
+        for (int layer = 0; layer < 2; ++layer) {
+            double mean = 0;
+            for (int head = 0; head < 4; ++head) {
+                const QStringList& row = table.rows[layer * 4 + head];
+                QCOMPARE(row[0].toInt(), layer);
+                QCOMPARE(row[1].toInt(), head);
+                const double r = ownPositionalPrior(vlm, run, layer, head, run.questionTokens.back()).correlation;
+                QVERIFY2(std::abs(row[3].toDouble() - r) < 1e-6, qPrintable(row.join(',')));
+                mean += r / 4;
+            }
+            QVERIFY(std::abs(summary["per_layer"].toArray()[layer].toObject()["mean_correlation"].toDouble() - mean) < 1e-6);
+        }
+
+        // A batch item writes the same table.
+        QFile job(dir_.filePath("prior-job.json"));
+        QVERIFY(job.open(QIODevice::WriteOnly));
+        job.write(QJsonDocument(QJsonObject{{"defaults", QJsonObject{{"model", model_}, {"image", image_}, {"question", question_}}},
+                                            {"items", QJsonArray{QJsonObject{{"type", "attention"}, {"output", "p.csv"}, {"own-prior", true}}}}})
+                      .toJson());
+        job.close();
+        r = runRopescope({"batch", job.fileName(), "--output", dir_.filePath("batch")}, false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QFile a(out + "/own_prior.csv"), b(dir_.filePath("batch") + "/p.csv");
+        QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+        QCOMPARE(b.readAll(), a.readAll());
+
+        // A later run without the flag removes the files (they would describe another run).
+        QCOMPARE(runRopescope(args, false).exitCode, 0);
+        QVERIFY(!QFile::exists(out + "/own_prior.csv") && !QFile::exists(out + "/own_prior.png"));
     }
 };
 

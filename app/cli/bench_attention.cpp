@@ -5,6 +5,7 @@
 #include "charts/attention_heatmap.h"
 #include "io/resource_paths.h"
 #include "model/attention_run.h"
+#include "model/own_prior.h"
 #include "model/attention_stats.h"
 #include "model/image_processor.h"
 #include "model/scheme_comparison.h"
@@ -30,6 +31,7 @@ int benchAttention(const QCommandLineParser& parser)
     query.question = io::sampleQuestion();
     query.scheme = model::recordedScheme(dir);
     query.answerMaps = true;
+    query.meanQueryKey = true; // as the GUI runs it
     model::AttentionRun run = model::runAttention(vlm, tok, dir, query); // warms the vision cache
     const model::AttendRequest& a = run.prompt;
     const views::HeatmapOptions heat;
@@ -58,6 +60,10 @@ int benchAttention(const QCommandLineParser& parser)
              const model::MapToken& t = run.questionTokens.front();
              views::attentionOverlay(a.resized, model::headMap(run.tokenAttention(last, t), {}), a.gridRows, a.gridCols, heat);
          }},
+        {"own positional prior (mean over heads)", [&] {
+             const model::OwnPrior p = model::ownPositionalPrior(vlm, run, run.layers.back(), model::HeadChoice{}, run.questionTokens.back());
+             views::attentionOverlay(a.resized, p.prior, a.gridRows, a.gridCols, heat);
+         }},
         {"layers x heads grid", [&] {
              const views::LayerHeadGrid g = gridOf();
              QPainter p(&canvas);
@@ -68,12 +74,12 @@ int benchAttention(const QCommandLineParser& parser)
     QJsonArray rows;
     QByteArray text = "bundled model " + QDir(dir).dirName().toUtf8() + ", sample image and question, layout "
                       + QByteArray::fromStdString(run.result.layout.toString()) + "\n";
-    text += QByteArray("view").leftJustified(32) + QByteArray("min_ms").rightJustified(10) + QByteArray("median_ms").rightJustified(11)
+    text += QByteArray("view").leftJustified(40) + QByteArray("min_ms").rightJustified(10) + QByteArray("median_ms").rightJustified(11)
             + QByteArray("runs").rightJustified(6) + "\n";
     for (const auto& [stage, fn] : stages) {
         const Timing t = timeIt(fn);
         rows.append(QJsonObject{{"stage", stage}, {"min_ms", t.minMs}, {"median_ms", t.medianMs}, {"runs", t.runs}});
-        text += QByteArray(stage).leftJustified(32) + QByteArray::number(t.minMs, 'f', 2).rightJustified(10)
+        text += QByteArray(stage).leftJustified(40) + QByteArray::number(t.minMs, 'f', 2).rightJustified(10)
                 + QByteArray::number(t.medianMs, 'f', 2).rightJustified(11) + QByteArray::number(t.runs).rightJustified(6) + "\n";
     }
     writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(rows).toJson() : text);

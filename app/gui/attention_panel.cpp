@@ -11,6 +11,7 @@
 #include "model/attention_run.h"
 #include "model/scheme_comparison.h"
 #include "model/attention_stats.h"
+#include "model/own_prior.h"
 #include "model/bundled_model.h"
 #include "model/image_processor.h"
 #include "model/tokenizer.h"
@@ -98,7 +99,9 @@ struct AttentionPanel::Impl {
     QString imagePath;
     session::ExplorerState scheme;
     std::optional<model::AttentionRun> run; // the shown run: every layer, answer tokens' rows included
+    std::shared_ptr<const model::Vlm> runVlm; // the model that made it (its rotary settings for the own prior)
     int token = -1;                         // the map's token: -1 for all question tokens, else into mapTokens()
+    double priorCorrelation = 0;            // of the own prior shown
     std::vector<model::SchemeEntry> schemes; // the side-by-side list
     std::optional<model::SchemeComparison> comparison;
     // The small multiples of the shown run, shared with the view's painter (repaints follow slider ticks:
@@ -229,6 +232,18 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     head_->setObjectName("head");
     head_->setToolTip("mean or max over the heads, or one head");
     form->addRow("Head", head_);
+    mapType_ = new QComboBox;
+    mapType_->setObjectName("mapType");
+    mapType_->addItems({"attention", "model's own positional prior"});
+    mapType_->setToolTip("The model's own positional prior: the head's score with q and k replaced by their means over the\n"
+                         "prompt (content averaged away), rotated to each image token as the decoder rotates them. r is its\n"
+                         "correlation with the head's attention: how much of the map position alone explains.");
+    form->addRow("Map type", mapType_);
+    priorLabel_ = new QLabel;
+    priorLabel_->setObjectName("priorFit");
+    priorLabel_->setWordWrap(true);
+    priorLabel_->setTextFormat(Qt::PlainText);
+    form->addRow(priorLabel_);
     colormap_ = new QComboBox;
     colormap_->addItems({"jet", "viridis"});
     form->addRow("Colormap", colormap_);
@@ -269,7 +284,7 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
         connect(c, &QCheckBox::toggled, this, &AttentionPanel::settingsChanged);
     for (QSlider* s : {layer_, opacity_})
         connect(s, &QSlider::valueChanged, this, &AttentionPanel::settingsChanged);
-    for (QComboBox* c : {head_, colormap_})
+    for (QComboBox* c : {head_, colormap_, mapType_})
         connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &AttentionPanel::settingsChanged);
     for (QDoubleSpinBox* s : {gamma_, smoothing_})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &AttentionPanel::settingsChanged);
@@ -317,7 +332,7 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     });
     for (QSlider* s : {layer_, opacity_})
         connect(s, &QSlider::valueChanged, this, &AttentionPanel::repaintOverlay);
-    for (QComboBox* c : {head_, colormap_})
+    for (QComboBox* c : {head_, colormap_, mapType_})
         connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &AttentionPanel::repaintOverlay);
     for (QDoubleSpinBox* s : {gamma_, smoothing_})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &AttentionPanel::repaintOverlay);
@@ -391,6 +406,7 @@ QJsonObject AttentionPanel::settings() const
                        {"compare", compare_->isChecked()},
                        {"layer", layer_->value()},
                        {"head", head_->currentIndex()},
+                       {"map_type", mapType_->currentIndex() == 1 ? "own_prior" : "attention"},
                        {"colormap", colormap_->currentText()},
                        {"opacity", opacity_->value()},
                        {"gamma", gamma_->value()},
@@ -407,6 +423,7 @@ void AttentionPanel::applySettings(const QJsonObject& s)
     compare_->setChecked(s["compare"].toBool(compare_->isChecked()));
     if (s["colormap"].isString())
         colormap_->setCurrentText(s["colormap"].toString());
+    mapType_->setCurrentIndex(s["map_type"].toString() == "own_prior" ? 1 : 0);
     opacity_->setValue(s["opacity"].toInt(opacity_->value()));
     gamma_->setValue(s["gamma"].toDouble(gamma_->value()));
     smoothing_->setValue(s["smoothing"].toDouble(smoothing_->value()));
@@ -558,6 +575,7 @@ std::shared_ptr<AttentionPanel::Job> AttentionPanel::prepare()
     const bool explorer = explorerScheme_->isChecked();
     q.scheme = explorer ? model::ModelScheme{d->scheme.params, d->scheme.age} : own;
     q.answerMaps = true; // every answer token's map: the rows cost little next to the run
+    q.meanQueryKey = true; // the own positional prior: one mean over the tokens per layer
     q.compareOwn = explorer && compare_->isChecked();
     job->schemeText = QString("scheme ") + geometry::schemeName(q.scheme.params.kind) + (q.scheme.age.empty() ? QString() : " + AGE " + QString::fromStdString(q.scheme.age));
     return job;
@@ -577,6 +595,7 @@ bool AttentionPanel::finish(const Job& job)
     }
     const model::AttentionRun& r = *job.run;
     d->run = job.run;
+    d->runVlm = job.vlm;
     d->answer = r.answer;
     d->token = -1;
     d->status = job.schemeText + ", layout " + QString::fromStdString(r.result.layout.toString()) + ", allocation "
@@ -628,6 +647,16 @@ void AttentionPanel::requestRun()
     d->watcher.setFuture(QtConcurrent::run([job] { job->execute(); }));
 }
 
+void AttentionPanel::showOwnPrior(bool on)
+{
+    mapType_->setCurrentIndex(on ? 1 : 0);
+}
+
+double AttentionPanel::priorCorrelation() const
+{
+    return d->priorCorrelation;
+}
+
 QStringList AttentionPanel::exportHeatmaps(const QString& path) const
 {
     if (overlay_.isNull())
@@ -645,6 +674,10 @@ QStringList AttentionPanel::exportHeatmaps(const QString& path) const
                      {"smoothing", smoothing_->value()}};
     if (d->run && d->run->ownResult)
         meta["shift"] = shift();
+    if (mapType_->currentIndex() == 1) {
+        meta["map"] = "own positional prior (mean q, k)";
+        meta["prior_correlation"] = d->priorCorrelation;
+    }
     if (d->token >= 0)
         meta["token"] = d->mapTokens()[static_cast<size_t>(d->token)].text;
     QStringList written;
@@ -913,6 +946,17 @@ void AttentionPanel::repaintOverlay()
     const std::vector<float> grid = model::headMap(rows, choice);
     const views::HeatmapOptions o = heatmapOptions();
     overlay_ = views::attentionOverlay(a.resized, grid, a.gridRows, a.gridCols, o);
+    priorLabel_->clear();
+    if (mapType_->currentIndex() == 1 && d->runVlm) {
+        // "all" has no single query: the prior is the row that predicts the answer (the question's last token).
+        const model::MapToken token = oneToken ? tokens[static_cast<size_t>(d->token)] : run.questionTokens.back();
+        const model::OwnPrior prior = model::ownPositionalPrior(*d->runVlm, run, run.layers[layer], choice, token);
+        overlay_ = views::attentionOverlay(a.resized, prior.prior, a.gridRows, a.gridCols, o);
+        d->priorCorrelation = prior.correlation;
+        priorLabel_->setText(QString("own positional prior of '%1' (mean q, k): r = %2 with its attention")
+                                 .arg(token.text.trimmed())
+                                 .arg(prior.correlation, 0, 'f', 3));
+    }
     if (colourBarMap_ != static_cast<int>(o.colormap)) { // repaints follow every slider tick: draw the scale once per map
         colourBarMap_ = static_cast<int>(o.colormap);
         colourBar_->setText(colourScaleHtml(o));

@@ -58,6 +58,10 @@ public:
     QImage ownOverlay() const { return ownOverlay_; }        // null unless comparing
     QImage differenceOverlay() const { return difference_; } // null unless comparing
     double shift() const;                                    // at the shown layer; 0 unless comparing
+    // "Map type": the attention, or the model's own positional prior of the map's token (with its
+    // correlation to that token's attention, shown beside the map).
+    void showOwnPrior(bool on);
+    double priorCorrelation() const;
     // Writes the shown heatmap as PNG (the run's parameters in its "ropescope" text chunk); when comparing,
     // also <name>_own.png and <name>_difference.png beside it. Returns the paths written; throws
     // std::runtime_error naming the problem (nothing run yet, a path that cannot be written).
@@ -122,7 +126,8 @@ private:
     QLineEdit* question_;
     QCheckBox *explorerScheme_, *compare_;
     QSlider *layer_, *opacity_;
-    QComboBox *head_, *colormap_;
+    QComboBox *head_, *colormap_, *mapType_;
+    QLabel* priorLabel_;
     QDoubleSpinBox *gamma_, *smoothing_;
 };
 

@@ -2,6 +2,7 @@
 
 #include "kernels/rotary.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -87,6 +88,24 @@ OwnPrior ownPositionalPrior(const Vlm& vlm, const AttentionRun& run, int layer, 
     OwnPrior out;
     out.prior.assign(prior.data_ptr<float>(), prior.data_ptr<float>() + prior.numel());
     out.actual = headMap(run.tokenAttention(c, token), HeadChoice{HeadChoice::Kind::Index, head});
+    out.correlation = pearson(out.prior, out.actual);
+    return out;
+}
+
+OwnPrior ownPositionalPrior(const Vlm& vlm, const AttentionRun& run, int layer, const HeadChoice& head, const MapToken& token)
+{
+    if (head.kind == HeadChoice::Kind::Index)
+        return ownPositionalPrior(vlm, run, layer, head.index, token);
+    const int heads = static_cast<int>(run.attention().at(run.captured(layer)).size(0));
+    OwnPrior out;
+    for (int h = 0; h < heads; ++h) {
+        const OwnPrior one = ownPositionalPrior(vlm, run, layer, h, token);
+        if (out.prior.empty())
+            out.prior.assign(one.prior.size(), 0.0f); // probabilities: 0 is below every maximum too
+        for (size_t i = 0; i < one.prior.size(); ++i)
+            out.prior[i] = head.kind == HeadChoice::Kind::Max ? std::max(out.prior[i], one.prior[i]) : out.prior[i] + one.prior[i] / static_cast<float>(heads);
+    }
+    out.actual = headMap(run.tokenAttention(run.captured(layer), token), head);
     out.correlation = pearson(out.prior, out.actual);
     return out;
 }

@@ -25,6 +25,9 @@ int64_t queryIndex(const AttentionRun& run, const MapToken& token);
 // Needs a run with AttentionQuery::meanQueryKey and the layer captured; throws std::invalid_argument
 // naming what is missing (layer not captured, head out of range, no means kept).
 OwnPrior ownPositionalPrior(const Vlm& vlm, const AttentionRun& run, int layer, int head, const MapToken& token);
+// The same for a heatmap's head choice: the heads' priors averaged (mean) or their per-cell maximum (max),
+// against the map headMap draws for that choice.
+OwnPrior ownPositionalPrior(const Vlm& vlm, const AttentionRun& run, int layer, const HeadChoice& head, const MapToken& token);
 
 // Pearson correlation of two equally long maps; 0 when either has no spread.
 double pearson(const std::vector<float>& a, const std::vector<float>& b);

@@ -428,6 +428,30 @@ private Q_SLOTS:
         Q_EMIT tokens->linkActivated("all");
         QCOMPARE(a->overlay(), mean);
 
+        // The model's own positional prior of the selected token, beside its correlation with the attention.
+        Q_EMIT tokens->linkActivated("3");
+        auto* head = a->findChild<QComboBox*>("head");
+        head->setCurrentIndex(3); // head 1
+        const QImage attention = a->overlay();
+        a->showOwnPrior(true);
+        const QImage prior = a->overlay();
+        QVERIFY(prior != attention);
+        const double r1 = a->priorCorrelation();
+        QVERIFY(r1 >= -1 && r1 <= 1 && r1 != 0);
+        const QString fit = a->findChild<QLabel*>("priorFit")->text();
+        QVERIFY2(fit.contains("yellow") && fit.contains(QString("r = %1").arg(r1, 0, 'f', 3)), qPrintable(fit));
+        head->setCurrentIndex(4); // head 2: its own prior and fit
+        QVERIFY(a->overlay() != prior && a->priorCorrelation() != r1);
+        head->setCurrentIndex(3);
+        QCOMPARE(a->overlay(), prior);
+        QCOMPARE(a->settings()["map_type"].toString(), QString("own_prior"));
+        a->showOwnPrior(false);
+        QCOMPARE(a->overlay(), attention);
+        QVERIFY(a->findChild<QLabel*>("priorFit")->text().isEmpty());
+        Q_EMIT tokens->linkActivated("all");
+        head->setCurrentIndex(0);
+        QCOMPARE(a->overlay(), mean);
+
         // Layers x heads: a click on a cell opens that layer and head in the Map tab.
         auto* tabs = a->findChild<QTabWidget*>("attentionViews");
         tabs->setCurrentIndex(1);

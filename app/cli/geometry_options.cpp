@@ -232,13 +232,14 @@ GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
         throw UsageError("--scheme is required (" + schemeNameList() + ")");
     if (!parser.isSet("layout"))
         throw UsageError("--layout is required, e.g. --layout text:4,image:8x8,text:6");
-    req.params = parseSchemeParams(parser, schemeKind(parser));
     try {
         req.layout = parseLayout(str(parser.value("layout")));
-        validate(req.params);
-        if (parser.isSet("age")) {
-            const int layers = parser.isSet("layers") ? parseInteger(parser, "layers") : 36;
-            req.age = parseAgeSchedule(str(parser.value("age")), layers);
+    } catch (const InvalidInput& e) {
+        throw usageError(e);
+    }
+    static_cast<SchemeRequest&>(req) = parseSchemeOptions(parser, schemeKind(parser), 36); // the official code's 36 layers
+    try {
+        if (req.age) {
             req.layer = parser.isSet("layer") ? parseInteger(parser, "layer") : 0;
             validate(req.effectiveParams());
         } else if (parser.isSet("layer") || parser.isSet("layers")) {

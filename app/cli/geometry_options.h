@@ -11,12 +11,17 @@
 
 namespace ropescope::cli {
 
-// What the scheme flags of `positions`, `ptd` and `render` describe: a layout, a scheme with its
-// parameters, and optionally an AGE schedule with the layer to show.
-struct GeometryRequest {
-    geometry::Layout layout;
+// What the scheme flags describe: a scheme with its parameters and optionally an AGE schedule, parsed
+// (the schedule against a layer count). Commands whose layout comes from elsewhere (a model's tokens)
+// use it alone.
+struct SchemeRequest {
     geometry::SchemeParams params;
     std::optional<geometry::AgeSchedule> age;
+};
+
+// The flags of `positions`, `ptd` and `render`: a scheme request plus the layout and the AGE layer to show.
+struct GeometryRequest : SchemeRequest {
+    geometry::Layout layout;
     int layer = 0;
 
     // The parameters of the table shown: the scheme itself, or mrope where AGE says so for `layer`.
@@ -29,12 +34,7 @@ void addGeometryOptions(QCommandLineParser& parser);
 // Reads and validates the flags; throws UsageError with a one-line message naming the bad flag.
 GeometryRequest parseGeometryOptions(const QCommandLineParser& parser);
 
-// The scheme flags alone (no layout), for commands whose layout comes from elsewhere (a model's tokens).
 // `defaultScheme` applies when --scheme is absent; `layers` sizes an AGE schedule when --layers is absent.
-struct SchemeRequest {
-    geometry::SchemeParams params;
-    std::optional<geometry::AgeSchedule> age;
-};
 SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, geometry::SchemeKind defaultScheme, int layers);
 // The same for a model run (default M-RoPE): --theta and --head-dim are refused, since the checkpoint's
 // config.json decides the rotary base and head size.

@@ -62,7 +62,24 @@ torch::Tensor AttentionRun::tokenAttention(size_t capturedIndex, const MapToken&
     return attention().at(capturedIndex).narrow(1, q - rows.begin(), 1);
 }
 
+ResolvedScheme resolveScheme(const Vlm& vlm, const QString& modelDir, const ModelScheme& scheme)
+{
+    const int layers = vlm.config().text.layers;
+    ResolvedScheme r;
+    r.scheme = scheme;
+    r.own = recordedScheme(modelDir);
+    r.age = ageFor(scheme.age, layers);
+    r.ownAge = ageFor(r.own.age, layers);
+    r.untrained = schemeDifference(r.scheme, r.own, layers);
+    return r;
+}
+
 AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const AttentionQuery& query)
+{
+    return runAttention(vlm, tokenizer, query, resolveScheme(vlm, modelDir, query.scheme));
+}
+
+AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const AttentionQuery& query, const ResolvedScheme& scheme)
 {
     const ModelConfig& cfg = vlm.config();
     const int layers = cfg.text.layers;
@@ -70,14 +87,14 @@ AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const QString& m
     run.prompt = prepareAttend(vlm, tokenizer, query.image, query.question, query.preprocess, vlm.device());
     if (run.prompt.queryTokens.empty())
         throw ModelError("the question is empty: there is no text after the image to attend from");
-    run.scheme = query.scheme;
-    run.own = recordedScheme(modelDir);
+    run.scheme = scheme.scheme;
+    run.own = scheme.own;
     run.layers = capturedLayers(query.layers, layers);
-    run.untrained = schemeDifference(run.scheme, run.own, layers);
+    run.untrained = scheme.untrained;
 
     ForwardRequest request = run.prompt.forward;
     request.scheme = run.scheme.params;
-    request.age = ageFor(run.scheme.age, layers);
+    request.age = scheme.age;
     request.capture.layers = run.layers;
     if (query.generate)
         request.generate = std::max(1, *query.generate);
@@ -87,7 +104,7 @@ AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const QString& m
     if (query.compareOwn) { // the vision embeddings are cached: a second decoder pass only
         ForwardRequest own = request;
         own.scheme = run.own.params;
-        own.age = ageFor(run.own.age, layers);
+        own.age = scheme.ownAge;
         own.generate = 0;
         own.captureSteps = false;
         own.capture.meanQueryKey = false;

@@ -52,7 +52,19 @@ struct AttentionRun {
     torch::Tensor tokenAttention(size_t capturedIndex, const MapToken& token) const;
 };
 
+// The scheme side of a run, resolved once against a model: the scheme asked for and the one the model
+// recorded, both AGE schedules parsed against the model's layer count, and what differs. Many questions
+// under one scheme (eval's samples) share it. Throws ModelError for an AGE schedule that does not fit.
+struct ResolvedScheme {
+    ModelScheme scheme, own;
+    std::optional<geometry::AgeSchedule> age, ownAge;
+    std::string untrained; // what differs from the model's own scheme; empty when nothing
+};
+ResolvedScheme resolveScheme(const Vlm& vlm, const QString& modelDir, const ModelScheme& scheme);
+
 // Throws ModelError for an empty question, an AGE schedule that does not fit the model, a layer out of range.
 AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const AttentionQuery& query);
+// The same under an already resolved scheme (query.scheme is not read).
+AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const AttentionQuery& query, const ResolvedScheme& scheme);
 
 } // namespace ropescope::model

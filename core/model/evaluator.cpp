@@ -30,6 +30,7 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
     if (swapped)
         r.shift.assign(static_cast<size_t>(cfg.text.layers), 0.0);
     const int grid = SyntheticTask::kGrid, cells = grid * grid;
+    const ResolvedScheme resolved = resolveScheme(vlm, modelDir, scheme); // once, not per sample
 
     for (int i = 0; i < samples; ++i) {
         const SyntheticSample s = SyntheticTask::sample(seed, static_cast<uint64_t>(i));
@@ -38,9 +39,8 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
         AttentionQuery query;
         query.image = s.image;
         query.question = s.question;
-        query.scheme = scheme;
         query.compareOwn = swapped;
-        const AttentionRun run = runAttention(vlm, tok, modelDir, query);
+        const AttentionRun run = runAttention(vlm, tok, query, resolved);
         const ForwardResult& out = run.result;
         if (swapped)
             for (size_t l = 0; l < r.shift.size(); ++l)

@@ -105,18 +105,23 @@ QByteArray AttendOutcome::tokensJson() const
     return QJsonDocument(root).toJson();
 }
 
-QByteArray AttendOutcome::layersHeadsFigure(views::FigureFormat format) const
+views::LayerHeadGrid layerHeadGrid(const model::AttentionRun& run)
 {
-    const model::AttendRequest& a = run.prompt;
     views::LayerHeadGrid grid;
-    grid.title = "text -> image attention, layers x heads (mean over question tokens) - " + schemeTitle(run);
     grid.layers = run.layers;
     grid.heads = static_cast<int>(run.attention().front().size(0));
-    grid.rows = a.gridRows;
-    grid.cols = a.gridCols;
-    model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), a.gridRows, a.gridCols);
+    grid.rows = run.prompt.gridRows;
+    grid.cols = run.prompt.gridCols;
+    model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), grid.rows, grid.cols);
     grid.imageMass = maps.imageMass();
     grid.maps = std::move(maps.maps);
+    return grid;
+}
+
+QByteArray AttendOutcome::layersHeadsFigure(views::FigureFormat format) const
+{
+    views::LayerHeadGrid grid = layerHeadGrid(run);
+    grid.title = "text -> image attention, layers x heads (mean over question tokens) - " + schemeTitle(run);
     const QSize size = views::layerHeadGridSize(grid, std::clamp(1600 / std::max(1, grid.heads), 24, 96));
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, grid); }, size, format, summary);
 }

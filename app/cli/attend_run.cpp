@@ -278,10 +278,10 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
         for (size_t k = 0; k < run.layers.size(); ++k) {
             QJsonArray perHead;
             double sum = 0;
-            for (int h = 0; h < cfg.text.heads; ++h) {
-                out.ownPriors.push_back(model::ownPositionalPrior(*m.vlm, run, run.layers[k], h, out.ownPriorToken));
-                perHead.append(out.ownPriors.back().correlation);
-                sum += out.ownPriors.back().correlation;
+            for (model::OwnPrior& p : model::ownPositionalPriors(*m.vlm, run, run.layers[k], out.ownPriorToken)) {
+                perHead.append(p.correlation);
+                sum += p.correlation;
+                out.ownPriors.push_back(std::move(p));
             }
             priorLayers.append(QJsonObject{{"layer", run.layers[k]}, {"correlation", perHead}, {"mean_correlation", sum / cfg.text.heads}});
         }

@@ -1,6 +1,7 @@
 #pragma once
 // One `attend` run as the CLI and batch jobs do it: options, the model kept loaded between runs, and the
 // files a run produces. LibTorch inside: include only from the commands that run a model.
+#include "charts/attention_figures.h"
 #include "charts/attention_heatmap.h"
 #include "charts/chart_export.h"
 #include "geometry_options.h"
@@ -74,6 +75,8 @@ struct AttendOutcome {
     QByteArray ownPriorCsv() const;
 };
 AttendOutcome runAttendOnce(AttendModel& model, const AttendOptions& options, const model::ModelScheme& scheme);
+// Every captured layer x head of a run as the small-multiples figure draws it (no title).
+views::LayerHeadGrid layerHeadGrid(const model::AttentionRun& run);
 // The scheme flags as a model record would hold them (AGE as its per-layer pattern).
 model::ModelScheme modelScheme(const SchemeRequest& request);
 

@@ -1,6 +1,7 @@
 #include "bench_attention.h"
 
 #include "bench_timing.h"
+#include "attend_run.h"
 #include "charts/attention_figures.h"
 #include "charts/attention_heatmap.h"
 #include "io/resource_paths.h"
@@ -36,17 +37,6 @@ int benchAttention(const QCommandLineParser& parser)
     const model::AttendRequest& a = run.prompt;
     const views::HeatmapOptions heat;
     const size_t last = run.layers.size() - 1;
-    auto gridOf = [&] {
-        views::LayerHeadGrid g;
-        g.layers = run.layers;
-        g.heads = static_cast<int>(run.attention().front().size(0));
-        g.rows = a.gridRows;
-        g.cols = a.gridCols;
-        model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), g.rows, g.cols);
-        g.imageMass = maps.imageMass();
-        g.maps = std::move(maps.maps);
-        return g;
-    };
     const std::vector<model::SchemeEntry> schemes{
         {"mrope", {geometry::SchemeParams{}, ""}},
         {"circle alpha 0.3", [] { model::ModelScheme s; s.params.kind = geometry::SchemeKind::Circle; s.params.circle.alpha = 0.3; return s; }()},
@@ -65,7 +55,7 @@ int benchAttention(const QCommandLineParser& parser)
              views::attentionOverlay(a.resized, p.prior, a.gridRows, a.gridCols, heat);
          }},
         {"layers x heads grid", [&] {
-             const views::LayerHeadGrid g = gridOf();
+             const views::LayerHeadGrid g = layerHeadGrid(run);
              QPainter p(&canvas);
              views::paintLayerHeadGrid(p, QRectF(canvas.rect()), g);
          }},

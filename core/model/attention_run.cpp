@@ -62,13 +62,13 @@ torch::Tensor AttentionRun::tokenAttention(size_t capturedIndex, const MapToken&
     return attention().at(capturedIndex).narrow(1, q - rows.begin(), 1);
 }
 
-ResolvedScheme resolveScheme(const Vlm& vlm, const QString& modelDir, const ModelScheme& scheme)
+ResolvedScheme resolveScheme(const Vlm& vlm, const QString& modelDir, const std::optional<ModelScheme>& scheme)
 {
     const int layers = vlm.config().text.layers;
     ResolvedScheme r;
-    r.scheme = scheme;
     r.own = recordedScheme(modelDir);
-    r.age = ageFor(scheme.age, layers);
+    r.scheme = scheme.value_or(r.own);
+    r.age = ageFor(r.scheme.age, layers);
     r.ownAge = ageFor(r.own.age, layers);
     r.untrained = schemeDifference(r.scheme, r.own, layers);
     return r;

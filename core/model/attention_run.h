@@ -54,13 +54,14 @@ struct AttentionRun {
 
 // The scheme side of a run, resolved once against a model: the scheme asked for and the one the model
 // recorded, both AGE schedules parsed against the model's layer count, and what differs. Many questions
-// under one scheme (eval's samples) share it. Throws ModelError for an AGE schedule that does not fit.
+// under one scheme (eval's samples) share it. No scheme: the model's own. Throws ModelError for an AGE
+// schedule that does not fit.
 struct ResolvedScheme {
     ModelScheme scheme, own;
     std::optional<geometry::AgeSchedule> age, ownAge;
     std::string untrained; // what differs from the model's own scheme; empty when nothing
 };
-ResolvedScheme resolveScheme(const Vlm& vlm, const QString& modelDir, const ModelScheme& scheme);
+ResolvedScheme resolveScheme(const Vlm& vlm, const QString& modelDir, const std::optional<ModelScheme>& scheme);
 
 // Throws ModelError for an empty question, an AGE schedule that does not fit the model, a layer out of range.
 AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const AttentionQuery& query);

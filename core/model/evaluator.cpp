@@ -17,9 +17,9 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
     Vlm vlm(modelDir);
     const ModelConfig& cfg = vlm.config();
     const Tokenizer tok = Tokenizer::load(QDir(modelDir).filePath("tokenizer.json"));
-    const ModelScheme own = recordedScheme(modelDir);
-    const ModelScheme scheme = override.value_or(own);
-    const bool swapped = !sameScheme(scheme, own, cfg.text.layers);
+    const ResolvedScheme resolved = resolveScheme(vlm, modelDir, override); // once, not per sample
+    const ModelScheme& scheme = resolved.scheme;
+    const bool swapped = !resolved.untrained.empty();
     EvalResult r;
     r.scheme = geometry::schemeName(scheme.params.kind);
     if (!scheme.age.empty())
@@ -30,7 +30,6 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
     if (swapped)
         r.shift.assign(static_cast<size_t>(cfg.text.layers), 0.0);
     const int grid = SyntheticTask::kGrid, cells = grid * grid;
-    const ResolvedScheme resolved = resolveScheme(vlm, modelDir, scheme); // once, not per sample
 
     for (int i = 0; i < samples; ++i) {
         const SyntheticSample s = SyntheticTask::sample(seed, static_cast<uint64_t>(i));

@@ -22,6 +22,8 @@ struct OwnPrior {
 // predecessor (the prompt's last token for k = 0).
 int64_t queryIndex(const AttentionRun& run, const MapToken& token);
 
+// Every head of a layer at once (one rotary table for the layer), in head order.
+std::vector<OwnPrior> ownPositionalPriors(const Vlm& vlm, const AttentionRun& run, int layer, const MapToken& token);
 // Needs a run with AttentionQuery::meanQueryKey and the layer captured; throws std::invalid_argument
 // naming what is missing (layer not captured, head out of range, no means kept).
 OwnPrior ownPositionalPrior(const Vlm& vlm, const AttentionRun& run, int layer, int head, const MapToken& token);

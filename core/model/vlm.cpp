@@ -115,12 +115,12 @@ LayerTables Vlm::layerTables(const geometry::Layout& layout, const geometry::Sch
     try {
         for (int i = 0; i < layers; ++i) {
             const geometry::SchemeParams p = schemeForModel(age ? geometry::layerParams(scheme, *age, i) : scheme);
-            const auto same = std::find(built.begin(), built.end(), p);
-            if (same == built.end()) {
+            const size_t index = static_cast<size_t>(std::find(built.begin(), built.end(), p) - built.begin());
+            if (index == built.size()) {
                 built.push_back(p);
                 out.distinct.push_back(geometry::buildPositionTable(layout, p));
             }
-            out.ofLayer.push_back(static_cast<size_t>(std::find(built.begin(), built.end(), p) - built.begin()));
+            out.ofLayer.push_back(index);
         }
     } catch (const geometry::InvalidInput& e) {
         throw ModelError(e.what());

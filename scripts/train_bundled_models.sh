@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Regenerates the bundled models (resources/models/*) and their measured evaluations, the source of the
-# README's Results table. The paper's protocol: a base trained from scratch with mrope, then each other
+# README's Results table (eval.json: the generator's pictures; eval_drawn.json: the second test set, drawn
+# otherwise; eval_user_drawn.json: tests/data/drawn, pictures made with ImageMagick). Training draws every other picture with the Varied rendering (core/model/synthetic_task.h). The paper's protocol: a base trained from scratch with mrope, then each other
 # scheme fine-tunes the decoder from it with the vision tower and merger frozen.
 #   bash scripts/train_bundled_models.sh [OUTPUT_DIR]     (default resources/models; ROPESCOPE=binary)
 set -euo pipefail
 bin=${ROPESCOPE:-build/bin/ropescope}
 out=${1:-resources/models}
-base_steps=${BASE_STEPS:-3100}
+base_steps=${BASE_STEPS:-4000}
 tune_steps=${TUNE_STEPS:-600}
 base=${BASE_DIR:-build/bundled-base}
 
@@ -30,4 +31,6 @@ tune harope --scheme mrope --harope
 for dir in "$out"/*/; do
     "$bin" eval --model "$dir" --json --output "$dir/eval.json"
     "$bin" eval --model "$dir" --scheme mrope --json --output "$dir/eval_under_mrope.json"
+    "$bin" eval --model "$dir" --rendering drawn --json --output "$dir/eval_drawn.json"
+    "$bin" eval --model "$dir" --questions tests/data/drawn/questions.jsonl --json --output "$dir/eval_user_drawn.json"
 done

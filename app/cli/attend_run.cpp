@@ -230,6 +230,8 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
                     {"query_tokens", static_cast<int>(a.queryTokens.size())},
                     {"image_tokens", static_cast<int>(a.imageTokens.size())}};
     s["architecture"] = model::architectureName(cfg.architecture);
+    if (!a.unknownWords.isEmpty())
+        s["unknown_words"] = QJsonArray::fromStringList(a.unknownWords);
     s["allocation"] = QString::fromStdString(r.layerTables.front().allocation.toString());
     if (!r.deepstackEmbeds.empty()) {
         // Qwen3-VL: which vision blocks feed which decoder layers (added to the image tokens after the layer).

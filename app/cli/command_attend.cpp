@@ -83,6 +83,8 @@ int runAttend(const QStringList& args)
             if (!written.contains(name))
                 staged.removeStale(name);
         staged.commit();
+        if (!r.run.prompt.unknownWords.isEmpty())
+            std::fprintf(stderr, "warning: %s\n", qPrintable(model::unknownWordsNote(r.run.prompt.unknownWords)));
         std::printf("%s\n", qPrintable(r.answer));
         return 0;
     });

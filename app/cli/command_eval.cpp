@@ -12,6 +12,8 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 
+#include <cstdio>
+
 namespace ropescope::cli {
 
 int runEval(const QStringList& args)
@@ -22,6 +24,10 @@ int runEval(const QStringList& args)
         {"model", "Model folder.", "DIR"},
         {"samples", "Held-out samples (default 200).", "N"},
         {"seed", "Held-out stream (default 1000003; training uses small seeds).", "K"},
+        {"rendering", "How the test pictures are drawn: grid (the training generator's own, default) or drawn (the second test set: "
+                      "antialiased, off the grid, other shades and gradients) or varied (training's augmentation).", "R"},
+        {"questions", "Your own labelled questions instead of the synthetic stream: a questions.jsonl (one {\"image\", \"question\", "
+                      "\"answer\"[, \"type\", \"mask\"]} per line, images relative to it), e.g. what --save-samples writes.", "FILE"},
         {"json", "Print JSON."},
         {"save-samples", "Also write the first 20 held-out samples (PNG + questions.jsonl with answers and masks) here.", "DIR"},
         {"output", "Write to this file instead of standard output.", "F"},
@@ -33,6 +39,13 @@ int runEval(const QStringList& args)
     if (samples < 1 || samples > 100000)
         throw UsageError("--samples: 1..100000");
     const uint64_t seed = parser.isSet("seed") ? static_cast<uint64_t>(parseInteger(parser, "seed")) : 1000003;
+    const auto rendering = model::renderingFromName(parser.value("rendering").isEmpty() ? "grid" : parser.value("rendering"));
+    if (!rendering)
+        throw UsageError("--rendering: grid, drawn or varied, not '" + parser.value("rendering").toStdString() + "'");
+    const bool ownQuestions = parser.isSet("questions");
+    for (const char* flag : {"samples", "seed", "rendering", "save-samples"})
+        if (ownQuestions && parser.isSet(flag))
+            throw UsageError(std::string("--") + flag + ": not with --questions (it draws synthetic samples)");
     std::optional<model::ModelScheme> scheme;
     if (parser.isSet("scheme"))
         scheme = modelSchemeFrom(parser);
@@ -42,7 +55,7 @@ int runEval(const QStringList& args)
             QDir().mkpath(dir.path());
             QByteArray lines;
             for (int i = 0; i < 20; ++i) {
-                const model::SyntheticSample s = model::SyntheticTask::sample(seed, static_cast<uint64_t>(i));
+                const model::SyntheticSample s = model::SyntheticTask::sample(seed, static_cast<uint64_t>(i), *rendering);
                 const QString name = QString("sample_%1.png").arg(i, 2, 10, QChar('0'));
                 s.image.save(dir.filePath(name));
                 QJsonArray mask;
@@ -54,26 +67,42 @@ int runEval(const QStringList& args)
             }
             writeOutput(dir.filePath("questions.jsonl"), lines);
         }
-        const model::EvalResult r = model::evaluate(parser.value("model"), samples, seed, scheme);
+        const model::EvalResult r =
+            ownQuestions ? model::evaluateQuestions(parser.value("model"), model::readQuestionSet(parser.value("questions")), scheme,
+                                                    [](int done, int total) {
+                                                        if (done % 50 == 0 || done == total)
+                                                            std::fprintf(stderr, "%d/%d questions\n", done, total);
+                                                    })
+                         : model::evaluate(parser.value("model"), samples, seed, scheme, *rendering);
+        const QByteArray source = ownQuestions ? "questions " + parser.value("questions").toUtf8()
+                                               : "held-out samples, rendering " + QByteArray(model::renderingName(r.rendering));
         QJsonObject types;
-        QByteArray text = "model " + parser.value("model").toUtf8() + ", scheme " + r.scheme.toUtf8() + ", " + QByteArray::number(r.samples)
-                          + " held-out samples\n";
+        QByteArray text = "model " + parser.value("model").toUtf8() + ", scheme " + r.scheme.toUtf8() + ", " + QByteArray::number(r.samples) + " "
+                          + source + "\n";
         for (const auto& [type, counts] : r.byType) {
             const double acc = static_cast<double>(counts.first) / counts.second;
             types[type] = QJsonObject{{"accuracy", acc}, {"correct", counts.first}, {"total", counts.second}};
             text += "  " + type.toUtf8().leftJustified(10) + QByteArray::number(100 * acc, 'f', 1) + "%  (" + QByteArray::number(counts.first) + "/"
                     + QByteArray::number(counts.second) + ")\n";
         }
-        text += "  overall   " + QByteArray::number(100 * r.accuracy(), 'f', 1) + "%\n  grounding per layer (1.0 = chance):";
+        text += "  overall   " + QByteArray::number(100 * r.accuracy(), 'f', 1) + "%\n";
         QJsonArray grounding;
-        for (double g : r.grounding) {
-            grounding.append(g);
-            text += " " + QByteArray::number(g, 'f', 2);
+        if (!r.grounding.empty()) {
+            text += "  grounding per layer (1.0 = chance):";
+            for (double g : r.grounding) {
+                grounding.append(g);
+                text += " " + QByteArray::number(g, 'f', 2);
+            }
+            text += "\n";
         }
-        text += "\n";
-        QJsonObject json{{"model", parser.value("model")}, {"scheme", r.scheme}, {"samples", r.samples}, {"seed", static_cast<double>(seed)},
-                         {"accuracy", r.accuracy()},
+        QJsonObject json{{"model", parser.value("model")}, {"scheme", r.scheme}, {"samples", r.samples}, {"accuracy", r.accuracy()},
                          {"by_type", types}, {"grounding", grounding}};
+        if (ownQuestions) {
+            json["questions"] = parser.value("questions");
+        } else {
+            json["seed"] = static_cast<double>(seed);
+            json["rendering"] = model::renderingName(r.rendering);
+        }
         if (!r.shift.empty()) {
             text += "  attention shift from the trained scheme per layer (total variation, 0 = same places):";
             QJsonArray shift;

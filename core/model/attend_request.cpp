@@ -51,6 +51,7 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const QI
     a.gridCols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
     a.resized = image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
     a.chat = tokenizer.tokenId("<|im_start|>").has_value();
+    a.unknownWords = tokenizer.unknownWords(question);
 
     ForwardRequest& f = a.forward;
     f.inputIds = torch::tensor(a.ids, torch::kInt64);
@@ -62,6 +63,15 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const QI
     f.capture.selection.cols = torch::tensor(a.imageTokens, torch::kInt64).to(device);
     f.generate = a.chat ? 32 : 1;
     return a;
+}
+
+QString unknownWordsNote(const QStringList& words)
+{
+    if (words.isEmpty())
+        return {};
+    return QString("the model does not know the word%1 '%2': it reads %3 as unknown, so the answer ignores %3 (its words are in its "
+                   "tokenizer.json)")
+        .arg(words.size() > 1 ? "s" : "", words.join("', '"), words.size() > 1 ? "them" : "it");
 }
 
 HeadChoice HeadChoice::parse(const QString& text, int heads)

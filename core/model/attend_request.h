@@ -22,6 +22,7 @@ struct AttendRequest {
     int gridRows = 0, gridCols = 0;    // the merged grid the heatmap is drawn on
     QImage resized;                    // the image as the model sees it (the heatmap's background)
     bool chat = false;                 // Qwen's chat template: answers are sentences, not one word
+    QStringList unknownWords;          // question words a WordLevel model does not know (it reads them as unknown)
 };
 
 // Preprocesses `image`, builds the prompt (chat template or the bundled models' plain form) and selects
@@ -29,6 +30,9 @@ struct AttendRequest {
 // Throws ModelError when the tokenizer's <|image_pad|> is not the config's image token.
 AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const QImage& image, const QString& question,
                             const PreprocessOptions& preprocess, torch::Device device = torch::kCPU);
+
+// One line for the user about AttendRequest::unknownWords (empty when there are none).
+QString unknownWordsNote(const QStringList& words);
 
 // Which head a heatmap shows: the mean over heads, the per-cell maximum over heads, or one head.
 struct HeadChoice {

@@ -130,6 +130,11 @@ QJsonObject recordedTraining(const QString& modelDir)
     return recordedSection(modelDir)["training"].toObject();
 }
 
+bool isTaskModel(const QString& modelDir)
+{
+    return recordedSection(modelDir)["task"].toString().startsWith("shapes-and-colours");
+}
+
 QByteArray tinyConfigJson(const ModelScheme& scheme, const QJsonObject& training)
 {
     const int vocab = 2 + static_cast<int>(SyntheticTask::vocabulary().size()) + static_cast<int>(kSpecials.size());

@@ -30,6 +30,8 @@ std::string schemeDifference(const ModelScheme& a, const ModelScheme& b, int lay
 ModelScheme recordedScheme(const QString& modelDir);
 // The "training" record of a model folder (empty if none).
 QJsonObject recordedTraining(const QString& modelDir);
+// Whether the folder holds a model RopeScope trained on its synthetic shapes task (its record says so).
+bool isTaskModel(const QString& modelDir);
 
 // A folder in the Hugging Face layout for the synthetic task: config.json (tiny Qwen2-VL), tokenizer.json
 // (WordLevel over the task's words and Qwen's special tokens), preprocessor_config.json. Weights are

@@ -4,72 +4,124 @@
 #include "attention_stats.h"
 #include "geometry/age.h"
 #include "image_processor.h"
-#include "synthetic_task.h"
 #include "tokenizer.h"
 #include "vlm.h"
 
 #include <QDir>
 
 namespace ropescope::model {
+namespace {
 
-EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const std::optional<ModelScheme>& override)
-{
-    Vlm vlm(modelDir);
-    const ModelConfig& cfg = vlm.config();
-    const Tokenizer tok = Tokenizer::load(QDir(modelDir).filePath("tokenizer.json"));
-    const ResolvedScheme resolved = resolveScheme(vlm, modelDir, override); // once, not per sample
-    const ModelScheme& scheme = resolved.scheme;
-    const bool swapped = !resolved.untrained.empty();
-    EvalResult r;
-    r.scheme = geometry::schemeName(scheme.params.kind);
-    if (!scheme.age.empty())
-        r.scheme += " + AGE " + QString::fromStdString(scheme.age);
-    if (vlm.language().hasHarope())
-        r.scheme += " + HARoPE";
-    r.grounding.assign(static_cast<size_t>(cfg.text.layers), 0.0);
-    if (swapped)
-        r.shift.assign(static_cast<size_t>(cfg.text.layers), 0.0);
-    const int grid = SyntheticTask::kGrid, cells = grid * grid;
+// The inference path of `attend` for one labelled question: the question's words x the image, every layer,
+// one answer token; with another scheme, the same question under the model's own too.
+class Evaluation {
+public:
+    Evaluation(const QString& modelDir, const std::optional<ModelScheme>& override)
+        : vlm_(modelDir), tok_(Tokenizer::load(QDir(modelDir).filePath("tokenizer.json"))), resolved_(resolveScheme(vlm_, modelDir, override))
+    {
+        const ModelScheme& scheme = resolved_.scheme;
+        result_.scheme = geometry::schemeName(scheme.params.kind);
+        if (!scheme.age.empty())
+            result_.scheme += " + AGE " + QString::fromStdString(scheme.age);
+        if (vlm_.language().hasHarope())
+            result_.scheme += " + HARoPE";
+        const auto layers = static_cast<size_t>(vlm_.config().text.layers);
+        result_.grounding.assign(layers, 0.0);
+        if (swapped())
+            result_.shift.assign(layers, 0.0);
+    }
 
-    for (int i = 0; i < samples; ++i) {
-        const SyntheticSample s = SyntheticTask::sample(seed, static_cast<uint64_t>(i));
-        // The inference path of `attend`: the question's words x the image, every layer, one answer token;
-        // with another scheme, the same sample under the model's own too (the image's vision is cached).
+    // `mask`: the 8x8 cells the question is about; grounding is measured only where the image has that grid.
+    void add(const QImage& image, const QString& question, const QString& answer, const QString& type, const std::array<bool, 64>* mask)
+    {
         AttentionQuery query;
-        query.image = s.image;
-        query.question = s.question;
-        query.compareOwn = swapped;
-        const AttentionRun run = runAttention(vlm, tok, query, resolved);
+        query.image = image;
+        query.question = question;
+        query.compareOwn = swapped();
+        const AttentionRun run = runAttention(vlm_, tok_, query, resolved_);
         const ForwardResult& out = run.result;
-        if (swapped)
-            for (size_t l = 0; l < r.shift.size(); ++l)
-                r.shift[l] += attentionShift(run.ownResult->prefill.attentions[l], out.prefill.attentions[l]);
+        if (swapped())
+            for (size_t l = 0; l < result_.shift.size(); ++l)
+                result_.shift[l] += attentionShift(run.ownResult->prefill.attentions[l], out.prefill.attentions[l]);
 
-        const bool right = tok.decode({run.generated.front()}, true) == s.answer;
-        r.correct += right;
-        auto& [correct, total] = r.byType[s.type];
+        // The first answer word (chat models answer in sentences; the task's answers are one word).
+        const QString said = run.answer.section(' ', 0, 0).remove(QChar('.')).toLower();
+        const bool right = said == answer.toLower();
+        result_.correct += right;
+        auto& [correct, total] = result_.byType[type.isEmpty() ? QString("all") : type];
         correct += right;
         ++total;
+        ++result_.samples;
 
-        int inMask = 0;
-        std::vector<float> mask(static_cast<size_t>(cells));
-        for (int c = 0; c < cells; ++c) {
-            mask[static_cast<size_t>(c)] = s.mask[static_cast<size_t>(c)] ? 1.0f : 0.0f;
-            inMask += s.mask[static_cast<size_t>(c)];
+        const int cells = 64;
+        if (!mask || run.prompt.gridRows * run.prompt.gridCols != cells)
+            return;
+        const int inMask = static_cast<int>(std::count(mask->begin(), mask->end(), true));
+        if (inMask == 0)
+            return;
+        std::vector<double> m(cells);
+        for (int c = 0; c < cells; ++c)
+            m[static_cast<size_t>(c)] = (*mask)[static_cast<size_t>(c)] ? 1.0 : 0.0;
+        const auto weights = torch::tensor(m, torch::kFloat64);
+        for (size_t l = 0; l < result_.grounding.size(); ++l) {
+            const auto probs = out.prefill.attentions[l].to(torch::kFloat64); // [H, Q, 64]
+            const auto inside = (probs * weights).sum(-1) / probs.sum(-1).clamp_min(1e-30);
+            result_.grounding[l] += inside.mean().item<double>() / (static_cast<double>(inMask) / cells);
         }
-        const auto m = torch::tensor(mask);
-        for (int l = 0; l < cfg.text.layers; ++l) {
-            const auto probs = out.prefill.attentions[static_cast<size_t>(l)].to(torch::kFloat64); // [H, Q, 64]
-            const auto inside = (probs * m.to(torch::kFloat64)).sum(-1) / probs.sum(-1).clamp_min(1e-30);
-            r.grounding[static_cast<size_t>(l)] += inside.mean().item<double>() / (static_cast<double>(inMask) / cells);
-        }
-        ++r.samples;
+        ++grounded_;
     }
-    for (double& g : r.grounding)
-        g /= std::max(1, r.samples);
-    for (double& d : r.shift)
-        d /= std::max(1, r.samples);
+
+    EvalResult finish()
+    {
+        for (double& g : result_.grounding)
+            g = grounded_ ? g / grounded_ : 0.0;
+        if (!grounded_)
+            result_.grounding.clear();
+        for (double& d : result_.shift)
+            d /= std::max(1, result_.samples);
+        return result_;
+    }
+
+private:
+    bool swapped() const { return !resolved_.untrained.empty(); }
+    Vlm vlm_;
+    Tokenizer tok_;
+    ResolvedScheme resolved_; // once, not per question
+    EvalResult result_;
+    int grounded_ = 0;
+};
+
+} // namespace
+
+EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const std::optional<ModelScheme>& override, Rendering rendering)
+{
+    Evaluation e(modelDir, override);
+    for (int i = 0; i < samples; ++i) {
+        const SyntheticSample s = SyntheticTask::sample(seed, static_cast<uint64_t>(i), rendering);
+        e.add(s.image, s.question, s.answer, s.type, &s.mask);
+    }
+    EvalResult r = e.finish();
+    r.rendering = rendering;
     return r;
+}
+
+EvalResult evaluateQuestions(const QString& modelDir, const std::vector<LabelledQuestion>& questions, const std::optional<ModelScheme>& override,
+                             const std::function<void(int, int)>& progress)
+{
+    Evaluation e(modelDir, override);
+    int done = 0;
+    for (const LabelledQuestion& q : questions) {
+        QImage image;
+        try {
+            image = loadImage(q.image);
+        } catch (const ModelError& error) {
+            throw ModelError("line " + std::to_string(q.line) + ": " + error.what());
+        }
+        e.add(image, q.question, q.answer, q.type, q.mask ? &*q.mask : nullptr);
+        if (progress)
+            progress(++done, static_cast<int>(questions.size()));
+    }
+    return e.finish();
 }
 
 } // namespace ropescope::model

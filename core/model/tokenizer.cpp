@@ -274,7 +274,7 @@ void Tokenizer::bpe(const std::string& word, std::vector<int64_t>& out) const
     out.insert(out.end(), ids.begin(), ids.end());
 }
 
-void Tokenizer::encodePiece(const std::string& piece, std::vector<int64_t>& out) const
+void Tokenizer::encodePiece(const std::string& piece, std::vector<int64_t>& out, std::vector<std::string>* unknown) const
 {
     // Pre-tokenize into words.
     std::vector<std::string> words;
@@ -323,6 +323,8 @@ void Tokenizer::encodePiece(const std::string& piece, std::vector<int64_t>& out)
                 out.push_back(it->second);
             else if (unk_)
                 out.push_back(*unk_);
+            if (it == vocab_.end() && unknown)
+                unknown->push_back(w);
             continue;
         }
         if (byteLevel_) {
@@ -337,6 +339,24 @@ void Tokenizer::encodePiece(const std::string& piece, std::vector<int64_t>& out)
 }
 
 std::vector<int64_t> Tokenizer::encode(const QString& text) const
+{
+    return encode(text, nullptr);
+}
+
+QStringList Tokenizer::unknownWords(const QString& text) const
+{
+    if (model_ != Model::WordLevel) // also keeps this free of the BPE cache, so any thread may ask
+        return {};
+    std::vector<std::string> unknown;
+    encode(text, &unknown);
+    QStringList words;
+    for (const std::string& w : unknown)
+        words << QString::fromStdString(w);
+    words.removeDuplicates();
+    return words;
+}
+
+std::vector<int64_t> Tokenizer::encode(const QString& text, std::vector<std::string>* unknown) const
 {
     const std::string raw = text.toStdString();
     std::vector<int64_t> out;
@@ -359,7 +379,7 @@ std::vector<int64_t> Tokenizer::encode(const QString& text) const
                 piece = piece.normalized(QString::NormalizationForm_C);
             if (lowercase_)
                 piece = piece.toLower();
-            encodePiece(piece.toStdString(), out);
+            encodePiece(piece.toStdString(), out, unknown);
         }
         if (!best)
             break;

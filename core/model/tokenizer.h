@@ -3,6 +3,7 @@
 
 #include <QByteArray>
 #include <QString>
+#include <QStringList>
 
 #include <memory>
 #include <optional>
@@ -21,6 +22,9 @@ public:
     static Tokenizer fromJson(const QByteArray& json, const QString& name);
 
     std::vector<int64_t> encode(const QString& text) const;
+    // Words of `text` a WordLevel vocabulary lacks (read as its unk token, or dropped when it has none),
+    // each once, in order. Byte-level BPE can spell anything: empty.
+    QStringList unknownWords(const QString& text) const;
     // Text of the ids; special tokens are kept unless skipSpecial.
     QString decode(const std::vector<int64_t>& ids, bool skipSpecial = false) const;
     std::optional<int64_t> tokenId(const std::string& token) const;
@@ -38,7 +42,8 @@ private:
     };
     struct Regex;
 
-    void encodePiece(const std::string& piece, std::vector<int64_t>& out) const;
+    std::vector<int64_t> encode(const QString& text, std::vector<std::string>* unknown) const;
+    void encodePiece(const std::string& piece, std::vector<int64_t>& out, std::vector<std::string>* unknown) const;
     void bpe(const std::string& word, std::vector<int64_t>& out) const;
 
     enum class Model { Bpe, WordLevel } model_ = Model::Bpe;

@@ -33,7 +33,7 @@ Batch makeBatch(const Tokenizer& tok, const VisionConfig& vision, uint64_t seed,
     std::vector<int64_t> targets, colours, shapes;
     size_t longest = 0;
     for (int i = 0; i < size; ++i) {
-        const SyntheticSample s = SyntheticTask::sample(seed, first + static_cast<uint64_t>(i));
+        const SyntheticSample s = SyntheticTask::trainingSample(seed, first + static_cast<uint64_t>(i));
         ids.push_back(tok.encode(imagePrompt(tok, s.question, SyntheticTask::kGrid * SyntheticTask::kGrid)));
         longest = std::max(longest, ids.back().size());
         pixels.push_back(preprocessImage(s.image, vision).pixels);

@@ -24,6 +24,14 @@
 
 using namespace ropescope::model;
 
+namespace {
+QJsonObject readJson(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+}
+} // namespace
+
 class TestAttendCli : public QObject {
     Q_OBJECT
 private:
@@ -281,6 +289,75 @@ private Q_SLOTS:
         QCOMPARE(d.pixelColor(1, 0), QColor(255, 255, 255));
         // Scale-free: maps are compared as distributions over the image.
         QCOMPARE(ropescope::views::attentionDifferenceOverlay(white, {2, 2, 2, 2}, {1, 1, 1, 1}, 2, 2, o).pixelColor(0, 0), QColor(255, 255, 255));
+    }
+
+    // Words a WordLevel model lacks are read as unknown: said on stderr and in summary.json, not silently.
+    void warnsOnUnknownWords()
+    {
+        const QString out = dir_.filePath("unknown");
+        const QString sample = ROPESCOPE_TEST_DATA "/../../resources/samples/shapes.png";
+        auto r = runRopescope({"attend", "--image", sample, "--question", "what colour is the big circle?", "--output", out}, false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY2(r.err.contains("warning: the model does not know the words 'big', 'circle?'"), r.err.constData());
+        QCOMPARE(readJson(out + "/summary.json")["unknown_words"].toArray(), (QJsonArray{"big", "circle?"}));
+        r = runRopescope({"attend", "--image", sample, "--question", "what colour is the circle", "--output", out}, false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY2(!r.err.contains("warning"), r.err.constData());
+        QVERIFY(!readJson(out + "/summary.json").contains("unknown_words"));
+    }
+
+    // `eval --questions` on the questions.jsonl that --save-samples writes gives what the synthetic stream
+    // gives for the same samples: the same answers, types and grounding, through files a user could edit.
+    void evalsOwnQuestionsLikeTheSyntheticStream()
+    {
+        const QString model = ROPESCOPE_TEST_DATA "/../../resources/models/mrope", saved = dir_.filePath("saved");
+        auto r = runRopescope({"eval", "--model", model, "--samples", "20", "--rendering", "drawn", "--save-samples", saved, "--json"}, false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject stream = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(stream["rendering"].toString(), QString("drawn"));
+        r = runRopescope({"eval", "--model", model, "--questions", saved + "/questions.jsonl", "--json"}, false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject own = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(own["samples"].toInt(), 20);
+        QCOMPARE(own["by_type"], stream["by_type"]);
+        QCOMPARE(own["accuracy"].toDouble(), stream["accuracy"].toDouble());
+        const QJsonArray a = own["grounding"].toArray(), b = stream["grounding"].toArray();
+        QCOMPARE(a.size(), 4);
+        QCOMPARE(a.size(), b.size());
+        for (int l = 0; l < a.size(); ++l)
+            QVERIFY2(std::abs(a[l].toDouble() - b[l].toDouble()) < 1e-9, qPrintable(QString::number(l)));
+
+        // Errors name the file, the line and the field; nothing is half-evaluated.
+        const auto write = [&](const QString& name, const QByteArray& text) {
+            QFile f(dir_.filePath(name));
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(text);
+        };
+        write("q_bad.jsonl", "{\"image\": \"saved/sample_00.png\", \"question\": \"what shape is red\", \"answer\": \"circle\"}\n"
+                             "{\"image\": \"saved/sample_01.png\", \"question\": \"what shape is red\"}\n");
+        write("q_mask.jsonl", "{\"image\": \"saved/sample_00.png\", \"question\": \"q\", \"answer\": \"a\", \"mask\": [1, 0]}\n");
+        write("q_missing.jsonl", "{\"image\": \"nowhere.png\", \"question\": \"q\", \"answer\": \"a\"}\n");
+        write("q_text.jsonl", "what shape is red\n");
+        write("q_empty.jsonl", "\n\n");
+        for (const auto& [file, mentions] : {std::pair{"q_bad.jsonl", "q_bad.jsonl:2: \"answer\" must be a non-empty string"},
+                                             {"q_mask.jsonl", "q_mask.jsonl:1: \"mask\" must be 64 numbers"},
+                                             {"q_missing.jsonl", "line 1: "},
+                                             {"q_text.jsonl", "q_text.jsonl:1: not a JSON object"},
+                                             {"q_empty.jsonl", "q_empty.jsonl: no questions"}}) {
+            r = runRopescope({"eval", "--model", model, "--questions", dir_.filePath(file)}, false);
+            QCOMPARE(r.exitCode, 1);
+            QVERIFY2(r.err.contains(mentions), r.err.constData());
+        }
+        QVERIFY(::mkfifo(qPrintable(dir_.filePath("q_fifo.jsonl")), 0600) == 0);
+        r = runRopescope({"eval", "--model", model, "--questions", dir_.filePath("q_fifo.jsonl")}, false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("q_fifo.jsonl") && r.err.contains("regular file"), r.err.constData());
+        r = runRopescope({"eval", "--model", model, "--questions", saved + "/questions.jsonl", "--seed", "4"}, false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("--seed: not with --questions"), r.err.constData());
+        r = runRopescope({"eval", "--model", model, "--rendering", "photo"}, false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("--rendering: grid, drawn or varied, not 'photo'"), r.err.constData());
     }
 
     void errors()

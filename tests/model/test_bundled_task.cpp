@@ -75,6 +75,47 @@ private Q_SLOTS:
             QVERIFY2(types.value(t) > 30, qPrintable(t)); // every question type occurs
     }
 
+    // The second test set and the training augmentation draw the same objects otherwise: the same question,
+    // answer, mask and cell targets as the grid's picture; something saturated in every occupied cell and
+    // nothing but background in the middle of every empty one (objects reach up to 12 px into a neighbour).
+    void otherRenderingsDrawTheSameObjects()
+    {
+        auto saturated = [](const QImage& image, int cell, int inset) {
+            const int x0 = (cell % 8) * 28 + inset, y0 = (cell / 8) * 28 + inset;
+            for (int y = y0; y < y0 + 28 - 2 * inset; ++y)
+                for (int x = x0; x < x0 + 28 - 2 * inset; ++x) {
+                    const QColor c = image.pixelColor(x, y);
+                    if (std::min({c.red(), c.green(), c.blue()}) < 150)
+                        return true;
+                }
+            return false;
+        };
+        for (Rendering r : {Rendering::Varied, Rendering::Drawn}) {
+            QCOMPARE(renderingFromName(renderingName(r)), std::optional<Rendering>(r));
+            for (uint64_t i = 0; i < 60; ++i) {
+                const SyntheticSample grid = SyntheticTask::sample(21, i), other = SyntheticTask::sample(21, i, r);
+                QCOMPARE(other.question, grid.question);
+                QCOMPARE(other.answer, grid.answer);
+                QCOMPARE(other.mask, grid.mask);
+                QCOMPARE(other.cellColour, grid.cellColour);
+                QCOMPARE(other.cellShape, grid.cellShape);
+                QCOMPARE(other.image.size(), QSize(224, 224));
+                QVERIFY(other.image != grid.image);
+                QCOMPARE(SyntheticTask::sample(21, i, r).image, other.image); // deterministic
+                for (int c = 0; c < 64; ++c) {
+                    if (other.cellColour[static_cast<size_t>(c)] >= 0)
+                        QVERIFY2(saturated(other.image, c, 0), qPrintable(QString("%1 sample %2 cell %3").arg(renderingName(r)).arg(i).arg(c)));
+                    else
+                        QVERIFY2(!saturated(other.image, c, 13), qPrintable(QString("%1 sample %2 cell %3").arg(renderingName(r)).arg(i).arg(c)));
+                }
+            }
+        }
+        QVERIFY(!renderingFromName("photo"));
+        // Training sees both the grid's pictures and the varied ones, never the drawn test set's.
+        QCOMPARE(SyntheticTask::trainingSample(3, 4).image, SyntheticTask::sample(3, 4).image);
+        QCOMPARE(SyntheticTask::trainingSample(3, 5).image, SyntheticTask::sample(3, 5, Rendering::Varied).image);
+    }
+
     void shortTrainingLearnsAndLoads()
     {
         QTemporaryDir dir;
@@ -94,6 +135,8 @@ private Q_SLOTS:
         const ModelScheme recorded = recordedScheme(o.output);
         QCOMPARE(recorded.params.kind, geometry::SchemeKind::Circle);
         QCOMPARE(QString::fromStdString(recorded.age), QString("strategy_4"));
+        QVERIFY(isTaskModel(o.output));
+        QVERIFY(!isTaskModel(dir.path())); // no config.json
         const EvalResult e = evaluate(o.output, 5, 99);
         QCOMPARE(e.samples, 5);
         QCOMPARE(e.grounding.size(), size_t(4));

@@ -16,6 +16,7 @@
 #include "model/image_processor.h"
 #include "model/tokenizer.h"
 #include "model/vlm.h"
+#include "model/synthetic_task.h"
 
 #include <QBuffer>
 #include <QCheckBox>
@@ -190,6 +191,20 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     question_ = new QLineEdit(io::sampleQuestion());
     question_->setObjectName("question");
     form->addRow("Question", question_);
+    // Before a run: words the model cannot read, and what a task model was trained to answer.
+    questionNote_ = new QLabel;
+    questionNote_->setObjectName("questionNote");
+    questionNote_->setWordWrap(true);
+    questionNote_->setStyleSheet("color: #a04000;");
+    questionNote_->hide();
+    form->addRow(questionNote_);
+    modelInputs_ = new QLabel(model::SyntheticTask::inputsNote());
+    modelInputs_->setObjectName("modelInputs");
+    modelInputs_->setWordWrap(true);
+    modelInputs_->setStyleSheet("color: #555; font-size: 11px;");
+    modelInputs_->hide();
+    form->addRow(modelInputs_);
+    connect(question_, &QLineEdit::textChanged, this, &AttentionPanel::updateQuestionNote);
     explorerScheme_ = new QCheckBox("explorer's scheme");
     explorerScheme_->setToolTip("Run the model under the scheme, parameters and AGE schedule set in the Parameters panel;\n"
                                 "off: under the scheme the model was trained with");
@@ -385,6 +400,8 @@ void AttentionPanel::install(LoadedModel& m)
                    "scheme's map at the shown layer, its answer, PTD, prior spread and shift from the first.");
     });
     modelLabel_->setText(QFileInfo(m.dir).fileName() + " (trained with " + geometry::schemeName(model::recordedScheme(m.dir).params.kind) + ")");
+    modelInputs_->setVisible(model::isTaskModel(m.dir));
+    updateQuestionNote();
     layer_->setRange(0, d->vlm->config().text.layers - 1);
     layer_->setValue(d->restoredLayer.value_or(layer_->maximum()));
     head_->clear();
@@ -395,6 +412,13 @@ void AttentionPanel::install(LoadedModel& m)
         head_->setCurrentIndex(*d->restoredHead);
     d->restoredLayer.reset();
     d->restoredHead.reset();
+}
+
+void AttentionPanel::updateQuestionNote()
+{
+    const QString note = d->tokenizer ? model::unknownWordsNote(d->tokenizer->unknownWords(question_->text())) : QString();
+    questionNote_->setText(note);
+    questionNote_->setVisible(!note.isEmpty());
 }
 
 QJsonObject AttentionPanel::settings() const

@@ -114,7 +114,8 @@ private:
     struct Impl;
     std::unique_ptr<Impl> d;
     QImage overlay_, ownOverlay_, difference_;
-    QLabel *imageLabel_, *answerLabel_, *statusLabel_, *modelLabel_;
+    void updateQuestionNote();
+    QLabel *imageLabel_, *answerLabel_, *statusLabel_, *modelLabel_, *modelInputs_, *questionNote_;
     QLabel *ownLabel_, *differenceLabel_, *shiftLabel_, *colourBar_, *tokens_;
     QTabWidget* views_;
     views::ChartView *layerHeadsView_, *schemesView_;

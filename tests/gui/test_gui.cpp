@@ -549,6 +549,30 @@ private Q_SLOTS:
         const QString status = w.attention()->status();
         QVERIFY2(status.contains("allocation interleaved-mrope[6,5,5]") && status.contains("DeepStack after layers 0-1"), qPrintable(status));
         QVERIFY(!w.attention()->overlay().isNull());
+        QVERIFY(!w.attention()->findChild<QLabel*>("modelInputs")->isVisible()); // not a shapes-task model
+    }
+
+    // Before a run the tab says what a bundled model understands and which typed words it cannot read.
+    void attentionTabSaysWhatTheModelReads()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        w.showAttentionTab();
+        QVERIFY(finished.wait(60000));
+        const auto* inputs = w.attention()->findChild<QLabel*>("modelInputs");
+        const auto* note = w.attention()->findChild<QLabel*>("questionNote");
+        QVERIFY(inputs->isVisible());
+        QVERIFY2(inputs->text().contains("circle, square, triangle, diamond in red, green, blue, yellow, purple"), qPrintable(inputs->text()));
+        QVERIFY(!note->isVisible());
+        auto* question = w.attention()->findChild<QLineEdit*>("question");
+        question->setText("what colour is the big circle?");
+        QVERIFY(note->isVisible());
+        QVERIFY2(note->text().contains("does not know the words 'big', 'circle?'"), qPrintable(note->text()));
+        question->setText("what colour is the circle");
+        QVERIFY(!note->isVisible());
     }
 
     void badLayoutKeepsTheLastGoodView()

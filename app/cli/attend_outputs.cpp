@@ -3,6 +3,7 @@
 #include "attend_run.h"
 
 #include "charts/attention_figures.h"
+#include "charts/region_chart.h"
 #include "io/position_table_io.h"
 #include "model/attention_stats.h"
 #include "model/tensor_io.h"
@@ -175,6 +176,49 @@ QByteArray AttendOutcome::ownPriorCsv() const
     for (size_t k = 0; k < run.layers.size(); ++k)
         for (size_t h = 0; h < heads; ++h)
             csv += QString("%1,%2,%3,%4\n").arg(run.layers[k]).arg(h).arg(ownPriorToken.index).arg(ownPriors[k * heads + h].correlation, 0, 'g', 9).toUtf8();
+    return csv;
+}
+
+QByteArray AttendOutcome::regionFigure(views::FigureFormat format) const
+{
+    const model::RegionAttention& r = *region;
+    views::RegionChart chart;
+    const int cols = run.prompt.gridCols;
+    chart.title = QString("which tokens attend rows %1-%2, columns %3-%4 - %5")
+                      .arg(r.cells.front() / cols)
+                      .arg(r.cells.back() / cols)
+                      .arg(r.cells.front() % cols)
+                      .arg(r.cells.back() % cols)
+                      .arg(schemeTitle(run));
+    chart.image = views::outlineCells(run.prompt.resized, run.prompt.gridRows, run.prompt.gridCols, r.cells);
+    for (const model::MapToken& t : r.tokens) {
+        chart.tokens << visible(t.text);
+        chart.answer.push_back(t.answer);
+    }
+    chart.layers = r.layers;
+    chart.share = r.share;
+    chart.shownLayer = static_cast<int>(heatIndex);
+    chart.area = r.area;
+    return views::renderFigure([&](QPainter& p, const QRectF& area) { views::paintRegionChart(p, area, chart); }, views::regionChartSize(chart),
+                               format, summary);
+}
+
+QByteArray AttendOutcome::regionCsv() const
+{
+    const model::RegionAttention& r = *region;
+    QByteArray csv = "layer,token,token_text,answer,mass,share\n";
+    for (size_t k = 0; k < r.layers.size(); ++k)
+        for (size_t t = 0; t < r.tokens.size(); ++t) {
+            QString text = r.tokens[t].text;
+            csv += QString("%1,%2,\"%3\",%4,%5,%6\n")
+                       .arg(r.layers[k])
+                       .arg(r.tokens[t].index)
+                       .arg(text.replace('"', "\"\""))
+                       .arg(r.tokens[t].answer ? 1 : 0)
+                       .arg(r.mass[k][t], 0, 'g', 9)
+                       .arg(r.share[k][t], 0, 'g', 9)
+                       .toUtf8();
+        }
     return csv;
 }
 

@@ -73,10 +73,13 @@ void addAttendOptions(QCommandLineParser& parser)
         {"own-prior", "The model's own positional prior of every captured layer and head for the question's last token "
                       "(mean q and k rotated to each image token): own_prior.png (prior next to attention at the heatmap "
                       "layer) and own_prior.csv (their correlation per layer and head)."},
+        {"region", "Image region -> text: the merged-grid cells ROW0,COL0,ROW1,COL1 (corners, inclusive) or ROW,COL; which tokens "
+                   "attend them, per layer: region.png (or --figure-format) and region.csv (mass and share per layer and token; "
+                   "answer tokens too with --per-token).", "CELLS"},
         {"schemes", "Compare 2 to 6 schemes side by side on this prompt: schemes.png and schemes.csv, e.g. "
                     "mrope,circle-rope:alpha=0.3,vrope,circle-rope:age=strategy_4 (vector values with '/': "
                     "mm-rope:position-scale=4/8/8).", "LIST"},
-        {"figure-format", "png (default), svg or pdf: the format of tokens, layers_heads, own_prior and schemes figures.", "F"},
+        {"figure-format", "png (default), svg or pdf: the format of tokens, layers_heads, own_prior, region and schemes figures.", "F"},
         {"device", "cpu (default) or cuda.", "D"},
         {"dtype", "fp32 (default) or bf16.", "T"},
     });
@@ -113,6 +116,13 @@ AttendOptions parseAttendOptions(const QCommandLineParser& parser)
     o.perToken = parser.isSet("per-token");
     o.layersHeads = parser.isSet("layers-heads");
     o.ownPrior = parser.isSet("own-prior");
+    if (parser.isSet("region")) {
+        try {
+            o.region = model::CellRegion::parse(parser.value("region"));
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("--region: ") + e.what());
+        }
+    }
     if (parser.isSet("schemes")) {
         if (parser.isSet("scheme") || parser.isSet("age"))
             throw UsageError("--schemes: give each scheme's parameters in its entry, not with --scheme or --age");
@@ -289,6 +299,21 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
         }
         s["own_prior"] = QJsonObject{{"token", static_cast<double>(out.ownPriorToken.index)}, {"token_text", out.ownPriorToken.text},
                                      {"per_layer", priorLayers}};
+    }
+    if (o.region) {
+        const model::CellRegion& cells = *o.region;
+        if (std::max(cells.row0, cells.row1) >= a.gridRows || std::max(cells.col0, cells.col1) >= a.gridCols)
+            throw UsageError("--region: " + cells.toString().toStdString() + " is outside the image's " + std::to_string(a.gridRows) + "x"
+                             + std::to_string(a.gridCols) + " grid of merged cells");
+        out.region = model::regionAttention(run, cells.cells(a.gridRows, a.gridCols), out.head);
+        QJsonArray regionLayers;
+        for (size_t k = 0; k < run.layers.size(); ++k) {
+            const int best = out.region->strongest(k, 1).front();
+            const model::MapToken& t = out.region->tokens[static_cast<size_t>(best)];
+            regionLayers.append(QJsonObject{{"layer", run.layers[k]}, {"strongest_token", static_cast<double>(t.index)}, {"strongest_text", t.text},
+                                        {"share", out.region->share[k][static_cast<size_t>(best)]}});
+        }
+        s["region"] = QJsonObject{{"cells", cells.toString()}, {"area", out.region->area}, {"per_layer", regionLayers}};
     }
     return out;
 }

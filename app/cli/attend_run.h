@@ -7,6 +7,7 @@
 #include "geometry_options.h"
 #include "model/attention_run.h"
 #include "model/own_prior.h"
+#include "model/region_attention.h"
 #include "model/tokenizer.h"
 #include "model/vlm.h"
 
@@ -31,6 +32,7 @@ struct AttendOptions {
     bool perToken = false;         // a map for every question and answer token
     bool layersHeads = false;      // every captured layer x head: small multiples and a table
     bool ownPrior = false;         // the model's own positional prior per layer and head
+    std::optional<model::CellRegion> region; // image region -> text: which tokens attend these cells
     QStringList schemes;           // --schemes: entries as written, compared side by side
     views::FigureFormat figureFormat = views::FigureFormat::Png;
     views::HeatmapOptions heat;
@@ -64,6 +66,7 @@ struct AttendOutcome {
     // --own-prior: for ownPriorToken, every captured layer's heads in order (layer-major).
     model::MapToken ownPriorToken;
     std::vector<model::OwnPrior> ownPriors;
+    std::optional<model::RegionAttention> region; // --region
 
     QByteArray tensorFile() const;        // attention.safetensors (answer tokens' rows too, with --per-token)
     QByteArray positionsCsv() const;      // the first layer's positions
@@ -73,6 +76,8 @@ struct AttendOutcome {
     QByteArray layersHeadsCsv() const;
     QByteArray ownPriorFigure(views::FigureFormat format) const; // --own-prior: prior | attention per head, heatmap layer
     QByteArray ownPriorCsv() const;
+    QByteArray regionFigure(views::FigureFormat format) const; // --region: the region, layers x tokens, the heatmap layer's bars
+    QByteArray regionCsv() const;
 };
 AttendOutcome runAttendOnce(AttendModel& model, const AttendOptions& options, const model::ModelScheme& scheme);
 // Every captured layer x head of a run as the small-multiples figure draws it (no title).

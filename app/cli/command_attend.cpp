@@ -70,13 +70,17 @@ int runAttend(const QStringList& args)
             stage(options.figureName("own_prior"), r.ownPriorFigure(options.figureFormat));
             stage("own_prior.csv", r.ownPriorCsv());
         }
+        if (options.region) {
+            stage(options.figureName("region"), r.regionFigure(options.figureFormat));
+            stage("region.csv", r.regionCsv());
+        }
         if (compared) {
             stage(options.figureName("schemes"), compared->figure(options.figureFormat, options.heat));
             stage("schemes.csv", compared->csv());
         }
         // An earlier run's optional outputs would not match this run.
-        QStringList optional{"difference.png", "tokens.json", "layers_heads.csv", "schemes.csv", "own_prior.csv"};
-        for (const char* stem : {"tokens", "layers_heads", "schemes", "own_prior"})
+        QStringList optional{"difference.png", "tokens.json", "layers_heads.csv", "schemes.csv", "own_prior.csv", "region.csv"};
+        for (const char* stem : {"tokens", "layers_heads", "schemes", "own_prior", "region"})
             for (const char* ext : {".png", ".svg", ".pdf"})
                 optional << QString(stem) + ext;
         for (const QString& name : optional)

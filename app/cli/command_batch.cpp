@@ -121,10 +121,10 @@ private:
         if (!figure && !out.endsWith(".json") && !out.endsWith(".safetensors") && !out.endsWith(".csv"))
             throw UsageError("attention items write .png/.svg/.pdf (heatmap or figure), .json (summary), .safetensors (attention) or "
                              ".csv (positions or table)");
-        const bool extraFigure = !options.schemes.isEmpty() || options.layersHeads || options.perToken || options.ownPrior;
+        const bool extraFigure = !options.schemes.isEmpty() || options.layersHeads || options.perToken || options.ownPrior || options.region;
         if (figure && !out.endsWith(".png") && !extraFigure)
-            throw UsageError("attention items write the heatmap as .png; .svg and .pdf are for schemes, layers-heads, per-token and "
-                             "own-prior figures");
+            throw UsageError("attention items write the heatmap as .png; .svg and .pdf are for schemes, layers-heads, per-token, "
+                             "own-prior and region figures");
         return runModelCommand([&] {
             if (!model_ || model_->dir != options.modelDir || model_->device != options.device || model_->dtype != options.dtype) {
                 model_.reset(); // one model in memory at a time
@@ -149,6 +149,8 @@ private:
             AttendOutcome r = runAttendOnce(*model_, options, modelScheme(parseModelSchemeOptions(parser, layers)));
             if (options.layersHeads && (figure || out.endsWith(".csv")))
                 return figure ? r.layersHeadsFigure(format) : r.layersHeadsCsv();
+            if (options.region && (figure || out.endsWith(".csv")))
+                return figure ? r.regionFigure(format) : r.regionCsv();
             if (options.ownPrior && (figure || out.endsWith(".csv")))
                 return figure ? r.ownPriorFigure(format) : r.ownPriorCsv();
             if (options.perToken && (figure || out.endsWith(".json")))

@@ -3,6 +3,7 @@
 #include "file_dialogs.h"
 #include "charts/attention_heatmap.h"
 #include "charts/chart_export.h"
+#include "charts/region_chart.h"
 #include "widgets/chart_view.h"
 #include "io/atomic_file.h"
 #include "geometry/errors.h"
@@ -12,6 +13,7 @@
 #include "model/scheme_comparison.h"
 #include "model/attention_stats.h"
 #include "model/own_prior.h"
+#include "model/region_attention.h"
 #include "model/bundled_model.h"
 #include "model/image_processor.h"
 #include "model/tokenizer.h"
@@ -108,6 +110,10 @@ struct AttentionPanel::Impl {
     // The small multiples of the shown run, shared with the view's painter (repaints follow slider ticks:
     // no copy of every head's map per tick).
     std::shared_ptr<views::LayerHeadGrid> layerHeads = std::make_shared<views::LayerHeadGrid>();
+    std::optional<model::CellRegion> region;        // the selected cells (also while dragging)
+    std::optional<model::RegionAttention> regionOf; // of the shown run, layer-independent; for regionHead
+    int regionHead = -1;
+    std::shared_ptr<views::RegionChart> regionChart = std::make_shared<views::RegionChart>();
     QString answer, status;
 
     std::vector<model::MapToken> mapTokens() const
@@ -172,6 +178,7 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     views_->addTab(mapPage, "Map");
     views_->addTab(layerHeadsPage(), "Layers x heads");
     views_->addTab(schemesPage(), "Schemes");
+    views_->addTab(regionPage(), "Region \u2192 text");
     root->addWidget(views_, 1);
 
     auto* sidePanel = new QWidget;
@@ -434,7 +441,8 @@ QJsonObject AttentionPanel::settings() const
                        {"colormap", colormap_->currentText()},
                        {"opacity", opacity_->value()},
                        {"gamma", gamma_->value()},
-                       {"smoothing", smoothing_->value()}};
+                       {"smoothing", smoothing_->value()},
+                       {"region", d->region ? d->region->toString() : QString()}};
 }
 
 void AttentionPanel::applySettings(const QJsonObject& s)
@@ -451,6 +459,15 @@ void AttentionPanel::applySettings(const QJsonObject& s)
     opacity_->setValue(s["opacity"].toInt(opacity_->value()));
     gamma_->setValue(s["gamma"].toDouble(gamma_->value()));
     smoothing_->setValue(s["smoothing"].toDouble(smoothing_->value()));
+    d->region.reset();
+    d->regionOf.reset();
+    if (!s["region"].toString().isEmpty()) {
+        try {
+            d->region = model::CellRegion::parse(s["region"].toString());
+        } catch (const std::invalid_argument&) {
+            // a region the session cannot mean is dropped, like a missing image
+        }
+    }
     const QString image = s["image"].toString();
     if (!image.isEmpty() && image != d->imagePath && QFileInfo(image).isFile())
         setImage(image);
@@ -620,6 +637,10 @@ bool AttentionPanel::finish(const Job& job)
     const model::AttentionRun& r = *job.run;
     d->run = job.run;
     d->runVlm = job.vlm;
+    d->regionOf.reset(); // the region stays; its attention is the new run's
+    if (d->region && (std::max(d->region->row0, d->region->row1) >= job.run->prompt.gridRows
+                      || std::max(d->region->col0, d->region->col1) >= job.run->prompt.gridCols))
+        d->region.reset(); // another image size: those cells are not there
     d->answer = r.answer;
     d->token = -1;
     d->status = job.schemeText + ", layout " + QString::fromStdString(r.result.layout.toString()) + ", allocation "
@@ -746,6 +767,145 @@ QString AttentionPanel::colourScaleHtml(const views::HeatmapOptions& options) co
     buffer.open(QIODevice::WriteOnly);
     bar.save(&buffer, "PNG");
     return QString("least <img src=\"data:image/png;base64,%1\"> most").arg(QString::fromLatin1(png.toBase64()));
+}
+
+QWidget* AttentionPanel::regionPage()
+{
+    auto* page = new QWidget;
+    auto* box = new QVBoxLayout(page);
+    regionView_ = new views::ChartView;
+    regionView_->setObjectName("regionView");
+    regionView_->setToolTip("Drag on the picture to select image cells: which question and answer tokens attend them, per layer\n"
+                            "(share of each token's image attention on the region; the dashed line is the region's area)");
+    box->addWidget(regionView_, 1);
+    auto* row = new QHBoxLayout;
+    auto* show3d = new QPushButton("Show in 3-D");
+    show3d->setObjectName("showRegionIn3d");
+    show3d->setToolTip("The prompt's layout under the run's scheme in the explorer: the strongest token selected, the three\n"
+                       "strongest and the region's image tokens highlighted");
+    auto* clear = new QPushButton("Clear region");
+    row->addStretch(1);
+    row->addWidget(clear);
+    row->addWidget(show3d);
+    box->addLayout(row);
+    const auto cellAt = [this](QPointF at) -> std::optional<std::pair<int, int>> {
+        if (!d->run)
+            return std::nullopt;
+        const int rows = d->run->prompt.gridRows, cols = d->run->prompt.gridCols;
+        const int cell = views::regionCellAt(QRectF(regionView_->rect()), rows, cols, at);
+        if (cell < 0)
+            return std::nullopt;
+        return std::pair{cell / cols, cell % cols};
+    };
+    const auto select = [this, cellAt](QPointF from, QPointF to) {
+        const auto a = cellAt(from), b = cellAt(to);
+        if (a && b)
+            selectRegion(a->first, a->second, b->first, b->second);
+    };
+    connect(regionView_, &views::ChartView::clicked, this, [select](QPointF at) { select(at, at); });
+    connect(regionView_, &views::ChartView::dragged, this, select);
+    connect(regionView_, &views::ChartView::dragFinished, this, [this, select](QPointF from, QPointF to) {
+        select(from, to);
+        Q_EMIT settingsChanged();
+    });
+    connect(clear, &QPushButton::clicked, this, &AttentionPanel::clearRegion);
+    connect(show3d, &QPushButton::clicked, this, &AttentionPanel::showRegionInExplorer);
+    return page;
+}
+
+void AttentionPanel::selectRegion(int row0, int col0, int row1, int col1)
+{
+    const model::CellRegion region{row0, col0, row1, col1};
+    if (d->region && d->region->toString() == region.toString() && d->regionOf)
+        return; // a drag repeats the same cell many times
+    d->region = region;
+    d->regionOf.reset();
+    repaintRegion();
+}
+
+void AttentionPanel::clearRegion()
+{
+    d->region.reset();
+    d->regionOf.reset();
+    repaintRegion();
+    Q_EMIT settingsChanged();
+}
+
+std::vector<double> AttentionPanel::regionShares() const
+{
+    if (!d->regionOf || !d->run)
+        return {};
+    return d->regionOf->share.at(static_cast<size_t>(std::clamp(layer_->value(), 0, layers() - 1)));
+}
+
+void AttentionPanel::repaintRegion()
+{
+    views::RegionChart& chart = *d->regionChart;
+    chart = views::RegionChart{};
+    QString hint = "Run the model, then drag on the picture to select image cells.";
+    if (d->run) {
+        const model::AttentionRun& run = *d->run;
+        const model::AttendRequest& a = run.prompt;
+        const size_t layer = static_cast<size_t>(std::clamp(layer_->value(), 0, layers() - 1));
+        hint = "Drag on the picture to select image cells: which tokens attend them, per layer.";
+        chart.title = "image region \u2192 text";
+        chart.image = a.resized;
+        if (d->region) {
+            if (!d->regionOf || d->regionHead != head_->currentIndex()) {
+                d->regionOf = model::regionAttention(run, d->region->cells(a.gridRows, a.gridCols), headChoice());
+                d->regionHead = head_->currentIndex();
+            }
+            const model::RegionAttention& r = *d->regionOf;
+            chart.image = views::outlineCells(a.resized, a.gridRows, a.gridCols, r.cells);
+            chart.title = QString("which tokens attend rows %1-%2, columns %3-%4")
+                              .arg(std::min(d->region->row0, d->region->row1))
+                              .arg(std::max(d->region->row0, d->region->row1))
+                              .arg(std::min(d->region->col0, d->region->col1))
+                              .arg(std::max(d->region->col0, d->region->col1));
+            for (const model::MapToken& t : r.tokens) {
+                chart.tokens << "'" + QString(t.text).replace('\n', "\\n") + "'";
+                chart.answer.push_back(t.answer);
+            }
+            chart.layers = r.layers;
+            chart.share = r.share;
+            chart.shownLayer = static_cast<int>(layer);
+            chart.area = r.area;
+        }
+    }
+    regionView_->setPainter([shared = d->regionChart, hint](QPainter& p, const QRectF& r) { views::paintRegionChart(p, r, *shared, hint); });
+}
+
+void AttentionPanel::showRegionInExplorer()
+{
+    if (!d->run || !d->regionOf) {
+        fail("select an image region first (drag on the picture in the Region \u2192 text tab)");
+        return;
+    }
+    const model::AttentionRun& run = *d->run;
+    const model::RegionAttention& r = *d->regionOf;
+    const size_t layer = static_cast<size_t>(std::clamp(layer_->value(), 0, layers() - 1));
+    session::ExplorerState s = d->scheme; // the explorer's view settings, with the run's prompt and scheme
+    s.layout = run.result.layout.toString();
+    s.params = run.scheme.params;
+    s.age = run.scheme.age;
+    s.ageLayers = d->vlm ? d->vlm->config().text.layers : s.ageLayers;
+    s.layer = run.layers[layer];
+    s.cameraState.reset();
+    s.highlighted.clear();
+    int marked = 0;
+    for (int t : r.strongest(layer, static_cast<int>(r.tokens.size()))) {
+        const model::MapToken& token = r.tokens[static_cast<size_t>(t)];
+        if (token.answer) // answer tokens come after the prompt: not in its layout
+            continue;
+        if (marked == 0)
+            s.selectedToken = static_cast<int>(token.index);
+        s.highlighted.push_back(static_cast<int>(token.index));
+        if (++marked == 3)
+            break;
+    }
+    for (int c : r.cells)
+        s.highlighted.push_back(static_cast<int>(run.prompt.imageTokens[static_cast<size_t>(c)]));
+    Q_EMIT showInExplorer(s);
 }
 
 QWidget* AttentionPanel::layerHeadsPage()
@@ -987,6 +1147,7 @@ void AttentionPanel::repaintOverlay()
     }
     imageLabel_->setPixmap(QPixmap::fromImage(overlay_).scaled(imageLabel_->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
     repaintTokens();
+    repaintRegion();
     views::LayerHeadGrid& cells = *d->layerHeads;
     cells.selectedRow = static_cast<int>(layer);
     cells.selectedHead = choice.kind == model::HeadChoice::Kind::Index ? choice.index : -1;

@@ -80,6 +80,15 @@ public:
     int comparedSchemes() const;
     std::vector<double> comparedShifts() const; // of the last comparison's rows, from the first's map
     void requestCompare();
+    // Image region -> text: the merged-grid cells (corners inclusive) whose attention from every token the
+    // "Region -> text" tab charts per layer; dragging on its picture does the same. regionShares() are the
+    // shown layer's shares per token (mapTokens order), empty without a region or run.
+    void selectRegion(int row0, int col0, int row1, int col1);
+    void clearRegion();
+    std::vector<double> regionShares() const;
+    // The run's prompt in the explorer: its layout under the run's scheme and layer, the strongest question
+    // token at the region selected, it and the runner-up tokens and the region's image tokens highlighted.
+    void showRegionInExplorer();
 
     // The tab's inputs and view settings (model folder, image, question, scheme choices, layer, head,
     // colormap, opacity, contrast, smoothing), saved with the explorer's session; applySettings loads
@@ -90,6 +99,7 @@ public:
 Q_SIGNALS:
     void runFinished(bool ok);
     void settingsChanged();
+    void showInExplorer(const session::ExplorerState& state); // showRegionInExplorer's request
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -108,6 +118,8 @@ private:
     void buildLayerHeads();
     QWidget* layerHeadsPage();
     QWidget* schemesPage();
+    QWidget* regionPage();
+    void repaintRegion();
     model::HeadChoice headChoice() const;
     views::HeatmapOptions heatmapOptions() const;
     QString colourScaleHtml(const views::HeatmapOptions& options) const;
@@ -118,7 +130,7 @@ private:
     QLabel *imageLabel_, *answerLabel_, *statusLabel_, *modelLabel_, *modelInputs_, *questionNote_;
     QLabel *ownLabel_, *differenceLabel_, *shiftLabel_, *colourBar_, *tokens_;
     QTabWidget* views_;
-    views::ChartView *layerHeadsView_, *schemesView_;
+    views::ChartView *layerHeadsView_, *schemesView_, *regionView_;
     QComboBox* layerHeadsShow_;
     QListWidget* schemeList_;
     QPushButton* cancel_;

@@ -218,6 +218,10 @@ void MainWindow::buildUi()
 
     attention_ = new AttentionPanel;
     connect(attention_, &AttentionPanel::settingsChanged, this, &MainWindow::autosave);
+    connect(attention_, &AttentionPanel::showInExplorer, this, [this](const session::ExplorerState& state) {
+        if (applyState(state))
+            tabs_->setCurrentIndex(0);
+    });
     tabs_ = new QTabWidget;
     tabs_->addTab(centre, "Geometry");
     tabs_->addTab(attention_, "Attention");
@@ -489,6 +493,8 @@ bool MainWindow::adopt(ReadoutRunner::Result result)
     // A new layout can put the scene far from where the user left the camera: refit it.
     if (s.layout != state_.layout)
         s.cameraState.reset();
+    if (s.layout != state_.layout && s.highlighted == state_.highlighted)
+        s.highlighted.clear(); // marks of another layout's tokens
     state_ = s;
     readouts_ = std::move(next);
     attention_->setScheme(state_);
@@ -522,6 +528,7 @@ SceneOptions MainWindow::sceneOptions() const
 {
     SceneOptions o;
     o.selectedToken = readouts_.selectedText;
+    o.highlighted = state_.highlighted;
     o.colour = state_.colourMode;
     o.showConeLines = state_.showConeLines;
     o.showConeSurface = state_.showConeSurface;

@@ -54,6 +54,12 @@ QJsonObject ExplorerState::toJson() const
     o["age_layers"] = ageLayers;
     o["layer"] = layer;
     o["selected_token"] = selectedToken;
+    if (!highlighted.empty()) {
+        QJsonArray marked;
+        for (int t : highlighted)
+            marked.append(t);
+        o["highlighted"] = marked;
+    }
     o["colour"] = colourModeName(colourMode);
     o["cone_lines"] = showConeLines;
     o["cone_surface"] = showConeSurface;
@@ -82,6 +88,17 @@ ExplorerState ExplorerState::fromJson(const QJsonObject& o)
     s.ageLayers = f.integer("age_layers", s.ageLayers);
     s.layer = f.integer("layer", s.layer);
     s.selectedToken = f.integer("selected_token", s.selectedToken);
+    if (o.contains("highlighted")) {
+        const QJsonArray marked = o["highlighted"].toArray();
+        constexpr qsizetype kMaxHighlighted = 4096;
+        if (!o["highlighted"].isArray() || marked.size() > kMaxHighlighted)
+            f.bad("highlighted", "must be a list of at most 4096 token indices");
+        for (const QJsonValue& v : marked) {
+            if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() > 1e8 || v.toDouble() != std::floor(v.toDouble()))
+                f.bad("highlighted", "must hold token indices (whole numbers from 0)");
+            s.highlighted.push_back(v.toInt());
+        }
+    }
     const auto colour = colourModeFromName(f.text("colour", colourModeName(s.colourMode)));
     if (!colour)
         f.bad("colour", "must be rowcol, patch or distance");

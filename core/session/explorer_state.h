@@ -9,6 +9,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ropescope::session {
 
@@ -23,6 +24,7 @@ struct ExplorerState {
 
     // View
     int selectedToken = 3; // the text token before the image in the default layout
+    std::vector<int> highlighted; // tokens drawn marked, e.g. those attending an image region (Attention tab)
     ColourMode colourMode = ColourMode::RowCol;
     bool showConeLines = true;
     bool showConeSurface = false;

@@ -2,6 +2,7 @@
 #include "gui/main_window.h"
 #include "gui/attention_panel.h"
 #include "charts/attention_figures.h"
+#include "charts/region_chart.h"
 #include "widgets/chart_view.h"
 #include "io/resource_paths.h"
 #include "widgets/parameter_panel.h"
@@ -22,6 +23,7 @@
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTemporaryDir>
@@ -401,6 +403,60 @@ private Q_SLOTS:
         QVERIFY(finished.wait(60000));
         QVERIFY(w.attention()->ownOverlay().isNull());
         QCOMPARE(w.attention()->overlay(), ownScheme);
+    }
+
+    // Image region -> text: a drag on the picture selects cells, the chart gives each token's share per
+    // layer and head, the region is saved, and "Show in 3-D" puts the prompt in the explorer with the
+    // attending tokens and the region's image tokens highlighted.
+    void regionToTextSelectsChartsAndShowsIn3d()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        QVERIFY(firstAttentionRun(w, finished));
+        ropescope::gui::AttentionPanel* a = w.attention();
+        QVERIFY(a->regionShares().empty());
+        auto* views = a->findChild<QTabWidget*>("attentionViews");
+        views->setCurrentIndex(3);
+        auto* chart = a->findChild<ropescope::views::ChartView*>("regionView");
+        QVERIFY(chart->isVisible());
+        // Drag from the picture's top-left cell three cells right and two down.
+        const QRectF picture = ropescope::views::regionPictureRect(QRectF(chart->rect()));
+        const double cell = picture.width() / 8;
+        const QPoint from = (picture.topLeft() + QPointF(cell / 2, cell / 2)).toPoint();
+        const QPoint to = (picture.topLeft() + QPointF(3.5 * cell, 2.5 * cell)).toPoint();
+        QTest::mousePress(chart, Qt::LeftButton, {}, from);
+        QMouseEvent move(QEvent::MouseMove, QPointF(to), chart->mapToGlobal(QPointF(to)), Qt::NoButton, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(chart, &move);
+        QTest::mouseRelease(chart, Qt::LeftButton, {}, to);
+        QCOMPARE(a->settings()["region"].toString(), QString("0,0,2,3"));
+        const std::vector<double> last = a->regionShares();
+        QCOMPARE(static_cast<int>(last.size()), a->mapTokenCount()); // question tokens and the answer
+        for (double s : last)
+            QVERIFY(s >= 0 && s <= 1);
+        a->findChild<QSlider*>("attentionLayer")->setValue(0);
+        QVERIFY(a->regionShares() != last); // per layer
+        a->findChild<QComboBox*>("head")->setCurrentIndex(2);
+        const std::vector<double> head0 = a->regionShares();
+        a->findChild<QComboBox*>("head")->setCurrentIndex(3);
+        QVERIFY(a->regionShares() != head0); // per head
+
+        QSignalSpy shown(a, &ropescope::gui::AttentionPanel::showInExplorer);
+        a->findChild<QPushButton*>("showRegionIn3d")->click();
+        QCOMPARE(shown.count(), 1);
+        const ropescope::session::ExplorerState& s = w.state();
+        QVERIFY2(s.layout.find("image:8x8") != std::string::npos, s.layout.c_str());
+        QCOMPARE(s.layer, 0);
+        QCOMPARE(static_cast<int>(s.highlighted.size()), 3 + 12); // three question tokens, the 3x4 region's image tokens
+        QCOMPARE(s.highlighted.front(), s.selectedToken);
+        const ropescope::geometry::PositionTable table = s.buildTable();
+        for (size_t k = 3; k < s.highlighted.size(); ++k)
+            QVERIFY(std::find(table.textTokens.begin(), table.textTokens.end(), s.highlighted[k]) == table.textTokens.end()); // image tokens
+        // A layout typed in the panel afterwards drops the marks of the old one.
+        ropescope::session::ExplorerState other = w.state();
+        other.layout = "text:4,image:4x4,text:2";
+        QVERIFY(w.applyState(other));
+        QVERIFY(w.state().highlighted.empty());
     }
 
     void attentionViewsOfTheSecondLevel()

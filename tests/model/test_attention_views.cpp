@@ -6,6 +6,7 @@
 #include "../unit/csv_table.h"
 #include "model/attention_run.h"
 #include "model/attention_stats.h"
+#include "model/region_attention.h"
 #include "model/image_processor.h"
 #include "model/scheme_comparison.h"
 #include "model/tensor_io.h"
@@ -154,6 +155,109 @@ private Q_SLOTS:
             QVERIFY(std::abs(stats[h].normalizedEntropy - entropy / std::log(n)) < 1e-12);
         }
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, headStats(probs, 4, 7));
+    }
+
+    // Image region -> text against plain loops over the captured rows: per layer and token, the region's
+    // probability mass and its share of the token's image mass, for the heads' mean, the max and one head.
+    void regionToTextAgainstLoops()
+    {
+        Vlm vlm(model_);
+        const Tokenizer tok = Tokenizer::load(model_ + "/tokenizer.json");
+        AttentionQuery q = query();
+        q.generate = 3;
+        q.answerMaps = true;
+        const AttentionRun run = runAttention(vlm, tok, model_, q);
+        QCOMPARE(run.prompt.gridRows, 4);
+        QCOMPARE(run.prompt.gridCols, 6);
+        const CellRegion region = CellRegion::parse("2,4,1,2"); // corners in any order
+        const std::vector<int> cells = region.cells(4, 6);
+        QCOMPARE(cells, (std::vector<int>{8, 9, 10, 14, 15, 16}));
+        for (const HeadChoice& head : {HeadChoice{}, HeadChoice{HeadChoice::Kind::Max, 0}, HeadChoice{HeadChoice::Kind::Index, 2}}) {
+            const RegionAttention r = regionAttention(run, cells, head);
+            QCOMPARE(r.tokens.size(), run.questionTokens.size() + run.answerTokens.size());
+            QCOMPARE(r.area, 6.0 / 24);
+            for (size_t l = 0; l < run.layers.size(); ++l)
+                for (size_t t = 0; t < r.tokens.size(); ++t) {
+                    const torch::Tensor rows = run.tokenAttention(l, r.tokens[t]);
+                    std::vector<double> in(4, 0.0), all(4, 0.0);
+                    for (int h = 0; h < 4; ++h)
+                        for (int c = 0; c < 24; ++c) {
+                            const double p = rows[h][0][c].item<double>();
+                            all[static_cast<size_t>(h)] += p;
+                            if (std::find(cells.begin(), cells.end(), c) != cells.end())
+                                in[static_cast<size_t>(h)] += p;
+                        }
+                    double mass = 0, total = 0;
+                    if (head.kind == HeadChoice::Kind::Index) {
+                        mass = in[2];
+                        total = all[2];
+                    } else if (head.kind == HeadChoice::Kind::Max) {
+                        const size_t h = static_cast<size_t>(std::max_element(in.begin(), in.end()) - in.begin());
+                        mass = in[h];
+                        total = all[h];
+                    } else {
+                        for (int h = 0; h < 4; ++h) {
+                            mass += in[static_cast<size_t>(h)] / 4;
+                            total += all[static_cast<size_t>(h)] / 4;
+                        }
+                    }
+                    QVERIFY2(std::abs(r.mass[l][t] - mass) < 1e-6, qPrintable(QString("layer %1 token %2").arg(l).arg(t)));
+                    QVERIFY2(std::abs(r.share[l][t] - mass / total) < 1e-6, qPrintable(QString("layer %1 token %2").arg(l).arg(t)));
+                }
+            const std::vector<int> order = r.strongest(1, 100);
+            QCOMPARE(order.size(), r.tokens.size());
+            for (size_t k = 1; k < order.size(); ++k)
+                QVERIFY(r.share[1][static_cast<size_t>(order[k - 1])] >= r.share[1][static_cast<size_t>(order[k])]);
+        }
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, regionAttention(run, {24}, HeadChoice{}));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, regionAttention(run, {}, HeadChoice{}));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, CellRegion::parse("1,2,3"));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, CellRegion::parse("1,-2"));
+
+        // `attend --region` writes the same numbers (region.csv), a figure and the summary; a batch item too.
+        const QString out = dir_.filePath("region");
+        auto cli = runRopescope(attendArgs(out) + QStringList{"--region", "2,4,1,2", "--per-token", "--max-new-tokens", "3", "--head", "2"}, false);
+        QVERIFY2(cli.exitCode == 0, cli.err.constData());
+        QVERIFY(QFile::exists(out + "/region.png"));
+        const RegionAttention r = regionAttention(run, cells, HeadChoice{HeadChoice::Kind::Index, 2});
+        QFile csv(out + "/region.csv");
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = csv.readAll().trimmed().split('\n');
+        QCOMPARE(lines.first(), QByteArray("layer,token,token_text,answer,mass,share"));
+        QCOMPARE(static_cast<size_t>(lines.size() - 1), run.layers.size() * r.tokens.size());
+        for (int i = 1; i < lines.size(); ++i) {
+            const QList<QByteArray> f = lines[i].split(',');
+            const size_t l = static_cast<size_t>(f[0].toInt()), t = static_cast<size_t>(i - 1) % r.tokens.size();
+            QCOMPARE(f[1].toLongLong(), r.tokens[t].index);
+            QVERIFY(std::abs(f[4].toDouble() - r.mass[l][t]) < 1e-6);
+            QVERIFY(std::abs(f[5].toDouble() - r.share[l][t]) < 1e-6);
+        }
+        const QJsonObject summary = jsonFile(out + "/summary.json")["region"].toObject();
+        QCOMPARE(summary["cells"].toString(), QString("2,4,1,2"));
+        QCOMPARE(summary["area"].toDouble(), 0.25);
+        QCOMPARE(summary["per_layer"].toArray().size(), static_cast<int>(run.layers.size()));
+
+        QFile job(dir_.filePath("region-job.json"));
+        QVERIFY(job.open(QIODevice::WriteOnly));
+        job.write(QJsonDocument(QJsonObject{{"defaults", QJsonObject{{"model", model_}, {"image", image_}, {"question", question_}}},
+                                            {"items", QJsonArray{QJsonObject{{"type", "attention"}, {"output", "r.csv"}, {"region", "2,4,1,2"},
+                                                                             {"per-token", true}, {"max-new-tokens", 3}, {"head", "2"}}}}})
+                      .toJson());
+        job.close();
+        cli = runRopescope({"batch", job.fileName(), "--output", dir_.filePath("region-batch")}, false);
+        QVERIFY2(cli.exitCode == 0, cli.err.constData());
+        QFile batchCsv(dir_.filePath("region-batch") + "/r.csv");
+        QVERIFY(batchCsv.open(QIODevice::ReadOnly));
+        QVERIFY(csv.seek(0));
+        QCOMPARE(batchCsv.readAll(), csv.readAll());
+
+        // Cells outside the grid and malformed regions are refused by flag, before anything is written.
+        for (const char* bad : {"4,0", "0,6", "1,x", "1,2,3"}) {
+            cli = runRopescope(attendArgs(dir_.filePath("region-bad")) + QStringList{"--region", bad}, false);
+            QCOMPARE(cli.exitCode, 2);
+            QVERIFY2(cli.err.contains("--region: "), cli.err.constData());
+            QVERIFY(!QDir(dir_.filePath("region-bad")).exists());
+        }
     }
 
     void perTokenAndLayersHeadsFiles()

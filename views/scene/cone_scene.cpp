@@ -75,7 +75,7 @@ ConeScene::~ConeScene()
         for (auto& l : *pool)
             renderer_->RemoveActor(l);
     for (vtkActor* a : {textActor_.Get(), visualActor_.Get(), textAxisActor_.Get(), ringActor_.Get(), coneLineActor_.Get(),
-                        coneSurfaceActor_.Get(), selectedActor_.Get(), axesActor_.Get()})
+                        coneSurfaceActor_.Get(), selectedActor_.Get(), highlightedActor_.Get(), axesActor_.Get()})
         renderer_->RemoveActor(a);
 }
 
@@ -99,6 +99,9 @@ void ConeScene::buildPipeline()
     pointActor(visualActor_, visualPoints_, true);
     pointActor(selectedActor_, selected_, false);
     selectedActor_->GetProperty()->SetColor(kSelectedColour);
+    pointActor(highlightedActor_, highlighted_, false);
+    highlightedActor_->GetProperty()->SetColor(1.0, 0.62, 0.0);
+    highlightedActor_->GetProperty()->SetOpacity(0.55); // a halo: the token's own colour stays visible inside
 
     auto lineActor = [](vtkActor* actor, vtkPolyData* data, double r, double g, double b, double opacity, float width) {
         vtkNew<vtkPolyDataMapper> mapper;
@@ -118,7 +121,7 @@ void ConeScene::buildPipeline()
     lineActor(axesActor_, axes_, 0.45, 0.45, 0.45, 1.0, 2.0f);
 
     for (vtkActor* a : {axesActor_.Get(), textAxisActor_.Get(), ringActor_.Get(), coneSurfaceActor_.Get(), coneLineActor_.Get(),
-                        textActor_.Get(), visualActor_.Get(), selectedActor_.Get()})
+                        textActor_.Get(), visualActor_.Get(), selectedActor_.Get(), highlightedActor_.Get()})
         renderer_->AddActor(a);
     for (int i = 0; i < 3; ++i) {
         axisLabels_.push_back(vtkSmartPointer<vtkBillboardTextActor3D>::New());
@@ -143,6 +146,7 @@ void ConeScene::syncPointSizes()
     textActor_->GetProperty()->SetPointSize(static_cast<float>(diameter));
     visualActor_->GetProperty()->SetPointSize(static_cast<float>(diameter));
     selectedActor_->GetProperty()->SetPointSize(static_cast<float>(std::min(90.0, diameter * 1.8)));
+    highlightedActor_->GetProperty()->SetPointSize(static_cast<float>(std::min(80.0, diameter * 1.6)));
     declutterLabels(std::clamp(size[1] / 800.0, 1.0, 4.0));
 }
 
@@ -208,7 +212,7 @@ void ConeScene::update(const PositionTable& table, const SceneOptions& options)
     updateAxes();
     updateLabels(table, options);
     for (vtkPolyData* p : {textPoints_.Get(), visualPoints_.Get(), textAxis_.Get(), rings_.Get(), coneLines_.Get(),
-                           coneSurface_.Get(), selected_.Get(), axes_.Get()})
+                           coneSurface_.Get(), selected_.Get(), highlighted_.Get(), axes_.Get()})
         p->Modified();
 }
 
@@ -273,6 +277,11 @@ void ConeScene::updateTokens(const PositionTable& table, const SceneOptions& opt
     if (selected >= 0 && selected < table.size())
         sel.push_back(selected);
     setPoints(selected_, world_, sel);
+    std::vector<int> marked;
+    for (int t : options.highlighted)
+        if (t >= 0 && t < table.size())
+            marked.push_back(t);
+    setPoints(highlighted_, world_, marked);
 }
 
 void ConeScene::updateRings(const PositionTable& table)

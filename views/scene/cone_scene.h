@@ -63,9 +63,9 @@ private:
     double glyphRadius_ = 0.2;
     Eigen::Vector3d boundsMin_{0, 0, 0}, boundsMax_{1, 1, 1};
 
-    vtkNew<vtkPolyData> textPoints_, visualPoints_, textAxis_, rings_, coneLines_, coneSurface_, selected_, axes_;
+    vtkNew<vtkPolyData> textPoints_, visualPoints_, textAxis_, rings_, coneLines_, coneSurface_, selected_, highlighted_, axes_;
     vtkNew<vtkActor> textActor_, visualActor_, textAxisActor_, ringActor_, coneLineActor_, coneSurfaceActor_,
-        selectedActor_, axesActor_;
+        selectedActor_, highlightedActor_, axesActor_;
     std::vector<vtkSmartPointer<vtkBillboardTextActor3D>> axisLabels_, tokenLabels_;
     size_t tokenLabelsUsed_ = 0;
     size_t selectedLabel_ = SIZE_MAX; // index in tokenLabels_ of the selected token's label

@@ -26,9 +26,28 @@ void ChartView::paintEvent(QPaintEvent*)
 
 void ChartView::mousePressEvent(QMouseEvent* event)
 {
-    if (event->button() == Qt::LeftButton)
+    if (event->button() == Qt::LeftButton) {
+        pressed_ = true;
+        pressedAt_ = event->position();
         Q_EMIT clicked(event->position());
+    }
     QWidget::mousePressEvent(event);
+}
+
+void ChartView::mouseMoveEvent(QMouseEvent* event)
+{
+    if (pressed_ && (event->buttons() & Qt::LeftButton))
+        Q_EMIT dragged(pressedAt_, event->position());
+    QWidget::mouseMoveEvent(event);
+}
+
+void ChartView::mouseReleaseEvent(QMouseEvent* event)
+{
+    if (pressed_ && event->button() == Qt::LeftButton) {
+        pressed_ = false;
+        Q_EMIT dragFinished(pressedAt_, event->position());
+    }
+    QWidget::mouseReleaseEvent(event);
 }
 
 } // namespace ropescope::views

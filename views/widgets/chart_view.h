@@ -18,12 +18,19 @@ public:
 Q_SIGNALS:
     // A left click, in the coordinates the painter draws in (figures that can be picked from map it back).
     void clicked(QPointF position);
+    // A left-button drag from where it was pressed: while moving, and once when released.
+    void dragged(QPointF from, QPointF to);
+    void dragFinished(QPointF from, QPointF to);
 
 protected:
     void paintEvent(QPaintEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
 
 private:
+    QPointF pressedAt_;
+    bool pressed_ = false;
     ChartPainter painter_;
 };
 

@@ -1,0 +1,34 @@
+#pragma once
+// Image region -> text (the patch selector): which text tokens attend a chosen set of image cells.
+#include "attention_run.h"
+
+#include <vector>
+
+namespace ropescope::model {
+
+// A rectangle of merged-grid cells, corners inclusive and in any order; clamped to the grid.
+struct CellRegion {
+    int row0 = 0, col0 = 0, row1 = 0, col1 = 0;
+    std::vector<int> cells(int rows, int cols) const; // row-major indices, ascending
+    QString toString() const;                         // "r0,c0,r1,c1"
+    // "r0,c0,r1,c1" or "r,c" (one cell); throws std::invalid_argument saying what is wrong.
+    static CellRegion parse(const QString& text);
+};
+
+struct RegionAttention {
+    std::vector<int> cells;       // the region, row-major on the grid
+    double area = 0;              // its share of the grid's cells: what a token that ignores position gives it
+    std::vector<MapToken> tokens; // question tokens, then answer tokens when the run kept their rows
+    std::vector<int> layers;      // the captured layers
+    // [captured layer][token]: attention probability on the region (summed over its cells), and that as a
+    // share of the token's attention on the whole image; for the head choice (mean over heads, the head
+    // with the largest mass on the region, or one head; the share of the same head or the heads' means).
+    std::vector<std::vector<double>> mass, share;
+    // The tokens of a captured layer by share, largest first (at most `count`).
+    std::vector<int> strongest(size_t capturedIndex, int count) const;
+};
+
+// Throws std::invalid_argument for an empty region or a cell outside the run's grid.
+RegionAttention regionAttention(const AttentionRun& run, const std::vector<int>& cells, const HeadChoice& head);
+
+} // namespace ropescope::model

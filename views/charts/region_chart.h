@@ -1,0 +1,37 @@
+#pragma once
+// Image region -> text: the picture with the selected cells outlined, every captured layer's share of
+// each token's image attention on the region (a strip, layers x tokens), and the shown layer as bars
+// with the region's area as the "ignores position" line. Painted the same on screen and into PNG/SVG/PDF.
+#include <QImage>
+#include <QRectF>
+#include <QSize>
+#include <QStringList>
+
+#include <vector>
+
+class QPainter;
+
+namespace ropescope::views {
+
+struct RegionChart {
+    QString title;
+    QImage image;                           // the model's view with the region outlined (outlineCells)
+    QStringList tokens;                     // one label per token
+    std::vector<bool> answer;               // answer tokens are drawn in another colour
+    std::vector<int> layers;                // strip rows
+    std::vector<std::vector<double>> share; // [layer][token], 0..1
+    int shownLayer = 0;                     // index into layers of the bars
+    double area = 0;                        // the region's share of the image
+};
+// With no tokens (nothing selected yet) only the picture and `hint` are painted.
+void paintRegionChart(QPainter& painter, const QRectF& area, const RegionChart& chart, const QString& hint = {});
+QSize regionChartSize(const RegionChart& chart);
+// Where the picture lies in a chart painted into `area`, and the cell (row-major on rows x cols) under
+// `point` there, or -1: drags on the picture select regions.
+QRectF regionPictureRect(const QRectF& area);
+int regionCellAt(const QRectF& area, int rows, int cols, QPointF point);
+
+// `image` with the cells (row-major on a rows x cols grid) outlined, their outside dimmed.
+QImage outlineCells(const QImage& image, int rows, int cols, const std::vector<int>& cells);
+
+} // namespace ropescope::views

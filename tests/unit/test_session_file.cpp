@@ -38,6 +38,7 @@ private Q_SLOTS:
         s.state.camera = session::CameraPreset::Side;
         s.state.projection = {session::Projection4D::Components, {0, 1, 3}};
         s.state.cameraState = session::CameraState{{4, 5, 6}, {1, 1, 1}, {0, 0, 1}, 20};
+        s.state.highlighted = {5, 2, 17};
         s.attention = QJsonObject{{"question", "where is the circle?"}, {"layer", 3}};
         const QString path = dir.filePath("mine.ropescope.json");
         session::writeSessionFile(path, s);
@@ -48,6 +49,7 @@ private Q_SLOTS:
         QVERIFY(back.state.projection == s.state.projection);
         QCOMPARE(back.state.cameraState->position, (std::array<double, 3>{4, 5, 6}));
         QCOMPARE(back.attention, s.attention);
+        QCOMPARE(back.state.highlighted, (std::vector<int>{5, 2, 17}));
     }
 
     void errorsNameTheFileAndTheValue()
@@ -71,6 +73,15 @@ private Q_SLOTS:
             QCOMPARE(e.parameter, std::string("alpha")); // the GUI names its control from this
             QVERIFY2(QString(e.what()).startsWith(badValue + ": alpha: must be in [0, 1]"), e.what());
             QVERIFY2(!QString::fromStdString(e.detail).contains("alpha"), e.what());
+        }
+        for (const char* marks : {R"("highlighted": [1, -2])", R"("highlighted": [1.5])", R"("highlighted": "3")"}) {
+            writeRaw(badValue, QByteArray(R"({"layout": "text:2,image:2x2", )") + marks + "}");
+            try {
+                session::readSessionFile(badValue);
+                QFAIL(marks);
+            } catch (const session::SessionFileError& e) {
+                QVERIFY2(QString(e.what()).contains("'highlighted'"), e.what()); // named like the other session keys
+            }
         }
         // A FIFO is refused at once instead of blocking the reader; so is a folder.
         const QString fifo = dir.filePath("pipe.json");

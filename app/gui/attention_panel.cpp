@@ -116,6 +116,16 @@ struct AttentionPanel::Impl {
     std::shared_ptr<views::RegionChart> regionChart = std::make_shared<views::RegionChart>();
     QString answer, status;
 
+    // The selected token's row among the question rows both schemes' runs keep; none for "all" (-1) and
+    // for answer tokens (the own scheme's run is a prefill only).
+    std::optional<int64_t> ownRow() const
+    {
+        if (!run || token < 0 || token >= static_cast<int>(run->questionTokens.size()))
+            return std::nullopt; // question tokens come first in mapTokens()
+        const std::vector<int64_t>& rows = run->prompt.queryTokens;
+        const auto at = std::find(rows.begin(), rows.end(), run->questionTokens[static_cast<size_t>(token)].index);
+        return at == rows.end() ? std::nullopt : std::optional<int64_t>(at - rows.begin());
+    }
     std::vector<model::MapToken> mapTokens() const
     {
         std::vector<model::MapToken> all = run->questionTokens;
@@ -133,6 +143,7 @@ struct AttentionPanel::Impl {
     bool engaged = false; // the tab has run once: scheme changes re-run it from then on
     bool runAfterLoad = true; // false while a session restores its model: nothing runs until asked
     std::optional<int> restoredLayer, restoredHead; // a session's choices, applied once its model is in
+    std::optional<std::vector<model::SchemeEntry>> restoredSchemes; // a session's side-by-side list, likewise
     quint64 generation = 0;
 };
 
@@ -399,7 +410,13 @@ void AttentionPanel::install(LoadedModel& m)
     const model::ModelScheme own = model::recordedScheme(m.dir);
     const QString ownLabel = geometry::schemeName(own.params.kind) + (own.age.empty() ? QString() : " + AGE " + QString::fromStdString(own.age)) + " (own)";
     d->schemes.push_back({ownLabel, own});
-    schemeList_->addItem(ownLabel);
+    if (d->restoredSchemes) {
+        d->schemes = std::move(*d->restoredSchemes);
+        d->restoredSchemes.reset();
+        schemeList_->clear();
+    }
+    for (const model::SchemeEntry& e : d->schemes)
+        schemeList_->addItem(e.label);
     schemesView_->setPainter([](QPainter& p, const QRectF& r) {
         p.setPen(Qt::darkGray);
         p.drawText(r.adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
@@ -442,7 +459,16 @@ QJsonObject AttentionPanel::settings() const
                        {"opacity", opacity_->value()},
                        {"gamma", gamma_->value()},
                        {"smoothing", smoothing_->value()},
-                       {"region", d->region ? d->region->toString() : QString()}};
+                       {"region", d->region ? d->region->toString() : QString()},
+                       {"schemes", schemesJson()}};
+}
+
+QJsonArray AttentionPanel::schemesJson() const
+{
+    QJsonArray list;
+    for (const model::SchemeEntry& e : d->schemes)
+        list.append(QJsonObject{{"label", e.label}, {"scheme", model::schemeToJson(e.scheme)}});
+    return list;
 }
 
 void AttentionPanel::applySettings(const QJsonObject& s)
@@ -459,6 +485,20 @@ void AttentionPanel::applySettings(const QJsonObject& s)
     opacity_->setValue(s["opacity"].toInt(opacity_->value()));
     gamma_->setValue(s["gamma"].toDouble(gamma_->value()));
     smoothing_->setValue(s["smoothing"].toDouble(smoothing_->value()));
+    std::optional<std::vector<model::SchemeEntry>> schemes;
+    if (s["schemes"].isArray()) {
+        schemes.emplace();
+        for (const QJsonValue& v : s["schemes"].toArray()) {
+            const QJsonObject entry = v.toObject();
+            if (schemes->size() == static_cast<size_t>(model::kMaxComparedSchemes) || !entry["label"].isString() || !entry["scheme"].isObject())
+                continue;
+            try {
+                schemes->push_back({entry["label"].toString().left(200), model::schemeFromJson(entry["scheme"].toObject())});
+            } catch (const std::exception&) {
+                // an entry the session cannot mean is dropped, the others kept
+            }
+        }
+    }
     d->region.reset();
     d->regionOf.reset();
     if (!s["region"].toString().isEmpty()) {
@@ -480,8 +520,17 @@ void AttentionPanel::applySettings(const QJsonObject& s)
         if (head >= 0)
             d->restoredHead = head;
         d->runAfterLoad = false;
+        d->restoredSchemes = schemes;
         openModel(dir);
         return;
+    }
+    if (schemes && d->vlm) { // the model stays: its list is replaced now
+        d->schemes = std::move(*schemes);
+        schemeList_->clear();
+        for (const model::SchemeEntry& e : d->schemes)
+            schemeList_->addItem(e.label);
+    } else if (schemes) {
+        d->restoredSchemes = schemes; // the first model to load takes it
     }
     if (layer >= 0 && layer <= layer_->maximum())
         layer_->setValue(layer);
@@ -565,7 +614,11 @@ double AttentionPanel::shift() const
     if (!d->run || !d->run->ownResult)
         return 0;
     const size_t layer = static_cast<size_t>(std::clamp(layer_->value(), 0, layers() - 1));
-    return model::attentionShift(d->run->ownResult->prefill.attentions[layer], d->run->attention()[layer]);
+    const std::optional<int64_t> row = d->ownRow();
+    if (d->token >= 0 && !row)
+        return 0; // an answer token: the own scheme's run has no answer rows
+    const torch::Tensor own = d->run->ownResult->prefill.attentions[layer], shown = d->run->attention()[layer];
+    return row ? model::attentionShift(own.narrow(1, *row, 1), shown.narrow(1, *row, 1)) : model::attentionShift(own, shown);
 }
 
 int AttentionPanel::layers() const
@@ -962,6 +1015,7 @@ QWidget* AttentionPanel::schemesPage()
         if (at >= 0 && at < static_cast<int>(d->schemes.size())) {
             d->schemes.erase(d->schemes.begin() + at);
             delete schemeList_->takeItem(at);
+            Q_EMIT settingsChanged();
         }
     });
     connect(compare, &QPushButton::clicked, this, &AttentionPanel::requestCompare);
@@ -986,6 +1040,7 @@ void AttentionPanel::addExplorerScheme()
         label += " + AGE " + QString::fromStdString(d->scheme.age);
     d->schemes.push_back({label, {p, d->scheme.age}});
     schemeList_->addItem(label);
+    Q_EMIT settingsChanged();
 }
 
 int AttentionPanel::comparedSchemes() const
@@ -1153,21 +1208,24 @@ void AttentionPanel::repaintOverlay()
     cells.selectedHead = choice.kind == model::HeadChoice::Kind::Index ? choice.index : -1;
     cells.show = layerHeadsShow_->currentIndex() == 1 ? views::LayerHeadGrid::Show::Mass : views::LayerHeadGrid::Show::Maps;
     layerHeadsView_->setPainter([shared = d->layerHeads](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, *shared); });
-    if (!run.ownResult || oneToken) { // the own scheme's run keeps only the question's mean rows
+    const std::optional<int64_t> ownRow = d->ownRow();
+    if (!run.ownResult || (oneToken && !ownRow)) { // the own scheme's run is a prefill: no answer tokens' rows
         ownOverlay_ = difference_ = QImage();
         comparison_->hide();
         return;
     }
-    const std::vector<float> own = model::headMap(run.ownResult->prefill.attentions[layer], choice);
+    const torch::Tensor ownRows = run.ownResult->prefill.attentions[layer];
+    const std::vector<float> own = model::headMap(ownRow ? ownRows.narrow(1, *ownRow, 1) : ownRows, choice);
     ownOverlay_ = views::attentionOverlay(a.resized, own, a.gridRows, a.gridCols, o);
     difference_ = views::attentionDifferenceOverlay(a.resized, own, grid, a.gridRows, a.gridCols, o);
     comparison_->show();
     for (auto [label, image] : {std::pair{ownLabel_, &ownOverlay_}, {differenceLabel_, &difference_}})
         label->setPixmap(QPixmap::fromImage(*image).scaled(label->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
     // The shift compares the mean maps whatever head the images show: say so.
-    shiftLabel_->setText(QString("layer %1, mean over heads and question tokens: attention moved by %2 (total variation, "
+    shiftLabel_->setText(QString("layer %1, mean over heads and %2: attention moved by %3 (total variation, "
                                  "0 = same places, 1 = disjoint)")
                              .arg(layer)
+                             .arg(ownRow ? "'" + tokens[static_cast<size_t>(d->token)].text.trimmed() + "'" : QString("question tokens"))
                              .arg(shift(), 0, 'f', 3));
 }
 

@@ -4,6 +4,7 @@
 #include "session/explorer_state.h"
 
 #include <QImage>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QWidget>
 
@@ -119,6 +120,7 @@ private:
     QWidget* layerHeadsPage();
     QWidget* schemesPage();
     QWidget* regionPage();
+    QJsonArray schemesJson() const;
     void repaintRegion();
     model::HeadChoice headChoice() const;
     views::HeatmapOptions heatmapOptions() const;

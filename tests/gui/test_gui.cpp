@@ -215,6 +215,33 @@ private Q_SLOTS:
                  QString("where is the red circle?"));
     }
 
+    // The side-by-side list and the selected image region are part of the session too.
+    void schemeListAndRegionAreSaved()
+    {
+        QTemporaryDir dir;
+        {
+            MainWindow w(dir.path());
+            QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+            QVERIFY(firstAttentionRun(w, finished));
+            QCOMPARE(w.attention()->comparedSchemes(), 1); // the model's own
+            w.panel()->alphaSlider()->setValue(300);
+            w.attention()->addExplorerScheme();
+            w.attention()->selectRegion(1, 2, 3, 4);
+            QCOMPARE(w.attention()->comparedSchemes(), 2);
+            w.saveSession(dir.filePath("lists.ropescope.json"));
+        }
+        MainWindow restored(dir.path());
+        QSignalSpy finished(restored.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        QVERIFY(firstAttentionRun(restored, finished));
+        QCOMPARE(restored.attention()->comparedSchemes(), 2);
+        const QJsonArray schemes = restored.attention()->settings()["schemes"].toArray();
+        QCOMPARE(schemes.size(), 2);
+        QCOMPARE(schemes[1].toObject()["label"].toString(), QString("circle alpha 0.3"));
+        QCOMPARE(schemes[1].toObject()["scheme"].toObject()["alpha"].toDouble(), 0.3);
+        QCOMPARE(restored.attention()->settings()["region"].toString(), QString("1,2,3,4"));
+        QCOMPARE(static_cast<int>(restored.attention()->regionShares().size()), restored.attention()->mapTokenCount());
+    }
+
     void explorerExplainsItself()
     {
         QTemporaryDir dir;
@@ -386,6 +413,16 @@ private Q_SLOTS:
         QCOMPARE(w.attention()->differenceOverlay().size(), QSize(224, 224));
         QVERIFY2(w.attention()->shift() > 0.01 && w.attention()->shift() <= 1, qPrintable(QString::number(w.attention()->shift())));
         QVERIFY(w.attention()->findChild<QLabel*>("shift")->text().contains("attention moved by"));
+        // A question token's map is compared too (its row of both runs); an answer token's cannot be (the own
+        // scheme's run is a prefill).
+        const double meanShift = w.attention()->shift();
+        w.attention()->selectToken(1);
+        QVERIFY(!w.attention()->ownOverlay().isNull());
+        QVERIFY2(w.attention()->findChild<QLabel*>("shift")->text().contains("'shape'"), qPrintable(w.attention()->findChild<QLabel*>("shift")->text()));
+        QVERIFY(w.attention()->shift() != meanShift);
+        w.attention()->selectToken(w.attention()->mapTokenCount() - 1);
+        QVERIFY(w.attention()->ownOverlay().isNull());
+        w.attention()->selectToken(-1);
         // Export for a paper: the three figures, each carrying the run's parameters.
         const QStringList written = w.attention()->exportHeatmaps(dir.filePath("fig/attention.png"));
         QCOMPARE(written, (QStringList{dir.filePath("fig/attention.png"), dir.filePath("fig/attention_own.png"),

@@ -4,9 +4,11 @@
 #include "attend_run.h"
 #include "charts/attention_figures.h"
 #include "charts/attention_heatmap.h"
+#include "charts/region_chart.h"
 #include "io/resource_paths.h"
 #include "model/attention_run.h"
 #include "model/own_prior.h"
+#include "model/region_attention.h"
 #include "model/attention_stats.h"
 #include "model/image_processor.h"
 #include "model/scheme_comparison.h"
@@ -58,6 +60,19 @@ int benchAttention(const QCommandLineParser& parser)
              const views::LayerHeadGrid g = layerHeadGrid(run);
              QPainter p(&canvas);
              views::paintLayerHeadGrid(p, QRectF(canvas.rect()), g);
+         }},
+        {"image region -> text (2x2 cells, chart)", [&] {
+             // As the GUI does it on each drag step: the region's attention for every layer and token, then the chart.
+             const model::RegionAttention r = model::regionAttention(run, model::CellRegion{3, 3, 4, 4}.cells(a.gridRows, a.gridCols), {});
+             views::RegionChart chart;
+             chart.image = views::outlineCells(a.resized, a.gridRows, a.gridCols, r.cells);
+             for (const model::MapToken& t : r.tokens)
+                 chart.tokens << t.text;
+             chart.layers = r.layers;
+             chart.share = r.share;
+             chart.area = r.area;
+             QPainter p(&canvas);
+             views::paintRegionChart(p, QRectF(canvas.rect()), chart);
          }},
         {"schemes side by side (4)", [&] { model::compareSchemes(vlm, tok, dir, query, schemes, run.layers.back()); }},
     };

@@ -14,14 +14,19 @@ namespace ropescope::model {
 std::vector<LabelledQuestion> readQuestionSet(const QString& path)
 {
     constexpr qint64 kMaxBytes = 64ll << 20;
-    constexpr size_t kMaxQuestions = 100000;
     QByteArray data;
     try {
         data = io::readInputFile(path, kMaxBytes, "question set");
     } catch (const io::IoError& e) {
         throw ModelError(e.what());
     }
-    const QDir folder = QFileInfo(path).absoluteDir();
+    return parseQuestionSet(data, path, QFileInfo(path).absolutePath());
+}
+
+std::vector<LabelledQuestion> parseQuestionSet(const QByteArray& data, const QString& path, const QString& folderPath)
+{
+    constexpr size_t kMaxQuestions = 100000;
+    const QDir folder(folderPath);
     std::vector<LabelledQuestion> out;
     int lineNumber = 0;
     for (const QByteArray& line : data.split('\n')) {

@@ -1,6 +1,7 @@
 #pragma once
 // A user's own labelled questions for `eval --questions`: the questions.jsonl that `eval --save-samples`
 // writes, or one made by hand for pictures drawn elsewhere.
+#include <QByteArray>
 #include <QString>
 
 #include <array>
@@ -21,5 +22,7 @@ struct LabelledQuestion {
 // 0/1). Blank lines are skipped. Bounded: 64 MiB, 100000 questions. Throws ModelError naming the file, the
 // line and the field. Images are not read here.
 std::vector<LabelledQuestion> readQuestionSet(const QString& path);
+// The same on bytes already read; `name` for messages, images relative to `folder`.
+std::vector<LabelledQuestion> parseQuestionSet(const QByteArray& data, const QString& name, const QString& folder);
 
 } // namespace ropescope::model

@@ -76,6 +76,8 @@ void addAttendOptions(QCommandLineParser& parser)
         {"region", "Image region -> text: the merged-grid cells ROW0,COL0,ROW1,COL1 (corners, inclusive) or ROW,COL; which tokens "
                    "attend them, per layer: region.png (or --figure-format) and region.csv (mass and share per layer and token; "
                    "answer tokens too with --per-token).", "CELLS"},
+        {"relevancy", "Gradient-weighted attention relevancy of the answer's first token (Chefer et al. 2021, through every "
+                      "layer with autograd): relevancy.png (over the image) and summary.json relevancy."},
         {"schemes", "Compare 2 to 6 schemes side by side on this prompt: schemes.png and schemes.csv, e.g. "
                     "mrope,circle-rope:alpha=0.3,vrope,circle-rope:age=strategy_4 (vector values with '/': "
                     "mm-rope:position-scale=4/8/8).", "LIST"},
@@ -116,6 +118,7 @@ AttendOptions parseAttendOptions(const QCommandLineParser& parser)
     o.perToken = parser.isSet("per-token");
     o.layersHeads = parser.isSet("layers-heads");
     o.ownPrior = parser.isSet("own-prior");
+    o.relevancy = parser.isSet("relevancy");
     if (parser.isSet("region")) {
         try {
             o.region = model::CellRegion::parse(parser.value("region"));
@@ -314,6 +317,16 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
                                         {"share", out.region->share[k][static_cast<size_t>(best)]}});
         }
         s["region"] = QJsonObject{{"cells", cells.toString()}, {"area", out.region->area}, {"per_layer", regionLayers}};
+    }
+    if (o.relevancy) {
+        out.relevancy = model::gradientRelevancy(*m.vlm, run);
+        out.relevancyMap = views::attentionOverlay(a.resized, out.relevancy->map, a.gridRows, a.gridCols, o.heat);
+        s["relevancy"] = QJsonObject{{"token", static_cast<double>(out.relevancy->target)},
+                                     {"token_text", m.tokenizer->decode({out.relevancy->target})},
+                                     {"text_share", out.relevancy->textShare},
+                                     // against the heads' mean attention of the row that predicts the answer, last captured layer
+                                     {"correlation_with_attention",
+                                      model::pearson(out.relevancy->map, model::headMap(run.tokenAttention(run.layers.size() - 1, run.questionTokens.back()), {}))}};
     }
     return out;
 }

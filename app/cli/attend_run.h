@@ -8,6 +8,7 @@
 #include "model/attention_run.h"
 #include "model/own_prior.h"
 #include "model/region_attention.h"
+#include "model/relevancy.h"
 #include "model/tokenizer.h"
 #include "model/vlm.h"
 
@@ -33,6 +34,7 @@ struct AttendOptions {
     bool layersHeads = false;      // every captured layer x head: small multiples and a table
     bool ownPrior = false;         // the model's own positional prior per layer and head
     std::optional<model::CellRegion> region; // image region -> text: which tokens attend these cells
+    bool relevancy = false;        // gradient relevancy of the answer's first token (Chefer et al. 2021)
     QStringList schemes;           // --schemes: entries as written, compared side by side
     views::FigureFormat figureFormat = views::FigureFormat::Png;
     views::HeatmapOptions heat;
@@ -67,6 +69,8 @@ struct AttendOutcome {
     model::MapToken ownPriorToken;
     std::vector<model::OwnPrior> ownPriors;
     std::optional<model::RegionAttention> region; // --region
+    std::optional<model::Relevancy> relevancy;    // --relevancy
+    QImage relevancyMap;                          // its overlay on the image
 
     QByteArray tensorFile() const;        // attention.safetensors (answer tokens' rows too, with --per-token)
     QByteArray positionsCsv() const;      // the first layer's positions

@@ -9,6 +9,7 @@
 #include "model/attention_run.h"
 #include "model/own_prior.h"
 #include "model/region_attention.h"
+#include "model/relevancy.h"
 #include "model/attention_stats.h"
 #include "model/image_processor.h"
 #include "model/scheme_comparison.h"
@@ -73,6 +74,10 @@ int benchAttention(const QCommandLineParser& parser)
              chart.area = r.area;
              QPainter p(&canvas);
              views::paintRegionChart(p, QRectF(canvas.rect()), chart);
+         }},
+        {"gradient relevancy (backward, all layers)", [&] {
+             const model::Relevancy r = model::gradientRelevancy(vlm, run);
+             views::attentionOverlay(a.resized, r.map, a.gridRows, a.gridCols, heat);
          }},
         {"schemes side by side (4)", [&] { model::compareSchemes(vlm, tok, dir, query, schemes, run.layers.back()); }},
     };

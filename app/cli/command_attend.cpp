@@ -70,6 +70,8 @@ int runAttend(const QStringList& args)
             stage(options.figureName("own_prior"), r.ownPriorFigure(options.figureFormat));
             stage("own_prior.csv", r.ownPriorCsv());
         }
+        if (options.relevancy)
+            stage("relevancy.png", views::encodePng(r.relevancyMap, r.summary));
         if (options.region) {
             stage(options.figureName("region"), r.regionFigure(options.figureFormat));
             stage("region.csv", r.regionCsv());
@@ -79,7 +81,7 @@ int runAttend(const QStringList& args)
             stage("schemes.csv", compared->csv());
         }
         // An earlier run's optional outputs would not match this run.
-        QStringList optional{"difference.png", "tokens.json", "layers_heads.csv", "schemes.csv", "own_prior.csv", "region.csv"};
+        QStringList optional{"difference.png", "relevancy.png", "tokens.json", "layers_heads.csv", "schemes.csv", "own_prior.csv", "region.csv"};
         for (const char* stem : {"tokens", "layers_heads", "schemes", "own_prior", "region"})
             for (const char* ext : {".png", ".svg", ".pdf"})
                 optional << QString(stem) + ext;

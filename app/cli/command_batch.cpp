@@ -155,8 +155,8 @@ private:
                 return figure ? r.ownPriorFigure(format) : r.ownPriorCsv();
             if (options.perToken && (figure || out.endsWith(".json")))
                 return figure ? r.tokenSheet(format) : r.tokensJson();
-            if (out.endsWith(".png")) // "difference": true makes the figure the difference map
-                return encodePng(options.difference ? r.difference : r.heatmap, r.summary);
+            if (out.endsWith(".png")) // "difference": true makes the figure the difference map, "relevancy": true the relevancy map
+                return encodePng(options.difference ? r.difference : options.relevancy ? r.relevancyMap : r.heatmap, r.summary);
             if (out.endsWith(".json"))
                 return QJsonDocument(r.summary).toJson();
             return out.endsWith(".csv") ? r.positionsCsv() : r.tensorFile();

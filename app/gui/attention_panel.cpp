@@ -14,6 +14,7 @@
 #include "model/attention_stats.h"
 #include "model/own_prior.h"
 #include "model/region_attention.h"
+#include "model/relevancy.h"
 #include "model/bundled_model.h"
 #include "model/image_processor.h"
 #include "model/tokenizer.h"
@@ -59,6 +60,7 @@ struct AttentionPanel::Job {
     model::AttentionQuery query;
     std::vector<model::SchemeEntry> schemes; // not empty: compare these side by side instead
     int comparedLayer = 0;
+    bool relevancy = false; // also the answer's gradient relevancy (a backward pass over the prompt)
     quint64 generation = 0;
     QString schemeText;
     std::function<void(int, int)> progress; // called on the worker
@@ -66,6 +68,7 @@ struct AttentionPanel::Job {
     // Filled by the worker.
     std::optional<model::AttentionRun> run;
     std::optional<model::SchemeComparison> comparison;
+    std::optional<model::Relevancy> relevancyOf;
     QString error;
 
     void execute()
@@ -73,6 +76,8 @@ struct AttentionPanel::Job {
         try {
             if (schemes.empty()) {
                 run = model::runAttention(*vlm, *tokenizer, modelDir, query);
+                if (relevancy)
+                    relevancyOf = model::gradientRelevancy(*vlm, *run);
                 return;
             }
             comparison = model::compareSchemes(*vlm, *tokenizer, modelDir, query, schemes, comparedLayer, [this](int done, int total) {
@@ -110,6 +115,7 @@ struct AttentionPanel::Impl {
     // The small multiples of the shown run, shared with the view's painter (repaints follow slider ticks:
     // no copy of every head's map per tick).
     std::shared_ptr<views::LayerHeadGrid> layerHeads = std::make_shared<views::LayerHeadGrid>();
+    std::optional<model::Relevancy> relevancy;      // of the shown run, when the map type asked for it
     std::optional<model::CellRegion> region;        // the selected cells (also while dragging)
     std::optional<model::RegionAttention> regionOf; // of the shown run, layer-independent; for regionHead
     int regionHead = -1;
@@ -267,10 +273,13 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     form->addRow("Head", head_);
     mapType_ = new QComboBox;
     mapType_->setObjectName("mapType");
-    mapType_->addItems({"attention", "model's own positional prior"});
+    mapType_->addItems({"attention", "model's own positional prior", "gradient relevancy of the answer"});
     mapType_->setToolTip("The model's own positional prior: the head's score with q and k replaced by their means over the\n"
                          "prompt (content averaged away), rotated to each image token as the decoder rotates them. r is its\n"
-                         "correlation with the head's attention: how much of the map position alone explains.");
+                         "correlation with the head's attention: how much of the map position alone explains.\n"
+                         "Gradient relevancy (Chefer et al. 2021): which image tokens the answer's first token depends on,\n"
+                         "through every layer's attention weighted by its gradient (one backward pass; layer, head and token\n"
+                         "do not apply).");
     form->addRow("Map type", mapType_);
     priorLabel_ = new QLabel;
     priorLabel_->setObjectName("priorFit");
@@ -367,6 +376,10 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
         connect(s, &QSlider::valueChanged, this, &AttentionPanel::repaintOverlay);
     for (QComboBox* c : {head_, colormap_, mapType_})
         connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &AttentionPanel::repaintOverlay);
+    connect(mapType_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this](int type) {
+        if (type == 2 && d->run && !d->relevancy && d->engaged)
+            requestRun(); // the backward pass runs on the worker, with the model
+    });
     for (QDoubleSpinBox* s : {gamma_, smoothing_})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &AttentionPanel::repaintOverlay);
 
@@ -454,7 +467,7 @@ QJsonObject AttentionPanel::settings() const
                        {"compare", compare_->isChecked()},
                        {"layer", layer_->value()},
                        {"head", head_->currentIndex()},
-                       {"map_type", mapType_->currentIndex() == 1 ? "own_prior" : "attention"},
+                       {"map_type", QStringList{"attention", "own_prior", "relevancy"}[mapType_->currentIndex()]},
                        {"colormap", colormap_->currentText()},
                        {"opacity", opacity_->value()},
                        {"gamma", gamma_->value()},
@@ -481,7 +494,7 @@ void AttentionPanel::applySettings(const QJsonObject& s)
     compare_->setChecked(s["compare"].toBool(compare_->isChecked()));
     if (s["colormap"].isString())
         colormap_->setCurrentText(s["colormap"].toString());
-    mapType_->setCurrentIndex(s["map_type"].toString() == "own_prior" ? 1 : 0);
+    mapType_->setCurrentIndex(std::max<int>(0, static_cast<int>(QStringList{"attention", "own_prior", "relevancy"}.indexOf(s["map_type"].toString()))));
     opacity_->setValue(s["opacity"].toInt(opacity_->value()));
     gamma_->setValue(s["gamma"].toDouble(gamma_->value()));
     smoothing_->setValue(s["smoothing"].toDouble(smoothing_->value()));
@@ -671,6 +684,7 @@ std::shared_ptr<AttentionPanel::Job> AttentionPanel::prepare()
     q.answerMaps = true; // every answer token's map: the rows cost little next to the run
     q.meanQueryKey = true; // the own positional prior: one mean over the tokens per layer
     q.compareOwn = explorer && compare_->isChecked();
+    job->relevancy = mapType_->currentIndex() == 2;
     job->schemeText = QString("scheme ") + geometry::schemeName(q.scheme.params.kind) + (q.scheme.age.empty() ? QString() : " + AGE " + QString::fromStdString(q.scheme.age));
     return job;
 }
@@ -690,6 +704,7 @@ bool AttentionPanel::finish(const Job& job)
     const model::AttentionRun& r = *job.run;
     d->run = job.run;
     d->runVlm = job.vlm;
+    d->relevancy = job.relevancyOf;
     d->regionOf.reset(); // the region stays; its attention is the new run's
     if (d->region && (std::max(d->region->row0, d->region->row1) >= job.run->prompt.gridRows
                       || std::max(d->region->col0, d->region->col1) >= job.run->prompt.gridCols))
@@ -775,6 +790,9 @@ QStringList AttentionPanel::exportHeatmaps(const QString& path) const
     if (mapType_->currentIndex() == 1) {
         meta["map"] = "own positional prior (mean q, k)";
         meta["prior_correlation"] = d->priorCorrelation;
+    } else if (mapType_->currentIndex() == 2 && d->relevancy) {
+        meta["map"] = "gradient relevancy of the answer's first token (Chefer et al. 2021)";
+        meta["relevancy_text_share"] = d->relevancy->textShare;
     }
     if (d->token >= 0)
         meta["token"] = d->mapTokens()[static_cast<size_t>(d->token)].text;
@@ -1195,6 +1213,18 @@ void AttentionPanel::repaintOverlay()
         priorLabel_->setText(QString("own positional prior of '%1' (mean q, k): r = %2 with its attention")
                                  .arg(token.text.trimmed())
                                  .arg(prior.correlation, 0, 'f', 3));
+    } else if (mapType_->currentIndex() == 2) {
+        if (d->relevancy) {
+            overlay_ = views::attentionOverlay(a.resized, d->relevancy->map, a.gridRows, a.gridCols, o);
+            const std::vector<float> answerRow = model::headMap(run.tokenAttention(run.layers.size() - 1, run.questionTokens.back()), {});
+            priorLabel_->setText(QString("relevancy of '%1' through all layers (attention x gradient; layer, head and token do not "
+                                         "apply): %2% of it on text; r = %3 with the answer row's attention, last layer")
+                                     .arg(d->tokenizer->decode({d->relevancy->target}).trimmed())
+                                     .arg(100 * d->relevancy->textShare, 0, 'f', 1)
+                                     .arg(model::pearson(d->relevancy->map, answerRow), 0, 'f', 3));
+        } else {
+            priorLabel_->setText("computing the relevancy ...");
+        }
     }
     if (colourBarMap_ != static_cast<int>(o.colormap)) { // repaints follow every slider tick: draw the scale once per map
         colourBarMap_ = static_cast<int>(o.colormap);

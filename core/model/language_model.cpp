@@ -244,6 +244,11 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
                                             keep ? &selection : nullptr, keep ? &probs : nullptr);
         if (keep)
             out.attentions.push_back(single ? probs : probs.view({batch, heads, probs.size(1), probs.size(2)}));
+        if (keep && capture.contexts) {
+            const auto vFlat = v.flatten(0, 1);
+            out.contexts.push_back(ctx);
+            out.values.push_back(vFlat.size(0) == ctx.size(0) ? vFlat : vFlat.repeat_interleave(ctx.size(0) / vFlat.size(0), 0));
+        }
         const auto attn = ctx.view({batch, heads, n, d}).transpose(1, 2).reshape({batch, n, heads * d});
         x = x + dense(attn, l.oW);
         const auto hp = rmsNorm(x, l.postNorm);

@@ -31,6 +31,9 @@ struct DecoderCapture {
     // At the captured layers, also the mean query and key over the pass's tokens, as they enter the rotary
     // (after q/k norms and HARoPE maps): what the model's own positional prior is computed from.
     bool meanQueryKey = false;
+    // At the captured layers, also each layer's attention output per head and the values it mixed (what
+    // gradient relevancy needs: dy/dA = (dy/dcontext) v^T). Kept in the autograd graph when grad is on.
+    bool contexts = false;
 };
 
 struct DecoderOutput {
@@ -41,6 +44,8 @@ struct DecoderOutput {
     // With meanQueryKey, per captured layer: [heads, d] and [key heads, d] (key heads: the KV heads, or the
     // query heads where keys are repeated per query head: HARoPE, per-head rotary on few KV heads).
     std::vector<torch::Tensor> meanQueries, meanKeys;
+    // With contexts, per captured layer: [heads, L, d] each (values repeated to the query heads).
+    std::vector<torch::Tensor> contexts, values;
 };
 
 // DeepStack (Qwen3-VL): feature k [positions, hidden] is added to the residual stream at the image-token

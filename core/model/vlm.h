@@ -90,9 +90,11 @@ public:
     // Cached by content unless `useCache` is false (benchmarks) or a trace is requested.
     VisionFeatures encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr,
                                bool useCache = true);
+    // The cos/sin tables of `count` tokens from `from` (decoding steps past the table at `offset`), as run()
+    // feeds the decoder: for passes of its own over a run's prompt (gradient relevancy).
+    LayerRotary rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset = 0) const;
 
 private:
-    LayerRotary rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset = 0) const;
 
     Checkpoint checkpoint_;
     torch::Device device_;

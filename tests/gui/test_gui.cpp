@@ -545,6 +545,22 @@ private Q_SLOTS:
         head->setCurrentIndex(0);
         QCOMPARE(a->overlay(), mean);
 
+        // Gradient relevancy: the backward pass runs on the worker, then the map shows it; saved as a map type.
+        finished.clear();
+        a->findChild<QComboBox*>("mapType")->setCurrentIndex(2);
+        QVERIFY(a->busy());
+        QVERIFY(finished.wait(60000));
+        const QImage relevancy = a->overlay();
+        QVERIFY(relevancy != mean);
+        const QString relevancyText = a->findChild<QLabel*>("priorFit")->text();
+        QVERIFY2(relevancyText.contains("relevancy of 'diamond'"), qPrintable(relevancyText));
+        QCOMPARE(a->settings()["map_type"].toString(), QString("relevancy"));
+        a->findChild<QSlider*>("attentionLayer")->setValue(1);
+        QCOMPARE(a->overlay(), relevancy); // one map for the answer, whatever layer
+        a->findChild<QSlider*>("attentionLayer")->setValue(3);
+        a->findChild<QComboBox*>("mapType")->setCurrentIndex(0);
+        QCOMPARE(a->overlay(), mean);
+
         // Layers x heads: a click on a cell opens that layer and head in the Map tab.
         auto* tabs = a->findChild<QTabWidget*>("attentionViews");
         tabs->setCurrentIndex(1);

@@ -666,11 +666,8 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         MainWindow w(dir.path());
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
-        w.showAttentionTab();
-        QVERIFY(finished.wait(60000));
+        QVERIFY(firstAttentionRun(w, finished));
         const auto* inputs = w.attention()->findChild<QLabel*>("modelInputs");
         const auto* note = w.attention()->findChild<QLabel*>("questionNote");
         QVERIFY(inputs->isVisible());

@@ -75,12 +75,8 @@ private Q_SLOTS:
         model_ = dir_.filePath("model");
         QVERIFY(makeTinyModel(model_));
         // 90x60 -> a 2x3 merged grid: every cell but one is on the border, so a 4x6 image is used here.
-        QImage image(168, 112, QImage::Format_RGB888);
-        for (int y = 0; y < image.height(); ++y)
-            for (int x = 0; x < image.width(); ++x)
-                image.setPixelColor(x, y, QColor(x * 255 / image.width(), y * 255 / image.height(), (x * y) % 256));
         image_ = dir_.filePath("gradient.png");
-        QVERIFY(image.save(image_));
+        QVERIFY(writeGradientImage(image_));
     }
 
     void answerMapsAreTheGeneratingRows()

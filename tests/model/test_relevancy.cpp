@@ -33,12 +33,8 @@ private Q_SLOTS:
     {
         model_ = dir_.filePath("model");
         QVERIFY(makeTinyModel(model_));
-        QImage image(168, 112, QImage::Format_RGB888);
-        for (int y = 0; y < image.height(); ++y)
-            for (int x = 0; x < image.width(); ++x)
-                image.setPixelColor(x, y, QColor(x * 255 / image.width(), y * 255 / image.height(), (x * y) % 200));
         image_ = dir_.filePath("image.png");
-        QVERIFY(image.save(image_));
+        QVERIFY(writeGradientImage(image_));
     }
 
     void matchesAnIndependentDecoder()
@@ -76,7 +72,7 @@ private Q_SLOTS:
             std::vector<double> cosv(static_cast<size_t>(n * d)), sinv(static_cast<size_t>(n * d));
             for (int64_t t = 0; t < n; ++t)
                 for (int64_t j = 0; j < d / 2; ++j) {
-                    const double angle = table.positions(t, table.allocation.componentOf(static_cast<int>(j))) * std::pow(c.ropeTheta, -2.0 * j / d);
+                    const double angle = table.positions(t, table.allocation.componentOf(static_cast<int>(j))) * std::pow(c.ropeTheta, -2.0 * static_cast<double>(j) / static_cast<double>(d));
                     for (int64_t m : {j, j + d / 2}) {
                         cosv[static_cast<size_t>(t * d + m)] = std::cos(angle);
                         sinv[static_cast<size_t>(t * d + m)] = std::sin(angle);

@@ -49,6 +49,12 @@ QStringList flagsFor(const QJsonObject& params)
         if (v.isBool()) {
             if (v.toBool())
                 flags << "--" + key;
+        } else if (key == "image" && v.isArray()) { // a prompt of several images: the flag repeated, in order
+            for (const QJsonValue& path : v.toArray()) {
+                if (!path.isString())
+                    throw std::invalid_argument("parameter 'image' must be a path or an array of paths");
+                flags << "--image" << path.toString();
+            }
         } else if (v.isDouble() || v.isString() || v.isArray()) {
             flags << "--" + key << valueText(v);
         } else {

@@ -5,6 +5,7 @@
 #include "charts/attention_figures.h"
 #include "charts/region_chart.h"
 #include "io/position_table_io.h"
+#include "map_pictures.h"
 #include "model/attention_stats.h"
 #include "model/tensor_io.h"
 
@@ -31,6 +32,13 @@ std::vector<model::MapToken> sheetTokens(const model::AttentionRun& run)
     if (tokens.size() > kMaxSheetMaps)
         tokens.resize(kMaxSheetMaps);
     return tokens;
+}
+
+// A sheet cell holds the prompt's images side by side: wide enough for each to stay legible.
+int sheetCellWidth(const model::AttendRequest& prompt)
+{
+    const int images = static_cast<int>(prompt.images.size());
+    return std::clamp(views::stripSize(mapPictures(prompt.images)).width(), 120, 220 * images);
 }
 
 QString schemeTitle(const model::AttentionRun& run)
@@ -71,11 +79,11 @@ QByteArray AttendOutcome::tokenSheet(views::FigureFormat format) const
     for (const model::MapToken& t : sheetTokens(run)) {
         const torch::Tensor rows = run.tokenAttention(heatIndex, t);
         const double mass = rows.to(torch::kFloat64).sum(-1).mean().item<double>();
-        sheet.maps.push_back({views::attentionOverlay(a.resized, model::headMap(rows, head), a.gridRows, a.gridCols, heat),
+        sheet.maps.push_back({views::attentionOverlay(mapPictures(a.images), model::headMap(rows, head), heat),
                               {QString("%1 %2").arg(t.answer ? "answer" : "#" + QString::number(t.index), visible(t.text)),
                                QString("image mass %1").arg(mass, 0, 'f', 3)}});
     }
-    const QSize size = views::mapSheetSize(sheet, std::clamp(a.resized.width(), 120, 220));
+    const QSize size = views::mapSheetSize(sheet, sheetCellWidth(a));
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, summary);
 }
 
@@ -91,11 +99,18 @@ QByteArray AttendOutcome::tokensJson() const
         QJsonArray layers;
         for (size_t k = 0; k < run.layers.size(); ++k) {
             const torch::Tensor rows = run.tokenAttention(k, t);
-            const model::AttentionStats st = model::attentionStats(rows, a.gridRows, a.gridCols);
-            layers.append(QJsonObject{{"layer", run.layers[k]},
-                                      {"image_mass", st.imageMass},
-                                      {"normalized_entropy", st.normalizedEntropy},
-                                      {"centre_of_mass", QJsonObject{{"row", st.centreRow}, {"col", st.centreCol}}}});
+            const model::AttentionStats st = model::attentionStats(rows, a.grids());
+            QJsonObject layer{{"layer", run.layers[k]},
+                              {"image_mass", st.imageMass},
+                              {"normalized_entropy", st.normalizedEntropy},
+                              {"centre_of_mass", QJsonObject{{"image", st.centreImage}, {"row", st.centreRow}, {"col", st.centreCol}}}};
+            if (a.images.size() > 1) {
+                QJsonArray shares;
+                for (double v : model::imageShares(rows, a.grids()))
+                    shares.append(v);
+                layer["image_shares"] = shares;
+            }
+            layers.append(layer);
         }
         entry["per_layer"] = layers;
         tokens.append(entry);
@@ -111,9 +126,9 @@ views::LayerHeadGrid layerHeadGrid(const model::AttentionRun& run)
     views::LayerHeadGrid grid;
     grid.layers = run.layers;
     grid.heads = static_cast<int>(run.attention().front().size(0));
-    grid.rows = run.prompt.gridRows;
-    grid.cols = run.prompt.gridCols;
-    model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), grid.rows, grid.cols);
+    for (const model::PromptImage& image : run.prompt.images)
+        grid.grids.push_back(QSize(image.cols, image.rows));
+    model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
     grid.imageMass = maps.imageMass();
     grid.maps = std::move(maps.maps);
     return grid;
@@ -123,14 +138,15 @@ QByteArray AttendOutcome::layersHeadsFigure(views::FigureFormat format) const
 {
     views::LayerHeadGrid grid = layerHeadGrid(run);
     grid.title = "text -> image attention, layers x heads (mean over question tokens) - " + schemeTitle(run);
-    const QSize size = views::layerHeadGridSize(grid, std::clamp(1600 / std::max(1, grid.heads), 24, 96));
+    const int images = static_cast<int>(grid.grids.size()); // a cell holds every image side by side
+    const QSize size = views::layerHeadGridSize(grid, std::clamp(1600 / std::max(1, grid.heads), 24, 96) * std::clamp(images, 1, 3));
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, grid); }, size, format, summary);
 }
 
 QByteArray AttendOutcome::layersHeadsCsv() const
 {
     QByteArray csv = "layer,head,image_mass,normalized_entropy,top1_share,border_share,first_token_share\n";
-    const model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.gridRows, run.prompt.gridCols);
+    const model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
     for (size_t k = 0; k < run.layers.size(); ++k) {
         for (int h = 0; h < maps.heads; ++h) {
             const model::HeadStats& s = maps.stats[k * static_cast<size_t>(maps.heads) + static_cast<size_t>(h)];
@@ -160,12 +176,12 @@ QByteArray AttendOutcome::ownPriorFigure(views::FigureFormat format) const
     sheet.columns = 2;
     for (size_t h = 0; h < heads; ++h) {
         const model::OwnPrior& p = ownPriors[heatIndex * heads + h];
-        sheet.maps.push_back({views::attentionOverlay(a.resized, p.prior, a.gridRows, a.gridCols, heat),
+        sheet.maps.push_back({views::attentionOverlay(mapPictures(a.images), p.prior, heat),
                               {QString("head %1: prior (mean q, k)").arg(h), QString("r = %1").arg(p.correlation, 0, 'f', 3)}});
-        sheet.maps.push_back({views::attentionOverlay(a.resized, p.actual, a.gridRows, a.gridCols, heat),
+        sheet.maps.push_back({views::attentionOverlay(mapPictures(a.images), p.actual, heat),
                               {QString("head %1: attention").arg(h), QString()}});
     }
-    const QSize size = views::mapSheetSize(sheet, std::clamp(a.resized.width(), 120, 220));
+    const QSize size = views::mapSheetSize(sheet, sheetCellWidth(a));
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, summary);
 }
 
@@ -183,14 +199,16 @@ QByteArray AttendOutcome::regionFigure(views::FigureFormat format) const
 {
     const model::RegionAttention& r = *region;
     views::RegionChart chart;
-    const int cols = run.prompt.gridCols;
-    chart.title = QString("which tokens attend rows %1-%2, columns %3-%4 - %5")
-                      .arg(r.cells.front() / cols)
-                      .arg(r.cells.back() / cols)
-                      .arg(r.cells.front() % cols)
-                      .arg(r.cells.back() % cols)
+    const model::CellRegion& cells = *regionCells;
+    chart.title = QString("which tokens attend %1rows %2-%3, columns %4-%5 - %6")
+                      .arg(run.prompt.images.size() > 1 ? QString("image %1, ").arg(cells.image + 1) : QString())
+                      .arg(std::min(cells.row0, cells.row1))
+                      .arg(std::max(cells.row0, cells.row1))
+                      .arg(std::min(cells.col0, cells.col1))
+                      .arg(std::max(cells.col0, cells.col1))
                       .arg(schemeTitle(run));
-    chart.image = views::outlineCells(run.prompt.resized, run.prompt.gridRows, run.prompt.gridCols, r.cells);
+    const model::PromptImage& image = run.prompt.images.at(static_cast<size_t>(cells.image));
+    chart.image = views::outlineCells(mapPictures(run.prompt.images), cells.image, cells.cells(image.rows, image.cols));
     for (const model::MapToken& t : r.tokens) {
         chart.tokens << visible(t.text);
         chart.answer.push_back(t.answer);

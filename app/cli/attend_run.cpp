@@ -7,6 +7,7 @@
 #include "model/scheme_comparison.h"
 #include "model/attention_stats.h"
 #include "model/bundled_model.h"
+#include "map_pictures.h"
 #include "model/image_processor.h"
 #include "model/tensor_io.h"
 #include "model_options.h"
@@ -55,7 +56,8 @@ void addAttendOptions(QCommandLineParser& parser)
 {
     parser.addOptions({
         {"model", "Model folder (config.json, *.safetensors, tokenizer.json); default: the bundled mrope model.", "DIR"},
-        {"image", "Image file (default: the bundled sample).", "IMG"},
+        {"image", "Image file (default: the bundled sample). Repeat it for a prompt of several images (up to 8): maps are drawn "
+                  "on each image side by side, on one colour scale, and summary.json gives each image's share per layer.", "IMG"},
         {"question", "The question about the image (default: the sample's).", "Q"},
         {"capture-layers", "Layers whose text->image attention to keep: all (default) or e.g. 0,5,27.", "L"},
         {"heatmap-layer", "Layer of the heatmap (default: the last captured).", "I"},
@@ -73,7 +75,8 @@ void addAttendOptions(QCommandLineParser& parser)
         {"own-prior", "The model's own positional prior of every captured layer and head for the question's last token "
                       "(mean q and k rotated to each image token): own_prior.png (prior next to attention at the heatmap "
                       "layer) and own_prior.csv (their correlation per layer and head)."},
-        {"region", "Image region -> text: the merged-grid cells ROW0,COL0,ROW1,COL1 (corners, inclusive) or ROW,COL; which tokens "
+        {"region", "Image region -> text: the merged-grid cells ROW0,COL0,ROW1,COL1 (corners, inclusive) or ROW,COL, of the first "
+                   "image or, as N:ROW0,COL0,ROW1,COL1, of image N (from 1); which tokens "
                    "attend them, per layer: region.png (or --figure-format) and region.csv (mass and share per layer and token; "
                    "answer tokens too with --per-token).", "CELLS"},
         {"relevancy", "Gradient-weighted attention relevancy of the answer's first token (Chefer et al. 2021, through every "
@@ -93,7 +96,10 @@ AttendOptions parseAttendOptions(const QCommandLineParser& parser)
         throw UsageError("give --image and --question together (or neither, for the bundled sample)");
     AttendOptions o;
     o.modelDir = parser.isSet("model") ? parser.value("model") : io::bundledModel();
-    o.imagePath = parser.isSet("image") ? parser.value("image") : io::sampleImage();
+    o.imagePaths = parser.isSet("image") ? parser.values("image") : QStringList{io::sampleImage()};
+    if (o.imagePaths.size() > model::kMaxPromptImages)
+        throw UsageError("--image: at most " + std::to_string(model::kMaxPromptImages) + " images in one prompt, got "
+                         + std::to_string(o.imagePaths.size()));
     o.question = parser.isSet("question") ? parser.value("question") : io::sampleQuestion();
     o.captureLayers = parser.value("capture-layers");
     o.head = parser.value("head");
@@ -171,7 +177,9 @@ QString AttendOptions::figureName(const QString& stem) const
 model::AttentionQuery attentionQuery(const AttendModel& m, const AttendOptions& o)
 {
     model::AttentionQuery q;
-    q.image = model::loadImage(o.imagePath);
+    q.image = model::loadImage(o.imagePaths.front());
+    for (qsizetype i = 1; i < o.imagePaths.size(); ++i)
+        q.moreImages.push_back(model::loadImage(o.imagePaths[i]));
     q.question = o.question;
     q.preprocess = model::loadPreprocessOptions(m.dir, m.vlm->config());
     if (o.maxPixels)
@@ -223,25 +231,35 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
     out.answer = run.answer;
     const model::AttendRequest& a = run.prompt;
     const std::vector<float> grid = model::headMap(run.attention()[out.heatIndex], out.head);
-    out.heatmap = views::attentionOverlay(a.resized, grid, a.gridRows, a.gridCols, o.heat);
+    const views::MapPictures pictures = mapPictures(a.images);
+    out.heatmap = views::attentionOverlay(pictures, grid, o.heat);
     if (run.ownResult)
-        out.difference = views::attentionDifferenceOverlay(a.resized, model::headMap(run.ownResult->prefill.attentions[out.heatIndex], out.head),
-                                                           grid, a.gridRows, a.gridCols, o.heat);
+        out.difference = views::attentionDifferenceOverlay(pictures, model::headMap(run.ownResult->prefill.attentions[out.heatIndex], out.head),
+                                                           grid, o.heat);
 
     const QString trained = geometry::schemeName(run.own.params.kind);
     QJsonObject& s = out.summary;
     s = QJsonObject{{"model", QFileInfo(m.dir).absoluteFilePath()},
-                    {"image", QFileInfo(o.imagePath).absoluteFilePath()},
+                    {"image", QFileInfo(o.imagePaths.front()).absoluteFilePath()},
                     {"question", o.question},
                     {"answer", out.answer},
                     {"scheme", geometry::schemeName(scheme.params.kind)},
                     {"trained_scheme", trained},
                     {"untrained_scheme", !run.untrained.empty()},
                     {"layout", QString::fromStdString(r.layout.toString())},
-                    {"grid", QJsonObject{{"rows", a.gridRows}, {"cols", a.gridCols}}},
+                    {"grid", QJsonObject{{"rows", a.image().rows}, {"cols", a.image().cols}}},
                     {"heatmap_layer", heatLayer},
                     {"query_tokens", static_cast<int>(a.queryTokens.size())},
                     {"image_tokens", static_cast<int>(a.imageTokens.size())}};
+    QJsonArray images;
+    for (size_t i = 0; i < a.images.size(); ++i) {
+        const model::PromptImage& p = a.images[i];
+        images.append(QJsonObject{{"file", QFileInfo(o.imagePaths[static_cast<qsizetype>(i)]).absoluteFilePath()},
+                                  {"grid", QJsonObject{{"rows", p.rows}, {"cols", p.cols}}},
+                                  {"first_token", static_cast<double>(a.imageTokens[static_cast<size_t>(p.first)])},
+                                  {"tokens", p.cells()}});
+    }
+    s["images"] = images;
     s["architecture"] = model::architectureName(cfg.architecture);
     if (!a.unknownWords.isEmpty())
         s["unknown_words"] = QJsonArray::fromStringList(a.unknownWords);
@@ -268,14 +286,21 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
     QJsonArray perLayer;
     for (size_t k = 0; k < run.layers.size(); ++k) {
         const int layer = run.layers[k];
-        const model::AttentionStats st = model::attentionStats(run.attention()[k], a.gridRows, a.gridCols);
-        const model::HeadStats sinks = model::meanOverHeads(model::headStats(run.attention()[k], a.gridRows, a.gridCols));
+        const model::AttentionStats st = model::attentionStats(run.attention()[k], a.grids());
+        const model::HeadStats sinks = model::meanOverHeads(model::headStats(run.attention()[k], a.grids()));
+        QJsonArray shares, masses;
+        for (double v : model::imageShares(run.attention()[k], a.grids()))
+            shares.append(v);
+        for (double v : model::imageMasses(run.attention()[k], a.grids()))
+            masses.append(v);
         QJsonObject entry{{"layer", layer},
                           {"scheme", geometry::schemeName(r.layerTables[static_cast<size_t>(layer)].scheme)},
                           {"image_mass", st.imageMass},
                           {"entropy", st.entropy},
                           {"normalized_entropy", st.normalizedEntropy},
-                          {"centre_of_mass", QJsonObject{{"row", st.centreRow}, {"col", st.centreCol}}},
+                          {"centre_of_mass", QJsonObject{{"image", st.centreImage}, {"row", st.centreRow}, {"col", st.centreCol}}},
+                          {"image_masses", masses}, // per image: the probability on its tokens
+                          {"image_shares", shares}, // per image: its share of the attention on images
                           {"sinks", QJsonObject{{"top1_share", sinks.topShare},
                                                 {"border_share", sinks.borderShare},
                                                 {"first_token_share", sinks.firstShare}}}};
@@ -305,10 +330,14 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
     }
     if (o.region) {
         const model::CellRegion& cells = *o.region;
-        if (std::max(cells.row0, cells.row1) >= a.gridRows || std::max(cells.col0, cells.col1) >= a.gridCols)
-            throw UsageError("--region: " + cells.toString().toStdString() + " is outside the image's " + std::to_string(a.gridRows) + "x"
-                             + std::to_string(a.gridCols) + " grid of merged cells");
-        out.region = model::regionAttention(run, cells.cells(a.gridRows, a.gridCols), out.head);
+        std::vector<int> tokens;
+        try {
+            tokens = cells.tokensIn(a);
+        } catch (const std::invalid_argument& e) {
+            throw UsageError(std::string("--region: ") + e.what());
+        }
+        out.region = model::regionAttention(run, tokens, out.head);
+        out.regionCells = cells;
         QJsonArray regionLayers;
         for (size_t k = 0; k < run.layers.size(); ++k) {
             const int best = out.region->strongest(k, 1).front();
@@ -320,7 +349,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
     }
     if (o.relevancy) {
         out.relevancy = model::gradientRelevancy(*m.vlm, run);
-        out.relevancyMap = views::attentionOverlay(a.resized, out.relevancy->map, a.gridRows, a.gridCols, o.heat);
+        out.relevancyMap = views::attentionOverlay(pictures, out.relevancy->map, o.heat);
         s["relevancy"] = QJsonObject{{"token", static_cast<double>(out.relevancy->target)},
                                      {"token_text", m.tokenizer->decode({out.relevancy->target})},
                                      {"text_share", out.relevancy->textShare},

@@ -24,7 +24,8 @@ namespace ropescope::cli {
 void addAttendOptions(QCommandLineParser& parser); // model, image, question, capture and heatmap flags, device
 
 struct AttendOptions {
-    QString modelDir, imagePath, question;
+    QString modelDir, question;
+    QStringList imagePaths;        // one or more (--image repeated): the prompt's images in order, a map on each
     QString captureLayers, head;   // as given; checked against the model once it is loaded
     std::optional<int> heatmapLayer;
     int maxNewTokens = 0;          // 0: the model's default (32 with a chat template, else 1)
@@ -69,6 +70,7 @@ struct AttendOutcome {
     model::MapToken ownPriorToken;
     std::vector<model::OwnPrior> ownPriors;
     std::optional<model::RegionAttention> region; // --region
+    std::optional<model::CellRegion> regionCells; // as asked
     std::optional<model::Relevancy> relevancy;    // --relevancy
     QImage relevancyMap;                          // its overlay on the image
 

@@ -1,5 +1,7 @@
 #include "attend_schemes.h"
 
+#include "map_pictures.h"
+
 #include "charts/attention_figures.h"
 #include "cli_error.h"
 #include "model/attention_stats.h"
@@ -82,10 +84,10 @@ QByteArray SchemesOutcome::figure(views::FigureFormat format, const views::Heatm
     sheet.title = QString("one prompt, %1 schemes - layer %2, mean over heads and question tokens").arg(c.rows.size()).arg(c.layer);
     sheet.columns = static_cast<int>(c.rows.size());
     for (const model::SchemeRow& r : c.rows)
-        sheet.maps.push_back({views::attentionOverlay(c.resized, r.map, c.gridRows, c.gridCols, heat), r.caption()});
+        sheet.maps.push_back({views::attentionOverlay(mapPictures(c.images), r.map, heat), r.caption()});
     if (std::any_of(c.rows.begin(), c.rows.end(), [](const model::SchemeRow& r) { return !r.untrained.empty(); }))
         sheet.title += " (* not the scheme the model was trained with)";
-    const QSize size = views::mapSheetSize(sheet, std::clamp(c.resized.width(), 200, 280));
+    const QSize size = views::mapSheetSize(sheet, std::clamp(views::stripSize(mapPictures(c.images)).width(), 200, 280 * static_cast<int>(c.images.size())));
     const QJsonObject meta{{"figure", "schemes side by side"}, {"layout", c.layout}, {"layer", c.layer}, {"schemes", rows}};
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, meta);
 }

@@ -6,6 +6,7 @@
 #include "charts/attention_heatmap.h"
 #include "charts/region_chart.h"
 #include "io/resource_paths.h"
+#include "map_pictures.h"
 #include "model/attention_run.h"
 #include "model/own_prior.h"
 #include "model/region_attention.h"
@@ -51,11 +52,11 @@ int benchAttention(const QCommandLineParser& parser)
         {"run (all layers, answer maps)", [&] { run = model::runAttention(vlm, tok, dir, query); }},
         {"one token's map", [&] {
              const model::MapToken& t = run.questionTokens.front();
-             views::attentionOverlay(a.resized, model::headMap(run.tokenAttention(last, t), {}), a.gridRows, a.gridCols, heat);
+             views::attentionOverlay(mapPictures(a.images), model::headMap(run.tokenAttention(last, t), {}), heat);
          }},
         {"own positional prior (mean over heads)", [&] {
              const model::OwnPrior p = model::ownPositionalPrior(vlm, run, run.layers.back(), model::HeadChoice{}, run.questionTokens.back());
-             views::attentionOverlay(a.resized, p.prior, a.gridRows, a.gridCols, heat);
+             views::attentionOverlay(mapPictures(a.images), p.prior, heat);
          }},
         {"layers x heads grid", [&] {
              const views::LayerHeadGrid g = layerHeadGrid(run);
@@ -64,9 +65,10 @@ int benchAttention(const QCommandLineParser& parser)
          }},
         {"image region -> text (2x2 cells, chart)", [&] {
              // As the GUI does it on each drag step: the region's attention for every layer and token, then the chart.
-             const model::RegionAttention r = model::regionAttention(run, model::CellRegion{3, 3, 4, 4}.cells(a.gridRows, a.gridCols), {});
+             const model::CellRegion region{3, 3, 4, 4};
+             const model::RegionAttention r = model::regionAttention(run, region.tokensIn(a), {});
              views::RegionChart chart;
-             chart.image = views::outlineCells(a.resized, a.gridRows, a.gridCols, r.cells);
+             chart.image = views::outlineCells(mapPictures(a.images), 0, region.cells(a.image().rows, a.image().cols));
              for (const model::MapToken& t : r.tokens)
                  chart.tokens << t.text;
              chart.layers = r.layers;
@@ -77,7 +79,15 @@ int benchAttention(const QCommandLineParser& parser)
          }},
         {"gradient relevancy (backward, all layers)", [&] {
              const model::Relevancy r = model::gradientRelevancy(vlm, run);
-             views::attentionOverlay(a.resized, r.map, a.gridRows, a.gridCols, heat);
+             views::attentionOverlay(mapPictures(a.images), r.map, heat);
+         }},
+        {"two images (run, map on each, shares per layer)", [&] {
+             model::AttentionQuery two = query;
+             two.moreImages = {query.image.mirrored(true, false)};
+             const model::AttentionRun both = model::runAttention(vlm, tok, dir, two);
+             views::attentionOverlay(mapPictures(both.prompt.images), model::headMap(both.attention()[last], {}), heat);
+             for (const torch::Tensor& probs : both.attention())
+                 model::imageShares(probs, both.prompt.grids());
          }},
         {"schemes side by side (4)", [&] { model::compareSchemes(vlm, tok, dir, query, schemes, run.layers.back()); }},
     };

@@ -1,6 +1,7 @@
 #include "attention_panel.h"
 
 #include "file_dialogs.h"
+#include "map_pictures.h"
 #include "charts/attention_heatmap.h"
 #include "charts/chart_export.h"
 #include "charts/region_chart.h"
@@ -105,6 +106,8 @@ struct AttentionPanel::Impl {
     std::shared_ptr<const model::Tokenizer> tokenizer;
     QImage image;
     QString imagePath;
+    std::vector<QImage> moreImages; // the prompt's further images (Add image...), after `image`
+    QStringList moreImagePaths;
     session::ExplorerState scheme;
     std::optional<model::AttentionRun> run; // the shown run: every layer, answer tokens' rows included
     std::shared_ptr<const model::Vlm> runVlm; // the model that made it (its rotary settings for the own prior)
@@ -168,6 +171,12 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     colourBar_->setAlignment(Qt::AlignCenter);
     colourBar_->setToolTip("Attention per image patch, min-max normalised over the image, then shaped by the contrast gamma");
     images->addWidget(colourBar_);
+    imageShares_ = new QLabel;
+    imageShares_->setObjectName("imageShares");
+    imageShares_->setWordWrap(true);
+    imageShares_->setAlignment(Qt::AlignCenter);
+    imageShares_->hide();
+    images->addWidget(imageShares_);
     // The comparison row: the model's own scheme, and where attention moved from it.
     comparison_ = new QWidget;
     auto* row = new QGridLayout(comparison_);
@@ -207,9 +216,14 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     modelLabel_->setWordWrap(true);
     auto* openModel = new QPushButton("Model...");
     auto* openImage = new QPushButton("Image...");
+    auto* addImageButton = new QPushButton("+ Image...");
+    addImageButton->setObjectName("addImage");
+    addImageButton->setToolTip(QString("Add a further image to the prompt (up to %1): one map per image, and each image's share of the "
+                                       "attention").arg(model::kMaxPromptImages));
     auto* buttons = new QHBoxLayout;
     buttons->addWidget(openModel);
     buttons->addWidget(openImage);
+    buttons->addWidget(addImageButton);
     form->addRow("Model", modelLabel_);
     form->addRow(buttons);
     question_ = new QLineEdit(io::sampleQuestion());
@@ -363,6 +377,11 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
         if (!path.isEmpty() && setImage(path))
             requestRun();
     });
+    connect(addImageButton, &QPushButton::clicked, this, [this] {
+        const QString path = chooseOpenFile(this, "Further image", "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
+        if (!path.isEmpty() && addImage(path))
+            requestRun();
+    });
     connect(&d->watcher, &QFutureWatcher<void>::finished, this, [this] {
         const std::shared_ptr<Job> job = std::move(d->inFlight);
         if (job && job->generation == d->generation)
@@ -462,6 +481,7 @@ QJsonObject AttentionPanel::settings() const
 {
     return QJsonObject{{"model", d->modelDir},
                        {"image", d->imagePath},
+                       {"more_images", QJsonArray::fromStringList(d->moreImagePaths)},
                        {"question", question_->text()},
                        {"explorer_scheme", explorerScheme_->isChecked()},
                        {"compare", compare_->isChecked()},
@@ -522,8 +542,13 @@ void AttentionPanel::applySettings(const QJsonObject& s)
         }
     }
     const QString image = s["image"].toString();
-    if (!image.isEmpty() && image != d->imagePath && QFileInfo(image).isFile())
-        setImage(image);
+    QStringList more;
+    for (const QJsonValue& v : s["more_images"].toArray())
+        if (v.isString() && QFileInfo(v.toString()).isFile() && more.size() + 1 < model::kMaxPromptImages)
+            more << v.toString();
+    if (!image.isEmpty() && (image != d->imagePath || more != d->moreImagePaths) && QFileInfo(image).isFile() && setImage(image))
+        for (const QString& path : more)
+            addImage(path); // one that no longer reads is dropped
     const QString dir = s["model"].toString();
     const int layer = s["layer"].toInt(-1), head = s["head"].toInt(-1);
     if (!dir.isEmpty() && QFileInfo(dir).absoluteFilePath() != QFileInfo(d->modelDir).absoluteFilePath()
@@ -575,13 +600,47 @@ bool AttentionPanel::setImage(const QString& path)
     try {
         d->image = model::loadImage(path);
         d->imagePath = path;
+        d->moreImages.clear();
+        d->moreImagePaths.clear();
         ++d->generation;
         Q_EMIT settingsChanged();
-        imageLabel_->setPixmap(QPixmap::fromImage(d->image).scaled(imageLabel_->minimumSize(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+        showImages();
         return true;
     } catch (const model::ModelError& e) {
         return fail(e.what());
     }
+}
+
+bool AttentionPanel::addImage(const QString& path)
+{
+    if (imageCount() >= model::kMaxPromptImages)
+        return fail(QString("a prompt takes at most %1 images: open one with Image... to start again").arg(model::kMaxPromptImages));
+    try {
+        d->moreImages.push_back(model::loadImage(path));
+        d->moreImagePaths << path;
+        ++d->generation;
+        Q_EMIT settingsChanged();
+        showImages();
+        return true;
+    } catch (const model::ModelError& e) {
+        return fail(e.what());
+    }
+}
+
+int AttentionPanel::imageCount() const
+{
+    return (d->image.isNull() ? 0 : 1) + static_cast<int>(d->moreImages.size());
+}
+
+void AttentionPanel::showImages()
+{
+    // Until a run draws the maps: the prompt's images side by side at one height, as the maps will be.
+    std::vector<QImage> images;
+    for (const QImage& image : d->moreImages)
+        images.push_back(image.scaledToHeight(240, Qt::SmoothTransformation));
+    images.insert(images.begin(), d->image.scaledToHeight(240, Qt::SmoothTransformation));
+    imageLabel_->setPixmap(QPixmap::fromImage(views::pictureStrip(images)).scaled(imageLabel_->minimumSize(), Qt::KeepAspectRatio,
+                                                                                   Qt::SmoothTransformation));
 }
 
 void AttentionPanel::setQuestion(const QString& q)
@@ -662,6 +721,20 @@ bool AttentionPanel::fail(const QString& message)
     return false;
 }
 
+namespace {
+
+bool regionFits(const model::CellRegion& region, const model::AttendRequest& prompt)
+{
+    try {
+        region.tokensIn(prompt);
+        return true;
+    } catch (const std::invalid_argument&) {
+        return false;
+    }
+}
+
+} // namespace
+
 std::shared_ptr<AttentionPanel::Job> AttentionPanel::prepare()
 {
     if (!d->vlm)
@@ -676,6 +749,7 @@ std::shared_ptr<AttentionPanel::Job> AttentionPanel::prepare()
     job->generation = ++d->generation;
     model::AttentionQuery& q = job->query;
     q.image = d->image;
+    q.moreImages = d->moreImages;
     q.question = question_->text();
     q.preprocess = model::loadPreprocessOptions(d->modelDir, d->vlm->config());
     const model::ModelScheme own = model::recordedScheme(d->modelDir);
@@ -706,9 +780,8 @@ bool AttentionPanel::finish(const Job& job)
     d->runVlm = job.vlm;
     d->relevancy = job.relevancyOf;
     d->regionOf.reset(); // the region stays; its attention is the new run's
-    if (d->region && (std::max(d->region->row0, d->region->row1) >= job.run->prompt.gridRows
-                      || std::max(d->region->col0, d->region->col1) >= job.run->prompt.gridCols))
-        d->region.reset(); // another image size: those cells are not there
+    if (d->region && !regionFits(*d->region, job.run->prompt))
+        d->region.reset(); // another image size or fewer images: those cells are not there
     d->answer = r.answer;
     d->token = -1;
     d->status = job.schemeText + ", layout " + QString::fromStdString(r.result.layout.toString()) + ", allocation "
@@ -859,19 +932,19 @@ QWidget* AttentionPanel::regionPage()
     row->addWidget(clear);
     row->addWidget(show3d);
     box->addLayout(row);
-    const auto cellAt = [this](QPointF at) -> std::optional<std::pair<int, int>> {
+    const auto cellAt = [this](QPointF at) -> std::optional<std::array<int, 3>> { // image, row, column
         if (!d->run)
             return std::nullopt;
-        const int rows = d->run->prompt.gridRows, cols = d->run->prompt.gridCols;
-        const int cell = views::regionCellAt(QRectF(regionView_->rect()), rows, cols, at);
-        if (cell < 0)
+        const views::PictureCell c = views::regionCellAt(QRectF(regionView_->rect()), mapPictures(d->run->prompt.images), at);
+        if (c.picture < 0)
             return std::nullopt;
-        return std::pair{cell / cols, cell % cols};
+        const int cols = d->run->prompt.images[static_cast<size_t>(c.picture)].cols;
+        return std::array<int, 3>{c.picture, c.cell / cols, c.cell % cols};
     };
     const auto select = [this, cellAt](QPointF from, QPointF to) {
         const auto a = cellAt(from), b = cellAt(to);
-        if (a && b)
-            selectRegion(a->first, a->second, b->first, b->second);
+        if (a && b && (*a)[0] == (*b)[0]) // a region lies on one image
+            selectRegion((*a)[1], (*a)[2], (*b)[1], (*b)[2], (*a)[0]);
     };
     connect(regionView_, &views::ChartView::clicked, this, [select](QPointF at) { select(at, at); });
     connect(regionView_, &views::ChartView::dragged, this, select);
@@ -884,9 +957,9 @@ QWidget* AttentionPanel::regionPage()
     return page;
 }
 
-void AttentionPanel::selectRegion(int row0, int col0, int row1, int col1)
+void AttentionPanel::selectRegion(int row0, int col0, int row1, int col1, int image)
 {
-    const model::CellRegion region{row0, col0, row1, col1};
+    const model::CellRegion region{row0, col0, row1, col1, image};
     if (d->region && d->region->toString() == region.toString() && d->regionOf)
         return; // a drag repeats the same cell many times
     d->region = region;
@@ -920,15 +993,24 @@ void AttentionPanel::repaintRegion()
         const size_t layer = static_cast<size_t>(std::clamp(layer_->value(), 0, layers() - 1));
         hint = "Drag on the picture to select image cells: which tokens attend them, per layer.";
         chart.title = "image region \u2192 text";
-        chart.image = a.resized;
-        if (d->region) {
+        const views::MapPictures pictures = mapPictures(a.images);
+        chart.image = views::pictureStrip([&] {
+            std::vector<QImage> images;
+            for (const views::MapPicture& p : pictures)
+                images.push_back(p.image);
+            return images;
+        }());
+        if (d->region && regionFits(*d->region, a)) {
             if (!d->regionOf || d->regionHead != head_->currentIndex()) {
-                d->regionOf = model::regionAttention(run, d->region->cells(a.gridRows, a.gridCols), headChoice());
+                d->regionOf = model::regionAttention(run, d->region->tokensIn(a), headChoice());
                 d->regionHead = head_->currentIndex();
             }
             const model::RegionAttention& r = *d->regionOf;
-            chart.image = views::outlineCells(a.resized, a.gridRows, a.gridCols, r.cells);
-            chart.title = QString("which tokens attend rows %1-%2, columns %3-%4")
+            chart.image = views::outlineCells(pictures, d->region->image,
+                                              d->region->cells(a.images[static_cast<size_t>(d->region->image)].rows,
+                                                               a.images[static_cast<size_t>(d->region->image)].cols));
+            chart.title = QString("which tokens attend %1rows %2-%3, columns %4-%5")
+                              .arg(a.images.size() > 1 ? QString("image %1, ").arg(d->region->image + 1) : QString())
                               .arg(std::min(d->region->row0, d->region->row1))
                               .arg(std::max(d->region->row0, d->region->row1))
                               .arg(std::min(d->region->col0, d->region->col1))
@@ -1117,7 +1199,7 @@ void AttentionPanel::repaintSchemes()
     sheet.columns = std::min<int>(3, static_cast<int>(c.rows.size()));
     const views::HeatmapOptions o = heatmapOptions();
     for (const model::SchemeRow& r : c.rows)
-        sheet.maps.push_back({views::attentionOverlay(c.resized, r.map, c.gridRows, c.gridCols, o), r.caption()});
+        sheet.maps.push_back({views::attentionOverlay(mapPictures(c.images), r.map, o), r.caption()});
     schemesView_->setPainter([sheet](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); });
 }
 
@@ -1136,9 +1218,9 @@ void AttentionPanel::buildLayerHeads()
     g.title = "layers x heads, mean over question tokens";
     g.layers = run.layers;
     g.heads = static_cast<int>(run.attention().front().size(0));
-    g.rows = run.prompt.gridRows;
-    g.cols = run.prompt.gridCols;
-    model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), g.rows, g.cols);
+    for (const model::PromptImage& image : run.prompt.images)
+        g.grids.push_back(QSize(image.cols, image.rows));
+    model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
     g.imageMass = maps.imageMass();
     g.maps = std::move(maps.maps);
 }
@@ -1202,20 +1284,29 @@ void AttentionPanel::repaintOverlay()
     const torch::Tensor rows = oneToken ? run.tokenAttention(layer, tokens[static_cast<size_t>(d->token)]) : run.attention()[layer];
     const std::vector<float> grid = model::headMap(rows, choice);
     const views::HeatmapOptions o = heatmapOptions();
-    overlay_ = views::attentionOverlay(a.resized, grid, a.gridRows, a.gridCols, o);
+    const views::MapPictures pictures = mapPictures(a.images);
+    overlay_ = views::attentionOverlay(pictures, grid, o);
     priorLabel_->clear();
+    imageShares_->setVisible(a.images.size() > 1);
+    if (a.images.size() > 1) {
+        QStringList shares;
+        const std::vector<double> of = model::imageShares(rows, a.grids());
+        for (size_t i = 0; i < of.size(); ++i)
+            shares << QString("image %1: %2%").arg(i + 1).arg(100 * of[i], 0, 'f', 1);
+        imageShares_->setText(QString("share of the image attention at layer %1 (mean over heads): %2").arg(layer).arg(shares.join(", ")));
+    }
     if (mapType_->currentIndex() == 1 && d->runVlm) {
         // "all" has no single query: the prior is the row that predicts the answer (the question's last token).
         const model::MapToken token = oneToken ? tokens[static_cast<size_t>(d->token)] : run.questionTokens.back();
         const model::OwnPrior prior = model::ownPositionalPrior(*d->runVlm, run, run.layers[layer], choice, token);
-        overlay_ = views::attentionOverlay(a.resized, prior.prior, a.gridRows, a.gridCols, o);
+        overlay_ = views::attentionOverlay(pictures, prior.prior, o);
         d->priorCorrelation = prior.correlation;
         priorLabel_->setText(QString("own positional prior of '%1' (mean q, k): r = %2 with its attention")
                                  .arg(token.text.trimmed())
                                  .arg(prior.correlation, 0, 'f', 3));
     } else if (mapType_->currentIndex() == 2) {
         if (d->relevancy) {
-            overlay_ = views::attentionOverlay(a.resized, d->relevancy->map, a.gridRows, a.gridCols, o);
+            overlay_ = views::attentionOverlay(pictures, d->relevancy->map, o);
             const std::vector<float> answerRow = model::headMap(run.tokenAttention(run.layers.size() - 1, run.questionTokens.back()), {});
             priorLabel_->setText(QString("relevancy of '%1' through all layers (attention x gradient; layer, head and token do not "
                                          "apply): %2% of it on text; r = %3 with the answer row's attention, last layer")
@@ -1246,8 +1337,8 @@ void AttentionPanel::repaintOverlay()
     }
     const torch::Tensor ownRows = run.ownResult->prefill.attentions[layer];
     const std::vector<float> own = model::headMap(ownRow ? ownRows.narrow(1, *ownRow, 1) : ownRows, choice);
-    ownOverlay_ = views::attentionOverlay(a.resized, own, a.gridRows, a.gridCols, o);
-    difference_ = views::attentionDifferenceOverlay(a.resized, own, grid, a.gridRows, a.gridCols, o);
+    ownOverlay_ = views::attentionOverlay(pictures, own, o);
+    difference_ = views::attentionDifferenceOverlay(pictures, own, grid, o);
     comparison_->show();
     for (auto [label, image] : {std::pair{ownLabel_, &ownOverlay_}, {differenceLabel_, &difference_}})
         label->setPixmap(QPixmap::fromImage(*image).scaled(label->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));

@@ -50,7 +50,11 @@ public:
     bool busy() const;
     bool setModel(const QString& dir);                  // blocking; on failure the current model stays
     void openModel(const QString& dir);                 // loads on a worker, then runs; emits runFinished
-    bool setImage(const QString& path);
+    bool setImage(const QString& path); // the prompt's only image (further images are dropped)
+    // A further image of the prompt (up to model::kMaxPromptImages): maps are drawn on each image side by
+    // side on one colour scale, with each image's share of the attention beside them.
+    bool addImage(const QString& path);
+    int imageCount() const;
     void setQuestion(const QString& question);
 
     QString answer() const;
@@ -84,7 +88,7 @@ public:
     // Image region -> text: the merged-grid cells (corners inclusive) whose attention from every token the
     // "Region -> text" tab charts per layer; dragging on its picture does the same. regionShares() are the
     // shown layer's shares per token (mapTokens order), empty without a region or run.
-    void selectRegion(int row0, int col0, int row1, int col1);
+    void selectRegion(int row0, int col0, int row1, int col1, int image = 0);
     void clearRegion();
     std::vector<double> regionShares() const;
     // The run's prompt in the explorer: its layout under the run's scheme and layer, the strongest question
@@ -122,6 +126,7 @@ private:
     QWidget* regionPage();
     QJsonArray schemesJson() const;
     void repaintRegion();
+    void showImages();
     model::HeadChoice headChoice() const;
     views::HeatmapOptions heatmapOptions() const;
     QString colourScaleHtml(const views::HeatmapOptions& options) const;
@@ -130,7 +135,7 @@ private:
     QImage overlay_, ownOverlay_, difference_;
     void updateQuestionNote();
     QLabel *imageLabel_, *answerLabel_, *statusLabel_, *modelLabel_, *modelInputs_, *questionNote_;
-    QLabel *ownLabel_, *differenceLabel_, *shiftLabel_, *colourBar_, *tokens_;
+    QLabel *ownLabel_, *differenceLabel_, *shiftLabel_, *colourBar_, *tokens_, *imageShares_;
     QTabWidget* views_;
     views::ChartView *layerHeadsView_, *schemesView_, *regionView_;
     QComboBox* layerHeadsShow_;

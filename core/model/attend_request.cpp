@@ -30,33 +30,62 @@ void refuseOversizedPrompt(int64_t tokens, int heads)
 
 } // namespace
 
-AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const QImage& image, const QString& question,
+std::vector<float> PromptImage::slice(const std::vector<float>& map) const
+{
+    if (first < 0 || static_cast<size_t>(first) + static_cast<size_t>(cells()) > map.size())
+        throw std::invalid_argument("PromptImage::slice: the map does not cover the image's tokens");
+    return std::vector<float>(map.begin() + first, map.begin() + first + cells());
+}
+
+GridShapes AttendRequest::grids() const
+{
+    GridShapes g;
+    for (const PromptImage& image : images)
+        g.push_back({image.rows, image.cols});
+    return g;
+}
+
+AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& images, const QString& question,
                             const PreprocessOptions& preprocess, torch::Device device)
 {
     const ModelConfig& cfg = vlm.config();
     if (tokenizer.tokenId("<|image_pad|>") != cfg.imageToken)
         throw ModelError("tokenizer.json: <|image_pad|> is not the config's image_token_id " + std::to_string(cfg.imageToken));
-    const ProcessedImage processed = preprocessImage(image, cfg.vision, preprocess);
+    if (images.empty() || images.size() > static_cast<size_t>(kMaxPromptImages))
+        throw ModelError("images: a prompt takes 1 to " + std::to_string(kMaxPromptImages) + " images, got " + std::to_string(images.size()));
     AttendRequest a;
-    a.ids = tokenizer.encode(imagePrompt(tokenizer, question, processed.tokens(),
-                                         cfg.architecture == Architecture::Qwen3VL ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL));
+    std::vector<int> tokensPerImage;
+    std::vector<torch::Tensor> pixels, grids;
+    for (const QImage& image : images) {
+        const ProcessedImage processed = preprocessImage(image, cfg.vision, preprocess);
+        PromptImage p;
+        p.rows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
+        p.cols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
+        p.first = a.images.empty() ? 0 : a.images.back().first + a.images.back().cells();
+        p.resized = image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+        a.images.push_back(p);
+        tokensPerImage.push_back(processed.tokens());
+        pixels.push_back(processed.pixels);
+        grids.push_back(processed.grid);
+    }
+    const ChatTemplate chat = cfg.architecture == Architecture::Qwen3VL ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL;
+    a.ids = tokenizer.encode(imagePrompt(tokenizer, question, tokensPerImage, chat));
     refuseOversizedPrompt(static_cast<int64_t>(a.ids.size()), cfg.text.heads);
-    for (size_t i = 0; i < a.ids.size(); ++i) {
+    for (size_t i = 0; i < a.ids.size(); ++i)
         if (a.ids[i] == cfg.imageToken)
             a.imageTokens.push_back(static_cast<int64_t>(i));
-        else if (!a.imageTokens.empty() && a.ids[i] != cfg.visionEnd)
-            a.queryTokens.push_back(static_cast<int64_t>(i));
-    }
-    a.gridRows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
-    a.gridCols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
-    a.resized = image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+    if (a.imageTokens.size() != static_cast<size_t>(a.images.back().first + a.images.back().cells()))
+        throw ModelError("the question holds image tokens of its own: write it without <|image_pad|>");
+    for (auto i = a.imageTokens.empty() ? 0 : a.imageTokens.back() + 1; i < static_cast<int64_t>(a.ids.size()); ++i)
+        if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd)
+            a.queryTokens.push_back(i);
     a.chat = tokenizer.tokenId("<|im_start|>").has_value();
     a.unknownWords = tokenizer.unknownWords(question);
 
     ForwardRequest& f = a.forward;
     f.inputIds = torch::tensor(a.ids, torch::kInt64);
-    f.pixelValues = processed.pixels;
-    f.imageGridThw = processed.grid;
+    f.pixelValues = torch::cat(pixels);
+    f.imageGridThw = torch::cat(grids);
     for (int l = 0; l < cfg.text.layers; ++l)
         f.capture.layers.push_back(l);
     f.capture.selection.rows = torch::tensor(a.queryTokens, torch::kInt64).to(device);

@@ -1,6 +1,7 @@
 #pragma once
-// One question about one image, turned into a VLM run that captures text -> image attention: shared by
+// One question about one image (or several), turned into a VLM run that captures text -> image attention: shared by
 // `ropescope attend`, batch "attention" items and the GUI's Attention tab, so all three ask the same thing.
+#include "attention_stats.h"
 #include "bundled_model.h"
 #include "image_processor.h"
 #include "tokenizer.h"
@@ -14,21 +15,37 @@
 
 namespace ropescope::model {
 
-struct AttendRequest {
-    ForwardRequest forward;            // ids, pixels, grid; capture: question tokens x image tokens, every layer
-    std::vector<int64_t> ids;          // the prompt
-    std::vector<int64_t> queryTokens;  // text after the image (its <|vision_end|> marker excluded)
-    std::vector<int64_t> imageTokens;  // the image's merged tokens
-    int gridRows = 0, gridCols = 0;    // the merged grid the heatmap is drawn on
+// One image of a prompt: what its heatmaps are drawn on. Its tokens are imageTokens[first, first + cells()).
+struct PromptImage {
     QImage resized;                    // the image as the model sees it (the heatmap's background)
-    bool chat = false;                 // Qwen's chat template: answers are sentences, not one word
-    QStringList unknownWords;          // question words a WordLevel model does not know (it reads them as unknown)
+    int rows = 0, cols = 0;            // its merged grid
+    int first = 0;                     // its first token's index in AttendRequest::imageTokens
+    int cells() const { return rows * cols; }
+    // Its slice of a map over every image token of the prompt.
+    std::vector<float> slice(const std::vector<float>& map) const;
 };
 
-// Preprocesses `image`, builds the prompt (chat template or the bundled models' plain form) and selects
-// every layer's question -> image attention. Generation: 32 tokens for chat models, 1 for the task models.
-// Throws ModelError when the tokenizer's <|image_pad|> is not the config's image token.
-AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const QImage& image, const QString& question,
+// Images one prompt may hold: each adds a map and up to the preprocessor's cap of tokens.
+constexpr int kMaxPromptImages = 8;
+
+struct AttendRequest {
+    ForwardRequest forward;            // ids, pixels, grids; capture: question tokens x image tokens, every layer
+    std::vector<int64_t> ids;          // the prompt
+    std::vector<int64_t> queryTokens;  // text after the last image (its <|vision_end|> marker excluded)
+    std::vector<int64_t> imageTokens;  // every image's merged tokens, image after image
+    std::vector<PromptImage> images;   // in prompt order; at least one
+    bool chat = false;                 // Qwen's chat template: answers are sentences, not one word
+    QStringList unknownWords;          // question words a WordLevel model does not know (it reads them as unknown)
+
+    GridShapes grids() const;          // the images' grids, in order
+    const PromptImage& image() const { return images.front(); } // the first (for one-image prompts, the image)
+};
+
+// Preprocesses the images, builds the prompt (chat template or the bundled models' plain form: the images
+// one after another, then the question) and selects every layer's question -> image attention.
+// Generation: 32 tokens for chat models, 1 for the task models. Throws ModelError when the tokenizer's
+// <|image_pad|> is not the config's image token, or for no images / more than kMaxPromptImages.
+AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& images, const QString& question,
                             const PreprocessOptions& preprocess, torch::Device device = torch::kCPU);
 
 // One line for the user about AttendRequest::unknownWords (empty when there are none).

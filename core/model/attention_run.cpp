@@ -84,7 +84,9 @@ AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const AttentionQ
     const ModelConfig& cfg = vlm.config();
     const int layers = cfg.text.layers;
     AttentionRun run;
-    run.prompt = prepareAttend(vlm, tokenizer, query.image, query.question, query.preprocess, vlm.device());
+    std::vector<QImage> images{query.image};
+    images.insert(images.end(), query.moreImages.begin(), query.moreImages.end());
+    run.prompt = prepareAttend(vlm, tokenizer, images, query.question, query.preprocess, vlm.device());
     if (run.prompt.queryTokens.empty())
         throw ModelError("the question is empty: there is no text after the image to attend from");
     run.scheme = scheme.scheme;

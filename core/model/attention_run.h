@@ -1,5 +1,5 @@
 #pragma once
-// One question about one image under a position scheme, run through a VLM with its text -> image attention
+// One question about one image (or several) under a position scheme, run through a VLM with its text -> image attention
 // captured: the one pipeline behind `attend`, batch attention items, `eval` and the GUI's Attention tab,
 // so all of them ask the model the same thing and read the same rows back.
 #include "attend_request.h"
@@ -13,6 +13,7 @@ namespace ropescope::model {
 
 struct AttentionQuery {
     QImage image;
+    std::vector<QImage> moreImages; // further images of the prompt, after `image` (one map per image)
     QString question;
     PreprocessOptions preprocess;
     ModelScheme scheme;          // the scheme to run; AGE as a strategy name or pattern, checked against the model

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string>
 
 namespace ropescope::model {
 
@@ -12,8 +13,51 @@ torch::Tensor attentionMap(const torch::Tensor& probs, int head)
     return (head < 0 ? p.mean(0) : p[head]).mean(0);
 }
 
-AttentionStats attentionStats(const torch::Tensor& probs, int rows, int cols)
+int cellCount(const GridShapes& grids)
 {
+    int n = 0;
+    for (const GridShape& g : grids)
+        n += g.cells();
+    return n;
+}
+
+namespace {
+
+void requireGrids(const torch::Tensor& probs, const GridShapes& grids, const char* what)
+{
+    if (probs.size(-1) != cellCount(grids) || grids.empty() || probs.size(-1) == 0)
+        throw std::invalid_argument(std::string(what) + ": the capture's image tokens do not fill the image grids");
+}
+
+} // namespace
+
+std::vector<double> imageMasses(const torch::Tensor& probs, const GridShapes& grids)
+{
+    requireGrids(probs, grids, "imageMasses");
+    const auto map = attentionMap(probs, -1).to(torch::kCPU);
+    std::vector<double> out;
+    int64_t first = 0;
+    for (const GridShape& g : grids) {
+        out.push_back(map.narrow(0, first, g.cells()).sum().item<double>());
+        first += g.cells();
+    }
+    return out;
+}
+
+std::vector<double> imageShares(const torch::Tensor& probs, const GridShapes& grids)
+{
+    std::vector<double> shares = imageMasses(probs, grids);
+    double total = 0;
+    for (double m : shares)
+        total += m;
+    for (double& m : shares)
+        m = total > 0 ? m / total : 0.0;
+    return shares;
+}
+
+AttentionStats attentionStats(const torch::Tensor& probs, const GridShapes& grids)
+{
+    requireGrids(probs, grids, "attentionStats");
     AttentionStats s;
     const auto p = probs.to(torch::kFloat64);           // [H, Q, N]
     const auto mass = p.sum(-1);                         // [H, Q]
@@ -22,7 +66,13 @@ AttentionStats attentionStats(const torch::Tensor& probs, int rows, int cols)
     s.entropy = (-(q * q.clamp_min(1e-30).log()).sum(-1)).mean().item<double>();
     const int64_t n = p.size(-1);
     s.normalizedEntropy = n > 1 ? s.entropy / std::log(static_cast<double>(n)) : 0.0;
-    const auto map = attentionMap(probs, -1).reshape({rows, cols});
+    const std::vector<double> masses = imageMasses(probs, grids);
+    s.centreImage = static_cast<int>(std::max_element(masses.begin(), masses.end()) - masses.begin());
+    int64_t first = 0;
+    for (int i = 0; i < s.centreImage; ++i)
+        first += grids[static_cast<size_t>(i)].cells();
+    const int rows = grids[static_cast<size_t>(s.centreImage)].rows, cols = grids[static_cast<size_t>(s.centreImage)].cols;
+    const auto map = attentionMap(probs, -1).to(torch::kCPU).narrow(0, first, rows * cols).reshape({rows, cols});
     const double total = map.sum().item<double>();
     if (total > 0) {
         const auto r = torch::arange(rows, torch::kFloat64).unsqueeze(1);
@@ -33,22 +83,29 @@ AttentionStats attentionStats(const torch::Tensor& probs, int rows, int cols)
     return s;
 }
 
-std::vector<HeadStats> headStats(const torch::Tensor& probs, int rows, int cols)
+std::vector<HeadStats> headStats(const torch::Tensor& probs, const GridShapes& grids)
 {
+    requireGrids(probs, grids, "headStats");
     const auto p = probs.to(torch::kCPU, torch::kFloat64); // [H, Q, N]
     const int64_t n = p.size(-1);
-    if (n != static_cast<int64_t>(rows) * cols || n == 0)
-        throw std::invalid_argument("headStats: the capture's image tokens do not fill the grid");
     const auto mass = p.sum(-1);                                          // [H, Q]
     const auto share = (p / mass.unsqueeze(-1).clamp_min(1e-30)).mean(1); // [H, N], each row sums to 1
     const int64_t top = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(0.01 * static_cast<double>(n))));
     const auto topShare = std::get<0>(share.topk(top, -1)).sum(-1);
-    auto border = torch::zeros({rows, cols}, torch::kBool);
-    border.select(0, 0).fill_(true);
-    border.select(0, rows - 1).fill_(true);
-    border.select(1, 0).fill_(true);
-    border.select(1, cols - 1).fill_(true);
-    const auto borderShare = (share * border.flatten().to(torch::kFloat64)).sum(-1);
+    std::vector<torch::Tensor> borders, firsts;
+    for (const GridShape& g : grids) {
+        auto border = torch::zeros({g.rows, g.cols}, torch::kBool);
+        border.select(0, 0).fill_(true);
+        border.select(0, g.rows - 1).fill_(true);
+        border.select(1, 0).fill_(true);
+        border.select(1, g.cols - 1).fill_(true);
+        borders.push_back(border.flatten());
+        auto first = torch::zeros({g.cells()}, torch::kBool);
+        first[0] = true;
+        firsts.push_back(first);
+    }
+    const auto borderShare = (share * torch::cat(borders).to(torch::kFloat64)).sum(-1);
+    const auto firstShare = (share * torch::cat(firsts).to(torch::kFloat64)).sum(-1);
     const auto entropy = -(share * share.clamp_min(1e-30).log()).sum(-1);
     std::vector<HeadStats> out(static_cast<size_t>(p.size(0)));
     for (int64_t h = 0; h < p.size(0); ++h) {
@@ -57,7 +114,7 @@ std::vector<HeadStats> headStats(const torch::Tensor& probs, int rows, int cols)
         s.normalizedEntropy = n > 1 ? entropy[h].item<double>() / std::log(static_cast<double>(n)) : 0.0;
         s.topShare = topShare[h].item<double>();
         s.borderShare = borderShare[h].item<double>();
-        s.firstShare = share[h][0].item<double>();
+        s.firstShare = firstShare[h].item<double>();
     }
     return out;
 }
@@ -72,7 +129,7 @@ HeadStats meanOverHeads(const std::vector<HeadStats>& heads)
         m.borderShare += h.borderShare;
         m.firstShare += h.firstShare;
     }
-    const double n = std::max<size_t>(1, heads.size());
+    const double n = static_cast<double>(std::max<size_t>(1, heads.size()));
     m.imageMass /= n;
     m.normalizedEntropy /= n;
     m.topShare /= n;
@@ -89,11 +146,11 @@ std::vector<double> LayerHeadMaps::imageMass() const
     return mass;
 }
 
-LayerHeadMaps layerHeadMaps(const std::vector<torch::Tensor>& layers, int rows, int cols)
+LayerHeadMaps layerHeadMaps(const std::vector<torch::Tensor>& layers, const GridShapes& grids)
 {
     LayerHeadMaps out;
     for (const torch::Tensor& probs : layers) {
-        const std::vector<HeadStats> stats = headStats(probs, rows, cols);
+        const std::vector<HeadStats> stats = headStats(probs, grids);
         out.stats.insert(out.stats.end(), stats.begin(), stats.end());
         out.heads = static_cast<int>(probs.size(0));
         const torch::Tensor maps = probs.to(torch::kCPU, torch::kFloat64).mean(1).to(torch::kFloat32).contiguous(); // [heads, N]

@@ -54,7 +54,7 @@ public:
         ++result_.samples;
 
         const int cells = 64;
-        if (!mask || run.prompt.gridRows * run.prompt.gridCols != cells)
+        if (!mask || run.prompt.imageTokens.size() != static_cast<size_t>(cells))
             return;
         const int inMask = static_cast<int>(std::count(mask->begin(), mask->end(), true));
         if (inMask == 0)

@@ -19,12 +19,46 @@ std::vector<int> CellRegion::cells(int rows, int cols) const
     return out;
 }
 
-QString CellRegion::toString() const
+std::vector<int> CellRegion::tokensIn(const AttendRequest& prompt) const
 {
-    return QString("%1,%2,%3,%4").arg(row0).arg(col0).arg(row1).arg(col1);
+    if (image < 0 || static_cast<size_t>(image) >= prompt.images.size())
+        throw std::invalid_argument("image " + std::to_string(image + 1) + " is not in the prompt, which has "
+                                    + std::to_string(prompt.images.size()) + (prompt.images.size() == 1 ? " image" : " images"));
+    const PromptImage& p = prompt.images[static_cast<size_t>(image)];
+    if (std::max(row0, row1) >= p.rows || std::max(col0, col1) >= p.cols)
+        throw std::invalid_argument(toString().toStdString() + " is outside "
+                                    + (prompt.images.size() > 1 ? "image " + std::to_string(image + 1) + "'s " : std::string("the image's "))
+                                    + std::to_string(p.rows) + "x" + std::to_string(p.cols) + " grid of merged cells");
+    std::vector<int> out = cells(p.rows, p.cols);
+    for (int& c : out)
+        c += p.first;
+    return out;
 }
 
-CellRegion CellRegion::parse(const QString& text)
+QString CellRegion::toString() const
+{
+    const QString corners = QString("%1,%2,%3,%4").arg(row0).arg(col0).arg(row1).arg(col1);
+    return image > 0 ? QString("%1:%2").arg(image + 1).arg(corners) : corners;
+}
+
+CellRegion CellRegion::parse(const QString& whole)
+{
+    QString text = whole;
+    int image = 0;
+    if (const qsizetype colon = text.indexOf(':'); colon >= 0) {
+        bool ok = false;
+        image = text.left(colon).trimmed().toInt(&ok) - 1;
+        if (!ok || image < 0 || image >= kMaxPromptImages)
+            throw std::invalid_argument("expected an image number from 1 to " + std::to_string(kMaxPromptImages) + " before ':', got '"
+                                        + whole.toStdString() + "'");
+        text = text.mid(colon + 1);
+    }
+    CellRegion region = parseCorners(text);
+    region.image = image;
+    return region;
+}
+
+CellRegion CellRegion::parseCorners(const QString& text)
 {
     const QStringList parts = text.split(',');
     std::vector<int> v;
@@ -54,13 +88,13 @@ std::vector<int> RegionAttention::strongest(size_t capturedIndex, int count) con
 
 RegionAttention regionAttention(const AttentionRun& run, const std::vector<int>& cells, const HeadChoice& head)
 {
-    const int gridCells = run.prompt.gridRows * run.prompt.gridCols;
+    const int gridCells = static_cast<int>(run.prompt.imageTokens.size());
     if (cells.empty())
         throw std::invalid_argument("region: no cells selected");
     for (int c : cells)
         if (c < 0 || c >= gridCells)
-            throw std::invalid_argument("region: cell " + std::to_string(c) + " is outside the " + std::to_string(run.prompt.gridRows) + "x"
-                                        + std::to_string(run.prompt.gridCols) + " grid");
+            throw std::invalid_argument("region: cell " + std::to_string(c) + " is outside the prompt's " + std::to_string(gridCells)
+                                        + " image tokens");
     RegionAttention r;
     r.cells = cells;
     std::sort(r.cells.begin(), r.cells.end());

@@ -49,7 +49,7 @@ SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QStr
         row.untrained = run.untrained;
         row.answer = run.answer;
         row.map = headMap(probs, HeadChoice{});
-        row.stats = meanOverHeads(headStats(probs, run.prompt.gridRows, run.prompt.gridCols));
+        row.stats = meanOverHeads(headStats(probs, run.prompt.grids()));
         const geometry::PositionTable& table = run.result.layerTables.at(static_cast<size_t>(layer));
         try {
             row.ptd = geometry::computePtd(table).mean;
@@ -59,9 +59,7 @@ SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QStr
         }
         if (out.rows.empty()) {
             firstProbs = probs;
-            out.gridRows = run.prompt.gridRows;
-            out.gridCols = run.prompt.gridCols;
-            out.resized = run.prompt.resized;
+            out.images = run.prompt.images;
             out.layout = QString::fromStdString(run.result.layout.toString());
         }
         row.shift = attentionShift(firstProbs, probs);

@@ -20,7 +20,7 @@ struct SchemeRow {
     SchemeEntry entry;
     std::string untrained;      // what differs from the model's own scheme; empty when nothing
     QString answer;
-    std::vector<float> map;     // mean over heads and question tokens at the layer, rows x cols
+    std::vector<float> map;     // mean over heads and question tokens at the layer, over every image's cells
     double ptd = 0;             // of the scheme's position table at the layer (Circle-RoPE eq. 1)
     double priorSpread = 0;     // max - min of the positional prior from the prompt's last token over the image
     double shift = 0;           // total variation from the first row's map (0 for the first)
@@ -31,8 +31,7 @@ struct SchemeRow {
 
 struct SchemeComparison {
     int layer = 0;
-    int gridRows = 0, gridCols = 0;
-    QImage resized;             // the image as the model saw it
+    std::vector<PromptImage> images; // as the model saw them
     QString layout;
     std::vector<SchemeRow> rows;
 };

@@ -422,21 +422,31 @@ QString Tokenizer::decode(const std::vector<int64_t>& ids, bool skipSpecial) con
     return QString::fromUtf8(bytes.data(), static_cast<qsizetype>(bytes.size()));
 }
 
+namespace {
+
+QString imageBlocks(const std::vector<int>& imageTokens)
+{
+    QString blocks;
+    for (int n : imageTokens)
+        blocks += "<|vision_start|>" + QString("<|image_pad|>").repeated(n) + "<|vision_end|>";
+    return blocks;
+}
+
+} // namespace
+
 QString qwenChatPrompt(const QString& question, const std::vector<int>& imageTokens, ChatTemplate chat)
 {
     QString prompt = chat == ChatTemplate::Qwen2VL ? "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n" : "";
-    prompt += "<|im_start|>user\n";
-    for (int n : imageTokens)
-        prompt += "<|vision_start|>" + QString("<|image_pad|>").repeated(n) + "<|vision_end|>";
+    prompt += "<|im_start|>user\n" + imageBlocks(imageTokens);
     prompt += question + "<|im_end|>\n<|im_start|>assistant\n";
     return prompt;
 }
 
-QString imagePrompt(const Tokenizer& tokenizer, const QString& question, int imageTokens, ChatTemplate chat)
+QString imagePrompt(const Tokenizer& tokenizer, const QString& question, const std::vector<int>& imageTokens, ChatTemplate chat)
 {
     if (tokenizer.tokenId("<|im_start|>"))
-        return qwenChatPrompt(question, {imageTokens}, chat);
-    return "<|vision_start|>" + QString("<|image_pad|>").repeated(imageTokens) + "<|vision_end|>" + question;
+        return qwenChatPrompt(question, imageTokens, chat);
+    return imageBlocks(imageTokens) + question;
 }
 
 QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos)

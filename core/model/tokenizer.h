@@ -67,9 +67,10 @@ enum class ChatTemplate { Qwen2VL, Qwen3VL };
 // <|image_pad|> x tokens <|vision_end|>, tokens per image given), then the assistant header.
 QString qwenChatPrompt(const QString& question, const std::vector<int>& imageTokens, ChatTemplate chat = ChatTemplate::Qwen2VL);
 
-// The prompt for one image and a question: the Qwen chat template when the tokenizer has <|im_start|>,
-// else the bundled models' plain form <|vision_start|> <|image_pad|> x tokens <|vision_end|> question.
-QString imagePrompt(const Tokenizer& tokenizer, const QString& question, int imageTokens, ChatTemplate chat = ChatTemplate::Qwen2VL);
+// The prompt for images and a question: the Qwen chat template when the tokenizer has <|im_start|>,
+// else the bundled models' plain form (<|vision_start|> <|image_pad|> x tokens <|vision_end|>) per image, then the question.
+QString imagePrompt(const Tokenizer& tokenizer, const QString& question, const std::vector<int>& imageTokens,
+                    ChatTemplate chat = ChatTemplate::Qwen2VL);
 
 // The answer text of greedily generated ids: up to the first `eos` or <|im_end|>, special tokens dropped.
 QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos);

@@ -34,7 +34,7 @@ Batch makeBatch(const Tokenizer& tok, const VisionConfig& vision, uint64_t seed,
     size_t longest = 0;
     for (int i = 0; i < size; ++i) {
         const SyntheticSample s = SyntheticTask::trainingSample(seed, first + static_cast<uint64_t>(i));
-        ids.push_back(tok.encode(imagePrompt(tok, s.question, SyntheticTask::kGrid * SyntheticTask::kGrid)));
+        ids.push_back(tok.encode(imagePrompt(tok, s.question, {SyntheticTask::kGrid * SyntheticTask::kGrid})));
         longest = std::max(longest, ids.back().size());
         pixels.push_back(preprocessImage(s.image, vision).pixels);
         targets.push_back(tok.tokenId(s.answer.toStdString()).value());

@@ -19,11 +19,13 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTemporaryDir>
@@ -458,7 +460,7 @@ private Q_SLOTS:
         auto* chart = a->findChild<ropescope::views::ChartView*>("regionView");
         QVERIFY(chart->isVisible());
         // Drag from the picture's top-left cell three cells right and two down.
-        const QRectF picture = ropescope::views::regionPictureRect(QRectF(chart->rect()));
+        const QRectF picture = ropescope::views::regionPictureRect(QRectF(chart->rect()), QSize(224, 224));
         const double cell = picture.width() / 8;
         const QPoint from = (picture.topLeft() + QPointF(cell / 2, cell / 2)).toPoint();
         const QPoint to = (picture.topLeft() + QPointF(3.5 * cell, 2.5 * cell)).toPoint();
@@ -494,6 +496,33 @@ private Q_SLOTS:
         other.layout = "text:4,image:4x4,text:2";
         QVERIFY(w.applyState(other));
         QVERIFY(w.state().highlighted.empty());
+
+        // A second image: one map per image side by side, each image's share beside them, regions on either.
+        QVERIFY(a->addImage(QString(ROPESCOPE_TEST_DATA) + "/drawn/drawn_00.png"));
+        QCOMPARE(a->imageCount(), 2);
+        QVERIFY(a->run());
+        QCOMPARE(a->overlay().size(), QSize(224 + ropescope::views::kPictureGap + 224, 224));
+        auto* shares = a->findChild<QLabel*>("imageShares");
+        QVERIFY(!shares->isHidden()); // on the Map tab, behind the Region tab here
+        const QRegularExpressionMatch m = QRegularExpression("image 1: ([0-9.]+)%, image 2: ([0-9.]+)%").match(shares->text());
+        QVERIFY2(m.hasMatch(), qPrintable(shares->text()));
+        QVERIFY(std::abs(m.captured(1).toDouble() + m.captured(2).toDouble() - 100) < 0.15);
+        QCOMPARE(a->settings()["region"].toString(), QString("0,0,2,3")); // image 1's cells are still there
+        // Drag on the second picture: its bottom-right cell.
+        const QRectF strip = ropescope::views::regionPictureRect(QRectF(chart->rect()), QSize(224 + ropescope::views::kPictureGap + 224, 224));
+        const double scale = strip.width() / (448 + ropescope::views::kPictureGap);
+        const QPoint second = (strip.topLeft() + QPointF((224 + ropescope::views::kPictureGap + 220) * scale, 220 * scale)).toPoint();
+        QTest::mousePress(chart, Qt::LeftButton, {}, second);
+        QTest::mouseRelease(chart, Qt::LeftButton, {}, second);
+        QCOMPARE(a->settings()["region"].toString(), QString("2:7,7,7,7"));
+        QCOMPARE(a->settings()["more_images"].toArray().size(), 1);
+        a->clearRegion();
+        // A session brings both images back; a single image drops the second.
+        const QJsonObject saved = a->settings();
+        QVERIFY(a->setImage(ropescope::io::sampleImage()));
+        QCOMPARE(a->imageCount(), 1);
+        a->applySettings(saved);
+        QCOMPARE(a->imageCount(), 2);
     }
 
     void attentionViewsOfTheSecondLevel()

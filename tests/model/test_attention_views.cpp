@@ -12,6 +12,7 @@
 #include "model/tensor_io.h"
 #include "model/tokenizer.h"
 #include "model/vlm.h"
+#include "charts/attention_heatmap.h"
 
 #include <QDir>
 #include <QFile>
@@ -26,6 +27,7 @@
 #include <cmath>
 
 using namespace ropescope::model;
+namespace views = ropescope::views;
 
 namespace {
 
@@ -163,8 +165,8 @@ private Q_SLOTS:
         q.generate = 3;
         q.answerMaps = true;
         const AttentionRun run = runAttention(vlm, tok, model_, q);
-        QCOMPARE(run.prompt.gridRows, 4);
-        QCOMPARE(run.prompt.gridCols, 6);
+        QCOMPARE(run.prompt.image().rows, 4);
+        QCOMPARE(run.prompt.image().cols, 6);
         const CellRegion region = CellRegion::parse("2,4,1,2"); // corners in any order
         const std::vector<int> cells = region.cells(4, 6);
         QCOMPARE(cells, (std::vector<int>{8, 9, 10, 14, 15, 16}));
@@ -253,6 +255,157 @@ private Q_SLOTS:
             QCOMPARE(cli.exitCode, 2);
             QVERIFY2(cli.err.contains("--region: "), cli.err.constData());
             QVERIFY(!QDir(dir_.filePath("region-bad")).exists());
+        }
+    }
+
+    // Several images in one prompt: one block per image, each image's tokens and grid, a capture over all of
+    // them; shares, sinks and regions per image against loops over the captured columns; the maps drawn
+    // side by side on one colour scale; `attend --image A --image B` and a batch item with "image": [A, B].
+    void severalImagesOneMapEach()
+    {
+        Vlm vlm(model_);
+        const Tokenizer tok = Tokenizer::load(model_ + "/tokenizer.json");
+        const QString secondPath = dir_.filePath("second.png");
+        QVERIFY(QImage(image_).mirrored(true, false).scaled(112, 84).save(secondPath)); // 112x84 -> a 3x4 grid
+        AttentionQuery q = query();
+        q.moreImages = {QImage(secondPath)};
+        const AttentionRun run = runAttention(vlm, tok, model_, q);
+        const AttendRequest& a = run.prompt;
+        QCOMPARE(a.images.size(), size_t(2));
+        QCOMPARE(a.images[0].cells(), 24);
+        QCOMPARE(a.images[1].rows, 3);
+        QCOMPARE(a.images[1].cols, 4);
+        QCOMPARE(a.images[1].first, 24);
+        QCOMPARE(a.imageTokens.size(), size_t(36));
+        const int64_t visionStart = *tok.tokenId("<|vision_start|>");
+        QCOMPARE(std::count(a.ids.begin(), a.ids.end(), visionStart), 2L);
+        QCOMPARE(a.imageTokens[24], a.imageTokens[23] + 3); // <|vision_end|><|vision_start|> between the images
+        for (int64_t t : a.queryTokens) {
+            QVERIFY(t > a.imageTokens.back());
+            QVERIFY(a.ids[static_cast<size_t>(t)] != vlm.config().visionEnd && a.ids[static_cast<size_t>(t)] != visionStart);
+        }
+        QCOMPARE(run.questionTokens.front().text, QString("what")); // the tiny WordLevel tokenizer lowercases
+
+        const GridShapes grids = a.grids();
+        for (size_t l = 0; l < run.layers.size(); ++l) {
+            const torch::Tensor p = run.attention()[l].to(torch::kFloat64); // [heads, queries, 36]
+            QCOMPARE(p.size(2), 36L);
+            const std::vector<double> masses = imageMasses(run.attention()[l], grids), shares = imageShares(run.attention()[l], grids);
+            const int64_t heads = p.size(0), queries = p.size(1);
+            double m[2] = {0, 0};
+            for (int64_t h = 0; h < heads; ++h)
+                for (int64_t qi = 0; qi < queries; ++qi)
+                    for (int64_t c = 0; c < 36; ++c)
+                        m[c < 24 ? 0 : 1] += p[h][qi][c].item<double>() / static_cast<double>(heads * queries);
+            QVERIFY(std::abs(masses[0] - m[0]) < 1e-9 && std::abs(masses[1] - m[1]) < 1e-9);
+            QVERIFY(std::abs(shares[0] - m[0] / (m[0] + m[1])) < 1e-9 && std::abs(shares[0] + shares[1] - 1) < 1e-12);
+            // Sinks over both images: each image's border and first token.
+            const std::vector<HeadStats> stats = headStats(run.attention()[l], grids);
+            for (int64_t h = 0; h < heads; ++h) {
+                double border = 0, first = 0;
+                for (int64_t qi = 0; qi < queries; ++qi) {
+                    const torch::Tensor row = p[h][qi] / p[h][qi].sum();
+                    for (int64_t c = 0; c < 36; ++c) {
+                        const bool inFirst = c < 24;
+                        const int64_t local = inFirst ? c : c - 24, cols = inFirst ? 6 : 4, rows = inFirst ? 4 : 3;
+                        const int64_t r = local / cols, k = local % cols;
+                        const double v = row[c].item<double>() / static_cast<double>(queries);
+                        if (r == 0 || r == rows - 1 || k == 0 || k == cols - 1)
+                            border += v;
+                        if (local == 0)
+                            first += v;
+                    }
+                }
+                QVERIFY(std::abs(stats[static_cast<size_t>(h)].borderShare - border) < 1e-9);
+                QVERIFY(std::abs(stats[static_cast<size_t>(h)].firstShare - first) < 1e-9);
+            }
+        }
+
+        // A region on the second image is its cells, offset by the first image's tokens.
+        const CellRegion region = CellRegion::parse("2:0,1,1,2");
+        QCOMPARE(region.image, 1);
+        QCOMPARE(region.toString(), QString("2:0,1,1,2"));
+        QCOMPARE(region.tokensIn(a), (std::vector<int>{25, 26, 29, 30}));
+        QCOMPARE(CellRegion::parse("0,1,1,2").tokensIn(a), (std::vector<int>{1, 2, 7, 8}));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, CellRegion::parse("3:0,0").tokensIn(a));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, CellRegion::parse("2:3,0").tokensIn(a)); // 3 rows
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, CellRegion::parse("0:1,1"));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, CellRegion::parse("x:1,1"));
+        const RegionAttention r = regionAttention(run, region.tokensIn(a), HeadChoice{});
+        QCOMPARE(r.area, 4.0 / 36);
+        const torch::Tensor last = run.attention().back().to(torch::kFloat64);
+        double mass = 0;
+        for (int64_t c : {25, 26, 29, 30})
+            mass += last.select(2, c).mean(0)[0].item<double>();
+        QVERIFY(std::abs(r.mass.back()[0] - mass) < 1e-9);
+
+        // The maps side by side on one scale: left and right columns at 0 and 1 in both images give each
+        // half its own overlay; a flat second image keeps the first's scale instead of its own.
+        const views::MapPictures pictures{{a.images[0].resized, 4, 6}, {a.images[1].resized, 3, 4}};
+        views::HeatmapOptions o;
+        o.smoothing = 0;
+        std::vector<float> first(24), second(12);
+        for (int c = 0; c < 24; ++c)
+            first[static_cast<size_t>(c)] = static_cast<float>(c % 6) / 5.0f;
+        for (int c = 0; c < 12; ++c)
+            second[static_cast<size_t>(c)] = static_cast<float>(c % 4) / 3.0f;
+        std::vector<float> both = first;
+        both.insert(both.end(), second.begin(), second.end());
+        const QImage strip = views::attentionOverlay(pictures, both, o);
+        QCOMPARE(strip.size(), QSize(168 + views::kPictureGap + 112, 112));
+        QCOMPARE(strip.copy(0, 0, 168, 112), views::attentionOverlay(a.images[0].resized, first, 4, 6, o));
+        QCOMPARE(strip.copy(168 + views::kPictureGap, 0, 112, 84), views::attentionOverlay(a.images[1].resized, second, 3, 4, o));
+        QCOMPARE(strip.pixelColor(170, 50), QColor(Qt::white)); // the gap
+        QCOMPARE(strip.pixelColor(200, 100), QColor(Qt::white)); // below the shorter image
+        std::fill(both.begin() + 24, both.end(), 0.5f);
+        const QImage flat = views::attentionOverlay(pictures, both, o).copy(168 + views::kPictureGap, 0, 112, 84);
+        QVERIFY(flat != views::attentionOverlay(a.images[1].resized, std::vector<float>(12, 0.5f), 3, 4, o));
+        // (Clicks on the strip: test_gui regionToTextSelectsChartsAndShowsIn3d, which has fonts.)
+
+        // `attend` with two images: the same shares, the maps side by side, a region on image 2, errors by flag.
+        const QString out = dir_.filePath("two");
+        auto cli = runRopescope(attendArgs(out) + QStringList{"--image", secondPath, "--region", "2:0,1,1,2"}, false);
+        QVERIFY2(cli.exitCode == 0, cli.err.constData());
+        const QJsonObject summary = jsonFile(out + "/summary.json");
+        const QJsonArray images = summary["images"].toArray();
+        QCOMPARE(images.size(), 2);
+        QCOMPARE(images[1].toObject()["first_token"].toInt(), static_cast<int>(a.imageTokens[24]));
+        QCOMPARE(images[1].toObject()["grid"].toObject()["cols"].toInt(), 4);
+        const QJsonArray perLayer = summary["per_layer"].toArray();
+        for (size_t l = 0; l < run.layers.size(); ++l) {
+            const std::vector<double> shares = imageShares(run.attention()[l], grids);
+            const QJsonArray written = perLayer[static_cast<int>(l)].toObject()["image_shares"].toArray();
+            QVERIFY(std::abs(written[0].toDouble() - shares[0]) < 1e-6 && std::abs(written[1].toDouble() - shares[1]) < 1e-6);
+        }
+        QCOMPARE(QImage(out + "/heatmap.png").size(), QSize(168 + views::kPictureGap + 112, 112));
+        QCOMPARE(summary["region"].toObject()["cells"].toString(), QString("2:0,1,1,2"));
+        QVERIFY(std::abs(summary["region"].toObject()["area"].toDouble() - 4.0 / 36) < 1e-12);
+
+        QFile job(dir_.filePath("two-job.json"));
+        QVERIFY(job.open(QIODevice::WriteOnly));
+        job.write(QJsonDocument(QJsonObject{{"defaults", QJsonObject{{"model", model_}, {"question", question_}}},
+                                            {"items", QJsonArray{QJsonObject{{"type", "attention"}, {"output", "two.json"},
+                                                                             {"image", QJsonArray{image_, secondPath}}}}}})
+                      .toJson());
+        job.close();
+        cli = runRopescope({"batch", job.fileName(), "--output", dir_.filePath("two-batch")}, false);
+        QVERIFY2(cli.exitCode == 0, cli.err.constData());
+        const QJsonObject batch = jsonFile(dir_.filePath("two-batch") + "/two.json");
+        QCOMPARE(batch["images"], summary["images"]);
+        QCOMPARE(batch["per_layer"], summary["per_layer"]);
+
+        const struct { QStringList args; const char* says; } bad[] = {
+            {{"--image", secondPath, "--region", "3:0,0"}, "--region: image 3 is not in the prompt, which has 2 images"},
+            {{"--image", secondPath, "--region", "2:3,0"}, "--region: 2:3,0,3,0 is outside image 2's 3x4 grid"},
+            {{"--image", image_, "--image", image_, "--image", image_, "--image", image_, "--image", image_, "--image", image_, "--image", image_,
+              "--image", image_},
+             "--image: at most 8 images"},
+        };
+        for (const auto& b : bad) {
+            cli = runRopescope(attendArgs(dir_.filePath("two-bad")) + b.args, false);
+            QCOMPARE(cli.exitCode, 2);
+            QVERIFY2(cli.err.contains(b.says), cli.err.constData());
+            QVERIFY(!QDir(dir_.filePath("two-bad")).exists());
         }
     }
 

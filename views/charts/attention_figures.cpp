@@ -62,22 +62,47 @@ SheetGeometry sheetGeometry(const QRectF& area, const MapSheet& sheet)
     return g;
 }
 
-QImage colouredGrid(const std::vector<float>& values, int rows, int cols)
+// Several images' grids side by side, one cell apart: the size in cells of what colouredGrid draws.
+QSize gridStripSize(const std::vector<QSize>& grids)
 {
-    QImage image(cols, rows, QImage::Format_RGB32);
-    if (values.size() != static_cast<size_t>(rows) * static_cast<size_t>(cols) || values.empty()) {
+    QSize size(0, 0);
+    for (const QSize& g : grids)
+        size = QSize(size.width() + g.width() + (size.width() > 0 ? 1 : 0), std::max(size.height(), g.height()));
+    return size;
+}
+
+// A map over every grid's cells (image after image, row-major each) in viridis on one scale, one pixel a cell.
+QImage colouredGrid(const std::vector<float>& values, const std::vector<QSize>& grids)
+{
+    const QSize size = gridStripSize(grids);
+    QImage image(std::max(1, size.width()), std::max(1, size.height()), QImage::Format_RGB32);
+    image.fill(Qt::white);
+    size_t cells = 0;
+    for (const QSize& g : grids)
+        cells += static_cast<size_t>(g.width()) * static_cast<size_t>(g.height());
+    if (values.size() != cells || values.empty()) {
         image.fill(Qt::lightGray);
         return image;
     }
     const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
     const double range = *hi - *lo;
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c) {
-            const double v = values[static_cast<size_t>(r) * static_cast<size_t>(cols) + static_cast<size_t>(c)];
-            const Rgb rgb = viridis(range > 0 ? (v - *lo) / range : 0.5);
-            image.setPixel(c, r, qRgb(rgb[0], rgb[1], rgb[2]));
-        }
+    size_t next = 0;
+    int left = 0;
+    for (const QSize& g : grids) {
+        for (int r = 0; r < g.height(); ++r)
+            for (int c = 0; c < g.width(); ++c) {
+                const Rgb rgb = viridis(range > 0 ? (values[next++] - *lo) / range : 0.5);
+                image.setPixel(left + c, r, qRgb(rgb[0], rgb[1], rgb[2]));
+            }
+        left += g.width() + 1;
+    }
     return image;
+}
+
+double gridAspect(const std::vector<QSize>& grids)
+{
+    const QSize size = gridStripSize(grids);
+    return size.width() > 0 ? static_cast<double>(size.height()) / size.width() : 1.0;
 }
 
 // The largest rectangle of `aspect` (height / width) centred in `box`.
@@ -205,7 +230,7 @@ void paintLayerHeadGrid(QPainter& p, const QRectF& area, const LayerHeadGrid& gr
                    Qt::AlignRight | Qt::AlignVCenter, "L" + QString::number(grid.layers[r]));
 
     const double maxMass = grid.imageMass.empty() ? 1.0 : std::max(1e-12, *std::max_element(grid.imageMass.begin(), grid.imageMass.end()));
-    const double aspect = grid.cols > 0 ? static_cast<double>(grid.rows) / grid.cols : 1.0;
+    const double aspect = gridAspect(grid.grids);
     p.setRenderHint(QPainter::SmoothPixmapTransform, false); // cells show patches, not a blur
     for (size_t r = 0; r < grid.layers.size(); ++r)
         for (int h = 0; h < grid.heads; ++h) {
@@ -214,7 +239,7 @@ void paintLayerHeadGrid(QPainter& p, const QRectF& area, const LayerHeadGrid& gr
             QRectF drawn = cell;
             if (grid.show == LayerHeadGrid::Show::Maps && k < grid.maps.size()) {
                 drawn = fitted(cell, aspect);
-                p.drawImage(drawn, colouredGrid(grid.maps[k], grid.rows, grid.cols));
+                p.drawImage(drawn, colouredGrid(grid.maps[k], grid.grids));
             } else if (k < grid.imageMass.size()) {
                 const Rgb rgb = viridis(grid.imageMass[k] / maxMass);
                 p.fillRect(cell, QColor(rgb[0], rgb[1], rgb[2]));
@@ -234,7 +259,7 @@ void paintLayerHeadGrid(QPainter& p, const QRectF& area, const LayerHeadGrid& gr
 
 QSize layerHeadGridSize(const LayerHeadGrid& grid, int cellWidth)
 {
-    const double aspect = grid.cols > 0 ? static_cast<double>(grid.rows) / grid.cols : 1.0;
+    const double aspect = gridAspect(grid.grids);
     const int width = std::max(1, grid.heads) * cellWidth;
     const int height = static_cast<int>(std::max<size_t>(1, grid.layers.size()) * std::max(8.0, cellWidth * aspect));
     // Margins as gridGeometry makes them for a figure of about this size.

@@ -38,8 +38,8 @@ struct LayerHeadGrid {
     enum class Show { Maps, Mass } show = Show::Maps;
     std::vector<int> layers;              // row labels
     int heads = 0;
-    int rows = 0, cols = 0;               // each map's grid
-    std::vector<std::vector<float>> maps; // layers.size() * heads, layer-major; rows * cols each
+    std::vector<QSize> grids;             // each image's merged grid (width: columns, height: rows), in prompt order
+    std::vector<std::vector<float>> maps; // layers.size() * heads, layer-major; every grid's cells, image after image
     std::vector<double> imageMass;        // the same indexing
     int selectedRow = -1, selectedHead = -1;
 };

@@ -2,6 +2,8 @@
 
 #include "scene/colormap.h"
 
+#include <QPainter>
+
 #include <algorithm>
 #include <cmath>
 
@@ -106,36 +108,128 @@ std::vector<float> normalisedToSum(std::vector<float> grid)
     return grid;
 }
 
+// Where the strip puts images of these sizes: side by side, tops aligned, kPictureGap apart.
+QRect placed(const std::vector<QSize>& sizes, size_t k)
+{
+    int x = 0;
+    for (size_t i = 0; i < k; ++i)
+        x += sizes[i].width() + kPictureGap;
+    return {QPoint(x, 0), sizes.at(k)};
+}
+
+std::vector<QSize> sizesOf(const MapPictures& pictures)
+{
+    std::vector<QSize> sizes;
+    for (const MapPicture& p : pictures)
+        sizes.push_back(p.image.size());
+    return sizes;
+}
+
+// Each picture's slice of a map over every picture's cells, smoothed and upsampled to its image.
+std::vector<std::vector<float>> upsampledSlices(const MapPictures& pictures, const std::vector<float>& grid, double smoothing)
+{
+    std::vector<std::vector<float>> out;
+    size_t first = 0;
+    for (const MapPicture& p : pictures) {
+        const size_t cells = static_cast<size_t>(p.rows) * static_cast<size_t>(p.cols);
+        const std::vector<float> slice(grid.begin() + static_cast<std::ptrdiff_t>(std::min(first, grid.size())),
+                                       grid.begin() + static_cast<std::ptrdiff_t>(std::min(first + cells, grid.size())));
+        first += cells;
+        if (slice.size() != cells)
+            return {};
+        out.push_back(upsampled(slice, p.rows, p.cols, p.image.width(), p.image.height(), smoothing));
+    }
+    return out;
+}
+
 } // namespace
+
+QRect pictureRect(const MapPictures& pictures, size_t k)
+{
+    return placed(sizesOf(pictures), k);
+}
+
+QSize stripSize(const MapPictures& pictures)
+{
+    QSize size;
+    for (size_t k = 0; k < pictures.size(); ++k)
+        size = size.expandedTo(QSize(pictureRect(pictures, k).right() + 1, pictures[k].image.height()));
+    return size;
+}
+
+QImage pictureStrip(const std::vector<QImage>& images)
+{
+    if (images.size() == 1)
+        return images.front();
+    std::vector<QSize> sizes;
+    QSize size;
+    for (const QImage& image : images) {
+        sizes.push_back(image.size());
+        size = size.expandedTo(QSize(placed(sizes, sizes.size() - 1).right() + 1, image.height()));
+    }
+    QImage strip(size, QImage::Format_RGB888);
+    strip.fill(Qt::white);
+    QPainter painter(&strip);
+    for (size_t k = 0; k < images.size(); ++k)
+        painter.drawImage(placed(sizes, k).topLeft(), images[k]);
+    return strip;
+}
+
+QImage attentionOverlay(const MapPictures& pictures, const std::vector<float>& grid, const HeatmapOptions& o)
+{
+    const std::vector<std::vector<float>> up = upsampledSlices(pictures, grid, o.smoothing);
+    if (up.empty() || pictures.empty())
+        return {};
+    float lo = up[0].empty() ? 0.0f : up[0][0], hi = lo;
+    for (const std::vector<float>& u : up)
+        for (float v : u)
+            lo = std::min(lo, v), hi = std::max(hi, v);
+    const double range = hi > lo ? hi - lo : 1.0;
+    std::vector<QImage> blended;
+    for (size_t k = 0; k < pictures.size(); ++k) {
+        const int w = pictures[k].image.width();
+        blended.push_back(blend(pictures[k].image, o.opacity, [&](int x, int y) {
+            const double t = std::pow((up[k][static_cast<size_t>(y) * w + x] - lo) / range, o.gamma);
+            return o.colormap == HeatmapOptions::Colormap::Jet ? jet(t) : viridis(t);
+        }));
+    }
+    return pictureStrip(blended);
+}
 
 QImage attentionOverlay(const QImage& source, const std::vector<float>& grid, int rows, int cols, const HeatmapOptions& o)
 {
-    const int w = source.width();
-    const std::vector<float> up = upsampled(grid, rows, cols, w, source.height(), o.smoothing);
-    const auto [lo, hi] = std::minmax_element(up.begin(), up.end());
-    const double range = *hi > *lo ? *hi - *lo : 1.0;
-    return blend(source, o.opacity, [&](int x, int y) {
-        const double t = std::pow((up[static_cast<size_t>(y) * w + x] - *lo) / range, o.gamma);
-        return o.colormap == HeatmapOptions::Colormap::Jet ? jet(t) : viridis(t);
-    });
+    return attentionOverlay(MapPictures{{source, rows, cols}}, grid, o);
+}
+
+QImage attentionDifferenceOverlay(const MapPictures& pictures, const std::vector<float>& from, const std::vector<float>& to,
+                                  const HeatmapOptions& o)
+{
+    const std::vector<float> a = normalisedToSum(from), b = normalisedToSum(to);
+    std::vector<float> diff(std::min(a.size(), b.size()));
+    for (size_t i = 0; i < diff.size(); ++i)
+        diff[i] = b[i] - a[i];
+    const std::vector<std::vector<float>> up = upsampledSlices(pictures, diff, o.smoothing);
+    if (up.empty() || pictures.empty())
+        return {};
+    float scale = 0;
+    for (const std::vector<float>& u : up)
+        for (float v : u)
+            scale = std::max(scale, std::abs(v));
+    std::vector<QImage> blended;
+    for (size_t k = 0; k < pictures.size(); ++k) {
+        const int w = pictures[k].image.width();
+        blended.push_back(blend(pictures[k].image, o.opacity, [&](int x, int y) {
+            const double t = scale > 0 ? up[k][static_cast<size_t>(y) * w + x] / scale : 0.0;
+            return diverging(std::copysign(std::pow(std::abs(t), o.gamma), t));
+        }));
+    }
+    return pictureStrip(blended);
 }
 
 QImage attentionDifferenceOverlay(const QImage& source, const std::vector<float>& from, const std::vector<float>& to, int rows, int cols,
                                   const HeatmapOptions& o)
 {
-    const std::vector<float> a = normalisedToSum(from), b = normalisedToSum(to);
-    std::vector<float> diff(b.size());
-    for (size_t i = 0; i < diff.size(); ++i)
-        diff[i] = b[i] - a[i];
-    const int w = source.width();
-    const std::vector<float> up = upsampled(diff, rows, cols, w, source.height(), o.smoothing);
-    float scale = 0;
-    for (float v : up)
-        scale = std::max(scale, std::abs(v));
-    return blend(source, o.opacity, [&](int x, int y) {
-        const double t = scale > 0 ? up[static_cast<size_t>(y) * w + x] / scale : 0.0;
-        return diverging(std::copysign(std::pow(std::abs(t), o.gamma), t));
-    });
+    return attentionDifferenceOverlay(MapPictures{{source, rows, cols}}, from, to, o);
 }
 
 } // namespace ropescope::views

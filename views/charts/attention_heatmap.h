@@ -1,5 +1,6 @@
 #pragma once
 #include <QImage>
+#include <QRect>
 
 #include <vector>
 
@@ -23,5 +24,27 @@ QImage attentionOverlay(const QImage& image, const std::vector<float>& grid, int
 // colormap option is ignored; gamma shapes |difference|.
 QImage attentionDifferenceOverlay(const QImage& image, const std::vector<float>& from, const std::vector<float>& to, int rows, int cols,
                                   const HeatmapOptions& options);
+
+// One picture a map is drawn on: the image as the model saw it and its merged grid. A prompt with several
+// images has one picture each, and a map over all of their tokens (image after image, row-major each).
+struct MapPicture {
+    QImage image;
+    int rows = 0, cols = 0;
+};
+using MapPictures = std::vector<MapPicture>;
+
+// The pictures side by side (tops aligned, kPictureGap pixels apart, white around), each with its slice of
+// `grid` drawn as above but on one colour scale, so colours compare across images. One picture: exactly
+// attentionOverlay(image, grid, rows, cols, options).
+QImage attentionOverlay(const MapPictures& pictures, const std::vector<float>& grid, const HeatmapOptions& options);
+// The same for a difference: one symmetric scale over every picture.
+QImage attentionDifferenceOverlay(const MapPictures& pictures, const std::vector<float>& from, const std::vector<float>& to,
+                                  const HeatmapOptions& options);
+// Lays pictures out as the overlays above do: where picture k lies in the strip, and the strip's size.
+constexpr int kPictureGap = 8;
+QRect pictureRect(const MapPictures& pictures, size_t k);
+QSize stripSize(const MapPictures& pictures);
+// `images` (one per picture, e.g. each with cells outlined) placed as the overlays place them.
+QImage pictureStrip(const std::vector<QImage>& images);
 
 } // namespace ropescope::views

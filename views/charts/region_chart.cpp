@@ -50,25 +50,46 @@ QSize regionChartSize(const RegionChart& chart)
     return {std::clamp(480 + 40 * tokens, 960, 2400), 520 + 16 * std::min<int>(static_cast<int>(chart.layers.size()), 40)};
 }
 
-QRectF regionPictureRect(const QRectF& area)
+QImage outlineCells(const MapPictures& pictures, int picture, const std::vector<int>& cells)
+{
+    std::vector<QImage> images;
+    for (size_t k = 0; k < pictures.size(); ++k)
+        images.push_back(outlineCells(pictures[k].image, pictures[k].rows, pictures[k].cols,
+                                      static_cast<int>(k) == picture ? cells : std::vector<int>{}));
+    return pictureStrip(images);
+}
+
+QRectF regionPictureRect(const QRectF& area, QSize imageSize)
 {
     // The title band of chart::titled, computed without a painter so that clicks map back exactly.
     QFont title;
     title.setPixelSize(std::max(9, static_cast<int>(std::min(area.height() / 18.0, area.width() / 30.0))));
     title.setBold(true);
     const QRectF plot = area.adjusted(0, 1.6 * QFontMetricsF(title).height(), 0, 0);
-    const double side = std::min(plot.height() * 0.5, plot.width() * 0.36);
-    return {plot.left(), plot.top(), side, side};
+    const double aspect = imageSize.height() > 0 && imageSize.width() > 0 ? static_cast<double>(imageSize.width()) / imageSize.height() : 1.0;
+    double height = std::min(plot.height() * 0.5, plot.width() * 0.36);
+    const double width = std::min(height * aspect, plot.width() * 0.5); // a strip of several images grows wider first
+    height = width / aspect;
+    return {plot.left(), plot.top(), width, height};
 }
 
-int regionCellAt(const QRectF& area, int rows, int cols, QPointF point)
+PictureCell regionCellAt(const QRectF& area, const MapPictures& pictures, QPointF point)
 {
-    const QRectF picture = regionPictureRect(area);
-    if (rows <= 0 || cols <= 0 || !picture.contains(point))
-        return -1;
-    const int row = std::clamp(static_cast<int>((point.y() - picture.top()) / picture.height() * rows), 0, rows - 1);
-    const int col = std::clamp(static_cast<int>((point.x() - picture.left()) / picture.width() * cols), 0, cols - 1);
-    return row * cols + col;
+    const QSize strip = stripSize(pictures);
+    const QRectF drawn = regionPictureRect(area, strip);
+    if (pictures.empty() || strip.isEmpty() || !drawn.contains(point))
+        return {};
+    const QPointF at((point.x() - drawn.left()) * strip.width() / drawn.width(), (point.y() - drawn.top()) * strip.height() / drawn.height());
+    for (size_t k = 0; k < pictures.size(); ++k) {
+        const QRect r = pictureRect(pictures, k);
+        const int rows = pictures[k].rows, cols = pictures[k].cols;
+        if (rows <= 0 || cols <= 0 || at.x() < r.left() || at.x() >= r.left() + r.width() || at.y() >= r.height())
+            continue;
+        const int row = std::clamp(static_cast<int>(at.y() / r.height() * rows), 0, rows - 1);
+        const int col = std::clamp(static_cast<int>((at.x() - r.left()) / r.width() * cols), 0, cols - 1);
+        return {static_cast<int>(k), row * cols + col};
+    }
+    return {};
 }
 
 void paintRegionChart(QPainter& p, const QRectF& area, const RegionChart& chart, const QString& hint)
@@ -80,7 +101,7 @@ void paintRegionChart(QPainter& p, const QRectF& area, const RegionChart& chart,
     const double gap = fm.height();
 
     // Left: the picture with the region.
-    const QRectF picture = regionPictureRect(area);
+    const QRectF picture = regionPictureRect(area, chart.image.size());
     const double side = picture.width();
     if (!chart.image.isNull())
         p.drawImage(picture, chart.image);
@@ -88,12 +109,12 @@ void paintRegionChart(QPainter& p, const QRectF& area, const RegionChart& chart,
     const auto tokens = static_cast<int>(chart.tokens.size()), layers = static_cast<int>(chart.layers.size());
     if (tokens == 0 || layers == 0) {
         p.setPen(Qt::darkGray);
-        p.drawText(QRectF(picture.right() + gap, plot.top(), plot.right() - picture.right() - 2 * gap, side),
+        p.drawText(QRectF(picture.right() + gap, plot.top(), plot.right() - picture.right() - 2 * gap, picture.height()),
                    Qt::AlignCenter | Qt::TextWordWrap, hint);
         return;
     }
     p.drawText(QRectF(picture.left(), picture.bottom() + 4, side, 3 * gap), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
-               QString("region: %1% of the image").arg(100 * chart.area, 0, 'f', 1));
+               QString("region: %1% of the image tokens").arg(100 * chart.area, 0, 'f', 1));
 
     // Right: labels column, then one column per token.
     const double labelWidth = fm.horizontalAdvance("layer 00 ") + 4;

@@ -2,6 +2,8 @@
 // Image region -> text: the picture with the selected cells outlined, every captured layer's share of
 // each token's image attention on the region (a strip, layers x tokens), and the shown layer as bars
 // with the region's area as the "ignores position" line. Painted the same on screen and into PNG/SVG/PDF.
+#include "attention_heatmap.h"
+
 #include <QImage>
 #include <QRectF>
 #include <QSize>
@@ -15,7 +17,7 @@ namespace ropescope::views {
 
 struct RegionChart {
     QString title;
-    QImage image;                           // the model's view with the region outlined (outlineCells)
+    QImage image;                           // the model's view with the region outlined (outlineCells; a strip for several images)
     QStringList tokens;                     // one label per token
     std::vector<bool> answer;               // answer tokens are drawn in another colour
     std::vector<int> layers;                // strip rows
@@ -26,12 +28,17 @@ struct RegionChart {
 // With no tokens (nothing selected yet) only the picture and `hint` are painted.
 void paintRegionChart(QPainter& painter, const QRectF& area, const RegionChart& chart, const QString& hint = {});
 QSize regionChartSize(const RegionChart& chart);
-// Where the picture lies in a chart painted into `area`, and the cell (row-major on rows x cols) under
-// `point` there, or -1: drags on the picture select regions.
-QRectF regionPictureRect(const QRectF& area);
-int regionCellAt(const QRectF& area, int rows, int cols, QPointF point);
+// Where a picture of `imageSize` lies in a chart painted into `area` (its aspect kept), and the picture and
+// cell (row-major on its grid) under `point` there, or {-1, -1}: drags on the pictures select regions.
+QRectF regionPictureRect(const QRectF& area, QSize imageSize);
+struct PictureCell {
+    int picture = -1, cell = -1;
+};
+PictureCell regionCellAt(const QRectF& area, const MapPictures& pictures, QPointF point);
 
 // `image` with the cells (row-major on a rows x cols grid) outlined, their outside dimmed.
 QImage outlineCells(const QImage& image, int rows, int cols, const std::vector<int>& cells);
+// The pictures as a strip (pictureStrip), `cells` outlined on picture `picture`, the other pictures dimmed.
+QImage outlineCells(const MapPictures& pictures, int picture, const std::vector<int>& cells);
 
 } // namespace ropescope::views

@@ -141,6 +141,24 @@ private Q_SLOTS:
             QCOMPARE(layers[l].toObject()["deepstack_after"].toBool(), l < 2);
             QVERIFY(layers[l].toObject()["shift"].toDouble() > 0); // circle moves the map away from mrope's
         }
+
+        // Two images (DeepStack features go to both images' tokens): both blocks in the layout, shares per image.
+        const QString two = dir_.filePath("qwen3-two");
+        const auto r2 = runRopescope({"attend", "--model", q3, "--image", image_, "--image", image_, "--question", "What colour is the circle?",
+                                      "--output", two, "--max-new-tokens", "2"},
+                                     false);
+        QVERIFY2(r2.exitCode == 0, r2.err.constData());
+        QFile s2(two + "/summary.json");
+        QVERIFY(s2.open(QIODevice::ReadOnly));
+        const QJsonObject both = QJsonDocument::fromJson(s2.readAll()).object();
+        QCOMPARE(both["layout"].toString(), QString("text:1,image:7x10,text:2,image:7x10,text:6"));
+        QCOMPARE(QImage(two + "/heatmap.png").size(), QSize(320 + 8 + 320, 224));
+        for (const QJsonValue& layer : both["per_layer"].toArray()) {
+            const QJsonArray shares = layer.toObject()["image_shares"].toArray();
+            QCOMPARE(shares.size(), 2);
+            QVERIFY(std::abs(shares[0].toDouble() + shares[1].toDouble() - 1) < 1e-9);
+            QVERIFY(shares[0].toDouble() != shares[1].toDouble()); // the same picture at other positions
+        }
     }
 
     void flagsUntrainedSchemes()

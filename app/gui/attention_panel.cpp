@@ -597,34 +597,37 @@ void AttentionPanel::openModel(const QString& dir)
 
 bool AttentionPanel::setImage(const QString& path)
 {
-    try {
-        d->image = model::loadImage(path);
-        d->imagePath = path;
-        d->moreImages.clear();
-        d->moreImagePaths.clear();
-        ++d->generation;
-        Q_EMIT settingsChanged();
-        showImages();
-        return true;
-    } catch (const model::ModelError& e) {
-        return fail(e.what());
-    }
+    return takeImage(path, false);
 }
 
 bool AttentionPanel::addImage(const QString& path)
 {
     if (imageCount() >= model::kMaxPromptImages)
         return fail(QString("a prompt takes at most %1 images: open one with Image... to start again").arg(model::kMaxPromptImages));
+    return takeImage(path, true);
+}
+
+bool AttentionPanel::takeImage(const QString& path, bool further)
+{
+    QImage image;
     try {
-        d->moreImages.push_back(model::loadImage(path));
-        d->moreImagePaths << path;
-        ++d->generation;
-        Q_EMIT settingsChanged();
-        showImages();
-        return true;
+        image = model::loadImage(path);
     } catch (const model::ModelError& e) {
-        return fail(e.what());
+        return fail(e.what()); // the prompt's images stay as they were
     }
+    if (!further) {
+        d->image = image;
+        d->imagePath = path;
+        d->moreImages.clear();
+        d->moreImagePaths.clear();
+    } else {
+        d->moreImages.push_back(image);
+        d->moreImagePaths << path;
+    }
+    ++d->generation;
+    Q_EMIT settingsChanged();
+    showImages();
+    return true;
 }
 
 int AttentionPanel::imageCount() const

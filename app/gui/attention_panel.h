@@ -127,6 +127,7 @@ private:
     QJsonArray schemesJson() const;
     void repaintRegion();
     void showImages();
+    bool takeImage(const QString& path, bool further); // the only image, or a further one
     model::HeadChoice headChoice() const;
     views::HeatmapOptions heatmapOptions() const;
     QString colourScaleHtml(const views::HeatmapOptions& options) const;

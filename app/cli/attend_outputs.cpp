@@ -53,13 +53,18 @@ QByteArray AttendOutcome::tensorFile() const
     model::SafeTensorsWriter tensors;
     tensors.setMetadata("format", "pt");
     tensors.setMetadata("dims", "attention: [captured layers, heads, query tokens, image tokens]; answer_attention: "
-                                "[captured layers, heads, answer tokens, image tokens], row k from the query that produced answer token k");
+                                "[captured layers, heads, answer tokens, image tokens], row k from the query that produced answer token k; "
+                                "image_grids: [images, 2] rows, cols per image, whose tokens are image_tokens in that order");
     model::addTensor(tensors, "attention", torch::stack(run.attention(), 0).to(torch::kCPU));
     if (!run.answerAttention.empty())
         model::addTensor(tensors, "answer_attention", torch::stack(run.answerAttention, 0).to(torch::kCPU));
     model::addTensor(tensors, "layers", torch::tensor(std::vector<int64_t>(run.layers.begin(), run.layers.end()), torch::kInt64));
     model::addTensor(tensors, "query_tokens", torch::tensor(run.prompt.queryTokens, torch::kInt64));
     model::addTensor(tensors, "image_tokens", torch::tensor(run.prompt.imageTokens, torch::kInt64));
+    std::vector<int64_t> grids; // [images, 2]: rows, cols of each image's merged grid; its tokens follow the previous image's
+    for (const model::PromptImage& image : run.prompt.images)
+        grids.insert(grids.end(), {image.rows, image.cols});
+    model::addTensor(tensors, "image_grids", torch::tensor(grids, torch::kInt64).reshape({-1, 2}));
     model::addTensor(tensors, "input_ids", torch::tensor(run.prompt.ids, torch::kInt64));
     return tensors.bytes();
 }

@@ -378,6 +378,9 @@ private Q_SLOTS:
             QVERIFY(std::abs(written[0].toDouble() - shares[0]) < 1e-6 && std::abs(written[1].toDouble() - shares[1]) < 1e-6);
         }
         QCOMPARE(QImage(out + "/heatmap.png").size(), QSize(168 + views::kPictureGap + 112, 112));
+        const SafeTensors tensors = SafeTensors::open(out + "/attention.safetensors");
+        QVERIFY(torch::equal(toTorch(tensors, "image_grids"), torch::tensor({4, 6, 3, 4}, torch::kInt64).reshape({2, 2})));
+        QVERIFY(torch::allclose(toTorch(tensors, "attention")[1], run.attention()[1], 0, 1e-6));
         QCOMPARE(summary["region"].toObject()["cells"].toString(), QString("2:0,1,1,2"));
         QVERIFY(std::abs(summary["region"].toObject()["area"].toDouble() - 4.0 / 36) < 1e-12);
 

@@ -81,7 +81,7 @@ int benchAttention(const QCommandLineParser& parser)
              const model::Relevancy r = model::gradientRelevancy(vlm, run);
              views::attentionOverlay(mapPictures(a.images), r.map, heat);
          }},
-        {"two images (run, map on each, shares per layer)", [&] {
+        {"two images: run, a map on each, shares", [&] {
              model::AttentionQuery two = query;
              two.moreImages = {query.image.mirrored(true, false)};
              const model::AttentionRun both = model::runAttention(vlm, tok, dir, two);

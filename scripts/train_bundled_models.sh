@@ -9,8 +9,6 @@ bin=${ROPESCOPE:-build/bin/ropescope}
 out=${1:-resources/models}
 base_steps=${BASE_STEPS:-4000}
 tune_steps=${TUNE_STEPS:-600}
-# A gentle fine-tune keeps the base's accuracy on the generator's pictures (1e-3 cost 1-3 points there).
-tune_lr=${TUNE_LR:-3e-4}
 base=${BASE_DIR:-build/bundled-base}
 
 # The common base: everything trainable, cell-naming loss on; not bundled itself (see README, Results).
@@ -20,7 +18,7 @@ base=${BASE_DIR:-build/bundled-base}
 tune() {
     local name=$1
     shift
-    [ -d "$out/$name" ] || "$bin" train --from "$base" --steps "$tune_steps" --lr "$tune_lr" --seed 2 --output "$out/$name" "$@"
+    [ -d "$out/$name" ] || "$bin" train --from "$base" --steps "$tune_steps" --seed 2 --output "$out/$name" "$@"
 }
 tune mrope --scheme mrope
 tune hard --scheme hard

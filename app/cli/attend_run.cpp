@@ -82,7 +82,7 @@ void addAttendOptions(QCommandLineParser& parser)
         {"relevancy", "Gradient-weighted attention relevancy of the answer's first token (Chefer et al. 2021, through every "
                       "layer with autograd): relevancy.png (over the image) and summary.json relevancy."},
         {"schemes", "Compare 2 to 6 schemes side by side on this prompt: schemes.png and schemes.csv, e.g. "
-                    "mrope,circle-rope:alpha=0.3,vrope,circle-rope:age=strategy_4 (vector values with '/': "
+                    "mrope,circle:alpha=0.3,vrope,circle:age=strategy_4 (vector values with '/': "
                     "mm-rope:position-scale=4/8/8).", "LIST"},
         {"figure-format", "png (default), svg or pdf: the format of tokens, layers_heads, own_prior, region and schemes figures.", "F"},
         {"device", "cpu (default) or cuda.", "D"},

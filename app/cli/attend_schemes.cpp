@@ -6,6 +6,7 @@
 #include "cli_error.h"
 #include "model/attention_stats.h"
 
+#include <QJsonArray>
 #include <QJsonDocument>
 
 #include <algorithm>
@@ -13,7 +14,7 @@
 namespace ropescope::cli {
 namespace {
 
-// "circle-rope:alpha=0.3:age=strategy_4" -> the scheme flags of a model run, read by the same parser.
+// "circle:alpha=0.3:age=strategy_4" -> the scheme flags of a model run, read by the same parser.
 SchemeRequest parseEntry(const QString& entry, int layers)
 {
     const QStringList parts = entry.split(':');
@@ -62,7 +63,10 @@ SchemesOutcome runAttendSchemes(AttendModel& m, const AttendOptions& o, const st
             std::fprintf(stderr, "scheme %d/%d: %s\n", done + 1, total, qPrintable(schemes[static_cast<size_t>(done)].label));
         return true;
     }, &first);
-    for (const model::SchemeRow& r : out.comparison.rows)
+    for (const model::SchemeRow& r : out.comparison.rows) {
+        QJsonArray shares;
+        for (double share : r.imageShares)
+            shares.append(share);
         out.rows.append(QJsonObject{{"scheme", r.entry.label},
                                     {"answer", r.answer},
                                     {"untrained", QString::fromStdString(r.untrained)},
@@ -73,7 +77,9 @@ SchemesOutcome runAttendSchemes(AttendModel& m, const AttendOptions& o, const st
                                     {"normalized_entropy", r.stats.normalizedEntropy},
                                     {"top1_share", r.stats.topShare},
                                     {"border_share", r.stats.borderShare},
-                                    {"first_token_share", r.stats.firstShare}});
+                                    {"first_token_share", r.stats.firstShare},
+                                    {"image_shares", shares}});
+    }
     return out;
 }
 
@@ -94,10 +100,14 @@ QByteArray SchemesOutcome::figure(views::FigureFormat format, const views::Heatm
 
 QByteArray SchemesOutcome::csv() const
 {
-    QByteArray out = "scheme,answer,ptd,prior_spread,shift_from_first,image_mass,normalized_entropy,top1_share,border_share,first_token_share\n";
+    QByteArray out = "scheme,answer,ptd,prior_spread,shift_from_first,image_mass,normalized_entropy,top1_share,border_share,first_token_share,"
+                     "image_shares\n"; // image_shares: per image, '/'-separated
     auto quoted = [](QString text) { return "\"" + text.replace('"', "\"\"") + "\""; };
-    for (const model::SchemeRow& r : comparison.rows)
-        out += QString("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10\n")
+    for (const model::SchemeRow& r : comparison.rows) {
+        QStringList shares;
+        for (double share : r.imageShares)
+            shares << QString::number(share, 'g', 9);
+        out += QString("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11\n")
                    .arg(quoted(r.entry.label), quoted(r.answer))
                    .arg(r.ptd, 0, 'g', 9)
                    .arg(r.priorSpread, 0, 'g', 9)
@@ -107,7 +117,9 @@ QByteArray SchemesOutcome::csv() const
                    .arg(r.stats.topShare, 0, 'g', 9)
                    .arg(r.stats.borderShare, 0, 'g', 9)
                    .arg(r.stats.firstShare, 0, 'g', 9)
+                   .arg(shares.join('/'))
                    .toUtf8();
+    }
     return out;
 }
 

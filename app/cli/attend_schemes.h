@@ -7,7 +7,7 @@
 
 namespace ropescope::cli {
 
-// --schemes: the same prompt under each entry ("circle-rope:alpha=0.3:age=strategy_4"; vectors with '/':
+// --schemes: the same prompt under each entry ("circle:alpha=0.3:age=strategy_4"; vectors with '/':
 // "mm-rope:position-scale=4/8/8"), at the heatmap layer.
 struct SchemesOutcome {
     model::SchemeComparison comparison;

@@ -9,13 +9,20 @@ namespace ropescope::model {
 QStringList SchemeRow::caption() const
 {
     auto percent = [](double share) { return QString::number(100.0 * share, 'f', 1) + "%"; };
-    return {entry.label + (untrained.empty() ? QString() : " *"),
+    QStringList lines{entry.label + (untrained.empty() ? QString() : " *"),
             "answer: " + (answer.isEmpty() ? QString("(empty)") : answer),
             QString("PTD %1").arg(ptd, 0, 'f', 3),
             QString("prior spread %1").arg(priorSpread, 0, 'f', 2),
             QString("shift from first %1").arg(shift, 0, 'f', 3),
             "top-1% patches " + percent(stats.topShare),
             "border " + percent(stats.borderShare) + ", first " + percent(stats.firstShare)};
+    if (imageShares.size() > 1) { // where a scheme's positions pull attention between images
+        QStringList shares;
+        for (double share : imageShares)
+            shares << percent(share);
+        lines << "images " + shares.join(" / ");
+    }
+    return lines;
 }
 
 SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, AttentionQuery query,
@@ -50,6 +57,7 @@ SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QStr
         row.answer = run.answer;
         row.map = headMap(probs, HeadChoice{});
         row.stats = meanOverHeads(headStats(probs, run.prompt.grids()));
+        row.imageShares = imageShares(probs, run.prompt.grids());
         const geometry::PositionTable& table = run.result.layerTables.at(static_cast<size_t>(layer));
         try {
             row.ptd = geometry::computePtd(table).mean;

@@ -12,7 +12,7 @@
 namespace ropescope::model {
 
 struct SchemeEntry {
-    QString label;      // as the user wrote it, e.g. "circle-rope:alpha=0.3"
+    QString label;      // as the user wrote it, e.g. "circle:alpha=0.3"
     ModelScheme scheme;
 };
 
@@ -25,6 +25,7 @@ struct SchemeRow {
     double priorSpread = 0;     // max - min of the positional prior from the prompt's last token over the image
     double shift = 0;           // total variation from the first row's map (0 for the first)
     HeadStats stats;            // mean over heads: image mass, entropy, sinks
+    std::vector<double> imageShares; // per image of the prompt: its share of the attention on images (mean over heads)
 
     QStringList caption() const; // short lines under the row's map in a figure
 };

@@ -384,6 +384,16 @@ private Q_SLOTS:
         QCOMPARE(summary["region"].toObject()["cells"].toString(), QString("2:0,1,1,2"));
         QVERIFY(std::abs(summary["region"].toObject()["area"].toDouble() - 4.0 / 36) < 1e-12);
 
+        // Schemes side by side give each scheme's split between the images; the first row is the run above.
+        cli = runRopescope(attendArgs(dir_.filePath("two-schemes")) + QStringList{"--image", secondPath, "--schemes", "mrope,vrope"}, false);
+        QVERIFY2(cli.exitCode == 0, cli.err.constData());
+        const CsvTable schemes = CsvTable::fromFile(dir_.filePath("two-schemes") + "/schemes.csv");
+        const std::vector<double> lastShares = imageShares(run.attention().back(), grids);
+        const QStringList firstRow = schemes.rows.at(0).at(schemes.header.indexOf("image_shares")).split('/');
+        QCOMPARE(firstRow.size(), 2);
+        QVERIFY(std::abs(firstRow[0].toDouble() - lastShares[0]) < 1e-6 && std::abs(firstRow[1].toDouble() - lastShares[1]) < 1e-6);
+        QVERIFY(schemes.rows.at(1).at(schemes.header.indexOf("image_shares")) != schemes.rows.at(0).at(schemes.header.indexOf("image_shares")));
+
         QFile job(dir_.filePath("two-job.json"));
         QVERIFY(job.open(QIODevice::WriteOnly));
         job.write(QJsonDocument(QJsonObject{{"defaults", QJsonObject{{"model", model_}, {"question", question_}}},

@@ -288,10 +288,11 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
         const int layer = run.layers[k];
         const model::AttentionStats st = model::attentionStats(run.attention()[k], a.grids());
         const model::HeadStats sinks = model::meanOverHeads(model::headStats(run.attention()[k], a.grids()));
+        const std::vector<double> perImage = model::imageMasses(run.attention()[k], a.grids());
         QJsonArray shares, masses;
-        for (double v : model::imageShares(run.attention()[k], a.grids()))
+        for (double v : model::sharesOf(perImage))
             shares.append(v);
-        for (double v : model::imageMasses(run.attention()[k], a.grids()))
+        for (double v : perImage)
             masses.append(v);
         QJsonObject entry{{"layer", layer},
                           {"scheme", geometry::schemeName(r.layerTables[static_cast<size_t>(layer)].scheme)},

@@ -996,20 +996,19 @@ void AttentionPanel::repaintRegion()
         const size_t layer = static_cast<size_t>(std::clamp(layer_->value(), 0, layers() - 1));
         hint = "Drag on the picture to select image cells: which tokens attend them, per layer.";
         chart.title = "image region \u2192 text";
-        const views::MapPictures pictures = mapPictures(a.images);
-        chart.image = views::pictureStrip([&] {
-            std::vector<QImage> images;
-            for (const views::MapPicture& p : pictures)
-                images.push_back(p.image);
-            return images;
-        }());
-        if (d->region && regionFits(*d->region, a)) {
+        const bool region = d->region && regionFits(*d->region, a);
+        if (!region) { // the pictures as they are; with a region, outlineCells draws them
+            std::vector<QImage> plain;
+            for (const model::PromptImage& image : a.images)
+                plain.push_back(image.resized);
+            chart.image = views::pictureStrip(plain);
+        } else {
             if (!d->regionOf || d->regionHead != head_->currentIndex()) {
                 d->regionOf = model::regionAttention(run, d->region->tokensIn(a), headChoice());
                 d->regionHead = head_->currentIndex();
             }
             const model::RegionAttention& r = *d->regionOf;
-            chart.image = views::outlineCells(pictures, d->region->image,
+            chart.image = views::outlineCells(mapPictures(a.images), d->region->image,
                                               d->region->cells(a.images[static_cast<size_t>(d->region->image)].rows,
                                                                a.images[static_cast<size_t>(d->region->image)].cols));
             chart.title = QString("which tokens attend %1rows %2-%3, columns %4-%5")

@@ -29,12 +29,9 @@ void requireGrids(const torch::Tensor& probs, const GridShapes& grids, const cha
         throw std::invalid_argument(std::string(what) + ": the capture's image tokens do not fill the image grids");
 }
 
-} // namespace
-
-std::vector<double> imageMasses(const torch::Tensor& probs, const GridShapes& grids)
+// Each image's sum of a mean map over every image's cells.
+std::vector<double> massesOf(const torch::Tensor& map, const GridShapes& grids)
 {
-    requireGrids(probs, grids, "imageMasses");
-    const auto map = attentionMap(probs, -1).to(torch::kCPU);
     std::vector<double> out;
     int64_t first = 0;
     for (const GridShape& g : grids) {
@@ -44,9 +41,21 @@ std::vector<double> imageMasses(const torch::Tensor& probs, const GridShapes& gr
     return out;
 }
 
+} // namespace
+
+std::vector<double> imageMasses(const torch::Tensor& probs, const GridShapes& grids)
+{
+    requireGrids(probs, grids, "imageMasses");
+    return massesOf(attentionMap(probs, -1).to(torch::kCPU), grids);
+}
+
 std::vector<double> imageShares(const torch::Tensor& probs, const GridShapes& grids)
 {
-    std::vector<double> shares = imageMasses(probs, grids);
+    return sharesOf(imageMasses(probs, grids));
+}
+
+std::vector<double> sharesOf(std::vector<double> shares)
+{
     double total = 0;
     for (double m : shares)
         total += m;
@@ -66,13 +75,14 @@ AttentionStats attentionStats(const torch::Tensor& probs, const GridShapes& grid
     s.entropy = (-(q * q.clamp_min(1e-30).log()).sum(-1)).mean().item<double>();
     const int64_t n = p.size(-1);
     s.normalizedEntropy = n > 1 ? s.entropy / std::log(static_cast<double>(n)) : 0.0;
-    const std::vector<double> masses = imageMasses(probs, grids);
+    const auto whole = attentionMap(probs, -1).to(torch::kCPU);
+    const std::vector<double> masses = massesOf(whole, grids);
     s.centreImage = static_cast<int>(std::max_element(masses.begin(), masses.end()) - masses.begin());
     int64_t first = 0;
     for (int i = 0; i < s.centreImage; ++i)
         first += grids[static_cast<size_t>(i)].cells();
     const int rows = grids[static_cast<size_t>(s.centreImage)].rows, cols = grids[static_cast<size_t>(s.centreImage)].cols;
-    const auto map = attentionMap(probs, -1).to(torch::kCPU).narrow(0, first, rows * cols).reshape({rows, cols});
+    const auto map = whole.narrow(0, first, rows * cols).reshape({rows, cols});
     const double total = map.sum().item<double>();
     if (total > 0) {
         const auto r = torch::arange(rows, torch::kFloat64).unsqueeze(1);

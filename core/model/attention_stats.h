@@ -30,6 +30,7 @@ inline AttentionStats attentionStats(const torch::Tensor& probs, int rows, int c
 // layer's attention splits between the images. imageShares divides by their sum.
 std::vector<double> imageMasses(const torch::Tensor& probs, const GridShapes& grids);
 std::vector<double> imageShares(const torch::Tensor& probs, const GridShapes& grids);
+std::vector<double> sharesOf(std::vector<double> masses); // each divided by their sum (0 when it is 0)
 
 // One head's text->image attention at one layer: how much goes to the image, how spread it is, and how
 // much of it piles onto "sink" patches. Shares are of the head's attention over the image (each query

@@ -142,6 +142,18 @@ std::vector<std::vector<float>> upsampledSlices(const MapPictures& pictures, con
     return out;
 }
 
+// Each picture blended with colourOf(its upsampled value), then laid out as a strip.
+template <class ColourOfValue>
+QImage blendedStrip(const MapPictures& pictures, const std::vector<std::vector<float>>& up, double opacity, ColourOfValue&& colourOf)
+{
+    std::vector<QImage> blended;
+    for (size_t k = 0; k < pictures.size(); ++k) {
+        const int w = pictures[k].image.width();
+        blended.push_back(blend(pictures[k].image, opacity, [&](int x, int y) { return colourOf(up[k][static_cast<size_t>(y) * w + x]); }));
+    }
+    return pictureStrip(blended);
+}
+
 } // namespace
 
 QRect pictureRect(const MapPictures& pictures, size_t k)
@@ -185,15 +197,10 @@ QImage attentionOverlay(const MapPictures& pictures, const std::vector<float>& g
         for (float v : u)
             lo = std::min(lo, v), hi = std::max(hi, v);
     const double range = hi > lo ? hi - lo : 1.0;
-    std::vector<QImage> blended;
-    for (size_t k = 0; k < pictures.size(); ++k) {
-        const int w = pictures[k].image.width();
-        blended.push_back(blend(pictures[k].image, o.opacity, [&](int x, int y) {
-            const double t = std::pow((up[k][static_cast<size_t>(y) * w + x] - lo) / range, o.gamma);
-            return o.colormap == HeatmapOptions::Colormap::Jet ? jet(t) : viridis(t);
-        }));
-    }
-    return pictureStrip(blended);
+    return blendedStrip(pictures, up, o.opacity, [&](float v) {
+        const double t = std::pow((v - lo) / range, o.gamma);
+        return o.colormap == HeatmapOptions::Colormap::Jet ? jet(t) : viridis(t);
+    });
 }
 
 QImage attentionOverlay(const QImage& source, const std::vector<float>& grid, int rows, int cols, const HeatmapOptions& o)
@@ -215,15 +222,10 @@ QImage attentionDifferenceOverlay(const MapPictures& pictures, const std::vector
     for (const std::vector<float>& u : up)
         for (float v : u)
             scale = std::max(scale, std::abs(v));
-    std::vector<QImage> blended;
-    for (size_t k = 0; k < pictures.size(); ++k) {
-        const int w = pictures[k].image.width();
-        blended.push_back(blend(pictures[k].image, o.opacity, [&](int x, int y) {
-            const double t = scale > 0 ? up[k][static_cast<size_t>(y) * w + x] / scale : 0.0;
-            return diverging(std::copysign(std::pow(std::abs(t), o.gamma), t));
-        }));
-    }
-    return pictureStrip(blended);
+    return blendedStrip(pictures, up, o.opacity, [&](float v) {
+        const double t = scale > 0 ? v / scale : 0.0;
+        return diverging(std::copysign(std::pow(std::abs(t), o.gamma), t));
+    });
 }
 
 QImage attentionDifferenceOverlay(const QImage& source, const std::vector<float>& from, const std::vector<float>& to, int rows, int cols,

@@ -59,18 +59,35 @@ QImage outlineCells(const MapPictures& pictures, int picture, const std::vector<
     return pictureStrip(images);
 }
 
-QRectF regionPictureRect(const QRectF& area, QSize imageSize)
+RegionLayout regionLayout(const QRectF& area, QSize imageSize)
 {
-    // The title band of chart::titled, computed without a painter so that clicks map back exactly.
+    // The title band of chart::titled, computed without a painter so that clicks map back exactly; gaps of
+    // about a line of the title's size.
     QFont title;
     title.setPixelSize(std::max(9, static_cast<int>(std::min(area.height() / 18.0, area.width() / 30.0))));
     title.setBold(true);
     const QRectF plot = area.adjusted(0, 1.6 * QFontMetricsF(title).height(), 0, 0);
     const double aspect = imageSize.height() > 0 && imageSize.width() > 0 ? static_cast<double>(imageSize.width()) / imageSize.height() : 1.0;
-    double height = std::min(plot.height() * 0.5, plot.width() * 0.36);
-    const double width = std::min(height * aspect, plot.width() * 0.5); // a strip of several images grows wider first
-    height = width / aspect;
-    return {plot.left(), plot.top(), width, height};
+    const double gap = title.pixelSize() * 1.2;
+    RegionLayout l;
+    if (plot.width() >= 1.3 * plot.height()) {
+        double height = std::min(plot.height() * 0.5, plot.width() * 0.36);
+        const double width = std::min(height * aspect, plot.width() * 0.5); // a strip of several images grows wider first
+        height = width / aspect;
+        l.picture = QRectF(plot.left(), plot.top(), width, height);
+        l.charts = QRectF(l.picture.right() + gap, plot.top(), plot.right() - l.picture.right() - gap, plot.height());
+    } else {
+        const double width = std::min(plot.width(), plot.height() * 0.36 * aspect), height = width / aspect;
+        l.picture = QRectF(plot.left() + (plot.width() - width) / 2, plot.top(), width, height);
+        const double below = l.picture.bottom() + 2.5 * gap; // the region's caption
+        l.charts = QRectF(plot.left(), below, plot.width(), plot.bottom() - below);
+    }
+    return l;
+}
+
+QRectF regionPictureRect(const QRectF& area, QSize imageSize)
+{
+    return regionLayout(area, imageSize).picture;
 }
 
 PictureCell regionCellAt(const QRectF& area, const MapPictures& pictures, QPointF point)
@@ -94,34 +111,34 @@ PictureCell regionCellAt(const QRectF& area, const MapPictures& pictures, QPoint
 
 void paintRegionChart(QPainter& p, const QRectF& area, const RegionChart& chart, const QString& hint)
 {
-    const QRectF plot = chart::titled(p, area, chart.title);
+    chart::titled(p, area, chart.title);
     p.setRenderHint(QPainter::Antialiasing);
     chart::setFont(p, area, 0.85);
     const QFontMetricsF fm(p.font());
     const double gap = fm.height();
 
-    // Left: the picture with the region.
-    const QRectF picture = regionPictureRect(area, chart.image.size());
-    const double side = picture.width();
+    // The picture with the region; the charts beside it or below it.
+    const RegionLayout layout = regionLayout(area, chart.image.size());
+    const QRectF picture = layout.picture, charts = layout.charts;
     if (!chart.image.isNull())
         p.drawImage(picture, chart.image);
     p.setPen(chart::kInk);
     const auto tokens = static_cast<int>(chart.tokens.size()), layers = static_cast<int>(chart.layers.size());
     if (tokens == 0 || layers == 0) {
         p.setPen(Qt::darkGray);
-        p.drawText(QRectF(picture.right() + gap, plot.top(), plot.right() - picture.right() - 2 * gap, picture.height()),
+        p.drawText(QRectF(charts.left(), charts.top(), charts.width() - gap, std::min(charts.height(), std::max(picture.height(), 4 * gap))),
                    Qt::AlignCenter | Qt::TextWordWrap, hint);
         return;
     }
-    p.drawText(QRectF(picture.left(), picture.bottom() + 4, side, 3 * gap), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
+    p.drawText(QRectF(picture.left() - gap, picture.bottom() + 4, picture.width() + 2 * gap, 3 * gap), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
                QString("region: %1% of the image tokens").arg(100 * chart.area, 0, 'f', 1));
 
-    // Right: labels column, then one column per token.
+    // The charts: a labels column, then one column per token.
     const double labelWidth = fm.horizontalAdvance("layer 00 ") + 4;
-    const double left = picture.right() + gap + labelWidth, width = plot.right() - left;
+    const double left = charts.left() + labelWidth, width = charts.right() - left;
     const double column = width / tokens;
     const bool slanted = std::any_of(chart.tokens.begin(), chart.tokens.end(), [&](const QString& t) { return fm.horizontalAdvance(t) > column - 2; });
-    const double labelsHeight = slanted ? std::min(plot.height() * 0.25, 0.75 * fm.horizontalAdvance("w") * 12) : gap * 1.4;
+    const double labelsHeight = slanted ? std::min(charts.height() * 0.25, 0.75 * fm.horizontalAdvance("w") * 12) : gap * 1.4;
 
     // The strip: layers x tokens, one colour scale (0 .. the largest share) over all of it.
     double top = 0;
@@ -129,11 +146,11 @@ void paintRegionChart(QPainter& p, const QRectF& area, const RegionChart& chart,
         for (double s : row)
             top = std::max(top, s);
     top = top > 0 ? top : 1;
-    const double stripHeight = std::min(plot.height() * 0.35, layers * std::max(6.0, gap * 1.05));
+    const double stripHeight = std::min(charts.height() * 0.35, layers * std::max(6.0, gap * 1.05));
     const double rowHeight = stripHeight / layers;
     const int labelEvery = std::max(1, static_cast<int>(std::ceil(gap / rowHeight)));
     for (int l = 0; l < layers; ++l) {
-        const double y = plot.top() + l * rowHeight;
+        const double y = charts.top() + l * rowHeight;
         for (int t = 0; t < tokens; ++t)
             p.fillRect(QRectF(left + t * column, y, column + 0.5, rowHeight + 0.5), shade(chart.share[static_cast<size_t>(l)][static_cast<size_t>(t)] / top));
         if (l % labelEvery == 0 || l == chart.shownLayer) {
@@ -145,12 +162,12 @@ void paintRegionChart(QPainter& p, const QRectF& area, const RegionChart& chart,
     if (chart.shownLayer >= 0 && chart.shownLayer < layers) {
         p.setPen(QPen(kAnswer, 2));
         p.setBrush(Qt::NoBrush);
-        p.drawRect(QRectF(left, plot.top() + chart.shownLayer * rowHeight, width, rowHeight));
+        p.drawRect(QRectF(left, charts.top() + chart.shownLayer * rowHeight, width, rowHeight));
     }
 
     // The bars: the shown layer's shares, 0 .. 1 with the region's area as the reference.
-    const double barsTop = plot.top() + stripHeight + 3.2 * gap;
-    const QRectF bars(left, barsTop, width, plot.bottom() - labelsHeight - barsTop);
+    const double barsTop = charts.top() + stripHeight + 3.2 * gap;
+    const QRectF bars(left, barsTop, width, charts.bottom() - labelsHeight - barsTop);
     const size_t shown = static_cast<size_t>(std::clamp(chart.shownLayer, 0, layers - 1));
     double scaleTop = std::max(chart.area, 0.0);
     for (double s : chart.share[shown])

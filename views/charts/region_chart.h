@@ -28,8 +28,15 @@ struct RegionChart {
 // With no tokens (nothing selected yet) only the picture and `hint` are painted.
 void paintRegionChart(QPainter& painter, const QRectF& area, const RegionChart& chart, const QString& hint = {});
 QSize regionChartSize(const RegionChart& chart);
-// Where a picture of `imageSize` lies in a chart painted into `area` (its aspect kept), and the picture and
-// cell (row-major on its grid) under `point` there, or {-1, -1}: drags on the pictures select regions.
+// Where the picture (of `imageSize`, its aspect kept) and the layer strip with its bars go in a chart
+// painted into `area`: side by side in a wide area, the picture above the charts in a tall or narrow one
+// (a side panel, several images), so neither shrinks to a sliver.
+struct RegionLayout {
+    QRectF picture, charts;
+};
+RegionLayout regionLayout(const QRectF& area, QSize imageSize);
+// Where the picture lies (regionLayout's), and the picture and cell (row-major on its grid) under `point`
+// there, or {-1, -1}: drags on the pictures select regions.
 QRectF regionPictureRect(const QRectF& area, QSize imageSize);
 struct PictureCell {
     int picture = -1, cell = -1;

@@ -7,8 +7,9 @@
 set -euo pipefail
 bin=${ROPESCOPE:-build/bin/ropescope}
 out=${1:-resources/models}
-base_steps=${BASE_STEPS:-4000}
-tune_steps=${TUNE_STEPS:-600}
+base_steps=${BASE_STEPS:-6000}
+tune_steps=${TUNE_STEPS:-1200}
+tune_lr=${TUNE_LR:-5e-4}
 base=${BASE_DIR:-build/bundled-base}
 
 # The common base: everything trainable, cell-naming loss on; not bundled itself (see README, Results).
@@ -18,7 +19,7 @@ base=${BASE_DIR:-build/bundled-base}
 tune() {
     local name=$1
     shift
-    [ -d "$out/$name" ] || "$bin" train --from "$base" --steps "$tune_steps" --seed 2 --output "$out/$name" "$@"
+    [ -d "$out/$name" ] || "$bin" train --from "$base" --steps "$tune_steps" --lr "$tune_lr" --seed 2 --output "$out/$name" "$@"
 }
 tune mrope --scheme mrope
 tune hard --scheme hard

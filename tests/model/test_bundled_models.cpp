@@ -5,6 +5,10 @@
 #include "geometry/age.h"
 #include "model/bundled_model.h"
 #include "model/evaluator.h"
+#include "model/image_processor.h"
+#include "model/synthetic_task.h"
+#include "model/tokenizer.h"
+#include "model/vlm.h"
 
 #include <QDir>
 #include <QFile>
@@ -60,8 +64,8 @@ private Q_SLOTS:
         QVERIFY2(!drawn.isEmpty() && !user.isEmpty(), qPrintable(dir + ": eval_drawn.json or eval_user_drawn.json missing"));
         QCOMPARE(drawn["rendering"].toString(), QString("drawn"));
         QVERIFY2(drawn["accuracy"].toDouble() >= 0.85, qPrintable(QString("drawn %1").arg(drawn["accuracy"].toDouble())));
-        // Before the augmentation the generator's own pictures scored 92-95%; now 90-92.5% (README, Results).
-        QVERIFY2(grid["accuracy"].toDouble() >= 0.90, qPrintable(QString("grid %1").arg(grid["accuracy"].toDouble())));
+        // Before the augmentation the generator's own pictures scored 92-95%; now 93-96% (README, Results).
+        QVERIFY2(grid["accuracy"].toDouble() >= 0.92, qPrintable(QString("grid %1").arg(grid["accuracy"].toDouble())));
         const model::EvalResult r = model::evaluate(dir, 200, static_cast<uint64_t>(drawn["seed"].toInteger(1000003)), std::nullopt, model::Rendering::Drawn);
         QVERIFY2(std::abs(r.accuracy() - drawn["accuracy"].toDouble()) <= 0.03,
                  qPrintable(QString("drawn accuracy %1 vs recorded %2").arg(r.accuracy()).arg(drawn["accuracy"].toDouble())));
@@ -70,6 +74,54 @@ private Q_SLOTS:
         QVERIFY2(std::abs(u.accuracy() - user["accuracy"].toDouble()) <= 0.03,
                  qPrintable(QString("ImageMagick pictures %1 vs recorded %2").arg(u.accuracy()).arg(user["accuracy"].toDouble())));
         qInfo("%s: drawn %.3f, ImageMagick pictures %.3f", qPrintable(QFileInfo(dir).fileName()), r.accuracy(), u.accuracy());
+    }
+
+    // The vision tower every bundled model shares (tunes freeze it) names what each merged token's cell
+    // holds through the tied LM head, and names nothing where no object's centre lies, also on pictures
+    // drawn off the grid, where objects spill into their neighbours' tokens (the training's "none" class,
+    // logit 0: README, Training). Without the empty cells' target the spill read as a second red object
+    // and count questions lost 10 points.
+    void visionTowerNamesEachCellOrNothing_data()
+    {
+        QTest::addColumn<int>("rendering");
+        QTest::newRow("grid") << static_cast<int>(model::Rendering::OnGrid);
+        QTest::newRow("drawn") << static_cast<int>(model::Rendering::Drawn);
+    }
+    void visionTowerNamesEachCellOrNothing()
+    {
+        QFETCH(int, rendering);
+        const QString dir = io::resourceDir() + "/models/mrope";
+        model::Vlm vlm(dir);
+        const model::Tokenizer tok = model::Tokenizer::load(dir + "/tokenizer.json");
+        torch::NoGradGuard noGrad;
+        const auto wordsThenNone = [&](const torch::Tensor& logits, const QStringList& words) {
+            std::vector<int64_t> ids;
+            for (const QString& w : words)
+                ids.push_back(tok.tokenId(w.toStdString()).value());
+            const auto picked = logits.index_select(1, torch::tensor(ids, torch::kInt64));
+            return torch::cat({picked, torch::zeros({picked.size(0), 1}, picked.options())}, 1).argmax(1);
+        };
+        int occupied = 0, occupiedRight = 0, empty = 0, emptyRight = 0;
+        for (uint64_t i = 0; i < 40; ++i) {
+            const model::SyntheticSample s = model::SyntheticTask::sample(1000003, i, static_cast<model::Rendering>(rendering));
+            const model::ProcessedImage image = model::preprocessImage(s.image, vlm.config().vision);
+            const auto features = vlm.vision().forward(image.pixels, image.grid).embeds; // [64, hidden]
+            QCOMPARE(features.size(0), int64_t(64));
+            const auto logits = features.to(torch::kFloat32).matmul(vlm.language().lmHead().to(torch::kFloat32).t());
+            const auto colour = wordsThenNone(logits, model::SyntheticTask::colours());
+            const auto shape = wordsThenNone(logits, model::SyntheticTask::shapes());
+            for (int c = 0; c < 64; ++c) {
+                const int wantColour = s.cellColour[c] < 0 ? 5 : s.cellColour[c], wantShape = s.cellShape[c] < 0 ? 4 : s.cellShape[c];
+                const bool right = colour[c].item<int64_t>() == wantColour && shape[c].item<int64_t>() == wantShape;
+                (s.cellColour[c] < 0 ? empty : occupied) += 1;
+                (s.cellColour[c] < 0 ? emptyRight : occupiedRight) += right;
+            }
+        }
+        const double objects = static_cast<double>(occupiedRight) / occupied, nothing = static_cast<double>(emptyRight) / empty;
+        qInfo("%s: cells with an object named right %.4f (%d), empty cells named nothing %.4f (%d)",
+              model::renderingName(static_cast<model::Rendering>(rendering)), objects, occupied, nothing, empty);
+        QVERIFY2(objects >= 0.97, qPrintable(QString::number(objects)));
+        QVERIFY2(nothing >= 0.99, qPrintable(QString::number(nothing)));
     }
 
     // What counts as the model's own scheme: kind, AGE as a per-layer pattern, circle's parameters only

@@ -228,6 +228,7 @@ void MainWindow::buildUi()
     connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
         if (index == 0 && cameraStale_) { // the scene changed while the Attention tab was shown
             cameraStale_ = false;
+            settleCamera();
             if (!state_.cameraState)
                 scene_->applyCamera(state_.camera);
             view_->update();
@@ -263,6 +264,7 @@ void MainWindow::buildUi()
     // The panel's fields over the window's own (selection, camera, image); the panel already shows the
     // result, so it is not written back (that re-parsed the layout on every slider tick).
     connect(panel_, &ParameterPanel::stateEdited, this, [this] {
+        settleCamera();
         session::ExplorerState s = state_;
         panel_->applyTo(s);
         request(s, false);
@@ -295,6 +297,7 @@ void MainWindow::buildUi()
     connect(view_, &VtkViewWidget::cameraChanged, cameraSaveTimer_, qOverload<>(&QTimer::start));
     // Until the user moves the camera it follows the preset, refitted to the view's real aspect ratio.
     connect(view_, &VtkViewWidget::resized, this, [this] {
+        settleCamera(); // a resize right after the user turned the camera must not undo the turn
         if (!state_.cameraState)
             scene_->applyCamera(state_.camera);
     });
@@ -490,6 +493,10 @@ bool MainWindow::adopt(ReadoutRunner::Result result)
     }
     session::ExplorerState s = std::move(result.state);
     session::Readouts next = std::move(result.readouts);
+    if (!showInPanel_) { // a panel edit: the camera is the window's, and may have moved while a large state computed
+        settleCamera();
+        s.cameraState = state_.cameraState;
+    }
     // A new layout can put the scene far from where the user left the camera: refit it.
     if (s.layout != state_.layout)
         s.cameraState.reset();
@@ -565,6 +572,12 @@ void MainWindow::updateScene()
 void MainWindow::captureCamera()
 {
     state_.cameraState = scene_->cameraState();
+}
+
+void MainWindow::settleCamera()
+{
+    if (cameraSaveTimer_->isActive())
+        captureCamera();
 }
 
 ChartPainter MainWindow::chartPainter(ChartKind kind) const
@@ -699,8 +712,7 @@ void MainWindow::loadImage(const QString& path)
 
 void MainWindow::exportView(const QString& path, QSize size)
 {
-    if (cameraSaveTimer_->isActive()) // the user moved the camera a moment ago
-        captureCamera();
+    settleCamera();
     QImage image;
     try {
         OffscreenView offscreen(size);

@@ -88,6 +88,7 @@ private:
     bool applySession(const session::SessionFile& file);
     void restoreAutosave();
     void captureCamera();
+    void settleCamera(); // a camera move still waiting for cameraSaveTimer_ is the user's camera now
     void loadImage(const QString& path);
     views::SceneOptions sceneOptions() const;
     views::ChartPainter chartPainter(ChartKind kind) const;

@@ -310,12 +310,22 @@ private Q_SLOTS:
         w.resize(1200, 800);
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        // The user turns the camera; a slider moved afterwards must not put it back.
-        ropescope::session::CameraState turned = w.scene().cameraState();
-        turned.position = {turned.position[0] + 7, turned.position[1] - 3, turned.position[2] + 5};
-        w.scene().setCameraState(turned);
-        Q_EMIT w.view()->cameraChanged();
+        // Until the user turns the camera it is the preset's, refitted on resize: start-up renders are not a
+        // camera of the user's.
+        QTest::qWait(600);
+        QVERIFY(!w.state().cameraState);
+        // The user turns the camera with the mouse; a slider moved afterwards must not put it back.
+        const ropescope::session::CameraState preset = w.scene().cameraState();
+        auto* view = w.view();
+        const QPoint centre = view->rect().center();
+        QTest::mousePress(view, Qt::LeftButton, {}, centre);
+        for (int step = 1; step <= 5; ++step)
+            QTest::mouseMove(view, centre + QPoint(20 * step, 8 * step));
+        QTest::mouseRelease(view, Qt::LeftButton, {}, centre + QPoint(100, 40));
+        const ropescope::session::CameraState turned = w.scene().cameraState();
+        QVERIFY(turned.position != preset.position);
         QTRY_VERIFY_WITH_TIMEOUT(w.state().cameraState.has_value(), 5000);
+        QCOMPARE(w.state().cameraState->position, turned.position);
         w.selectToken(1);
         w.panel()->alphaSlider()->setValue(300);
         QCOMPARE(w.state().params.circle.alpha, 0.3);

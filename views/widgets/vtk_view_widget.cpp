@@ -64,7 +64,9 @@ VtkViewWidget::VtkViewWidget(QWidget* parent) : QOpenGLWidget(parent)
     onRender->SetCallback([](vtkObject*, unsigned long, void* client, void*) {
         auto* self = static_cast<VtkViewWidget*>(client);
         self->update();
-        Q_EMIT self->cameraChanged();
+        // The interactor also renders on its own (Initialize() at start-up): that is not the user's camera.
+        if (self->forwardingInput_)
+            Q_EMIT self->cameraChanged();
     });
     interactor_->AddObserver(vtkCommand::RenderEvent, onRender);
 }
@@ -128,7 +130,9 @@ void VtkViewWidget::forwardMouse(QMouseEvent* event, unsigned long vtkEvent)
     interactor_->SetEventInformationFlipY(static_cast<int>(p.x() * ratio), static_cast<int>(p.y() * ratio),
                                           event->modifiers() & Qt::ControlModifier ? 1 : 0,
                                           event->modifiers() & Qt::ShiftModifier ? 1 : 0);
+    forwardingInput_ = true;
     interactor_->InvokeEvent(vtkEvent, event);
+    forwardingInput_ = false;
 }
 
 void VtkViewWidget::mousePressEvent(QMouseEvent* event)
@@ -173,6 +177,7 @@ void VtkViewWidget::wheelEvent(QWheelEvent* event)
     interactor_->SetEventInformationFlipY(static_cast<int>(p.x() * ratio), static_cast<int>(p.y() * ratio));
     // One VTK wheel step per 120 units (one notch), so trackpads do not zoom in huge jumps.
     wheelAccumulated_ += event->angleDelta().y();
+    forwardingInput_ = true;
     while (wheelAccumulated_ >= 120) {
         interactor_->InvokeEvent(vtkCommand::MouseWheelForwardEvent, event);
         wheelAccumulated_ -= 120;
@@ -181,6 +186,7 @@ void VtkViewWidget::wheelEvent(QWheelEvent* event)
         interactor_->InvokeEvent(vtkCommand::MouseWheelBackwardEvent, event);
         wheelAccumulated_ += 120;
     }
+    forwardingInput_ = false;
     event->accept();
 }
 

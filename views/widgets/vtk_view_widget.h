@@ -51,6 +51,7 @@ private:
     QPoint pressPosition_;
     bool dragged_ = false;
     int wheelAccumulated_ = 0;
+    bool forwardingInput_ = false; // a mouse or wheel event is being handed to the interactor
 };
 
 } // namespace ropescope::views

@@ -8,6 +8,7 @@
 #include "map_pictures.h"
 #include "model/attention_stats.h"
 #include "model/tensor_io.h"
+#include "output.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -232,14 +233,9 @@ QByteArray AttendOutcome::regionCsv() const
     QByteArray csv = "layer,token,token_text,answer,mass,share\n";
     for (size_t k = 0; k < r.layers.size(); ++k)
         for (size_t t = 0; t < r.tokens.size(); ++t) {
-            QString text = r.tokens[t].text;
-            csv += QString("%1,%2,\"%3\",%4,%5,%6\n")
-                       .arg(r.layers[k])
-                       .arg(r.tokens[t].index)
-                       .arg(text.replace('"', "\"\""))
-                       .arg(r.tokens[t].answer ? 1 : 0)
-                       .arg(r.mass[k][t], 0, 'g', 9)
-                       .arg(r.share[k][t], 0, 'g', 9)
+            // The token text is joined, not substituted: a later arg() would replace a "%4" in it.
+            csv += (QString("%1,%2,").arg(r.layers[k]).arg(r.tokens[t].index) + csvField(r.tokens[t].text) +
+                    QString(",%1,%2,%3\n").arg(r.tokens[t].answer ? 1 : 0).arg(r.mass[k][t], 0, 'g', 9).arg(r.share[k][t], 0, 'g', 9))
                        .toUtf8();
         }
     return csv;

@@ -4,6 +4,7 @@
 
 #include "charts/attention_figures.h"
 #include "cli_error.h"
+#include "output.h"
 #include "model/attention_stats.h"
 
 #include <QJsonArray>
@@ -102,22 +103,22 @@ QByteArray SchemesOutcome::csv() const
 {
     QByteArray out = "scheme,answer,ptd,prior_spread,shift_from_first,image_mass,normalized_entropy,top1_share,border_share,first_token_share,"
                      "image_shares\n"; // image_shares: per image, '/'-separated
-    auto quoted = [](QString text) { return "\"" + text.replace('"', "\"\"") + "\""; };
     for (const model::SchemeRow& r : comparison.rows) {
         QStringList shares;
         for (double share : r.imageShares)
             shares << QString::number(share, 'g', 9);
-        out += QString("%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11\n")
-                   .arg(quoted(r.entry.label), quoted(r.answer))
-                   .arg(r.ptd, 0, 'g', 9)
-                   .arg(r.priorSpread, 0, 'g', 9)
-                   .arg(r.shift, 0, 'g', 9)
-                   .arg(r.stats.imageMass, 0, 'g', 9)
-                   .arg(r.stats.normalizedEntropy, 0, 'g', 9)
-                   .arg(r.stats.topShare, 0, 'g', 9)
-                   .arg(r.stats.borderShare, 0, 'g', 9)
-                   .arg(r.stats.firstShare, 0, 'g', 9)
-                   .arg(shares.join('/'))
+        // The free-text fields are joined, not substituted: a later arg() would replace a "%3" in an answer.
+        const QString numbers = QString("%1,%2,%3,%4,%5,%6,%7,%8,%9")
+                                    .arg(r.ptd, 0, 'g', 9)
+                                    .arg(r.priorSpread, 0, 'g', 9)
+                                    .arg(r.shift, 0, 'g', 9)
+                                    .arg(r.stats.imageMass, 0, 'g', 9)
+                                    .arg(r.stats.normalizedEntropy, 0, 'g', 9)
+                                    .arg(r.stats.topShare, 0, 'g', 9)
+                                    .arg(r.stats.borderShare, 0, 'g', 9)
+                                    .arg(r.stats.firstShare, 0, 'g', 9)
+                                    .arg(shares.join('/'));
+        out += (csvField(r.entry.label) + ',' + csvField(r.answer) + ',' + numbers + '\n')
                    .toUtf8();
     }
     return out;

@@ -22,4 +22,9 @@ void writeOutput(const QString& path, const QByteArray& data)
     }
 }
 
+QString csvField(QString text)
+{
+    return '"' + text.replace('"', "\"\"") + '"';
+}
+
 } // namespace ropescope::cli

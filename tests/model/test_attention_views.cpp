@@ -258,6 +258,42 @@ private Q_SLOTS:
         }
     }
 
+    // Token text is free text in region.csv: a word holding a quote, a comma and "%4" (which a chained
+    // QString::arg would have replaced by the next column) comes back whole from a CSV reader.
+    void regionCsvKeepsTokenTextWhole()
+    {
+        const QString model = dir_.filePath("odd-words");
+        QVERIFY(makeTinyModel(model));
+        QFile tokenizer(model + "/tokenizer.json");
+        QVERIFY(tokenizer.open(QIODevice::ReadWrite));
+        QJsonObject tok = QJsonDocument::fromJson(tokenizer.readAll()).object();
+        QJsonObject wordLevel = tok["model"].toObject();
+        QJsonObject vocab = wordLevel["vocab"].toObject();
+        const QString odd = "\"%4,circle";
+        vocab.insert(odd, vocab.take("circle"));
+        wordLevel["vocab"] = vocab;
+        tok["model"] = wordLevel;
+        QVERIFY(tokenizer.resize(0));
+        tokenizer.write(QJsonDocument(tok).toJson());
+        tokenizer.close();
+
+        const QString out = dir_.filePath("odd-region");
+        const auto cli = runRopescope({"attend", "--model", model, "--image", image_, "--question", "what colour is the " + odd + " ?",
+                                       "--output", out, "--region", "0,0,1,1"},
+                                      false);
+        QVERIFY2(cli.exitCode == 0, cli.err.constData());
+        const CsvTable table = CsvTable::fromFile(out + "/region.csv");
+        QCOMPARE(table.header, (QStringList{"layer", "token", "token_text", "answer", "mass", "share"}));
+        QStringList words;
+        for (const QStringList& row : table.rows) {
+            QCOMPARE(row.size(), 6);
+            QVERIFY2(row[4].toDouble() >= 0 && row[5].toDouble() >= 0 && row[5].toDouble() <= 1, qPrintable(row.join('|')));
+            if (row[0] == "0")
+                words << row[2].trimmed();
+        }
+        QVERIFY2(words.contains(odd), qPrintable(words.join('|')));
+    }
+
     // Several images in one prompt: one block per image, each image's tokens and grid, a capture over all of
     // them; shares, sinks and regions per image against loops over the captured columns; the maps drawn
     // side by side on one colour scale; `attend --image A --image B` and a batch item with "image": [A, B].

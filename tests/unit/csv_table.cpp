@@ -2,6 +2,30 @@
 
 #include <QFile>
 
+// RFC 4180 fields of one line: a quoted field may hold commas and doubled quotes.
+static QStringList splitFields(const QString& line)
+{
+    QStringList fields;
+    QString field;
+    bool quoted = false;
+    for (int i = 0; i < line.size(); ++i) {
+        const QChar c = line[i];
+        if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+            field += '"';
+            ++i;
+        } else if (c == '"') {
+            quoted = !quoted;
+        } else if (c == ',' && !quoted) {
+            fields << field;
+            field.clear();
+        } else {
+            field += c;
+        }
+    }
+    fields << field;
+    return fields;
+}
+
 CsvTable CsvTable::fromText(const QByteArray& text)
 {
     CsvTable t;
@@ -15,9 +39,9 @@ CsvTable CsvTable::fromText(const QByteArray& text)
             continue;
         }
         if (t.header.isEmpty())
-            t.header = line.split(',');
+            t.header = splitFields(line);
         else
-            t.rows.append(line.split(','));
+            t.rows.append(splitFields(line));
     }
     return t;
 }

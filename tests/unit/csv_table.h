@@ -3,7 +3,8 @@
 #include <QStringList>
 #include <QVector>
 
-// A CSV file or text read as rows of fields; lines starting with '#' are comments.
+// A CSV file or text read as rows of fields (quoted fields as RFC 4180 has them, within one line); lines
+// starting with '#' are comments.
 struct CsvTable {
     QStringList header;
     QVector<QStringList> rows;

@@ -42,6 +42,8 @@
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSlider>
+#include <QStyle>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -201,10 +203,17 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     images->addWidget(comparison_, 1);
     views_ = new QTabWidget;
     views_->setObjectName("attentionViews");
+    // Short names, so the four fit beside the side column at 1280x720; the tooltips say the rest.
     views_->addTab(mapPage, "Map");
-    views_->addTab(layerHeadsPage(), "Layers x heads");
+    views_->setTabToolTip(0, "text -> image attention (or the own prior, relevancy) of the chosen token, layer and head");
+    views_->addTab(layerHeadsPage(), "Layers \u00d7 heads");
+    views_->setTabToolTip(1, "every captured layer and head at once; click one to open it");
     views_->addTab(schemesPage(), "Schemes");
-    views_->addTab(regionPage(), "Region \u2192 text");
+    views_->setTabToolTip(2, "the same question under several schemes side by side");
+    views_->addTab(regionPage(), "Region");
+    views_->setTabToolTip(3, "which text tokens attend a region of the image (drag on the picture)");
+    // Wide enough for every view's tab: the side column gives way (down to its minimum) before the tabs scroll.
+    views_->setMinimumWidth(views_->tabBar()->sizeHint().width() + 2 * views_->style()->pixelMetric(QStyle::PM_DefaultFrameWidth) + 4);
     root->addWidget(views_, 1);
 
     auto* sidePanel = new QWidget;
@@ -1033,7 +1042,7 @@ void AttentionPanel::repaintRegion()
 void AttentionPanel::showRegionInExplorer()
 {
     if (!d->run || !d->regionOf) {
-        fail("select an image region first (drag on the picture in the Region \u2192 text tab)");
+        fail("select an image region first (drag on the picture in the Region tab)");
         return;
     }
     const model::AttentionRun& run = *d->run;

@@ -57,19 +57,19 @@ private:
             const auto [context, probs] = reference(q, k, v, c);
             kernels::CaptureSelection selection{torch::tensor({c.queries - 1, int64_t(0)}), torch::tensor({int64_t(0), keys - 1, keys / 2})};
             torch::Tensor captured;
-            const auto out = kernels::attention(q, k, v, {c.causal, c.past}, &selection, &captured);
+            const auto out = kernels::attention(q, k, v, {c.causal, c.past, {}}, &selection, &captured);
             QVERIFY2(maxDiff(out, context) < 1e-5, c.name);
             QCOMPARE(captured.sizes().vec(), (std::vector<int64_t>{6, 2, 3}));
             QVERIFY2(maxDiff(captured, probs.index_select(1, selection.rows).index_select(2, selection.cols)) < 1e-6, c.name);
             // A decoder hands in the rows' mask it made once; the probabilities must not change.
             selection.rowsMask = kernels::causalRowsMask(selection.rows, c.past, keys, torch::kFloat32);
-            kernels::attention(q, k, v, {c.causal, c.past}, &selection, &captured);
+            kernels::attention(q, k, v, {c.causal, c.past, {}}, &selection, &captured);
             QVERIFY2(maxDiff(captured, probs.index_select(1, selection.rows).index_select(2, selection.cols)) < 1e-6, c.name);
             // Empty selections mean every row and every column.
             kernels::CaptureSelection all;
-            kernels::attention(q, k, v, {c.causal, c.past}, &all, &captured);
+            kernels::attention(q, k, v, {c.causal, c.past, {}}, &all, &captured);
             QVERIFY2(maxDiff(captured, probs) < 1e-6, c.name);
-            QVERIFY2(maxDiff(kernels::attention(q, k, v, {c.causal, c.past}), context) < 1e-5, c.name);
+            QVERIFY2(maxDiff(kernels::attention(q, k, v, {c.causal, c.past, {}}), context) < 1e-5, c.name);
         }
     }
 
@@ -92,7 +92,7 @@ private slots:
         torch::manual_seed(5);
         const Case c{"chunked", 3000, 0, true};
         const auto q = torch::randn({4, 3000, 8}), k = torch::randn({4, 3000, 8}), v = torch::randn({4, 3000, 8});
-        QVERIFY(maxDiff(kernels::attention(q, k, v, {true, 0}), reference(q, k, v, c).first) < 1e-5);
+        QVERIFY(maxDiff(kernels::attention(q, k, v, {true, 0, {}}), reference(q, k, v, c).first) < 1e-5);
     }
 
     void unavailableFusedPathKeepsExplicit()

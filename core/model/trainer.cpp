@@ -136,6 +136,8 @@ TrainResult train(const TrainOptions& o)
     const auto cellQuadrant = torch::tensor(quadrants, torch::kInt64).repeat({o.batch}).to(o.device); // [B * 64]
 
     const double peakLr = o.lr > 0 ? o.lr : (o.from.isEmpty() ? 2e-3 : 1e-3);
+    training["peak_lr"] = peakLr; // with the seed and steps, what a run needs to be repeated
+    training["weight_decay"] = o.weightDecay;
     torch::optim::AdamW optimizer(params, torch::optim::AdamWOptions(peakLr).weight_decay(o.weightDecay));
 
     // Position tables per layer for the shared layout (text:1,image:8x8,text:n) are rebuilt when the

@@ -6,6 +6,8 @@
 #include "model/vlm.h"
 
 #include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -176,6 +178,13 @@ private Q_SLOTS:
                 moved += t->abs().max().item<double>();
         QVERIFY2(moved > 1e-4, qPrintable(QString::number(moved)));
         QCOMPARE(evaluate(tune.output, 2, 99).scheme, QString("mrope + HARoPE"));
+        // config.json records what repeats the run: the peak learning rate of the tune and of its base.
+        QFile config(QDir(tune.output).filePath("config.json"));
+        QVERIFY(config.open(QIODevice::ReadOnly));
+        const QJsonObject training = QJsonDocument::fromJson(config.readAll()).object()["ropescope"].toObject()["training"].toObject();
+        QCOMPARE(training["peak_lr"].toDouble(), 1e-2);
+        QCOMPARE(training["weight_decay"].toDouble(), tune.weightDecay);
+        QCOMPARE(training["base_training"].toObject()["peak_lr"].toDouble(), 2e-3); // the from-scratch default
     }
 };
 

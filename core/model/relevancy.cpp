@@ -6,6 +6,13 @@
 
 namespace ropescope::model {
 
+static bool sameRotaryInput(const geometry::PositionTable& a, const geometry::PositionTable& b)
+{
+    return a.scheme == b.scheme && a.allocation.toString() == b.allocation.toString()
+           && a.allocation.temporalThetaScale == b.allocation.temporalThetaScale && a.positions.rows() == b.positions.rows()
+           && a.positions.cols() == b.positions.cols() && a.positions == b.positions;
+}
+
 Relevancy gradientRelevancy(Vlm& vlm, const AttentionRun& run)
 {
     if (run.generated.empty())
@@ -16,9 +23,15 @@ Relevancy gradientRelevancy(Vlm& vlm, const AttentionRun& run)
 
     torch::AutoGradMode grad(true);
     const torch::Tensor embeds = r.inputsEmbeds.detach().clone().requires_grad_(true); // roots the graph
+    // Layers of one scheme have equal tables (AGE alternates two): each distinct table becomes rotary once.
     std::vector<LayerRotary> rotary;
-    for (const geometry::PositionTable& table : r.layerTables)
-        rotary.push_back(vlm.rotaryFor(table, 0, n));
+    for (size_t l = 0; l < r.layerTables.size(); ++l) {
+        const geometry::PositionTable& table = r.layerTables[l];
+        size_t same = 0;
+        while (same < l && !sameRotaryInput(r.layerTables[same], table))
+            ++same;
+        rotary.push_back(same < l ? rotary[same] : vlm.rotaryFor(table, 0, n));
+    }
     DecoderCapture capture; // every layer's full L x L probabilities, contexts and values
     for (int l = 0; l < layers; ++l)
         capture.layers.push_back(l);

@@ -37,13 +37,25 @@ private Q_SLOTS:
         QVERIFY(writeGradientImage(image_));
     }
 
+    void matchesAnIndependentDecoder_data()
+    {
+        QTest::addColumn<bool>("alternating");
+        QTest::newRow("model's own scheme") << false;
+        QTest::newRow("circle + AGE CM (a table per layer)") << true;
+    }
+
     void matchesAnIndependentDecoder()
     {
+        QFETCH(bool, alternating);
         Vlm vlm(model_);
         const Tokenizer tok = Tokenizer::load(model_ + "/tokenizer.json");
         AttentionQuery q;
         q.image = QImage(image_);
         q.question = "what color is the circle";
+        if (alternating) {
+            q.scheme.params.kind = ropescope::geometry::SchemeKind::Circle;
+            q.scheme.age = "CM";
+        }
         const AttentionRun run = runAttention(vlm, tok, model_, q);
         const Relevancy rel = gradientRelevancy(vlm, run);
         QCOMPARE(rel.target, run.generated.front());

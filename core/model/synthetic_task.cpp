@@ -237,7 +237,8 @@ const QStringList& SyntheticTask::answers()
 
 QString SyntheticTask::inputsNote()
 {
-    return QString("Trained on RopeScope's shapes task: %1 in %2, one per cell of an 8x8 grid, on a pastel background "
+    return QString("Trained on RopeScope's shapes task: %1 in %2, one per cell of an 8x8 grid (224x224 pictures, 28 px "
+                   "cells; objects 10-32 px across, centred in their cell), on a pastel background "
                    "that is redder to the right and bluer downwards (its \"where\" answers read that gradient). "
                    "Questions: what colour is the circle \u00b7 what shape is red \u00b7 where is the circle \u00b7 what is "
                    "left of / right of / above / below the circle \u00b7 how many circles \u00b7 how many are red.")

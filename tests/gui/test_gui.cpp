@@ -711,6 +711,7 @@ private Q_SLOTS:
         const auto* note = w.attention()->findChild<QLabel*>("questionNote");
         QVERIFY(inputs->isVisible());
         QVERIFY2(inputs->text().contains("circle, square, triangle, diamond in red, green, blue, yellow, purple"), qPrintable(inputs->text()));
+        QVERIFY2(inputs->text().contains("objects 10-32 px across"), qPrintable(inputs->text())); // what a drawing of their own must keep to
         QVERIFY(!note->isVisible());
         auto* question = w.attention()->findChild<QLineEdit*>("question");
         question->setText("what colour is the big circle?");

@@ -116,6 +116,8 @@ private Q_SLOTS:
         QVERIFY(view->rect().contains(at));
         QTest::mouseClick(view, Qt::LeftButton, Qt::NoModifier, at);
         QCOMPARE(w.state().selectedToken, 0);
+        QTest::qWait(500);
+        QVERIFY(!w.state().cameraState); // a click picks, it does not make the preset camera the user's
         QVERIFY2(w.selectionReadout().startsWith("Token 0:"), qPrintable(w.selectionReadout()));
         QVERIFY(w.selectionReadout() != before);
         // The profile of token 0 is further from the image than token 3's.

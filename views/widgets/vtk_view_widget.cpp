@@ -62,11 +62,7 @@ VtkViewWidget::VtkViewWidget(QWidget* parent) : QOpenGLWidget(parent)
     auto onRender = vtkSmartPointer<vtkCallbackCommand>::New();
     onRender->SetClientData(this);
     onRender->SetCallback([](vtkObject*, unsigned long, void* client, void*) {
-        auto* self = static_cast<VtkViewWidget*>(client);
-        self->update();
-        // The interactor also renders on its own (Initialize() at start-up): that is not the user's camera.
-        if (self->forwardingInput_)
-            Q_EMIT self->cameraChanged();
+        static_cast<VtkViewWidget*>(client)->update();
     });
     interactor_->AddObserver(vtkCommand::RenderEvent, onRender);
 }
@@ -130,9 +126,18 @@ void VtkViewWidget::forwardMouse(QMouseEvent* event, unsigned long vtkEvent)
     interactor_->SetEventInformationFlipY(static_cast<int>(p.x() * ratio), static_cast<int>(p.y() * ratio),
                                           event->modifiers() & Qt::ControlModifier ? 1 : 0,
                                           event->modifiers() & Qt::ShiftModifier ? 1 : 0);
-    forwardingInput_ = true;
-    interactor_->InvokeEvent(vtkEvent, event);
-    forwardingInput_ = false;
+    invokeWatchingCamera(vtkEvent, event);
+}
+
+void VtkViewWidget::invokeWatchingCamera(unsigned long vtkEvent, void* callData)
+{
+    // Only a camera that the input moved is the user's: not the interactor's own renders (Initialize() at
+    // start-up), nor a click that picks a token.
+    vtkCamera* camera = renderer_->GetActiveCamera();
+    const vtkMTimeType before = camera->GetMTime();
+    interactor_->InvokeEvent(vtkEvent, callData);
+    if (camera->GetMTime() != before)
+        Q_EMIT cameraChanged();
 }
 
 void VtkViewWidget::mousePressEvent(QMouseEvent* event)
@@ -177,16 +182,14 @@ void VtkViewWidget::wheelEvent(QWheelEvent* event)
     interactor_->SetEventInformationFlipY(static_cast<int>(p.x() * ratio), static_cast<int>(p.y() * ratio));
     // One VTK wheel step per 120 units (one notch), so trackpads do not zoom in huge jumps.
     wheelAccumulated_ += event->angleDelta().y();
-    forwardingInput_ = true;
     while (wheelAccumulated_ >= 120) {
-        interactor_->InvokeEvent(vtkCommand::MouseWheelForwardEvent, event);
+        invokeWatchingCamera(vtkCommand::MouseWheelForwardEvent, event);
         wheelAccumulated_ -= 120;
     }
     while (wheelAccumulated_ <= -120) {
-        interactor_->InvokeEvent(vtkCommand::MouseWheelBackwardEvent, event);
+        invokeWatchingCamera(vtkCommand::MouseWheelBackwardEvent, event);
         wheelAccumulated_ += 120;
     }
-    forwardingInput_ = false;
     event->accept();
 }
 

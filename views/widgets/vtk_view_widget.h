@@ -44,6 +44,7 @@ protected:
 
 private:
     void forwardMouse(QMouseEvent* event, unsigned long vtkEvent);
+    void invokeWatchingCamera(unsigned long vtkEvent, void* callData); // emits cameraChanged() if it moved
 
     vtkNew<vtkGenericOpenGLRenderWindow> window_;
     vtkNew<vtkGenericRenderWindowInteractor> interactor_;
@@ -51,7 +52,6 @@ private:
     QPoint pressPosition_;
     bool dragged_ = false;
     int wheelAccumulated_ = 0;
-    bool forwardingInput_ = false; // a mouse or wheel event is being handed to the interactor
 };
 
 } // namespace ropescope::views

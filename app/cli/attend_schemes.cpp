@@ -27,7 +27,8 @@ SchemeRequest parseEntry(const QString& entry, int layers)
         const QString key = parts[i].left(eq), value = parts[i].mid(eq + 1);
         if (eq <= 0 || value.isEmpty())
             throw UsageError("--schemes: '" + entry.toStdString() + "': expected key=value after ':', got '" + parts[i].toStdString() + "'");
-        if (key == "scheme" || key == "layout" || key.startsWith('-'))
+        // help / h would print the help and end the run as a success: not a parameter either.
+        if (key == "scheme" || key == "layout" || key == "help" || key == "h" || key == "help-all" || key == "?" || key.startsWith('-'))
             throw UsageError("--schemes: '" + entry.toStdString() + "': '" + key.toStdString() + "' is not a scheme parameter");
         args << "--" + key << QString(value).replace('/', ',');
     }

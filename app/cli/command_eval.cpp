@@ -3,10 +3,13 @@
 #include "commands.h"
 #include "geometry_options.h"
 #include "model/evaluator.h"
+#include "model/model_config.h"
 #include "model/synthetic_task.h"
 #include "model_options.h"
 #include "output.h"
+#include "io/atomic_file.h"
 
+#include <QBuffer>
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -15,6 +18,43 @@
 #include <cstdio>
 
 namespace ropescope::cli {
+
+namespace {
+
+// The first 20 held-out samples (PNG + questions.jsonl), written only after the evaluation succeeded and
+// all together (io::StagedFiles): a model that fails, or one target that is a link, a FIFO or a folder,
+// leaves nothing behind, and nothing is written through a link.
+void saveSamples(const QString& folder, uint64_t seed, model::Rendering rendering)
+{
+    constexpr int kSavedSamples = 20;
+    std::vector<std::pair<QString, QByteArray>> files;
+    QByteArray lines;
+    for (int i = 0; i < kSavedSamples; ++i) {
+        const model::SyntheticSample s = model::SyntheticTask::sample(seed, static_cast<uint64_t>(i), rendering);
+        const QString name = QString("sample_%1.png").arg(i, 2, 10, QChar('0'));
+        QByteArray png;
+        QBuffer buffer(&png);
+        buffer.open(QIODevice::WriteOnly);
+        if (!s.image.save(&buffer, "PNG"))
+            throw Failure("--save-samples: could not encode " + name.toStdString());
+        files.emplace_back(name, png);
+        QJsonArray mask;
+        for (bool m : s.mask)
+            mask.append(m ? 1 : 0);
+        lines += QJsonDocument(QJsonObject{{"image", name}, {"question", s.question}, {"answer", s.answer}, {"type", s.type}, {"mask", mask}})
+                     .toJson(QJsonDocument::Compact)
+                 + "\n";
+    }
+    files.emplace_back("questions.jsonl", lines);
+    if (!QDir().mkpath(folder))
+        throw Failure("--save-samples " + folder.toStdString() + ": cannot create the folder");
+    io::StagedFiles staged(folder);
+    for (const auto& [name, bytes] : files)
+        staged.stage(name, bytes);
+    staged.commit();
+}
+
+} // namespace
 
 int runEval(const QStringList& args)
 {
@@ -46,26 +86,12 @@ int runEval(const QStringList& args)
     for (const char* flag : {"samples", "seed", "rendering", "save-samples"})
         if (ownQuestions && parser.isSet(flag))
             throw UsageError(std::string("--") + flag + ": not with --questions (it draws synthetic samples)");
-    std::optional<model::ModelScheme> scheme;
-    if (parser.isSet("scheme"))
-        scheme = modelSchemeFrom(parser);
+    refuseLayoutOnlyFlags(parser);
     return runModelCommand([&] {
-        if (parser.isSet("save-samples")) {
-            const QDir dir(parser.value("save-samples"));
-            QDir().mkpath(dir.path());
-            QByteArray lines;
-            for (int i = 0; i < 20; ++i) {
-                const model::SyntheticSample s = model::SyntheticTask::sample(seed, static_cast<uint64_t>(i), *rendering);
-                const QString name = QString("sample_%1.png").arg(i, 2, 10, QChar('0'));
-                s.image.save(dir.filePath(name));
-                QJsonArray mask;
-                for (bool m : s.mask)
-                    mask.append(m ? 1 : 0);
-                lines += QJsonDocument(QJsonObject{{"image", name}, {"question", s.question}, {"answer", s.answer}, {"type", s.type}, {"mask", mask}})
-                             .toJson(QJsonDocument::Compact)
-                         + "\n";
-            }
-            writeOutput(dir.filePath("questions.jsonl"), lines);
+        std::optional<model::ModelScheme> scheme;
+        if (parser.isSet("scheme") || parser.isSet("age") || parser.isSet("layers")) {
+            const int layers = model::loadModelConfig(QDir(parser.value("model")).filePath("config.json")).text.layers;
+            scheme = modelSchemeFrom(parser, layers);
         }
         const model::EvalResult r =
             ownQuestions ? model::evaluateQuestions(parser.value("model"), model::readQuestionSet(parser.value("questions")), scheme,
@@ -74,6 +100,8 @@ int runEval(const QStringList& args)
                                                             std::fprintf(stderr, "%d/%d questions\n", done, total);
                                                     })
                          : model::evaluate(parser.value("model"), samples, seed, scheme, *rendering);
+        if (parser.isSet("save-samples"))
+            saveSamples(parser.value("save-samples"), seed, *rendering);
         const QByteArray source = ownQuestions ? "questions " + parser.value("questions").toUtf8()
                                                : "held-out samples, rendering " + QByteArray(model::renderingName(r.rendering));
         QJsonObject types;

@@ -3,8 +3,11 @@
 #include "commands.h"
 #include "geometry/errors.h"
 #include "geometry_options.h"
+#include "model/model_config.h"
 #include "model/trainer.h"
 #include "model_options.h"
+
+#include <QDir>
 
 #include <cstdio>
 
@@ -34,9 +37,15 @@ int runTrain(const QStringList& args)
     if (parser.isSet("from") && parser.isSet("from-scratch"))
         throw UsageError("--from and --from-scratch exclude each other");
     model::TrainOptions o;
-    o.scheme = modelSchemeFrom(parser);
     o.output = parser.value("output");
     o.from = parser.value("from");
+    refuseLayoutOnlyFlags(parser);
+    // The AGE schedule is checked against the layers of the model that trains: the base's, or the tiny one's.
+    o.scheme = runModelCommand([&] {
+        const int layers = o.from.isEmpty() ? model::kTinyModelLayers
+                                            : model::loadModelConfig(QDir(o.from).filePath("config.json")).text.layers;
+        return modelSchemeFrom(parser, layers);
+    });
     o.trainVision = parser.isSet("train-vision");
     o.harope = parser.isSet("harope");
     if (o.trainVision && o.from.isEmpty())

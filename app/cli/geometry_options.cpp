@@ -66,6 +66,10 @@ void parseOrThrow(QCommandLineParser& parser, const QStringList& args, bool allo
     }
     if (!parser.positionalArguments().isEmpty() && !allowPositional)
         throw UsageError(str("unexpected argument '" + parser.positionalArguments().first() + "'"));
+    // An empty path would resolve to the current folder: refuse it rather than write there.
+    for (const QString& flag : {QString("output"), QString("save-samples")})
+        if (parser.optionNames().contains(flag) && parser.value(flag).isEmpty())
+            throw UsageError(str("--" + flag + ": the path is empty; name a file or folder"));
 }
 
 double parseNumber(const QCommandLineParser& parser, const QString& flag)
@@ -217,11 +221,30 @@ SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind de
     return req;
 }
 
-SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int layers)
+void refuseLayoutOnlyFlags(const QCommandLineParser& parser)
 {
     for (const char* flag : {"theta", "head-dim", "kv-heads"})
         if (parser.isSet(flag))
             throw UsageError(std::string("--") + flag + ": a model run uses its config.json's rotary settings; this flag is for layouts");
+    for (const char* flag : {"layout", "layer"})
+        if (parser.isSet(flag))
+            throw UsageError(std::string("--") + flag + ": a model run takes its layout from the prompt; this flag is for layouts");
+}
+
+void checkModelLayers(const QCommandLineParser& parser, int layers)
+{
+    if (!parser.isSet("layers"))
+        return;
+    const int given = parseInteger(parser, "layers");
+    if (given != layers)
+        throw UsageError("--layers " + std::to_string(given) + ": the model has " + std::to_string(layers)
+                         + " decoder layers, and a model run takes its AGE layer count from the model (leave --layers out)");
+}
+
+SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int layers)
+{
+    refuseLayoutOnlyFlags(parser);
+    checkModelLayers(parser, layers);
     return parseSchemeOptions(parser, SchemeKind::Mrope, layers);
 }
 

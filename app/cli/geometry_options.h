@@ -38,7 +38,12 @@ GeometryRequest parseGeometryOptions(const QCommandLineParser& parser);
 SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, geometry::SchemeKind defaultScheme, int layers);
 // The same for a model run (default M-RoPE): --theta and --head-dim are refused, since the checkpoint's
 // config.json decides the rotary base and head size.
+// --layout and --layer are refused too (the prompt decides the layout), and so is a --layers other than
+// the model's `layers`, naming both counts.
 SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int layers);
+// The flag checks of parseModelSchemeOptions for commands that learn the model's layer count later
+// (train, eval): what they refuse before any model is read.
+void refuseLayoutOnlyFlags(const QCommandLineParser& parser);
 
 // A core error in this command line's words: the parameter it names becomes its flag ("head_dim" ->
 // "--head-dim: ..."); an error that names none is kept as it is.

@@ -38,12 +38,13 @@ inline torch::Dtype parseDtype(const QCommandLineParser& parser)
     return torch::kBFloat16;
 }
 
-// --scheme (default mrope), its parameters and --age for train / eval. The AGE string is only checked here
-// (against the most layers a schedule allows); the model parses it against its own layer count.
-inline model::ModelScheme modelSchemeFrom(const QCommandLineParser& parser)
+// --scheme (default mrope), its parameters and --age for train / eval, checked against a model of `layers`
+// decoder layers (a --layers other than that is refused). The AGE string is kept as given (a strategy name
+// stays a name in reports); the model parses it against its own layer count.
+inline model::ModelScheme modelSchemeFrom(const QCommandLineParser& parser, int layers)
 {
     model::ModelScheme m;
-    m.params = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, 1024).params;
+    m.params = parseModelSchemeOptions(parser, layers).params;
     if (parser.isSet("age"))
         m.age = parser.value("age").toStdString();
     return m;

@@ -445,8 +445,14 @@ FrequencyAllocation allocationKindFor(const SchemeParams& p)
 {
     const int components = componentCount(p.kind);
     const int half = p.rotary.halfDim();
-    if (components == 1)
+    if (components == 1) {
+        // One axis drives every pair; an allocation that spreads pairs over axes would be silently ignored.
+        if (p.allocationKind && *p.allocationKind != FrequencyAllocation::Kind::Sectioned
+            && *p.allocationKind != FrequencyAllocation::Kind::Interleaved)
+            throw InvalidInput("allocation", std::string() + allocationKindName(*p.allocationKind) + " spreads pairs over the axes t, h, w; "
+                               + schemeName(p.kind) + " has one position axis, which drives every pair");
         return FrequencyAllocation::sectioned({half});
+    }
     const auto kind = p.allocationKind.value_or(designAllocation(p.kind).value_or(FrequencyAllocation::Kind::Sectioned));
     if (kind == FrequencyAllocation::Kind::Interleaved)
         return FrequencyAllocation::interleaved(components);

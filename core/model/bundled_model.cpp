@@ -146,7 +146,7 @@ QByteArray tinyConfigJson(const ModelScheme& scheme, const QJsonObject& training
         {"model_type", "qwen2_vl"},
         {"hidden_size", 128},
         {"intermediate_size", 384},
-        {"num_hidden_layers", 4},
+        {"num_hidden_layers", kTinyModelLayers},
         {"num_attention_heads", 4},
         {"num_key_value_heads", 2},
         {"vocab_size", vocab},

@@ -40,5 +40,7 @@ void writeTinyModelFiles(const QString& dir, const ModelScheme& scheme, const QJ
 
 // The tiny Qwen2-VL architecture of the bundled models (for training from scratch).
 QByteArray tinyConfigJson(const ModelScheme& scheme, const QJsonObject& training);
+// The decoder depth of the tiny architecture `train` builds from scratch.
+constexpr int kTinyModelLayers = 4;
 
 } // namespace ropescope::model

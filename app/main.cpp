@@ -1,5 +1,6 @@
 #include "cli/cli_error.h"
 #include "cli/commands.h"
+#include "cli/output.h"
 #include "model/host_allocator.h"
 
 #include <QCoreApplication>
@@ -42,18 +43,8 @@ const char* kUsage =
 // characters escaped so a hostile file name cannot rewrite the terminal.
 std::string oneLine(const char* message)
 {
-    std::string out;
-    for (const char* p = message; *p && *p != '\n'; ++p) {
-        const auto c = static_cast<unsigned char>(*p);
-        if (c < 0x20 || c == 0x7f) {
-            char escaped[8];
-            std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
-            out += escaped;
-        } else {
-            out += *p;
-        }
-    }
-    return out;
+    const std::string text(message);
+    return ropescope::cli::terminalSafe(text.substr(0, text.find('\n')));
 }
 
 // Commands report failures in one line of their own; Qt's and libpng's warnings (an sRGB profile, a

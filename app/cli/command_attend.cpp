@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "io/atomic_file.h"
 #include "model_options.h"
+#include "output.h"
 
 #include <QDir>
 #include <QJsonDocument>
@@ -90,8 +91,8 @@ int runAttend(const QStringList& args)
                 staged.removeStale(name);
         staged.commit();
         if (!r.run.prompt.unknownWords.isEmpty())
-            std::fprintf(stderr, "warning: %s\n", qPrintable(model::unknownWordsNote(r.run.prompt.unknownWords)));
-        std::printf("%s\n", qPrintable(r.answer));
+            std::fprintf(stderr, "warning: %s\n", terminalSafe(model::unknownWordsNote(r.run.prompt.unknownWords).toStdString()).c_str());
+        std::printf("%s\n", terminalSafe(r.answer.toStdString()).c_str());
         return 0;
     });
 }

@@ -27,4 +27,21 @@ QString csvField(QString text)
     return '"' + text.replace('"', "\"\"") + '"';
 }
 
+std::string terminalSafe(const std::string& text)
+{
+    std::string out;
+    out.reserve(text.size());
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+            out += escaped;
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
 } // namespace ropescope::cli

@@ -1,12 +1,13 @@
 #include "attend_request.h"
 
 #include "attention_stats.h"
+#include "host_allocator.h"
 #include "safetensors.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
-#include <unistd.h>
 
 namespace ropescope::model {
 namespace {
@@ -17,7 +18,7 @@ namespace {
 void refuseOversizedPrompt(int64_t tokens, int heads)
 {
     const double perLayer = 4.0 * static_cast<double>(tokens) * static_cast<double>(tokens) * (3.0 * heads + 1.0);
-    const double memory = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    const double memory = physicalMemoryBytes();
     if (memory > 0 && perLayer > memory / 2) {
         char text[256];
         std::snprintf(text, sizeof text,
@@ -53,6 +54,15 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const st
         throw ModelError("tokenizer.json: <|image_pad|> is not the config's image_token_id " + std::to_string(cfg.imageToken));
     if (images.empty() || images.size() > static_cast<size_t>(kMaxPromptImages))
         throw ModelError("images: a prompt takes 1 to " + std::to_string(kMaxPromptImages) + " images, got " + std::to_string(images.size()));
+    // The images' token count follows from their sizes alone: check it before any pixel is resampled, so a
+    // large --max-pixels or several large images are refused before they take memory.
+    int64_t imageTokens = 0;
+    const int64_t factor = static_cast<int64_t>(cfg.vision.patchSize) * cfg.vision.mergeSize;
+    for (const QImage& image : images) {
+        const auto [h, w] = smartResize(image.height(), image.width(), factor, preprocess.minPixels, preprocess.maxPixels);
+        imageTokens += (h / factor) * (w / factor);
+    }
+    refuseOversizedPrompt(imageTokens, cfg.text.heads);
     AttendRequest a;
     std::vector<int> tokensPerImage;
     std::vector<torch::Tensor> pixels, grids;
@@ -76,6 +86,14 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const st
             a.imageTokens.push_back(static_cast<int64_t>(i));
     if (a.imageTokens.size() != static_cast<size_t>(a.images.back().first + a.images.back().cells()))
         throw ModelError("the question holds image tokens of its own: write it without <|image_pad|>");
+    // The prompt holds one <|vision_start|> ... <|vision_end|> per image and no video: any other vision
+    // token came from the question, and would be read as a video or an image without its grid.
+    const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
+    const std::pair<int, const char*> special[] = {{cfg.videoToken, "<|video_pad|>"}, {cfg.visionStart, "<|vision_start|>"},
+                                                  {cfg.visionEnd, "<|vision_end|>"}};
+    for (const auto& [id, name] : special)
+        if (count(id) != (id == cfg.videoToken ? 0 : static_cast<std::ptrdiff_t>(images.size())))
+            throw ModelError(std::string("the question holds the special token ") + name + ": write it without");
     for (auto i = a.imageTokens.empty() ? 0 : a.imageTokens.back() + 1; i < static_cast<int64_t>(a.ids.size()); ++i)
         if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd)
             a.queryTokens.push_back(i);

@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include <unistd.h>
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -26,6 +28,12 @@ void releaseFreeHostMemory()
 #if defined(__GLIBC__)
     malloc_trim(0);
 #endif
+}
+
+double physicalMemoryBytes()
+{
+    const double pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES)), size = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    return pages > 0 && size > 0 ? pages * size : 0.0;
 }
 
 } // namespace ropescope::model

@@ -18,4 +18,7 @@ void reuseLargeHostAllocations();
 // peak) for the next; trimming after each run measured qwen2vl-tiny prefill 43-53 -> 60-69 ms. No-op off glibc.
 void releaseFreeHostMemory();
 
+// This machine's physical memory in bytes (0 where it cannot be read): what prompt-size checks compare with.
+double physicalMemoryBytes();
+
 } // namespace ropescope::model

@@ -10,6 +10,10 @@
 #include <QJsonObject>
 
 #include <cmath>
+#include <cstdio>
+#include <mutex>
+
+#include <unistd.h>
 
 namespace ropescope::model {
 
@@ -36,6 +40,67 @@ std::pair<int64_t, int64_t> smartResize(int64_t height, int64_t width, int64_t f
     return {hBar, wBar};
 }
 
+namespace {
+
+// libpng reports a decoding error by printing "libpng error: ..." to stderr itself (Qt gives it no error
+// callback), which put a second line before RopeScope's one-line error. While an image decodes, stderr
+// goes to a temporary file; what was printed joins the error message, or Qt's (quiet) warnings.
+class StderrCapture {
+public:
+    StderrCapture() : lock_(mutex())
+    {
+        std::fflush(stderr);
+        saved_ = ::dup(2);
+        file_ = std::tmpfile();
+        if (saved_ < 0 || !file_ || ::dup2(::fileno(file_), 2) < 0)
+            restore();
+    }
+    ~StderrCapture() { restore(); }
+    StderrCapture(const StderrCapture&) = delete;
+    StderrCapture& operator=(const StderrCapture&) = delete;
+
+    // Restores stderr and returns what was written to it meanwhile (its first line, trimmed).
+    QString finish()
+    {
+        QString text;
+        if (file_ && saved_ >= 0) {
+            std::fflush(stderr);
+            ::dup2(saved_, 2);
+            char line[512] = {};
+            std::rewind(file_);
+            if (std::fgets(line, sizeof line, file_))
+                text = QString::fromLocal8Bit(line).trimmed();
+        }
+        restore();
+        return text;
+    }
+
+private:
+    static std::mutex& mutex()
+    {
+        static std::mutex m;
+        return m;
+    }
+    void restore()
+    {
+        if (saved_ >= 0) {
+            std::fflush(stderr);
+            ::dup2(saved_, 2);
+            ::close(saved_);
+            saved_ = -1;
+        }
+        if (file_) {
+            std::fclose(file_);
+            file_ = nullptr;
+        }
+    }
+    std::lock_guard<std::mutex> lock_;
+    int saved_ = -1;
+    std::FILE* file_ = nullptr;
+};
+
+} // namespace
+
 QImage loadImage(const QString& path)
 {
     try {
@@ -53,78 +118,18 @@ QImage loadImage(const QString& path)
         throw ModelError(path.toStdString() + ": not a readable image (" + reader.errorString().toStdString() + ")");
     if (size.isValid() && static_cast<int64_t>(size.width()) * size.height() > 100'000'000)
         throw ModelError(path.toStdString() + ": larger than 100 megapixels");
+    StderrCapture capture;
     QImage image = reader.read();
+    const QString decoderSaid = capture.finish();
     if (image.isNull())
-        throw ModelError(path.toStdString() + ": corrupt or unsupported image (" + reader.errorString().toStdString() + ")");
+        throw ModelError(path.toStdString() + ": corrupt or unsupported image (" + reader.errorString().toStdString()
+                         + (decoderSaid.isEmpty() ? std::string() : "; " + decoderSaid.toStdString()) + ")");
+    if (!decoderSaid.isEmpty())
+        qWarning("%s: %s", qPrintable(path), qPrintable(decoderSaid));
     const double aspect = static_cast<double>(std::max(image.width(), image.height())) / std::min(image.width(), image.height());
     if (aspect > 200)
         throw ModelError(path.toStdString() + ": aspect ratio over 200");
     return image.convertToFormat(QImage::Format_RGB888);
-}
-
-PreprocessOptions defaultPreprocessOptions(const ModelConfig& config)
-{
-    PreprocessOptions o;
-    const int64_t factor = int64_t(config.vision.patchSize) * config.vision.mergeSize;
-    o.maxPixels = 1280 * factor * factor;
-    if (config.architecture == Architecture::Qwen3VL) {
-        o.minPixels = 65536; // Qwen3-VL's size.shortest_edge
-        o.mean = {0.5f, 0.5f, 0.5f};
-        o.stdev = {0.5f, 0.5f, 0.5f};
-    }
-    return o;
-}
-
-PreprocessOptions loadPreprocessOptions(const QString& modelDir, const ModelConfig& config)
-{
-    PreprocessOptions o = defaultPreprocessOptions(config);
-    const QString path = QDir(modelDir).filePath("preprocessor_config.json");
-    if (!QFileInfo::exists(path))
-        return o; // a folder without one (the bundled models) uses its architecture's processor settings
-    const std::string where = path.toStdString();
-    QJsonObject c;
-    try {
-        const QJsonDocument doc = QJsonDocument::fromJson(io::readInputFile(path, 1 << 20, "preprocessor config"));
-        if (!doc.isObject())
-            throw ModelError(where + ": not a JSON object");
-        c = doc.object();
-    } catch (const io::IoError& e) {
-        throw ModelError(e.what());
-    }
-    if (c.contains("size") && !c["size"].isObject())
-        throw ModelError(where + ": 'size' must be an object");
-    const QJsonObject size = c["size"].toObject();
-    // min_pixels / max_pixels (Qwen2-VL), or size.shortest_edge / size.longest_edge (newer processors).
-    const auto pixels = [&](const char* key, const char* sizeKey, int64_t fallback) {
-        const QJsonValue v = c.contains(key) ? c[key] : size[sizeKey];
-        if (v.isUndefined() || v.isNull())
-            return fallback;
-        const double x = v.toDouble(NAN);
-        if (!v.isDouble() || !(x >= 1 && x <= 1e12) || x != std::floor(x))
-            throw ModelError(where + ": '" + key + "' must be a whole number of pixels from 1 to 1e12");
-        return static_cast<int64_t>(x);
-    };
-    o.minPixels = pixels("min_pixels", "shortest_edge", o.minPixels);
-    const int64_t maxPixels = pixels("max_pixels", "longest_edge", o.maxPixels);
-    if (o.minPixels > maxPixels)
-        throw ModelError(where + ": min_pixels " + std::to_string(o.minPixels) + " exceeds max_pixels " + std::to_string(maxPixels));
-    o.maxPixels = std::max(o.minPixels, std::min(o.maxPixels, maxPixels)); // RopeScope's own cap, see the header
-    const auto channels = [&](const char* key, std::array<float, 3>& out, bool positive) {
-        if (!c.contains(key))
-            return;
-        const QJsonArray a = c[key].toArray();
-        if (!c[key].isArray() || a.size() != 3)
-            throw ModelError(where + ": '" + key + "' must be 3 numbers (R, G, B)");
-        for (int i = 0; i < 3; ++i) {
-            const double x = a[i].toDouble(NAN);
-            if (!a[i].isDouble() || !std::isfinite(x) || std::abs(x) > 1e3 || (positive && !(x > 1e-6)))
-                throw ModelError(where + ": '" + key + "' must be 3 " + (positive ? "numbers above 0" : "finite numbers"));
-            out[static_cast<size_t>(i)] = static_cast<float>(x);
-        }
-    };
-    channels("image_mean", o.mean, false);
-    channels("image_std", o.stdev, true);
-    return o;
 }
 
 ProcessedImage preprocessImage(const QImage& source, const VisionConfig& v, const PreprocessOptions& options)

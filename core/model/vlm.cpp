@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <stdexcept>
 #include <string_view>
 
 namespace ropescope::model {
@@ -25,7 +27,41 @@ std::vector<Grid> grids(const torch::Tensor& t, const char* name)
     return out;
 }
 
+// A run's largest allocations grow with the prompt: one layer's scores (heads x L x L, about three copies),
+// the maps it keeps (forward keeps every layer's full L x L) and, when asked, every position's logits.
+// Refuse a prompt that would need more than half of this machine's memory, naming its length, instead of
+// failing inside LibTorch with an allocation message that names nothing.
+void refuseOversizedRun(const ForwardRequest& req, const ModelConfig& cfg, int64_t tokens)
+{
+    const double length = static_cast<double>(tokens), heads = cfg.text.heads;
+    const auto& selection = req.capture.selection;
+    const double rows = selection.rows.defined() ? static_cast<double>(selection.rows.numel()) : length;
+    const double cols = selection.cols.defined() ? static_cast<double>(selection.cols.numel()) : length;
+    double bytes = 4.0 * length * length * (3.0 * heads + 1.0);
+    bytes += 2 * 4.0 * static_cast<double>(req.capture.layers.size()) * heads * rows * cols; // kept, then stacked for output
+    if (req.capture.allLogits)
+        bytes += 2 * 4.0 * length * cfg.text.vocab;
+    const double memory = physicalMemoryBytes();
+    if (memory > 0 && bytes > memory / 2) {
+        char text[320];
+        std::snprintf(text, sizeof text,
+                      "input_ids: the prompt is %lld tokens; this run would need about %.1f GB, more than half of this machine's "
+                      "%.1f GB: use a shorter prompt",
+                      static_cast<long long>(tokens), bytes / 1e9, memory / 1e9);
+        throw ModelError(text);
+    }
+}
+
 } // namespace
+
+torch::Tensor evenSampleIndices(int64_t n, int64_t k)
+{
+    if (n < 1 || k < 2)
+        throw std::invalid_argument("evenSampleIndices: needs n >= 1 and k >= 2");
+    // Integer arithmetic: a float32 linspace rounds indices past 2^24 up to beyond the end. (n - 1) * (k - 1)
+    // stays far below 2^63 for any tensor that fits in memory.
+    return torch::div(torch::arange(k, torch::kInt64) * (n - 1), k - 1, "floor");
+}
 
 Vlm::Vlm(const QString& dir, torch::Device device, torch::Dtype dtype) : Vlm(Checkpoint::open(dir), device, dtype) {}
 
@@ -83,7 +119,8 @@ VisionFeatures Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tenso
     // outside the sample can return stale features.
     const auto p = pixels.to(torch::kCPU, torch::kFloat32).contiguous();
     const auto g = gridThw.to(torch::kCPU, torch::kInt64).contiguous();
-    const auto sample = p.numel() > 4096 ? p.flatten().index_select(0, torch::linspace(0, p.numel() - 1, 4096).to(torch::kInt64)) : p.flatten();
+    constexpr int64_t kSampled = 4096;
+    const auto sample = p.numel() > kSampled ? p.flatten().index_select(0, evenSampleIndices(p.numel(), kSampled)) : p.flatten();
     auto bytes = [](const torch::Tensor& t) { return std::string_view(static_cast<const char*>(t.data_ptr()), static_cast<size_t>(t.numel() * t.element_size())); };
     const size_t key = std::hash<std::string_view>{}(bytes(sample)) ^ (std::hash<std::string_view>{}(bytes(g)) << 1) ^ (static_cast<size_t>(p.numel()) << 7);
     if (!trace)
@@ -139,6 +176,10 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
     auto t0 = Clock::now();
     ForwardResult r;
+    if (!req.inputIds.defined() || !torch::isIntegralType(req.inputIds.scalar_type(), /*includeBool=*/false))
+        throw ModelError(std::string("input_ids: expected whole-number token ids (I64 or I32), got ")
+                         + (req.inputIds.defined() ? c10::toString(req.inputIds.scalar_type()) : "no tensor"));
+    refuseOversizedRun(req, config(), req.inputIds.numel());
     const auto ids = req.inputIds.to(torch::kCPU, torch::kInt64).contiguous().flatten();
     const std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
     r.layout = layoutFromTokens(idList, grids(req.imageGridThw, "image_grid_thw"), grids(req.videoGridThw, "video_grid_thw"), config());

@@ -14,6 +14,10 @@
 
 namespace ropescope::model {
 
+// k int64 indices spread evenly over [0, n - 1], first and last included: the pixel sample the vision cache
+// hashes. Exact for any n (integer arithmetic).
+torch::Tensor evenSampleIndices(int64_t n, int64_t k);
+
 struct ForwardRequest {
     torch::Tensor inputIds;        // [L] int64
     torch::Tensor pixelValues;     // [N, patch_dim] (optional)

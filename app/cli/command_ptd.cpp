@@ -98,7 +98,7 @@ QJsonObject ptdReport(const GeometryRequest& req, const PositionTable& table, bo
             const auto row = static_cast<Eigen::Index>(i);
             const auto& p = ptd.profiles;
             tokens.append(QJsonObject{{"index", table.textTokens[i]},
-                                      {"deviation", ptd.perToken.row(row).mean()},
+                                      {"deviation", ptd.perToken(row)},
                                       {"min", p(row, 0)}, {"mean", p(row, 1)}, {"max", p(row, 2)}, {"std", p(row, 3)}});
         }
         root["per_token"] = tokens;
@@ -153,7 +153,7 @@ int runPtd(const QStringList& args)
         for (size_t i = 0; i < table.textTokens.size(); ++i) {
             const auto row = static_cast<Eigen::Index>(i);
             const auto& p = ptd.profiles;
-            out += QByteArray::number(table.textTokens[i]).leftJustified(7) + num(ptd.perToken.row(row).mean()).leftJustified(11)
+            out += QByteArray::number(table.textTokens[i]).leftJustified(7) + num(ptd.perToken(row)).leftJustified(11)
                    + num(p(row, 0)).leftJustified(11) + num(p(row, 1)).leftJustified(11) + num(p(row, 2)).leftJustified(11)
                    + num(p(row, 3)) + "\n";
         }

@@ -140,6 +140,9 @@ Layout parseLayout(const std::string& spec)
         throw InvalidInput("layout", "empty; expected e.g. text:4,image:3x3,text:5");
     Layout layout;
     const std::vector<std::string> parts = split(spec, ',');
+    if (parts.size() > static_cast<size_t>(kMaxLayoutSegments))
+        throw InvalidInput("layout", std::to_string(parts.size()) + " segments exceed the limit of " + std::to_string(kMaxLayoutSegments)
+                                         + " segments");
     long long total = 0;
     for (size_t i = 0; i < parts.size(); ++i) {
         layout.segments.push_back(parseSegment(parts[i], i));

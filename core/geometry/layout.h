@@ -29,6 +29,9 @@ struct Layout {
 // Largest sequence a layout may describe. Large enough for sixteen 64x64 images among 8k text tokens
 // (and far beyond any real VLM context); small enough that every table and metric stays in memory.
 constexpr long long kMaxLayoutTokens = 1LL << 20;
+// Most segments a layout may have: far beyond any prompt (a few dozen images or frames), small enough that
+// per-segment work (PTD per block, the charts of all schemes) stays interactive.
+constexpr int kMaxLayoutSegments = 4096;
 
 // Parses e.g. "text:4,image:3x3,text:5". Throws InvalidInput naming the segment and the problem.
 Layout parseLayout(const std::string& spec);

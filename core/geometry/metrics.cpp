@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <numeric>
 
 namespace ropescope::geometry {
@@ -80,7 +81,7 @@ PtdResult computePtd(const PositionTable& table)
     const Columns cols(table);
     const int blocks = static_cast<int>(table.blocks.size());
     PtdResult result;
-    result.perToken.resize(texts, blocks);
+    result.perToken.resize(texts);
     result.profiles.resize(texts, 4);
     const double visualCount = table.visualTokenCount();
 
@@ -89,31 +90,46 @@ PtdResult computePtd(const PositionTable& table)
         largestBlock = std::max(largestBlock, b.size());
     const double workPerText = static_cast<double>(table.visualTokenCount()) * 2.0;
 
+    // Memory stays linear in the tokens: each chunk of text tokens sums its own per-block deviations (one
+    // vector per thread, not a text x blocks matrix, which a layout of many small images made quadratic).
+    std::mutex mutex;
+    std::vector<std::pair<int, std::vector<double>>> chunkSums; // (first text token, per-block sums)
     parallelFor(texts, workPerText, [&](int begin, int end) {
         std::vector<double> buffer(static_cast<size_t>(largestBlock));
+        std::vector<double> blockSums(static_cast<size_t>(blocks), 0.0);
         for (int ti = begin; ti < end; ++ti) {
             const auto from = cols.point(table.textTokens[static_cast<size_t>(ti)]);
-            double lo = INFINITY, hi = -INFINITY, sum = 0, sumSquares = 0;
+            double lo = INFINITY, hi = -INFINITY, sum = 0, sumSquares = 0, deviations = 0;
             for (int bi = 0; bi < blocks; ++bi) {
                 const VisualBlock& b = table.blocks[static_cast<size_t>(bi)];
                 const int n = b.size();
                 const double blockSum = distancesTo(cols, from, b.begin, n, buffer.data());
                 const double mean = blockSum / n;
                 const Eigen::Map<const Eigen::ArrayXd> d(buffer.data(), n);
-                result.perToken(ti, bi) = (d - mean).abs().mean();
+                const double deviation = (d - mean).abs().mean();
+                blockSums[static_cast<size_t>(bi)] += deviation;
+                deviations += deviation;
                 lo = std::min(lo, d.minCoeff());
                 hi = std::max(hi, d.maxCoeff());
                 sum += blockSum;
                 sumSquares += d.square().sum();
             }
+            result.perToken(ti) = deviations / blocks;
             const double mean = sum / visualCount;
             result.profiles.row(ti) << lo, mean, hi, std::sqrt(std::max(0.0, sumSquares / visualCount - mean * mean));
         }
+        const std::lock_guard<std::mutex> lock(mutex);
+        chunkSums.emplace_back(begin, std::move(blockSums));
     });
 
-    result.perBlock.resize(static_cast<size_t>(blocks));
-    for (int bi = 0; bi < blocks; ++bi)
-        result.perBlock[static_cast<size_t>(bi)] = result.perToken.col(bi).mean();
+    // Chunks are added in token order, so the result does not depend on which thread finished first.
+    std::sort(chunkSums.begin(), chunkSums.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    result.perBlock.assign(static_cast<size_t>(blocks), 0.0);
+    for (const auto& [first, sums] : chunkSums)
+        for (size_t bi = 0; bi < sums.size(); ++bi)
+            result.perBlock[bi] += sums[bi];
+    for (double& v : result.perBlock)
+        v /= texts;
     result.mean = std::accumulate(result.perBlock.begin(), result.perBlock.end(), 0.0) / blocks;
     return result;
 }

@@ -14,7 +14,9 @@ namespace ropescope::geometry {
 struct PtdResult {
     double mean = 0.0;
     std::vector<double> perBlock; // one per PositionTable::blocks entry
-    Eigen::MatrixXd perToken;     // text tokens x blocks: the mean absolute deviation
+    // per text token: its mean absolute deviation averaged over the blocks (a vector, not text x blocks, so
+    // memory stays linear in the tokens however many images a layout holds)
+    Eigen::VectorXd perToken;
     // text tokens x 4: min, mean, max, std of each text token's distances to all visual tokens
     // (the distance profile), from the same pass.
     Eigen::MatrixX4d profiles;

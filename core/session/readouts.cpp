@@ -30,9 +30,18 @@ Readouts ReadoutEngine::compute(const ExplorerState& state)
         r.warnings.push_back("PTD needs both text and visual tokens in the layout");
         return r;
     }
-    r.ptd = computePtd(t);
+    // A layout past PTD's limit is still drawn, with its prior and crowding: only PTD and its chart are left out.
+    const double pairs = static_cast<double>(t.textTokens.size()) * static_cast<double>(t.visualTokenCount());
+    const bool ptdInReach = pairs <= static_cast<double>(kMaxPtdPairs);
+    try {
+        r.ptd = computePtd(t);
+    } catch (const InvalidInput& e) {
+        if (ptdInReach)
+            throw;
+        r.warnings.push_back(e.what());
+    }
     const Layout layout = t.layout;
-    for (SchemeKind kind : allSchemes()) {
+    for (SchemeKind kind : ptdInReach ? allSchemes() : std::vector<SchemeKind>{}) {
         SchemeParams p = state.params;
         p.kind = kind;
         if (componentCount(kind) != componentCount(state.params.kind)) {

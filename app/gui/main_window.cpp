@@ -44,6 +44,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 #include <stdexcept>
 
 namespace ropescope::gui {
@@ -72,8 +73,8 @@ MainWindow::MainWindow(const QString& sessionDir, QWidget* parent) : QMainWindow
     setWindowTitle("RopeScope");
     buildUi();
     buildMenus();
-    restoreAutosave();
-    writeAutosave(); // the first state is on disk at once; later edits are debounced
+    if (!restoreAutosave())
+        writeAutosave(); // a new session is on disk at once; later edits are debounced
 }
 
 MainWindow::~MainWindow()
@@ -398,14 +399,23 @@ void MainWindow::exportWithDialog(ChartKind kind)
     }
 }
 
-void MainWindow::restoreAutosave()
+bool MainWindow::restoreAutosave()
 {
     session::Autosave::Restored restored = autosave_.restore();
-    if (restored.session && applySession(*restored.session))
-        return;
+    if (restored.session) {
+        restoring_ = true;
+        restoreCall_ = true;
+        const bool applied = applySession(*restored.session);
+        restoreCall_ = false;
+        restoring_ = applied && runner_->busy(); // a large layout still computing on the worker
+        if (applied)
+            return true;
+        restored.problem = autosave_.setAside(lastError_);
+    }
     applyState(session::ExplorerState{});
     if (!restored.problem.isEmpty())
         showError(restored.problem);
+    return false;
 }
 
 bool MainWindow::openSession(const QString& path)
@@ -447,6 +457,12 @@ void MainWindow::saveSession(const QString& path)
 
 void MainWindow::autosave()
 {
+    if (restoreCall_)
+        return; // the restored session's own settings arriving
+    if (restoring_) {
+        editedWhileRestoring_ = true;
+        return;
+    }
     if (autosave_.enabled())
         autosaveTimer_->start();
 }
@@ -454,6 +470,8 @@ void MainWindow::autosave()
 void MainWindow::writeAutosave()
 {
     autosaveTimer_->stop();
+    if (restoring_ || restoreCall_)
+        return;
     try {
         autosave_.write(sessionFile());
     } catch (const io::IoError& e) {
@@ -475,6 +493,10 @@ bool MainWindow::applyState(const session::ExplorerState& requested)
 
 bool MainWindow::request(const session::ExplorerState& requested, bool showInPanel)
 {
+    if (!restoreCall_ && restoring_) { // the user's request overtakes the restored state still computing
+        restoring_ = false;
+        editedWhileRestoring_ = true;
+    }
     showInPanel_ = showInPanel; // only the newest request's result is adopted (ReadoutRunner)
     std::optional<ReadoutRunner::Result> result = runner_->request(requested);
     return !result || adopt(std::move(*result)); // a large state arrives through ReadoutRunner::finished
@@ -487,7 +509,16 @@ bool MainWindow::readoutsBusy() const
 
 bool MainWindow::adopt(ReadoutRunner::Result result)
 {
+    const bool restored = restoring_ && !restoreCall_; // the restored session, computed on the worker
+    if (restored)
+        restoring_ = false;
     if (!result.error.isEmpty()) {
+        if (restored) { // keep the session the user made beside the defaults the window falls back to
+            const QString problem = autosave_.setAside(result.error);
+            applyState(session::ExplorerState{});
+            showError(problem);
+            return false;
+        }
         showError(result.error);
         return false;
     }
@@ -510,7 +541,8 @@ bool MainWindow::adopt(ReadoutRunner::Result result)
     if (showInPanel_)
         panel_->setState(state_);
     refresh();
-    autosave();
+    if (!restoring_ && !restoreCall_ && !(restored && !std::exchange(editedWhileRestoring_, false)))
+        autosave();
     return true;
 }
 
@@ -618,7 +650,8 @@ QString MainWindow::effectiveRadius() const
 QString MainWindow::ptdReadout() const
 {
     if (readouts_.ptdBySchemes.empty())
-        return "PTD: n/a (needs text and visual tokens)";
+        return readouts_.table.textTokens.empty() || readouts_.table.blocks.empty() ? "PTD: n/a (needs text and visual tokens)"
+                                                                                   : "PTD: n/a (too many distances; see the warning)";
     QString s = QString("PTD %1 (%2)").arg(number(readouts_.ptd.mean), QString(geometry::schemeName(readouts_.table.scheme)));
     if (readouts_.ptd.perBlock.size() > 1) {
         QStringList blocks;
@@ -648,7 +681,7 @@ QString MainWindow::selectionReadout() const
                     .arg(p(row, 1), 0, 'f', 3)
                     .arg(p(row, 2), 0, 'f', 3)
                     .arg(p(row, 3), 0, 'f', 4)
-                    .arg(number(readouts_.ptd.perToken.row(row).mean()));
+                    .arg(number(readouts_.ptd.perToken(row)));
     if (readouts_.prior)
         s += QString("\nPrior map spread %1 (std %2)").arg(readouts_.prior->spread, 0, 'f', 3).arg(readouts_.prior->stddev, 0, 'f', 3);
     return s;

@@ -86,7 +86,7 @@ private:
     void writeAutosave(); // writes now
     session::SessionFile sessionFile() const;
     bool applySession(const session::SessionFile& file);
-    void restoreAutosave();
+    bool restoreAutosave(); // true when a session was restored (or is still computing)
     void captureCamera();
     void settleCamera(); // a camera move still waiting for cameraSaveTimer_ is the user's camera now
     void loadImage(const QString& path);
@@ -105,6 +105,12 @@ private:
     bool cameraStale_ = false;
     bool showInPanel_ = true; // the newest request came from elsewhere than the panel: show its state there
     QTimer* autosaveTimer_ = nullptr;
+    // The autosave is replaced only by a state the user made: not while the restored session is applied
+    // (restoreCall_), nor by the restored state itself, nor by defaults when it fails (restoring_: a large
+    // restored layout computes on a worker). Edits made meanwhile are saved once it is in (editedWhileRestoring_).
+    bool restoreCall_ = false;
+    bool restoring_ = false;
+    bool editedWhileRestoring_ = false;
     QImage image_;
 
     views::ParameterPanel* panel_ = nullptr;

@@ -77,19 +77,23 @@ Autosave::Restored Autosave::restore()
         r.session = readSessionFile(path());
         return r;
     } catch (const SessionFileError& e) {
-        // A name that is taken (two failures within a second) gets a counter, never replaces the earlier one.
-        const QString stem = path() + ".corrupt-" + QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss");
-        QString aside = stem;
-        for (int n = 2; QFileInfo::exists(aside) || QFileInfo(aside).isSymLink(); ++n)
-            aside = stem + "-" + QString::number(n);
-        // rename(2) moves the entry itself (a symlink stays a symlink) and never follows it.
-        const bool kept = ::rename(QFile::encodeName(path()).constData(), QFile::encodeName(aside).constData()) == 0;
-        enabled_ = kept;
-        r.problem = QString::fromStdString(e.what())
-                    + (kept ? " (kept as " + QFileInfo(aside).fileName() + "; starting from defaults)"
-                            : " (could not be set aside; starting from defaults, autosave is off)");
+        r.problem = setAside(QString::fromStdString(e.what()));
         return r;
     }
+}
+
+QString Autosave::setAside(const QString& why)
+{
+    // A name that is taken (two failures within a second) gets a counter, never replaces the earlier one.
+    const QString stem = path() + ".corrupt-" + QDateTime::currentDateTime().toString("yyyyMMdd-hhmmss");
+    QString aside = stem;
+    for (int n = 2; QFileInfo::exists(aside) || QFileInfo(aside).isSymLink(); ++n)
+        aside = stem + "-" + QString::number(n);
+    // rename(2) moves the entry itself (a symlink stays a symlink) and never follows it.
+    const bool kept = ::rename(QFile::encodeName(path()).constData(), QFile::encodeName(aside).constData()) == 0;
+    enabled_ = kept;
+    return why + (kept ? " (kept as " + QFileInfo(aside).fileName() + "; starting from defaults)"
+                       : " (could not be set aside; starting from defaults, autosave is off)");
 }
 
 void Autosave::write(const SessionFile& session) const

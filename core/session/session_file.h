@@ -50,6 +50,10 @@ public:
         QString problem;                    // why it was unusable and what became of it
     };
     Restored restore();
+    // Moves the autosave aside (autosave.ropescope.json.corrupt-<time>) because it could not be used, and
+    // says so: `why`, what became of it, and that the window starts from defaults. When it cannot be
+    // moved, autosave turns off, so the file is never replaced.
+    QString setAside(const QString& why);
     // Throws io::IoError when the folder or the file cannot be written; does nothing when disabled.
     void write(const SessionFile& session) const;
 

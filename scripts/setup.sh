@@ -43,4 +43,11 @@ cmake --build build -j2
 if [ "$mode" = run ]; then
   exec build/bin/ropescope "$@"
 fi
+# The fuzz targets (parsers of outside files, ASan/UBSan) build where clang is there; scripts/check_fuzz.sh
+# runs them for a minute each before a developer stops.
+if command -v clang++ >/dev/null 2>&1; then
+  bash scripts/check_fuzz.sh --build-only
+else
+  echo "setup: clang++ not found; the fuzz targets are not built (scripts/check_fuzz.sh)"
+fi
 ctest --test-dir build --output-on-failure

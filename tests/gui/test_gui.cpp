@@ -350,6 +350,38 @@ private Q_SLOTS:
         QCOMPARE(QString::fromStdString(w.state().layout), QString("text:2,image:5x6,text:3"));
     }
 
+    void largeRestoredSessionIsNeverReplaced()
+    {
+        // A restored layout large enough to compute on the worker: the autosave used to be rewritten with the
+        // defaults within 3 s, and lost when PTD then failed on its limit (issue "Hostile inputs, second sweep").
+        QTemporaryDir dir;
+        const QByteArray saved = R"({"layout": "text:70000,image:250x250", "scheme": "mrope"})";
+        const QString path = dir.filePath("autosave.ropescope.json");
+        auto onDisk = [&] {
+            QFile f(path);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(saved);
+        }
+        MainWindow w(dir.path());
+        QVERIFY(w.readoutsBusy());
+        QTest::qWait(1000); // past the autosave's pause
+        QCOMPARE(onDisk(), saved);
+        QTRY_VERIFY_WITH_TIMEOUT(!w.readoutsBusy(), 120000);
+        QCOMPARE(QString::fromStdString(w.state().layout), QString("text:70000,image:250x250"));
+        QCOMPARE(onDisk(), saved); // restoring is not an edit
+        // 70000 x 62500 distances are past PTD's limit: the view is drawn and PTD is left out, with a word.
+        QVERIFY2(w.ptdReadout().contains("too many distances"), qPrintable(w.ptdReadout()));
+        QVERIFY(QDir(dir.path()).entryList({"autosave.ropescope.json.corrupt-*"}).isEmpty());
+        // The user's own edit is saved.
+        w.panel()->schemeBox()->setCurrentText("vrope");
+        QTRY_VERIFY_WITH_TIMEOUT(!w.readoutsBusy() && onDisk().contains("vrope"), 120000);
+        QVERIFY(onDisk().contains("text:70000,image:250x250"));
+    }
+
     void corruptSessionIsSurvived()
     {
         QTemporaryDir dir;

@@ -129,7 +129,8 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "ropescope %s: %s\n", qPrintable(command), oneLine(e.what()).c_str());
         return kExitFailure;
     } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "ropescope %s: out of memory\n", qPrintable(command));
+        std::fprintf(stderr, "ropescope %s: out of memory: the input is too large for this machine (use a smaller layout, image or prompt)\n",
+                     qPrintable(command));
         return kExitFailure;
     } catch (const std::exception& e) { // LibTorch's c10::Error among them: a fault no command turned into words
         std::fprintf(stderr, "ropescope %s: %s\n", qPrintable(command), oneLine(e.what()).c_str());

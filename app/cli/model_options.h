@@ -63,7 +63,14 @@ auto runModelCommand(Fn&& fn) -> decltype(fn())
     } catch (const geometry::InvalidInput& e) {
         throw UsageError(e.what());
     } catch (const c10::Error& e) {
-        throw Failure(std::string("LibTorch: ") + e.what_without_backtrace());
+        const std::string what = e.what_without_backtrace();
+        if (what.find("can't allocate memory") != std::string::npos || what.find("out of memory") != std::string::npos)
+            throw Failure("out of memory: the model run's inputs are too large for this machine (use a smaller image, "
+                          "--max-pixels, fewer images or a shorter prompt); LibTorch: " + what.substr(0, what.find('\n')));
+        throw Failure("LibTorch: " + what);
+    } catch (const std::bad_alloc&) {
+        throw Failure("out of memory: the model run's inputs are too large for this machine (use a smaller image, --max-pixels, "
+                      "fewer images or a shorter prompt)");
     }
 }
 

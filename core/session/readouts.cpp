@@ -7,8 +7,35 @@
 namespace ropescope::session {
 using namespace geometry;
 
-double ReadoutEngine::schemePtd(const Layout& layout, const SchemeParams& params)
+namespace {
+
+// The parameters that decide where `params.kind` puts tokens: those the scheme never reads are reset to
+// their defaults, so a PTD cached for one alpha serves every alpha of the schemes that ignore it (the
+// chart of all schemes recomputed all 17 PTDs on every alpha step).
+SchemeParams placementParams(SchemeParams params)
 {
+    const SchemeParams defaults;
+    const SchemeKind kind = params.kind;
+    if (kind != SchemeKind::Circle)
+        params.circle = defaults.circle;
+    if (kind != SchemeKind::Mrope && kind != SchemeKind::Compact)
+        params.temporal = defaults.temporal;
+    if (!usesTemporalStride(kind))
+        params.temporalStride = defaults.temporalStride;
+    if (kind != SchemeKind::V2pe)
+        params.visualStride = defaults.visualStride;
+    if (kind != SchemeKind::MmRope)
+        params.positionScale = defaults.positionScale;
+    if (kind != SchemeKind::VideoRopePlus)
+        params.ntkFactor = defaults.ntkFactor;
+    return params;
+}
+
+} // namespace
+
+double ReadoutEngine::schemePtd(const Layout& layout, const SchemeParams& given)
+{
+    const SchemeParams params = placementParams(given);
     const std::string key = layout.toString();
     for (const CachedPtd& c : cache_)
         if (c.layout == key && c.params == params)
@@ -16,6 +43,7 @@ double ReadoutEngine::schemePtd(const Layout& layout, const SchemeParams& params
     if (cache_.size() > 256)
         cache_.clear();
     const double value = computePtd(buildPositionTable(layout, params)).mean;
+    ++ptdComputations_;
     cache_.push_back({key, params, value});
     return value;
 }

@@ -31,6 +31,8 @@ class ReadoutEngine {
 public:
     // Throws geometry::InvalidInput (naming the parameter) if the state cannot be drawn.
     Readouts compute(const ExplorerState& state);
+    // How many schemes' PTDs were computed, not taken from the cache (tests check what an edit recomputes).
+    long long ptdComputations() const { return ptdComputations_; }
 
 private:
     double schemePtd(const geometry::Layout& layout, const geometry::SchemeParams& params);
@@ -41,6 +43,7 @@ private:
         double ptd = 0;
     };
     std::vector<CachedPtd> cache_;
+    long long ptdComputations_ = 0;
 };
 
 } // namespace ropescope::session

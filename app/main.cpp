@@ -34,6 +34,7 @@ const char* kUsage =
     "  attend      answer a question about an image and map text->image attention under any scheme\n"
     "  train       train a tiny Qwen2-VL on the synthetic shapes task under a scheme\n"
     "  eval        accuracy per question type and grounding per layer on held-out samples\n"
+    "  bias        text->image attention averaged over many samples, per scheme and layer (--shard, --merge)\n"
     "  tokenize    encode text with a model's tokenizer.json (JSON arrays of ids)\n"
     "  bench       timings: bench geometry | live | model [--json]\n"
     "\n"
@@ -80,7 +81,7 @@ int main(int argc, char** argv)
     // Figures need fonts (a QGuiApplication) but never a display: Qt's offscreen platform, EGL for VTK.
     const std::string first = argv[1];
     std::unique_ptr<QCoreApplication> app;
-    if (first == "render" || first == "freqs" || first == "batch" || first == "bench" || first == "attend" || first == "train" || first == "eval") {
+    if (first == "render" || first == "freqs" || first == "batch" || first == "bench" || first == "attend" || first == "train" || first == "eval" || first == "bias") {
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
         app = std::make_unique<QGuiApplication>(argc, argv);
@@ -103,6 +104,7 @@ int main(int argc, char** argv)
         {"attend", runAttend},
         {"train", runTrain},
         {"eval", runEval},
+        {"bias", runBias},
     };
 
     const QString command = args.at(1);

@@ -20,8 +20,6 @@
 
 namespace ropescope::cli {
 
-namespace {
-
 std::vector<int> parseLayerList(const QString& text, int layers)
 {
     std::vector<int> out;
@@ -39,6 +37,8 @@ std::vector<int> parseLayerList(const QString& text, int layers)
     }
     return out;
 }
+
+namespace {
 
 double option(const QCommandLineParser& p, const char* name, double fallback, double lo, double hi)
 {

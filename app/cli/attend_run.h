@@ -48,6 +48,9 @@ struct AttendOptions {
 AttendOptions parseAttendOptions(const QCommandLineParser& parser);
 
 // A model folder loaded once: batch items on the same model (and image) re-run only the decoder.
+// --capture-layers: "all" (or empty) or a comma list of layers 0..layers-1; throws UsageError naming a bad one.
+std::vector<int> parseLayerList(const QString& text, int layers);
+
 struct AttendModel {
     QString dir;
     torch::Device device = torch::kCPU;

@@ -16,5 +16,6 @@ int runTokenize(const QStringList& args);
 int runAttend(const QStringList& args);
 int runTrain(const QStringList& args);
 int runEval(const QStringList& args);
+int runBias(const QStringList& args);
 
 } // namespace ropescope::cli

@@ -35,6 +35,14 @@ void save(const QString& path, const QByteArray& bytes)
 
 } // namespace
 
+QString schemeLabel(const ModelScheme& scheme)
+{
+    QString label = geometry::schemeName(scheme.params.kind);
+    if (!scheme.age.empty())
+        label += " + AGE " + QString::fromStdString(scheme.age);
+    return label;
+}
+
 QJsonObject schemeToJson(const ModelScheme& m)
 {
     QJsonObject o;

@@ -15,6 +15,9 @@ struct ModelScheme {
     std::string age; // AGE strategy or pattern; empty for none
 };
 
+// "circle + AGE strategy_2": the scheme's name, with its AGE schedule when it has one.
+QString schemeLabel(const ModelScheme& scheme);
+
 // What RopeScope writes into config.json under "ropescope" and reads back.
 QJsonObject schemeToJson(const ModelScheme& scheme);
 ModelScheme schemeFromJson(const QJsonObject& json);

@@ -20,9 +20,7 @@ public:
         : vlm_(modelDir), tok_(Tokenizer::load(QDir(modelDir).filePath("tokenizer.json"))), resolved_(resolveScheme(vlm_, modelDir, override))
     {
         const ModelScheme& scheme = resolved_.scheme;
-        result_.scheme = geometry::schemeName(scheme.params.kind);
-        if (!scheme.age.empty())
-            result_.scheme += " + AGE " + QString::fromStdString(scheme.age);
+        result_.scheme = schemeLabel(scheme);
         if (vlm_.language().hasHarope())
             result_.scheme += " + HARoPE";
         const auto layers = static_cast<size_t>(vlm_.config().text.layers);

@@ -1,0 +1,179 @@
+// `ropescope bias`: the mean map against a plain loop over the samples' own attention (attend's pipeline),
+// shards merged against one run, and its bad inputs.
+#include "model/attention_run.h"
+#include "model/synthetic_task.h"
+#include "model/tokenizer.h"
+#include "model/vlm.h"
+
+#include "../cli/run_ropescope.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace ropescope::model;
+
+namespace {
+
+const QString kModel = QString(ROPESCOPE_TEST_DATA) + "/../../resources/models/mrope";
+
+QJsonObject jsonOf(const QString& path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+}
+
+bool oneLine(const QByteArray& err)
+{
+    return !err.trimmed().isEmpty() && !err.trimmed().contains('\n');
+}
+
+} // namespace
+
+class TestPositionalBias : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void meanMapIsTheSamplesOwnAttentionAveraged()
+    {
+        QTemporaryDir dir;
+        const RopescopeRun r = runRopescope({"bias", "--model", kModel, "--samples", "5", "--schemes", "vrope", "--capture-layers", "1,3",
+                                             "--output", dir.path()}, false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject bias = jsonOf(dir.filePath("bias.json"));
+        QCOMPARE(bias["samples"].toInt(), 5);
+        const QJsonArray schemes = bias["schemes"].toArray();
+        QCOMPARE(schemes.size(), 2); // the model's own, then vrope
+
+        // The independent computation: attend's pipeline per sample, its captured question rows averaged over
+        // heads and rows, normalised over the image, averaged over samples.
+        Vlm vlm(kModel);
+        const Tokenizer tok = Tokenizer::load(kModel + "/tokenizer.json");
+        for (int s = 0; s < 2; ++s) {
+            AttentionQuery q;
+            q.layers = {1, 3};
+            q.generate = 1;
+            if (s == 1)
+                q.scheme.params.kind = ropescope::geometry::SchemeKind::Vrope;
+            const ResolvedScheme scheme = resolveScheme(vlm, kModel, s == 0 ? std::nullopt : std::optional<ModelScheme>(q.scheme));
+            std::vector<std::vector<double>> expected(2, std::vector<double>(64, 0.0)), expectedAnswer = expected;
+            for (int k = 0; k < 5; ++k) {
+                const SyntheticSample sample = SyntheticTask::sample(1000003, static_cast<uint64_t>(k));
+                q.image = sample.image;
+                q.question = sample.question;
+                const AttentionRun run = runAttention(vlm, tok, q, scheme);
+                for (size_t l = 0; l < 2; ++l) {
+                    const torch::Tensor probs = run.attention()[l].to(torch::kFloat64); // [H, Q, 64]
+                    for (int which = 0; which < 2; ++which) {
+                        const torch::Tensor map = which == 0 ? probs.mean(std::vector<int64_t>{0, 1}) : probs.select(1, probs.size(1) - 1).mean(0);
+                        const double sum = map.sum().item<double>();
+                        for (int c = 0; c < 64; ++c)
+                            (which == 0 ? expected : expectedAnswer)[l][static_cast<size_t>(c)] += map[c].item<double>() / sum / 5.0;
+                    }
+                }
+            }
+            const QJsonArray layers = schemes[s].toObject()["layers"].toArray();
+            QCOMPARE(layers.size(), 2);
+            for (size_t l = 0; l < 2; ++l) {
+                const QJsonObject layer = layers[static_cast<qsizetype>(l)].toObject();
+                QCOMPARE(layer["layer"].toInt(), l == 0 ? 1 : 3);
+                const QJsonArray question = layer["question"].toObject()["mean_map"].toArray();
+                const QJsonArray answer = layer["answer"].toObject()["mean_map"].toArray();
+                QCOMPARE(question.size(), 64);
+                double centreRow = 0;
+                for (int c = 0; c < 64; ++c) {
+                    QVERIFY2(std::abs(question[c].toDouble() - expected[l][static_cast<size_t>(c)]) < 1e-6,
+                             qPrintable(QString("scheme %1 layer %2 cell %3: %4 vs %5").arg(s).arg(l).arg(c).arg(question[c].toDouble()).arg(expected[l][static_cast<size_t>(c)])));
+                    QVERIFY(std::abs(answer[c].toDouble() - expectedAnswer[l][static_cast<size_t>(c)]) < 1e-6);
+                    centreRow += expected[l][static_cast<size_t>(c)] * (c / 8);
+                }
+                // The centre of mass of the mean map is the mean of the samples' centres.
+                QVERIFY(std::abs(layer["question"].toObject()["centre_of_mass"].toObject()["row"].toObject()["value"].toDouble() - centreRow) < 1e-6);
+            }
+        }
+        for (const char* name : {"bias.png", "bias.svg", "bias.pdf", "bias.csv", "bias_state.json"})
+            QVERIFY2(QFileInfo(dir.filePath(name)).size() > 100, name);
+        QFile csv(dir.filePath("bias.csv"));
+        QVERIFY(csv.open(QIODevice::ReadOnly));
+        QCOMPARE(csv.readAll().count('\n'), 1 + 2 * 2 * 2); // header + schemes x layers x maps
+    }
+
+    void shardsMergeIntoOneRun()
+    {
+        QTemporaryDir dir;
+        const QStringList common{"bias", "--model", kModel, "--samples", "7", "--schemes", "circle", "--capture-layers", "0,3"};
+        QCOMPARE(runRopescope(common + QStringList{"--output", dir.filePath("one")}, false).exitCode, 0);
+        QCOMPARE(runRopescope(common + QStringList{"--shard", "1/2", "--output", dir.filePath("s1")}, false).exitCode, 0);
+        QCOMPARE(runRopescope(common + QStringList{"--shard", "2/2", "--output", dir.filePath("s2")}, false).exitCode, 0);
+        const RopescopeRun merged = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("s2"), "--output", dir.filePath("m")}, false);
+        QVERIFY2(merged.exitCode == 0, merged.err.constData());
+        const QJsonObject one = jsonOf(dir.filePath("one/bias_state.json")), m = jsonOf(dir.filePath("m/bias_state.json"));
+        // Sums bit-identical (fixed point), every sample's stats the same.
+        QCOMPARE(m["cells"].toArray(), one["cells"].toArray());
+        QCOMPARE(jsonOf(dir.filePath("s1/bias.json"))["samples"].toInt(), 4);
+        QCOMPARE(jsonOf(dir.filePath("s1/bias.json"))["complete"].toBool(), false);
+        // Derived numbers within 1e-12.
+        const QJsonObject a = jsonOf(dir.filePath("one/bias.json")), b = jsonOf(dir.filePath("m/bias.json"));
+        QCOMPARE(b["complete"].toBool(), true);
+        const QJsonObject la = a["schemes"].toArray()[1].toObject()["layers"].toArray()[1].toObject()["question"].toObject();
+        const QJsonObject lb = b["schemes"].toArray()[1].toObject()["layers"].toArray()[1].toObject()["question"].toObject();
+        for (const char* key : {"last_vs_first_row", "distance_correlation"})
+            for (int i = 0; i < 2; ++i)
+                QVERIFY(std::abs(la[key].toObject()["ci95"].toArray()[i].toDouble() - lb[key].toObject()["ci95"].toArray()[i].toDouble()) < 1e-12);
+        for (int c = 0; c < 64; ++c)
+            QVERIFY(std::abs(la["mean_map"].toArray()[c].toDouble() - lb["mean_map"].toArray()[c].toDouble()) < 1e-12);
+
+        // Shards of other settings, or the same shard twice, are refused in one line.
+        QCOMPARE(runRopescope({"bias", "--model", kModel, "--samples", "7", "--capture-layers", "0,3", "--shard", "2/2", "--output",
+                               dir.filePath("other")}, false).exitCode, 0);
+        RopescopeRun r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("other"), "--output", dir.filePath("x")}, false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("different settings: the schemes") && oneLine(r.err), r.err.constData());
+        r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("s1"), "--output", dir.filePath("x")}, false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("was measured by two shards"), r.err.constData());
+        QVERIFY(!QFileInfo::exists(dir.filePath("x")));
+        // Another model's shard.
+        QCOMPARE(runRopescope({"bias", "--model", kModel + "/../vrope", "--samples", "7", "--schemes", "circle", "--capture-layers", "0,3",
+                               "--shard", "2/2", "--output", dir.filePath("vrope")}, false).exitCode, 0);
+        r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("vrope"), "--output", dir.filePath("x")}, false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("different settings: the model"), r.err.constData());
+    }
+
+    void badInputsAreOneLine()
+    {
+        QTemporaryDir dir;
+        QFile empty(dir.filePath("empty.jsonl"));
+        QVERIFY(empty.open(QIODevice::WriteOnly));
+        empty.close();
+        RopescopeRun r = runRopescope({"bias", "--model", kModel, "--questions", dir.filePath("empty.jsonl"), "--output", dir.filePath("o")}, false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("empty.jsonl: no questions") && oneLine(r.err), r.err.constData());
+
+        QDir().mkpath(dir.filePath("images"));
+        QFile::copy(QString(ROPESCOPE_TEST_DATA) + "/drawn/drawn_00.png", dir.filePath("images/a.png"));
+        QFile bad(dir.filePath("images/b.png"));
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("not a png");
+        bad.close();
+        r = runRopescope({"bias", "--model", kModel, "--images", dir.filePath("images"), "--question", "what colour is the circle", "--output",
+                          dir.filePath("o")}, false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("b.png") && oneLine(r.err), r.err.constData());
+        QVERIFY(!QFileInfo::exists(dir.filePath("o")));
+
+        r = runRopescope({"bias", "--model", kModel, "--samples", "3", "--shard", "3/2", "--output", dir.filePath("o")}, false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("--shard") && oneLine(r.err), r.err.constData());
+        r = runRopescope({"bias", "--model", kModel, "--samples", "3", "--questions", dir.filePath("empty.jsonl"), "--output", dir.filePath("o")}, false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("give one sample source"), r.err.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestPositionalBias)
+#include "test_positional_bias.moc"

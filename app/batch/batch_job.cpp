@@ -13,7 +13,7 @@
 namespace ropescope::batch {
 namespace {
 
-const QStringList kTypes{"cone", "ptd-chart", "profile-chart", "prior-heatmap", "table", "ptd", "freqs", "attention"};
+const QStringList kTypes{"cone", "ptd-chart", "profile-chart", "prior-heatmap", "table", "ptd", "freqs", "attention", "bias"};
 
 QString valueText(const QJsonValue& v)
 {

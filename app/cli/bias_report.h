@@ -6,7 +6,13 @@
 #include "model/positional_bias.h"
 
 #include <QByteArray>
+#include <QCommandLineParser>
+#include <QImage>
 #include <QJsonObject>
+
+#include <functional>
+#include <utility>
+#include <vector>
 
 namespace ropescope::cli {
 
@@ -17,5 +23,27 @@ struct BiasReport {
     QByteArray figure(views::FigureFormat format) const;
 };
 BiasReport biasReport(const model::BiasAccumulation& accumulation);
+
+struct AttendModel;
+
+// Where the samples come from: the synthetic stream, a question set, or a folder of images with one question.
+struct SampleSource {
+    QString description; // recorded, and compared when shards merge
+    int64_t total = 0;
+    std::function<std::pair<QImage, QString>(int64_t)> sampleAt;
+    std::vector<QString> files; // images of a question set or folder, for the grid rule
+};
+struct BiasSetup {
+    SampleSource source;
+    std::vector<int64_t> indices; // this run's (or shard's) samples
+};
+// The flags of `bias` and of batch `bias` items (all but --output and --merge).
+void addBiasOptions(QCommandLineParser& parser);
+// Checks the flags that need no model; throws UsageError naming the bad one.
+BiasSetup parseBiasOptions(const QCommandLineParser& parser);
+// Measures with a loaded model: its own scheme, then --schemes entries that differ from it.
+model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, const BiasSetup& setup, AttendModel& model,
+                                             const std::function<void(int64_t, int64_t)>& progress = {},
+                                             const std::function<bool()>& cancelled = {});
 
 } // namespace ropescope::cli

@@ -1,4 +1,5 @@
 #include "attend_schemes.h"
+#include "bias_report.h"
 #include "batch/batch_job.h"
 #include "charts/chart_export.h"
 #include "charts/readout_charts.h"
@@ -39,6 +40,8 @@ public:
     {
         if (item.type == "attention")
             return attention(item);
+        if (item.type == "bias")
+            return bias(item);
         QCommandLineParser parser;
         addGeometryOptions(parser);
         addFigureOptions(parser);
@@ -160,6 +163,33 @@ private:
             if (out.endsWith(".json"))
                 return QJsonDocument(r.summary).toJson();
             return out.endsWith(".csv") ? r.positionsCsv() : r.tensorFile();
+        });
+    }
+
+    // A `bias` measurement: one file of it, chosen by the output's extension.
+    QByteArray bias(const batch::BatchItem& item)
+    {
+        QCommandLineParser parser;
+        addGeometryOptions(parser);
+        addBiasOptions(parser);
+        QStringList flags = item.flags; // the layout comes from the samples: drop a job default
+        if (const qsizetype at = flags.indexOf("--layout"); at >= 0)
+            flags.remove(at, 2);
+        parseOrThrow(parser, QStringList{"batch"} + flags);
+        const QString out = item.output.toLower();
+        const bool figure = out.endsWith(".png") || out.endsWith(".svg") || out.endsWith(".pdf");
+        if (!figure && !out.endsWith(".csv") && !out.endsWith(".json"))
+            throw UsageError("bias items write the figure (.png/.svg/.pdf), the table (.csv) or the summary (.json)");
+        const BiasSetup setup = parseBiasOptions(parser);
+        return runModelCommand([&] {
+            if (!model_ || model_->dir != parser.value("model") || model_->device != torch::kCPU || model_->dtype != torch::kFloat32) {
+                model_.reset();
+                model_ = AttendModel::load(parser.value("model"), torch::kCPU, torch::kFloat32);
+            }
+            const BiasReport report = biasReport(measureBiasFromFlags(parser, setup, *model_));
+            if (figure)
+                return report.figure(figureFormatFor(out));
+            return out.endsWith(".csv") ? report.csv : QJsonDocument(report.json).toJson();
         });
     }
 

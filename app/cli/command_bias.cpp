@@ -24,14 +24,6 @@
 namespace ropescope::cli {
 namespace {
 
-// Where the samples come from: the synthetic stream, a question set, or a folder of images with one question.
-struct SampleSource {
-    QString description; // recorded, and compared when shards merge
-    int64_t total = 0;
-    std::function<std::pair<QImage, QString>(int64_t)> sampleAt;
-    std::vector<QString> files; // images of a question set or folder, for the grid rule
-};
-
 SampleSource sampleSource(const QCommandLineParser& parser)
 {
     const int given = parser.isSet("samples") + parser.isSet("questions") + parser.isSet("images");
@@ -125,17 +117,17 @@ std::pair<int, int> commonGrid(const QCommandLineParser& parser, const SampleSou
 
 std::vector<int64_t> shardIndices(const QCommandLineParser& parser, int64_t total)
 {
-    int shard = 1, shards = 1;
+    int shard = 0, shards = 1;
     if (parser.isSet("shard")) {
         const QStringList parts = parser.value("shard").split('/');
         bool ok1 = false, ok2 = false;
         shard = parts.size() == 2 ? parts[0].toInt(&ok1) : 0;
         shards = parts.size() == 2 ? parts[1].toInt(&ok2) : 0;
-        if (!ok1 || !ok2 || shards < 1 || shard < 1 || shard > shards)
-            throw UsageError("--shard: expected i/n with 1 <= i <= n, got '" + parser.value("shard").toStdString() + "'");
+        if (!ok1 || !ok2 || shards < 1 || shard < 0 || shard >= shards)
+            throw UsageError("--shard: expected i/n with 0 <= i < n (as batch --shard), got '" + parser.value("shard").toStdString() + "'");
     }
     std::vector<int64_t> indices;
-    for (int64_t k = shard - 1; k < total; k += shards) // sample k belongs to shard (k mod n) + 1
+    for (int64_t k = shard; k < total; k += shards) // sample k belongs to shard k mod n
         indices.push_back(k);
     if (indices.empty())
         throw UsageError("--shard " + parser.value("shard").toStdString() + ": no samples fall in this shard");
@@ -198,10 +190,8 @@ int runMerge(const QCommandLineParser& parser)
 
 } // namespace
 
-int runBias(const QStringList& args)
+void addBiasOptions(QCommandLineParser& parser)
 {
-    QCommandLineParser parser;
-    addGeometryOptions(parser);
     parser.addOptions({
         {"model", "Model folder.", "DIR"},
         {"samples", "Held-out synthetic samples of the bundled task.", "N"},
@@ -213,7 +203,56 @@ int runBias(const QStringList& args)
         {"schemes", "Schemes besides the model's own, as attend --schemes: e.g. mrope,vrope,circle:alpha=0.3.", "LIST"},
         {"capture-layers", "Layers to measure: all (default) or e.g. 0,3.", "L"},
         {"grid", "Common grid HxW for the mean maps (default: the most common grid among the samples).", "HxW"},
-        {"shard", "Measure only shard i of n (samples k with k mod n = i - 1), for a job array; merge with --merge.", "i/n"},
+        {"shard", "Measure only shard i of n (0-based: samples k with k mod n = i), for a job array; merge with --merge.", "i/n"},
+    });
+}
+
+BiasSetup parseBiasOptions(const QCommandLineParser& parser)
+{
+    if (!parser.isSet("model"))
+        throw UsageError("--model DIR is required");
+    if (parser.isSet("scheme") || parser.isSet("age"))
+        throw UsageError("--scheme/--age: give other schemes with --schemes; the model's own is always measured");
+    refuseLayoutOnlyFlags(parser);
+    BiasSetup setup;
+    setup.source = sampleSource(parser);
+    setup.indices = shardIndices(parser, setup.source.total);
+    return setup;
+}
+
+model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, const BiasSetup& setup, AttendModel& m,
+                                             const std::function<void(int64_t, int64_t)>& progress, const std::function<bool()>& cancelled)
+{
+    const int layers = m.vlm->config().text.layers;
+    model::BiasRequest request;
+    const model::ModelScheme own = model::recordedScheme(m.dir);
+    request.schemes.push_back(std::nullopt);
+    request.labels << "own (" + model::schemeLabel(own) + ")";
+    for (const model::SchemeEntry& entry : parseSchemeEntries(parser.value("schemes").split(',', Qt::SkipEmptyParts), layers)) {
+        if (model::sameScheme(entry.scheme, own, layers))
+            continue; // the model's own, measured already
+        request.schemes.push_back(entry.scheme);
+        request.labels << entry.label;
+    }
+    request.layers = parseLayerList(parser.value("capture-layers"), layers);
+    std::tie(request.rows, request.cols) = commonGrid(parser, setup.source, *m.vlm, m.dir);
+    request.indices = setup.indices;
+    request.sampleAt = setup.source.sampleAt;
+    request.progress = progress;
+    request.cancelled = cancelled;
+    model::BiasAccumulation a = model::measureBias(*m.vlm, *m.tokenizer, m.dir, request);
+    a.model = QDir(m.dir).dirName() + ", trained with " + model::schemeLabel(own);
+    a.source = setup.source.description;
+    a.total = setup.source.total;
+    return a;
+}
+
+int runBias(const QStringList& args)
+{
+    QCommandLineParser parser;
+    addGeometryOptions(parser);
+    addBiasOptions(parser);
+    parser.addOptions({
         {"merge", "Merge the shard folders given as arguments (each holding bias_state.json) into --output."},
         {"output", "Folder for bias.png/.svg/.pdf, bias.csv, bias.json and bias_state.json.", "DIR"},
     });
@@ -224,40 +263,13 @@ int runBias(const QStringList& args)
         return runMerge(parser);
     if (!parser.positionalArguments().isEmpty())
         throw UsageError("unexpected argument '" + parser.positionalArguments().first().toStdString() + "' (shard folders go with --merge)");
-    if (!parser.isSet("model"))
-        throw UsageError("--model DIR is required");
-    if (parser.isSet("scheme") || parser.isSet("age"))
-        throw UsageError("--scheme/--age: give other schemes with --schemes; the model's own is always measured");
-    refuseLayoutOnlyFlags(parser);
-    const SampleSource source = sampleSource(parser);
-    const std::vector<int64_t> indices = shardIndices(parser, source.total);
-
+    const BiasSetup setup = parseBiasOptions(parser);
     return runModelCommand([&] {
         const std::unique_ptr<AttendModel> m = AttendModel::load(parser.value("model"), torch::kCPU, torch::kFloat32);
-        const int layers = m->vlm->config().text.layers;
-        model::BiasRequest request;
-        const model::ModelScheme own = model::recordedScheme(parser.value("model"));
-        request.schemes.push_back(std::nullopt);
-        request.labels << "own (" + schemeLabel(own) + ")";
-        for (const model::SchemeEntry& entry : parseSchemeEntries(parser.value("schemes").split(',', Qt::SkipEmptyParts), layers)) {
-            if (model::sameScheme(entry.scheme, own, layers))
-                continue; // the model's own, measured already
-            request.schemes.push_back(entry.scheme);
-            request.labels << entry.label;
-        }
-        request.layers = parseLayerList(parser.value("capture-layers"), layers);
-        std::tie(request.rows, request.cols) = commonGrid(parser, source, *m->vlm, parser.value("model"));
-        request.indices = indices;
-        request.sampleAt = source.sampleAt;
-        request.progress = [](int64_t done, int64_t total) {
-            if (done % 25 == 0 || done == total)
-                std::fprintf(stderr, "bias: %lld/%lld samples\n", static_cast<long long>(done), static_cast<long long>(total));
-        };
-        model::BiasAccumulation a = model::measureBias(*m->vlm, *m->tokenizer, parser.value("model"), request);
-        a.model = QDir(parser.value("model")).dirName() + ", trained with " + schemeLabel(own);
-        a.source = source.description;
-        a.total = source.total;
-        writeOutputs(parser.value("output"), a);
+        writeOutputs(parser.value("output"), measureBiasFromFlags(parser, setup, *m, [](int64_t done, int64_t total) {
+                         if (done % 25 == 0 || done == total)
+                             std::fprintf(stderr, "bias: %lld/%lld samples\n", static_cast<long long>(done), static_cast<long long>(total));
+                     }));
         return 0;
     });
 }

@@ -106,8 +106,8 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QStringList common{"bias", "--model", kModel, "--samples", "7", "--schemes", "circle", "--capture-layers", "0,3"};
         QCOMPARE(runRopescope(common + QStringList{"--output", dir.filePath("one")}, false).exitCode, 0);
-        QCOMPARE(runRopescope(common + QStringList{"--shard", "1/2", "--output", dir.filePath("s1")}, false).exitCode, 0);
-        QCOMPARE(runRopescope(common + QStringList{"--shard", "2/2", "--output", dir.filePath("s2")}, false).exitCode, 0);
+        QCOMPARE(runRopescope(common + QStringList{"--shard", "0/2", "--output", dir.filePath("s1")}, false).exitCode, 0);
+        QCOMPARE(runRopescope(common + QStringList{"--shard", "1/2", "--output", dir.filePath("s2")}, false).exitCode, 0);
         const RopescopeRun merged = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("s2"), "--output", dir.filePath("m")}, false);
         QVERIFY2(merged.exitCode == 0, merged.err.constData());
         const QJsonObject one = jsonOf(dir.filePath("one/bias_state.json")), m = jsonOf(dir.filePath("m/bias_state.json"));
@@ -127,7 +127,7 @@ private Q_SLOTS:
             QVERIFY(std::abs(la["mean_map"].toArray()[c].toDouble() - lb["mean_map"].toArray()[c].toDouble()) < 1e-12);
 
         // Shards of other settings, or the same shard twice, are refused in one line.
-        QCOMPARE(runRopescope({"bias", "--model", kModel, "--samples", "7", "--capture-layers", "0,3", "--shard", "2/2", "--output",
+        QCOMPARE(runRopescope({"bias", "--model", kModel, "--samples", "7", "--capture-layers", "0,3", "--shard", "1/2", "--output",
                                dir.filePath("other")}, false).exitCode, 0);
         RopescopeRun r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("other"), "--output", dir.filePath("x")}, false);
         QCOMPARE(r.exitCode, 1);
@@ -138,10 +138,29 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(dir.filePath("x")));
         // Another model's shard.
         QCOMPARE(runRopescope({"bias", "--model", kModel + "/../vrope", "--samples", "7", "--schemes", "circle", "--capture-layers", "0,3",
-                               "--shard", "2/2", "--output", dir.filePath("vrope")}, false).exitCode, 0);
+                               "--shard", "1/2", "--output", dir.filePath("vrope")}, false).exitCode, 0);
         r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("vrope"), "--output", dir.filePath("x")}, false);
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("different settings: the model"), r.err.constData());
+    }
+
+    void batchItemsWriteTheSameMeasurement()
+    {
+        QTemporaryDir dir;
+        QCOMPARE(runRopescope({"bias", "--model", kModel, "--samples", "4", "--schemes", "vrope", "--capture-layers", "2", "--output",
+                               dir.filePath("cli")}, false).exitCode, 0);
+        QFile job(dir.filePath("job.json"));
+        QVERIFY(job.open(QIODevice::WriteOnly));
+        job.write(QJsonDocument(QJsonObject{{"items", QJsonArray{QJsonObject{{"type", "bias"}, {"model", kModel}, {"samples", 4}, {"schemes", "vrope"},
+                                                                            {"capture-layers", "2"}, {"output", "b.json"}},
+                                                                QJsonObject{{"type", "bias"}, {"model", kModel}, {"samples", 4}, {"schemes", "vrope"},
+                                                                            {"capture-layers", "2"}, {"output", "b.svg"}}}}})
+                      .toJson());
+        job.close();
+        const RopescopeRun r = runRopescope({"batch", dir.filePath("job.json"), "--output", dir.filePath("batch")}, false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QCOMPARE(jsonOf(dir.filePath("batch/b.json"))["schemes"], jsonOf(dir.filePath("cli/bias.json"))["schemes"]);
+        QVERIFY(QFileInfo(dir.filePath("batch/b.svg")).size() > 1000);
     }
 
     void badInputsAreOneLine()

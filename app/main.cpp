@@ -36,7 +36,7 @@ const char* kUsage =
     "  eval        accuracy per question type and grounding per layer on held-out samples\n"
     "  bias        text->image attention averaged over many samples, per scheme and layer (--shard, --merge)\n"
     "  tokenize    encode text with a model's tokenizer.json (JSON arrays of ids)\n"
-    "  bench       timings: bench geometry | live | model [--json]\n"
+    "  bench       timings: bench geometry | live | model | attention | bias [--json]\n"
     "\n"
     "Run 'ropescope <command> --help' for its options.\n";
 

@@ -6,6 +6,7 @@
 #include "geometry_options.h"
 #include "output.h"
 #include "bench_attention.h"
+#include "bench_bias.h"
 #include "bench_model.h"
 #include "bench_timing.h"
 #include "figure_options.h"
@@ -213,7 +214,7 @@ int benchLive(const QCommandLineParser& parser)
 int runBench(const QStringList& args)
 {
     QCommandLineParser parser;
-    parser.addPositionalArgument("suite", "geometry, live, model or attention");
+    parser.addPositionalArgument("suite", "geometry, live, model, attention or bias");
     parser.addOptions({
         {"json", "Print JSON rows (layout, stage, min_ms, median_ms) instead of a table."},
         {"scheme", "Scheme to time (geometry; default circle).", "S"},
@@ -225,7 +226,7 @@ int runBench(const QStringList& args)
     parseOrThrow(parser, args, true);
     const QStringList suites = parser.positionalArguments();
     if (suites.size() != 1)
-        throw UsageError("expected one suite: ropescope bench geometry|live|model|attention [--json]");
+        throw UsageError("expected one suite: ropescope bench geometry|live|model|attention|bias [--json]");
     if (suites.first() == "geometry")
         return benchGeometry(parser);
     if (suites.first() == "live")
@@ -234,7 +235,9 @@ int runBench(const QStringList& args)
         return benchModel(parser);
     if (suites.first() == "attention")
         return benchAttention(parser);
-    throw UsageError("unknown suite '" + suites.first().toStdString() + "' (available: geometry, live, model, attention)");
+    if (suites.first() == "bias")
+        return benchBias(parser);
+    throw UsageError("unknown suite '" + suites.first().toStdString() + "' (available: geometry, live, model, attention, bias)");
 }
 
 } // namespace ropescope::cli

@@ -1,0 +1,62 @@
+#include "bench_bias.h"
+
+#include "attend_run.h"
+#include "bias_report.h"
+#include "cli_error.h"
+#include "io/resource_paths.h"
+#include "model/positional_bias.h"
+#include "model_options.h"
+#include "model/synthetic_task.h"
+#include "output.h"
+
+#include <QElapsedTimer>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <sys/resource.h>
+
+namespace ropescope::cli {
+
+int benchBias(const QCommandLineParser& parser)
+{
+    return runModelCommand([&] {
+    const QString dir = parser.isSet("model") ? parser.value("model") : io::bundledModel();
+    const std::unique_ptr<AttendModel> m = AttendModel::load(dir, torch::kCPU, torch::kFloat32);
+    constexpr int kSamples = 200;
+    model::BiasRequest request;
+    request.schemes.push_back(std::nullopt);
+    request.labels << "own";
+    for (const auto kind : {geometry::SchemeKind::Vrope, geometry::SchemeKind::Circle}) {
+        model::ModelScheme s;
+        s.params.kind = kind;
+        request.schemes.push_back(s);
+        request.labels << geometry::schemeName(kind);
+    }
+    request.rows = request.cols = model::SyntheticTask::kGrid;
+    for (int64_t k = 0; k < kSamples; ++k)
+        request.indices.push_back(k);
+    request.sampleAt = [](int64_t k) {
+        model::SyntheticSample s = model::SyntheticTask::sample(1000003, static_cast<uint64_t>(k));
+        return std::pair<QImage, QString>{s.image, s.question};
+    };
+    QElapsedTimer timer;
+    timer.start();
+    const model::BiasAccumulation a = model::measureBias(*m->vlm, *m->tokenizer, dir, request);
+    const double measureS = static_cast<double>(timer.nsecsElapsed()) / 1e9;
+    timer.restart();
+    const BiasReport report = biasReport(a);
+    const double reportS = static_cast<double>(timer.nsecsElapsed()) / 1e9;
+    rusage usage{};
+    ::getrusage(RUSAGE_SELF, &usage);
+    const double peakMb = static_cast<double>(usage.ru_maxrss) / 1024.0;
+    const QJsonObject row{{"model", dir},       {"samples", kSamples}, {"schemes", 3}, {"layers", static_cast<int>(a.layers.size())},
+                          {"measure_s", measureS}, {"report_s", reportS}, {"peak_rss_mb", peakMb}, {"goal_s", 20}};
+    const QByteArray text = QString("bias: %1 samples x 3 schemes x %2 layers on %3: measure %4 s, report %5 s (goal < 20 s), peak RSS %6 MB\n")
+                                .arg(kSamples).arg(a.layers.size()).arg(dir).arg(measureS, 0, 'f', 2).arg(reportS, 0, 'f', 2).arg(peakMb, 0, 'f', 0)
+                                .toUtf8();
+    writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(row).toJson() : text);
+    return 0;
+    });
+}
+
+} // namespace ropescope::cli

@@ -12,6 +12,7 @@
 #include "model/positional_bias.h"
 #include "model/question_set.h"
 #include "model/synthetic_task.h"
+#include "model/vlm.h"
 #include "model_options.h"
 
 #include <QDir>
@@ -227,7 +228,8 @@ model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, c
     model::BiasRequest request;
     const model::ModelScheme own = model::recordedScheme(m.dir);
     request.schemes.push_back(std::nullopt);
-    request.labels << "own (" + model::schemeLabel(own) + ")";
+    const QString ownLabel = model::schemeLabel(own) + (m.vlm->language().hasHarope() ? " + HARoPE" : "");
+    request.labels << "own (" + ownLabel + ")";
     for (const model::SchemeEntry& entry : parseSchemeEntries(parser.value("schemes").split(',', Qt::SkipEmptyParts), layers)) {
         if (model::sameScheme(entry.scheme, own, layers))
             continue; // the model's own, measured already
@@ -241,7 +243,7 @@ model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, c
     request.progress = progress;
     request.cancelled = cancelled;
     model::BiasAccumulation a = model::measureBias(*m.vlm, *m.tokenizer, m.dir, request);
-    a.model = QDir(m.dir).dirName() + ", trained with " + model::schemeLabel(own);
+    a.model = QDir(m.dir).dirName() + ", trained with " + ownLabel;
     a.source = setup.source.description;
     a.total = setup.source.total;
     return a;

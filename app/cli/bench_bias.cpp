@@ -1,7 +1,7 @@
 #include "bench_bias.h"
 
 #include "attend_run.h"
-#include "bias_report.h"
+#include "bias_run.h"
 #include "cli_error.h"
 #include "io/resource_paths.h"
 #include "model/positional_bias.h"

@@ -1,5 +1,5 @@
 #include "attend_schemes.h"
-#include "bias_report.h"
+#include "bias_run.h"
 #include "batch/batch_job.h"
 #include "charts/chart_export.h"
 #include "charts/readout_charts.h"

@@ -2,7 +2,7 @@
 // bias measurements), with its shards merged by `bias --merge`.
 #include "attend_run.h"
 #include "attend_schemes.h"
-#include "bias_report.h"
+#include "bias_run.h"
 #include "cli_error.h"
 #include "commands.h"
 #include "geometry_options.h"
@@ -137,18 +137,8 @@ std::vector<int64_t> shardIndices(const QCommandLineParser& parser, int64_t tota
 
 void writeOutputs(const QString& folder, const model::BiasAccumulation& a)
 {
-    const BiasReport report = biasReport(a);
-    if (!QDir().mkpath(folder))
-        throw Failure("--output " + folder.toStdString() + ": cannot create the folder");
     try {
-        io::StagedFiles staged(folder);
-        for (const views::FigureFormat format : {views::FigureFormat::Png, views::FigureFormat::Svg, views::FigureFormat::Pdf})
-            staged.stage(QString("bias.") + (format == views::FigureFormat::Png ? "png" : format == views::FigureFormat::Svg ? "svg" : "pdf"),
-                         report.figure(format));
-        staged.stage("bias.csv", report.csv);
-        staged.stage("bias.json", QJsonDocument(report.json).toJson());
-        staged.stage("bias_state.json", QJsonDocument(a.toJson()).toJson(QJsonDocument::Compact));
-        staged.commit();
+        writeBiasFiles(folder, a);
     } catch (const io::IoError& e) {
         throw Failure(e.what());
     }

@@ -1,5 +1,7 @@
 #include "attention_panel.h"
 
+#include "bias_view.h"
+
 #include "file_dialogs.h"
 #include "map_pictures.h"
 #include "charts/attention_heatmap.h"
@@ -212,6 +214,10 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     views_->setTabToolTip(2, "the same question under several schemes side by side");
     views_->addTab(regionPage(), "Region");
     views_->setTabToolTip(3, "which text tokens attend a region of the image (drag on the picture)");
+    bias_ = new BiasView;
+    bias_->setObjectName("biasView");
+    views_->addTab(bias_, "Bias");
+    views_->setTabToolTip(4, "the attention averaged over many samples, per scheme and layer (ropescope bias)");
     // Wide enough for every view's tab: the side column gives way (down to its minimum) before the tabs scroll.
     views_->setMinimumWidth(views_->tabBar()->sizeHint().width() + 2 * views_->style()->pixelMetric(QStyle::PM_DefaultFrameWidth) + 4);
     root->addWidget(views_, 1);
@@ -441,6 +447,7 @@ void AttentionPanel::install(LoadedModel& m)
     d->vlm = std::move(m.vlm);
     d->tokenizer = std::move(m.tokenizer);
     d->modelDir = m.dir;
+    bias_->setModel(m.dir);
     ++d->generation; // a run of the previous model that is still going is dropped
     d->run.reset();
     d->comparison.reset();

@@ -138,6 +138,7 @@ private:
     QLabel *imageLabel_, *answerLabel_, *statusLabel_, *modelLabel_, *modelInputs_, *questionNote_;
     QLabel *ownLabel_, *differenceLabel_, *shiftLabel_, *colourBar_, *tokens_, *imageShares_;
     QTabWidget* views_;
+    class BiasView* bias_ = nullptr;
     views::ChartView *layerHeadsView_, *schemesView_, *regionView_;
     QComboBox* layerHeadsShow_;
     QListWidget* schemeList_;

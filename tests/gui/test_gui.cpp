@@ -1,6 +1,8 @@
 // GUI tests: the real explorer window under Xvfb (ctest runs this binary through xvfb-run).
 #include "gui/main_window.h"
 #include "gui/attention_panel.h"
+#include "gui/bias_view.h"
+#include "model/positional_bias.h"
 #include "charts/attention_figures.h"
 #include "charts/region_chart.h"
 #include "widgets/chart_view.h"
@@ -13,6 +15,8 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QTabWidget>
+#include <QTableWidget>
+#include <QProgressBar>
 #include <QTableView>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
@@ -217,6 +221,54 @@ private Q_SLOTS:
         QVERIFY(saved.open(QIODevice::ReadOnly));
         QCOMPARE(QJsonDocument::fromJson(saved.readAll()).object()["attention"].toObject()["question"].toString(),
                  QString("where is the red circle?"));
+    }
+
+    void biasViewMeasuresCancelsAndExports()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.resize(1280, 720);
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        QVERIFY(firstAttentionRun(w, finished));
+        auto* tabs = w.attention()->findChild<QTabWidget*>("attentionViews");
+        auto* bias = w.attention()->findChild<ropescope::gui::BiasView*>("biasView");
+        QVERIFY(tabs && bias);
+        tabs->setCurrentWidget(bias);
+        QSignalSpy done(bias, &ropescope::gui::BiasView::finished);
+
+        // Cancel: a long run stops between samples, says so, and keeps nothing.
+        bias->setSamples(100000);
+        bias->start();
+        QVERIFY(bias->busy());
+        QTRY_VERIFY_WITH_TIMEOUT(bias->findChild<QProgressBar*>("biasProgress")->value() > 0, 60000);
+        bias->cancel();
+        QVERIFY(done.wait(60000));
+        QCOMPARE(bias->error(), QString("Cancelled."));
+        QVERIFY(!bias->result());
+
+        // A real measurement: 12 samples, the model's own scheme and vrope, every layer.
+        bias->setSamples(12);
+        bias->setSchemes("vrope");
+        bias->start();
+        QVERIFY(done.wait(60000));
+        QVERIFY2(bias->error().isEmpty(), qPrintable(bias->error()));
+        QVERIFY(bias->result());
+        QCOMPARE(bias->result()->sampleCount(), 12);
+        QCOMPARE(bias->result()->schemes.size(), 2);
+        QCOMPARE(bias->findChild<QTableWidget*>("biasTable")->rowCount(), 2 * 4);
+        QVERIFY(bias->findChild<ropescope::views::ChartView*>("biasFigure")->chartPainter());
+        w.grab().save(dir.filePath("bias_1280.png"));
+        if (qEnvironmentVariableIsSet("ROPESCOPE_SCREENSHOTS"))
+            w.grab().save(qEnvironmentVariable("ROPESCOPE_SCREENSHOTS") + "/bias_1280.png");
+        bias->exportTo(dir.filePath("export"));
+        for (const char* name : {"bias.png", "bias.svg", "bias.pdf", "bias.csv", "bias.json", "bias_state.json"})
+            QVERIFY2(QFileInfo(QDir(dir.filePath("export")).filePath(name)).size() > 100, name);
+
+        // A scheme name that does not exist is said at once.
+        bias->setSchemes("vrope,nosuch");
+        bias->start();
+        QVERIFY(!bias->busy());
+        QVERIFY2(bias->error().contains("unknown scheme 'nosuch'"), qPrintable(bias->error()));
     }
 
     // The side-by-side list and the selected image region are part of the session too.

@@ -1,6 +1,10 @@
 #include "bias_report.h"
 
-#include "output.h"
+#include "cli/output.h"
+#include "io/atomic_file.h"
+
+#include <QDir>
+#include <QJsonDocument>
 
 #include <QJsonArray>
 
@@ -39,7 +43,7 @@ BiasReport biasReport(const model::BiasAccumulation& a)
     BiasReport r;
     const int64_t measured = a.sampleCount();
     views::BiasFigure& f = r.figureData;
-    f.title = QString("Mean text -> image attention of the question, %1 of %2 samples (%3)").arg(measured).arg(a.total).arg(a.model);
+    f.title = QString("Mean question -> image attention, %1 of %2 samples: %3").arg(measured).arg(a.total).arg(a.model);
     f.schemes = a.schemes;
     f.layers = a.layers;
     f.rows = a.rows;
@@ -103,6 +107,21 @@ BiasReport biasReport(const model::BiasAccumulation& a)
                          {"intervals", "95% percentile bootstrap over samples, 1000 resamples, fixed seed"},
                          {"schemes", schemes}};
     return r;
+}
+
+void writeBiasFiles(const QString& folder, const model::BiasAccumulation& a)
+{
+    const BiasReport report = biasReport(a);
+    if (!QDir().mkpath(folder))
+        throw io::IoError(folder.toStdString() + ": cannot create the folder");
+    io::StagedFiles staged(folder);
+    staged.stage("bias.png", report.figure(views::FigureFormat::Png));
+    staged.stage("bias.svg", report.figure(views::FigureFormat::Svg));
+    staged.stage("bias.pdf", report.figure(views::FigureFormat::Pdf));
+    staged.stage("bias.csv", report.csv);
+    staged.stage("bias.json", QJsonDocument(report.json).toJson());
+    staged.stage("bias_state.json", QJsonDocument(a.toJson()).toJson(QJsonDocument::Compact));
+    staged.commit();
 }
 
 } // namespace ropescope::cli

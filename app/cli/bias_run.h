@@ -1,28 +1,15 @@
 #pragma once
-// The files of a bias measurement (`ropescope bias`, batch `bias` items): the figure, the table and the JSON,
-// from an accumulation (one run, or merged shards). The GUI's Bias view draws the same figure.
-#include "charts/bias_figure.h"
-#include "charts/chart_export.h"
-#include "model/positional_bias.h"
+// The flags of `ropescope bias` and of batch `bias` items, and the measurement they ask for (command_bias.cpp).
+#include "bias_report.h"
 
-#include <QByteArray>
 #include <QCommandLineParser>
 #include <QImage>
-#include <QJsonObject>
 
 #include <functional>
 #include <utility>
 #include <vector>
 
 namespace ropescope::cli {
-
-struct BiasReport {
-    views::BiasFigure figureData; // question maps, every scheme x measured layer
-    QByteArray csv;               // one row per scheme x layer x map, with intervals
-    QJsonObject json;             // sample count, parameters, every summary with its interval, the geometry
-    QByteArray figure(views::FigureFormat format) const;
-};
-BiasReport biasReport(const model::BiasAccumulation& accumulation);
 
 struct AttendModel;
 

@@ -1,0 +1,24 @@
+#pragma once
+// The files of a bias measurement (`ropescope bias`, batch `bias` items): the figure, the table and the JSON,
+// from an accumulation (one run, or merged shards). The GUI's Bias view draws the same figure.
+#include "charts/bias_figure.h"
+#include "charts/chart_export.h"
+#include "model/positional_bias.h"
+
+#include <QByteArray>
+#include <QJsonObject>
+
+namespace ropescope::cli {
+
+struct BiasReport {
+    views::BiasFigure figureData; // question maps, every scheme x measured layer
+    QByteArray csv;               // one row per scheme x layer x map, with intervals
+    QJsonObject json;             // sample count, parameters, every summary with its interval, the geometry
+    QByteArray figure(views::FigureFormat format) const;
+};
+BiasReport biasReport(const model::BiasAccumulation& accumulation);
+// Writes bias.png/.svg/.pdf, bias.csv, bias.json and bias_state.json into `folder` (created), all or none
+// (io::StagedFiles); throws io::IoError naming the file.
+void writeBiasFiles(const QString& folder, const model::BiasAccumulation& accumulation);
+
+} // namespace ropescope::cli

@@ -1,0 +1,286 @@
+#include "bias_view.h"
+
+#include "bias_report.h"
+#include "file_dialogs.h"
+#include "model/bundled_model.h"
+#include "model/positional_bias.h"
+#include "model/synthetic_task.h"
+#include "model/tokenizer.h"
+#include "model/vlm.h"
+#include "widgets/chart_view.h"
+
+#include <QDir>
+#include <QFutureWatcher>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPointer>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <atomic>
+
+namespace ropescope::gui {
+
+struct BiasView::Private {
+    QString modelDir;
+    std::shared_ptr<model::BiasAccumulation> result;
+    QString error;
+    std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
+    QFutureWatcher<std::shared_ptr<model::BiasAccumulation>> watcher;
+    std::shared_ptr<QString> workerError = std::make_shared<QString>();
+};
+
+BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Private>())
+{
+    auto* root = new QVBoxLayout(this);
+    auto* controls = new QHBoxLayout;
+    samples_ = new QSpinBox;
+    samples_->setObjectName("biasSamples");
+    samples_->setRange(1, 100000);
+    samples_->setValue(200);
+    samples_->setFocusPolicy(Qt::StrongFocus); // a wheel over it while scrolling must not change it
+    samples_->setToolTip("Held-out samples of the bundled task (seed 1000003), as `ropescope bias --samples N`");
+    schemes_ = new QLineEdit("vrope,circle");
+    schemes_->setObjectName("biasSchemes");
+    schemes_->setToolTip("Schemes besides the model's own, comma-separated (as `ropescope bias --schemes`)");
+    run_ = new QPushButton("Measure");
+    run_->setObjectName("biasRun");
+    cancel_ = new QPushButton("Cancel");
+    cancel_->setObjectName("biasCancel");
+    cancel_->setEnabled(false);
+    export_ = new QPushButton("Export...");
+    export_->setObjectName("biasExport");
+    export_->setEnabled(false);
+    export_->setToolTip("bias.png/.svg/.pdf, bias.csv, bias.json and bias_state.json into a folder, as the CLI writes them");
+    // Two rows, so the buttons keep their words beside the side column at 1280x720.
+    controls->addWidget(new QLabel("Samples"));
+    controls->addWidget(samples_);
+    controls->addWidget(new QLabel("Schemes"));
+    controls->addWidget(schemes_, 1);
+    root->addLayout(controls);
+    auto* buttons = new QHBoxLayout;
+    buttons->addWidget(run_);
+    buttons->addWidget(cancel_);
+    buttons->addWidget(export_);
+    buttons->addStretch(1);
+    root->addLayout(buttons);
+    progress_ = new QProgressBar;
+    progress_->setObjectName("biasProgress");
+    progress_->setVisible(false);
+    root->addWidget(progress_);
+    status_ = new QLabel("Measure averages the model's text -> image attention over many samples, under its own scheme and the ones named.");
+    status_->setObjectName("biasStatus");
+    status_->setWordWrap(true);
+    root->addWidget(status_);
+    figure_ = new views::ChartView;
+    figure_->setObjectName("biasFigure");
+    root->addWidget(figure_, 3);
+    table_ = new QTableWidget(0, 7);
+    table_->setObjectName("biasTable");
+    table_->setHorizontalHeaderLabels({"scheme", "layer", "PTD", "centre offset (rows, cols)", "last/first row", "last/first col", "r(distance)"});
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    root->addWidget(table_, 1);
+
+    connect(run_, &QPushButton::clicked, this, &BiasView::start);
+    connect(cancel_, &QPushButton::clicked, this, &BiasView::cancel);
+    connect(export_, &QPushButton::clicked, this, [this] {
+        const QString folder = chooseFolder(this, "Export the bias measurement into a folder");
+        if (folder.isEmpty())
+            return;
+        try {
+            exportTo(folder);
+            status_->setText("Exported to " + folder);
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, "Export", e.what());
+        }
+    });
+    connect(&d->watcher, &QFutureWatcher<std::shared_ptr<model::BiasAccumulation>>::finished, this, [this] {
+        run_->setEnabled(true);
+        cancel_->setEnabled(false);
+        progress_->setVisible(false);
+        const std::shared_ptr<model::BiasAccumulation> result = d->watcher.result();
+        d->error = *d->workerError;
+        if (result)
+            show(result);
+        else
+            status_->setText(d->error);
+        Q_EMIT finished();
+    });
+}
+
+BiasView::~BiasView()
+{
+    *d->cancelled = true;
+    d->watcher.waitForFinished();
+}
+
+void BiasView::setModel(const QString& dir)
+{
+    if (dir == d->modelDir)
+        return;
+    d->modelDir = dir;
+    d->result.reset();
+    export_->setEnabled(false);
+    figure_->setPainter({});
+    table_->setRowCount(0);
+}
+
+void BiasView::setSamples(int samples)
+{
+    samples_->setValue(samples);
+}
+
+void BiasView::setSchemes(const QString& schemes)
+{
+    schemes_->setText(schemes);
+}
+
+bool BiasView::busy() const
+{
+    return d->watcher.isRunning();
+}
+
+const model::BiasAccumulation* BiasView::result() const
+{
+    return d->result.get();
+}
+
+QString BiasView::error() const
+{
+    return d->error;
+}
+
+void BiasView::cancel()
+{
+    *d->cancelled = true;
+    status_->setText("Cancelling...");
+}
+
+void BiasView::start()
+{
+    if (busy() || d->modelDir.isEmpty())
+        return;
+    // The schemes are read here, on the GUI thread: a bad name is said at once.
+    std::vector<std::optional<model::ModelScheme>> schemes{std::nullopt};
+    QStringList labels{"own"};
+    for (const QString& name : schemes_->text().split(',', Qt::SkipEmptyParts)) {
+        const auto kind = geometry::schemeFromName(name.trimmed().toStdString());
+        if (!kind) {
+            d->error = "Schemes: unknown scheme '" + name.trimmed() + "' (expected " + QString::fromStdString(geometry::schemeNameList()) + ")";
+            status_->setText(d->error);
+            Q_EMIT finished();
+            return;
+        }
+        model::ModelScheme s;
+        s.params.kind = *kind;
+        schemes.push_back(s);
+        labels << name.trimmed();
+    }
+    *d->cancelled = false;
+    d->error.clear();
+    *d->workerError = QString();
+    run_->setEnabled(false);
+    cancel_->setEnabled(true);
+    const int samples = samples_->value();
+    progress_->setRange(0, samples);
+    progress_->setValue(0);
+    progress_->setVisible(true);
+    status_->setText(QString("Measuring %1 samples under %2 schemes...").arg(samples).arg(labels.size()));
+    const QString dir = d->modelDir;
+    const QPointer<QProgressBar> bar = progress_;
+    auto cancelled = d->cancelled;
+    auto workerError = d->workerError;
+    d->watcher.setFuture(QtConcurrent::run([=]() -> std::shared_ptr<model::BiasAccumulation> {
+        try {
+            // Its own copy of the model: the tab's runs go on with theirs meanwhile.
+            model::Vlm vlm(dir);
+            const model::Tokenizer tok = model::Tokenizer::load(QDir(dir).filePath("tokenizer.json"));
+            const model::ModelScheme own = model::recordedScheme(dir);
+            QStringList named = labels;
+            named[0] = "own (" + model::schemeLabel(own) + (vlm.language().hasHarope() ? " + HARoPE" : "") + ")";
+            model::BiasRequest request;
+            request.schemes = schemes;
+            request.labels = named;
+            request.rows = request.cols = model::SyntheticTask::kGrid;
+            for (int64_t k = 0; k < samples; ++k)
+                request.indices.push_back(k);
+            request.sampleAt = [](int64_t k) {
+                model::SyntheticSample s = model::SyntheticTask::sample(1000003, static_cast<uint64_t>(k));
+                return std::pair<QImage, QString>{s.image, s.question};
+            };
+            request.progress = [bar](int64_t done, int64_t) {
+                QMetaObject::invokeMethod(bar, [bar, done] {
+                    if (bar)
+                        bar->setValue(static_cast<int>(done));
+                });
+            };
+            request.cancelled = [cancelled] { return cancelled->load(); };
+            auto a = std::make_shared<model::BiasAccumulation>(model::measureBias(vlm, tok, dir, request));
+            a->model = QDir(dir).dirName() + ", trained with " + named[0].mid(5, named[0].size() - 6);
+            a->source = QString("synthetic stream seed 1000003, rendering grid, %1 samples").arg(samples);
+            a->total = samples;
+            return a;
+        } catch (const std::exception& e) {
+            *workerError = cancelled->load() ? QString("Cancelled.") : QString("Bias: ") + e.what();
+            return nullptr;
+        }
+    }));
+}
+
+void BiasView::show(std::shared_ptr<model::BiasAccumulation> result)
+{
+    d->result = std::move(result);
+    const cli::BiasReport report = cli::biasReport(*d->result);
+    const views::BiasFigure f = report.figureData;
+    figure_->setPainter([f](QPainter& p, const QRectF& area) { views::paintBiasFigure(p, area, f); });
+    table_->setRowCount(0);
+    const model::BiasAccumulation& a = *d->result;
+    for (qsizetype s = 0; s < a.schemes.size(); ++s)
+        for (size_t l = 0; l < a.layers.size(); ++l) {
+            const model::BiasSummary sum = model::summarize(a.cell(static_cast<size_t>(s), l, model::BiasMap::Question), a.rows, a.cols);
+            const model::BiasGeometry& g = a.geometry[static_cast<size_t>(s)];
+            const int row = table_->rowCount();
+            table_->insertRow(row);
+            auto interval = [](const model::Estimate& e) {
+                return QString("%1 [%2, %3]").arg(e.value, 0, 'f', 2).arg(e.low, 0, 'f', 2).arg(e.high, 0, 'f', 2);
+            };
+            const QStringList cells{a.schemes[s],
+                                    QString::number(a.layers[l]),
+                                    QString::number(l < g.ptd.size() ? g.ptd[l] : 0.0, 'f', 2),
+                                    QString("%1, %2").arg(sum.rowOffset.value, 0, 'f', 2).arg(sum.colOffset.value, 0, 'f', 2),
+                                    interval(sum.lastVsFirstRow),
+                                    interval(sum.lastVsFirstCol),
+                                    interval(sum.distanceCorrelation)};
+            for (int c = 0; c < cells.size(); ++c) {
+                auto* item = new QTableWidgetItem(cells[c]);
+                item->setToolTip(cells[c]);
+                table_->setItem(row, c, item);
+            }
+        }
+    export_->setEnabled(true);
+    status_->setText(QString("%1 samples, %2 schemes, %3 layers (95% intervals)")
+                         .arg(a.sampleCount())
+                         .arg(a.schemes.size())
+                         .arg(a.layers.size()));
+}
+
+void BiasView::exportTo(const QString& folder) const
+{
+    if (!d->result)
+        throw std::runtime_error("nothing measured yet");
+    try {
+        cli::writeBiasFiles(folder, *d->result);
+    } catch (const std::exception& e) {
+        throw std::runtime_error(e.what());
+    }
+}
+
+} // namespace ropescope::gui

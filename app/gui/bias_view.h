@@ -1,0 +1,62 @@
+#pragma once
+// The Attention tab's Bias view: `ropescope bias` on the tab's model, over N samples of the bundled task,
+// on a worker with progress and cancel; the mean map per scheme and layer with the profiles (the same
+// figure as the CLI's), a table of the summaries, and an export of every file the CLI writes.
+#include <QString>
+#include <QWidget>
+
+#include <memory>
+
+class QLabel;
+class QLineEdit;
+class QProgressBar;
+class QPushButton;
+class QSpinBox;
+class QTableWidget;
+
+namespace ropescope::views {
+class ChartView;
+}
+
+namespace ropescope::model {
+struct BiasAccumulation;
+}
+
+namespace ropescope::gui {
+
+class BiasView : public QWidget {
+    Q_OBJECT
+public:
+    explicit BiasView(QWidget* parent = nullptr);
+    ~BiasView() override;
+
+    void setModel(const QString& dir); // the model to measure (the Attention tab's); drops a shown result
+    void setSamples(int samples);
+    void setSchemes(const QString& schemes); // scheme names besides the model's own, comma-separated
+    void start();                            // on a worker; emits finished
+    void cancel();
+    bool busy() const;
+    const model::BiasAccumulation* result() const; // the last finished measurement, or null
+    QString error() const;                         // the last run's, shown in the view
+    // Writes the CLI's files into `folder`; throws std::runtime_error naming the file.
+    void exportTo(const QString& folder) const;
+
+Q_SIGNALS:
+    void finished();
+
+private:
+    void show(std::shared_ptr<model::BiasAccumulation> result);
+    struct Private;
+    std::unique_ptr<Private> d;
+    QSpinBox* samples_ = nullptr;
+    QLineEdit* schemes_ = nullptr;
+    QPushButton* run_ = nullptr;
+    QPushButton* cancel_ = nullptr;
+    QPushButton* export_ = nullptr;
+    QProgressBar* progress_ = nullptr;
+    QLabel* status_ = nullptr;
+    views::ChartView* figure_ = nullptr;
+    QTableWidget* table_ = nullptr;
+};
+
+} // namespace ropescope::gui

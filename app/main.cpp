@@ -30,7 +30,7 @@ const char* kUsage =
     "  freqs       which axis drives each rotary frequency, what each resolves in the grids, prior decay\n"
     "  render      render the cone view to a PNG (no display needed)\n"
     "  batch       run a JSON job of figures, tables and sweeps (no display needed)\n"
-    "  forward     run a Qwen2-VL / Qwen2.5-VL checkpoint on given tensors under any scheme\n"
+    "  forward     run a Qwen2-VL / Qwen2.5-VL / Qwen3-VL checkpoint on given tensors under any scheme\n"
     "  attend      answer a question about an image and map text->image attention under any scheme\n"
     "  train       train a tiny Qwen2-VL on the synthetic shapes task under a scheme\n"
     "  eval        accuracy per question type and grounding per layer on held-out samples\n"
@@ -38,7 +38,7 @@ const char* kUsage =
     "  tokenize    encode text with a model's tokenizer.json (JSON arrays of ids)\n"
     "  bench       timings: bench geometry | live | model | attention | bias [--json]\n"
     "\n"
-    "Run 'ropescope <command> --help' for its options.\n";
+    "Run 'ropescope <command> --help' for its options, 'ropescope --version' for the version.\n";
 
 // Errors are one line: the first line of a multi-line message (LibTorch appends a backtrace), control
 // characters escaped so a hostile file name cannot rewrite the terminal.
@@ -110,6 +110,10 @@ int main(int argc, char** argv)
     const QString command = args.at(1);
     if (command == "--help" || command == "-h" || command == "help") {
         std::fputs(kUsage, stdout);
+        return 0;
+    }
+    if (command == "--version" || command == "-v" || command == "version") {
+        std::printf("ropescope %s\n", qPrintable(QCoreApplication::applicationVersion()));
         return 0;
     }
     const auto it = commands.find(command);

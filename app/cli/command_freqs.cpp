@@ -17,13 +17,17 @@ int runFreqs(const QStringList& args)
     parser.addOptions({
         {"output", "Write CSV (default, standard output without --output), .json, or a figure .png/.svg/.pdf.", "F"},
         {"resolution", "Figure size WxH in pixels (default 1200x750).", "WxH"},
+        {"format", "csv or json, whatever --output is called (default: by its extension; csv on standard output).", "FMT"},
     });
     parseOrThrow(parser, args);
+    const QString format = parser.value("format");
+    if (parser.isSet("format") && format != "csv" && format != "json")
+        throw UsageError("--format: unknown format '" + format.toStdString() + "' (expected csv or json)");
     const GeometryRequest req = parseGeometryOptions(parser);
     const QSize size = parser.isSet("resolution") ? parseResolution(parser) : QSize(1200, 750);
     QByteArray bytes;
     try {
-        bytes = frequencyReport(req, parser.value("output"), size);
+        bytes = frequencyReport(req, parser.value("output"), size, format);
     } catch (const geometry::InvalidInput& e) {
         throw usageError(e);
     }

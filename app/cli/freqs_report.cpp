@@ -53,10 +53,10 @@ QJsonObject usageJson(const FrequencyUsage& u)
 
 } // namespace
 
-QByteArray frequencyReport(const GeometryRequest& req, const QString& output, QSize figureSize)
+QByteArray frequencyReport(const GeometryRequest& req, const QString& output, QSize figureSize, const QString& kind)
 {
     const geometry::PositionTable table = req.build();
-    const QString lower = output.toLower();
+    const QString lower = kind.isEmpty() ? output.toLower() : "." + kind;
     if (lower.isEmpty() || lower.endsWith(".csv"))
         return usageCsv(geometry::frequencyUsage(table));
     QJsonObject meta{{"scheme", QString(geometry::schemeName(table.scheme))},

@@ -61,7 +61,13 @@ void parseOrThrow(QCommandLineParser& parser, const QStringList& args, bool allo
     if (!parser.parse(args))
         throw UsageError(str(parser.errorText()));
     if (parser.isSet("help")) {
-        std::fputs(qPrintable(parser.helpText()), stdout);
+        // Qt's first line names the executable's full path; name the command, as it is typed.
+        QString text = parser.helpText();
+        const QString command = args.isEmpty() ? QString() : args.first().section(' ', -1);
+        const qsizetype options = text.indexOf(" [options]");
+        if (text.startsWith("Usage: ") && options > 0 && !command.isEmpty())
+            text = "Usage: ropescope " + command + text.mid(options);
+        std::fputs(qPrintable(text), stdout);
         throw HelpShown{};
     }
     if (!parser.positionalArguments().isEmpty() && !allowPositional)

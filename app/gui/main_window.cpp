@@ -1,5 +1,7 @@
 #include "main_window.h"
 
+#include "wheel_guard.h"
+
 #include "attention_panel.h"
 #include "file_dialogs.h"
 #include "readout_runner.h"
@@ -71,6 +73,7 @@ QString number(double v)
 MainWindow::MainWindow(const QString& sessionDir, QWidget* parent) : QMainWindow(parent), autosave_(sessionDir)
 {
     setWindowTitle("RopeScope");
+    WheelGuard::installOnce();
     buildUi();
     buildMenus();
     if (!restoreAutosave())

@@ -207,6 +207,23 @@ private Q_SLOTS:
         }
         QCOMPARE(rows[8].toObject()["tokens"].toInt(), 2048 + 4 * 1024);
     }
+
+    void versionAndHelpNameTheCommand()
+    {
+        RopescopeRun r = runRopescope({"--version"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.startsWith("ropescope 0."), r.out.constData());
+        r = runRopescope({"ptd", "--help"});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.startsWith("Usage: ropescope ptd [options]"), r.out.constData());
+        r = runRopescope({"--help"});
+        QVERIFY(r.out.contains("Qwen3-VL") && r.out.contains("attention | bias"));
+        // freqs writes JSON on standard output when asked, as positions does.
+        r = runRopescope({"freqs", "--scheme", "mrope", "--layout", "text:2,image:2x2", "--format", "json"});
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(QJsonDocument::fromJson(r.out).object()["allocation"].toString(), QString("sectioned[16,24,24]"));
+        QCOMPARE(runRopescope({"freqs", "--scheme", "mrope", "--layout", "text:2,image:2x2", "--format", "xml"}).exitCode, 2);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestCli)

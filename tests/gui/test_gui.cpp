@@ -33,6 +33,8 @@
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTemporaryDir>
+#include <QWheelEvent>
+#include <QSpinBox>
 #include <QtTest>
 
 #include <vtkCamera.h>
@@ -221,6 +223,40 @@ private Q_SLOTS:
         QVERIFY(saved.open(QIODevice::ReadOnly));
         QCOMPARE(QJsonDocument::fromJson(saved.readAll()).object()["attention"].toObject()["question"].toString(),
                  QString("where is the red circle?"));
+    }
+
+    void theWheelChangesOnlyAFocusedControl()
+    {
+        // Scrolling the Parameters dock over a spin box or combo box used to change it, and autosave it.
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* headDim = w.panel()->findChild<QSpinBox*>("headDim");
+        auto* colour = w.panel()->findChild<QComboBox*>("colour");
+        QVERIFY(headDim && colour);
+        w.setFocus();
+        auto wheel = [](QWidget* target) {
+            const QPointF at(target->width() / 2.0, target->height() / 2.0);
+            QWheelEvent event(at, target->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+            QApplication::sendEvent(target, &event);
+        };
+        const int before = headDim->value();
+        const int colourBefore = colour->currentIndex();
+        QVERIFY(!headDim->hasFocus() && !colour->hasFocus());
+        wheel(headDim);
+        wheel(headDim->findChild<QLineEdit*>());
+        wheel(colour);
+        QCOMPARE(headDim->value(), before);
+        QCOMPARE(colour->currentIndex(), colourBefore);
+        QCOMPARE(w.state().params.rotary.headDim, before);
+        // Focused (clicked or tabbed into), the control takes the wheel as usual.
+        w.activateWindow();
+        QApplication::setActiveWindow(&w);
+        headDim->setFocus(Qt::OtherFocusReason);
+        QTRY_VERIFY(headDim->hasFocus());
+        wheel(headDim);
+        QVERIFY(headDim->value() != before);
     }
 
     void biasViewMeasuresCancelsAndExports()

@@ -263,7 +263,9 @@ void ConeScene::updateTokens(const PositionTable& table, const SceneOptions& opt
             c = {options.patchColours[k][0], options.patchColours[k][1], options.patchColours[k][2]};
         } else if (byDistance) {
             const double d = (world_.row(i) - world_.row(selected)).norm();
-            c = viridis(maxDistance > minDistance ? (d - minDistance) / (maxDistance - minDistance) : 0.5);
+            // Distances equal up to rounding (a circle's ring around its centre: std 0) get one colour.
+            const bool spread = maxDistance - minDistance > 1e-9 * std::max(1.0, maxDistance);
+            c = viridis(spread ? (d - minDistance) / (maxDistance - minDistance) : 0.5);
         } else {
             const int rows = table.layout.segments[static_cast<size_t>(table.segment[static_cast<size_t>(i)])].rows;
             const int cols = table.layout.segments[static_cast<size_t>(table.segment[static_cast<size_t>(i)])].cols;

@@ -1,5 +1,6 @@
 #include "main_window.h"
 
+#include "settings_undo.h"
 #include "wheel_guard.h"
 
 #include "attention_panel.h"
@@ -41,6 +42,7 @@
 #include <QTableView>
 #include <QTimer>
 #include <QToolBar>
+#include <QUndoStack>
 #include <QVBoxLayout>
 
 
@@ -78,6 +80,7 @@ MainWindow::MainWindow(const QString& sessionDir, QWidget* parent) : QMainWindow
     buildMenus();
     if (!restoreAutosave())
         writeAutosave(); // a new session is on disk at once; later edits are debounced
+    recorded_ = sessionFile(); // undo starts here (a restore still computing records its state when it arrives)
 }
 
 MainWindow::~MainWindow()
@@ -223,8 +226,18 @@ void MainWindow::buildUi()
     attention_ = new AttentionPanel;
     connect(attention_, &AttentionPanel::settingsChanged, this, &MainWindow::autosave);
     connect(attention_, &AttentionPanel::showInExplorer, this, [this](const session::ExplorerState& state) {
-        if (applyState(state))
+        // One undoable step, and a word on what it replaced.
+        const session::ExplorerState before = state_;
+        nextEditName_ = "Show region in 3-D";
+        if (applyState(state)) {
             tabs_->setCurrentIndex(0);
+            statusBar()->showMessage(QString("Show in 3-D replaced the explorer's layout %1, scheme %2 (%3 tokens highlighted); Edit > Undo "
+                                             "(Ctrl+Z) brings them back, Edit > Clear highlights removes the marks")
+                                         .arg(QString::fromStdString(before.layout), QString(geometry::schemeName(before.params.kind)))
+                                         .arg(state.highlighted.size()),
+                                     15000);
+        }
+        nextEditName_.clear();
     });
     tabs_ = new QTabWidget;
     tabs_->addTab(centre, "Geometry");
@@ -309,6 +322,7 @@ void MainWindow::buildUi()
 
 void MainWindow::buildMenus()
 {
+    undo_ = new QUndoStack(this);
     QMenu* file = menuBar()->addMenu("&File");
     file->addAction("&Open session...", QKeySequence::Open, this, [this] {
         const QString path = chooseOpenFile(this, "Open session", "RopeScope sessions (*.ropescope.json *.json)");
@@ -369,6 +383,29 @@ void MainWindow::buildMenus()
     file->addSeparator();
     file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
 
+    // Every explorer and Attention setting goes on one undo stack (a slider drag is one step).
+    QMenu* edit = menuBar()->addMenu("&Edit");
+    QAction* undoAction = undo_->createUndoAction(this, "&Undo");
+    undoAction->setShortcut(QKeySequence::Undo);
+    undoAction->setObjectName("undo");
+    QAction* redoAction = undo_->createRedoAction(this, "&Redo");
+    redoAction->setShortcuts({QKeySequence("Ctrl+Shift+Z"), QKeySequence::Redo});
+    redoAction->setObjectName("redo");
+    edit->addAction(undoAction);
+    edit->addAction(redoAction);
+    edit->addSeparator();
+    edit->addAction("Clear &highlights", this, [this] {
+        session::ExplorerState s = state_;
+        s.highlighted.clear();
+        applyState(s);
+    });
+    edit->addAction("Reset to &defaults", this, [this] {
+        session::ExplorerState s;
+        s.cameraState.reset();
+        nextEditName_ = "Reset to defaults";
+        applyState(s);
+        nextEditName_.clear();
+    });
     QMenu* viewMenu = menuBar()->addMenu("&View");
     QToolBar* toolbar = addToolBar("Camera");
     toolbar->setObjectName("cameraToolbar");
@@ -466,7 +503,34 @@ void MainWindow::autosave()
         editedWhileRestoring_ = true;
         return;
     }
+    recordEdit();
     if (autosave_.enabled())
+        autosaveTimer_->start();
+}
+
+void MainWindow::recordEdit()
+{
+    if (undoing_ || !undo_)
+        return;
+    const session::SessionFile now = sessionFile();
+    if (recorded_.attention.isEmpty()) // the Attention tab had no settings yet (its model still loading): its first are the baseline
+        recorded_.attention = now.attention;
+    if (settingsKey(now) == settingsKey(recorded_))
+        return; // a camera move, or the same settings again
+    undo_->push(new SettingsCommand([this](const session::SessionFile& f) { applySnapshot(f); }, recorded_, now,
+                                    std::exchange(nextEditName_, QString())));
+    recorded_ = now;
+}
+
+void MainWindow::applySnapshot(const session::SessionFile& file)
+{
+    undoing_ = true;
+    applyState(file.state);
+    if (settingsKey({state_, file.attention}) != settingsKey(sessionFile()))
+        attention_->applySettings(file.attention);
+    undoing_ = false;
+    recorded_ = file;
+    if (autosave_.enabled() && !restoring_)
         autosaveTimer_->start();
 }
 
@@ -544,6 +608,8 @@ bool MainWindow::adopt(ReadoutRunner::Result result)
     if (showInPanel_)
         panel_->setState(state_);
     refresh();
+    if (restored)
+        recorded_ = sessionFile(); // the restored session is where undo starts
     if (!restoring_ && !restoreCall_ && !(restored && !std::exchange(editedWhileRestoring_, false)))
         autosave();
     return true;

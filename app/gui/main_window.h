@@ -17,6 +17,7 @@ class QProgressBar;
 class QSortFilterProxyModel;
 class QTableView;
 class QTimer;
+class QUndoStack;
 
 namespace ropescope::views {
 class ChartView;
@@ -70,6 +71,7 @@ public:
     views::VtkViewWidget* view() const { return view_; }
     views::ConeScene& scene() const { return *scene_; }
     QString autosavePath() const;
+    QUndoStack* undoStack() const { return undo_; }
 
 private:
     void buildUi();
@@ -87,6 +89,8 @@ private:
     session::SessionFile sessionFile() const;
     bool applySession(const session::SessionFile& file);
     bool restoreAutosave(); // true when a session was restored (or is still computing)
+    void recordEdit();      // pushes the change since the last recorded settings onto the undo stack
+    void applySnapshot(const session::SessionFile& file); // undo / redo: the explorer and the Attention tab as they were
     void captureCamera();
     void settleCamera(); // a camera move still waiting for cameraSaveTimer_ is the user's camera now
     void loadImage(const QString& path);
@@ -109,6 +113,10 @@ private:
     // (restoreCall_), nor by the restored state itself, nor by defaults when it fails (restoring_: a large
     // restored layout computes on a worker). Edits made meanwhile are saved once it is in (editedWhileRestoring_).
     bool restoreCall_ = false;
+    QUndoStack* undo_ = nullptr;
+    session::SessionFile recorded_; // the settings as of the last undo step
+    bool undoing_ = false;
+    QString nextEditName_;          // names the next recorded step ("Show region in 3-D")
     bool restoring_ = false;
     bool editedWhileRestoring_ = false;
     QImage image_;

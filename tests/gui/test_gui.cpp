@@ -2,6 +2,7 @@
 #include "gui/main_window.h"
 #include "gui/attention_panel.h"
 #include "gui/bias_view.h"
+#include "gui/settings_undo.h"
 #include "model/positional_bias.h"
 #include "charts/attention_figures.h"
 #include "charts/region_chart.h"
@@ -35,6 +36,10 @@
 #include <QTemporaryDir>
 #include <QWheelEvent>
 #include <QSpinBox>
+#include <QUndoStack>
+#include <QStatusBar>
+#include <QMenuBar>
+#include <QMenu>
 #include <QtTest>
 
 #include <vtkCamera.h>
@@ -257,6 +262,55 @@ private Q_SLOTS:
         QTRY_VERIFY(headDim->hasFocus());
         wheel(headDim);
         QVERIFY(headDim->value() != before);
+    }
+
+    void undoRestoresShowIn3dAndSliderDrags()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        QVERIFY(firstAttentionRun(w, finished));
+        QUndoStack* undo = w.undoStack();
+        // A drag of the alpha slider is one step.
+        const QByteArray start = ropescope::gui::settingsKey({w.state(), w.attention()->settings()});
+        for (int v = 510; v <= 600; v += 10)
+            w.panel()->alphaSlider()->setValue(v);
+        QCOMPARE(w.state().params.circle.alpha, 0.6);
+        QVERIFY2(undo->count() == 1, qPrintable(undo->text(0)));
+        QCOMPARE(undo->undoText(), QString("Change alpha"));
+        const ropescope::session::ExplorerState tuned = w.state();
+        const QByteArray tunedKey = ropescope::gui::settingsKey({w.state(), w.attention()->settings()});
+
+        // Show in 3-D replaces the layout, scheme, AGE and highlights: one step, said in the status bar.
+        ropescope::gui::AttentionPanel* a = w.attention();
+        a->selectRegion(0, 0, 2, 3);
+        QTRY_VERIFY_WITH_TIMEOUT(!a->regionShares().empty(), 30000);
+        a->findChild<QPushButton*>("showRegionIn3d")->click();
+        QVERIFY(w.state().layout != tuned.layout);
+        QVERIFY(!w.state().highlighted.empty());
+        QCOMPARE(undo->undoText(), QString("Show region in 3-D"));
+        QVERIFY2(w.statusBar()->currentMessage().contains("Show in 3-D replaced the explorer's layout " + QString::fromStdString(tuned.layout)),
+                 qPrintable(w.statusBar()->currentMessage()));
+        // Ctrl+Z: the explorer exactly as it was.
+        undo->undo();
+        QCOMPARE(ropescope::gui::settingsKey({w.state(), w.attention()->settings()}), tunedKey);
+        QCOMPARE(QString::fromStdString(w.state().layout), QString::fromStdString(tuned.layout));
+        QVERIFY(w.state().highlighted.empty());
+        QCOMPARE(w.panel()->alphaSlider()->value(), 600);
+        // Redo shows it again; Clear highlights removes the marks (undoable too).
+        undo->redo();
+        QVERIFY(!w.state().highlighted.empty());
+        for (QAction* action : w.findChildren<QAction*>())
+            if (action->text() == "Clear &highlights")
+                action->trigger();
+        QVERIFY(w.state().highlighted.empty());
+        undo->undo();
+        QVERIFY(!w.state().highlighted.empty());
+        // Back to the start, two steps more.
+        undo->undo();
+        undo->undo();
+        QCOMPARE(ropescope::gui::settingsKey({w.state(), w.attention()->settings()}), start);
+        QCOMPARE(w.state().params.circle.alpha, 0.5);
     }
 
     void biasViewMeasuresCancelsAndExports()

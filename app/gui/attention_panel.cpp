@@ -241,6 +241,16 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     buttons->addWidget(addImageButton);
     form->addRow("Model", modelLabel_);
     form->addRow(buttons);
+    errorNote_ = new QLabel;
+    errorNote_->setObjectName("attentionError");
+    errorNote_->setWordWrap(true);
+    errorNote_->setStyleSheet("color: #b00020");
+    errorNote_->hide();
+    form->addRow(errorNote_);
+    connect(this, &AttentionPanel::runFinished, errorNote_, [this](bool ok) {
+        if (ok)
+            errorNote_->hide();
+    });
     question_ = new QLineEdit(io::sampleQuestion());
     question_->setObjectName("question");
     form->addRow("Question", question_);
@@ -737,6 +747,11 @@ bool AttentionPanel::fail(const QString& message)
 {
     d->status = message;
     statusLabel_->setText(d->status);
+    // The status line sits at the bottom of a scrolled column, out of sight at 1280x720: say it at the top too.
+    errorNote_->setText(message);
+    errorNote_->setToolTip(message);
+    errorNote_->show();
+    Q_EMIT errorShown(message);
     return false;
 }
 

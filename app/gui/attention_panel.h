@@ -105,6 +105,7 @@ Q_SIGNALS:
     void runFinished(bool ok);
     void settingsChanged();
     void showInExplorer(const session::ExplorerState& state); // showRegionInExplorer's request
+    void errorShown(const QString& message);                   // a failure the window shows in its status bar too
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -138,6 +139,7 @@ private:
     QLabel *imageLabel_, *answerLabel_, *statusLabel_, *modelLabel_, *modelInputs_, *questionNote_;
     QLabel *ownLabel_, *differenceLabel_, *shiftLabel_, *colourBar_, *tokens_, *imageShares_;
     QTabWidget* views_;
+    QLabel* errorNote_ = nullptr; // the last failure, beside the Model and Image buttons
     class BiasView* bias_ = nullptr;
     views::ChartView *layerHeadsView_, *schemesView_, *regionView_;
     QComboBox* layerHeadsShow_;

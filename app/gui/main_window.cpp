@@ -225,6 +225,7 @@ void MainWindow::buildUi()
 
     attention_ = new AttentionPanel;
     connect(attention_, &AttentionPanel::settingsChanged, this, &MainWindow::autosave);
+    connect(attention_, &AttentionPanel::errorShown, this, [this](const QString& message) { statusBar()->showMessage(message, 15000); });
     connect(attention_, &AttentionPanel::showInExplorer, this, [this](const session::ExplorerState& state) {
         // One undoable step, and a word on what it replaced.
         const session::ExplorerState before = state_;

@@ -313,6 +313,33 @@ private Q_SLOTS:
         QCOMPARE(w.state().params.circle.alpha, 0.5);
     }
 
+    void aBadModelFolderIsSaidInSight()
+    {
+        // The error used to appear only at the bottom of the scrolled Attention panel, out of sight at 1280x720.
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.resize(1280, 720);
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        QVERIFY(firstAttentionRun(w, finished));
+        QDir().mkpath(dir.filePath("broken"));
+        QFile config(dir.filePath("broken/config.json"));
+        QVERIFY(config.open(QIODevice::WriteOnly));
+        config.write("{\"model_type\": \"qwen2_vl\", ");
+        config.close();
+        finished.clear();
+        w.attention()->openModel(dir.filePath("broken"));
+        QVERIFY(finished.wait(60000));
+        QCOMPARE(finished.first().at(0).toBool(), false);
+        QVERIFY2(w.statusBar()->currentMessage().contains("config.json"), qPrintable(w.statusBar()->currentMessage()));
+        auto* note = w.attention()->findChild<QLabel*>("attentionError");
+        QVERIFY(note && note->isVisible());
+        QVERIFY(note->text().contains("config.json"));
+        const QRect inWindow(note->mapTo(&w, QPoint(0, 0)), note->size());
+        QVERIFY2(w.rect().contains(inWindow.center()) && !note->visibleRegion().isEmpty(), "the error is on screen");
+        if (qEnvironmentVariableIsSet("ROPESCOPE_SCREENSHOTS"))
+            w.grab().save(qEnvironmentVariable("ROPESCOPE_SCREENSHOTS") + "/bad_model_1280.png");
+    }
+
     void biasViewMeasuresCancelsAndExports()
     {
         QTemporaryDir dir;

@@ -233,6 +233,11 @@ void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfi
         if (heads > rotary.heads)
             throw InvalidInput("sections", "per-head sections give " + std::to_string(heads) + " heads but there are only "
                                + std::to_string(rotary.heads) + " (--kv-heads)");
+        // A split with no h or no w head cannot tell rows or columns apart (2 heads gave [2, 0, 0]).
+        if (allocation.sections[1] == 0 || allocation.sections[2] == 0)
+            throw InvalidInput(allocation.sections == defaultHeadSections(rotary.heads) ? "kv_heads" : "sections", "the per-head split [" + std::to_string(allocation.sections[0]) + "," + std::to_string(allocation.sections[1])
+                               + "," + std::to_string(allocation.sections[2]) + "] of " + std::to_string(rotary.heads)
+                               + " heads leaves no head turning by h or w; MHRoPE needs at least 3 heads (the paper splits 8 as 2,3,3)");
         return;
     }
     long long sum = 0; // int could wrap on hostile sections

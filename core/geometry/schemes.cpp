@@ -187,7 +187,9 @@ void placeOmniRope(PositionTable& t, double delta)
 {
     walk(t, [&t, delta](const Segment& seg, int& token, double next) {
         placeResetSegment(t, seg, token, next, delta);
-        return next + std::max({seg.frames, seg.rows, seg.cols});
+        // The reference (get_omnirope_index, Multimodal-RoPEs cd413b9): the segment's temporal extent is
+        // (T - 1) * delta + 1, so text after a video with delta != 1 resumes after its last frame.
+        return next + std::max({delta * (seg.frames - 1) + 1, double(seg.rows), double(seg.cols)});
     });
 }
 

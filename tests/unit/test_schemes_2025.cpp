@@ -122,6 +122,50 @@ private Q_SLOTS:
         QCOMPARE(QString::fromStdString(allocationFor(p).toString()), QString("distributed(TTHWHWHW)"));
     }
 
+    void omniRopeResumesAfterTheLastFrame()
+    {
+        // The reference's get_omnirope_index (cd413b9) for one 5-frame video of 2x2 cells at delta 2, by its
+        // formula: text 0, 1; frame f at t = 2 + 2f with h, w restarting at 0; the text after at
+        // 2 + max((5 - 1) * 2 + 1, 2, 2) = 11, 12. It resumed at 2 + max(5, 2, 2) = 7, before frames 3 and 4.
+        for (const SchemeKind kind : {SchemeKind::OmniRope, SchemeKind::IlRope}) {
+            SchemeParams p;
+            p.kind = kind;
+            p.temporalStride = 2;
+            const PositionTable t = buildPositionTable(parseLayout("text:2,video:5x2x2,text:2"), p);
+            QCOMPARE(t.size(), 24);
+            for (int c = 0; c < 3; ++c) {
+                QCOMPARE(t.positions(0, c), 0.0);
+                QCOMPARE(t.positions(1, c), 1.0);
+                QCOMPARE(t.positions(22, c), 11.0);
+                QCOMPARE(t.positions(23, c), 12.0);
+            }
+            for (int f = 0; f < 5; ++f)
+                for (int cell = 0; cell < 4; ++cell) {
+                    const int token = 2 + f * 4 + cell;
+                    QCOMPARE(t.positions(token, 0), 2.0 + 2.0 * f);
+                    QCOMPARE(t.positions(token, 1), double(cell / 2));
+                    QCOMPARE(t.positions(token, 2), double(cell % 2));
+                }
+        }
+    }
+
+    void mhropeNeedsAnHeadForEachAxis()
+    {
+        // --kv-heads 2 split as [2, 0, 0]: no head turned by h or w. Refused, naming why; 3 heads give [1, 1, 1].
+        SchemeParams p;
+        p.kind = SchemeKind::Mhrope;
+        p.rotary.heads = 2;
+        try {
+            validate(p);
+            QFAIL("2 heads accepted");
+        } catch (const InvalidInput& e) {
+            QVERIFY2(QString(e.what()).contains("leaves no head turning by h or w"), e.what());
+        }
+        p.rotary.heads = 3;
+        validate(p);
+        QCOMPARE(QString::fromStdString(allocationFor(p).toString()), QString("per-head[1,1,1]"));
+    }
+
     void timeThetaMatchesReference()
     {
         // VideoRoPE++: only the time axis' pairs move to the NTK-scaled base.

@@ -113,7 +113,7 @@ def spatial_reset(layout, delta):
             for r in range(H):
                 for c in range(W):
                     cols.append((f * delta + shift, r, c))
-        shift += max(T, H, W)
+        shift += max((T - 1) * delta + 1, H, W)  # the reference's temporal_extent (cd413b9)
     cols += [(shift + i, shift + i, shift + i) for i in range(tail)]
     return cols
 

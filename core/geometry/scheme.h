@@ -82,7 +82,7 @@ double yarnVTimeThetaScale(double ntkFactor, int headDim);
 // Whether the scheme reads --temporal-stride (the GUI enables its box, tables record it).
 bool usesTemporalStride(SchemeKind kind);
 
-// Positions of every token of the layout under the scheme (DESIGN.md sec. 2).
+// Positions of every token of the layout under the scheme (docs/DESIGN.md sec. 2).
 PositionTable buildPositionTable(const Layout& layout, const SchemeParams& params);
 
 } // namespace ropescope::geometry

@@ -103,7 +103,7 @@ void ParameterPanel::buildUi()
     scheme_->setObjectName("scheme");
     for (SchemeKind k : allSchemes())
         scheme_->addItem(schemeName(k));
-    scheme_->setToolTip("Where text and visual tokens are placed (DESIGN.md sec. 2)");
+    scheme_->setToolTip("Where text and visual tokens are placed (docs/DESIGN.md sec. 2)");
     const char* schemeHelp[] = {"hard: one index per token, images flattened row-major (LLaVA, plain 1-D RoPE)",
                                 "unordered (mPLUG-Owl3, RoPE-Share): every token of an image or frame shares one index",
                                 "mrope: Qwen2-VL's (t, h, w) grid; text on the diagonal (n, n, n)",

@@ -6,7 +6,6 @@
 #include "io/resource_paths.h"
 #include "model/positional_bias.h"
 #include "model_options.h"
-#include "model/synthetic_task.h"
 #include "output.h"
 
 #include <QElapsedTimer>
@@ -32,13 +31,7 @@ int benchBias(const QCommandLineParser& parser)
         request.schemes.push_back(s);
         request.labels << geometry::schemeName(kind);
     }
-    request.rows = request.cols = model::SyntheticTask::kGrid;
-    for (int64_t k = 0; k < kSamples; ++k)
-        request.indices.push_back(k);
-    request.sampleAt = [](int64_t k) {
-        model::SyntheticSample s = model::SyntheticTask::sample(1000003, static_cast<uint64_t>(k));
-        return std::pair<QImage, QString>{s.image, s.question};
-    };
+    model::useSyntheticSamples(request, kSamples);
     QElapsedTimer timer;
     timer.start();
     const model::BiasAccumulation a = model::measureBias(*m->vlm, *m->tokenizer, dir, request);

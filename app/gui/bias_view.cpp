@@ -4,7 +4,6 @@
 #include "file_dialogs.h"
 #include "model/bundled_model.h"
 #include "model/positional_bias.h"
-#include "model/synthetic_task.h"
 #include "model/tokenizer.h"
 #include "model/vlm.h"
 #include "widgets/chart_view.h"
@@ -209,13 +208,7 @@ void BiasView::start()
             model::BiasRequest request;
             request.schemes = schemes;
             request.labels = named;
-            request.rows = request.cols = model::SyntheticTask::kGrid;
-            for (int64_t k = 0; k < samples; ++k)
-                request.indices.push_back(k);
-            request.sampleAt = [](int64_t k) {
-                model::SyntheticSample s = model::SyntheticTask::sample(1000003, static_cast<uint64_t>(k));
-                return std::pair<QImage, QString>{s.image, s.question};
-            };
+            model::useSyntheticSamples(request, samples);
             request.progress = [bar](int64_t done, int64_t) {
                 QMetaObject::invokeMethod(bar, [bar, done] {
                     if (bar)

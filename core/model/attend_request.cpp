@@ -18,15 +18,8 @@ namespace {
 void refuseOversizedPrompt(int64_t tokens, int heads)
 {
     const double perLayer = 4.0 * static_cast<double>(tokens) * static_cast<double>(tokens) * (3.0 * heads + 1.0);
-    const double memory = physicalMemoryBytes();
-    if (memory > 0 && perLayer > memory / 2) {
-        char text[256];
-        std::snprintf(text, sizeof text,
-                      "the prompt is %lld tokens; capturing its attention needs %.1f GB per layer, more than half of "
-                      "this machine's %.1f GB: shorten the question or use a smaller image",
-                      static_cast<long long>(tokens), perLayer / 1e9, memory / 1e9);
-        throw ModelError(text);
-    }
+    refuseOverHalfTheMemory(perLayer, "the prompt is " + std::to_string(tokens) + " tokens; capturing its attention per layer",
+                            "shorten the question or use a smaller image");
 }
 
 } // namespace

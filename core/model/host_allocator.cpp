@@ -1,5 +1,9 @@
 #include "host_allocator.h"
 
+#include "safetensors.h"
+
+#include <cstdio>
+
 #include <mutex>
 
 #include <unistd.h>
@@ -34,6 +38,16 @@ double physicalMemoryBytes()
 {
     const double pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES)), size = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
     return pages > 0 && size > 0 ? pages * size : 0.0;
+}
+
+void refuseOverHalfTheMemory(double bytes, const std::string& what, const std::string& advice)
+{
+    const double memory = physicalMemoryBytes();
+    if (memory <= 0 || bytes <= memory / 2)
+        return;
+    char amounts[160];
+    std::snprintf(amounts, sizeof amounts, " needs about %.1f GB, more than half of this machine's %.1f GB: ", bytes / 1e9, memory / 1e9);
+    throw ModelError(what + amounts + advice);
 }
 
 } // namespace ropescope::model

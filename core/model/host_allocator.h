@@ -1,4 +1,5 @@
 #pragma once
+#include <string>
 
 namespace ropescope::model {
 
@@ -20,5 +21,9 @@ void releaseFreeHostMemory();
 
 // This machine's physical memory in bytes (0 where it cannot be read): what prompt-size checks compare with.
 double physicalMemoryBytes();
+
+// Work that would need more than half of this machine's memory is refused before it starts, naming what
+// grows: throws ModelError "<what> needs about X GB, more than half of this machine's Y GB: <advice>".
+void refuseOverHalfTheMemory(double bytes, const std::string& what, const std::string& advice);
 
 } // namespace ropescope::model

@@ -3,6 +3,7 @@
 #include "attend_request.h"
 #include "attention_run.h"
 #include "geometry/metrics.h"
+#include "synthetic_task.h"
 #include "tokenizer.h"
 #include "vlm.h"
 
@@ -314,6 +315,18 @@ std::vector<double> resampleMap(const std::vector<double>& map, int rows0, int c
                                                      + fy * ((1 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1));
         }
     return normalised(out);
+}
+
+void useSyntheticSamples(BiasRequest& request, int64_t samples, uint64_t seed)
+{
+    request.rows = request.cols = SyntheticTask::kGrid;
+    request.indices.clear();
+    for (int64_t k = 0; k < samples; ++k)
+        request.indices.push_back(k);
+    request.sampleAt = [seed](int64_t k) {
+        SyntheticSample s = SyntheticTask::sample(seed, static_cast<uint64_t>(k));
+        return std::pair<QImage, QString>{s.image, s.question};
+    };
 }
 
 BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const BiasRequest& request)

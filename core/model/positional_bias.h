@@ -110,6 +110,10 @@ struct BiasRequest {
     std::function<bool()> cancelled;                // polled between samples
 };
 
+// The bundled task's held-out stream as a request's samples: indices 0..samples-1 of `seed`, the task's
+// 8x8 grid as the common one.
+void useSyntheticSamples(BiasRequest& request, int64_t samples, uint64_t seed = 1000003);
+
 // Runs every sample under every scheme (prefill only, the query rows against every earlier column) and
 // accumulates. Throws ModelError for an empty stream, a layer the model does not have, a bad sample.
 BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const BiasRequest& request);

@@ -41,15 +41,7 @@ void refuseOversizedRun(const ForwardRequest& req, const ModelConfig& cfg, int64
     bytes += 2 * 4.0 * static_cast<double>(req.capture.layers.size()) * heads * rows * cols; // kept, then stacked for output
     if (req.capture.allLogits)
         bytes += 2 * 4.0 * length * cfg.text.vocab;
-    const double memory = physicalMemoryBytes();
-    if (memory > 0 && bytes > memory / 2) {
-        char text[320];
-        std::snprintf(text, sizeof text,
-                      "input_ids: the prompt is %lld tokens; this run would need about %.1f GB, more than half of this machine's "
-                      "%.1f GB: use a shorter prompt",
-                      static_cast<long long>(tokens), bytes / 1e9, memory / 1e9);
-        throw ModelError(text);
-    }
+    refuseOverHalfTheMemory(bytes, "input_ids: the prompt is " + std::to_string(tokens) + " tokens; this run", "use a shorter prompt");
 }
 
 } // namespace

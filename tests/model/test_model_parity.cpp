@@ -42,6 +42,20 @@ double maxAbs(const torch::Tensor& a, const torch::Tensor& b)
 class TestModelParity : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void visionCacheSampleStaysInsideLargeInputs()
+    {
+        // The vision cache hashes an even sample of the pixels; a float32 linspace rounded indices past 2^24 values
+        // beyond the end ("index out of range" on three 1-megapixel images). Exact at 2^24 + 1 and beyond.
+        for (const int64_t n : {int64_t(4097), (int64_t(1) << 24) + 1, (int64_t(1) << 31) + 7}) {
+            const torch::Tensor at = ropescope::model::evenSampleIndices(n, 4096);
+            QCOMPARE(at.scalar_type(), torch::kInt64);
+            QCOMPARE(at.numel(), int64_t(4096));
+            QCOMPARE(at[0].item<int64_t>(), int64_t(0));
+            QCOMPARE(at[4095].item<int64_t>(), n - 1);
+            QVERIFY((at.slice(0, 1) > at.slice(0, 0, 4095)).all().item<bool>()); // strictly increasing
+        }
+    }
+
     void matchesTransformers_data()
     {
         QTest::addColumn<QString>("model");

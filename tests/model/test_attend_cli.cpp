@@ -425,7 +425,7 @@ private Q_SLOTS:
                           dir_.filePath("x")},
                          false);
         QCOMPARE(r.exitCode, 1);
-        QVERIFY2(r.err.contains("capturing its attention needs") && r.err.contains("shorten the question"), r.err.constData());
+        QVERIFY2(r.err.contains("capturing its attention per layer needs about") && r.err.contains("shorten the question"), r.err.constData());
         QVERIFY2(clock.elapsed() < 60000, qPrintable(QString::number(clock.elapsed())));
         // The checkpoint decides the rotary settings: a flag that would be ignored is refused.
         r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "what", "--output", dir_.filePath("x"),

@@ -218,8 +218,7 @@ model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, c
     model::BiasRequest request;
     const model::ModelScheme own = model::recordedScheme(m.dir);
     request.schemes.push_back(std::nullopt);
-    const QString ownLabel = model::schemeLabel(own) + (m.vlm->language().hasHarope() ? " + HARoPE" : "");
-    request.labels << "own (" + ownLabel + ")";
+    request.labels << "own"; // measureBias names it
     for (const model::SchemeEntry& entry : parseSchemeEntries(parser.value("schemes").split(',', Qt::SkipEmptyParts), layers)) {
         if (model::sameScheme(entry.scheme, own, layers))
             continue; // the model's own, measured already
@@ -233,7 +232,6 @@ model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, c
     request.progress = progress;
     request.cancelled = cancelled;
     model::BiasAccumulation a = model::measureBias(*m.vlm, *m.tokenizer, m.dir, request);
-    a.model = QDir(m.dir).dirName() + ", trained with " + ownLabel;
     a.source = setup.source.description;
     a.total = setup.source.total;
     return a;

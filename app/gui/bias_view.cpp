@@ -202,12 +202,9 @@ void BiasView::start()
             // Its own copy of the model: the tab's runs go on with theirs meanwhile.
             model::Vlm vlm(dir);
             const model::Tokenizer tok = model::Tokenizer::load(QDir(dir).filePath("tokenizer.json"));
-            const model::ModelScheme own = model::recordedScheme(dir);
-            QStringList named = labels;
-            named[0] = "own (" + model::schemeLabel(own) + (vlm.language().hasHarope() ? " + HARoPE" : "") + ")";
             model::BiasRequest request;
             request.schemes = schemes;
-            request.labels = named;
+            request.labels = labels;
             model::useSyntheticSamples(request, samples);
             request.progress = [bar](int64_t done, int64_t) {
                 QMetaObject::invokeMethod(bar, [bar, done] {
@@ -217,7 +214,6 @@ void BiasView::start()
             };
             request.cancelled = [cancelled] { return cancelled->load(); };
             auto a = std::make_shared<model::BiasAccumulation>(model::measureBias(vlm, tok, dir, request));
-            a->model = QDir(dir).dirName() + ", trained with " + named[0].mid(5, named[0].size() - 6);
             a->source = QString("synthetic stream seed 1000003, rendering grid, %1 samples").arg(samples);
             a->total = samples;
             return a;

@@ -7,6 +7,7 @@
 #include "tokenizer.h"
 #include "vlm.h"
 
+#include <QDir>
 #include <QJsonArray>
 
 #include <algorithm>
@@ -338,6 +339,11 @@ BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString
         throw ModelError("bias: one label per scheme");
     BiasAccumulation a;
     a.schemes = request.labels;
+    const QString ownLabel = schemeLabel(recordedScheme(modelDir)) + (vlm.language().hasHarope() ? " + HARoPE" : "");
+    for (size_t s = 0; s < request.schemes.size(); ++s)
+        if (!request.schemes[s])
+            a.schemes[static_cast<qsizetype>(s)] = "own (" + ownLabel + ")";
+    a.model = QDir(modelDir).dirName() + ", trained with " + ownLabel;
     a.layers = request.layers;
     if (a.layers.empty())
         for (int l = 0; l < cfg.text.layers; ++l)

@@ -100,7 +100,7 @@ class Tokenizer;
 
 struct BiasRequest {
     std::vector<std::optional<ModelScheme>> schemes; // nullopt: the model's own
-    QStringList labels;                             // one per scheme
+    QStringList labels;                             // one per scheme; the model's own (nullopt) is labelled by measureBias
     std::vector<int> layers;                        // empty: every layer
     int rows = 0, cols = 0;                         // the common grid (the caller's rule)
     std::vector<int64_t> indices;                   // the stream's samples this run (or shard) measures
@@ -114,6 +114,8 @@ struct BiasRequest {
 // 8x8 grid as the common one.
 void useSyntheticSamples(BiasRequest& request, int64_t samples, uint64_t seed = 1000003);
 
+// Labels the model's own scheme "own (<its scheme> [+ HARoPE])" and
+// sets BiasAccumulation::model to "<folder>, trained with <its scheme>" (source and total are the caller's).
 // Runs every sample under every scheme (prefill only, the query rows against every earlier column) and
 // accumulates. Throws ModelError for an empty stream, a layer the model does not have, a bad sample.
 BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const BiasRequest& request);

@@ -1,5 +1,5 @@
 #pragma once
-#include "charts/attention_figures.h"
+#include "attention/attention_choices.h"
 #include "charts/attention_heatmap.h"
 #include "session/explorer_state.h"
 
@@ -11,24 +11,19 @@
 #include <memory>
 #include <vector>
 
-class QCheckBox;
-class QComboBox;
-class QDoubleSpinBox;
-class QLabel;
-class QLineEdit;
-class QListWidget;
-class QPushButton;
-class QSlider;
 class QTabWidget;
 
-namespace ropescope::model {
-struct HeadChoice;
-}
-namespace ropescope::views {
-class ChartView;
-}
 
 namespace ropescope::gui {
+
+class AttentionControls;
+class AttentionRunner;
+class LayerHeadsPage;
+class MapPage;
+class RegionPage;
+class SchemesPage;
+struct AttentionJob;
+struct AttentionModel;
 
 // The attention tab: an image and a question through a VLM under the explorer's current scheme; the
 // answer, and the text->image attention of any layer and head as a heatmap over the image (Circle-RoPE
@@ -111,48 +106,31 @@ protected:
     void showEvent(QShowEvent* event) override;
 
 private:
-    struct Job; // one run: inputs built on the UI thread, the model's result or error from the worker
-    struct LoadedModel;
-    static std::shared_ptr<LoadedModel> load(const QString& dir);
-    void install(LoadedModel& loaded);
-    std::shared_ptr<Job> prepare();
-    bool finish(const Job& job);
+    void connectControls();
+    void installModel(std::shared_ptr<const AttentionModel> model);
+    std::shared_ptr<AttentionJob> prepare();
+    bool finish(AttentionJob& job);
     bool fail(const QString& message);
+    void setStatus(const QString& text);
     void repaintOverlay();
     void repaintTokens();
-    void repaintSchemes();
-    void buildLayerHeads();
-    QWidget* layerHeadsPage();
-    QWidget* schemesPage();
-    QWidget* regionPage();
-    QJsonArray schemesJson() const;
-    void repaintRegion();
     void showImages();
     bool takeImage(const QString& path, bool further); // the only image, or a further one
-    model::HeadChoice headChoice() const;
+    void updateQuestionNote();
+    MapType mapType() const;
+    size_t shownLayer() const; // the captured layer shown, clamped to the run's
     views::HeatmapOptions heatmapOptions() const;
-    QString colourScaleHtml(const views::HeatmapOptions& options) const;
     struct Impl;
     std::unique_ptr<Impl> d;
+    AttentionRunner* runner_;
     QImage overlay_, ownOverlay_, difference_;
-    void updateQuestionNote();
-    QLabel *imageLabel_, *answerLabel_, *statusLabel_, *modelLabel_, *modelInputs_, *questionNote_;
-    QLabel *ownLabel_, *differenceLabel_, *shiftLabel_, *colourBar_, *tokens_, *imageShares_;
+    AttentionControls* ui_;
     QTabWidget* views_;
-    QLabel* errorNote_ = nullptr; // the last failure, beside the Model and Image buttons
-    class BiasView* bias_ = nullptr;
-    views::ChartView *layerHeadsView_, *schemesView_, *regionView_;
-    QComboBox* layerHeadsShow_;
-    QListWidget* schemeList_;
-    QPushButton* cancel_;
-    int colourBarMap_ = -1; // the colormap colourBar_ shows
-    QWidget* comparison_;
-    QLineEdit* question_;
-    QCheckBox *explorerScheme_, *compare_;
-    QSlider *layer_, *opacity_;
-    QComboBox *head_, *colormap_, *mapType_;
-    QLabel* priorLabel_;
-    QDoubleSpinBox *gamma_, *smoothing_;
+    MapPage* map_;
+    LayerHeadsPage* layerHeads_;
+    SchemesPage* schemes_;
+    RegionPage* region_;
+    class BiasView* bias_;
 };
 
 } // namespace ropescope::gui

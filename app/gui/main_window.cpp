@@ -6,6 +6,7 @@
 #include "attention_panel.h"
 #include "file_dialogs.h"
 #include "readout_runner.h"
+#include "readout_words.h"
 #include "window_words.h"
 #include "charts/chart_export.h"
 #include "charts/readout_charts.h"
@@ -53,24 +54,6 @@
 
 namespace ropescope::gui {
 using namespace views;
-
-namespace {
-
-// "CMCMCM CMCMCM ..." in groups of six that a label can wrap, the first 36 layers at most.
-QString groupedPattern(const std::string& pattern)
-{
-    QStringList groups;
-    for (size_t i = 0; i < std::min<size_t>(pattern.size(), 36); i += 6)
-        groups << QString::fromStdString(pattern.substr(i, 6));
-    return groups.join(' ') + (pattern.size() > 36 ? " ..." : "");
-}
-
-QString number(double v)
-{
-    return QString::number(std::abs(v) < 5e-10 ? 0.0 : v, 'f', 6);
-}
-
-} // namespace
 
 MainWindow::MainWindow(const QString& sessionDir, QWidget* parent) : QMainWindow(parent), autosave_(sessionDir)
 {
@@ -319,125 +302,6 @@ void MainWindow::buildUi()
         if (!state_.cameraState)
             scene_->applyCamera(state_.camera);
     });
-}
-
-void MainWindow::buildMenus()
-{
-    undo_ = new QUndoStack(this);
-    QMenu* file = menuBar()->addMenu("&File");
-    file->addAction("&Open session...", QKeySequence::Open, this, [this] {
-        const QString path = chooseOpenFile(this, "Open session", "RopeScope sessions (*.ropescope.json *.json)");
-        if (!path.isEmpty() && !openSession(path))
-            QMessageBox::warning(this, "Open session", lastError_);
-    });
-    file->addAction("&Save session as...", QKeySequence::Save, this, [this] {
-        QString path = chooseSaveFile(this, "Save session", "session.ropescope.json", "RopeScope sessions (*.ropescope.json)");
-        if (path.isEmpty())
-            return;
-        try {
-            saveSession(path);
-        } catch (const std::exception& e) {
-            QMessageBox::warning(this, "Save session", e.what());
-        }
-    });
-    file->addSeparator();
-    file->addAction("Export 3-D view as &PNG...", QKeySequence("Ctrl+E"), this, [this] {
-        const QString path = chooseSaveFile(this, "Export 3-D view", "cone.png", "PNG (*.png)");
-        if (path.isEmpty())
-            return;
-        bool ok = false;
-        const QString res = QInputDialog::getText(this, "Resolution", "Width x height in pixels:", QLineEdit::Normal, "2400x1800", &ok);
-        static const QRegularExpression re("^(\\d+)x(\\d+)$");
-        const auto m = re.match(res.trimmed());
-        if (!ok || !m.hasMatch())
-            return;
-        try {
-            exportView(path, QSize(std::clamp(m.captured(1).toInt(), 16, 8192), std::clamp(m.captured(2).toInt(), 16, 8192)));
-        } catch (const std::exception& e) {
-            QMessageBox::warning(this, "Export", e.what());
-        }
-    });
-    file->addAction("Export PTD chart...", this, [this] { exportWithDialog(ChartKind::Ptd); });
-    file->addAction("Export distance profile...", this, [this] { exportWithDialog(ChartKind::Profile); });
-    file->addAction("Export prior heatmap...", this, [this] { exportWithDialog(ChartKind::Prior); });
-    file->addAction("Export frequency chart...", this, [this] { exportWithDialog(ChartKind::Frequencies); });
-    file->addAction("Export &attention heatmap...", this, [this] {
-        const QString path = chooseSaveFile(this, "Export attention heatmap", "attention.png", "PNG (*.png)");
-        if (path.isEmpty())
-            return;
-        try {
-            attention_->exportHeatmaps(path);
-        } catch (const std::runtime_error& e) {
-            QMessageBox::warning(this, "Export", e.what());
-        }
-    });
-    file->addAction("Export position &table...", this, [this] {
-        const QString path = chooseSaveFile(this, "Export position table", "positions.csv", "CSV (*.csv);;JSON (*.json)");
-        if (path.isEmpty())
-            return;
-        try {
-            exportTable(path);
-        } catch (const std::exception& e) {
-            QMessageBox::warning(this, "Export", e.what());
-        }
-    });
-    file->addSeparator();
-    file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
-
-    // Every explorer and Attention setting goes on one undo stack (a slider drag is one step).
-    QMenu* edit = menuBar()->addMenu("&Edit");
-    QAction* undoAction = undo_->createUndoAction(this, "&Undo");
-    undoAction->setShortcut(QKeySequence::Undo);
-    undoAction->setObjectName("undo");
-    QAction* redoAction = undo_->createRedoAction(this, "&Redo");
-    redoAction->setShortcuts({QKeySequence("Ctrl+Shift+Z"), QKeySequence::Redo});
-    redoAction->setObjectName("redo");
-    edit->addAction(undoAction);
-    edit->addAction(redoAction);
-    edit->addSeparator();
-    edit->addAction("Clear &highlights", this, [this] {
-        session::ExplorerState s = state_;
-        s.highlighted.clear();
-        applyState(s);
-    });
-    edit->addAction("Reset to &defaults", this, [this] {
-        session::ExplorerState s;
-        s.cameraState.reset();
-        nextEditName_ = "Reset to defaults";
-        applyState(s);
-        nextEditName_.clear();
-    });
-    QMenu* viewMenu = menuBar()->addMenu("&View");
-    QToolBar* toolbar = addToolBar("Camera");
-    toolbar->setObjectName("cameraToolbar");
-    const std::pair<const char*, CameraPreset> presets[] = {
-        {"Isometric", CameraPreset::Isometric}, {"Down text axis", CameraPreset::DownTextAxis}, {"Side", CameraPreset::Side}};
-    int key = 1;
-    for (const auto& [name, preset] : presets) {
-        QAction* a = viewMenu->addAction(name, QKeySequence(QString("Ctrl+%1").arg(key++)), this, [this, p = preset] { setCameraPreset(p); });
-        toolbar->addAction(a);
-    }
-    viewMenu->addSeparator();
-    QAction* showParameters = parametersDock_->toggleViewAction();
-    showParameters->setShortcut(QKeySequence("Ctrl+Shift+P"));
-    QAction* showReadouts = readoutsDock_->toggleViewAction();
-    showReadouts->setShortcut(QKeySequence("Ctrl+Shift+R"));
-    viewMenu->addAction(showParameters);
-    viewMenu->addAction(showReadouts);
-}
-
-void MainWindow::exportWithDialog(ChartKind kind)
-{
-    const char* names[] = {"ptd", "profile", "prior", "frequencies"};
-    const QString path = chooseSaveFile(this, "Export chart", QString("%1.svg").arg(names[static_cast<int>(kind)]),
-                                                      "SVG (*.svg);;PDF (*.pdf);;PNG (*.png)");
-    if (path.isEmpty())
-        return;
-    try {
-        exportChart(kind, path, QSize(1200, 750));
-    } catch (const std::exception& e) {
-        QMessageBox::warning(this, "Export", e.what());
-    }
 }
 
 bool MainWindow::restoreAutosave()
@@ -703,58 +567,19 @@ void MainWindow::updateCharts()
     frequencyView_->setPainter(readouts_.table.size() > 0 ? chartPainter(ChartKind::Frequencies) : ChartPainter());
 }
 
-QString MainWindow::effectiveRadius() const
-{
-    // The auto modes scale R with each grid's extent: say what R came out.
-    const auto& rings = readouts_.table.rings;
-    if (state_.params.circle.radiusMode == geometry::RadiusMode::Fixed || rings.empty())
-        return {};
-    double lo = INFINITY, hi = -INFINITY;
-    for (const geometry::Ring& r : rings) {
-        lo = std::min(lo, r.radius);
-        hi = std::max(hi, r.radius);
-    }
-    return hi - lo < 1e-9 ? QString("R = %1").arg(lo, 0, 'g', 4) : QString("R = %1..%2").arg(lo, 0, 'g', 4).arg(hi, 0, 'g', 4);
-}
-
 QString MainWindow::ptdReadout() const
 {
-    if (readouts_.ptdBySchemes.empty())
-        return readouts_.table.textTokens.empty() || readouts_.table.blocks.empty() ? "PTD: n/a (needs text and visual tokens)"
-                                                                                   : "PTD: n/a (too many distances; see the warning)";
-    QString s = QString("PTD %1 (%2)").arg(number(readouts_.ptd.mean), QString(geometry::schemeName(readouts_.table.scheme)));
-    if (readouts_.ptd.perBlock.size() > 1) {
-        QStringList blocks;
-        for (double v : readouts_.ptd.perBlock)
-            blocks << QString::number(std::abs(v) < 5e-10 ? 0.0 : v, 'f', 4);
-        s += " per block: " + blocks.mid(0, 8).join(", ") + (blocks.size() > 8 ? ", ..." : "");
-    }
-    const auto& c = readouts_.crowding;
-    s += QString("\nvisual tokens %1, collisions %2, min pair distance %3")
-             .arg(readouts_.table.visualTokenCount())
-             .arg(c.collisions)
-             .arg(std::isfinite(c.minPairDistance) ? QString::number(c.minPairDistance, 'g', 4) : "n/a");
-    return s;
+    return gui::ptdReadout(readouts_);
 }
 
 QString MainWindow::selectionReadout() const
 {
-    const int t = readouts_.selectedText;
-    if (t < 0 || readouts_.ptdBySchemes.empty())
-        return "Click a text token to select it.";
-    const auto& tokens = readouts_.table.textTokens;
-    const auto row = static_cast<Eigen::Index>(std::find(tokens.begin(), tokens.end(), t) - tokens.begin());
-    const auto& p = readouts_.ptd.profiles;
-    QString s = QString("Token %1: distance to visual tokens min %2, mean %3, max %4, std %5; deviation %6")
-                    .arg(t)
-                    .arg(p(row, 0), 0, 'f', 3)
-                    .arg(p(row, 1), 0, 'f', 3)
-                    .arg(p(row, 2), 0, 'f', 3)
-                    .arg(p(row, 3), 0, 'f', 4)
-                    .arg(number(readouts_.ptd.perToken(row)));
-    if (readouts_.prior)
-        s += QString("\nPrior map spread %1 (std %2)").arg(readouts_.prior->spread, 0, 'f', 3).arg(readouts_.prior->stddev, 0, 'f', 3);
-    return s;
+    return gui::selectionReadout(readouts_);
+}
+
+QString MainWindow::effectiveRadius() const
+{
+    return gui::effectiveRadius(readouts_, state_.params);
 }
 
 void MainWindow::updateReadoutLabels()

@@ -15,6 +15,12 @@ struct ModelScheme {
     std::string age; // AGE strategy or pattern; empty for none
 };
 
+// A scheme under a name of the user's, e.g. one of the schemes compared side by side.
+struct SchemeEntry {
+    QString label; // as the user wrote it, e.g. "circle:alpha=0.3"
+    ModelScheme scheme;
+};
+
 // "circle + AGE strategy_2": the scheme's name, with its AGE schedule when it has one.
 QString schemeLabel(const ModelScheme& scheme);
 

@@ -11,11 +11,6 @@
 
 namespace ropescope::model {
 
-struct SchemeEntry {
-    QString label;      // as the user wrote it, e.g. "circle:alpha=0.3"
-    ModelScheme scheme;
-};
-
 struct SchemeRow {
     SchemeEntry entry;
     std::string untrained;      // what differs from the model's own scheme; empty when nothing

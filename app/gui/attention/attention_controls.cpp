@@ -1,0 +1,152 @@
+#include "attention_controls.h"
+
+#include "attention_choices.h"
+#include "io/resource_paths.h"
+#include "model/attend_request.h"
+#include "model/synthetic_task.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSlider>
+#include <QVBoxLayout>
+
+namespace ropescope::gui {
+
+// The controls scroll in their own column, so the image keeps the width.
+AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
+{
+    auto* sidePanel = new QWidget;
+    auto* side = new QVBoxLayout(sidePanel);
+    auto* form = new QFormLayout;
+    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    modelName = new QLabel;
+    modelName->setObjectName("modelName");
+    modelName->setWordWrap(true);
+    openModel = new QPushButton("Model...");
+    openImage = new QPushButton("Image...");
+    addImage = new QPushButton("+ Image...");
+    addImage->setObjectName("addImage");
+    addImage->setToolTip(QString("Add a further image to the prompt (up to %1): one map per image, and each image's share of the "
+                                  "attention").arg(model::kMaxPromptImages));
+    auto* buttons = new QHBoxLayout;
+    for (QPushButton* b : {openModel, openImage, addImage})
+        buttons->addWidget(b);
+    form->addRow("Model", modelName);
+    form->addRow(buttons);
+    errorNote = new QLabel;
+    errorNote->setObjectName("attentionError");
+    errorNote->setWordWrap(true);
+    errorNote->setStyleSheet("color: #b00020");
+    errorNote->hide();
+    form->addRow(errorNote);
+    question = new QLineEdit(io::sampleQuestion());
+    question->setObjectName("question");
+    form->addRow("Question", question);
+    // Before a run: words the model cannot read, and what a task model was trained to answer.
+    questionNote = new QLabel;
+    questionNote->setObjectName("questionNote");
+    questionNote->setWordWrap(true);
+    questionNote->setStyleSheet("color: #a04000;");
+    questionNote->hide();
+    form->addRow(questionNote);
+    modelInputs = new QLabel(model::SyntheticTask::inputsNote());
+    modelInputs->setObjectName("modelInputs");
+    modelInputs->setWordWrap(true);
+    modelInputs->setStyleSheet("color: #555; font-size: 11px;");
+    modelInputs->hide();
+    form->addRow(modelInputs);
+    explorerScheme = new QCheckBox("explorer's scheme");
+    explorerScheme->setToolTip("Run the model under the scheme, parameters and AGE schedule set in the Parameters panel;\n"
+                                "off: under the scheme the model was trained with");
+    explorerScheme->setObjectName("explorerScheme");
+    form->addRow(explorerScheme);
+    compare = new QCheckBox("compare with own scheme");
+    compare->setToolTip("Also run the model under its own (trained) scheme: its map, the difference map and\n"
+                         "the total-variation shift between the two maps at the shown layer");
+    compare->setObjectName("compare");
+    compare->setEnabled(false);
+    form->addRow(compare);
+    run = new QPushButton("Run");
+    run->setObjectName("run");
+    form->addRow(run);
+    answer = new QLabel;
+    answer->setObjectName("answer");
+    answer->setStyleSheet("font-weight: bold; font-size: 15px;");
+    form->addRow("Answer", answer);
+    // Each question and answer token has its own map: click one to show it, "all" for the mean.
+    tokens = new QLabel;
+    tokens->setObjectName("mapTokens");
+    tokens->setWordWrap(true);
+    tokens->setTextFormat(Qt::RichText);
+    tokens->setToolTip("The map of one token: a question token's own attention, or for an answer token the attention of\n"
+                        "the step that produced it. \"all\": the mean over the question tokens.");
+    form->addRow("Map of", tokens);
+    layer = new QSlider(Qt::Horizontal);
+    layer->setObjectName("attentionLayer");
+    layer->setToolTip("The decoder layer whose text -> image attention is shown");
+    auto* layerNumber = new QLabel("0");
+    layerNumber->setObjectName("attentionLayerNumber");
+    layerNumber->setMinimumWidth(24);
+    connect(layer, &QSlider::valueChanged, layerNumber, [layerNumber](int v) { layerNumber->setNum(v); });
+    auto* layerRow = new QHBoxLayout;
+    layerRow->addWidget(layer, 1);
+    layerRow->addWidget(layerNumber);
+    form->addRow("Layer", layerRow);
+    head = new QComboBox;
+    head->setObjectName("head");
+    head->setToolTip("mean or max over the heads, or one head");
+    form->addRow("Head", head);
+    mapType = new QComboBox;
+    mapType->setObjectName("mapType");
+    for (int t = 0; t < kMapTypes; ++t)
+        mapType->addItem(mapTypeLabel(static_cast<MapType>(t)));
+    mapType->setToolTip("The model's own positional prior: the head's score with q and k replaced by their means over the\n"
+                         "prompt (content averaged away), rotated to each image token as the decoder rotates them. r is its\n"
+                         "correlation with the head's attention: how much of the map position alone explains.\n"
+                         "Gradient relevancy (Chefer et al. 2021): which image tokens the answer's first token depends on,\n"
+                         "through every layer's attention weighted by its gradient (one backward pass; layer, head and token\n"
+                         "do not apply).");
+    form->addRow("Map type", mapType);
+    priorFit = new QLabel;
+    priorFit->setObjectName("priorFit");
+    priorFit->setWordWrap(true);
+    priorFit->setTextFormat(Qt::PlainText);
+    form->addRow(priorFit);
+    colormap = new QComboBox;
+    colormap->addItems({"jet", "viridis"});
+    form->addRow("Colormap", colormap);
+    opacity = new QSlider(Qt::Horizontal);
+    opacity->setRange(0, 100);
+    opacity->setValue(55);
+    form->addRow("Opacity", opacity);
+    gamma = new QDoubleSpinBox;
+    gamma->setRange(0.1, 5);
+    gamma->setValue(0.6);
+    gamma->setSingleStep(0.1);
+    form->addRow("Contrast (gamma)", gamma);
+    smoothing = new QDoubleSpinBox;
+    smoothing->setRange(0, 5);
+    smoothing->setValue(1.0);
+    smoothing->setSingleStep(0.25);
+    form->addRow("Smoothing (cells)", smoothing);
+    status = new QLabel;
+    status->setObjectName("attentionStatus");
+    status->setWordWrap(true);
+    side->addLayout(form);
+    side->addWidget(status);
+    side->addStretch(1);
+    setWidget(sidePanel);
+    setWidgetResizable(true);
+    setFrameShape(QFrame::NoFrame);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setMinimumWidth(260);
+    setMaximumWidth(360);
+    }
+
+} // namespace ropescope::gui

@@ -1,0 +1,31 @@
+#pragma once
+#include <QScrollArea>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPushButton;
+class QSlider;
+
+namespace ropescope::gui {
+
+// The Attention tab's side column: inputs (model, images, question, scheme choices) and the map's view
+// settings, in a column that scrolls on its own. Like a Designer form's Ui class, it only builds and
+// names the widgets (object names are what tests and sessions find); AttentionPanel wires them.
+class AttentionControls : public QScrollArea {
+    Q_OBJECT
+public:
+    explicit AttentionControls(QWidget* parent = nullptr);
+
+    QLabel *modelName, *errorNote, *questionNote, *modelInputs, *answer, *tokens, *priorFit, *status;
+    QPushButton *openModel, *openImage, *addImage, *run;
+    QLineEdit* question;
+    QCheckBox *explorerScheme, *compare;
+    QSlider *layer, *opacity;
+    QComboBox *head, *mapType, *colormap;
+    QDoubleSpinBox *gamma, *smoothing;
+};
+
+} // namespace ropescope::gui

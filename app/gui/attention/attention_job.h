@@ -1,0 +1,53 @@
+#pragma once
+// One run of the Attention tab: its inputs built on the UI thread, the model's result or error filled by the
+// worker. Private to the tab's .cpp files (LibTorch stays out of widely included headers).
+#include "model/attention_run.h"
+#include "model/relevancy.h"
+#include "model/scheme_comparison.h"
+
+#include <QString>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace ropescope::model {
+class Tokenizer;
+class Vlm;
+}
+
+namespace ropescope::gui {
+
+// A model folder read once: the model, its tokenizer and the scheme it was trained with.
+struct AttentionModel {
+    QString dir;
+    std::shared_ptr<model::Vlm> vlm; // shared: a model replaced mid-run lives until its run ends
+    std::shared_ptr<const model::Tokenizer> tokenizer;
+    model::ModelScheme own;
+    bool taskModel = false;
+    QString error; // set when anything in the folder did not load; nothing else is then
+    static std::shared_ptr<AttentionModel> load(const QString& dir);
+};
+
+struct AttentionJob {
+    std::shared_ptr<const AttentionModel> model;
+    model::AttentionQuery query;
+    std::vector<model::SchemeEntry> schemes; // not empty: compare these side by side instead
+    int comparedLayer = 0;
+    bool relevancy = false; // also the answer's gradient relevancy (a backward pass over the prompt)
+    quint64 generation = 0;
+    QString schemeText;
+    std::function<void(int, int)> progress; // called on the worker
+    std::atomic<bool> cancelled{false};
+    // Filled by the worker.
+    std::optional<model::AttentionRun> run;
+    std::optional<model::SchemeComparison> comparison;
+    std::optional<model::Relevancy> relevancyOf;
+    QString error;
+
+    void execute();
+};
+
+} // namespace ropescope::gui

@@ -1,0 +1,56 @@
+#pragma once
+// The Attention tab's state behind AttentionPanel (its d-pointer), shared by the panel's .cpp files.
+#include "gui/attention_panel.h"
+#include "attention_job.h"
+#include "session/explorer_state.h"
+
+#include <QImage>
+#include <QString>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace ropescope::gui {
+
+// One image of the prompt, as the user opened it.
+struct PromptImageFile {
+    QString path;
+    QImage image;
+};
+
+struct AttentionPanel::Impl {
+    std::shared_ptr<const AttentionModel> model;
+    std::vector<PromptImageFile> images; // the prompt's images, in order (Image... starts again, + Image... adds)
+    session::ExplorerState scheme;
+    std::shared_ptr<const model::AttentionRun> run; // the shown run: every layer, answer tokens' rows included
+    std::shared_ptr<const AttentionModel> runModel; // the model that made it (its rotary settings for the own prior)
+    int token = -1;                                 // the map's token: -1 for all question tokens, else into mapTokens()
+    double priorCorrelation = 0;                    // of the own prior shown
+    std::optional<model::Relevancy> relevancy;      // of the shown run, when the map type asked for it
+    bool staleWhileHidden = false;
+    bool engaged = false;      // the tab has run once: scheme changes re-run it from then on
+    bool runAfterLoad = true;  // false while a session restores its model: nothing runs until asked
+    std::optional<int> restoredLayer, restoredHead; // a session's choices, applied once its model is in
+    std::optional<std::vector<model::SchemeEntry>> restoredSchemes; // a session's side-by-side list, likewise
+
+    // The selected token's row among the question rows both schemes' runs keep; none for "all" (-1) and
+    // for answer tokens (the own scheme's run is a prefill only).
+    std::optional<int64_t> ownRow() const
+    {
+        if (!run || token < 0 || token >= static_cast<int>(run->questionTokens.size()))
+            return std::nullopt; // question tokens come first in mapTokens()
+        const std::vector<int64_t>& rows = run->prompt.queryTokens;
+        const auto at = std::find(rows.begin(), rows.end(), run->questionTokens[static_cast<size_t>(token)].index);
+        return at == rows.end() ? std::nullopt : std::optional<int64_t>(at - rows.begin());
+    }
+    std::vector<model::MapToken> mapTokens() const
+    {
+        std::vector<model::MapToken> all = run->questionTokens;
+        all.insert(all.end(), run->answerTokens.begin(), run->answerTokens.end());
+        return all;
+    }
+};
+
+} // namespace ropescope::gui

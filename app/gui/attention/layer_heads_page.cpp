@@ -1,0 +1,66 @@
+#include "layer_heads_page.h"
+
+#include "charts/attention_figures.h"
+#include "model/attention_run.h"
+#include "model/attention_stats.h"
+#include "widgets/chart_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPainter>
+#include <QVBoxLayout>
+
+namespace ropescope::gui {
+
+LayerHeadsPage::LayerHeadsPage(QWidget* parent) : QWidget(parent), grid_(std::make_shared<views::LayerHeadGrid>())
+{
+    auto* box = new QVBoxLayout(this);
+    auto* row = new QHBoxLayout;
+    show_ = new QComboBox;
+    show_->addItems({"maps (each cell min-max on its own)", "image-attention mass"});
+    row->addWidget(new QLabel("Show"));
+    row->addWidget(show_, 1);
+    box->addLayout(row);
+    view_ = new views::ChartView;
+    view_->setObjectName("layerHeads");
+    view_->setToolTip("Every layer (rows) x head (columns): click a cell to show that layer and head in the Map tab");
+    box->addWidget(view_, 1);
+    connect(show_, qOverload<int>(&QComboBox::currentIndexChanged), this, &LayerHeadsPage::repaint);
+    connect(view_, &views::ChartView::clicked, this, [this](QPointF at) {
+        const auto [gridRow, head] = views::layerHeadAt(QRectF(view_->rect()), *grid_, at);
+        if (gridRow >= 0)
+            Q_EMIT opened(grid_->layers[static_cast<size_t>(gridRow)], head);
+    });
+}
+
+LayerHeadsPage::~LayerHeadsPage() = default;
+
+void LayerHeadsPage::setRun(const model::AttentionRun& run)
+{
+    views::LayerHeadGrid& g = *grid_;
+    g = views::LayerHeadGrid{};
+    g.title = "layers x heads, mean over question tokens";
+    g.layers = run.layers;
+    g.heads = static_cast<int>(run.attention().front().size(0));
+    for (const model::PromptImage& image : run.prompt.images)
+        g.grids.push_back(QSize(image.cols, image.rows));
+    model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
+    g.imageMass = maps.imageMass();
+    g.maps = std::move(maps.maps);
+}
+
+void LayerHeadsPage::select(int capturedRow, int head)
+{
+    grid_->selectedRow = capturedRow;
+    grid_->selectedHead = head;
+    repaint();
+}
+
+void LayerHeadsPage::repaint()
+{
+    grid_->show = show_->currentIndex() == 1 ? views::LayerHeadGrid::Show::Mass : views::LayerHeadGrid::Show::Maps;
+    view_->setPainter([shared = grid_](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, *shared); });
+}
+
+} // namespace ropescope::gui

@@ -1,0 +1,41 @@
+#pragma once
+#include <QWidget>
+
+#include <memory>
+
+class QComboBox;
+
+namespace ropescope::model {
+struct AttentionRun;
+}
+namespace ropescope::views {
+class ChartView;
+struct LayerHeadGrid;
+}
+
+namespace ropescope::gui {
+
+// The Attention tab's "Layers x heads" view: every captured layer and head of a run as small multiples
+// (maps, or each head's image-attention mass); a click opens that layer and head.
+class LayerHeadsPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit LayerHeadsPage(QWidget* parent = nullptr);
+    ~LayerHeadsPage() override;
+
+    void setRun(const model::AttentionRun& run);
+    // The cell the Map tab shows: its captured-layer row, and head (-1: mean or max).
+    void select(int capturedRow, int head);
+
+Q_SIGNALS:
+    void opened(int layer, int head);
+
+private:
+    void repaint();
+    QComboBox* show_;
+    views::ChartView* view_;
+    // Shared with the view's painter: repaints follow slider ticks, no copy of every head's map per tick.
+    std::shared_ptr<views::LayerHeadGrid> grid_;
+};
+
+} // namespace ropescope::gui

@@ -1,0 +1,112 @@
+#include "map_page.h"
+
+#include "charts/attention_figures.h"
+
+#include <QBuffer>
+#include <QGridLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+namespace ropescope::gui {
+
+MapPage::MapPage(QWidget* parent) : QWidget(parent)
+{
+    auto* images = new QVBoxLayout(this);
+    image_ = new QLabel;
+    image_->setMinimumSize(240, 240);
+    image_->setAlignment(Qt::AlignCenter);
+    images->addWidget(image_, 2);
+    // The colour scale of the map: attention is min-max normalised over the image, then gamma-shaped.
+    colourBar_ = new QLabel;
+    colourBar_->setObjectName("attentionScale");
+    colourBar_->setAlignment(Qt::AlignCenter);
+    colourBar_->setToolTip("Attention per image patch, min-max normalised over the image, then shaped by the contrast gamma");
+    images->addWidget(colourBar_);
+    shares_ = new QLabel;
+    shares_->setObjectName("imageShares");
+    shares_->setWordWrap(true);
+    shares_->setAlignment(Qt::AlignCenter);
+    shares_->hide();
+    images->addWidget(shares_);
+    // The comparison row: the model's own scheme, and where attention moved from it.
+    comparison_ = new QWidget;
+    auto* row = new QGridLayout(comparison_);
+    own_ = new QLabel;
+    difference_ = new QLabel;
+    for (QLabel* l : {own_, difference_}) {
+        l->setMinimumSize(120, 120);
+        l->setAlignment(Qt::AlignCenter);
+    }
+    shift_ = new QLabel;
+    shift_->setObjectName("shift");
+    shift_->setWordWrap(true);
+    auto* differenceTitle = new QLabel("difference (red: more attention than own, blue: less)");
+    differenceTitle->setWordWrap(true);
+    differenceTitle->setAlignment(Qt::AlignHCenter);
+    row->addWidget(new QLabel("model's own scheme"), 0, 0, Qt::AlignHCenter);
+    row->addWidget(differenceTitle, 0, 1);
+    row->addWidget(own_, 1, 0);
+    row->addWidget(difference_, 1, 1);
+    row->addWidget(shift_, 2, 0, 1, 2, Qt::AlignHCenter);
+    comparison_->hide();
+    images->addWidget(comparison_, 1);
+}
+
+void MapPage::showPictures(const std::vector<QImage>& images)
+{
+    std::vector<QImage> scaled;
+    for (const QImage& image : images)
+        scaled.push_back(image.scaledToHeight(240, Qt::SmoothTransformation));
+    image_->setPixmap(QPixmap::fromImage(views::pictureStrip(scaled)).scaled(image_->minimumSize(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+}
+
+void MapPage::showMap(const QImage& overlay, const views::HeatmapOptions& options)
+{
+    if (colourBarMap_ != static_cast<int>(options.colormap)) { // repaints follow every slider tick: draw the scale once per map
+        colourBarMap_ = static_cast<int>(options.colormap);
+        colourBar_->setText(colourScaleHtml(options));
+    }
+    image_->setPixmap(QPixmap::fromImage(overlay).scaled(image_->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+}
+
+void MapPage::showShares(const QString& text)
+{
+    shares_->setText(text);
+    shares_->setVisible(!text.isEmpty());
+}
+
+void MapPage::showComparison(const QImage& own, const QImage& difference, const QString& shift)
+{
+    comparison_->show();
+    for (auto [label, image] : {std::pair{own_, &own}, {difference_, &difference}})
+        label->setPixmap(QPixmap::fromImage(*image).scaled(label->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    shift_->setText(shift);
+}
+
+void MapPage::hideComparison()
+{
+    comparison_->hide();
+}
+
+QString MapPage::colourScaleHtml(const views::HeatmapOptions& options)
+{
+    // The map's colormap drawn by the map's own code: a one-row grid from 0 to 1 over white.
+    constexpr int kSteps = 64;
+    std::vector<float> ramp(kSteps);
+    for (int i = 0; i < kSteps; ++i)
+        ramp[static_cast<size_t>(i)] = static_cast<float>(i) / (kSteps - 1);
+    views::HeatmapOptions o = options;
+    o.opacity = 1;
+    o.smoothing = 0;
+    o.gamma = 1;
+    QImage white(160, 12, QImage::Format_RGB888);
+    white.fill(Qt::white);
+    const QImage bar = views::attentionOverlay(white, ramp, 1, kSteps, o);
+    QByteArray png;
+    QBuffer buffer(&png);
+    buffer.open(QIODevice::WriteOnly);
+    bar.save(&buffer, "PNG");
+    return QString("least <img src=\"data:image/png;base64,%1\"> most").arg(QString::fromLatin1(png.toBase64()));
+}
+
+} // namespace ropescope::gui

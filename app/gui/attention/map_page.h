@@ -1,0 +1,36 @@
+#pragma once
+#include "charts/attention_heatmap.h"
+
+#include <QImage>
+#include <QWidget>
+
+#include <vector>
+
+class QLabel;
+
+namespace ropescope::gui {
+
+// The Attention tab's "Map" view: the map over the prompt's images, its colour scale, each image's share
+// of the attention, and (when comparing) the model's own scheme's map and the difference beside it.
+// It draws what the panel computed; it computes nothing.
+class MapPage : public QWidget {
+    Q_OBJECT
+public:
+    explicit MapPage(QWidget* parent = nullptr);
+
+    void showPictures(const std::vector<QImage>& images); // before a run: the prompt's images side by side
+    void showMap(const QImage& overlay, const views::HeatmapOptions& options);
+    void showShares(const QString& text); // empty: hidden (a single image)
+    void showComparison(const QImage& own, const QImage& difference, const QString& shift);
+    void hideComparison();
+
+    // The colormap as the maps draw it, from least to most, as rich text with an inline image.
+    static QString colourScaleHtml(const views::HeatmapOptions& options);
+
+private:
+    QLabel *image_, *colourBar_, *shares_, *own_, *difference_, *shift_;
+    QWidget* comparison_;
+    int colourBarMap_ = -1; // the colormap colourBar_ shows
+};
+
+} // namespace ropescope::gui

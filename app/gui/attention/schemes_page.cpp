@@ -1,0 +1,102 @@
+#include "schemes_page.h"
+
+#include "../../map_pictures.h"
+#include "charts/attention_figures.h"
+#include "model/scheme_comparison.h"
+#include "widgets/chart_view.h"
+
+#include <QHBoxLayout>
+#include <QListWidget>
+#include <QPainter>
+#include <QPushButton>
+#include <QVBoxLayout>
+
+namespace ropescope::gui {
+
+SchemesPage::SchemesPage(QWidget* parent) : QWidget(parent)
+{
+    auto* box = new QVBoxLayout(this);
+    auto* row = new QHBoxLayout;
+    list_ = new QListWidget;
+    list_->setObjectName("comparedSchemes");
+    list_->setMaximumHeight(90);
+    list_->setToolTip(QString("Up to %1 schemes, run one after another on this image and question (the first is the reference of the shift)")
+                          .arg(model::kMaxComparedSchemes));
+    auto* buttons = new QVBoxLayout;
+    auto* add = new QPushButton("Add explorer's scheme");
+    add->setToolTip("The scheme, parameters and AGE schedule set in the Parameters panel now");
+    auto* remove = new QPushButton("Remove");
+    auto* compare = new QPushButton("Compare");
+    compare->setObjectName("compareSchemes");
+    cancel_ = new QPushButton("Cancel");
+    cancel_->setEnabled(false);
+    for (QPushButton* b : {add, remove, compare, cancel_})
+        buttons->addWidget(b);
+    row->addWidget(list_, 1);
+    row->addLayout(buttons);
+    box->addLayout(row);
+    view_ = new views::ChartView;
+    view_->setObjectName("schemesView");
+    box->addWidget(view_, 1);
+    connect(add, &QPushButton::clicked, this, &SchemesPage::addRequested);
+    connect(remove, &QPushButton::clicked, this, [this] {
+        const int at = list_->currentRow();
+        if (at >= 0 && at < static_cast<int>(entries_.size())) {
+            entries_.erase(entries_.begin() + at);
+            delete list_->takeItem(at);
+            Q_EMIT edited();
+        }
+    });
+    connect(compare, &QPushButton::clicked, this, &SchemesPage::compareRequested);
+    connect(cancel_, &QPushButton::clicked, this, &SchemesPage::cancelRequested);
+}
+
+void SchemesPage::setEntries(std::vector<model::SchemeEntry> entries)
+{
+    entries_ = std::move(entries);
+    list_->clear();
+    for (const model::SchemeEntry& e : entries_)
+        list_->addItem(e.label);
+}
+
+bool SchemesPage::add(const model::SchemeEntry& entry)
+{
+    if (entries_.size() >= static_cast<size_t>(model::kMaxComparedSchemes))
+        return false;
+    entries_.push_back(entry);
+    list_->addItem(entry.label);
+    return true;
+}
+
+void SchemesPage::setRunning(bool running)
+{
+    cancel_->setEnabled(running);
+}
+
+void SchemesPage::showHint()
+{
+    shifts_.clear();
+    view_->setPainter([](QPainter& p, const QRectF& r) {
+        p.setPen(Qt::darkGray);
+        p.drawText(r.adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
+                   QString("Set a scheme in the Parameters panel and press \"Add explorer's scheme\" (up to %1), then Compare: each "
+                           "scheme's map at the shown layer, its answer, PTD, prior spread and shift from the first.")
+                       .arg(model::kMaxComparedSchemes));
+    });
+}
+
+void SchemesPage::showComparison(const model::SchemeComparison& c, const views::HeatmapOptions& options)
+{
+    setRunning(false);
+    shifts_.clear();
+    views::MapSheet sheet;
+    sheet.title = QString("layer %1, mean over heads and question tokens (* untrained)").arg(c.layer);
+    sheet.columns = std::min<int>(3, static_cast<int>(c.rows.size()));
+    for (const model::SchemeRow& r : c.rows) {
+        sheet.maps.push_back({views::attentionOverlay(mapPictures(c.images), r.map, options), r.caption()});
+        shifts_.push_back(r.shift);
+    }
+    view_->setPainter([sheet](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); });
+}
+
+} // namespace ropescope::gui

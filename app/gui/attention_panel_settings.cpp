@@ -1,0 +1,171 @@
+// AttentionPanel's session settings and heatmap export (the panel's widgets and runs: attention_panel.cpp).
+#include "attention_panel.h"
+
+#include "attention/attention_controls.h"
+#include "attention/attention_panel_state.h"
+#include "attention/region_page.h"
+#include "attention/schemes_page.h"
+#include "charts/chart_export.h"
+#include "io/atomic_file.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QLineEdit>
+#include <QSignalBlocker>
+#include <QSlider>
+
+#include <stdexcept>
+
+namespace ropescope::gui {
+
+QJsonObject AttentionPanel::settings() const
+{
+    QStringList more;
+    for (size_t i = 1; i < d->images.size(); ++i)
+        more << d->images[i].path;
+    QJsonArray schemes;
+    for (const model::SchemeEntry& e : schemes_->entries())
+        schemes.append(QJsonObject{{"label", e.label}, {"scheme", model::schemeToJson(e.scheme)}});
+    return QJsonObject{{"model", d->model ? d->model->dir : QString()},
+                       {"image", d->images.empty() ? QString() : d->images.front().path},
+                       {"more_images", QJsonArray::fromStringList(more)},
+                       {"question", ui_->question->text()},
+                       {"explorer_scheme", ui_->explorerScheme->isChecked()},
+                       {"compare", ui_->compare->isChecked()},
+                       {"layer", ui_->layer->value()},
+                       {"head", ui_->head->currentIndex()},
+                       {"map_type", mapTypeKey(mapType())},
+                       {"colormap", ui_->colormap->currentText()},
+                       {"opacity", ui_->opacity->value()},
+                       {"gamma", ui_->gamma->value()},
+                       {"smoothing", ui_->smoothing->value()},
+                       {"region", region_->regionText()},
+                       {"schemes", schemes}};
+}
+
+namespace {
+
+// A session's side-by-side list; entries it cannot mean are dropped, the others kept. None without a list.
+std::optional<std::vector<model::SchemeEntry>> schemesFromJson(const QJsonValue& value)
+{
+    if (!value.isArray())
+        return std::nullopt;
+    std::vector<model::SchemeEntry> schemes;
+    for (const QJsonValue& v : value.toArray()) {
+        const QJsonObject entry = v.toObject();
+        if (schemes.size() == static_cast<size_t>(model::kMaxComparedSchemes) || !entry["label"].isString() || !entry["scheme"].isObject())
+            continue;
+        try {
+            schemes.push_back({entry["label"].toString().left(200), model::schemeFromJson(entry["scheme"].toObject())});
+        } catch (const std::exception&) {
+        }
+    }
+    return schemes;
+}
+
+} // namespace
+
+void AttentionPanel::applySettings(const QJsonObject& s)
+{
+    // Each setting independently: a model folder or image that is gone leaves the current one.
+    const QSignalBlocker block(this); // no settingsChanged echo while restoring
+    if (s["question"].isString())
+        ui_->question->setText(s["question"].toString().left(4096));
+    ui_->explorerScheme->setChecked(s["explorer_scheme"].toBool(ui_->explorerScheme->isChecked()));
+    ui_->compare->setChecked(s["compare"].toBool(ui_->compare->isChecked()));
+    if (s["colormap"].isString())
+        ui_->colormap->setCurrentText(s["colormap"].toString());
+    ui_->mapType->setCurrentIndex(static_cast<int>(mapTypeFromKey(s["map_type"].toString())));
+    ui_->opacity->setValue(s["opacity"].toInt(ui_->opacity->value()));
+    ui_->gamma->setValue(s["gamma"].toDouble(ui_->gamma->value()));
+    ui_->smoothing->setValue(s["smoothing"].toDouble(ui_->smoothing->value()));
+    std::optional<std::vector<model::SchemeEntry>> schemes = schemesFromJson(s["schemes"]);
+    region_->restore(s["region"].toString());
+    const QString image = s["image"].toString();
+    QStringList more;
+    for (const QJsonValue& v : s["more_images"].toArray())
+        if (v.isString() && QFileInfo(v.toString()).isFile() && more.size() + 1 < model::kMaxPromptImages)
+            more << v.toString();
+    QStringList current;
+    for (const PromptImageFile& file : d->images)
+        current << file.path;
+    if (!image.isEmpty() && QStringList{image} + more != current && QFileInfo(image).isFile() && setImage(image))
+        for (const QString& path : more)
+            addImage(path); // one that no longer reads is dropped
+    const QString dir = s["model"].toString();
+    const int layer = s["layer"].toInt(-1), head = s["head"].toInt(-1);
+    if (!dir.isEmpty() && (!d->model || QFileInfo(dir).absoluteFilePath() != QFileInfo(d->model->dir).absoluteFilePath())
+        && QFileInfo(dir + "/config.json").isFile()) {
+        if (layer >= 0)
+            d->restoredLayer = layer;
+        if (head >= 0)
+            d->restoredHead = head;
+        d->runAfterLoad = false;
+        d->restoredSchemes = schemes;
+        openModel(dir);
+        return;
+    }
+    if (schemes && d->model) // the model stays: its list is replaced now
+        schemes_->setEntries(std::move(*schemes));
+    else if (schemes)
+        d->restoredSchemes = schemes; // the first model to load takes it
+    if (layer >= 0 && layer <= ui_->layer->maximum())
+        ui_->layer->setValue(layer);
+    if (head >= 0 && head < ui_->head->count())
+        ui_->head->setCurrentIndex(head);
+}
+
+QStringList AttentionPanel::exportHeatmaps(const QString& path) const
+{
+    if (overlay_.isNull())
+        throw std::runtime_error("no attention to export yet: run the model first");
+    QJsonObject meta{{"model", QFileInfo(d->runModel->dir).absoluteFilePath()},
+                     {"image", d->images.empty() ? QString() : QFileInfo(d->images.front().path).absoluteFilePath()},
+                     {"question", ui_->question->text()},
+                     {"answer", answer()},
+                     {"run", status()},
+                     {"layer", ui_->layer->value()},
+                     {"head", ui_->head->currentText()},
+                     {"colormap", ui_->colormap->currentText()},
+                     {"opacity", ui_->opacity->value() / 100.0},
+                     {"gamma", ui_->gamma->value()},
+                     {"smoothing", ui_->smoothing->value()}};
+    if (d->run && d->run->ownResult)
+        meta["shift"] = shift();
+    if (mapType() == MapType::OwnPrior) {
+        meta["map"] = "own positional prior (mean q, k)";
+        meta["prior_correlation"] = d->priorCorrelation;
+    } else if (mapType() == MapType::Relevancy && d->relevancy) {
+        meta["map"] = "gradient relevancy of the answer's first token (Chefer et al. 2021)";
+        meta["relevancy_text_share"] = d->relevancy->textShare;
+    }
+    if (d->token >= 0)
+        meta["token"] = d->mapTokens()[static_cast<size_t>(d->token)].text;
+    QStringList written;
+    if (!QDir().mkpath(QFileInfo(path).path()))
+        throw std::runtime_error(QFileInfo(path).path().toStdString() + ": cannot create the folder");
+    auto write = [&](const QString& file, const QImage& image, const QString& figure) {
+        QJsonObject m = meta;
+        m["figure"] = figure;
+        try {
+            io::writeFileAtomically(file, views::encodePng(image, m));
+        } catch (const io::IoError& e) {
+            throw std::runtime_error(e.what());
+        }
+        written << file;
+    };
+    write(path, overlay_, "heatmap");
+    if (!ownOverlay_.isNull()) {
+        const QFileInfo info(path);
+        const QString stem = info.dir().filePath(info.completeBaseName());
+        write(stem + "_own.png", ownOverlay_, "heatmap under the model's own scheme");
+        write(stem + "_difference.png", difference_, "difference from the model's own scheme (red: more, blue: less)");
+    }
+    return written;
+}
+
+} // namespace ropescope::gui

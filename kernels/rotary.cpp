@@ -19,6 +19,9 @@ std::pair<torch::Tensor, torch::Tensor> rotaryTables(const torch::Tensor& positi
 
 torch::Tensor applyRotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin)
 {
+    const int64_t rotated = cos.size(-1);
+    if (rotated < x.size(-1)) // partial rotary: the first `rotated` dims turn, the rest pass through
+        return torch::cat({applyRotary(x.narrow(-1, 0, rotated), cos, sin), x.narrow(-1, rotated, x.size(-1) - rotated)}, -1);
     const int64_t half = x.size(-1) / 2;
     const auto x1 = x.narrow(-1, 0, half);
     const auto x2 = x.narrow(-1, half, half);

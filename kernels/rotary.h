@@ -10,7 +10,7 @@ std::pair<torch::Tensor, torch::Tensor> rotaryTables(const torch::Tensor& positi
                                                      const torch::Tensor& component);
 
 // x [..., L, d] rotated by cos/sin [L, d] (or [heads, L, d] against x [..., heads, L, d]) with NeoX
-// rotate_half pairing.
+// rotate_half pairing. Tables narrower than x rotate only x's first cos.size(-1) dims (partial rotary).
 torch::Tensor applyRotary(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin);
 
 // inv_freq_j = theta^(-2j/d) computed as Hugging Face does (float32), so angles match bit for bit.

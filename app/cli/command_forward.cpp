@@ -68,13 +68,17 @@ int runForward(const QStringList& args)
         }
         req.scheme = scheme.params;
         req.age = scheme.age;
-        for (int i = 0; i < vlm.config().text.layers; ++i)
-            req.capture.layers.push_back(i); // the full L x L maps: forward is the explicit request for them
+        // The full L x L maps of every attention layer (Qwen3.5's DeltaNet layers have none): forward is the
+        // explicit request for them.
+        const std::vector<int> attentionLayers = vlm.config().text.attentionLayers();
+        const bool hybrid = static_cast<int>(attentionLayers.size()) < vlm.config().text.layers;
+        req.capture.layers = attentionLayers;
+        req.capture.deltaNet = hybrid;
         req.generate = generate;
         req.capture.allLogits = true; // the fixtures' logits are [1, L, vocab]
         const model::ForwardResult r = vlm.run(req);
 
-        const auto& table = r.layerTables.front();
+        const auto& table = r.layerTables[static_cast<size_t>(attentionLayers.front())];
         model::SafeTensorsWriter out;
         out.setMetadata("format", "pt");
         out.setMetadata("scheme", geometry::schemeName(table.scheme));
@@ -94,6 +98,28 @@ int runForward(const QStringList& args)
             model::addTensor(out, "deepstack_embeds", torch::stack(r.deepstackEmbeds, 0));
         model::addTensor(out, "logits", r.prefill.logits.unsqueeze(0));
         model::addTensor(out, "attentions", torch::stack(r.prefill.attentions, 0).unsqueeze(1));
+        if (hybrid) { // as the Qwen3.5 fixtures name them: the DeltaNet's intermediates and end-of-prompt state
+            std::vector<torch::Tensor> g, beta, core, recurrent, conv;
+            std::vector<int64_t> linear;
+            for (size_t k = 0; k < r.prefill.deltaTraces.size(); ++k) {
+                g.push_back(r.prefill.deltaTraces[k].g);
+                beta.push_back(r.prefill.deltaTraces[k].beta);
+                core.push_back(r.prefill.deltaTraces[k].core);
+                recurrent.push_back(r.prefill.deltaStates[k].recurrent);
+                conv.push_back(r.prefill.deltaStates[k].conv);
+            }
+            for (int i = 0; i < vlm.config().text.layers; ++i)
+                if (vlm.config().text.isLinear(i))
+                    linear.push_back(i);
+            model::addTensor(out, "deltanet_g", torch::stack(g, 0));
+            model::addTensor(out, "deltanet_beta", torch::stack(beta, 0));
+            model::addTensor(out, "deltanet_core_outputs", torch::stack(core, 0));
+            model::addTensor(out, "deltanet_recurrent_states", torch::stack(recurrent, 0));
+            model::addTensor(out, "deltanet_conv_states", torch::stack(conv, 0));
+            model::addTensor(out, "linear_attention_layer_indexes", torch::tensor(linear, torch::kInt64));
+            model::addTensor(out, "full_attention_layer_indexes",
+                             torch::tensor(std::vector<int64_t>(attentionLayers.begin(), attentionLayers.end()), torch::kInt64));
+        }
         if (generate > 0) {
             model::addTensor(out, "generated_ids", r.generatedIds.unsqueeze(0));
             model::addTensor(out, "generated_logits", r.generatedLogits.unsqueeze(0));

@@ -71,7 +71,7 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const st
         pixels.push_back(processed.pixels);
         grids.push_back(processed.grid);
     }
-    const ChatTemplate chat = cfg.architecture == Architecture::Qwen3VL ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL;
+    const ChatTemplate chat = hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL;
     a.ids = tokenizer.encode(imagePrompt(tokenizer, question, tokensPerImage, chat));
     refuseOversizedPrompt(static_cast<int64_t>(a.ids.size()), cfg.text.heads);
     for (size_t i = 0; i < a.ids.size(); ++i)

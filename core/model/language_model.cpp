@@ -22,22 +22,36 @@ std::pair<torch::Tensor, torch::Tensor> haropeMaps(const torch::Tensor& au, cons
     return {torch::matmul(u * s.unsqueeze(1), v.transpose(1, 2)), torch::matmul(u / s.unsqueeze(1), v.transpose(1, 2))};
 }
 
+// "3, 7" (or "0-27" when every layer attends).
+std::string attentionLayerList(const TextConfig& cfg)
+{
+    const std::vector<int> layers = cfg.attentionLayers();
+    if (static_cast<int>(layers.size()) == cfg.layers)
+        return "0-" + std::to_string(cfg.layers - 1);
+    std::string list;
+    for (int l : layers)
+        list += (list.empty() ? "" : ", ") + std::to_string(l);
+    return list;
+}
+
 } // namespace
 
-std::vector<LanguageModel::LayerTensor> LanguageModel::layerTensors(bool harope) const
+std::vector<LanguageModel::LayerTensor> LanguageModel::layerTensors(bool harope, bool linear) const
 {
     const int64_t h = cfg_.hidden, d = cfg_.headDim(), q = cfg_.heads * d, kv = cfg_.kvHeads * d, m = cfg_.intermediate;
-    const bool bias = cfg_.attentionBias, norm = cfg_.qkNorm;
+    const bool attention = !linear, bias = cfg_.attentionBias && attention, norm = cfg_.qkNorm && attention;
+    harope = harope && attention;
+    const int64_t qRows = cfg_.attentionOutputGate ? 2 * q : q; // Qwen3.5: query and gate per head
     return {
         {"input_layernorm.weight", &Layer::inNorm, {h}, true},
         {"post_attention_layernorm.weight", &Layer::postNorm, {h}, true},
-        {"self_attn.q_proj.weight", &Layer::qW, {q, h}, true},
+        {"self_attn.q_proj.weight", &Layer::qW, {qRows, h}, attention},
         {"self_attn.q_proj.bias", &Layer::qB, {q}, bias},
-        {"self_attn.k_proj.weight", &Layer::kW, {kv, h}, true},
+        {"self_attn.k_proj.weight", &Layer::kW, {kv, h}, attention},
         {"self_attn.k_proj.bias", &Layer::kB, {kv}, bias},
-        {"self_attn.v_proj.weight", &Layer::vW, {kv, h}, true},
+        {"self_attn.v_proj.weight", &Layer::vW, {kv, h}, attention},
         {"self_attn.v_proj.bias", &Layer::vB, {kv}, bias},
-        {"self_attn.o_proj.weight", &Layer::oW, {h, q}, true},
+        {"self_attn.o_proj.weight", &Layer::oW, {h, q}, attention},
         {"self_attn.q_norm.weight", &Layer::qNorm, {d}, norm},
         {"self_attn.k_norm.weight", &Layer::kNorm, {d}, norm},
         {"mlp.gate_proj.weight", &Layer::gateW, {m, h}, true},
@@ -46,6 +60,23 @@ std::vector<LanguageModel::LayerTensor> LanguageModel::layerTensors(bool harope)
         {"self_attn.harope.a_u", &Layer::haropeAu, {cfg_.heads, d, d}, harope},
         {"self_attn.harope.a_v", &Layer::haropeAv, {cfg_.heads, d, d}, harope},
         {"self_attn.harope.sigma", &Layer::haropeSigma, {cfg_.heads, d}, harope},
+    };
+}
+
+std::vector<LanguageModel::DeltaNetTensor> LanguageModel::deltaNetTensors() const
+{
+    const int64_t h = cfg_.hidden, hv = cfg_.linearValueHeads, dv = cfg_.linearValueDim;
+    const int64_t channels = 2 * cfg_.linearKeyHeads * cfg_.linearKeyDim + hv * dv;
+    return {
+        {"linear_attn.in_proj_qkv.weight", &DeltaNetWeights::qkvW, {channels, h}},
+        {"linear_attn.in_proj_z.weight", &DeltaNetWeights::zW, {hv * dv, h}},
+        {"linear_attn.in_proj_b.weight", &DeltaNetWeights::bW, {hv, h}},
+        {"linear_attn.in_proj_a.weight", &DeltaNetWeights::aW, {hv, h}},
+        {"linear_attn.conv1d.weight", &DeltaNetWeights::convW, {channels, 1, cfg_.convKernel}},
+        {"linear_attn.A_log", &DeltaNetWeights::aLog, {hv}},
+        {"linear_attn.dt_bias", &DeltaNetWeights::dtBias, {hv}},
+        {"linear_attn.norm.weight", &DeltaNetWeights::normW, {dv}},
+        {"linear_attn.out_proj.weight", &DeltaNetWeights::outW, {h, hv * dv}},
     };
 }
 
@@ -66,13 +97,16 @@ LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::
     embedding_ = t(kEmbedding, {cfg_.vocab, h});
     finalNorm_ = t(kFinalNorm, {h});
     lmHead_ = cfg_.tieEmbeddings || !ck.has(kLmHead) ? embedding_ : t(kLmHead, {cfg_.vocab, h});
-    const std::vector<LayerTensor> table = layerTensors(ck.config().harope);
     for (int i = 0; i < cfg_.layers; ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
         Layer l;
-        for (const LayerTensor& lt : table)
+        l.linear = cfg_.isLinear(i);
+        for (const LayerTensor& lt : layerTensors(ck.config().harope, l.linear))
             if (lt.present)
                 l.*lt.member = t(p + lt.name, lt.shape);
+        if (l.linear)
+            for (const DeltaNetTensor& dt : deltaNetTensors())
+                l.deltaNet.*dt.member = t(p + dt.name, dt.shape);
         if (l.haropeAu.defined())
             std::tie(l.haropeM, l.haropeMInvT) = haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma);
         layers_.push_back(std::move(l));
@@ -84,12 +118,15 @@ std::vector<std::pair<std::string, torch::Tensor*>> LanguageModel::weights()
     std::vector<std::pair<std::string, torch::Tensor*>> out{{kEmbedding, &embedding_}, {kFinalNorm, &finalNorm_}};
     if (!lmHead_.is_same(embedding_))
         out.push_back({kLmHead, &lmHead_});
-    const std::vector<LayerTensor> table = layerTensors(true); // whatever a layer holds (HARoPE maps added later too)
     for (size_t i = 0; i < layers_.size(); ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
-        for (const LayerTensor& lt : table)
+        // whatever a layer holds (HARoPE maps added later too)
+        for (const LayerTensor& lt : layerTensors(true, layers_[i].linear))
             if ((layers_[i].*lt.member).defined())
                 out.push_back({p + lt.name, &(layers_[i].*lt.member)});
+        if (layers_[i].linear)
+            for (const DeltaNetTensor& dt : deltaNetTensors())
+                out.push_back({p + dt.name, &(layers_[i].deltaNet.*dt.member)});
     }
     return out;
 }
@@ -99,7 +136,7 @@ void LanguageModel::addIdentityHarope()
     const int64_t d = cfg_.headDim();
     const auto options = embedding_.options();
     for (Layer& l : layers_) {
-        if (l.haropeAu.defined())
+        if (l.haropeAu.defined() || l.linear)
             continue;
         l.haropeAu = torch::zeros({cfg_.heads, d, d}, options);
         l.haropeAv = torch::zeros({cfg_.heads, d, d}, options);
@@ -111,7 +148,7 @@ void LanguageModel::addIdentityHarope()
 LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from,
                            int64_t count, double offset)
 {
-    const int64_t half = text.headDim() / 2;
+    const int64_t half = text.rotaryDim() / 2; // partial rotary (Qwen3.5): the tables cover the rotated dims only
     torch::Tensor positions;
     if (from < table.size()) {
         positions = torch::from_blob(const_cast<double*>(table.positions.data()), {table.components(), table.size()}, torch::kFloat64)
@@ -125,10 +162,10 @@ LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfi
                                 torch::TensorOptions().dtype(torch::kFloat32).device(device));
     }
     const geometry::FrequencyAllocation& allocation = table.allocation;
-    const auto inv = kernels::inverseFrequencies(text.ropeTheta, text.headDim()).to(device);
+    const auto inv = kernels::inverseFrequencies(text.ropeTheta, text.rotaryDim()).to(device);
     // VideoRoPE++: the time axis' pairs at the NTK-scaled base.
     const auto invTime = allocation.temporalThetaScale != 1.0
-                             ? kernels::inverseFrequencies(text.ropeTheta * allocation.temporalThetaScale, text.headDim()).to(device)
+                             ? kernels::inverseFrequencies(text.ropeTheta * allocation.temporalThetaScale, text.rotaryDim()).to(device)
                              : inv;
     if (!allocation.perHead()) {
         const auto component = allocation.componentTable(static_cast<int>(half));
@@ -170,7 +207,77 @@ torch::Tensor LanguageModel::embed(const torch::Tensor& ids) const
 torch::Tensor LanguageModel::rmsNorm(const torch::Tensor& x, const torch::Tensor& w) const
 {
     const auto xf = x.to(torch::kFloat32);
-    return w * (xf * torch::rsqrt(xf.pow(2).mean(-1, true) + cfg_.rmsEps)).to(x.scalar_type());
+    const auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, true) + cfg_.rmsEps);
+    if (cfg_.zeroCentredNorm) // Qwen3.5 stores w - 1: scale by 1 + w, in float32
+        return (normed * (1.0 + w.to(torch::kFloat32))).to(x.scalar_type());
+    return w * normed.to(x.scalar_type());
+}
+
+torch::Tensor LanguageModel::attend(const Layer& l, size_t i, const torch::Tensor& hn, const LayerRotary& r, KvCache* cache,
+                                    const DecoderCapture& capture, const kernels::Masking& masking,
+                                    const kernels::CaptureSelection& selection, bool single, DecoderOutput& out) const
+{
+    const int64_t batch = hn.size(0), n = hn.size(1), d = cfg_.headDim(), heads = cfg_.heads, kvHeads = cfg_.kvHeads;
+    auto q = dense(hn, l.qW, l.qB);
+    torch::Tensor gate;
+    if (cfg_.attentionOutputGate) { // per head: the query's d values, then the gate's
+        const auto both = q.view({batch, n, heads, 2 * d});
+        gate = both.narrow(-1, d, d).reshape({batch, n, heads * d});
+        q = both.narrow(-1, 0, d);
+    }
+    q = q.reshape({batch, n, heads, d}).transpose(1, 2); // [B, H, n, d]
+    auto k = dense(hn, l.kW, l.kB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
+    if (l.qNorm.defined()) {
+        q = rmsNorm(q, l.qNorm);
+        k = rmsNorm(k, l.kNorm);
+    }
+    auto v = dense(hn, l.vW, l.vB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
+    if (l.haropeM.defined()) {
+        // While the maps train they are rebuilt from their parameters each step; otherwise the cached ones.
+        const auto [m, mInvT] = l.haropeAu.requires_grad() ? haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma)
+                                                            : std::make_pair(l.haropeM, l.haropeMInvT);
+        q = torch::matmul(q, m.transpose(1, 2));                                          // q' = M q
+        k = torch::matmul(k.repeat_interleave(heads / kvHeads, 1), mInvT.transpose(1, 2)); // per query head
+        v = v.repeat_interleave(heads / kvHeads, 1);
+    }
+    const auto cos = r.cos.to(q.scalar_type()), sin = r.sin.to(q.scalar_type()); // once for q and k
+    if (cos.dim() == 3 && cos.size(0) == heads && k.size(1) != heads) {
+        // Per-query-head rotary (MHRoPE on a model with few KV heads): each query head gets its own keys.
+        k = k.repeat_interleave(heads / kvHeads, 1);
+        v = v.repeat_interleave(heads / kvHeads, 1);
+    }
+    const bool keep = std::find(capture.layers.begin(), capture.layers.end(), static_cast<int>(i)) != capture.layers.end();
+    if (keep && capture.meanQueryKey) {
+        out.meanQueries.push_back(single ? q.mean(2).squeeze(0) : q.mean(2));
+        out.meanKeys.push_back(single ? k.mean(2).squeeze(0) : k.mean(2));
+    }
+    // Per-KV-head tables serve each group of query heads (and keys repeated per query head).
+    auto forHeads = [](const torch::Tensor& t, int64_t headCount) { return t.dim() == 3 && t.size(0) != headCount ? t.repeat_interleave(headCount / t.size(0), 0) : t; };
+    q = kernels::applyRotary(q, forHeads(cos, heads), forHeads(sin, heads));
+    k = kernels::applyRotary(k, forHeads(cos, k.size(1)), forHeads(sin, k.size(1)));
+    if (cache) {
+        if (cache->keys[i].defined()) {
+            k = torch::cat({cache->keys[i], k}, 2);
+            v = torch::cat({cache->values[i], v}, 2);
+        }
+        cache->keys[i] = k;
+        cache->values[i] = v;
+    }
+    torch::Tensor probs;
+    // Batch folded into heads (batch-major), so grouped-query repetition stays within a sample.
+    const auto ctx = kernels::attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), masking, keep ? &selection : nullptr,
+                                        keep ? &probs : nullptr);
+    if (keep)
+        out.attentions.push_back(single ? probs : probs.view({batch, heads, probs.size(1), probs.size(2)}));
+    if (keep && capture.contexts) {
+        const auto vFlat = v.flatten(0, 1);
+        out.contexts.push_back(ctx);
+        out.values.push_back(vFlat.size(0) == ctx.size(0) ? vFlat : vFlat.repeat_interleave(ctx.size(0) / vFlat.size(0), 0));
+    }
+    auto attn = ctx.view({batch, heads, n, d}).transpose(1, 2).reshape({batch, n, heads * d});
+    if (gate.defined())
+        attn = attn * torch::sigmoid(gate);
+    return dense(attn, l.oW);
 }
 
 DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
@@ -179,13 +286,18 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
     // Works on [B, L, hidden] (training batches share one layout); a single sequence is B = 1.
     const bool single = embeds.dim() == 2;
     const auto x0 = single ? embeds.unsqueeze(0) : embeds;
-    const int64_t batch = x0.size(0), n = x0.size(1), d = cfg_.headDim(), heads = cfg_.heads, kvHeads = cfg_.kvHeads;
+    const int64_t batch = x0.size(0), n = x0.size(1);
     if (cache && batch != 1)
         throw ModelError("the KV cache holds one sequence");
+    for (int layer : capture.layers)
+        if (layer < 0 || layer >= cfg_.layers || cfg_.isLinear(layer))
+            throw ModelError("layer " + std::to_string(layer) + " has no attention to capture; attention layers: "
+                             + attentionLayerList(cfg_));
     const int64_t past = cache ? cache->length() : 0;
     if (cache && cache->keys.empty()) {
         cache->keys.resize(layers_.size());
         cache->values.resize(layers_.size());
+        cache->deltaNet.resize(layers_.size());
     }
     // The captured rows' mask is the same in every layer: made once here, not in each layer's attention.
     kernels::CaptureSelection selection = capture.selection;
@@ -198,59 +310,19 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
     auto x = x0;
     for (size_t i = 0; i < layers_.size(); ++i) {
         const Layer& l = layers_[i];
-        const LayerRotary& r = rotary[i];
         const auto hn = rmsNorm(x, l.inNorm);
-        auto q = dense(hn, l.qW, l.qB).reshape({batch, n, heads, d}).transpose(1, 2); // [B, H, n, d]
-        auto k = dense(hn, l.kW, l.kB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
-        if (l.qNorm.defined()) {
-            q = rmsNorm(q, l.qNorm);
-            k = rmsNorm(k, l.kNorm);
-        }
-        auto v = dense(hn, l.vW, l.vB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
-        if (l.haropeM.defined()) {
-            // While the maps train they are rebuilt from their parameters each step; otherwise the cached ones.
-            const auto [m, mInvT] = l.haropeAu.requires_grad() ? haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma)
-                                                                : std::make_pair(l.haropeM, l.haropeMInvT);
-            q = torch::matmul(q, m.transpose(1, 2));                                          // q' = M q
-            k = torch::matmul(k.repeat_interleave(heads / kvHeads, 1), mInvT.transpose(1, 2)); // per query head
-            v = v.repeat_interleave(heads / kvHeads, 1);
-        }
-        const auto cos = r.cos.to(q.scalar_type()), sin = r.sin.to(q.scalar_type()); // once for q and k
-        if (cos.dim() == 3 && cos.size(0) == heads && k.size(1) != heads) {
-            // Per-query-head rotary (MHRoPE on a model with few KV heads): each query head gets its own keys.
-            k = k.repeat_interleave(heads / kvHeads, 1);
-            v = v.repeat_interleave(heads / kvHeads, 1);
-        }
-        const bool keep = std::find(capture.layers.begin(), capture.layers.end(), static_cast<int>(i)) != capture.layers.end();
-        if (keep && capture.meanQueryKey) {
-            out.meanQueries.push_back(single ? q.mean(2).squeeze(0) : q.mean(2));
-            out.meanKeys.push_back(single ? k.mean(2).squeeze(0) : k.mean(2));
-        }
-        // Per-KV-head tables serve each group of query heads (and keys repeated per query head).
-        auto forHeads = [](const torch::Tensor& t, int64_t headCount) { return t.dim() == 3 && t.size(0) != headCount ? t.repeat_interleave(headCount / t.size(0), 0) : t; };
-        q = kernels::applyRotary(q, forHeads(cos, heads), forHeads(sin, heads));
-        k = kernels::applyRotary(k, forHeads(cos, k.size(1)), forHeads(sin, k.size(1)));
-        if (cache) {
-            if (cache->keys[i].defined()) {
-                k = torch::cat({cache->keys[i], k}, 2);
-                v = torch::cat({cache->values[i], v}, 2);
+        if (l.linear) {
+            DeltaNetState local;
+            DeltaNetState* state = cache ? &cache->deltaNet[i] : &local;
+            DeltaNetTrace trace;
+            x = x + gatedDeltaNet(hn, l.deltaNet, cfg_, state, capture.deltaNet ? &trace : nullptr);
+            if (capture.deltaNet) {
+                out.deltaTraces.push_back(trace);
+                out.deltaStates.push_back(*state);
             }
-            cache->keys[i] = k;
-            cache->values[i] = v;
+        } else {
+            x = x + attend(l, i, hn, rotary[i], cache, capture, masking, selection, single, out);
         }
-        torch::Tensor probs;
-        // Batch folded into heads (batch-major), so grouped-query repetition stays within a sample.
-        const auto ctx = kernels::attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), masking,
-                                            keep ? &selection : nullptr, keep ? &probs : nullptr);
-        if (keep)
-            out.attentions.push_back(single ? probs : probs.view({batch, heads, probs.size(1), probs.size(2)}));
-        if (keep && capture.contexts) {
-            const auto vFlat = v.flatten(0, 1);
-            out.contexts.push_back(ctx);
-            out.values.push_back(vFlat.size(0) == ctx.size(0) ? vFlat : vFlat.repeat_interleave(ctx.size(0) / vFlat.size(0), 0));
-        }
-        const auto attn = ctx.view({batch, heads, n, d}).transpose(1, 2).reshape({batch, n, heads * d});
-        x = x + dense(attn, l.oW);
         const auto hp = rmsNorm(x, l.postNorm);
         x = x + dense(torch::silu(dense(hp, l.gateW)) * dense(hp, l.upW), l.downW);
         if (capture.layerOutputs)
@@ -260,6 +332,8 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
             x = x.index_add(1, deepstack->positions, (f.dim() == 2 ? f.unsqueeze(0).expand({batch, -1, -1}) : f).to(x.scalar_type()));
         }
     }
+    if (cache)
+        cache->tokens += n;
     out.finalNorm = rmsNorm(x, finalNorm_);
     out.logits = dense(capture.allLogits ? out.finalNorm : out.finalNorm.narrow(1, n - 1, 1), lmHead_);
     if (single) {

@@ -1,5 +1,6 @@
 #pragma once
 #include "checkpoint.h"
+#include "gated_deltanet.h"
 #include "geometry/position_table.h"
 #include "kernels/attention.h"
 
@@ -14,10 +15,13 @@ struct LayerRotary {
     torch::Tensor cos, sin;
 };
 
-// Per-layer key/value cache for greedy decoding: [1, kv_heads, T, head_dim] each.
+// Per-layer cache for greedy decoding: keys and values [1, kv_heads, T, head_dim] of the attention layers,
+// the conv columns and delta-rule state of the DeltaNet layers (Qwen3.5).
 struct KvCache {
     std::vector<torch::Tensor> keys, values;
-    int64_t length() const { return keys.empty() || !keys[0].defined() ? 0 : keys[0].size(2); }
+    std::vector<DeltaNetState> deltaNet;
+    int64_t tokens = 0; // the sequence so far
+    int64_t length() const { return tokens; }
 };
 
 // What to keep from one forward pass besides the logits.
@@ -34,6 +38,9 @@ struct DecoderCapture {
     // At the captured layers, also each layer's attention output per head and the values it mixed (what
     // gradient relevancy needs: dy/dA = (dy/dcontext) v^T). Kept in the autograd graph when grad is on.
     bool contexts = false;
+    // Qwen3.5: each DeltaNet layer's g, beta and delta-rule output (DeltaNetTrace), and its state at the
+    // end of the pass.
+    bool deltaNet = false;
 };
 
 struct DecoderOutput {
@@ -46,6 +53,9 @@ struct DecoderOutput {
     std::vector<torch::Tensor> meanQueries, meanKeys;
     // With contexts, per captured layer: [heads, L, d] each (values repeated to the query heads).
     std::vector<torch::Tensor> contexts, values;
+    // With deltaNet, per DeltaNet layer in layer order.
+    std::vector<DeltaNetTrace> deltaTraces;
+    std::vector<DeltaNetState> deltaStates;
 };
 
 // DeepStack (Qwen3-VL): feature k [positions, hidden] is added to the residual stream at the image-token
@@ -61,12 +71,15 @@ struct DeepStackInput {
 LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from,
                            int64_t count, double offset = 0);
 
-// The Qwen2 / Qwen3 decoder (RMSNorm, grouped-query attention with q/k/v biases (Qwen2) or per-head q/k
+// The Qwen2 / Qwen3 / Qwen3.5 decoder (RMSNorm, grouped-query attention with q/k/v biases (Qwen2) or per-head q/k
 // RMSNorm (Qwen3), SwiGLU, DeepStack additions (Qwen3-VL)) driven by a rotary table per layer, so any position scheme (and an AGE schedule) feeds the real model. HARoPE head maps are
 // applied to q and k when the checkpoint carries them:
 //   model.layers.{i}.self_attn.harope.a_u [heads, d, d], .a_v [heads, d, d], .sigma [heads, d]
 //   M_h = U diag(softplus(sigma) + 1e-6) V^T, U = exp(A_u - A_u^T), V = exp(A_v - A_v^T);
 //   q' = M_h q, k' = M_h^{-T} k (per query head), then rotary.
+// Qwen3.5 is hybrid: layers the config marks linear mix tokens with a Gated DeltaNet (no positions: their
+// rotary entry is unused), the others attend with a sigmoid output gate and partial rotary; norms multiply
+// by 1 + w. Captured layers must be attention layers (TextConfig::attentionLayers).
 class LanguageModel {
 public:
     LanguageModel(const Checkpoint& checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
@@ -95,6 +108,8 @@ private:
         torch::Tensor gateW, upW, downW;
         torch::Tensor haropeAu, haropeAv, haropeSigma; // stored parameters, when present
         torch::Tensor haropeM, haropeMInvT;             // [heads, d, d], built from them
+        bool linear = false;                            // a Gated DeltaNet layer (Qwen3.5)
+        DeltaNetWeights deltaNet;
     };
     // Each per-layer tensor once: its name under model.layers.{i}., where it lives, its shape, and whether a
     // checkpoint of this config has it (biases: Qwen2; q/k norms: Qwen3; HARoPE maps when recorded).
@@ -104,8 +119,17 @@ private:
         std::vector<int64_t> shape;
         bool present;
     };
-    std::vector<LayerTensor> layerTensors(bool harope) const;
+    std::vector<LayerTensor> layerTensors(bool harope, bool linear) const;
+    struct DeltaNetTensor {
+        const char* name;
+        torch::Tensor DeltaNetWeights::*member;
+        std::vector<int64_t> shape;
+    };
+    std::vector<DeltaNetTensor> deltaNetTensors() const;
     torch::Tensor rmsNorm(const torch::Tensor& x, const torch::Tensor& w) const;
+    torch::Tensor attend(const Layer& l, size_t index, const torch::Tensor& hn, const LayerRotary& r, KvCache* cache,
+                         const DecoderCapture& capture, const kernels::Masking& masking, const kernels::CaptureSelection& selection,
+                         bool single, DecoderOutput& out) const;
 
     TextConfig cfg_;
     torch::Device device_;

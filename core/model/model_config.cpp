@@ -78,7 +78,53 @@ private:
     std::string where_;
 };
 
+// Qwen3.5's text settings: the hybrid layer pattern, the Gated DeltaNet's shapes, partial rotary, the gate.
+void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const std::string& file)
+{
+    t.zeroCentredNorm = true;
+    t.attentionOutputGate = text.boolean("attn_output_gate", true);
+    // rope_parameters first, then the text_config level (transformers' order), 0.25 by default.
+    t.rotaryFraction = rope.number("partial_rotary_factor", text.number("partial_rotary_factor", 0.25, 1e-6, 1.0), 1e-6, 1.0);
+    if (t.rotaryDim() < 2 || t.rotaryDim() % 2 != 0)
+        throw ModelError(file + ": partial_rotary_factor gives " + std::to_string(t.rotaryDim()) + " rotary dims of head_dim "
+                         + std::to_string(t.headDim()) + "; it must be a positive even number");
+    t.linearKeyHeads = text.integer("linear_num_key_heads", 16, 1, 1024);
+    t.linearKeyDim = text.integer("linear_key_head_dim", 128, 1, 4096);
+    t.linearValueHeads = text.integer("linear_num_value_heads", 32, 1, 1024);
+    t.linearValueDim = text.integer("linear_value_head_dim", 128, 1, 4096);
+    t.convKernel = text.integer("linear_conv_kernel_dim", 4, 1, 64);
+    if (t.linearValueHeads % t.linearKeyHeads != 0)
+        throw ModelError(file + ": linear_num_value_heads must be a multiple of linear_num_key_heads");
+    t.linearLayers.assign(static_cast<size_t>(t.layers), false);
+    if (text.has("layer_types")) {
+        const QJsonValue types = text.json()["layer_types"];
+        if (!types.isArray() || types.toArray().size() != t.layers)
+            throw ModelError(file + ": 'layer_types' must list one type per layer (" + std::to_string(t.layers) + ")");
+        for (int i = 0; i < t.layers; ++i) {
+            const QString type = types.toArray()[i].toString();
+            if (type != "linear_attention" && type != "full_attention")
+                throw ModelError(file + ": 'layer_types' entries must be linear_attention or full_attention, not '" + type.toStdString() + "'");
+            t.linearLayers[static_cast<size_t>(i)] = type == "linear_attention";
+        }
+    } else {
+        const int interval = text.integer("full_attention_interval", 4, 1, 1024);
+        for (int i = 0; i < t.layers; ++i)
+            t.linearLayers[static_cast<size_t>(i)] = (i + 1) % interval != 0;
+    }
+    if (t.attentionLayers().empty())
+        throw ModelError(file + ": 'layer_types' has no full_attention layer; RopeScope's views need at least one");
+}
+
 } // namespace
+
+std::vector<int> TextConfig::attentionLayers() const
+{
+    std::vector<int> out;
+    for (int i = 0; i < layers; ++i)
+        if (!isLinear(i))
+            out.push_back(i);
+    return out;
+}
 
 ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
 {
@@ -97,11 +143,16 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         c.architecture = Architecture::Qwen25VL;
     else if (type == "qwen3_vl")
         c.architecture = Architecture::Qwen3VL;
+    else if (type == "qwen3_5")
+        c.architecture = Architecture::Qwen35;
+    else if (type == "qwen3_5_moe")
+        throw ModelError(file + ": Qwen3.5-MoE (qwen3_5_moe) is not supported; RopeScope runs the dense Qwen3.5 models (qwen3_5)");
     else if (type == "qwen3_vl_moe")
         throw ModelError(file + ": Qwen3-VL-MoE (qwen3_vl_moe) is not supported; RopeScope runs the dense Qwen3-VL models (qwen3_vl)");
     else
-        throw ModelError(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl)");
-    const bool qwen3 = c.architecture == Architecture::Qwen3VL;
+        throw ModelError(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5)");
+    const bool qwen3 = hasQwen3Vision(c.architecture);
+    const bool qwen35 = c.architecture == Architecture::Qwen35;
 
     // Newer configs nest the language model under text_config; older ones are flat.
     const Reader text = root.has("text_config") ? root.object("text_config") : root;
@@ -131,6 +182,8 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     t.mropeSection = scaling.integers("mrope_section", t.mropeSection);
     // Qwen3-VL's rotary always interleaves (transformers applies MRoPE-I whatever mrope_interleaved says).
     t.mropeInterleaved = qwen3;
+    if (qwen35)
+        readQwen35Text(text, scaling, t, file);
     if ((t.explicitHeadDim == 0 && t.hidden % t.heads != 0) || t.heads % t.kvHeads != 0)
         throw ModelError(file + ": hidden_size must divide into heads and heads into key/value heads");
     if (t.headDim() % 2 != 0)
@@ -141,8 +194,8 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
             throw ModelError(file + ": mrope_section entries must not be negative");
         sectionSum += s;
     }
-    if (t.mropeSection.size() != 3 || sectionSum * 2 != t.headDim())
-        throw ModelError(file + ": mrope_section must have 3 entries summing to head_dim/2 = " + std::to_string(t.headDim() / 2));
+    if (t.mropeSection.size() != 3 || sectionSum * 2 != t.rotaryDim())
+        throw ModelError(file + ": mrope_section must have 3 entries summing to the rotary dims / 2 = " + std::to_string(t.rotaryDim() / 2));
 
     const Reader v = root.object("vision_config");
     VisionConfig& vc = c.vision;
@@ -174,7 +227,9 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         vc.outHidden = v.integer("out_hidden_size", t.hidden, 1);
         vc.act = v.text("hidden_act", "gelu_pytorch_tanh");
         vc.positionEmbeddings = v.integer("num_position_embeddings", 2304, 1, 1 << 24);
-        vc.deepstackBlocks = v.integers("deepstack_visual_indexes", {8, 16, 24});
+        vc.deepstackBlocks = v.integers("deepstack_visual_indexes", qwen35 ? std::vector<int>{} : std::vector<int>{8, 16, 24});
+        if (qwen35 && !vc.deepstackBlocks.empty())
+            throw ModelError(file + ": vision_config.deepstack_visual_indexes: Qwen3.5 has no DeepStack, so the list must be empty");
         const int side = vc.positionGridSide();
         if (side * side != vc.positionEmbeddings)
             throw ModelError(file + ": vision_config.num_position_embeddings must be a square number (a side x side grid), not "
@@ -221,6 +276,7 @@ const char* architectureName(Architecture a)
     case Architecture::Qwen2VL: return "qwen2_vl";
     case Architecture::Qwen25VL: return "qwen2_5_vl";
     case Architecture::Qwen3VL: return "qwen3_vl";
+    case Architecture::Qwen35: return "qwen3_5";
     }
     return "";
 }

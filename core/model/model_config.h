@@ -8,7 +8,13 @@
 
 namespace ropescope::model {
 
-enum class Architecture { Qwen2VL, Qwen25VL, Qwen3VL };
+enum class Architecture { Qwen2VL, Qwen25VL, Qwen3VL, Qwen35 };
+
+// Qwen3-VL and Qwen3.5 share the vision tower, the processor, the chat template and the positions.
+inline bool hasQwen3Vision(Architecture a)
+{
+    return a == Architecture::Qwen3VL || a == Architecture::Qwen35;
+}
 
 // The name config.json gives the architecture (model_type).
 const char* architectureName(Architecture architecture);
@@ -55,8 +61,21 @@ struct TextConfig {
     int explicitHeadDim = 0;     // head_dim when the config gives one (Qwen3: not hidden / heads)
     bool attentionBias = true;   // q/k/v biases (Qwen2); Qwen3 has none
     bool qkNorm = false;         // Qwen3: RMSNorm over each head of q and k before the rotation
+    // Qwen3.5: RMSNorm weights stored zero-centred (the norm multiplies by 1 + w); a sigmoid gate on each
+    // attention head's output (q_proj holds query and gate per head); only the first rotaryFraction of each
+    // head's dims rotate (partial_rotary_factor), the rest pass through.
+    bool zeroCentredNorm = false;
+    bool attentionOutputGate = false;
+    double rotaryFraction = 1.0;
+    // Qwen3.5's hybrid decoder: per layer, whether its token mixer is a Gated DeltaNet (linear attention,
+    // no positions) instead of softmax attention. Empty: every layer attends.
+    std::vector<bool> linearLayers;
+    int linearKeyHeads = 0, linearKeyDim = 0, linearValueHeads = 0, linearValueDim = 0, convKernel = 4;
 
     int headDim() const { return explicitHeadDim > 0 ? explicitHeadDim : hidden / heads; }
+    int rotaryDim() const { return static_cast<int>(headDim() * rotaryFraction); } // int(), as transformers truncates
+    bool isLinear(int layer) const { return !linearLayers.empty() && linearLayers[static_cast<size_t>(layer)]; }
+    std::vector<int> attentionLayers() const; // the layers with softmax attention (all but the DeltaNet ones)
 };
 
 struct ModelConfig {

@@ -17,7 +17,7 @@ PreprocessOptions defaultPreprocessOptions(const ModelConfig& config)
     PreprocessOptions o;
     const int64_t factor = int64_t(config.vision.patchSize) * config.vision.mergeSize;
     o.maxPixels = 1280 * factor * factor;
-    if (config.architecture == Architecture::Qwen3VL) {
+    if (hasQwen3Vision(config.architecture)) {
         o.minPixels = 65536; // Qwen3-VL's size.shortest_edge
         o.mean = {0.5f, 0.5f, 0.5f};
         o.stdev = {0.5f, 0.5f, 0.5f};

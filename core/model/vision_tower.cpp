@@ -42,7 +42,7 @@ std::vector<int64_t> toVector(const torch::Tensor& t)
 VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtype dtype)
     : cfg_(ck.config().vision), arch_(ck.config().architecture), qwen25_(arch_ == Architecture::Qwen25VL), device_(device)
 {
-    const bool qwen3 = arch_ == Architecture::Qwen3VL;
+    const bool qwen3 = hasQwen3Vision(arch_);
     const int64_t w = cfg_.width;
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
     patchW_ = t(kPatchWeight, {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize})
@@ -66,7 +66,7 @@ VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtyp
 
 std::vector<VisionTower::MergerTensor> VisionTower::mergerTensors(bool normAfterMerge) const
 {
-    const bool qwen3 = arch_ == Architecture::Qwen3VL;
+    const bool qwen3 = hasQwen3Vision(arch_);
     const int64_t merged = cfg_.width * cfg_.mergeSize * cfg_.mergeSize, normed = normAfterMerge ? merged : cfg_.width;
     const std::string norm = qwen3 ? "norm." : "ln_q.", fc1 = qwen3 ? "linear_fc1." : "mlp.0.", fc2 = qwen3 ? "linear_fc2." : "mlp.2.";
     std::vector<MergerTensor> out{{norm + "weight", &Merger::normW, {normed}}};
@@ -108,7 +108,7 @@ std::vector<VisionTower::BlockTensor> VisionTower::blockTensors() const
                                {"mlp.down_proj.bias", &Block::downB, {w}}});
         return out;
     }
-    const bool qwen3 = arch_ == Architecture::Qwen3VL;
+    const bool qwen3 = hasQwen3Vision(arch_);
     const std::string fc1 = qwen3 ? "mlp.linear_fc1." : "mlp.fc1.", fc2 = qwen3 ? "mlp.linear_fc2." : "mlp.fc2.";
     out.insert(out.end(), {{fc1 + "weight", &Block::fc1W, {h, w}},
                            {fc1 + "bias", &Block::fc1B, {h}},

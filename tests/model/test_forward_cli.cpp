@@ -34,6 +34,7 @@ private Q_SLOTS:
         QTest::newRow("qwen2vl") << "qwen2vl-tiny";
         QTest::newRow("qwen25vl") << "qwen25vl-tiny";
         QTest::newRow("qwen3vl") << "qwen3vl-tiny";
+        QTest::newRow("qwen35") << "qwen35-tiny";
     }
     void matchesFixtures()
     {
@@ -48,16 +49,29 @@ private Q_SLOTS:
         QVERIFY(torch::equal(toTorch(got, "position_ids"), toTorch(want, "position_ids")));
         QVERIFY(torch::equal(toTorch(got, "rope_deltas"), toTorch(want, "rope_deltas")));
         QVERIFY(torch::equal(toTorch(got, "generated_ids"), toTorch(want, "generated_ids")));
-        QVERIFY(maxAbs(toTorch(got, "logits"), toTorch(want, "logits")) < 1e-4);
+        // Qwen3.5's fixture README: about 10x looser than the others (the DeltaNet's gated norm amplifies float32 noise).
+        const bool qwen35 = model == "qwen35-tiny";
+        const double outputs = qwen35 ? 3e-4 : 1e-4, attention = qwen35 ? 5e-5 : 1e-5;
+        QVERIFY(maxAbs(toTorch(got, "logits"), toTorch(want, "logits")) < outputs);
         QVERIFY(maxAbs(toTorch(got, "image_embeds"), toTorch(want, "image_embeds")) < 1e-4);
-        QVERIFY(maxAbs(toTorch(got, "attentions"), toTorch(want, "attentions")) < 1e-5);
+        // Qwen3.5: the full-attention layers only, in layer order, as transformers returns them.
+        QVERIFY(toTorch(got, "attentions").sizes() == toTorch(want, "attentions").sizes());
+        QVERIFY(maxAbs(toTorch(got, "attentions"), toTorch(want, "attentions")) < attention);
         if (want.find("generated_logits"))
-            QVERIFY(maxAbs(toTorch(got, "generated_logits"), toTorch(want, "generated_logits")) < 1e-4);
+            QVERIFY(maxAbs(toTorch(got, "generated_logits"), toTorch(want, "generated_logits")) < outputs);
+        for (const char* name : {"deltanet_g", "deltanet_beta", "deltanet_core_outputs", "deltanet_recurrent_states", "deltanet_conv_states",
+                                 "full_attention_layer_indexes", "linear_attention_layer_indexes"}) {
+            QCOMPARE(got.find(name) != nullptr, want.find(name) != nullptr);
+            if (want.find(name))
+                QVERIFY2(maxAbs(toTorch(got, name), toTorch(want, name)) < 1e-4, name);
+        }
         QCOMPARE(got.find("deepstack_embeds") != nullptr, want.find("deepstack_embeds") != nullptr);
         if (want.find("deepstack_embeds"))
             QVERIFY(maxAbs(toTorch(got, "deepstack_embeds"), toTorch(want, "deepstack_embeds")) < 1e-4);
         QCOMPARE(QString::fromStdString(got.metadata().at("allocation")),
-                 model == "qwen3vl-tiny" ? QString("interleaved-mrope[6,5,5]") : QString("sectioned[2,3,3]"));
+                 model == "qwen3vl-tiny" ? QString("interleaved-mrope[6,5,5]")
+                 : qwen35                ? QString("interleaved-mrope[2,1,1]")
+                                         : QString("sectioned[2,3,3]"));
     }
 
     // The bf16 path (the GPU default) on the CPU: the same model in bfloat16 stays within bf16's precision
@@ -79,9 +93,14 @@ private Q_SLOTS:
         const double logitErr = maxAbs(toTorch(got, "logits"), logits), attnErr = maxAbs(toTorch(got, "attentions"), toTorch(want, "attentions"));
         const double embedErr = maxAbs(toTorch(got, "image_embeds"), toTorch(want, "image_embeds"));
         qInfo("bf16 %s: logits max err %.4f (max |logit| %.3f), attentions %.5f, image embeds %.4f", qPrintable(model), logitErr, scale, attnErr, embedErr);
-        QVERIFY(logitErr > 1e-3);           // it did run in bf16 (float32 lands within 1e-5)
-        QVERIFY(logitErr < 0.05 * scale);   // measured: 1.3% of the largest logit
-        QVERIFY(attnErr < 0.03);            // measured: 0.010-0.014 explicit; 0.020 fused (LibTorch 2.11 CPU)
+        // The Qwen3.5 fixture amplifies rounding about 10x more than the others (its README: float32 already
+        // ends 6e-5 off after 8 layers, as the DeltaNet's gated norm scales up its small outputs), so its bf16
+        // bounds are 5x wider. Measured: 16% of the largest logit, attentions 0.107, even with the DeltaNet
+        // kept in float32 past its projections.
+        const double loose = model == "qwen35-tiny" ? 5 : 1;
+        QVERIFY(logitErr > 1e-3);                 // it did run in bf16 (float32 lands within 1e-5)
+        QVERIFY(logitErr < 0.05 * loose * scale); // measured: 1.3% of the largest logit
+        QVERIFY(attnErr < 0.03 * loose);          // measured: 0.010-0.014 explicit; 0.020 fused (LibTorch 2.11 CPU)
         // The argmax survives the rounding wherever the reference's top two logits are not near-tied.
         const auto top2 = std::get<0>(logits[0].topk(2, -1));
         const auto clear = (top2.select(-1, 0) - top2.select(-1, 1)) > 0.1 * scale;

@@ -23,11 +23,8 @@ namespace ropescope::cli {
 std::vector<int> parseLayerList(const QString& text, int layers)
 {
     std::vector<int> out;
-    if (text.isEmpty() || text == "all") {
-        for (int i = 0; i < layers; ++i)
-            out.push_back(i);
-        return out;
-    }
+    if (text.isEmpty() || text == "all")
+        return out; // every attention layer (the run leaves out Qwen3.5's DeltaNet layers)
     for (const QString& part : text.split(',')) {
         bool ok = false;
         const int v = part.trimmed().toInt(&ok);
@@ -222,7 +219,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
     query.meanQueryKey = o.ownPrior;
     AttendOutcome out;
     out.head = headChoice(o, cfg.text.heads);
-    const int heatLayer = heatmapLayer(o, query.layers);
+    const int heatLayer = heatmapLayer(o, query.layers.empty() ? cfg.text.attentionLayers() : query.layers);
     out.run = model::runAttention(*m.vlm, *m.tokenizer, m.dir, query);
     const model::AttentionRun& run = out.run;
     const model::ForwardResult& r = run.result;
@@ -261,6 +258,14 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
     }
     s["images"] = images;
     s["architecture"] = model::architectureName(cfg.architecture);
+    if (static_cast<int>(cfg.text.attentionLayers().size()) < cfg.text.layers) { // Qwen3.5: a hybrid decoder
+        QJsonArray linear;
+        for (int l = 0; l < cfg.text.layers; ++l)
+            if (cfg.text.isLinear(l))
+                linear.append(l);
+        s["deltanet_layers"] = linear;
+        s["hybrid_note"] = QString::fromStdString(model::hybridNote(cfg.text));
+    }
     if (!a.unknownWords.isEmpty())
         s["unknown_words"] = QJsonArray::fromStringList(a.unknownWords);
     s["allocation"] = QString::fromStdString(r.layerTables.front().allocation.toString());

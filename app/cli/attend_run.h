@@ -48,7 +48,8 @@ struct AttendOptions {
 AttendOptions parseAttendOptions(const QCommandLineParser& parser);
 
 // A model folder loaded once: batch items on the same model (and image) re-run only the decoder.
-// --capture-layers: "all" (or empty) or a comma list of layers 0..layers-1; throws UsageError naming a bad one.
+// --capture-layers: "all" (or empty: returns none, meaning every attention layer) or a comma list of layers
+// 0..layers-1; throws UsageError naming a bad one.
 std::vector<int> parseLayerList(const QString& text, int layers);
 
 struct AttendModel {

@@ -58,7 +58,7 @@ SchemesOutcome runAttendSchemes(AttendModel& m, const AttendOptions& o, const st
                                 const model::AttentionRun& first)
 {
     const model::AttentionQuery query = attentionQuery(m, o);
-    const int layer = heatmapLayer(o, query.layers);
+    const int layer = heatmapLayer(o, first.layers);
     SchemesOutcome out;
     out.comparison = model::compareSchemes(*m.vlm, *m.tokenizer, m.dir, query, schemes, layer, [&](int done, int total) {
         if (done < total)

@@ -198,8 +198,7 @@ int benchModel(const QCommandLineParser& parser)
         const auto afterFirstImage = torch::arange(L) > imageColumns.front()[-1];
         req.capture.selection.rows = torch::arange(L).masked_select(afterFirstImage & (ids != int64_t(cfg.imageToken))).to(device);
         req.capture.selection.cols = torch::cat(imageColumns).to(device);
-        for (int i = 0; i < cfg.text.layers; ++i)
-            req.capture.layers.push_back(i);
+        req.capture.layers = cfg.text.attentionLayers(); // Qwen3.5: its full-attention layers
         int64_t capturedBytes = 0;
         const double captureMs = medianMs(runs, [&] {
             const auto r = vlm.run(req);

@@ -92,6 +92,7 @@ void AttentionPanel::connectControls()
             ui_->errorNote->hide();
     });
     connect(ui_->question, &QLineEdit::textChanged, this, &AttentionPanel::updateQuestionNote);
+    connect(ui_->layer, &QSlider::valueChanged, this, [this] { ui_->layerNumber->setNum(modelLayer()); });
     connect(ui_->tokens, &QLabel::linkActivated, this, [this](const QString& link) { selectToken(link == "all" ? -1 : link.toInt()); });
     connect(ui_->run, &QPushButton::clicked, this, &AttentionPanel::requestRun);
     // Everything settings() holds: the window saves it with the session.
@@ -178,8 +179,10 @@ void AttentionPanel::installModel(std::shared_ptr<const AttentionModel> model)
     ui_->modelName->setText(QFileInfo(m.dir).fileName() + " (trained with " + geometry::schemeName(m.own.params.kind) + ")");
     ui_->modelInputs->setVisible(m.taskModel);
     updateQuestionNote();
-    ui_->layer->setRange(0, m.vlm->config().text.layers - 1);
-    ui_->layer->setValue(d->restoredLayer.value_or(ui_->layer->maximum()));
+    d->attentionLayers = m.vlm->config().text.attentionLayers();
+    ui_->layer->setRange(0, static_cast<int>(d->attentionLayers.size()) - 1);
+    ui_->layer->setValue(d->restoredLayer ? sliderIndexOf(*d->restoredLayer) : ui_->layer->maximum());
+    ui_->layerNumber->setNum(modelLayer());
     ui_->head->clear();
     ui_->head->addItems(headItems(m.vlm->config().text.heads));
     if (d->restoredHead && *d->restoredHead < ui_->head->count())
@@ -308,6 +311,17 @@ int AttentionPanel::layers() const
     return d->run ? static_cast<int>(d->run->attention().size()) : 0;
 }
 
+int AttentionPanel::modelLayer() const
+{
+    return d->attentionLayers.at(static_cast<size_t>(std::clamp(ui_->layer->value(), 0, static_cast<int>(d->attentionLayers.size()) - 1)));
+}
+
+int AttentionPanel::sliderIndexOf(int layer) const
+{
+    const auto at = std::find(d->attentionLayers.begin(), d->attentionLayers.end(), layer);
+    return at == d->attentionLayers.end() ? ui_->layer->maximum() : static_cast<int>(at - d->attentionLayers.begin());
+}
+
 size_t AttentionPanel::shownLayer() const
 {
     return static_cast<size_t>(std::clamp(ui_->layer->value(), 0, std::max(layers() - 1, 0)));
@@ -390,6 +404,8 @@ bool AttentionPanel::finish(AttentionJob& job)
                      + QString::fromStdString(r.result.layerTables.front().allocation.toString());
     if (!r.result.deepstackEmbeds.empty()) // Qwen3-VL: image features also enter the residual stream after these layers
         status += QString(", DeepStack after layers 0-%1").arg(r.result.deepstackEmbeds.size() - 1);
+    if (const std::string note = model::hybridNote(job.model->vlm->config().text); !note.empty())
+        status += "\n" + QString::fromStdString(note);
     if (!r.untrained.empty())
         status += "\nuntrained scheme (" + QString::fromStdString(r.untrained) + "): this model was trained with "
                   + geometry::schemeName(r.own.params.kind);
@@ -513,7 +529,7 @@ void AttentionPanel::requestCompare()
         return;
     }
     job->schemes = schemes_->entries();
-    job->comparedLayer = ui_->layer->value();
+    job->comparedLayer = modelLayer();
     QPointer<QLabel> status = ui_->status;
     job->progress = [status](int done, int total) { // from the worker: the label is updated on the UI thread
         QMetaObject::invokeMethod(status, [status, done, total] {
@@ -527,7 +543,7 @@ void AttentionPanel::requestCompare()
 
 void AttentionPanel::openLayerHead(int layer, int head)
 {
-    ui_->layer->setValue(layer);
+    ui_->layer->setValue(sliderIndexOf(layer));
     ui_->head->setCurrentIndex(headComboIndex(head));
     views_->setCurrentIndex(static_cast<int>(AttentionView::Map));
 }
@@ -594,7 +610,7 @@ void AttentionPanel::repaintOverlay()
             shares << QString("image %1: %2%").arg(i + 1).arg(100 * of[i], 0, 'f', 1);
     }
     map_->showShares(shares.isEmpty() ? QString()
-                                      : QString("share of the image attention at layer %1 (mean over heads): %2").arg(layer).arg(shares.join(", ")));
+                                      : QString("share of the image attention at layer %1 (mean over heads): %2").arg(run.layers[layer]).arg(shares.join(", ")));
     if (mapType() == MapType::OwnPrior && d->runModel) {
         // "all" has no single query: the prior is the row that predicts the answer (the question's last token).
         const model::MapToken token = oneToken ? tokens[static_cast<size_t>(d->token)] : run.questionTokens.back();
@@ -634,7 +650,7 @@ void AttentionPanel::repaintOverlay()
     // The shift compares the mean maps whatever head the images show: say so.
     map_->showComparison(ownOverlay_, difference_,
                          QString("layer %1, mean over heads and %2: attention moved by %3 (total variation, 0 = same places, 1 = disjoint)")
-                             .arg(layer)
+                             .arg(run.layers[layer])
                              .arg(ownRow ? "'" + tokens[static_cast<size_t>(d->token)].text.trimmed() + "'" : QString("question tokens"))
                              .arg(shift(), 0, 'f', 3));
 }

@@ -119,6 +119,8 @@ private:
     void updateQuestionNote();
     MapType mapType() const;
     size_t shownLayer() const; // the captured layer shown, clamped to the run's
+    int modelLayer() const;    // the model's number of the layer the slider shows
+    int sliderIndexOf(int layer) const; // the slider position of a model layer (the last when it has none)
     views::HeatmapOptions heatmapOptions() const;
     struct Impl;
     std::unique_ptr<Impl> d;

@@ -36,7 +36,7 @@ QJsonObject AttentionPanel::settings() const
                        {"question", ui_->question->text()},
                        {"explorer_scheme", ui_->explorerScheme->isChecked()},
                        {"compare", ui_->compare->isChecked()},
-                       {"layer", ui_->layer->value()},
+                       {"layer", modelLayer()},
                        {"head", ui_->head->currentIndex()},
                        {"map_type", mapTypeKey(mapType())},
                        {"colormap", ui_->colormap->currentText()},
@@ -113,8 +113,8 @@ void AttentionPanel::applySettings(const QJsonObject& s)
         schemes_->setEntries(std::move(*schemes));
     else if (schemes)
         d->restoredSchemes = schemes; // the first model to load takes it
-    if (layer >= 0 && layer <= ui_->layer->maximum())
-        ui_->layer->setValue(layer);
+    if (std::find(d->attentionLayers.begin(), d->attentionLayers.end(), layer) != d->attentionLayers.end())
+        ui_->layer->setValue(sliderIndexOf(layer));
     if (head >= 0 && head < ui_->head->count())
         ui_->head->setCurrentIndex(head);
 }
@@ -128,7 +128,7 @@ QStringList AttentionPanel::exportHeatmaps(const QString& path) const
                      {"question", ui_->question->text()},
                      {"answer", answer()},
                      {"run", status()},
-                     {"layer", ui_->layer->value()},
+                     {"layer", modelLayer()},
                      {"head", ui_->head->currentText()},
                      {"colormap", ui_->colormap->currentText()},
                      {"opacity", ui_->opacity->value() / 100.0},

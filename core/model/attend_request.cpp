@@ -97,8 +97,7 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const st
     f.inputIds = torch::tensor(a.ids, torch::kInt64);
     f.pixelValues = torch::cat(pixels);
     f.imageGridThw = torch::cat(grids);
-    for (int l = 0; l < cfg.text.layers; ++l)
-        f.capture.layers.push_back(l);
+    f.capture.layers = cfg.text.attentionLayers();
     f.capture.selection.rows = torch::tensor(a.queryTokens, torch::kInt64).to(device);
     f.capture.selection.cols = torch::tensor(a.imageTokens, torch::kInt64).to(device);
     f.generate = a.chat ? 32 : 1;

@@ -19,16 +19,18 @@ std::optional<geometry::AgeSchedule> ageFor(const std::string& age, int layers)
     }
 }
 
-std::vector<int> capturedLayers(const std::vector<int>& asked, int layers)
+// Every attention layer unless some are asked for (Qwen3.5's DeltaNet layers have no attention to keep).
+std::vector<int> capturedLayers(const std::vector<int>& asked, const TextConfig& text)
 {
-    std::vector<int> out = asked;
-    if (out.empty())
-        for (int l = 0; l < layers; ++l)
-            out.push_back(l);
+    std::vector<int> out = asked.empty() ? text.attentionLayers() : asked;
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
-    if (out.front() < 0 || out.back() >= layers)
-        throw ModelError("capture layers: expected 0.." + std::to_string(layers - 1));
+    if (out.front() < 0 || out.back() >= text.layers)
+        throw ModelError("capture layers: expected 0.." + std::to_string(text.layers - 1));
+    for (int l : out)
+        if (text.isLinear(l))
+            throw ModelError("capture layers: layer " + std::to_string(l) + " is a Gated DeltaNet layer, with no attention and no positions; "
+                             "the attention layers are " + attentionLayerList(text));
     return out;
 }
 
@@ -82,7 +84,6 @@ AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const QString& m
 AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const AttentionQuery& query, const ResolvedScheme& scheme)
 {
     const ModelConfig& cfg = vlm.config();
-    const int layers = cfg.text.layers;
     AttentionRun run;
     std::vector<QImage> images{query.image};
     images.insert(images.end(), query.moreImages.begin(), query.moreImages.end());
@@ -91,7 +92,7 @@ AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const AttentionQ
         throw ModelError("the question is empty: there is no text after the image to attend from");
     run.scheme = scheme.scheme;
     run.own = scheme.own;
-    run.layers = capturedLayers(query.layers, layers);
+    run.layers = capturedLayers(query.layers, cfg.text);
     run.untrained = scheme.untrained;
 
     ForwardRequest request = run.prompt.forward;

@@ -22,18 +22,6 @@ std::pair<torch::Tensor, torch::Tensor> haropeMaps(const torch::Tensor& au, cons
     return {torch::matmul(u * s.unsqueeze(1), v.transpose(1, 2)), torch::matmul(u / s.unsqueeze(1), v.transpose(1, 2))};
 }
 
-// "3, 7" (or "0-27" when every layer attends).
-std::string attentionLayerList(const TextConfig& cfg)
-{
-    const std::vector<int> layers = cfg.attentionLayers();
-    if (static_cast<int>(layers.size()) == cfg.layers)
-        return "0-" + std::to_string(cfg.layers - 1);
-    std::string list;
-    for (int l : layers)
-        list += (list.empty() ? "" : ", ") + std::to_string(l);
-    return list;
-}
-
 } // namespace
 
 std::vector<LanguageModel::LayerTensor> LanguageModel::layerTensors(bool harope, bool linear) const

@@ -117,6 +117,33 @@ void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const
 
 } // namespace
 
+// "3, 7" (or "0-27" when every layer attends).
+std::string attentionLayerList(const TextConfig& cfg)
+{
+    const std::vector<int> layers = cfg.attentionLayers();
+    if (static_cast<int>(layers.size()) == cfg.layers)
+        return "0-" + std::to_string(cfg.layers - 1);
+    std::string list;
+    for (int l : layers)
+        list += (list.empty() ? "" : ", ") + std::to_string(l);
+    return list;
+}
+
+
+std::string hybridNote(const TextConfig& t)
+{
+    const std::vector<int> attention = t.attentionLayers();
+    if (static_cast<int>(attention.size()) == t.layers)
+        return {};
+    std::string note = std::to_string(t.layers - static_cast<int>(attention.size())) + " of " + std::to_string(t.layers)
+                       + " layers are Gated DeltaNet (linear attention with no positions: no scheme moves them, they have no maps); "
+                         "the scheme acts on the attention layers "
+                       + attentionLayerList(t);
+    if (t.rotaryDim() < t.headDim())
+        note += ", which rotate " + std::to_string(t.rotaryDim()) + " of " + std::to_string(t.headDim()) + " dims per head";
+    return note;
+}
+
 std::vector<int> TextConfig::attentionLayers() const
 {
     std::vector<int> out;

@@ -78,6 +78,13 @@ struct TextConfig {
     std::vector<int> attentionLayers() const; // the layers with softmax attention (all but the DeltaNet ones)
 };
 
+// The attention layers in words: "3, 7", or "0-27" when every layer attends.
+std::string attentionLayerList(const TextConfig& text);
+
+// What a scheme does to a hybrid decoder (Qwen3.5), in one sentence for summaries and the window's status;
+// empty when every layer attends.
+std::string hybridNote(const TextConfig& text);
+
 struct ModelConfig {
     Architecture architecture = Architecture::Qwen2VL;
     TextConfig text;

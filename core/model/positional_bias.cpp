@@ -346,13 +346,16 @@ BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString
     a.model = QDir(modelDir).dirName() + ", trained with " + ownLabel;
     a.layers = request.layers;
     if (a.layers.empty())
-        for (int l = 0; l < cfg.text.layers; ++l)
-            a.layers.push_back(l);
+        a.layers = cfg.text.attentionLayers();
     std::sort(a.layers.begin(), a.layers.end());
     a.layers.erase(std::unique(a.layers.begin(), a.layers.end()), a.layers.end());
     if (a.layers.front() < 0 || a.layers.back() >= cfg.text.layers)
         throw ModelError("layer " + std::to_string(a.layers.front() < 0 ? a.layers.front() : a.layers.back()) + " is not a layer 0.."
                          + std::to_string(cfg.text.layers - 1) + " of the model");
+    for (int l : a.layers)
+        if (cfg.text.isLinear(l))
+            throw ModelError("layer " + std::to_string(l) + " is a Gated DeltaNet layer, with no attention and no positions; the attention layers are "
+                             + attentionLayerList(cfg.text));
     a.rows = request.rows;
     a.cols = request.cols;
     a.reset();

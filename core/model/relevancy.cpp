@@ -18,7 +18,6 @@ Relevancy gradientRelevancy(Vlm& vlm, const AttentionRun& run)
     if (run.generated.empty())
         throw std::invalid_argument("relevancy: the run generated no answer token");
     const ForwardResult& r = run.result;
-    const int layers = vlm.config().text.layers;
     const auto n = static_cast<int64_t>(run.prompt.ids.size());
 
     torch::AutoGradMode grad(true);
@@ -32,9 +31,11 @@ Relevancy gradientRelevancy(Vlm& vlm, const AttentionRun& run)
             ++same;
         rotary.push_back(same < l ? rotary[same] : vlm.rotaryFor(table, 0, n));
     }
-    DecoderCapture capture; // every layer's full L x L probabilities, contexts and values
-    for (int l = 0; l < layers; ++l)
-        capture.layers.push_back(l);
+    // Every attention layer's full L x L probabilities, contexts and values. A Gated DeltaNet layer (Qwen3.5)
+    // has no attention matrix to weigh: the rule passes the relevance through it unchanged (its token mixing
+    // is not attributed), as Chefer et al. pass it through the MLPs.
+    DecoderCapture capture;
+    capture.layers = vlm.config().text.attentionLayers();
     capture.contexts = true;
     DeepStackInput deepstack;
     if (!r.deepstackEmbeds.empty()) {

@@ -903,6 +903,48 @@ private Q_SLOTS:
         QVERIFY(!w.attention()->findChild<QLabel*>("modelInputs")->isVisible()); // not a shapes-task model
     }
 
+    // Qwen3.5's hybrid decoder: the layer slider steps through its attention layers (3 and 7), labelled with
+    // the model's numbers; the status says what the DeltaNet layers are; sessions keep the model's number.
+    void attentionTabRunsQwen35()
+    {
+        QTemporaryDir dir, model;
+        const QString fixture = ROPESCOPE_TEST_DATA "/fixtures/qwen35-tiny/";
+        QVERIFY(QFile::copy(fixture + "config.json", model.filePath("config.json")));
+        QVERIFY(QFile::copy(fixture + "model.safetensors", model.filePath("model.safetensors")));
+        QVERIFY(QFile::copy(ROPESCOPE_TEST_DATA "/attend/tokenizer.json", model.filePath("tokenizer.json"))); // same special ids
+        MainWindow w(dir.path());
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        w.showAttentionTab();
+        QVERIFY(finished.wait(60000));
+        finished.clear();
+        w.attention()->openModel(model.path());
+        QTRY_VERIFY_WITH_TIMEOUT(!w.attention()->busy(), 60000);
+        QVERIFY2(finished.first().at(0).toBool(), qPrintable(w.attention()->status()));
+        const QString status = w.attention()->status();
+        QVERIFY2(status.contains("6 of 8 layers are Gated DeltaNet") && status.contains("attention layers 3, 7")
+                     && status.contains("rotate 8 of 32 dims"), qPrintable(status));
+        QCOMPARE(w.attention()->layers(), 2);
+        auto* slider = w.attention()->findChild<QSlider*>("attentionLayer");
+        auto* number = w.attention()->findChild<QLabel*>("attentionLayerNumber");
+        QCOMPARE(slider->maximum(), 1);
+        QCOMPARE(number->text(), QString("7"));
+        const QImage last = w.attention()->overlay();
+        w.attention()->openLayerHead(3, 1); // a click in the layers x heads grid names the model's layer
+        QCOMPARE(slider->value(), 0);
+        QCOMPARE(number->text(), QString("3"));
+        QVERIFY(w.attention()->overlay() != last);
+        QCOMPARE(w.attention()->settings()["layer"].toInt(), 3);
+        // Schemes side by side compare at the shown attention layer.
+        w.attention()->addExplorerScheme();
+        w.attention()->requestCompare();
+        QTRY_VERIFY_WITH_TIMEOUT(!w.attention()->busy(), 60000);
+        QVERIFY2(w.attention()->status().contains("compared 2 of 2 schemes at layer 3"), qPrintable(w.attention()->status()));
+        if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty())
+            w.grab().save(shots + "/attention_qwen35.png");
+    }
+
     // Before a run the tab says what a bundled model understands and which typed words it cannot read.
     void attentionTabSaysWhatTheModelReads()
     {

@@ -161,6 +161,43 @@ private Q_SLOTS:
         }
     }
 
+    // Qwen3.5: only the attention layers have maps, under the model's own numbers; every view runs on them;
+    // the summary says what the DeltaNet layers are; capturing one is an error naming the attention layers.
+    void runsQwen35()
+    {
+        const QString q35 = dir_.filePath("qwen35");
+        QDir().mkpath(q35);
+        const QString fixture = ROPESCOPE_TEST_DATA "/fixtures/qwen35-tiny/";
+        QVERIFY(QFile::copy(fixture + "config.json", q35 + "/config.json"));
+        QVERIFY(QFile::copy(fixture + "model.safetensors", q35 + "/model.safetensors"));
+        QVERIFY(QFile::copy(ROPESCOPE_TEST_DATA "/attend/tokenizer.json", q35 + "/tokenizer.json")); // the same special ids
+        const QString out = dir_.filePath("qwen35-out");
+        const auto r = runRopescope({"attend", "--model", q35, "--image", image_, "--question", "What colour is the circle?", "--output", out,
+                                     "--schemes", "mrope,circle", "--own-prior", "--relevancy", "--region", "1,1,2,2", "--max-new-tokens", "2"},
+                                    false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QFile s(out + "/summary.json");
+        QVERIFY(s.open(QIODevice::ReadOnly));
+        const QJsonObject summary = QJsonDocument::fromJson(s.readAll()).object();
+        QCOMPARE(summary["architecture"].toString(), QString("qwen3_5"));
+        QCOMPARE(summary["allocation"].toString(), QString("interleaved-mrope[2,1,1]"));
+        QCOMPARE(summary["deltanet_layers"].toArray(), (QJsonArray{0, 1, 2, 4, 5, 6}));
+        QVERIFY(summary["hybrid_note"].toString().contains("rotate 8 of 32 dims"));
+        QCOMPARE(summary["heatmap_layer"].toInt(), 7);
+        const QJsonArray layers = summary["per_layer"].toArray();
+        QCOMPARE(layers.size(), 2);
+        QCOMPARE(layers[0].toObject()["layer"].toInt(), 3);
+        QCOMPARE(layers[1].toObject()["layer"].toInt(), 7);
+        for (const char* file : {"heatmap.png", "schemes.csv", "own_prior.csv", "relevancy.png", "region.csv"})
+            QVERIFY2(QFile::exists(out + "/" + file), file);
+        const auto bad = runRopescope({"attend", "--model", q35, "--image", image_, "--question", "What colour is the circle?", "--output",
+                                       dir_.filePath("qwen35-bad"), "--capture-layers", "2,3"},
+                                      false);
+        QVERIFY(bad.exitCode != 0);
+        QVERIFY2(bad.err.contains("layer 2 is a Gated DeltaNet layer") && bad.err.contains("attention layers are 3, 7"), bad.err.constData());
+        QVERIFY(!QFile::exists(dir_.filePath("qwen35-bad")));
+    }
+
     void flagsUntrainedSchemes()
     {
         const QString out = dir_.filePath("circle");

@@ -90,10 +90,9 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     layer = new QSlider(Qt::Horizontal);
     layer->setObjectName("attentionLayer");
     layer->setToolTip("The decoder layer whose text -> image attention is shown");
-    auto* layerNumber = new QLabel("0");
+    layerNumber = new QLabel("0");
     layerNumber->setObjectName("attentionLayerNumber");
     layerNumber->setMinimumWidth(24);
-    connect(layer, &QSlider::valueChanged, layerNumber, [layerNumber](int v) { layerNumber->setNum(v); });
     auto* layerRow = new QHBoxLayout;
     layerRow->addWidget(layer, 1);
     layerRow->addWidget(layerNumber);

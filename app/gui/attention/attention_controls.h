@@ -19,7 +19,9 @@ class AttentionControls : public QScrollArea {
 public:
     explicit AttentionControls(QWidget* parent = nullptr);
 
-    QLabel *modelName, *errorNote, *questionNote, *modelInputs, *answer, *tokens, *priorFit, *status;
+    // layer steps through the model's attention layers (all of them but on Qwen3.5); layerNumber shows the
+    // model's own number of the one shown.
+    QLabel *layerNumber, *modelName, *errorNote, *questionNote, *modelInputs, *answer, *tokens, *priorFit, *status;
     QPushButton *openModel, *openImage, *addImage, *run;
     QLineEdit* question;
     QCheckBox *explorerScheme, *compare;

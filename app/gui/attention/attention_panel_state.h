@@ -24,6 +24,7 @@ struct AttentionPanel::Impl {
     std::shared_ptr<const AttentionModel> model;
     std::vector<PromptImageFile> images; // the prompt's images, in order (Image... starts again, + Image... adds)
     session::ExplorerState scheme;
+    std::vector<int> attentionLayers{0}; // the model's layers the layer slider steps through
     std::shared_ptr<const model::AttentionRun> run; // the shown run: every layer, answer tokens' rows included
     std::shared_ptr<const AttentionModel> runModel; // the model that made it (its rotary settings for the own prior)
     int token = -1;                                 // the map's token: -1 for all question tokens, else into mapTokens()

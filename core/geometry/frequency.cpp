@@ -249,10 +249,13 @@ void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfi
     if (static_cast<int>(allocation.sections.size()) != allocation.components)
         throw InvalidInput("sections", "needs " + std::to_string(allocation.components) + " sections, got "
                            + std::to_string(allocation.sections.size()));
+    // Pairs j = 1, 4, 7, ... take h and j = 2, 5, 8, ... take w (below half): (half + 1) / 3 and half / 3 of
+    // them, e.g. 11 and 10 of Qwen3.5's 32 rotary pairs (its sections [11, 11, 10]).
     if (allocation.kind == FrequencyAllocation::Kind::InterleavedMrope
-        && 3LL * std::max(allocation.sections[1], allocation.sections[2]) > rotary.halfDim())
+        && (3LL * allocation.sections[1] > rotary.halfDim() + 1 || 3LL * allocation.sections[2] > rotary.halfDim()))
         throw InvalidInput("sections", "interleaved-mrope places h and w on every third of the " + std::to_string(rotary.halfDim())
-                           + " frequencies, so neither may exceed " + std::to_string(rotary.halfDim() / 3));
+                           + " frequencies, so h may not exceed " + std::to_string((rotary.halfDim() + 1) / 3) + " and w "
+                           + std::to_string(rotary.halfDim() / 3));
     if (allocation.kind == FrequencyAllocation::Kind::HwAlternating
         && 2LL * std::max(allocation.sections[1], allocation.sections[2]) > rotary.halfDim())
         throw InvalidInput("sections", "hw-alternating places h and w on every other of the " + std::to_string(rotary.halfDim())

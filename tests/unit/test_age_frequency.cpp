@@ -126,6 +126,20 @@ private Q_SLOTS:
         // h or w beyond a third of the pairs cannot be placed; the 1-D and 4-D schemes have no t/h/w.
         p.sections = {4, 30, 30};
         QVERIFY_EXCEPTION_THROWN(validate(p), InvalidInput);
+        // Qwen3.5: 64 rotated dims (32 pairs), sections [11, 11, 10]: h takes all 11 pairs 1, 4, ... 31 (one more
+        // than a third), w the 10 pairs 2, 5, ... 29, t the other 11, as transformers slices them.
+        p.rotary.headDim = 64;
+        p.sections = {11, 11, 10};
+        validate(p);
+        const std::vector<int> q35 = allocationFor(p).componentTable(32);
+        QCOMPARE(std::count(q35.begin(), q35.end(), 1), 11L);
+        QCOMPARE(std::count(q35.begin(), q35.end(), 2), 10L);
+        QCOMPARE(q35[31], 1);
+        p.sections = {10, 11, 11}; // w has only 10 pairs
+        QVERIFY_EXCEPTION_THROWN(validate(p), InvalidInput);
+        p.sections = {9, 12, 11}; // h has only 11
+        QVERIFY_EXCEPTION_THROWN(validate(p), InvalidInput);
+        p.rotary.headDim = 128;
         p.sections.clear();
         p.kind = SchemeKind::Vrope;
         QVERIFY_EXCEPTION_THROWN(validate(p), InvalidInput);

@@ -111,6 +111,8 @@ void addGeometryOptions(QCommandLineParser& parser)
         {"layers", "Number of decoder layers for --age (default 36, as the official code).", "N"},
         {"theta", "Rotary base theta (default 1e6).", "T"},
         {"head-dim", "Rotary head dimension (default 128).", "D"},
+        {"partial-rotary", "Fraction of each head's dims that rotate, in (0, 1] (default 1; Qwen3.5 0.25, GLM-4.1V 0.5): "
+                           "the frequencies and sections cover those dims, the rest carry no position.", "F"},
         {"allocation", "Frequency allocation: sectioned, interleaved (j mod C), interleaved-mrope (Qwen3-VL's MRoPE-I, "
                        "sections t,h,w default 24,20,20), hw-alternating (VideoRoPE's: h on odd, w on even pairs below "
                        "2h / 2w, t the rest; default 16,24,24), distributed (MM-RoPE's T,T,H,W,H,W,H,W per 8 pairs) or "
@@ -151,6 +153,8 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
         p.rotary.theta = parseNumber(parser, "theta");
     if (parser.isSet("head-dim"))
         p.rotary.headDim = parseInteger(parser, "head-dim");
+    if (parser.isSet("partial-rotary"))
+        p.rotary.partial = parseNumber(parser, "partial-rotary");
     if (parser.isSet("allocation")) {
         const QString a = parser.value("allocation");
         p.allocationKind = allocationKindFromName(str(a));
@@ -229,7 +233,7 @@ SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind de
 
 void refuseLayoutOnlyFlags(const QCommandLineParser& parser)
 {
-    for (const char* flag : {"theta", "head-dim", "kv-heads"})
+    for (const char* flag : {"theta", "head-dim", "partial-rotary", "kv-heads"})
         if (parser.isSet(flag))
             throw UsageError(std::string("--") + flag + ": a model run uses its config.json's rotary settings; this flag is for layouts");
     for (const char* flag : {"layout", "layer"})

@@ -13,7 +13,7 @@ std::vector<double> inverseFrequencies(const RotaryConfig& rotary)
 {
     std::vector<double> inv(static_cast<size_t>(rotary.halfDim()));
     for (int j = 0; j < rotary.halfDim(); ++j)
-        inv[static_cast<size_t>(j)] = std::pow(rotary.theta, -2.0 * j / rotary.headDim);
+        inv[static_cast<size_t>(j)] = std::pow(rotary.theta, -2.0 * j / rotary.rotaryDim());
     return inv;
 }
 
@@ -215,6 +215,9 @@ void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfi
         throw InvalidInput("theta", "must be a finite number above 1, got " + shortNumber(rotary.theta));
     if (rotary.headDim < 2 || rotary.headDim % 2 != 0 || rotary.headDim > 4096)
         throw InvalidInput("head_dim", "must be an even number from 2 to 4096, got " + std::to_string(rotary.headDim));
+    if (!(rotary.partial > 0 && rotary.partial <= 1) || rotary.rotaryDim() < 2)
+        throw InvalidInput("partial_rotary", "must leave at least one rotating pair: a fraction in (0, 1] of head_dim " + std::to_string(rotary.headDim)
+                                                 + ", got " + shortNumber(rotary.partial));
     if (!(allocation.temporalThetaScale >= 1.0 && allocation.temporalThetaScale <= 1e6))
         throw InvalidInput("ntk_factor", "the time axis' base scale must be from 1 to 1e6, got " + shortNumber(allocation.temporalThetaScale));
     if (allocation.kind == FrequencyAllocation::Kind::Interleaved || allocation.kind == FrequencyAllocation::Kind::Distributed)
@@ -262,8 +265,8 @@ void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfi
                            + " frequencies, so neither may exceed " + std::to_string(rotary.halfDim() / 2));
     if (sum != rotary.halfDim())
         throw InvalidInput("sections", "sum to " + std::to_string(sum) + " but head_dim "
-                           + std::to_string(rotary.headDim) + " has " + std::to_string(rotary.halfDim())
-                           + " frequencies");
+                           + std::to_string(rotary.headDim) + (rotary.rotaryDim() < rotary.headDim ? " rotated by " + std::to_string(rotary.rotaryDim()) : std::string())
+                           + " has " + std::to_string(rotary.halfDim()) + " frequencies");
 }
 
 } // namespace ropescope::geometry

@@ -12,8 +12,13 @@ struct RotaryConfig {
     // The heads a per-head allocation (MHRoPE) spreads its axes over: the KV heads (8 in its reference; a
     // model run sets its own).
     int heads = 8;
+    // partial_rotary_factor: only the first rotaryDim() of each head's dims rotate (Qwen3.5 0.25, GLM-4.1V
+    // 0.5); the rest pass through unturned and carry no position.
+    double partial = 1.0;
 
-    int halfDim() const { return headDim / 2; }
+    int rotaryDim() const { return static_cast<int>(headDim * partial) / 2 * 2; } // truncated, then even
+    int halfDim() const { return rotaryDim() / 2; }                                // the pairs that rotate
+    int unrotatedDims() const { return headDim - rotaryDim(); }
 };
 
 std::vector<double> inverseFrequencies(const RotaryConfig& rotary);

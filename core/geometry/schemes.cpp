@@ -385,7 +385,7 @@ bool operator==(const TemporalParams& a, const TemporalParams& b)
 bool operator==(const SchemeParams& a, const SchemeParams& b)
 {
     return a.kind == b.kind && a.circle == b.circle && a.temporal == b.temporal && a.rotary.theta == b.rotary.theta
-           && a.rotary.headDim == b.rotary.headDim && a.rotary.heads == b.rotary.heads && a.allocationKind == b.allocationKind
+           && a.rotary.headDim == b.rotary.headDim && a.rotary.partial == b.rotary.partial && a.rotary.heads == b.rotary.heads && a.allocationKind == b.allocationKind
            && a.sections == b.sections && a.temporalStride == b.temporalStride && a.visualStride == b.visualStride
            && a.positionScale == b.positionScale && a.ntkFactor == b.ntkFactor;
 }
@@ -462,9 +462,9 @@ FrequencyAllocation allocationKindFor(const SchemeParams& p)
         throw InvalidInput("allocation", std::string() + allocationKindName(kind) + " is for the three-axis schemes (t, h, w), not "
                            + schemeName(p.kind));
     if (kind == FrequencyAllocation::Kind::InterleavedMrope)
-        return FrequencyAllocation::interleavedMrope(p.sections.empty() ? defaultInterleavedMropeSection(p.rotary.headDim) : p.sections);
+        return FrequencyAllocation::interleavedMrope(p.sections.empty() ? defaultInterleavedMropeSection(p.rotary.rotaryDim()) : p.sections);
     if (kind == FrequencyAllocation::Kind::HwAlternating)
-        return FrequencyAllocation::hwAlternating(p.sections.empty() ? defaultMropeSection(p.rotary.headDim) : p.sections);
+        return FrequencyAllocation::hwAlternating(p.sections.empty() ? defaultMropeSection(p.rotary.rotaryDim()) : p.sections);
     if (kind == FrequencyAllocation::Kind::Distributed)
         return FrequencyAllocation::distributed();
     if (kind == FrequencyAllocation::Kind::PerHead)
@@ -472,7 +472,7 @@ FrequencyAllocation allocationKindFor(const SchemeParams& p)
     if (!p.sections.empty())
         return FrequencyAllocation::sectioned(p.sections);
     if (components == 3)
-        return FrequencyAllocation::sectioned(defaultMropeSection(p.rotary.headDim));
+        return FrequencyAllocation::sectioned(defaultMropeSection(p.rotary.rotaryDim()));
     std::vector<int> equal(static_cast<size_t>(components), half / components);
     equal.back() += half % components;
     return FrequencyAllocation::sectioned(equal);
@@ -483,8 +483,8 @@ FrequencyAllocation allocationKindFor(const SchemeParams& p)
 FrequencyAllocation allocationFor(const SchemeParams& p)
 {
     FrequencyAllocation a = allocationKindFor(p);
-    if (p.kind == SchemeKind::VideoRopePlus && p.rotary.headDim >= 4)
-        a.temporalThetaScale = yarnVTimeThetaScale(p.ntkFactor, p.rotary.headDim);
+    if (p.kind == SchemeKind::VideoRopePlus && p.rotary.rotaryDim() >= 4)
+        a.temporalThetaScale = yarnVTimeThetaScale(p.ntkFactor, p.rotary.rotaryDim());
     return a;
 }
 

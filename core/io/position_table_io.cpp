@@ -74,6 +74,12 @@ QByteArray positionTableJson(const PositionTable& table, const QJsonObject& para
         allocation["sections"] = intArray(table.allocation.sections);
     root["allocation"] = allocation;
     root["rotary"] = QJsonObject{{"theta", table.rotary.theta}, {"head_dim", table.rotary.headDim}};
+    if (table.rotary.partial != 1.0) {
+        QJsonObject rotary = root["rotary"].toObject();
+        rotary["partial_rotary"] = table.rotary.partial;
+        rotary["rotary_dim"] = table.rotary.rotaryDim();
+        root["rotary"] = rotary;
+    }
 
     QJsonArray tokens;
     for (int i = 0; i < table.size(); ++i) {

@@ -129,6 +129,8 @@ void writeSchemeParams(QJsonObject& o, const SchemeParams& p)
     o["tokens_per_second"] = p.temporal.tokensPerSecond;
     o["theta"] = p.rotary.theta;
     o["head_dim"] = p.rotary.headDim;
+    if (p.rotary.partial != 1.0) // written only when set: files of full rotary stay as they were
+        o["partial_rotary"] = p.rotary.partial;
     o["kv_heads"] = p.rotary.heads;
     if (p.allocationKind)
         o["allocation"] = allocationKindName(*p.allocationKind);
@@ -161,6 +163,7 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
     p.temporal.tokensPerSecond = f.number("tokens_per_second", p.temporal.tokensPerSecond);
     p.rotary.theta = f.number("theta", p.rotary.theta);
     p.rotary.headDim = f.integer("head_dim", p.rotary.headDim);
+    p.rotary.partial = f.number("partial_rotary", p.rotary.partial);
     p.rotary.heads = f.integer("kv_heads", p.rotary.heads);
     if (f.has("allocation")) {
         const std::string a = f.text("allocation", "");

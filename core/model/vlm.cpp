@@ -73,7 +73,8 @@ geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& request
     geometry::SchemeParams p = requested;
     const TextConfig& t = config().text;
     p.rotary.theta = t.ropeTheta;
-    p.rotary.headDim = t.rotaryDim(); // the rotated dims: all of head_dim but on Qwen3.5 (partial rotary)
+    p.rotary.headDim = t.headDim();
+    p.rotary.partial = t.rotaryFraction; // Qwen3.5: a quarter of each head rotates
     // MHRoPE spreads its axes over the KV heads; a model with fewer than one per axis spreads them over its
     // query heads instead (keys are then repeated per query head).
     p.rotary.heads = t.kvHeads >= 3 ? t.kvHeads : t.heads;

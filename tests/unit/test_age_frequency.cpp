@@ -68,6 +68,38 @@ private Q_SLOTS:
         QVERIFY(std::abs(f[63] - std::pow(1e6, -126.0 / 128)) < 1e-18);
     }
 
+    // partial_rotary_factor: Qwen3.5 rotates 64 of 256 dims, inv_freq = theta^(-2j/64) for j < 32 (its
+    // rotary embedding is built on the rotated dims), and the default sections split those 32 pairs.
+    void partialRotaryCoversTheRotatedDims()
+    {
+        RotaryConfig r{1e7, 256};
+        r.partial = 0.25;
+        QCOMPARE(r.rotaryDim(), 64);
+        QCOMPARE(r.unrotatedDims(), 192);
+        const std::vector<double> f = inverseFrequencies(r);
+        QCOMPARE(f.size(), size_t(32));
+        QVERIFY(std::abs(f[31] - std::pow(1e7, -62.0 / 64)) < 1e-18);
+        SchemeParams p;
+        p.kind = SchemeKind::Mrope;
+        p.rotary = r;
+        validate(p);
+        QCOMPARE(allocationFor(p).toString(), std::string("sectioned[8,12,12]"));
+        p.allocationKind = FrequencyAllocation::Kind::InterleavedMrope;
+        QCOMPARE(allocationFor(p).componentTable(32).size(), size_t(32));
+        const auto table = buildPositionTable(parseLayout("text:2,image:4x4,text:2"), p);
+        QCOMPARE(table.rotary.rotaryDim(), 64);
+        // A fraction that leaves no pair, or none at all, names the parameter.
+        for (double bad : {0.0, 0.005, 1.5}) {
+            p.rotary.partial = bad;
+            try {
+                validate(p);
+                QFAIL("accepted a rotated fraction with no pair");
+            } catch (const InvalidInput& e) {
+                QCOMPARE(e.parameter(), std::string("partial_rotary"));
+            }
+        }
+    }
+
     void allocations()
     {
         QCOMPARE(defaultMropeSection(128), (std::vector<int>{16, 24, 24}));

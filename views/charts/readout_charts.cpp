@@ -83,6 +83,11 @@ FrequencyChart frequencyChart(const PositionTable& table)
                               ? QString("each axis' heads (of %1): all pairs high -> low").arg(table.rotary.heads)
                               : QString("pairs high -> low frequency");
     c.subtitle = QString("%1; span in the visual grids: %2").arg(strip, spans.join(", "));
+    if (table.rotary.unrotatedDims() > 0) // partial rotary: say what the strip leaves out
+        c.subtitle += QString("; dims %1-%2 of %3 are not rotated (no position)")
+                          .arg(table.rotary.rotaryDim())
+                          .arg(table.rotary.headDim - 1)
+                          .arg(table.rotary.headDim);
     for (const std::string& a : u.axes)
         c.axes.push_back(QString::fromStdString(a));
     for (const FrequencyUsage::Pair& p : u.pairs) {

@@ -296,6 +296,10 @@ void ParameterPanel::buildUi()
     headDim_->setSingleStep(2);
     headDim_->setToolTip("Rotary head dimension: head_dim/2 frequency pairs are split among the position axes");
     rotaryForm->addRow("head_dim", headDim_);
+    partialRotary_ = doubleSpin(0.01, 1, 1, 0.05, 3, "partialRotary");
+    partialRotary_->setToolTip("partial_rotary_factor: the share of each head's dims that rotate (Qwen3.5 0.25, GLM-4.1V 0.5);\n"
+                               "the frequencies, sections and the prior cover those dims, the frequency view names the rest");
+    rotaryForm->addRow("rotated fraction", partialRotary_);
     allocation_ = new QComboBox;
     allocation_->setObjectName("allocation");
     allocation_->addItems({"scheme default", "sectioned", "interleaved", "interleaved-mrope", "hw-alternating", "distributed", "per-head"});
@@ -408,7 +412,7 @@ void ParameterPanel::buildUi()
             alpha_->setValue(static_cast<int>(std::lround(v * 1000))); // emits through the slider
     });
     for (QDoubleSpinBox* s : {radius_, vector_[0], vector_[1], vector_[2], stride_, secondPerGrid_, tokensPerSecond_, temporalStride_,
-                              visualStride_, positionScale_[0], positionScale_[1], positionScale_[2], ntkFactor_})
+                              visualStride_, positionScale_[0], positionScale_[1], positionScale_[2], ntkFactor_, partialRotary_})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
     for (QSpinBox* s : {ageLayers_, headDim_, kvHeads_})
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
@@ -537,6 +541,7 @@ void ParameterPanel::applyTo(session::ExplorerState& s) const
     s.layer = std::min(layer_->value(), s.ageLayers - 1);
     s.params.rotary.theta = theta_->text().toDouble();
     s.params.rotary.headDim = headDim_->value();
+    s.params.rotary.partial = partialRotary_->value();
     s.params.allocationKind.reset();
     if (allocation_->currentIndex() > 0)
         s.params.allocationKind = allocationKindFromName(allocation_->currentText().toStdString());
@@ -624,6 +629,7 @@ void ParameterPanel::setState(const session::ExplorerState& s)
     if (theta_->text().toDouble() != s.params.rotary.theta)
         theta_->setText(QString::number(s.params.rotary.theta, 'g', 10));
     headDim_->setValue(s.params.rotary.headDim);
+    partialRotary_->setValue(s.params.rotary.partial);
     if (s.params.allocationKind)
         allocation_->setCurrentText(allocationKindName(*s.params.allocationKind));
     else

@@ -77,6 +77,7 @@ private:
     QLabel* layerLabel_;
     QLineEdit* theta_;
     QSpinBox* headDim_;
+    QDoubleSpinBox* partialRotary_; // partial_rotary_factor
     QSpinBox* kvHeads_; // per-head allocation (MHRoPE)
     QComboBox* allocation_;
     QLineEdit* sections_;

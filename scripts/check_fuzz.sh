@@ -12,8 +12,7 @@ if ! command -v clang++ >/dev/null 2>&1; then
   exit 2
 fi
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-cmake -S . -B build-fuzz -G Ninja -DROPESCOPE_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+cmake --preset fuzz >/dev/null # CMakePresets.json: clang, RelWithDebInfo, ROPESCOPE_FUZZ
 cmake --build build-fuzz -j2
 [ "$mode" = --build-only ] && exit 0
 case "$mode" in ''|*[!0-9]*) echo "usage: scripts/check_fuzz.sh [SECONDS] | --build-only" >&2; exit 2 ;; esac

@@ -203,15 +203,6 @@ QSize mapSheetSize(const MapSheet& sheet, int cellWidth)
     return {columns * cellWidth, static_cast<int>(std::ceil(titleHeight(px) + rows * cellHeight))};
 }
 
-int mapAt(const QRectF& area, const MapSheet& sheet, QPointF point)
-{
-    const SheetGeometry g = sheetGeometry(area, sheet);
-    for (size_t i = 0; i < sheet.maps.size(); ++i)
-        if (g.cell(area, static_cast<int>(i)).contains(point))
-            return static_cast<int>(i);
-    return -1;
-}
-
 void paintLayerHeadGrid(QPainter& p, const QRectF& area, const LayerHeadGrid& grid)
 {
     const GridGeometry g = gridGeometry(area, grid);

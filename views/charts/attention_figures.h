@@ -27,8 +27,6 @@ struct MapSheet {
 void paintMapSheet(QPainter& painter, const QRectF& area, const MapSheet& sheet);
 // A size that shows each map `cellWidth` wide with its caption.
 QSize mapSheetSize(const MapSheet& sheet, int cellWidth);
-// The map under `point` in a sheet painted into `area`, or -1.
-int mapAt(const QRectF& area, const MapSheet& sheet, QPointF point);
 
 // Every captured layer (rows) x every head (columns): the head's map over the image grid, each cell
 // min-max normalised on its own (where it looks), or one colour per cell for the head's attention mass on

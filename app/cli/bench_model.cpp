@@ -193,6 +193,21 @@ int benchModel(const QCommandLineParser& parser)
             positionsMs = r.positionsMs;
             decoderMs = r.prefillMs;
         });
+        // One greedy decoding step after the prompt (KV cache; Qwen3.5's DeltaNet state): the generation
+        // loop's time over 5 tokens, of which the first comes from the prefill's logits.
+        double decodeStepMs = 0;
+        {
+            model::ForwardRequest decode = req;
+            decode.generate = 5;
+            std::vector<double> steps;
+            for (int i = 0; i < runs; ++i) {
+                const auto r = vlm.run(decode);
+                sync();
+                steps.push_back(r.generateMs / 4);
+            }
+            std::sort(steps.begin(), steps.end());
+            decodeStepMs = steps[steps.size() / 2];
+        }
         // Capture every layer's text -> image attention: rows are the tokens after the first image that are
         // not image tokens, columns every image token.
         const auto afterFirstImage = torch::arange(L) > imageColumns.front()[-1];
@@ -223,6 +238,7 @@ int benchModel(const QCommandLineParser& parser)
                         {"positions_ms", positionsMs},
                         {"decoder_ms", decoderMs},
                         {"prefill_capture_ms", captureMs},
+                        {"decode_step_ms", decodeStepMs},
                         {"capture_overhead_ms", captureMs - prefillMs},
                         {"captured_mb", static_cast<double>(capturedBytes) / 1048576.0},
                         {"loaded_rss_mb", loadedRssMb},

@@ -1,8 +1,11 @@
 #pragma once
-// The bridge from a prompt's images (core/model) to the pictures its maps are drawn on (views), shared by
-// the CLI, batch and the GUI.
+// The bridge from a run (core/model) to what its figures draw (views), shared by the CLI, batch and the
+// GUI: the prompt's images as the pictures its maps are drawn on, and the layers x heads small multiples.
+#include "charts/attention_figures.h"
 #include "charts/attention_heatmap.h"
 #include "model/attend_request.h"
+#include "model/attention_run.h"
+#include "model/attention_stats.h"
 
 namespace ropescope {
 
@@ -12,6 +15,20 @@ inline views::MapPictures mapPictures(const std::vector<model::PromptImage>& ima
     for (const model::PromptImage& image : images)
         pictures.push_back({image.resized, image.rows, image.cols});
     return pictures;
+}
+
+// Every captured layer x head of a run, as the CLI's layers_heads figure and the GUI's tab draw it.
+inline views::LayerHeadGrid layerHeadGrid(const model::AttentionRun& run)
+{
+    views::LayerHeadGrid grid;
+    grid.layers = run.layers;
+    grid.heads = static_cast<int>(run.attention().front().size(0));
+    for (const model::PromptImage& image : run.prompt.images)
+        grid.grids.push_back(QSize(image.cols, image.rows));
+    model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
+    grid.imageMass = maps.imageMass();
+    grid.maps = std::move(maps.maps);
+    return grid;
 }
 
 } // namespace ropescope

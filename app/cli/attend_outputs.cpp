@@ -127,19 +127,6 @@ QByteArray AttendOutcome::tokensJson() const
     return QJsonDocument(root).toJson();
 }
 
-views::LayerHeadGrid layerHeadGrid(const model::AttentionRun& run)
-{
-    views::LayerHeadGrid grid;
-    grid.layers = run.layers;
-    grid.heads = static_cast<int>(run.attention().front().size(0));
-    for (const model::PromptImage& image : run.prompt.images)
-        grid.grids.push_back(QSize(image.cols, image.rows));
-    model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
-    grid.imageMass = maps.imageMass();
-    grid.maps = std::move(maps.maps);
-    return grid;
-}
-
 QByteArray AttendOutcome::layersHeadsFigure(views::FigureFormat format) const
 {
     views::LayerHeadGrid grid = layerHeadGrid(run);

@@ -90,8 +90,6 @@ struct AttendOutcome {
     QByteArray regionCsv() const;
 };
 AttendOutcome runAttendOnce(AttendModel& model, const AttendOptions& options, const model::ModelScheme& scheme);
-// Every captured layer x head of a run as the small-multiples figure draws it (no title).
-views::LayerHeadGrid layerHeadGrid(const model::AttentionRun& run);
 // The scheme flags as a model record would hold them (AGE as its per-layer pattern).
 model::ModelScheme modelScheme(const SchemeRequest& request);
 

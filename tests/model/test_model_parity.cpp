@@ -12,32 +12,12 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "../support/parity.h"
+
 using namespace ropescope;
 using namespace ropescope::model;
-
-namespace {
-
-QString fixture(const QString& name)
-{
-    return QString(ROPESCOPE_TEST_DATA) + "/fixtures/" + name;
-}
-
-double maxAbs(const torch::Tensor& a, const torch::Tensor& b)
-{
-    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
-}
-
-#define EXPECT_CLOSE(ours, theirs, tolerance, what)                                                                   \
-    do {                                                                                                             \
-        const auto o_ = (ours);                                                                                      \
-        const auto t_ = (theirs);                                                                                    \
-        QVERIFY2(o_.sizes() == t_.sizes(), qPrintable(QString("%1: shape differs").arg(what)));                      \
-        const double e_ = maxAbs(o_, t_);                                                                            \
-        qInfo("%s: max abs error %.3g", qPrintable(QString(what)), e_);                                              \
-        QVERIFY2(e_ <= (tolerance), qPrintable(QString("%1: max abs error %2 > %3").arg(what).arg(e_).arg(tolerance))); \
-    } while (0)
-
-} // namespace
+using ropescope::test::fixture;
+using ropescope::test::maxAbs;
 
 class TestModelParity : public QObject {
     Q_OBJECT

@@ -8,30 +8,14 @@
 
 #include <QtTest>
 
+#include "../support/parity.h"
+
 using namespace ropescope;
 using namespace ropescope::model;
+using ropescope::test::fixture;
+using ropescope::test::maxAbs;
 
 namespace {
-
-QString fixture(const QString& name)
-{
-    return QString(ROPESCOPE_TEST_DATA) + "/fixtures/" + name;
-}
-
-double maxAbs(const torch::Tensor& a, const torch::Tensor& b)
-{
-    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
-}
-
-#define EXPECT_CLOSE(ours, theirs, tolerance, what)                                                                   \
-    do {                                                                                                             \
-        const auto o_ = (ours);                                                                                      \
-        const auto t_ = (theirs);                                                                                    \
-        QVERIFY2(o_.sizes() == t_.sizes(), qPrintable(QString("%1: shape differs").arg(what)));                      \
-        const double e_ = maxAbs(o_, t_);                                                                            \
-        qInfo("%s: max abs error %.3g", qPrintable(QString(what)), e_);                                              \
-        QVERIFY2(e_ <= (tolerance), qPrintable(QString("%1: max abs error %2 > %3").arg(what).arg(e_).arg(tolerance))); \
-    } while (0)
 
 // The fixture README's tolerances.
 constexpr double kOutputs = 3e-4, kAttention = 5e-5, kStates = 1e-4, kVision = 1e-5;

@@ -1,8 +1,6 @@
 #include "layer_heads_page.h"
 
-#include "charts/attention_figures.h"
-#include "model/attention_run.h"
-#include "model/attention_stats.h"
+#include "map_pictures.h"
 #include "widgets/chart_view.h"
 
 #include <QComboBox>
@@ -38,16 +36,8 @@ LayerHeadsPage::~LayerHeadsPage() = default;
 
 void LayerHeadsPage::setRun(const model::AttentionRun& run)
 {
-    views::LayerHeadGrid& g = *grid_;
-    g = views::LayerHeadGrid{};
-    g.title = "layers x heads, mean over question tokens";
-    g.layers = run.layers;
-    g.heads = static_cast<int>(run.attention().front().size(0));
-    for (const model::PromptImage& image : run.prompt.images)
-        g.grids.push_back(QSize(image.cols, image.rows));
-    model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
-    g.imageMass = maps.imageMass();
-    g.maps = std::move(maps.maps);
+    *grid_ = layerHeadGrid(run);
+    grid_->title = "layers x heads, mean over question tokens";
 }
 
 void LayerHeadsPage::select(int capturedRow, int head)

@@ -1,6 +1,6 @@
 #include "schemes_page.h"
 
-#include "../../map_pictures.h"
+#include "map_pictures.h"
 #include "charts/attention_figures.h"
 #include "model/scheme_comparison.h"
 #include "widgets/chart_view.h"

@@ -1,0 +1,31 @@
+#pragma once
+// What the parity suites share: the fixtures' folder and a tensor comparison that says the error it found.
+#include <QString>
+#include <QtTest>
+
+#include <torch/torch.h>
+
+namespace ropescope::test {
+
+inline QString fixture(const QString& name)
+{
+    return QString(ROPESCOPE_TEST_DATA) + "/fixtures/" + name;
+}
+
+inline double maxAbs(const torch::Tensor& a, const torch::Tensor& b)
+{
+    return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
+}
+
+} // namespace ropescope::test
+
+// Same shape and max |ours - theirs| <= tolerance; logs the error either way (the numbers the notes cite).
+#define EXPECT_CLOSE(ours, theirs, tolerance, what)                                                                   \
+    do {                                                                                                             \
+        const auto o_ = (ours);                                                                                      \
+        const auto t_ = (theirs);                                                                                    \
+        QVERIFY2(o_.sizes() == t_.sizes(), qPrintable(QString("%1: shape differs").arg(what)));                      \
+        const double e_ = ropescope::test::maxAbs(o_, t_);                                                           \
+        qInfo("%s: max abs error %.3g", qPrintable(QString(what)), e_);                                              \
+        QVERIFY2(e_ <= (tolerance), qPrintable(QString("%1: max abs error %2 > %3").arg(what).arg(e_).arg(tolerance))); \
+    } while (0)

@@ -1,6 +1,7 @@
 // GUI tests: the real explorer window under Xvfb (ctest runs this binary through xvfb-run).
 #include "gui/main_window.h"
 #include "gui/attention_panel.h"
+#include "../support/model_folder.h"
 #include "gui/bias_view.h"
 #include "gui/settings_undo.h"
 #include "model/positional_bias.h"
@@ -882,10 +883,7 @@ private Q_SLOTS:
     void attentionTabRunsQwen3Vl()
     {
         QTemporaryDir dir, model;
-        const QString fixture = ROPESCOPE_TEST_DATA "/fixtures/qwen3vl-tiny/";
-        QVERIFY(QFile::copy(fixture + "config.json", model.filePath("config.json")));
-        QVERIFY(QFile::copy(fixture + "model.safetensors", model.filePath("model.safetensors")));
-        QVERIFY(QFile::copy(ROPESCOPE_TEST_DATA "/attend/tokenizer.json", model.filePath("tokenizer.json")));
+        QVERIFY(ropescope::test::makeModelFolder("qwen3vl-tiny", model.path()));
         MainWindow w(dir.path());
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -908,10 +906,7 @@ private Q_SLOTS:
     void attentionTabRunsQwen35()
     {
         QTemporaryDir dir, model;
-        const QString fixture = ROPESCOPE_TEST_DATA "/fixtures/qwen35-tiny/";
-        QVERIFY(QFile::copy(fixture + "config.json", model.filePath("config.json")));
-        QVERIFY(QFile::copy(fixture + "model.safetensors", model.filePath("model.safetensors")));
-        QVERIFY(QFile::copy(ROPESCOPE_TEST_DATA "/attend/tokenizer.json", model.filePath("tokenizer.json"))); // same special ids
+        QVERIFY(ropescope::test::makeModelFolder("qwen35-tiny", model.path()));
         MainWindow w(dir.path());
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));

@@ -1,6 +1,7 @@
 // `ropescope attend` end to end on the tiny Qwen2-VL fixture weights with a small WordLevel tokenizer:
 // files written, shapes, probabilities, positions equal to `ropescope positions`, errors.
 #include "../cli/run_ropescope.h"
+#include "../support/model_folder.h"
 #include "tiny_model.h"
 #include "../unit/csv_table.h"
 #include "charts/attention_heatmap.h"
@@ -112,11 +113,7 @@ private Q_SLOTS:
     void runsQwen3Vl()
     {
         const QString q3 = dir_.filePath("qwen3");
-        QDir().mkpath(q3);
-        const QString fixture = ROPESCOPE_TEST_DATA "/fixtures/qwen3vl-tiny/";
-        QVERIFY(QFile::copy(fixture + "config.json", q3 + "/config.json"));
-        QVERIFY(QFile::copy(fixture + "model.safetensors", q3 + "/model.safetensors"));
-        QVERIFY(QFile::copy(ROPESCOPE_TEST_DATA "/attend/tokenizer.json", q3 + "/tokenizer.json"));
+        QVERIFY(ropescope::test::makeModelFolder("qwen3vl-tiny", q3));
         const QString out = dir_.filePath("qwen3-out");
         const auto r = runRopescope({"attend", "--model", q3, "--image", image_, "--question", "What colour is the circle?", "--output", out,
                                      "--scheme", "circle", "--difference", "--max-new-tokens", "2"},
@@ -166,11 +163,7 @@ private Q_SLOTS:
     void runsQwen35()
     {
         const QString q35 = dir_.filePath("qwen35");
-        QDir().mkpath(q35);
-        const QString fixture = ROPESCOPE_TEST_DATA "/fixtures/qwen35-tiny/";
-        QVERIFY(QFile::copy(fixture + "config.json", q35 + "/config.json"));
-        QVERIFY(QFile::copy(fixture + "model.safetensors", q35 + "/model.safetensors"));
-        QVERIFY(QFile::copy(ROPESCOPE_TEST_DATA "/attend/tokenizer.json", q35 + "/tokenizer.json")); // the same special ids
+        QVERIFY(ropescope::test::makeModelFolder("qwen35-tiny", q35));
         const QString out = dir_.filePath("qwen35-out");
         const auto r = runRopescope({"attend", "--model", q35, "--image", image_, "--question", "What colour is the circle?", "--output", out,
                                      "--schemes", "mrope,circle", "--own-prior", "--relevancy", "--region", "1,1,2,2", "--max-new-tokens", "2"},

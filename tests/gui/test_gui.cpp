@@ -32,6 +32,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTemporaryDir>
@@ -79,6 +80,38 @@ private Q_SLOTS:
         QVERIFY2(w.ptdReadout().startsWith("PTD 0.000000 (circle)"), qPrintable(w.ptdReadout()));
         QCOMPARE(w.scene().world().rows(), Eigen::Index(74));
         QVERIFY(QFile::exists(w.autosavePath()));
+    }
+
+    // The rotated fraction (partial rotary): the tables, frequencies and prior cover the rotated dims, and
+    // sessions keep it.
+    void partialRotaryIsARotarySetting()
+    {
+        QTemporaryDir dir;
+        {
+            MainWindow w(dir.path());
+            w.resize(1280, 720);
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            auto* fraction = w.panel()->findChild<QDoubleSpinBox*>("partialRotary");
+            QVERIFY(fraction);
+            QCOMPARE(fraction->value(), 1.0);
+            const QString fullPrior = w.selectionReadout();
+            fraction->setValue(0.25);
+            QCOMPARE(w.state().params.rotary.partial, 0.25);
+            QCOMPARE(w.readouts().table.rotary.rotaryDim(), 32);              // of head_dim 128
+            QCOMPARE(w.readouts().table.allocation.toString(), std::string("sectioned[4,6,6]")); // 16 pairs
+            QVERIFY2(w.selectionReadout() != fullPrior, qPrintable(w.selectionReadout())); // the prior has fewer pairs
+            if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty()) {
+                if (auto* scroll = qobject_cast<QScrollArea*>(w.panel()->parentWidget() ? w.panel()->parentWidget()->parentWidget() : nullptr))
+                    scroll->ensureWidgetVisible(fraction);
+                w.grab().save(shots + "/partial_rotary_1280.png");
+            }
+            w.saveSession(dir.filePath("partial.ropescope.json"));
+        }
+        MainWindow restored(dir.filePath("other"));
+        QVERIFY(restored.openSession(dir.filePath("partial.ropescope.json")));
+        QCOMPARE(restored.state().params.rotary.partial, 0.25);
+        QCOMPARE(restored.panel()->findChild<QDoubleSpinBox*>("partialRotary")->value(), 0.25);
     }
 
     void alphaSliderChangesReadoutAndScene()

@@ -16,6 +16,8 @@
 #include <QFileInfo>
 #include <QJsonArray>
 
+#include <cstdio>
+
 #include <algorithm>
 
 namespace ropescope::cli {
@@ -158,6 +160,8 @@ std::unique_ptr<AttendModel> AttendModel::load(const QString& dir, torch::Device
     m->dtype = dtype;
     m->vlm = std::make_unique<model::Vlm>(dir, device, dtype);
     m->tokenizer = std::make_unique<model::Tokenizer>(model::Tokenizer::load(QDir(dir).filePath("tokenizer.json")));
+    if (const std::string note = m->vlm->unusedNote(); !note.empty())
+        std::fprintf(stderr, "note: %s: %s\n", qPrintable(dir), note.c_str());
     return m;
 }
 

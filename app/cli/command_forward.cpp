@@ -10,6 +10,8 @@
 
 #include <cmath>
 
+#include <cstdio>
+
 namespace ropescope::cli {
 
 namespace {
@@ -51,6 +53,8 @@ int runForward(const QStringList& args)
 
     return runModelCommand([&] {
         model::Vlm vlm(parser.value("model"), device, dtype);
+        if (const std::string note = vlm.unusedNote(); !note.empty())
+            std::fprintf(stderr, "note: %s: %s\n", qPrintable(parser.value("model")), note.c_str());
         const SchemeRequest scheme = parseModelSchemeOptions(parser, vlm.config().text.layers);
         const model::SafeTensors inputs = model::SafeTensors::open(parser.value("inputs"));
         model::ForwardRequest req;

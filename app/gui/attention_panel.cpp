@@ -404,8 +404,9 @@ bool AttentionPanel::finish(AttentionJob& job)
                      + QString::fromStdString(r.result.layerTables.front().allocation.toString());
     if (!r.result.deepstackEmbeds.empty()) // Qwen3-VL: image features also enter the residual stream after these layers
         status += QString(", DeepStack after layers 0-%1").arg(r.result.deepstackEmbeds.size() - 1);
-    if (const std::string note = model::hybridNote(job.model->vlm->config().text); !note.empty())
-        status += "\n" + QString::fromStdString(note);
+    for (const std::string& note : {model::hybridNote(job.model->vlm->config().text), job.model->vlm->unusedNote()})
+        if (!note.empty())
+            status += "\n" + QString::fromStdString(note);
     if (!r.untrained.empty())
         status += "\nuntrained scheme (" + QString::fromStdString(r.untrained) + "): this model was trained with "
                   + geometry::schemeName(r.own.params.kind);

@@ -81,6 +81,9 @@ Checkpoint Checkpoint::open(const QString& dirPath)
             c.tensors_[t.name] = {c.files_.back().get(), &t};
     }
     c.config_.harope = c.has("model.layers.0.self_attn.harope.a_u");
+    for (const auto& [name, where] : c.tensors_)
+        if (name.rfind("mtp.", 0) == 0 || name.rfind("model.mtp.", 0) == 0)
+            ++c.unusedMtp_;
     return c;
 }
 

@@ -25,6 +25,9 @@ public:
     const ModelConfig& config() const { return config_; }
     const QString& dir() const { return dir_; }
     bool has(const std::string& name) const;
+    // Qwen3.5's multi-token-prediction head (`mtp.*`): loaded by nothing (RopeScope decodes one token per
+    // step), counted so the commands can say so.
+    int unusedMtpTensors() const { return unusedMtp_; }
     // float32 on the CPU; throws ModelError naming the tensor if missing or of another shape.
     torch::Tensor tensor(const std::string& name, const std::vector<int64_t>& shape) const;
 
@@ -34,6 +37,7 @@ private:
     QString dir_;
     ModelConfig config_;
     bool random_ = false;
+    int unusedMtp_ = 0;
     uint64_t seed_ = 0;
     std::vector<std::unique_ptr<SafeTensors>> files_;
     std::map<std::string, std::pair<const SafeTensors*, const TensorInfo*>> tensors_;

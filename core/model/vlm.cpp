@@ -68,6 +68,14 @@ Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
     releaseFreeHostMemory();
 }
 
+std::string Vlm::unusedNote() const
+{
+    const int mtp = checkpoint_.unusedMtpTensors();
+    return mtp == 0 ? std::string()
+                    : "the checkpoint's " + std::to_string(mtp) + " multi-token-prediction tensors (mtp.*) are not used: "
+                          "RopeScope decodes one token per step";
+}
+
 geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& requested) const
 {
     geometry::SchemeParams p = requested;

@@ -80,6 +80,8 @@ public:
     Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
 
     const ModelConfig& config() const { return checkpoint_.config(); }
+    // What the model's folder holds that no run uses, in one line ("" when nothing): Qwen3.5's MTP head.
+    std::string unusedNote() const;
     torch::Device device() const { return device_; }
     VisionTower& vision() { return vision_; }
     LanguageModel& language() { return language_; }

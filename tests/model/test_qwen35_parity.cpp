@@ -6,6 +6,10 @@
 #include "model/tensor_io.h"
 #include "model/vlm.h"
 
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "../support/parity.h"
@@ -97,6 +101,41 @@ private Q_SLOTS:
         } catch (const ModelError& e) {
             QVERIFY2(QString(e.what()).contains("attention layers: 3, 7"), e.what());
         }
+    }
+
+    // A Hub checkpoint in shards with the multi-token-prediction head: the head is not loaded, the model is
+    // unchanged, and the run says the MTP tensors go unused.
+    void mtpTensorsAreIgnoredAndSaid()
+    {
+        QTemporaryDir dir;
+        QVERIFY(QFile::copy(fixture("qwen35-tiny/config.json"), dir.filePath("config.json")));
+        QVERIFY(QFile::copy(fixture("qwen35-tiny/model.safetensors"), dir.filePath("model-00001-of-00002.safetensors")));
+        SafeTensorsWriter mtp;
+        addTensor(mtp, "mtp.fc.weight", torch::ones({64, 128}));
+        addTensor(mtp, "mtp.norm.weight", torch::ones({64}));
+        QFile shard(dir.filePath("model-00002-of-00002.safetensors"));
+        QVERIFY(shard.open(QIODevice::WriteOnly) && shard.write(mtp.bytes()) > 0);
+        shard.close();
+        QJsonObject map;
+        const SafeTensors weights = SafeTensors::open(fixture("qwen35-tiny/model.safetensors"));
+        for (const TensorInfo& t : weights.tensors())
+            map[QString::fromStdString(t.name)] = "model-00001-of-00002.safetensors";
+        for (const char* name : {"mtp.fc.weight", "mtp.norm.weight"})
+            map[name] = "model-00002-of-00002.safetensors";
+        QFile index(dir.filePath("model.safetensors.index.json"));
+        QVERIFY(index.open(QIODevice::WriteOnly) && index.write(QJsonDocument(QJsonObject{{"weight_map", map}}).toJson()) > 0);
+        index.close();
+
+        Vlm sharded(dir.path()), plain(fixture("qwen35-tiny"));
+        QCOMPARE(QString::fromStdString(sharded.unusedNote()),
+                 QString("the checkpoint's 2 multi-token-prediction tensors (mtp.*) are not used: RopeScope decodes one token per step"));
+        QVERIFY(plain.unusedNote().empty());
+        const SafeTensors inputs = SafeTensors::open(fixture("qwen35-tiny/inputs.safetensors"));
+        ForwardRequest req;
+        req.inputIds = toTorch(inputs, "input_ids").flatten();
+        req.pixelValues = toTorch(inputs, "pixel_values");
+        req.imageGridThw = toTorch(inputs, "image_grid_thw");
+        QVERIFY(torch::equal(sharded.run(req).prefill.logits, plain.run(req).prefill.logits));
     }
 
     void matchesTransformers_data()

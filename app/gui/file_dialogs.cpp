@@ -13,7 +13,8 @@ const char kKey[] = "dialogs/lastFolder";
 QString lastFolder()
 {
     const QString folder = QSettings().value(kKey).toString();
-    return !folder.isEmpty() && QFileInfo(folder).isDir() ? folder : QDir::currentPath();
+    // The last folder a dialog used, else home (not the working directory: a launcher's is often / or the build tree).
+    return !folder.isEmpty() && QFileInfo(folder).isDir() ? folder : QDir::homePath();
 }
 
 QString remember(const QString& chosen, bool isFolder)

@@ -121,8 +121,9 @@ void ParameterPanel::buildUi()
                                 "time at s + delta*t; interleaved frequencies",
                                 "mrope-i: Qwen3-VL's MRoPE-I, M-RoPE positions with every video frame its own grid; "
                                 "interleaved frequencies [24,20,20]",
-                                "mhrope: MHRoPE, MRoPE-I positions; whole heads per axis (2,3,3 of 8 KV heads), the rest "
-                                "without rotary",
+                                "mhrope: MHRoPE's per-head allocation on MRoPE-I positions (no spatial reset); whole heads "
+                                "per axis (2,3,3 of 8 KV heads), the rest without rotary. The paper's setting adds spatial "
+                                "reset: spatial-reset with Allocation per-head",
                                 "tad-rope: TAD-RoPE (TC-LLaVA), one index: token index + delta * frame index",
                                 "videorope++: VideoRoPE++, VideoRoPE's layout with the time axis on an NTK-scaled base (YaRN-V)",
                                 "mm-rope: MM-RoPE (Lumos-1), M-RoPE with visual offsets scaled (4,8,8) and every 8 pairs "

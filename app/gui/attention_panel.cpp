@@ -373,7 +373,7 @@ std::shared_ptr<AttentionJob> AttentionPanel::prepare()
     for (size_t i = 1; i < d->images.size(); ++i)
         q.moreImages.push_back(d->images[i].image);
     q.question = ui_->question->text();
-    q.preprocess = model::loadPreprocessOptions(d->model->dir, d->model->vlm->config());
+    q.preprocess = d->model->preprocess;
     const bool explorer = ui_->explorerScheme->isChecked();
     q.scheme = explorer ? model::ModelScheme{d->scheme.params, d->scheme.age} : d->model->own;
     q.answerMaps = true;   // every answer token's map: the rows cost little next to the run

@@ -65,6 +65,17 @@ bool firstAttentionRun(MainWindow& w, QSignalSpy& finished)
     return finished.wait(60000) && finished.first().at(0).toBool();
 }
 
+// After the first run, opens `folder` in the Attention tab (loaded on a worker, then run); true when exactly
+// that one run finished and succeeded.
+bool openedInAttentionTab(MainWindow& w, QSignalSpy& finished, const QString& folder)
+{
+    if (!firstAttentionRun(w, finished))
+        return false;
+    finished.clear();
+    w.attention()->openModel(folder);
+    return QTest::qWaitFor([&] { return !w.attention()->busy(); }, 60000) && finished.count() == 1 && finished.first().at(0).toBool();
+}
+
 } // namespace
 
 class TestGui : public QObject {
@@ -918,16 +929,8 @@ private Q_SLOTS:
         QTemporaryDir dir, model;
         QVERIFY(ropescope::test::makeModelFolder("qwen3vl-tiny", model.path()));
         MainWindow w(dir.path());
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
-        w.showAttentionTab();
-        QVERIFY(finished.wait(60000));
-        finished.clear();
-        w.attention()->openModel(model.path());
-        QTRY_VERIFY_WITH_TIMEOUT(!w.attention()->busy(), 60000);
-        QCOMPARE(finished.count(), 1);
-        QVERIFY2(finished.first().at(0).toBool(), qPrintable(w.attention()->status()));
+        QVERIFY2(openedInAttentionTab(w, finished, model.path()), qPrintable(w.attention()->status()));
         const QString status = w.attention()->status();
         QVERIFY2(status.contains("allocation interleaved-mrope[6,5,5]") && status.contains("DeepStack after layers 0-1"), qPrintable(status));
         QVERIFY(!w.attention()->overlay().isNull());
@@ -941,15 +944,8 @@ private Q_SLOTS:
         QTemporaryDir dir, model;
         QVERIFY(ropescope::test::makeModelFolder("qwen35-tiny", model.path()));
         MainWindow w(dir.path());
-        w.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&w));
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
-        w.showAttentionTab();
-        QVERIFY(finished.wait(60000));
-        finished.clear();
-        w.attention()->openModel(model.path());
-        QTRY_VERIFY_WITH_TIMEOUT(!w.attention()->busy(), 60000);
-        QVERIFY2(finished.first().at(0).toBool(), qPrintable(w.attention()->status()));
+        QVERIFY2(openedInAttentionTab(w, finished, model.path()), qPrintable(w.attention()->status()));
         const QString status = w.attention()->status();
         QVERIFY2(status.contains("6 of 8 layers are Gated DeltaNet") && status.contains("attention layers 3, 7")
                      && status.contains("rotate 8 of 32 dims"), qPrintable(status));

@@ -18,6 +18,7 @@ std::shared_ptr<AttentionModel> AttentionModel::load(const QString& dir)
         m->tokenizer = std::make_shared<const model::Tokenizer>(model::Tokenizer::load(QDir(dir).filePath("tokenizer.json")));
         m->own = model::recordedScheme(dir); // a malformed "ropescope" record fails here, not at the first run
         m->taskModel = model::isTaskModel(dir);
+        m->preprocess = model::loadPreprocessOptions(dir, m->vlm->config());
     } catch (const std::exception& e) {
         m->error = e.what();
         m->vlm.reset();

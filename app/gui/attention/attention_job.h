@@ -26,6 +26,7 @@ struct AttentionModel {
     std::shared_ptr<model::Vlm> vlm; // shared: a model replaced mid-run lives until its run ends
     std::shared_ptr<const model::Tokenizer> tokenizer;
     model::ModelScheme own;
+    model::PreprocessOptions preprocess; // the folder's preprocessor_config.json, read once
     bool taskModel = false;
     QString error; // set when anything in the folder did not load; nothing else is then
     static std::shared_ptr<AttentionModel> load(const QString& dir);

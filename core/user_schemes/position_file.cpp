@@ -1,0 +1,393 @@
+#include "position_file.h"
+
+#include "geometry/errors.h"
+#include "geometry/position_table.h"
+#include "io/input_file.h"
+#include "model/safetensors.h"
+
+#include <QCryptographicHash>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
+
+#include <cmath>
+#include <cstring>
+
+namespace ropescope::user_schemes {
+namespace {
+
+using geometry::InvalidInput;
+
+constexpr qint64 kMaxPositionFileBytes = 512LL << 20;
+
+class FixedPositions final : public geometry::CustomScheme {
+public:
+    FixedPositions(std::string file, std::string sha256, Eigen::MatrixXd positions, std::vector<std::string> names)
+        : file_(std::move(file)), sha256_(std::move(sha256)), positions_(std::move(positions)), names_(std::move(names))
+    {
+    }
+    const std::string& file() const override { return file_; }
+    const std::string& sha256() const override { return sha256_; }
+    std::string label() const override { return QFileInfo(QString::fromStdString(file_)).fileName().toStdString(); }
+    int components() const override { return static_cast<int>(positions_.cols()); }
+    std::vector<std::string> componentNames() const override { return names_; }
+    Eigen::MatrixXd positions(const geometry::Layout& layout, const geometry::CustomValues&) const override
+    {
+        if (layout.tokenCount() != positions_.rows())
+            throw InvalidInput("positions", label() + " holds positions for " + std::to_string(positions_.rows()) + " tokens; the "
+                                                + "sequence (" + layout.toString() + ") has " + std::to_string(layout.tokenCount()));
+        return positions_;
+    }
+
+private:
+    std::string file_, sha256_;
+    Eigen::MatrixXd positions_;
+    std::vector<std::string> names_;
+};
+
+[[noreturn]] void bad(const QString& path, const std::string& what)
+{
+    throw InvalidInput("positions", QFileInfo(path).fileName().toStdString() + ": " + what);
+}
+
+std::vector<std::string> defaultNames(int components)
+{
+    if (components == 1)
+        return {"n"};
+    if (components == 3)
+        return {"t", "h", "w"};
+    std::vector<std::string> out;
+    for (int c = 0; c < components; ++c)
+        out.push_back("v" + std::to_string(c + 1));
+    return out;
+}
+
+void checkShape(const QString& path, long long components, long long tokens)
+{
+    if (components < 1 || components > 4)
+        bad(path, "has " + std::to_string(components) + " position components; expected 1 to 4");
+    if (tokens < 1 || tokens > geometry::kMaxLayoutTokens)
+        bad(path, "has " + std::to_string(tokens) + " tokens; expected 1 to " + std::to_string(geometry::kMaxLayoutTokens));
+}
+
+void checkFinite(const QString& path, const Eigen::MatrixXd& p)
+{
+    for (Eigen::Index c = 0; c < p.cols(); ++c)
+        for (Eigen::Index i = 0; i < p.rows(); ++i)
+            if (!std::isfinite(p(i, c)) || std::abs(p(i, c)) > 1e15)
+                bad(path, "position of token " + std::to_string(i) + ", component " + std::to_string(c) + " is not a finite number within 1e15");
+}
+
+// One token's place as `positions` writes it.
+struct TokenPlace {
+    geometry::Modality modality;
+    int segment, frame, row, col;
+};
+
+// The layout the token columns describe: segments in order, each text run or visual grid complete and
+// row-major (frame, row, col), as `positions` writes them.
+geometry::Layout layoutFromPlaces(const QString& path, const std::vector<TokenPlace>& places)
+{
+    geometry::Layout layout;
+    size_t i = 0;
+    while (i < places.size()) {
+        const TokenPlace& first = places[i];
+        if (first.segment != static_cast<int>(layout.segments.size()))
+            bad(path, "token " + std::to_string(i) + " is in segment " + std::to_string(first.segment) + "; expected segment "
+                          + std::to_string(layout.segments.size()));
+        size_t end = i;
+        while (end < places.size() && places[end].segment == first.segment)
+            ++end;
+        geometry::Segment seg;
+        if (first.modality == geometry::Modality::Text) {
+            seg.kind = geometry::SegmentKind::Text;
+            seg.length = static_cast<int>(end - i);
+        } else {
+            seg.kind = first.modality == geometry::Modality::Image ? geometry::SegmentKind::Image : geometry::SegmentKind::Video;
+            for (size_t k = i; k < end; ++k) {
+                seg.frames = std::max(seg.frames, places[k].frame + 1);
+                seg.rows = std::max(seg.rows, places[k].row + 1);
+                seg.cols = std::max(seg.cols, places[k].col + 1);
+            }
+            if (static_cast<long long>(seg.frames) * seg.rows * seg.cols != static_cast<long long>(end - i))
+                bad(path, "segment " + std::to_string(first.segment) + " is not a complete frames x rows x cols grid");
+        }
+        for (size_t k = i; k < end; ++k) {
+            const TokenPlace& p = places[k];
+            const long long at = static_cast<long long>(k - i);
+            const bool inOrder = p.modality == first.modality
+                                 && (seg.kind == geometry::SegmentKind::Text
+                                     || (p.frame >= 0 && p.row >= 0 && p.col >= 0
+                                         && (static_cast<long long>(p.frame) * seg.rows + p.row) * seg.cols + p.col == at));
+            if (!inOrder)
+                bad(path, "token " + std::to_string(k) + " is out of its segment's order (modality, frame, row, col)");
+        }
+        layout.segments.push_back(seg);
+        i = end;
+    }
+    try {
+        return geometry::parseLayout(layout.toString()); // the layout caps
+    } catch (const InvalidInput& e) {
+        bad(path, e.what());
+    }
+}
+
+std::optional<geometry::Modality> modalityFrom(const QString& name)
+{
+    for (auto m : {geometry::Modality::Text, geometry::Modality::Image, geometry::Modality::Video})
+        if (name == geometry::modalityName(m))
+            return m;
+    return std::nullopt;
+}
+
+int parseIndex(const QString& path, const QString& text, long long line, const char* column, bool optional)
+{
+    if (optional && text.isEmpty())
+        return -1;
+    bool ok = false;
+    const int v = text.toInt(&ok);
+    if (!ok || v < 0 || v > (1 << 24))
+        bad(path, "line " + std::to_string(line) + ": " + column + " '" + text.left(20).toStdString() + "' is not a valid index");
+    return v;
+}
+
+PositionFile readCsv(const QString& path, const QByteArray& bytes, const std::string& sha)
+{
+    const QList<QByteArray> lines = bytes.split('\n');
+    const QList<QByteArray> header = lines.value(0).trimmed().split(',');
+    const QList<QByteArray> fixed{"index", "modality", "segment", "frame", "row", "col"};
+    if (header.size() < 7 || header.mid(0, 6) != fixed)
+        bad(path, "the header must be index,modality,segment,frame,row,col,p0[,p1..p3] (as `ropescope positions` writes)");
+    const int components = static_cast<int>(header.size()) - 6;
+    for (int c = 0; c < components; ++c)
+        if (header[6 + c] != "p" + QByteArray::number(c))
+            bad(path, "column " + std::to_string(7 + c) + " must be p" + std::to_string(c));
+    long long rows = 0;
+    for (qsizetype l = 1; l < lines.size(); ++l)
+        rows += lines[l].trimmed().isEmpty() ? 0 : 1;
+    checkShape(path, components, rows);
+    Eigen::MatrixXd p(rows, components);
+    std::vector<TokenPlace> places;
+    places.reserve(static_cast<size_t>(rows));
+    long long token = 0;
+    for (qsizetype l = 1; l < lines.size(); ++l) {
+        const QByteArray line = lines[l].trimmed();
+        if (line.isEmpty())
+            continue;
+        const QList<QByteArray> cells = line.split(',');
+        if (cells.size() != 6 + components)
+            bad(path, "line " + std::to_string(l + 1) + " has " + std::to_string(cells.size()) + " columns; the header has "
+                          + std::to_string(6 + components));
+        if (parseIndex(path, cells[0], l + 1, "index", false) != token)
+            bad(path, "line " + std::to_string(l + 1) + ": index must be " + std::to_string(token));
+        const auto modality = modalityFrom(QString::fromLatin1(cells[1]));
+        if (!modality)
+            bad(path, "line " + std::to_string(l + 1) + ": modality must be text, image or video");
+        const bool text = *modality == geometry::Modality::Text;
+        places.push_back({*modality, parseIndex(path, cells[2], l + 1, "segment", false), parseIndex(path, cells[3], l + 1, "frame", text),
+                          parseIndex(path, cells[4], l + 1, "row", text), parseIndex(path, cells[5], l + 1, "col", text)});
+        for (int c = 0; c < components; ++c) {
+            bool ok = false;
+            p(token, c) = cells[6 + c].toDouble(&ok);
+            if (!ok)
+                bad(path, "line " + std::to_string(l + 1) + ": p" + std::to_string(c) + " is not a number");
+        }
+        ++token;
+    }
+    checkFinite(path, p);
+    PositionFile out;
+    out.layout = layoutFromPlaces(path, places);
+    out.scheme = std::make_shared<FixedPositions>(path.toStdString(), sha, std::move(p), defaultNames(components));
+    return out;
+}
+
+PositionFile readJson(const QString& path, const QByteArray& bytes, const std::string& sha)
+{
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
+    if (!doc.isObject())
+        bad(path, "not a JSON object (" + error.errorString().toStdString() + ")");
+    const QJsonObject root = doc.object();
+    const QJsonArray tokens = root.value("tokens").toArray();
+    if (tokens.isEmpty())
+        bad(path, "has no \"tokens\" array (as `ropescope positions --format json` writes)");
+    const long long n = tokens.size();
+    const int components = static_cast<int>(tokens.first().toObject().value("p").toArray().size());
+    checkShape(path, components, n);
+    Eigen::MatrixXd p(n, components);
+    std::vector<TokenPlace> places;
+    for (long long i = 0; i < n; ++i) {
+        const QJsonObject t = tokens[static_cast<qsizetype>(i)].toObject();
+        const QJsonArray values = t.value("p").toArray();
+        if (values.size() != components)
+            bad(path, "token " + std::to_string(i) + " has " + std::to_string(values.size()) + " positions; token 0 has " + std::to_string(components));
+        for (int c = 0; c < components; ++c) {
+            if (!values[c].isDouble())
+                bad(path, "token " + std::to_string(i) + ": p[" + std::to_string(c) + "] is not a number");
+            p(i, c) = values[c].toDouble();
+        }
+        const auto modality = modalityFrom(t.value("modality").toString());
+        if (!modality)
+            bad(path, "token " + std::to_string(i) + ": modality must be text, image or video");
+        auto index = [&](const char* key) {
+            const QJsonValue v = t.value(key);
+            if (v.isNull() || v.isUndefined())
+                return -1;
+            const double d = v.toDouble(-1);
+            if (!(d >= 0 && d <= (1 << 24)) || d != std::floor(d))
+                bad(path, "token " + std::to_string(i) + ": " + key + " is not a valid index");
+            return static_cast<int>(d);
+        };
+        places.push_back({*modality, index("segment"), index("frame"), index("row"), index("col")});
+    }
+    checkFinite(path, p);
+    std::vector<std::string> names;
+    for (const QJsonValue& v : root.value("component_names").toArray())
+        names.push_back(v.toString().toStdString());
+    if (static_cast<int>(names.size()) != components)
+        names = defaultNames(components);
+    PositionFile out;
+    out.layout = layoutFromPlaces(path, places);
+    out.scheme = std::make_shared<FixedPositions>(path.toStdString(), sha, std::move(p), names);
+    return out;
+}
+
+// [C, L], [C, 1, L] (transformers' batch of one) or [L]: (components, tokens).
+std::pair<long long, long long> tableShape(const QString& path, const std::vector<long long>& shape)
+{
+    if (shape.size() == 1)
+        return {1, shape[0]};
+    if (shape.size() == 2)
+        return {shape[0], shape[1]};
+    if (shape.size() == 3 && shape[1] == 1)
+        return {shape[0], shape[2]};
+    std::string text;
+    for (long long s : shape)
+        text += (text.empty() ? "" : ",") + std::to_string(s);
+    bad(path, "position array has shape [" + text + "]; expected [C, L], [C, 1, L] or [L] (one sequence)");
+}
+
+template <class T>
+void fill(Eigen::MatrixXd& p, const uint8_t* data, long long components, long long tokens)
+{
+    for (long long c = 0; c < components; ++c)
+        for (long long i = 0; i < tokens; ++i) {
+            T v;
+            std::memcpy(&v, data + static_cast<size_t>(c * tokens + i) * sizeof(T), sizeof(T));
+            p(i, c) = static_cast<double>(v);
+        }
+}
+
+PositionFile fromArray(const QString& path, const std::string& sha, const std::string& dtype, const std::vector<long long>& shape, const uint8_t* data, size_t bytes)
+{
+    const auto [components, tokens] = tableShape(path, shape);
+    checkShape(path, components, tokens);
+    const size_t width = dtype == "f8" || dtype == "i8" ? 8 : dtype == "f4" || dtype == "i4" ? 4 : 0;
+    if (!width)
+        bad(path, "position values of type " + dtype + "; expected float64, float32, int64 or int32");
+    if (bytes < static_cast<size_t>(components * tokens) * width)
+        bad(path, "holds fewer values than its shape needs");
+    Eigen::MatrixXd p(tokens, components);
+    if (dtype == "f8")
+        fill<double>(p, data, components, tokens);
+    else if (dtype == "f4")
+        fill<float>(p, data, components, tokens);
+    else if (dtype == "i8")
+        fill<int64_t>(p, data, components, tokens);
+    else
+        fill<int32_t>(p, data, components, tokens);
+    checkFinite(path, p);
+    PositionFile out;
+    out.scheme = std::make_shared<FixedPositions>(path.toStdString(), sha, std::move(p), defaultNames(static_cast<int>(components)));
+    return out;
+}
+
+// NumPy's .npy: magic, version, a Python-literal header {'descr': '<f8', 'fortran_order': False, 'shape': (3, 15)}.
+PositionFile readNpy(const QString& path, const QByteArray& bytes, const std::string& sha)
+{
+    if (bytes.size() < 10 || !bytes.startsWith("\x93NUMPY"))
+        bad(path, "not a NumPy .npy file (no \\x93NUMPY magic)");
+    const int major = static_cast<uint8_t>(bytes[6]);
+    qint64 headerLength = 0, headerStart = 0;
+    if (major == 1) {
+        headerLength = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
+        headerStart = 10;
+    } else if ((major == 2 || major == 3) && bytes.size() >= 12) {
+        for (int k = 0; k < 4; ++k)
+            headerLength |= static_cast<qint64>(static_cast<uint8_t>(bytes[8 + k])) << (8 * k);
+        headerStart = 12;
+    } else {
+        bad(path, "NumPy format version " + std::to_string(major) + " is not supported");
+    }
+    if (headerLength > 65536 || headerStart + headerLength > bytes.size())
+        bad(path, "the .npy header runs past the end of the file");
+    const QString header = QString::fromLatin1(bytes.mid(headerStart, headerLength));
+    const auto descr = QRegularExpression(R"('descr'\s*:\s*'([<>|=])([fiu])(\d+)')").match(header);
+    const auto order = QRegularExpression(R"('fortran_order'\s*:\s*(True|False))").match(header);
+    const auto shapeMatch = QRegularExpression(R"('shape'\s*:\s*\(([^)]*)\))").match(header);
+    if (!descr.hasMatch() || !order.hasMatch() || !shapeMatch.hasMatch())
+        bad(path, "the .npy header lacks descr, fortran_order or shape");
+    if (descr.captured(1) == ">")
+        bad(path, "big-endian arrays are not supported");
+    if (order.captured(1) == "True")
+        bad(path, "Fortran-ordered arrays are not supported (save with np.ascontiguousarray)");
+    std::vector<long long> shape;
+    for (const QString& part : shapeMatch.captured(1).split(',', Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const long long v = part.trimmed().toLongLong(&ok);
+        if (!ok || v < 0 || v > geometry::kMaxLayoutTokens)
+            bad(path, "the .npy shape (" + shapeMatch.captured(1).toStdString() + ") is not a small array's");
+        shape.push_back(v);
+    }
+    const std::string dtype = descr.captured(2).toStdString() + descr.captured(3).toStdString();
+    const qint64 dataStart = headerStart + headerLength;
+    return fromArray(path, sha, dtype, shape, reinterpret_cast<const uint8_t*>(bytes.constData() + dataStart), static_cast<size_t>(bytes.size() - dataStart));
+}
+
+PositionFile readSafetensors(const QString& path, const QByteArray& bytes, const std::string& sha)
+{
+    try {
+        const model::SafeTensors file = model::SafeTensors::fromBytes(bytes, path);
+        const model::TensorInfo* t = file.find("position_ids");
+        if (!t)
+            bad(path, "has no tensor 'position_ids' ([3,1,L] as transformers' get_rope_index returns it)");
+        std::vector<long long> shape(t->shape.begin(), t->shape.end());
+        const char* dtype = t->dtype == model::DType::F64 ? "f8" : t->dtype == model::DType::F32 ? "f4" : t->dtype == model::DType::I64 ? "i8"
+                            : t->dtype == model::DType::I32 ? "i4" : model::dtypeName(t->dtype);
+        return fromArray(path, sha, dtype, shape, file.data(*t), static_cast<size_t>(t->end - t->begin));
+    } catch (const model::ModelError& e) {
+        bad(path, e.what());
+    }
+}
+
+} // namespace
+
+PositionFile readPositionFile(const std::string& file)
+{
+    const QString path = QString::fromStdString(file);
+    const QByteArray bytes = io::readInputFile(path, kMaxPositionFileBytes, "position table");
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    const std::string sha = QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex().toStdString();
+    if (suffix == "csv")
+        return readCsv(path, bytes, sha);
+    if (suffix == "json")
+        return readJson(path, bytes, sha);
+    if (suffix == "npy")
+        return readNpy(path, bytes, sha);
+    if (suffix == "safetensors")
+        return readSafetensors(path, bytes, sha);
+    bad(path, "unknown kind of position table; expected .csv, .json (from `ropescope positions`), .npy or .safetensors");
+}
+
+geometry::CustomSchemeRef positionFileRef(const PositionFile& file)
+{
+    geometry::CustomSchemeRef ref;
+    ref.file = file.scheme->file();
+    ref.sha256 = file.scheme->sha256();
+    ref.scheme = file.scheme;
+    return ref;
+}
+
+} // namespace ropescope::user_schemes

@@ -35,6 +35,7 @@ const char* kUsage =
     "  train       train a tiny Qwen2-VL on the synthetic shapes task under a scheme\n"
     "  eval        accuracy per question type and grounding per layer on held-out samples\n"
     "  bias        text->image attention averaged over many samples, per scheme and layer (--shard, --merge)\n"
+    "  export-scheme  write a built-in scheme with its parameters as a Python scheme file (numpy only)\n"
     "  tokenize    encode text with a model's tokenizer.json (JSON arrays of ids)\n"
     "  bench       timings: bench geometry | live | model | attention | bias [--json]\n"
     "\n"
@@ -105,6 +106,7 @@ int main(int argc, char** argv)
         {"train", runTrain},
         {"eval", runEval},
         {"bias", runBias},
+        {"export-scheme", runExportScheme},
     };
 
     const QString command = args.at(1);

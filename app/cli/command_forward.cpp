@@ -85,7 +85,7 @@ int runForward(const QStringList& args)
         const auto& table = r.layerTables[static_cast<size_t>(attentionLayers.front())];
         model::SafeTensorsWriter out;
         out.setMetadata("format", "pt");
-        out.setMetadata("scheme", geometry::schemeName(table.scheme));
+        out.setMetadata("scheme", table.schemeLabel());
         out.setMetadata("layout", table.layout.toString());
         out.setMetadata("allocation", table.allocation.toString());
         const auto positions = positionTensor(table);

@@ -36,7 +36,7 @@ int runPositions(const QStringList& args)
         parameters["age"] = QString::fromStdString(req.age->name);
         parameters["age_pattern"] = QString::fromStdString(req.age->pattern());
         parameters["layer"] = req.layer;
-        parameters["layer_scheme"] = geometry::schemeName(table.scheme);
+        parameters["layer_scheme"] = QString::fromStdString(table.schemeLabel());
     }
     writeOutput(output, io::positionTableJson(table, parameters));
     return 0;

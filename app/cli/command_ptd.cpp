@@ -82,7 +82,7 @@ Measured measure(const PositionTable& table)
 QJsonObject ptdReport(const GeometryRequest& req, const PositionTable& table, bool perToken)
 {
     const auto [ptd, crowding] = measure(table);
-    QJsonObject root{{"scheme", geometry::schemeName(table.scheme)},
+    QJsonObject root{{"scheme", QString::fromStdString(table.schemeLabel())},
                      {"layout", QString::fromStdString(table.layout.toString())},
                      {"parameters", io::schemeParamsJson(req.effectiveParams())},
                      {"ptd", ptd.mean}};
@@ -136,7 +136,7 @@ int runPtd(const QStringList& args)
     }
     const auto [ptd, crowding] = measure(table);
 
-    QByteArray out = "scheme " + QByteArray(geometry::schemeName(table.scheme)) + ", layout " + QByteArray::fromStdString(table.layout.toString());
+    QByteArray out = "scheme " + QByteArray::fromStdString(table.schemeLabel()) + ", layout " + QByteArray::fromStdString(table.layout.toString());
     if (req.age)
         out += ", AGE " + QByteArray::fromStdString(req.age->name) + " layer " + QByteArray::number(req.layer);
     out += "\nPTD " + num(ptd.mean) + "\n";

@@ -17,5 +17,6 @@ int runAttend(const QStringList& args);
 int runTrain(const QStringList& args);
 int runEval(const QStringList& args);
 int runBias(const QStringList& args);
+int runExportScheme(const QStringList& args);
 
 } // namespace ropescope::cli

@@ -59,7 +59,7 @@ QByteArray frequencyReport(const GeometryRequest& req, const QString& output, QS
     const QString lower = kind.isEmpty() ? output.toLower() : "." + kind;
     if (lower.isEmpty() || lower.endsWith(".csv"))
         return usageCsv(geometry::frequencyUsage(table));
-    QJsonObject meta{{"scheme", QString(geometry::schemeName(table.scheme))},
+    QJsonObject meta{{"scheme", QString::fromStdString(table.schemeLabel())},
                      {"layout", QString::fromStdString(table.layout.toString())},
                      {"parameters", io::schemeParamsJson(req.effectiveParams())},
                      {"allocation", QString::fromStdString(table.allocation.toString())},

@@ -2,6 +2,9 @@
 
 #include "cli_error.h"
 #include "geometry/errors.h"
+#include "io/atomic_file.h"
+#include "user_schemes/position_file.h"
+#include "user_schemes/python_scheme.h"
 
 #include <QRegularExpression>
 
@@ -99,7 +102,11 @@ int parseInteger(const QCommandLineParser& parser, const QString& flag)
 void addGeometryOptions(QCommandLineParser& parser)
 {
     parser.addOptions({
-        {"scheme", QString::fromStdString("Position scheme: " + schemeNameList() + "."), "S"},
+        {"scheme", QString::fromStdString("Position scheme: " + schemeNameList() + ", or a Python scheme file (my_scheme.py: "
+                                          "README \"Your own scheme\")."), "S"},
+        {"param", "A Python scheme's parameter (one of its PARAMETERS), NAME=VALUE; repeat for several.", "NAME=VALUE"},
+        {"positions", "Positions read from a table instead of a scheme: the CSV or JSON `positions` writes, a .npy [C,L] "
+                      "array, or a .safetensors with position_ids [3,1,L] as transformers returns them.", "FILE"},
         {"layout", "Sequence layout, e.g. text:4,image:8x8,text:6 (video:TxHxW).", "L"},
         {"alpha", "Circle-RoPE angle mixing: alpha*SA + (1-alpha)*GA, in [0,1] (default 0.5).", "A"},
         {"radius", "Circle-RoPE radius: R (default 10), auto-K (paper: K*max||(x,y)||), code-auto-K (official code: "
@@ -135,10 +142,54 @@ void addGeometryOptions(QCommandLineParser& parser)
 
 namespace {
 
-SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind)
+// --param NAME=VALUE, repeated.
+CustomValues parseCustomValues(const QCommandLineParser& parser)
+{
+    CustomValues values;
+    for (const QString& given : parser.values("param")) {
+        const qsizetype eq = given.indexOf('=');
+        bool ok = false;
+        const double v = eq > 0 ? given.mid(eq + 1).trimmed().toDouble(&ok) : 0.0;
+        if (eq <= 0 || !ok)
+            throw UsageError(str("--param: expected NAME=NUMBER, got '" + given + "'"));
+        values[str(given.left(eq).trimmed())] = v;
+    }
+    return values;
+}
+
+// A scheme from the user's files: --scheme FILE.py (typed on the command line, so trusted: its code runs)
+// or --positions FILE.
+std::optional<CustomSchemeRef> customScheme(const QCommandLineParser& parser, std::optional<Layout>* fileLayout)
+{
+    const bool python = parser.isSet("scheme") && user_schemes::isPythonSchemePath(str(parser.value("scheme")));
+    if (parser.isSet("positions") && parser.isSet("scheme"))
+        throw UsageError("--positions: the table gives every position; leave out --scheme");
+    if (parser.isSet("param") && !python)
+        throw UsageError("--param: sets a Python scheme's parameter; --scheme names no .py file");
+    try {
+        if (python) {
+            CustomSchemeRef ref = user_schemes::pythonSchemeRef(user_schemes::loadPythonScheme(str(parser.value("scheme"))), parseCustomValues(parser));
+            return ref;
+        }
+        if (parser.isSet("positions")) {
+            const user_schemes::PositionFile file = user_schemes::readPositionFile(str(parser.value("positions")));
+            if (fileLayout)
+                *fileLayout = file.layout;
+            return user_schemes::positionFileRef(file);
+        }
+    } catch (const InvalidInput& e) {
+        throw usageError(e);
+    } catch (const io::IoError& e) {
+        throw UsageError(std::string(python ? "--scheme: " : "--positions: ") + e.what());
+    }
+    return std::nullopt;
+}
+
+SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind, std::optional<CustomSchemeRef> custom = std::nullopt)
 {
     SchemeParams p;
     p.kind = kind;
+    p.custom = std::move(custom);
     if (parser.isSet("alpha"))
         p.circle.alpha = parseNumber(parser, "alpha");
     if (parser.isSet("radius"))
@@ -175,7 +226,7 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
     if (parser.isSet("kv-heads"))
         p.rotary.heads = parseInteger(parser, "kv-heads");
     if (parser.isSet("mrope-section")) {
-        for (double s : parseList(parser, "mrope-section", componentCount(p.kind))) {
+        for (double s : parseList(parser, "mrope-section", componentCount(p))) {
             if (s != static_cast<int>(s))
                 throw UsageError("--mrope-section: sections must be whole numbers");
             p.sections.push_back(static_cast<int>(s));
@@ -199,6 +250,8 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
 
 SchemeKind schemeKind(const QCommandLineParser& parser)
 {
+    if (user_schemes::isPythonSchemePath(str(parser.value("scheme"))))
+        return SchemeKind::Mrope; // placement comes from the file; the base kind only names defaults
     const auto kind = schemeFromName(str(parser.value("scheme")));
     if (!kind)
         throw UsageError(str("--scheme: unknown scheme '" + parser.value("scheme") + "' (expected ") + schemeNameList() + ")");
@@ -217,10 +270,15 @@ UsageError usageError(const InvalidInput& e)
     return UsageError("--" + flag + ": " + e.reason());
 }
 
-SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind defaultScheme, int layers)
+namespace {
+
+SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind defaultScheme, int layers, std::optional<Layout>* fileLayout)
 {
     SchemeRequest req;
-    req.params = parseSchemeParams(parser, parser.isSet("scheme") ? schemeKind(parser) : defaultScheme);
+    const SchemeKind kind = parser.isSet("scheme") ? schemeKind(parser) : defaultScheme;
+    req.params = parseSchemeParams(parser, kind, customScheme(parser, fileLayout));
+    if (req.params.custom && parser.isSet("age"))
+        throw UsageError("--age: switches layers between circle and mrope; " + customLabel(*req.params.custom) + " places every layer itself");
     try {
         validate(req.params);
         if (parser.isSet("age"))
@@ -229,6 +287,13 @@ SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind de
         throw usageError(e);
     }
     return req;
+}
+
+} // namespace
+
+SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind defaultScheme, int layers)
+{
+    return parseSchemeOptions(parser, defaultScheme, layers, nullptr);
 }
 
 void refuseLayoutOnlyFlags(const QCommandLineParser& parser)
@@ -261,16 +326,31 @@ SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int laye
 GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
 {
     GeometryRequest req;
-    if (!parser.isSet("scheme"))
-        throw UsageError("--scheme is required (" + schemeNameList() + ")");
-    if (!parser.isSet("layout"))
+    if (!parser.isSet("scheme") && !parser.isSet("positions"))
+        throw UsageError("--scheme is required (" + schemeNameList() + ", a Python scheme file, or --positions FILE)");
+    if (!parser.isSet("layout") && !parser.isSet("positions"))
         throw UsageError("--layout is required, e.g. --layout text:4,image:8x8,text:6");
     try {
-        req.layout = parseLayout(str(parser.value("layout")));
+        if (parser.isSet("layout"))
+            req.layout = parseLayout(str(parser.value("layout")));
     } catch (const InvalidInput& e) {
         throw usageError(e);
     }
-    static_cast<SchemeRequest&>(req) = parseSchemeOptions(parser, schemeKind(parser), 36); // the official code's 36 layers
+    std::optional<Layout> fileLayout;
+    static_cast<SchemeRequest&>(req) = parseSchemeOptions(parser, parser.isSet("scheme") ? schemeKind(parser) : SchemeKind::Mrope, 36, &fileLayout); // the official code's 36 layers
+    if (!parser.isSet("layout")) {
+        if (!fileLayout)
+            throw UsageError("--layout is required: " + customLabel(*req.params.custom) + " has no modality columns (a .npy or .safetensors holds positions only)");
+        req.layout = *fileLayout;
+    }
+    if (req.params.custom) {
+        // The file runs (or the table is matched) on this layout now, so its errors are this command line's.
+        try {
+            (void)buildPositionTable(req.layout, req.params);
+        } catch (const InvalidInput& e) {
+            throw usageError(e);
+        }
+    }
     try {
         if (req.age) {
             req.layer = parser.isSet("layer") ? parseInteger(parser, "layer") : 0;

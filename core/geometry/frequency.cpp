@@ -27,6 +27,8 @@ int FrequencyAllocation::componentOf(int j) const
     }
     if (kind == Kind::PerHead) // a programming error, not bad input: the answer depends on the head
         throw std::logic_error("componentOf: a per-head allocation has no component per pair; use headComponents");
+    if (kind == Kind::PerPair)
+        return j >= 0 && j < static_cast<int>(sections.size()) ? sections[static_cast<size_t>(j)] : 0;
     if (kind == Kind::InterleavedMrope) {
         if (j % 3 == 1 && j < 3 * sections[1])
             return 1;
@@ -75,6 +77,12 @@ std::string FrequencyAllocation::toString() const
         out = "interleaved(" + std::to_string(components) + ")";
     else if (kind == Kind::Distributed)
         out = "distributed(TTHWHWHW)";
+    else if (kind == Kind::PerPair) {
+        out = "per-pair(";
+        for (size_t j = 0; j < sections.size(); ++j)
+            out += std::to_string(sections[j]);
+        out += ")";
+    }
     else {
         out = std::string(allocationKindName(kind)) + "[";
         for (size_t i = 0; i < sections.size(); ++i)
@@ -165,6 +173,15 @@ FrequencyAllocation FrequencyAllocation::perHeadAxes(std::vector<int> headsPerCo
     return a;
 }
 
+FrequencyAllocation FrequencyAllocation::perPair(std::vector<int> pairComponents, int components)
+{
+    FrequencyAllocation a;
+    a.kind = Kind::PerPair;
+    a.components = components;
+    a.sections = std::move(pairComponents);
+    return a;
+}
+
 const char* allocationKindName(FrequencyAllocation::Kind kind)
 {
     switch (kind) {
@@ -174,6 +191,7 @@ const char* allocationKindName(FrequencyAllocation::Kind kind)
     case FrequencyAllocation::Kind::HwAlternating: return "hw-alternating";
     case FrequencyAllocation::Kind::Distributed: return "distributed";
     case FrequencyAllocation::Kind::PerHead: return "per-head";
+    case FrequencyAllocation::Kind::PerPair: return "per-pair";
     }
     return "sectioned";
 }
@@ -222,6 +240,16 @@ void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfi
         throw InvalidInput("ntk_factor", "the time axis' base scale must be from 1 to 1e6, got " + shortNumber(allocation.temporalThetaScale));
     if (allocation.kind == FrequencyAllocation::Kind::Interleaved || allocation.kind == FrequencyAllocation::Kind::Distributed)
         return;
+    if (allocation.kind == FrequencyAllocation::Kind::PerPair) {
+        if (static_cast<int>(allocation.sections.size()) != rotary.halfDim())
+            throw InvalidInput("allocation", "names a component for " + std::to_string(allocation.sections.size()) + " pairs; head_dim "
+                               + std::to_string(rotary.headDim) + " rotates " + std::to_string(rotary.halfDim()));
+        for (int c : allocation.sections)
+            if (c < 0 || c >= allocation.components)
+                throw InvalidInput("allocation", "component " + std::to_string(c) + " is not one of the scheme's "
+                                   + std::to_string(allocation.components) + " (0.." + std::to_string(allocation.components - 1) + ")");
+        return;
+    }
     if (allocation.kind == FrequencyAllocation::Kind::PerHead) {
         if (rotary.heads < 1 || rotary.heads > 1024)
             throw InvalidInput("kv_heads", "must be from 1 to 1024, got " + std::to_string(rotary.heads));

@@ -36,7 +36,8 @@ struct FrequencyAllocation {
     // PerHead: MHRoPE's, three components with sections = heads per component [t, h, w]: the first t heads
     // rotate every pair by t, the next h by h, then w; the remaining heads (of RotaryConfig::heads) have no
     // rotary at all.
-    enum class Kind { Sectioned, Interleaved, InterleavedMrope, HwAlternating, Distributed, PerHead };
+    // PerPair: a custom scheme's own table, sections[j] = the component driving pair j.
+    enum class Kind { Sectioned, Interleaved, InterleavedMrope, HwAlternating, Distributed, PerHead, PerPair };
 
     Kind kind = Kind::Sectioned;
     int components = 1;
@@ -58,6 +59,7 @@ struct FrequencyAllocation {
     static FrequencyAllocation hwAlternating(std::vector<int> sections);
     static FrequencyAllocation distributed();
     static FrequencyAllocation perHeadAxes(std::vector<int> headsPerComponent);
+    static FrequencyAllocation perPair(std::vector<int> pairComponents, int components);
 };
 
 // One rotary channel as the prior sees it: pair j turned by component c (-1: not turned) at invFreq, counted

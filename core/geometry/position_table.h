@@ -43,6 +43,9 @@ struct Ring {
 // the model: what the view draws is exactly what the model is fed.
 struct PositionTable {
     SchemeKind scheme = SchemeKind::Mrope;
+    // A custom scheme's name ("my_scheme.py"; empty for a built-in) and its components' names.
+    std::string customScheme;
+    std::vector<std::string> customComponents;
     Layout layout;
     std::vector<Modality> modality;
     std::vector<int> segment;
@@ -61,6 +64,9 @@ struct PositionTable {
     int components() const { return static_cast<int>(positions.cols()); }
     int visualTokenCount() const { return size() - static_cast<int>(textTokens.size()); }
     bool isText(int token) const { return modality[static_cast<size_t>(token)] == Modality::Text; }
+    // The scheme's name as views show it (the custom file's name, or the built-in's).
+    std::string schemeLabel() const { return customScheme.empty() ? schemeName(scheme) : customScheme; }
+    std::vector<std::string> componentLabels() const { return customScheme.empty() ? componentNames(scheme) : customComponents; }
 };
 
 // (t, h, w) <-> (w, h, t): the official Circle-RoPE code (and the 3-D view's x, y, z) order coordinates

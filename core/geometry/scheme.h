@@ -1,4 +1,5 @@
 #pragma once
+#include "custom_scheme.h"
 #include "frequency.h"
 #include "layout.h"
 #include "position_table.h"
@@ -56,8 +57,12 @@ struct SchemeParams {
     // VideoRoPE++ (YaRN-V): the context extension factor s of the time axis' NTK-scaled base,
     // theta_t = theta * ((L s - 1) / (L - 1))^(d / (d - 2)) with its code's L = 32768.
     double ntkFactor = 4.0;
+    // A scheme from outside RopeScope's C++ (a Python file, a position table read from a file): when set, it
+    // places the tokens and `kind` is unused for placement; the rotary settings and --allocation still apply.
+    std::optional<CustomSchemeRef> custom;
 
     double temporalStrideOrDefault() const;
+    bool isCustom() const { return custom.has_value(); }
 };
 
 // Every field equal (what a cache or a "did the scheme change" check needs; no JSON round trip).
@@ -65,6 +70,12 @@ bool operator==(const CircleParams& a, const CircleParams& b);
 bool operator==(const TemporalParams& a, const TemporalParams& b);
 bool operator==(const SchemeParams& a, const SchemeParams& b);
 inline bool operator!=(const SchemeParams& a, const SchemeParams& b) { return !(a == b); }
+
+// The scheme's name as views, tables and messages show it: the built-in's name, or the custom file's name.
+std::string schemeLabel(const SchemeParams& params);
+// Position components and their names (a custom scheme's own).
+int componentCount(const SchemeParams& params);
+std::vector<std::string> componentNames(const SchemeParams& params);
 
 // Throws InvalidInput naming the parameter if any value is out of range.
 void validate(const SchemeParams& params);

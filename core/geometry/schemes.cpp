@@ -259,6 +259,29 @@ void placeMmRope(PositionTable& t, const Eigen::Vector3d& scale, double delta)
     });
 }
 
+// A custom scheme's positions, checked whatever the scheme checked itself: one row per token, its own
+// component count, finite numbers.
+void placeCustom(PositionTable& t, const CustomSchemeRef& ref)
+{
+    const CustomScheme& scheme = *ref.scheme;
+    Eigen::MatrixXd p = scheme.positions(t.layout, ref.resolvedValues());
+    const std::string label = scheme.label();
+    if (p.rows() != t.size())
+        throw InvalidInput("scheme", label + " gave positions for " + std::to_string(p.rows()) + " tokens; the layout "
+                                         + t.layout.toString() + " has " + std::to_string(t.size()));
+    if (p.cols() != scheme.components())
+        throw InvalidInput("scheme", label + " gave " + std::to_string(p.cols()) + " position components; it has "
+                                         + std::to_string(scheme.components()));
+    for (Eigen::Index c = 0; c < p.cols(); ++c)
+        for (Eigen::Index i = 0; i < p.rows(); ++i)
+            if (!std::isfinite(p(i, c)) || std::abs(p(i, c)) > 1e15)
+                throw InvalidInput("scheme", label + " gave " + (std::isfinite(p(i, c)) ? "a position beyond 1e15 (" + shortNumber(p(i, c)) + ")" : std::string("a non-finite position"))
+                                                 + " for token " + std::to_string(i) + ", component " + std::to_string(c));
+    t.positions = std::move(p);
+    t.customScheme = label;
+    t.customComponents = scheme.componentNames();
+}
+
 bool finite3(const Eigen::Vector3d& v)
 {
     return std::isfinite(v.x()) && std::isfinite(v.y()) && std::isfinite(v.z());
@@ -338,6 +361,25 @@ std::vector<std::string> componentNames(SchemeKind kind)
     }
 }
 
+std::string schemeLabel(const SchemeParams& params)
+{
+    return params.custom ? customLabel(*params.custom) : std::string(schemeName(params.kind));
+}
+
+int componentCount(const SchemeParams& params)
+{
+    if (params.custom && params.custom->scheme)
+        return params.custom->scheme->components();
+    return componentCount(params.kind);
+}
+
+std::vector<std::string> componentNames(const SchemeParams& params)
+{
+    if (params.custom && params.custom->scheme)
+        return params.custom->scheme->componentNames();
+    return componentNames(params.kind);
+}
+
 double SchemeParams::temporalStrideOrDefault() const
 {
     return temporalStride.value_or(kind == SchemeKind::VideoRope || kind == SchemeKind::VideoRopePlus ? 2.0 : 1.0);
@@ -387,11 +429,43 @@ bool operator==(const SchemeParams& a, const SchemeParams& b)
     return a.kind == b.kind && a.circle == b.circle && a.temporal == b.temporal && a.rotary.theta == b.rotary.theta
            && a.rotary.headDim == b.rotary.headDim && a.rotary.partial == b.rotary.partial && a.rotary.heads == b.rotary.heads && a.allocationKind == b.allocationKind
            && a.sections == b.sections && a.temporalStride == b.temporalStride && a.visualStride == b.visualStride
-           && a.positionScale == b.positionScale && a.ntkFactor == b.ntkFactor;
+           && a.positionScale == b.positionScale && a.ntkFactor == b.ntkFactor && a.custom == b.custom;
 }
+
+namespace {
+
+// A custom scheme must be loaded (the application loads, and trusts, the file), and its values must be
+// parameters it declares, inside their ranges.
+void validateCustom(const CustomSchemeRef& ref)
+{
+    const std::string label = customLabel(ref);
+    if (!ref.scheme)
+        throw InvalidInput("scheme", label + " is not loaded");
+    const std::vector<CustomParameter> declared = ref.scheme->parameters();
+    for (const auto& [name, value] : ref.values) {
+        const CustomParameter* found = nullptr;
+        for (const CustomParameter& p : declared)
+            if (p.name == name)
+                found = &p;
+        if (!found) {
+            std::string names;
+            for (const CustomParameter& p : declared)
+                names += (names.empty() ? "" : ", ") + p.name;
+            throw InvalidInput("param", label + " has no parameter '" + name + "'"
+                                            + (names.empty() ? std::string(" (it declares none)") : " (it declares " + names + ")"));
+        }
+        if (!(value >= found->min && value <= found->max))
+            throw InvalidInput("param", name + " must be from " + shortNumber(found->min) + " to " + shortNumber(found->max)
+                                            + " (" + label + "'s PARAMETERS), got " + shortNumber(value));
+    }
+}
+
+} // namespace
 
 void validate(const SchemeParams& p)
 {
+    if (p.custom)
+        validateCustom(*p.custom);
     const CircleParams& c = p.circle;
     if (!(c.alpha >= 0.0 && c.alpha <= 1.0))
         throw InvalidInput("alpha", "must be in [0, 1], got " + shortNumber(c.alpha));
@@ -445,14 +519,17 @@ namespace {
 
 FrequencyAllocation allocationKindFor(const SchemeParams& p)
 {
-    const int components = componentCount(p.kind);
+    const int components = componentCount(p);
     const int half = p.rotary.halfDim();
+    if (p.custom && !p.allocationKind)
+        if (auto own = p.custom->scheme->allocation(p.rotary.headDim, half))
+            return FrequencyAllocation::perPair(*own, components);
     if (components == 1) {
         // One axis drives every pair; an allocation that spreads pairs over axes would be silently ignored.
         if (p.allocationKind && *p.allocationKind != FrequencyAllocation::Kind::Sectioned
             && *p.allocationKind != FrequencyAllocation::Kind::Interleaved)
             throw InvalidInput("allocation", std::string() + allocationKindName(*p.allocationKind) + " spreads pairs over the axes t, h, w; "
-                               + schemeName(p.kind) + " has one position axis, which drives every pair");
+                               + schemeLabel(p) + " has one position axis, which drives every pair");
         return FrequencyAllocation::sectioned({half});
     }
     const auto kind = p.allocationKind.value_or(designAllocation(p.kind).value_or(FrequencyAllocation::Kind::Sectioned));
@@ -460,7 +537,7 @@ FrequencyAllocation allocationKindFor(const SchemeParams& p)
         return FrequencyAllocation::interleaved(components);
     if (kind != FrequencyAllocation::Kind::Sectioned && components != 3)
         throw InvalidInput("allocation", std::string() + allocationKindName(kind) + " is for the three-axis schemes (t, h, w), not "
-                           + schemeName(p.kind));
+                           + schemeLabel(p));
     if (kind == FrequencyAllocation::Kind::InterleavedMrope)
         return FrequencyAllocation::interleavedMrope(p.sections.empty() ? defaultInterleavedMropeSection(p.rotary.rotaryDim()) : p.sections);
     if (kind == FrequencyAllocation::Kind::HwAlternating)
@@ -495,6 +572,10 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
     table.scheme = params.kind;
     table.rotary = params.rotary;
     table.allocation = allocationFor(params);
+    if (params.custom) {
+        placeCustom(table, *params.custom);
+        return table;
+    }
     table.positions.resize(table.size(), componentCount(params.kind));
 
     switch (params.kind) {

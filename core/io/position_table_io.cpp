@@ -59,18 +59,18 @@ static QJsonArray intArray(const std::vector<int>& values)
 QByteArray positionTableJson(const PositionTable& table, const QJsonObject& parameters)
 {
     QJsonObject root;
-    root["scheme"] = schemeName(table.scheme);
+    root["scheme"] = QString::fromStdString(table.schemeLabel());
     root["layout"] = QString::fromStdString(table.layout.toString());
     root["parameters"] = parameters;
     QJsonArray names;
-    for (const std::string& n : componentNames(table.scheme))
+    for (const std::string& n : table.componentLabels())
         names.append(QString::fromStdString(n));
     root["component_names"] = names;
 
     QJsonObject allocation;
     allocation["kind"] = allocationKindName(table.allocation.kind);
     allocation["components"] = table.allocation.components;
-    if (table.allocation.kind != FrequencyAllocation::Kind::Interleaved)
+    if (table.allocation.kind != FrequencyAllocation::Kind::Interleaved && table.allocation.kind != FrequencyAllocation::Kind::Distributed)
         allocation["sections"] = intArray(table.allocation.sections);
     root["allocation"] = allocation;
     root["rotary"] = QJsonObject{{"theta", table.rotary.theta}, {"head_dim", table.rotary.headDim}};
@@ -106,10 +106,14 @@ QJsonObject schemeParamsJson(const SchemeParams& p)
 {
     const FrequencyAllocation allocation = allocationFor(p);
     QJsonObject o;
-    o["scheme"] = schemeName(p.kind);
+    o["scheme"] = QString::fromStdString(schemeLabel(p));
+    if (p.custom)
+        o["scheme_file"] = customSchemeJson(*p.custom);
     o["theta"] = p.rotary.theta;
     o["head_dim"] = p.rotary.headDim;
     o["allocation"] = QString::fromStdString(allocation.toString());
+    if (p.custom)
+        return o; // the file placed the tokens: the built-ins' parameters did not apply
     if (p.kind == SchemeKind::Circle) {
         o["alpha"] = p.circle.alpha;
         o["radius_mode"] = radiusModeName(p.circle.radiusMode);

@@ -143,6 +143,16 @@ void writeSchemeParams(QJsonObject& o, const SchemeParams& p)
     o["visual_stride"] = p.visualStride;
     o["position_scale"] = array3(p.positionScale);
     o["ntk_factor"] = p.ntkFactor;
+    if (p.custom)
+        o["scheme_file"] = customSchemeJson(*p.custom);
+}
+
+QJsonObject customSchemeJson(const CustomSchemeRef& ref)
+{
+    QJsonObject params;
+    for (const auto& [name, value] : ref.values)
+        params[QString::fromStdString(name)] = value;
+    return {{"path", QString::fromStdString(ref.file)}, {"sha256", QString::fromStdString(ref.sha256)}, {"params", params}};
 }
 
 SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
@@ -191,6 +201,27 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
     const auto scale = f.triple("position_scale", {p.positionScale.x(), p.positionScale.y(), p.positionScale.z()});
     p.positionScale = Eigen::Vector3d(scale[0], scale[1], scale[2]);
     p.ntkFactor = f.number("ntk_factor", p.ntkFactor);
+    if (f.has("scheme_file")) {
+        // The file is named, not loaded: the application loads it (and, for Python, asks whether to trust it).
+        const QJsonObject file = f.object()["scheme_file"].toObject();
+        const QString path = file["path"].toString();
+        if (path.isEmpty() || path.size() > 4096)
+            f.bad("scheme_file", "must name the scheme's file in \"path\"");
+        CustomSchemeRef ref;
+        ref.file = path.toStdString();
+        ref.sha256 = file["sha256"].toString().left(64).toStdString();
+        const QJsonObject params = file["params"].toObject();
+        if (params.size() > 64)
+            f.bad("scheme_file", "has more than 64 params");
+        for (auto it = params.begin(); it != params.end(); ++it) {
+            if (!it.value().isDouble() || !std::isfinite(it.value().toDouble()))
+                f.bad("scheme_file", "param " + it.key().toStdString() + " must be a number");
+            ref.values[it.key().toStdString()] = it.value().toDouble();
+        }
+        p.custom = std::move(ref);
+    } else {
+        p.custom.reset();
+    }
     return p;
 }
 

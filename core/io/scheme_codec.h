@@ -43,6 +43,9 @@ private:
 // theta, head_dim, kv_heads, allocation, sections, temporal_stride, visual_stride, position_scale,
 // ntk_factor.
 void writeSchemeParams(QJsonObject& o, const geometry::SchemeParams& params);
+// A custom scheme as files record it: {"path", "sha256", "params": {name: value}} (key "scheme_file").
+// Read back, it names the file without loading it: the application loads (and trusts) it.
+QJsonObject customSchemeJson(const geometry::CustomSchemeRef& ref);
 // The keys above over `defaults`; "allocation": "default" means the scheme's own. Not validated: callers
 // build a table (or call geometry::validate), which names a bad value.
 geometry::SchemeParams readSchemeParams(const JsonFields& fields, geometry::SchemeParams defaults = {});

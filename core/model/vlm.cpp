@@ -90,7 +90,9 @@ geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& request
     // The model's own allocation for the 3-axis schemes that keep the default, with its mrope_section
     // (another allocation asked for keeps that allocation's default sections).
     // Schemes whose design fixes the allocation (VRoPE, VideoRoPE, HoPE) keep it and its default sections.
-    if (geometry::componentCount(p.kind) == 3 && p.sections.empty()) {
+    // A custom scheme's own allocation (its file's allocation()) is kept like a design's.
+    const bool customAllocation = p.custom && p.custom->scheme && p.custom->scheme->allocation(p.rotary.headDim, p.rotary.halfDim());
+    if (geometry::componentCount(p) == 3 && p.sections.empty() && !customAllocation) {
         if (!p.allocationKind) {
             if (!geometry::designAllocation(p.kind)) {
                 p.sections = t.mropeSection;

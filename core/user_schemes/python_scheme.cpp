@@ -131,19 +131,27 @@ public:
         return out;
     }
 
-    std::optional<std::vector<int>> allocation(int headDim, int halfDim) const override
+    std::optional<std::vector<int>> allocation(int, int halfDim) const override
     {
+        // The file is asked for the dims that rotate (head_dim x partial_rotary_factor), one component per pair.
+        {
+            std::lock_guard<std::mutex> lock(cacheMutex_);
+            if (const auto it = allocations_.find(halfDim); it != allocations_.end())
+                return it->second;
+        }
         std::optional<std::vector<int>> out;
         withPython([&] {
             try {
                 CallDeadline deadline;
-                py::object a = schemeRuntime().attr("call_allocation")(*module_, headDim, halfDim, components());
+                py::object a = schemeRuntime().attr("call_allocation")(*module_, 2 * halfDim, halfDim, components());
                 if (!a.is_none())
                     out = a.cast<std::vector<int>>();
             } catch (py::error_already_set& e) {
                 rethrow(e, file_, "allocation()");
             }
         });
+        std::lock_guard<std::mutex> lock(cacheMutex_);
+        allocations_[halfDim] = out;
         return out;
     }
 
@@ -157,6 +165,7 @@ private:
     mutable std::string cachedLayout_;
     mutable geometry::CustomValues cachedValues_;
     mutable std::optional<Eigen::MatrixXd> cached_;
+    mutable std::map<int, std::optional<std::vector<int>>> allocations_;
 };
 
 } // namespace

@@ -55,6 +55,8 @@ QStringList flagsFor(const QJsonObject& params)
                     throw std::invalid_argument("parameter 'image' must be a path or an array of paths");
                 flags << "--image" << path.toString();
             }
+        } else if (key.startsWith("param.") && v.isDouble()) { // a Python scheme's parameter: "param.radius": 4
+            flags << "--param" << key.mid(6) + "=" + valueText(v);
         } else if (v.isDouble() || v.isString() || v.isArray()) {
             flags << "--" + key << valueText(v);
         } else {
@@ -249,6 +251,20 @@ std::vector<BatchItem> parseJob(const QByteArray& bytes, const QString& path)
         out[i].index = static_cast<int>(i) + 1;
     refuseSharedOutputs(out);
     return out;
+}
+
+QStringList pythonFilesOf(const BatchItem& item)
+{
+    QStringList files;
+    for (qsizetype i = 0; i + 1 < item.flags.size(); ++i) {
+        if (item.flags[i] == "--scheme" && item.flags[i + 1].endsWith(".py"))
+            files << item.flags[i + 1];
+        if (item.flags[i] == "--schemes")
+            for (const QString& entry : item.flags[i + 1].split(','))
+                if (entry.section(':', 0, 0).endsWith(".py"))
+                    files << entry.section(':', 0, 0);
+    }
+    return files;
 }
 
 std::vector<BatchItem> shard(const std::vector<BatchItem>& items, int i, int n)

@@ -27,12 +27,15 @@ struct BatchItem {
 
 // Reads a job: {"defaults": {...}, "items": [{"type": ..., "output": ..., params..., "sweep": {...}}]}.
 // Parameter keys are the CLI flags without "--" (layout, scheme, alpha, radius, ...); true adds a switch,
-// arrays are comma-joined. "sweep" maps parameter names to {"from","to","step"} or a list of values;
+// arrays are comma-joined; "param.NAME": V sets a Python scheme's parameter (--param NAME=V). "sweep" maps parameter names to {"from","to","step"} or a list of values;
 // several names sweep their Cartesian product, and "{name}" in the output is replaced by the value.
 // Throws JobError if the file is unreadable or not a job; a bad item becomes an item with `error` set.
 std::vector<BatchItem> readJob(const QString& path);
 // The same for the bytes of a job file; `path` names it in errors.
 std::vector<BatchItem> parseJob(const QByteArray& bytes, const QString& path);
+
+// The Python scheme files an item would run (its scheme, or .py entries of its schemes list).
+QStringList pythonFilesOf(const BatchItem& item);
 
 // Items of shard i of n (0-based i): every n-th item starting at i.
 std::vector<BatchItem> shard(const std::vector<BatchItem>& items, int i, int n);

@@ -44,7 +44,7 @@ int sheetCellWidth(const model::AttendRequest& prompt)
 
 QString schemeTitle(const model::AttentionRun& run)
 {
-    return geometry::schemeName(run.scheme.params.kind) + (run.scheme.age.empty() ? QString() : " + AGE " + QString::fromStdString(run.scheme.age));
+    return QString::fromStdString(geometry::schemeLabel(run.scheme.params)) + (run.scheme.age.empty() ? QString() : " + AGE " + QString::fromStdString(run.scheme.age));
 }
 
 } // namespace

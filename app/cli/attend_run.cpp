@@ -238,13 +238,13 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
         out.difference = views::attentionDifferenceOverlay(pictures, model::headMap(run.ownResult->prefill.attentions[out.heatIndex], out.head),
                                                            grid, o.heat);
 
-    const QString trained = geometry::schemeName(run.own.params.kind);
+    const QString trained = QString::fromStdString(geometry::schemeLabel(run.own.params));
     QJsonObject& s = out.summary;
     s = QJsonObject{{"model", QFileInfo(m.dir).absoluteFilePath()},
                     {"image", QFileInfo(o.imagePaths.front()).absoluteFilePath()},
                     {"question", o.question},
                     {"answer", out.answer},
-                    {"scheme", geometry::schemeName(scheme.params.kind)},
+                    {"scheme", QString::fromStdString(geometry::schemeLabel(scheme.params))},
                     {"trained_scheme", trained},
                     {"untrained_scheme", !run.untrained.empty()},
                     {"layout", QString::fromStdString(r.layout.toString())},
@@ -304,7 +304,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
         for (double v : perImage)
             masses.append(v);
         QJsonObject entry{{"layer", layer},
-                          {"scheme", geometry::schemeName(r.layerTables[static_cast<size_t>(layer)].scheme)},
+                          {"scheme", QString::fromStdString(r.layerTables[static_cast<size_t>(layer)].schemeLabel())},
                           {"image_mass", st.imageMass},
                           {"entropy", st.entropy},
                           {"normalized_entropy", st.normalizedEntropy},

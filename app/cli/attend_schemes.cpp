@@ -30,7 +30,11 @@ SchemeRequest parseEntry(const QString& entry, int layers)
         // help / h would print the help and end the run as a success: not a parameter either.
         if (key == "scheme" || key == "layout" || key == "help" || key == "h" || key == "help-all" || key == "?" || key.startsWith('-'))
             throw UsageError("--schemes: '" + entry.toStdString() + "': '" + key.toStdString() + "' is not a scheme parameter");
-        args << "--" + key << QString(value).replace('/', ',');
+        // A Python scheme's own parameters (its PARAMETERS) go to --param; the rotary flags stay flags.
+        if (parts.front().endsWith(".py") && !QStringList{"allocation", "mrope-section", "kv-heads"}.contains(key))
+            args << "--param" << key + "=" + value;
+        else
+            args << "--" + key << QString(value).replace('/', ',');
     }
     QCommandLineParser parser;
     addGeometryOptions(parser);

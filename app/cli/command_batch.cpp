@@ -209,6 +209,8 @@ int runBatch(const QStringList& args)
     parser.addOptions({
         {"output", "Directory for everything the job writes (created if missing).", "DIR"},
         {"shard", "Run only shard i of n (0-based i), e.g. 0/4: every n-th item starting at i.", "i/n"},
+        {"trust-python", "Run the Python scheme files the job names (their code runs as you; without this flag a job "
+                         "that names one is refused before anything runs)."},
     });
     parseOrThrow(parser, args, true);
     if (parser.positionalArguments().size() != 1)
@@ -232,6 +234,12 @@ int runBatch(const QStringList& args)
         throw UsageError(e.what());
     }
     const std::vector<batch::BatchItem> items = batch::shard(all, shardIndex, shardCount);
+    // A job file is not the user's command line: its Python files run only when the user says so.
+    if (!parser.isSet("trust-python"))
+        for (const batch::BatchItem& item : items)
+            if (const QStringList files = batch::pythonFilesOf(item); !files.isEmpty())
+                throw UsageError(QString("item %1 names the Python scheme %2, whose code would run: pass --trust-python to allow it")
+                                     .arg(item.jobItem).arg(files.first()).toStdString());
     const QDir outDir(parser.value("output"));
     if (!QDir().mkpath(outDir.path()))
         throw Failure(outDir.path().toStdString() + ": cannot create the output directory");

@@ -1,5 +1,7 @@
 #include "attention_run.h"
 
+#include <QFileInfo>
+
 #include "geometry/errors.h"
 #include "safetensors.h"
 
@@ -69,6 +71,16 @@ ResolvedScheme resolveScheme(const Vlm& vlm, const QString& modelDir, const std:
     const int layers = vlm.config().text.layers;
     ResolvedScheme r;
     r.own = recordedScheme(modelDir);
+    // A model trained with a scheme file runs under it only when the user names that file (its code runs
+    // only then): the named file, when its content is the recorded one, stands for the recorded scheme.
+    if (auto& recorded = r.own.params.custom; recorded && !recorded->scheme) {
+        const auto& named = scheme ? scheme->params.custom : std::nullopt;
+        if (named && named->scheme && named->sha256 == recorded->sha256)
+            recorded->scheme = named->scheme;
+        else if (!scheme)
+            throw ModelError(QFileInfo(modelDir).fileName().toStdString() + " was trained with the scheme file " + recorded->file + " (sha256 "
+                             + recorded->sha256.substr(0, 12) + "...): name that file with --scheme to run the model under it");
+    }
     r.scheme = scheme.value_or(r.own);
     r.age = ageFor(r.scheme.age, layers);
     r.ownAge = ageFor(r.own.age, layers);

@@ -37,7 +37,7 @@ void save(const QString& path, const QByteArray& bytes)
 
 QString schemeLabel(const ModelScheme& scheme)
 {
-    QString label = geometry::schemeName(scheme.params.kind);
+    QString label = QString::fromStdString(geometry::schemeLabel(scheme.params));
     if (!scheme.age.empty())
         label += " + AGE " + QString::fromStdString(scheme.age);
     return label;
@@ -59,7 +59,13 @@ bool sameScheme(const ModelScheme& a, const ModelScheme& b, int layers)
 std::string schemeDifference(const ModelScheme& a, const ModelScheme& b, int layers)
 {
     auto pattern = [layers](const std::string& age) { return age.empty() ? std::string() : geometry::parseAgeSchedule(age, layers).pattern(); };
-    if (a.params.kind != b.params.kind)
+    // A scheme file is the same scheme when its content (hash) and parameter values are.
+    const auto& ca = a.params.custom;
+    const auto& cb = b.params.custom;
+    if (ca || cb) {
+        if (!ca || !cb || ca->sha256 != cb->sha256 || ca->values != cb->values)
+            return "scheme " + geometry::schemeLabel(a.params) + ", trained " + geometry::schemeLabel(b.params);
+    } else if (a.params.kind != b.params.kind)
         return std::string("scheme ") + geometry::schemeName(a.params.kind) + ", trained " + geometry::schemeName(b.params.kind);
     const geometry::SchemeParams &p = a.params, &q = b.params;
     const auto differs = [](const char* name, double inUse, double inTraining) {

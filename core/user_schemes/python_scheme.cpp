@@ -86,7 +86,10 @@ public:
             }
         });
         // The first call fixes C when the file names no COMPONENTS: t,h,w for 3, v1..vC otherwise.
-        const Eigen::MatrixXd probe = positions(geometry::parseLayout(kProbeLayout), {});
+        geometry::CustomValues defaults;
+        for (const geometry::CustomParameter& p : parameters_)
+            defaults[p.name] = p.defaultValue;
+        const Eigen::MatrixXd probe = positions(geometry::parseLayout(kProbeLayout), defaults);
         if (componentNames_.empty()) {
             const int c = static_cast<int>(probe.cols());
             if (c == 3)

@@ -99,9 +99,9 @@ def _where(error, tb, path):
         return "%s:%d" % (os.path.basename(error.filename or path), error.lineno)
     frames = traceback.extract_tb(tb)
     mine = [f for f in frames if os.path.abspath(f.filename) == os.path.abspath(path)]
-    frame = (mine or frames or [None])[-1]
-    if frame is None:
+    if not mine:  # raised outside the file (a call with the wrong arguments): the file, no line
         return os.path.basename(path)
+    frame = mine[-1]
     return "%s:%d" % (os.path.basename(frame.filename), frame.lineno)
 
 

@@ -517,13 +517,32 @@ std::optional<FrequencyAllocation::Kind> designAllocation(SchemeKind kind)
 
 namespace {
 
+// A custom scheme's per-pair table as the named allocation it equals, where one does (so tables, charts and
+// model outputs call it what it is); otherwise per-pair.
+FrequencyAllocation namedAllocation(const std::vector<int>& table, int components)
+{
+    const int half = static_cast<int>(table.size());
+    std::vector<int> counts(static_cast<size_t>(components), 0);
+    for (int c : table)
+        if (c >= 0 && c < components)
+            ++counts[static_cast<size_t>(c)];
+    std::vector<FrequencyAllocation> candidates{FrequencyAllocation::sectioned(counts), FrequencyAllocation::interleaved(components)};
+    if (components == 3)
+        for (FrequencyAllocation a : {FrequencyAllocation::interleavedMrope(counts), FrequencyAllocation::hwAlternating(counts), FrequencyAllocation::distributed()})
+            candidates.push_back(a);
+    for (const FrequencyAllocation& a : candidates)
+        if (a.components == components && a.componentTable(half) == table)
+            return a;
+    return FrequencyAllocation::perPair(table, components);
+}
+
 FrequencyAllocation allocationKindFor(const SchemeParams& p)
 {
     const int components = componentCount(p);
     const int half = p.rotary.halfDim();
     if (p.custom && !p.allocationKind)
         if (auto own = p.custom->scheme->allocation(p.rotary.headDim, half))
-            return FrequencyAllocation::perPair(*own, components);
+            return namedAllocation(*own, components);
     if (components == 1) {
         // One axis drives every pair; an allocation that spreads pairs over axes would be silently ignored.
         if (p.allocationKind && *p.allocationKind != FrequencyAllocation::Kind::Sectioned

@@ -180,6 +180,60 @@ private Q_SLOTS:
         QVERIFY(!got.find("generated_ids"));
     }
 
+    // transformers' own position_ids, imported (--positions with the fixture's expected file), give the
+    // fixture's logits; a count that differs from the prompt's names both.
+    void importedPositionIdsGiveTheFixtureLogits_data() { matchesFixtures_data(); }
+    void importedPositionIdsGiveTheFixtureLogits()
+    {
+        QFETCH(QString, model);
+        QTemporaryDir dir;
+        const QString out = dir.filePath("out.safetensors");
+        const auto r = runRopescope({"forward", "--model", fixture(model), "--inputs", fixture(model + "/inputs_multi.safetensors"),
+                                     "--positions", fixture(model + "/expected_multi.safetensors"), "--output", out});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const SafeTensors got = SafeTensors::open(out);
+        const SafeTensors want = SafeTensors::open(fixture(model + "/expected_multi.safetensors"));
+        QVERIFY(torch::equal(toTorch(got, "position_ids"), toTorch(want, "position_ids")));
+        QVERIFY(maxAbs(toTorch(got, "logits"), toTorch(want, "logits")) < (model == "qwen35-tiny" ? 3e-4 : 1e-4));
+        QCOMPARE(QString::fromStdString(got.metadata().at("scheme")), QString("expected_multi.safetensors"));
+        const auto mismatch = runRopescope({"forward", "--model", fixture(model), "--inputs", fixture(model + "/inputs_multi.safetensors"),
+                                            "--positions", fixture(model + "/expected.safetensors"), "--output", dir.filePath("bad.safetensors")});
+        QVERIFY(mismatch.exitCode != 0);
+        QVERIFY2(mismatch.err.contains("holds positions for 15 tokens") && mismatch.err.contains("has 32"), mismatch.err.constData());
+        QVERIFY(!QFile::exists(dir.filePath("bad.safetensors")));
+    }
+
+    // A built-in exported as a Python scheme and loaded back gives the built-in's logits bit for bit (the
+    // same positions, and the same allocation: the design's, or the model's own where the scheme keeps it).
+    void exportedSchemeGivesTheBuiltInLogits_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QStringList>("scheme");
+        for (const char* m : {"qwen2vl-tiny", "qwen3vl-tiny", "qwen35-tiny"}) {
+            QTest::newRow(qPrintable(QString(m) + " mrope")) << QString(m) << QStringList{"--scheme", "mrope"};
+            QTest::newRow(qPrintable(QString(m) + " circle")) << QString(m) << QStringList{"--scheme", "circle", "--alpha", "0.3"};
+            QTest::newRow(qPrintable(QString(m) + " vrope")) << QString(m) << QStringList{"--scheme", "vrope"};
+            QTest::newRow(qPrintable(QString(m) + " videorope")) << QString(m) << QStringList{"--scheme", "videorope"};
+        }
+    }
+    void exportedSchemeGivesTheBuiltInLogits()
+    {
+        QFETCH(QString, model);
+        QFETCH(QStringList, scheme);
+        QTemporaryDir dir;
+        const QString module = dir.filePath("exported.py");
+        QCOMPARE(runRopescope(QStringList{"export-scheme"} + scheme + QStringList{"--output", module}).exitCode, 0);
+        const QStringList run{"forward", "--model", fixture(model), "--inputs", fixture(model + "/inputs_multi.safetensors"), "--output"};
+        const auto builtIn = runRopescope(run + QStringList{dir.filePath("a.safetensors")} + scheme);
+        const auto loaded = runRopescope(run + QStringList{dir.filePath("b.safetensors"), "--scheme", module});
+        QVERIFY2(builtIn.exitCode == 0 && loaded.exitCode == 0, (builtIn.err + loaded.err).constData());
+        const SafeTensors a = SafeTensors::open(dir.filePath("a.safetensors")), b = SafeTensors::open(dir.filePath("b.safetensors"));
+        QVERIFY(torch::equal(toTorch(a, "position_ids"), toTorch(b, "position_ids")));
+        // Equal logits need the same allocation too (the names may differ: at the fixtures' 4 to 8 pairs several
+        // named allocations give one table, and the file's table is named by the first that matches).
+        QVERIFY(torch::equal(toTorch(a, "logits"), toTorch(b, "logits")));
+    }
+
     void errorsNameTheProblem()
     {
         QTemporaryDir dir;

@@ -217,7 +217,7 @@ void MainWindow::buildUi()
             tabs_->setCurrentIndex(0);
             statusBar()->showMessage(QString("Show in 3-D replaced the explorer's layout %1, scheme %2 (%3 tokens highlighted); Edit > Undo "
                                              "(Ctrl+Z) brings them back, Edit > Clear highlights removes the marks")
-                                         .arg(QString::fromStdString(before.layout), QString(geometry::schemeName(before.params.kind)))
+                                         .arg(QString::fromStdString(before.layout), QString::fromStdString(geometry::schemeLabel(before.params)))
                                          .arg(state.highlighted.size()),
                                      15000);
         }
@@ -271,6 +271,16 @@ void MainWindow::buildUi()
         request(s, false);
     });
     connect(panel_, &ParameterPanel::layoutRejected, this, &MainWindow::showError);
+    schemeFiles_ = new SchemeFiles(this);
+    panel_->setRecentSchemeFiles(schemeFiles_->recent());
+    connect(schemeFiles_, &SchemeFiles::recentChanged, panel_, &ParameterPanel::setRecentSchemeFiles);
+    connect(panel_, &ParameterPanel::schemeFileRequested, this, &MainWindow::openSchemeFile);
+    connect(schemeFiles_, &SchemeFiles::reloaded, this, &MainWindow::schemeFileReloaded);
+    connect(schemeFiles_, &SchemeFiles::reloadFailed, this, [this](const QString& error, const QString& detail) {
+        // The last valid positions stay on screen; the file's error is shown until it loads again.
+        panel_->customControls()->setFileError(detail);
+        showError("scheme file: " + error);
+    });
     connect(panel_, &ParameterPanel::loadImageRequested, this, [this] {
         const QString path = chooseOpenFile(this, "Image for patch colours", "Images (*.png *.jpg *.jpeg *.bmp *.webp)");
         if (!path.isEmpty())
@@ -315,6 +325,16 @@ bool MainWindow::restoreAutosave()
         restoring_ = applied && runner_->busy(); // a large layout still computing on the worker
         if (applied)
             return true;
+        if (std::exchange(untrustedScheme_, false)) {
+            // The session is fine; its scheme file was not run (missing, failing or not trusted). Keep the
+            // file as it is, start on the defaults, and write nothing until the user changes something.
+            const QString why = lastError_;
+            restoreCall_ = true;
+            applyState(session::ExplorerState{});
+            restoreCall_ = false;
+            showError(why + " (the session's other settings are kept in the autosave until you change something)");
+            return true;
+        }
         restored.problem = autosave_.setAside(lastError_);
     }
     applyState(session::ExplorerState{});
@@ -323,10 +343,52 @@ bool MainWindow::restoreAutosave()
     return false;
 }
 
+bool MainWindow::openSchemeFile(QString path, const QString& kind)
+{
+    if (path.isEmpty())
+        path = kind == "positions" ? chooseOpenFile(this, "Open position table", "Position tables (*.csv *.json *.npy *.safetensors)")
+                                   : chooseOpenFile(this, "Open Python scheme", "Python schemes (*.py)");
+    if (path.isEmpty())
+        return false;
+    QString error, detail;
+    const std::optional<SchemeFiles::Loaded> loaded = schemeFiles_->open(path, &error, &detail);
+    if (!loaded) {
+        panel_->customControls()->setFileError(detail);
+        showError("scheme file: " + error);
+        return false;
+    }
+    session::ExplorerState s = state_;
+    if (loaded->layout)
+        s.layout = loaded->layout->toString(); // a table's own layout
+    s.params.custom = loaded->ref;
+    nextEditName_ = "Open " + QFileInfo(path).fileName();
+    const bool applied = applyState(s);
+    nextEditName_.clear();
+    return applied;
+}
+
+void MainWindow::schemeFileReloaded(const geometry::CustomSchemeRef& ref)
+{
+    if (!state_.params.custom || state_.params.custom->file != ref.file)
+        return;
+    session::ExplorerState s = state_;
+    geometry::CustomSchemeRef next = ref;
+    for (const geometry::CustomParameter& p : ref.scheme->parameters()) // the values set, where the file still declares them
+        if (const auto it = state_.params.custom->values.find(p.name); it != state_.params.custom->values.end())
+            next.values[p.name] = std::clamp(it->second, p.min, p.max);
+    s.params.custom = next;
+    nextEditName_ = "Edit " + QString::fromStdString(next.scheme->label());
+    if (applyState(s))
+        statusBar()->showMessage("reloaded " + QString::fromStdString(next.scheme->label()), 4000);
+    nextEditName_.clear();
+}
+
 bool MainWindow::openSession(const QString& path)
 {
     try {
-        return applySession(session::readSessionFile(path));
+        const bool applied = applySession(session::readSessionFile(path));
+        untrustedScheme_ = false; // the message says so; the window keeps its state
+        return applied;
     } catch (const session::SessionFileError& e) {
         lastError_ = e.path + ": " + inWindowWords(e.parameter, e.detail);
         return false;
@@ -336,6 +398,12 @@ bool MainWindow::openSession(const QString& path)
 bool MainWindow::applySession(const session::SessionFile& file)
 {
     session::ExplorerState s = file.state;
+    // A scheme file the session names: loaded only once trusted (SchemeFiles asks); otherwise nothing runs.
+    if (QString error; !schemeFiles_->resolve(s.params, &error)) {
+        lastError_ = error;
+        untrustedScheme_ = true;
+        return false;
+    }
     if (!s.imagePath.isEmpty() && !image_.load(s.imagePath))
         s.imagePath.clear(); // a missing or unreadable image is not fatal
     if (!applyState(s))
@@ -444,6 +512,7 @@ bool MainWindow::adopt(ReadoutRunner::Result result)
     const bool restored = restoring_ && !restoreCall_; // the restored session, computed on the worker
     if (restored)
         restoring_ = false;
+    panel_->customControls()->setFileError(result.detail);
     if (!result.error.isEmpty()) {
         if (restored) { // keep the session the user made beside the defaults the window falls back to
             const QString problem = autosave_.setAside(result.error);
@@ -467,6 +536,7 @@ bool MainWindow::adopt(ReadoutRunner::Result result)
         s.highlighted.clear(); // marks of another layout's tokens
     state_ = s;
     readouts_ = std::move(next);
+    schemeFiles_->show(state_.params.custom);
     attention_->setScheme(state_);
     lastError_.clear();
     panel_->setError({});
@@ -491,7 +561,7 @@ void MainWindow::refresh()
         panel_->setLayerScheme(QString("layer %1 of %2: %3 (pattern %4)")
                                    .arg(state_.layer)
                                    .arg(schedule->layers())
-                                   .arg(QString(geometry::schemeName(readouts_.table.scheme)))
+                                   .arg(QString::fromStdString(readouts_.table.schemeLabel()))
                                    .arg(groupedPattern(schedule->pattern())));
     else
         panel_->setLayerScheme("no AGE schedule: every layer uses the scheme");

@@ -1,6 +1,7 @@
 #pragma once
 #include "charts/chart_export.h"
 #include "readout_runner.h"
+#include "scheme_files.h"
 #include "scene/cone_scene.h"
 #include "session/explorer_state.h"
 #include "session/readouts.h"
@@ -72,6 +73,9 @@ public:
     views::ConeScene& scene() const { return *scene_; }
     QString autosavePath() const;
     QUndoStack* undoStack() const { return undo_; }
+    SchemeFiles* schemeFiles() const { return schemeFiles_; }
+    // A scheme file the user names ("python" or "positions"; empty path: ask with a dialog): loaded, shown, watched.
+    bool openSchemeFile(QString path, const QString& kind);
 
 private:
     void buildUi();
@@ -97,6 +101,7 @@ private:
     views::SceneOptions sceneOptions() const;
     views::ChartPainter chartPainter(ChartKind kind) const;
     void showError(const QString& message);
+    void schemeFileReloaded(const geometry::CustomSchemeRef& ref);
     void exportWithDialog(ChartKind kind);
 
     session::Autosave autosave_;
@@ -118,6 +123,7 @@ private:
     bool undoing_ = false;
     QString nextEditName_;          // names the next recorded step ("Show region in 3-D")
     bool restoring_ = false;
+    bool untrustedScheme_ = false; // the session being applied names a scheme file that was not loaded
     bool editedWhileRestoring_ = false;
     QImage image_;
 
@@ -133,6 +139,7 @@ private:
     QLabel *ptdLabel_ = nullptr, *selectionLabel_ = nullptr, *warningLabel_ = nullptr;
     QTimer* cameraSaveTimer_ = nullptr;
     AttentionPanel* attention_ = nullptr;
+    SchemeFiles* schemeFiles_ = nullptr;
     class QTabWidget* tabs_ = nullptr;
     bool attentionRan_ = false;
 };

@@ -60,6 +60,8 @@ void MainWindow::buildMenus()
         if (!path.isEmpty() && !openSession(path))
             QMessageBox::warning(this, "Open session", lastError_);
     });
+    file->addAction("Open &Python scheme...", this, [this] { openSchemeFile({}, "python"); });
+    file->addAction("Open position &table...", this, [this] { openSchemeFile({}, "positions"); });
     file->addAction("&Save session as...", QKeySequence::Save, this, [this] {
         QString path = chooseSaveFile(this, "Save session", "session.ropescope.json", "RopeScope sessions (*.ropescope.json)");
         if (path.isEmpty())

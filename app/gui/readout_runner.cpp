@@ -3,6 +3,7 @@
 #include "window_words.h"
 
 #include "geometry/errors.h"
+#include "user_schemes/python_scheme.h"
 #include "geometry/layout.h"
 
 #include <QFutureWatcher>
@@ -26,6 +27,9 @@ Result compute(session::ReadoutEngine& engine, session::ExplorerState s)
                                                                               : t.blocks.front().begin - 1;
             r.readouts = engine.compute(s);
         }
+    } catch (const user_schemes::PythonError& e) {
+        r.error = inWindowWords(e);
+        r.detail = QString::fromStdString(e.detail());
     } catch (const geometry::InvalidInput& e) {
         r.error = inWindowWords(e);
     }

@@ -45,7 +45,7 @@ QString ptdReadout(const session::Readouts& readouts)
     if (readouts.ptdBySchemes.empty())
         return readouts.table.textTokens.empty() || readouts.table.blocks.empty() ? "PTD: n/a (needs text and visual tokens)"
                                                                                    : "PTD: n/a (too many distances; see the warning)";
-    QString s = QString("PTD %1 (%2)").arg(number(readouts.ptd.mean), QString(geometry::schemeName(readouts.table.scheme)));
+    QString s = QString("PTD %1 (%2)").arg(number(readouts.ptd.mean), QString::fromStdString(readouts.table.schemeLabel()));
     if (readouts.ptd.perBlock.size() > 1) {
         QStringList blocks;
         for (double v : readouts.ptd.perBlock)

@@ -13,7 +13,7 @@ QString inWindowWords(const std::string& parameter, const std::string& reason)
         {"second_per_grid", "seconds per grid (spg)"}, {"tokens_per_second", "tokens per second (tps)"},
         {"temporal_stride", "Frame spacing delta"}, {"visual_stride", "V2PE visual stride"},
         {"position_scale", "MM-RoPE scale"}, {"ntk_factor", "VideoRoPE++ NTK factor"}, {"kv_heads", "KV heads"},
-        {"partial_rotary", "rotated fraction"},
+        {"partial_rotary", "rotated fraction"}, {"param", "Scheme parameter"}, {"positions", "Position table"},
         {"layout", "layout"}};
     if (parameter.empty())
         return QString::fromStdString(reason);

@@ -128,8 +128,15 @@ ExplorerState ExplorerState::fromJson(const QJsonObject& o)
     }
     if (o.contains("image"))
         s.imagePath = QString::fromStdString(f.text("image", ""));
-    // A state that cannot be drawn is as bad as unreadable JSON: report the parameter now.
-    s.buildTable();
+    // A state that cannot be drawn is as bad as unreadable JSON: report the parameter now. A scheme file is
+    // named, not loaded (the application loads and trusts it): the rest is checked under its base scheme.
+    if (s.params.custom) {
+        ExplorerState rest = s;
+        rest.params.custom.reset();
+        rest.buildTable();
+    } else {
+        s.buildTable();
+    }
     return s;
 }
 

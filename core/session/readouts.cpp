@@ -72,11 +72,12 @@ Readouts ReadoutEngine::compute(const ExplorerState& state)
     for (SchemeKind kind : ptdInReach ? allSchemes() : std::vector<SchemeKind>{}) {
         SchemeParams p = state.params;
         p.kind = kind;
+        p.custom.reset(); // the built-ins beside a scheme file: its bar comes last
         if (componentCount(kind) != componentCount(state.params.kind)) {
             p.allocationKind.reset();
             p.sections.clear();
         }
-        if (kind == t.scheme) {
+        if (kind == t.scheme && !state.params.custom) {
             r.ptdBySchemes.push_back({kind, r.ptd.mean});
             continue;
         }
@@ -87,6 +88,9 @@ Readouts ReadoutEngine::compute(const ExplorerState& state)
             r.warnings.push_back(std::string("PTD chart leaves out ") + schemeName(kind) + ": " + e.what());
         }
     }
+
+    if (ptdInReach && state.params.custom)
+        r.ptdBySchemes.push_back({state.params.kind, r.ptd.mean, t.customScheme});
 
     const int selected = state.selectedToken;
     if (selected >= 0 && selected < t.size() && t.isText(selected)) {

@@ -12,6 +12,7 @@ namespace ropescope::session {
 struct SchemePtd {
     geometry::SchemeKind kind;
     double ptd = 0.0;
+    std::string custom; // a scheme file's name: its bar (kind is then unused)
 };
 
 // Everything the explorer's panels show for one state.

@@ -116,7 +116,10 @@ def describe(error, tb, path, what):
     if isinstance(error, SyntaxError):
         message = error.msg
     line = "%s: %s%s" % (_where(error, tb, path), type(error).__name__, ": " + message if message else "")
-    detail = "".join(traceback.format_exception(type(error), error, tb)[-6:])
+    # The traceback's frames in the user's file (RopeScope's own are noise to them), then the error itself.
+    mine = [f for f in traceback.extract_tb(tb) if os.path.abspath(f.filename) == os.path.abspath(path)]
+    frames = traceback.format_list(mine[-4:])
+    detail = "".join(frames + traceback.format_exception_only(type(error), error))
     return line, detail.rstrip()
 
 

@@ -22,6 +22,7 @@
 #include <QTableView>
 #include <QDockWidget>
 #include <QDoubleSpinBox>
+#include <QDateTime>
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -51,6 +52,8 @@
 
 using ropescope::gui::ChartKind;
 using ropescope::gui::MainWindow;
+using ropescope::gui::SchemeFiles;
+namespace geometry = ropescope::geometry;
 
 namespace {
 
@@ -123,6 +126,139 @@ private Q_SLOTS:
         QVERIFY(restored.openSession(dir.filePath("partial.ropescope.json")));
         QCOMPARE(restored.state().params.rotary.partial, 0.25);
         QCOMPARE(restored.panel()->findChild<QDoubleSpinBox*>("partialRotary")->value(), 0.25);
+    }
+
+    // A Python scheme in the explorer (issue "Your own scheme"): opened, its PARAMETERS as controls, watched
+    // (saving the file re-runs it and the readouts follow), a syntax error keeps the last positions and shows
+    // file:line; a session naming a file whose content is not trusted runs nothing and loses nothing.
+    void pythonSchemeIsWatchedAndTrusted()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath("my_scheme.py");
+        const auto write = [&](const QByteArray& text) {
+            QFile f(file);
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write(text);
+        };
+        // Unique content: trust is per content, and other runs of this suite must not have trusted it.
+        const QByteArray unique = "# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch()) + "\n";
+        const QByteArray scheme = unique + R"PY(import numpy as np
+PARAMETERS = {"spread": (1.0, 0.1, 10.0)}
+
+def positions(layout, spread):
+    out = np.zeros((3, layout.tokens))
+    nxt = 0.0
+    for s in layout.segments:
+        if s.kind == "text":
+            out[:, s.start:s.start + s.length] = nxt + np.arange(s.length)
+            nxt += s.length
+            continue
+        r, c = np.meshgrid(np.arange(s.rows), np.arange(s.cols), indexing="ij")
+        for f in range(s.frames):
+            b = s.start + f * s.rows * s.cols
+            e = b + s.rows * s.cols
+            out[0, b:e] = nxt + OFFSET
+            out[1, b:e] = nxt + spread * r.ravel()
+            out[2, b:e] = nxt + spread * c.ravel()
+        nxt = out[:, s.start:s.start + s.length].max() + 1
+    return out
+)PY";
+        write("OFFSET = 0.0\n" + scheme);
+        const QString sessionDir = dir.filePath("session");
+        {
+            MainWindow w(sessionDir);
+            w.resize(1280, 720);
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            QVERIFY2(w.openSchemeFile(file, "python"), qPrintable(w.lastError()));
+            QTRY_VERIFY(!w.readoutsBusy());
+            QCOMPARE(QString::fromStdString(w.readouts().table.customScheme), QString("my_scheme.py"));
+            QCOMPARE(w.panel()->schemeBox()->currentText(), QString("my_scheme.py"));
+            QVERIFY2(w.ptdReadout().contains("(my_scheme.py)"), qPrintable(w.ptdReadout()));
+            // Its parameter is a control, and the value reaches positions().
+            auto* spread = w.panel()->findChild<QDoubleSpinBox*>("paramBox_spread");
+            QVERIFY(spread);
+            const QString atOne = w.ptdReadout();
+            spread->setValue(3.0);
+            QTRY_VERIFY(!w.readoutsBusy());
+            QCOMPARE(w.state().params.custom->values.at("spread"), 3.0);
+            const geometry::PositionTable& t = w.readouts().table;
+            const int last = t.blocks.front().end() - 1; // row 7, col 7 of the 8x8 image after 4 text tokens
+            QCOMPARE(t.positions(last, 1), 4 + 3.0 * 7);
+            QVERIFY(w.ptdReadout() != atOne);
+            // Saved in the editor: the watcher re-runs it and the readouts change (OFFSET moves the t axis).
+            const QString beforeEdit = w.ptdReadout();
+            write("OFFSET = 5.0\n" + scheme);
+            QTRY_VERIFY_WITH_TIMEOUT(w.ptdReadout() != beforeEdit, 10000);
+            QCOMPARE(w.readouts().table.positions(last, 0), 4 + 5.0);
+            QCOMPARE(w.state().params.custom->values.at("spread"), 3.0); // the value set survives the reload
+            // A syntax error: the last positions stay, the file's error (file:line) is in the window.
+            const Eigen::MatrixXd kept = w.readouts().table.positions;
+            write("OFFSET = 5.0\ndef positions(layout):\n    return [1,\n");
+            QTRY_VERIFY_WITH_TIMEOUT(!w.panel()->customControls()->fileError().isEmpty(), 10000);
+            QVERIFY2(w.panel()->customControls()->fileError().contains("my_scheme.py\", line 3") ||
+                         w.panel()->customControls()->fileError().contains("my_scheme.py:3"),
+                     qPrintable(w.panel()->customControls()->fileError()));
+            QVERIFY2(w.lastError().contains("my_scheme.py:3: SyntaxError"), qPrintable(w.lastError()));
+            QVERIFY(w.readouts().table.positions == kept);
+            if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty()) {
+                if (auto* scroll = qobject_cast<QScrollArea*>(w.panel()->parentWidget() ? w.panel()->parentWidget()->parentWidget() : nullptr))
+                    scroll->ensureWidgetVisible(w.panel()->customControls());
+                w.grab().save(shots + "/python_scheme_error_1280.png");
+            }
+            // Fixed again: it loads, the error goes.
+            write("OFFSET = 2.0\n" + scheme);
+            QTRY_VERIFY_WITH_TIMEOUT(w.panel()->customControls()->fileError().isEmpty(), 10000);
+            QTRY_COMPARE_WITH_TIMEOUT(w.readouts().table.positions(last, 0), 4 + 2.0, 10000);
+            if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty())
+                w.grab().save(shots + "/python_scheme_1280.png");
+            w.saveSession(dir.filePath("mine.ropescope.json"));
+        } // the autosave names the file too
+        QFile autosave(QDir(sessionDir).filePath("autosave.ropescope.json"));
+        QVERIFY(autosave.open(QIODevice::ReadOnly));
+        const QByteArray saved = autosave.readAll();
+        autosave.close();
+        QVERIFY(saved.contains("my_scheme.py"));
+
+        // Someone changes the file: its new content is not trusted. The restore asks, is told no, runs
+        // nothing, and leaves the autosave as it was.
+        write("OFFSET = 9.0\n" + scheme);
+        int asked = 0;
+        bool sawChanged = false;
+        SchemeFiles::setDefaultTrustPrompt([&](const QString& path, const QString&, bool changed) {
+            ++asked;
+            sawChanged = changed && path == file;
+            return false;
+        });
+        {
+            MainWindow w(sessionDir);
+            QCOMPARE(asked, 1);
+            QVERIFY(sawChanged);
+            QVERIFY(!w.state().params.custom);
+            QVERIFY2(w.lastError().contains("was not run: it is not trusted"), qPrintable(w.lastError()));
+            QVERIFY(!w.openSession(dir.filePath("mine.ropescope.json")));
+            QCOMPARE(asked, 2);
+            QVERIFY(!w.state().params.custom);
+        }
+        QVERIFY(autosave.open(QIODevice::ReadOnly));
+        QCOMPARE(autosave.readAll(), saved);
+        autosave.close();
+        // Trusted once: the same content opens without asking again.
+        SchemeFiles::setDefaultTrustPrompt([&](const QString&, const QString&, bool) { ++asked; return true; });
+        {
+            MainWindow w(dir.filePath("third"));
+            QVERIFY2(w.openSession(dir.filePath("mine.ropescope.json")), qPrintable(w.lastError()));
+            QCOMPARE(asked, 3);
+            QTRY_VERIFY(!w.readoutsBusy());
+            QCOMPARE(w.state().params.custom->values.at("spread"), 3.0);
+            QCOMPARE(w.readouts().table.positions(w.readouts().table.blocks.front().end() - 1, 0), 4 + 9.0);
+        }
+        {
+            MainWindow w(dir.filePath("fourth"));
+            QVERIFY(w.openSession(dir.filePath("mine.ropescope.json")));
+            QCOMPARE(asked, 3);
+        }
+        SchemeFiles::setDefaultTrustPrompt({});
     }
 
     void alphaSliderChangesReadoutAndScene()
@@ -1092,6 +1228,9 @@ int main(int argc, char** argv)
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "xcb");
     ropescope::views::VtkViewWidget::setDefaultSurfaceFormat();
+    // Settings (recent files, trusted scheme files, dialog folders) in a folder of this run, not the user's.
+    QTemporaryDir config;
+    qputenv("XDG_CONFIG_HOME", config.path().toUtf8());
     QApplication app(argc, argv);
     TestGui test;
     return QTest::qExec(&test, argc, argv);

@@ -12,9 +12,9 @@ BarChart ptdChart(const session::Readouts& r)
     BarChart c;
     c.title = "PTD by scheme, layout " + QString::fromStdString(r.table.layout.toString());
     for (const session::SchemePtd& s : r.ptdBySchemes) {
-        if (s.kind == r.table.scheme)
+        if (s.custom == r.table.customScheme && (!s.custom.empty() || s.kind == r.table.scheme))
             c.highlighted = static_cast<int>(c.values.size());
-        c.labels.push_back(schemeName(s.kind));
+        c.labels.push_back(QString::fromStdString(s.custom.empty() ? schemeName(s.kind) : s.custom));
         c.values.push_back(std::abs(s.ptd) < 1e-9 ? 0.0 : s.ptd);
     }
     return c;
@@ -23,7 +23,7 @@ BarChart ptdChart(const session::Readouts& r)
 ProfileChart profileChart(const session::Readouts& r)
 {
     ProfileChart c;
-    c.title = "Distance profile (" + QString(schemeName(r.table.scheme)) + ")";
+    c.title = "Distance profile (" + QString::fromStdString(r.table.schemeLabel()) + ")";
     c.tokens = r.table.textTokens;
     c.profile = r.ptd.profiles;
     for (size_t i = 0; i < c.tokens.size(); ++i) {
@@ -74,7 +74,7 @@ FrequencyChart frequencyChart(const PositionTable& table)
 {
     const FrequencyUsage u = frequencyUsage(table);
     FrequencyChart c;
-    c.title = QString("Frequencies (%1, %2)").arg(QString(schemeName(table.scheme)), QString::fromStdString(table.allocation.toString()));
+    c.title = QString("Frequencies (%1, %2)").arg(QString::fromStdString(table.schemeLabel()), QString::fromStdString(table.allocation.toString()));
     QStringList spans;
     for (size_t a = 0; a < u.axes.size(); ++a)
         spans << QString("%1 %2").arg(QString::fromStdString(u.axes[a])).arg(u.spans[a], 0, 'g', 4);

@@ -131,6 +131,8 @@ void ParameterPanel::buildUi()
     static_assert(sizeof(schemeHelp) / sizeof(schemeHelp[0]) == 17, "one help line per scheme");
     for (int i = 0; i < scheme_->count() && i < 17; ++i)
         scheme_->setItemData(i, schemeHelp[i], Qt::ToolTipRole);
+    builtinSchemes_ = scheme_->count();
+    setRecentSchemeFiles({});
     schemeForm->addRow("Scheme", scheme_);
     layout_ = new QLineEdit;
     layout_->setObjectName("layout");
@@ -174,6 +176,9 @@ void ParameterPanel::buildUi()
     between->addWidget(textBetween_);
     schemeForm->addRow(between);
     root->addWidget(schemeBox);
+    custom_ = new CustomSchemeControls;
+    root->addWidget(custom_);
+    connect(custom_, &CustomSchemeControls::edited, this, &ParameterPanel::emitEdited);
 
     // Circle-RoPE
     auto* circleBox = new QGroupBox("Circle-RoPE");
@@ -404,7 +409,8 @@ void ParameterPanel::buildUi()
         s->setKeyboardTracking(false); // typing 1000 applies 1000, not 1, 10 and 100 first
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::structuredLayoutEdited);
     }
-    for (QComboBox* c : {scheme_, radiusMode_, age_, allocation_, temporal_, colour_, projection_})
+    connect(scheme_, qOverload<int>(&QComboBox::currentIndexChanged), this, &ParameterPanel::schemeChosen);
+    for (QComboBox* c : {radiusMode_, age_, allocation_, temporal_, colour_, projection_})
         connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &ParameterPanel::emitEdited);
     for (QSlider* s : {alpha_, layer_})
         connect(s, &QSlider::valueChanged, this, &ParameterPanel::emitEdited);
@@ -469,6 +475,69 @@ void ParameterPanel::commitLayout()
     emitEdited();
 }
 
+void ParameterPanel::setRecentSchemeFiles(const QStringList& paths)
+{
+    const bool wasUpdating = std::exchange(updating_, true);
+    while (scheme_->count() > builtinSchemes_)
+        scheme_->removeItem(scheme_->count() - 1);
+    scheme_->insertSeparator(scheme_->count());
+    for (const QString& path : paths) {
+        scheme_->addItem(QFileInfo(path).fileName(), path);
+        scheme_->setItemData(scheme_->count() - 1, path, Qt::ToolTipRole);
+    }
+    scheme_->addItem("Python scheme...", "python");
+    scheme_->setItemData(scheme_->count() - 1, "A .py file defining positions(layout, **params) -> [C, L] (README \"Your own scheme\")", Qt::ToolTipRole);
+    scheme_->addItem("Position table...", "positions");
+    scheme_->setItemData(scheme_->count() - 1, "Positions from a file: the CSV or JSON `ropescope positions` writes, .npy, or a .safetensors "
+                                              "with position_ids as transformers returns them", Qt::ToolTipRole);
+    updating_ = wasUpdating;
+    if (shownCustom_) {
+        session::ExplorerState state;
+        state.params.custom = shownCustom_;
+        selectSchemeOf(state);
+    }
+}
+
+// The list shows the state's scheme: a built-in by name, a file by its entry (added when it is not listed).
+void ParameterPanel::selectSchemeOf(const session::ExplorerState& s)
+{
+    const bool wasUpdating = std::exchange(updating_, true);
+    if (!s.params.custom) {
+        scheme_->setCurrentText(schemeName(s.params.kind));
+    } else {
+        const QString path = QString::fromStdString(s.params.custom->file);
+        int index = scheme_->findData(path);
+        if (index < 0) {
+            scheme_->insertItem(builtinSchemes_ + 1, QString::fromStdString(customLabel(*s.params.custom)), path);
+            index = builtinSchemes_ + 1;
+        }
+        scheme_->setCurrentIndex(index);
+    }
+    updating_ = wasUpdating;
+}
+
+void ParameterPanel::schemeChosen(int index)
+{
+    if (updating_)
+        return;
+    if (index < builtinSchemes_) {
+        emitEdited();
+        return;
+    }
+    // A file entry: the window loads it and shows the result; until then the list shows the state's scheme.
+    const QString data = scheme_->itemData(index).toString();
+    session::ExplorerState shown;
+    shown.params.custom = shownCustom_;
+    const bool current = shownCustom_ && data == QString::fromStdString(shownCustom_->file);
+    if (!current) {
+        if (!shownCustom_)
+            shown.params.kind = lastBuiltin_;
+        selectSchemeOf(shown);
+        Q_EMIT schemeFileRequested(data == "python" || data == "positions" ? QString() : data,
+                                   data == "positions" || (!data.endsWith(".py") && data != "python") ? "positions" : "python");
+    }
+}
+
 void ParameterPanel::emitEdited()
 {
     if (updating_)
@@ -479,7 +548,8 @@ void ParameterPanel::emitEdited()
 
 void ParameterPanel::updateEnabled()
 {
-    const auto kind = schemeFromName(scheme_->currentText().toStdString());
+    // A scheme file places every token itself: the built-ins' own parameters do not apply to it.
+    const auto kind = scheme_->currentIndex() < builtinSchemes_ ? schemeFromName(scheme_->currentText().toStdString()) : std::nullopt;
     const bool circle = kind == SchemeKind::Circle;
     for (QWidget* w : {static_cast<QWidget*>(alpha_), static_cast<QWidget*>(radiusMode_), static_cast<QWidget*>(radius_),
                        static_cast<QWidget*>(vector_[0]), static_cast<QWidget*>(vector_[1]), static_cast<QWidget*>(vector_[2]),
@@ -514,7 +584,8 @@ void ParameterPanel::updateEnabled()
                                   : allocation_->currentText() == "interleaved-mrope" ? "default 24,20,20 (t,h,w)"
                                                                                       : "default 16,24,24");
     // Sections mean nothing to the allocations that fix every pair (interleaved, distributed) or to 1-D schemes.
-    sections_->setEnabled(kind && componentCount(*kind) > 1 && chosen != FrequencyAllocation::Kind::Interleaved
+    const int components = kind ? componentCount(*kind) : shownCustom_ && shownCustom_->scheme ? shownCustom_->scheme->components() : 0;
+    sections_->setEnabled(components > 1 && chosen != FrequencyAllocation::Kind::Interleaved
                           && chosen != FrequencyAllocation::Kind::Distributed);
     static const char* legends[] = {
         "Text tokens: dark blue on the text axis; the selected one red. Visual tokens: hue by column (red at the left, "
@@ -528,8 +599,13 @@ void ParameterPanel::updateEnabled()
 void ParameterPanel::applyTo(session::ExplorerState& s) const
 {
     s.layout = committedLayout_;
-    if (const auto kind = schemeFromName(scheme_->currentText().toStdString()))
-        s.params.kind = *kind;
+    if (scheme_->currentIndex() < builtinSchemes_) {
+        if (const auto kind = schemeFromName(scheme_->currentText().toStdString()))
+            s.params.kind = *kind;
+        s.params.custom.reset();
+    } else if (s.params.custom) {
+        custom_->applyTo(*s.params.custom);
+    }
     CircleParams& c = s.params.circle;
     c.alpha = alpha_->value() / 1000.0;
     c.radiusMode = static_cast<RadiusMode>(radiusMode_->currentIndex());
@@ -601,7 +677,11 @@ void ParameterPanel::mirrorInStructuredEditor(const Layout& l)
 void ParameterPanel::setState(const session::ExplorerState& s)
 {
     updating_ = true;
-    scheme_->setCurrentText(schemeName(s.params.kind));
+    shownCustom_ = s.params.custom;
+    if (!s.params.custom)
+        lastBuiltin_ = s.params.kind;
+    selectSchemeOf(s);
+    custom_->setScheme(s.params.custom);
     // Rewriting a line edit moves its cursor: only touch those whose text really changes.
     auto setText = [](QLineEdit* e, const QString& text) {
         if (e->text() != text)

@@ -1,5 +1,6 @@
 #pragma once
 #include "session/explorer_state.h"
+#include "widgets/custom_scheme_controls.h"
 
 #include <QWidget>
 
@@ -30,6 +31,11 @@ public:
     void setLayerScheme(const QString& text); // "layer 3 of 36: mrope"
     void setEffectiveRadius(const QString& text); // "effective R 12.73" in the auto radius modes, else empty
 
+    // The scheme list's entries after the built-ins: the scheme files used recently (newest first), then
+    // "Python scheme..." and "Position table...". Choosing one emits schemeFileRequested; the window loads it.
+    void setRecentSchemeFiles(const QStringList& paths);
+    CustomSchemeControls* customControls() const { return custom_; }
+
     QSlider* alphaSlider() const { return alpha_; }
     QComboBox* schemeBox() const { return scheme_; }
     QLineEdit* layoutEdit() const { return layout_; }
@@ -37,6 +43,8 @@ public:
 Q_SIGNALS:
     void stateEdited();
     void loadImageRequested();
+    // A scheme file chosen in the scheme list: its path, or empty to ask for one (kind "python" or "positions").
+    void schemeFileRequested(const QString& path, const QString& kind);
     void layoutRejected(const QString& message); // the layout field's text does not parse; nothing applied
 
 private:
@@ -47,6 +55,8 @@ private:
     void commitLayout();
     void mirrorInStructuredEditor(const geometry::Layout& layout);
     void updateEnabled();
+    void schemeChosen(int index);
+    void selectSchemeOf(const session::ExplorerState& state);
 
     bool updating_ = false;
     // The layout the state carries: typing changes only the field; the text is applied on Enter, on
@@ -55,6 +65,10 @@ private:
     QTimer* layoutPause_;
 
     QComboBox* scheme_;
+    int builtinSchemes_ = 0; // the scheme list's first entries; files and the two "..." entries follow
+    CustomSchemeControls* custom_;
+    std::optional<geometry::CustomSchemeRef> shownCustom_; // the state's scheme file, as setState last showed it
+    geometry::SchemeKind lastBuiltin_ = geometry::SchemeKind::Mrope;
     QLineEdit* layout_;
     QSpinBox *textBefore_, *rows_, *cols_, *images_, *frames_, *textBetween_, *textAfter_;
     QSlider* alpha_;

@@ -1,4 +1,6 @@
 #include "cli_error.h"
+#include "io/atomic_file.h"
+#include "user_schemes/python_scheme.h"
 #include "commands.h"
 #include "geometry/metrics.h"
 #include "geometry/scheme.h"
@@ -134,6 +136,30 @@ int benchLive(const QCommandLineParser& parser)
     const int steps = parser.isSet("steps") ? parseInteger(parser, "steps") : 200;
     if (steps < 1 || steps > 10000)
         throw UsageError("--steps: expected 1 to 10000");
+    // The scheme under test: circle (alpha swept) by default; a built-in by name; a Python scheme file with its
+    // first PARAMETERS entry swept from min to max, so every frame runs the file (a repeated value would be
+    // served from its cache).
+    session::ExplorerState base;
+    QByteArray sweptName = "alpha";
+    if (parser.isSet("scheme")) {
+        const std::string scheme = parser.value("scheme").toStdString();
+        try {
+            if (user_schemes::isPythonSchemePath(scheme)) {
+                base.params.custom = user_schemes::pythonSchemeRef(user_schemes::loadPythonScheme(scheme));
+                const auto declared = base.params.custom->scheme->parameters();
+                sweptName = declared.empty() ? QByteArray("nothing (no PARAMETERS: frames after the first reuse its positions)")
+                                             : QByteArray::fromStdString(declared.front().name);
+            } else if (const auto kind = schemeFromName(scheme)) {
+                base.params.kind = *kind;
+            } else {
+                throw UsageError("--scheme: unknown scheme '" + scheme + "' (expected " + schemeNameList() + " or a .py file)");
+            }
+        } catch (const InvalidInput& e) {
+            throw usageError(e);
+        } catch (const io::IoError& e) {
+            throw UsageError(std::string("--scheme: ") + e.what());
+        }
+    }
     QSize size(1280, 800);
     std::unique_ptr<views::OffscreenView> view;
     try {
@@ -143,12 +169,13 @@ int benchLive(const QCommandLineParser& parser)
     }
     QJsonArray rows;
     QByteArray text = "offscreen " + QByteArray::fromStdString(view->route()) + ", " + QByteArray::number(size.width()) + "x"
-                      + QByteArray::number(size.height()) + ", " + QByteArray::number(steps) + " alpha steps\n";
+                      + QByteArray::number(size.height()) + ", scheme " + QByteArray::fromStdString(geometry::schemeLabel(base.params)) + ", "
+                      + QByteArray::number(steps) + " steps of " + sweptName + "\n";
     text += QByteArray("layout").leftJustified(36) + QByteArray("tokens").leftJustified(8) + QByteArray("median_ms").rightJustified(10)
             + QByteArray("p95_ms").rightJustified(10) + QByteArray("first_ms").rightJustified(10)
             + QByteArray("readouts_ms").rightJustified(12) + QByteArray("scene_ms").rightJustified(10) + QByteArray("render_ms").rightJustified(11) + "\n";
     for (const auto& [layout, label] : layouts) {
-        session::ExplorerState state;
+        session::ExplorerState state = base;
         state.layout = layout;
         session::ReadoutEngine engine;
         std::vector<double> ms, readoutMs, sceneMs, renderMs;
@@ -156,6 +183,10 @@ int benchLive(const QCommandLineParser& parser)
         int tokens = 0;
         for (int step = 0; step <= steps; ++step) {
             state.params.circle.alpha = static_cast<double>(step) / steps;
+            if (state.params.custom && !state.params.custom->scheme->parameters().empty()) {
+                const geometry::CustomParameter p = state.params.custom->scheme->parameters().front();
+                state.params.custom->values[p.name] = p.min + (p.max - p.min) * step / steps;
+            }
             const auto t0 = std::chrono::steady_clock::now();
             const session::Readouts r = engine.compute(state);
             const auto t1 = std::chrono::steady_clock::now();
@@ -197,6 +228,7 @@ int benchLive(const QCommandLineParser& parser)
         row["scene_median_ms"] = medianOf(sceneMs);
         row["render_median_ms"] = medianOf(renderMs);
         row["route"] = QString::fromStdString(view->route());
+        row["scheme"] = QString::fromStdString(geometry::schemeLabel(base.params));
         rows.append(row);
         text += QByteArray::fromStdString(label).leftJustified(36) + QByteArray::number(tokens).leftJustified(8)
                 + QByteArray::number(median, 'f', 2).rightJustified(10) + QByteArray::number(p95, 'f', 2).rightJustified(10)
@@ -217,7 +249,7 @@ int runBench(const QStringList& args)
     parser.addPositionalArgument("suite", "geometry, live, model, attention or bias");
     parser.addOptions({
         {"json", "Print JSON rows (layout, stage, min_ms, median_ms) instead of a table."},
-        {"scheme", "Scheme to time (geometry; default circle).", "S"},
+        {"scheme", "Scheme to time (geometry, live; default circle): a built-in or a Python scheme file (live sweeps its first parameter).", "S"},
         {"output", "Write to this file (atomically) instead of standard output.", "F"},
         {"layout", "live: time this layout instead of the two standard ones.", "L"},
         {"steps", "live: alpha steps to time (default 200).", "N"},

@@ -218,6 +218,24 @@ print(json.dumps(out))
         QVERIFY2(unknown.err.contains("has no parameter 'rad' (it declares radius)"), unknown.err.constData());
     }
 
+    // The hand-written examples load and place every token; the get_rope_index written against transformers'
+    // form of the layout (input_ids, grids, special ids) reproduces the built-in M-RoPE.
+    void examplesRun()
+    {
+        const QString examples = QString(ROPESCOPE_SOURCE_DIR) + "/examples/schemes/";
+        for (const QString& name : {"sphere.py", "text_on_normal.py", "qwen2vl_rope_index.py"}) {
+            const auto r = runRopescope({"ptd", "--scheme", examples + name, "--layout", "text:4,image:6x5,text:3,video:2x3x3,text:2", "--json"});
+            QVERIFY2(r.exitCode == 0, r.err.constData());
+            QVERIFY(std::isfinite(QJsonDocument::fromJson(r.out).object()["ptd"].toDouble()));
+        }
+        for (const QString& layout : {"text:5,image:3x4,text:3", "text:2,image:2x3,text:1,image:4x2,text:2", "text:3,video:3x2x2,text:2"}) {
+            const auto lifted = runRopescope({"positions", "--scheme", examples + "qwen2vl_rope_index.py", "--layout", layout});
+            const auto builtIn = runRopescope({"positions", "--scheme", "mrope", "--layout", layout});
+            QVERIFY2(lifted.exitCode == 0, lifted.err.constData());
+            QCOMPARE(lifted.out, builtIn.out);
+        }
+    }
+
     // Each bad file: one line naming the file (and line), exit 2, nothing written, and a bounded run.
     void badFilesGiveOneLine_data()
     {

@@ -176,7 +176,7 @@ void AttentionPanel::installModel(std::shared_ptr<const AttentionModel> model)
     }
     schemes_->setEntries(std::move(schemes));
     schemes_->showHint();
-    ui_->modelName->setText(QFileInfo(m.dir).fileName() + " (trained with " + geometry::schemeName(m.own.params.kind) + ")");
+    ui_->modelName->setText(QFileInfo(m.dir).fileName() + " (trained with " + QString::fromStdString(geometry::schemeLabel(m.own.params)) + ")");
     ui_->modelInputs->setVisible(m.taskModel);
     updateQuestionNote();
     d->attentionLayers = m.vlm->config().text.attentionLayers();
@@ -409,7 +409,7 @@ bool AttentionPanel::finish(AttentionJob& job)
             status += "\n" + QString::fromStdString(note);
     if (!r.untrained.empty())
         status += "\nuntrained scheme (" + QString::fromStdString(r.untrained) + "): this model was trained with "
-                  + geometry::schemeName(r.own.params.kind);
+                  + QString::fromStdString(geometry::schemeLabel(r.own.params));
     ui_->answer->setText(r.answer.isEmpty() ? "(empty)" : r.answer);
     setStatus(status);
     layerHeads_->setRun(r);
@@ -490,8 +490,8 @@ void AttentionPanel::showRegionInExplorer()
 void AttentionPanel::addExplorerScheme()
 {
     const geometry::SchemeParams& p = d->scheme.params;
-    QString label = geometry::schemeName(p.kind);
-    if (p.kind == geometry::SchemeKind::Circle)
+    QString label = QString::fromStdString(geometry::schemeLabel(p));
+    if (p.kind == geometry::SchemeKind::Circle && !p.custom)
         label += QString(" alpha %1").arg(p.circle.alpha);
     if (!d->scheme.age.empty())
         label += " + AGE " + QString::fromStdString(d->scheme.age);

@@ -14,25 +14,12 @@
 #include <QtTest>
 
 #include "run_ropescope.h"
+#include "../support/test_files.h"
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
 namespace {
-
-QString writeFile(const QString& path, const QByteArray& bytes)
-{
-    QFile f(path);
-    if (f.open(QIODevice::WriteOnly))
-        f.write(bytes);
-    return path;
-}
-
-QByteArray contents(const QString& path)
-{
-    QFile f(path);
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
 
 QJsonObject manifestOf(const QString& out)
 {

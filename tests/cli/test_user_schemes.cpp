@@ -3,6 +3,7 @@
 // against `ropescope positions`, run both by the embedded interpreter and by a plain python3.
 #include "../unit/csv_table.h"
 #include "run_ropescope.h"
+#include "../support/test_files.h"
 
 #include <QDir>
 #include <QFile>
@@ -17,14 +18,6 @@
 
 namespace {
 
-QString writeFile(const QString& path, const QByteArray& bytes)
-{
-    QFile f(path);
-    if (f.open(QIODevice::WriteOnly))
-        f.write(bytes);
-    return path;
-}
-
 // Positions as [component][token] from the CSV `positions` writes.
 QVector<QVector<double>> positionsOf(const QByteArray& csv)
 {
@@ -33,22 +26,6 @@ QVector<QVector<double>> positionsOf(const QByteArray& csv)
     for (const QStringList& row : t.rows)
         for (qsizetype c = 6; c < row.size(); ++c)
             out[c - 6].append(row[c].toDouble());
-    return out;
-}
-
-// Positions as [component][token] from the exported module run as `python3 module.py LAYOUT`.
-QVector<QVector<double>> positionsFromPython(const QString& module, const QString& layout)
-{
-    QProcess p;
-    p.start(ROPESCOPE_PYTHON, {module, layout});
-    if (!p.waitForFinished(60000) || p.exitCode() != 0)
-        return {};
-    QVector<QVector<double>> out;
-    for (const QByteArray& line : p.readAllStandardOutput().trimmed().split('\n')) {
-        out.append(QVector<double>());
-        for (const QByteArray& x : line.split(' '))
-            out.back().append(x.toDouble());
-    }
     return out;
 }
 
@@ -223,12 +200,12 @@ print(json.dumps(out))
     void examplesRun()
     {
         const QString examples = QString(ROPESCOPE_SOURCE_DIR) + "/examples/schemes/";
-        for (const QString& name : {"sphere.py", "text_on_normal.py", "qwen2vl_rope_index.py"}) {
+        for (const QString name : {"sphere.py", "text_on_normal.py", "qwen2vl_rope_index.py"}) {
             const auto r = runRopescope({"ptd", "--scheme", examples + name, "--layout", "text:4,image:6x5,text:3,video:2x3x3,text:2", "--json"});
             QVERIFY2(r.exitCode == 0, r.err.constData());
             QVERIFY(std::isfinite(QJsonDocument::fromJson(r.out).object()["ptd"].toDouble()));
         }
-        for (const QString& layout : {"text:5,image:3x4,text:3", "text:2,image:2x3,text:1,image:4x2,text:2", "text:3,video:3x2x2,text:2"}) {
+        for (const QString layout : {"text:5,image:3x4,text:3", "text:2,image:2x3,text:1,image:4x2,text:2", "text:3,video:3x2x2,text:2"}) {
             const auto lifted = runRopescope({"positions", "--scheme", examples + "qwen2vl_rope_index.py", "--layout", layout});
             const auto builtIn = runRopescope({"positions", "--scheme", "mrope", "--layout", layout});
             QVERIFY2(lifted.exitCode == 0, lifted.err.constData());
@@ -308,7 +285,7 @@ print(json.dumps(out))
         QVERIFY2(fromNpy.exitCode == 0, fromNpy.err.constData());
         QCOMPARE(positionsOf(fromNpy.out)[2][7], 11.5);
         // The fixtures' position_ids [3, 1, L] are Qwen2-VL's M-RoPE of the prompt's layout (text:3,image:2x3,...).
-        for (const QString& model : {"qwen2vl-tiny", "qwen3vl-tiny"}) {
+        for (const QString model : {"qwen2vl-tiny", "qwen3vl-tiny"}) {
             const QString prompt = "text:3,image:2x3,text:5,image:3x5,text:3";
             const auto imported = runRopescope({"positions", "--positions", fixture(model + "/expected_multi.safetensors"), "--layout", prompt});
             const auto builtIn = runRopescope({"positions", "--scheme", model == "qwen3vl-tiny" ? "mrope-i" : "mrope", "--layout", prompt});

@@ -27,6 +27,7 @@ seeds() {
     questions) find tests/data -name '*.jsonl' ;;
     job) find resources tests/data -path '*jobs*' -name '*.json' ;;
     session) find resources tests/data -name '*.ropescope.json' ;;
+    position_file) find tests/data/fuzz_seeds/position_file -type f 2>/dev/null ;;
   esac
 }
 

@@ -366,8 +366,12 @@ PositionFile readSafetensors(const QString& path, const QByteArray& bytes, const
 
 PositionFile readPositionFile(const std::string& file)
 {
-    const QString path = QString::fromStdString(file);
-    const QByteArray bytes = io::readInputFile(path, kMaxPositionFileBytes, "position table");
+    return parsePositionFile(io::readInputFile(QString::fromStdString(file), kMaxPositionFileBytes, "position table"), file);
+}
+
+PositionFile parsePositionFile(const QByteArray& bytes, const std::string& name)
+{
+    const QString path = QString::fromStdString(name);
     const QString suffix = QFileInfo(path).suffix().toLower();
     const std::string sha = QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex().toStdString();
     if (suffix == "csv")

@@ -4,6 +4,8 @@
 // custom scheme whose positions are fixed: a layout (or a prompt) of the same token count gets them.
 #include "geometry/custom_scheme.h"
 
+#include <QByteArray>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +21,8 @@ struct PositionFile {
 // Throws geometry::InvalidInput("positions", "<file>: ...") naming what is wrong, io::IoError when the
 // file cannot be read. Bounded: at most 512 MB and kMaxLayoutTokens tokens, 1 to 4 components.
 PositionFile readPositionFile(const std::string& path);
+// The same for bytes in memory; `name` names them in messages, and its extension picks the format.
+PositionFile parsePositionFile(const QByteArray& bytes, const std::string& name);
 
 // The reference a SchemeParams holds for a position file.
 geometry::CustomSchemeRef positionFileRef(const PositionFile& file);

@@ -163,6 +163,8 @@ LayerTables Vlm::layerTables(const geometry::Layout& layout, const geometry::Sch
             out.ofLayer.push_back(index);
         }
     } catch (const geometry::InvalidInput& e) {
+        if (scheme.custom)
+            throw; // a scheme file's or position table's fault (bad input: exit 2 on the command line)
         throw ModelError(e.what());
     }
     return out;

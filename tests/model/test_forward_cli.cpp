@@ -198,7 +198,7 @@ private Q_SLOTS:
         QCOMPARE(QString::fromStdString(got.metadata().at("scheme")), QString("expected_multi.safetensors"));
         const auto mismatch = runRopescope({"forward", "--model", fixture(model), "--inputs", fixture(model + "/inputs_multi.safetensors"),
                                             "--positions", fixture(model + "/expected.safetensors"), "--output", dir.filePath("bad.safetensors")});
-        QVERIFY(mismatch.exitCode != 0);
+        QCOMPARE(mismatch.exitCode, 2);
         QVERIFY2(mismatch.err.contains("holds positions for 15 tokens") && mismatch.err.contains(") has "), mismatch.err.constData());
         QVERIFY(!QFile::exists(dir.filePath("bad.safetensors")));
     }

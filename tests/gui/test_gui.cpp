@@ -8,6 +8,7 @@
 #include "charts/attention_figures.h"
 #include "charts/region_chart.h"
 #include "widgets/chart_view.h"
+#include "io/position_table_io.h"
 #include "io/resource_paths.h"
 #include "widgets/parameter_panel.h"
 #include "widgets/vtk_view_widget.h"
@@ -259,6 +260,34 @@ def positions(layout, spread):
             QCOMPARE(asked, 3);
         }
         SchemeFiles::setDefaultTrustPrompt({});
+    }
+
+    // File > Open position table: a table `positions` wrote opens with its own layout and exactly its
+    // numbers; a layout of another length is refused naming both counts, the table staying on screen.
+    void positionTableOpensWithItsLayout()
+    {
+        QTemporaryDir dir;
+        geometry::SchemeParams circle;
+        circle.kind = geometry::SchemeKind::Circle;
+        circle.circle.alpha = 0.3;
+        const geometry::PositionTable want = geometry::buildPositionTable(geometry::parseLayout("text:3,image:2x3,text:2,video:2x2x2,text:1"), circle);
+        const QString csv = dir.filePath("table.csv");
+        {
+            QFile f(csv);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(ropescope::io::positionTableCsv(want));
+        }
+        MainWindow w(dir.filePath("session"));
+        QVERIFY2(w.openSchemeFile(csv, "positions"), qPrintable(w.lastError()));
+        QTRY_VERIFY(!w.readoutsBusy());
+        QCOMPARE(QString::fromStdString(w.state().layout), QString("text:3,image:2x3,text:2,video:2x2x2,text:1"));
+        QVERIFY(w.readouts().table.positions == want.positions);
+        QCOMPARE(w.panel()->schemeBox()->currentText(), QString("table.csv"));
+        ropescope::session::ExplorerState longer = w.state();
+        longer.layout = "text:40";
+        QVERIFY(!w.applyState(longer));
+        QVERIFY2(w.lastError().contains("table.csv holds positions for 20 tokens") && w.lastError().contains("has 40"), qPrintable(w.lastError()));
+        QVERIFY(w.readouts().table.positions == want.positions);
     }
 
     void alphaSliderChangesReadoutAndScene()

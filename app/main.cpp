@@ -14,32 +14,51 @@
 #include <cstdio>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <functional>
-#include <map>
 #include <memory>
 #include <string>
 
 namespace {
 
-const char* kUsage =
-    "usage: ropescope <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  positions   print the position table of a layout under a scheme (CSV or JSON)\n"
-    "  ptd         print PTD (Circle-RoPE eq. 1), per-block values, crowding; --paper-table1\n"
-    "  freqs       which axis drives each rotary frequency, what each resolves in the grids, prior decay\n"
-    "  render      render the cone view to a PNG (no display needed)\n"
-    "  batch       run a JSON job of figures, tables and sweeps (no display needed)\n"
-    "  forward     run a Qwen2-VL / Qwen2.5-VL / Qwen3-VL checkpoint on given tensors under any scheme\n"
-    "  attend      answer a question about an image and map text->image attention under any scheme\n"
-    "  train       train a tiny Qwen2-VL on the synthetic shapes task under a scheme\n"
-    "  eval        accuracy per question type and grounding per layer on held-out samples\n"
-    "  bias        text->image attention averaged over many samples, per scheme and layer (--shard, --merge)\n"
-    "  export-scheme  write a built-in scheme with its parameters as a Python scheme file (numpy only)\n"
-    "  tokenize    encode text with a model's tokenizer.json (JSON arrays of ids)\n"
-    "  bench       timings: bench geometry | live | model | attention | bias [--json]\n"
-    "\n"
-    "Run 'ropescope <command> --help' for its options, 'ropescope --version' for the version.\n";
+// Every command, once: its name, what it does (the usage text), whether it draws (fonts: a QGuiApplication on
+// Qt's offscreen platform, never a display), and its entry point.
+struct Command {
+    const char* name;
+    const char* summary;
+    bool draws;
+    int (*run)(const QStringList&);
+};
+
+const Command kCommands[] = {
+    {"positions", "print the position table of a layout under a scheme (CSV or JSON)", false, ropescope::cli::runPositions},
+    {"ptd", "print PTD (Circle-RoPE eq. 1), per-block values, crowding; --paper-table1", false, ropescope::cli::runPtd},
+    {"freqs", "which axis drives each rotary frequency, what each resolves in the grids, prior decay", true, ropescope::cli::runFreqs},
+    {"render", "render the cone view to a PNG (no display needed)", true, ropescope::cli::runRender},
+    {"batch", "run a JSON job of figures, tables and sweeps (no display needed)", true, ropescope::cli::runBatch},
+    {"forward", "run a Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen3.5 checkpoint on given tensors under any scheme", false, ropescope::cli::runForward},
+    {"attend", "answer a question about an image and map text->image attention under any scheme", true, ropescope::cli::runAttend},
+    {"train", "train a tiny Qwen2-VL on the synthetic shapes task under a scheme", true, ropescope::cli::runTrain},
+    {"eval", "accuracy per question type and grounding per layer on held-out samples", true, ropescope::cli::runEval},
+    {"bias", "text->image attention averaged over many samples, per scheme and layer (--shard, --merge)", true, ropescope::cli::runBias},
+    {"export-scheme", "write a built-in scheme with its parameters as a Python scheme file (numpy only)", false, ropescope::cli::runExportScheme},
+    {"tokenize", "encode text with a model's tokenizer.json (JSON arrays of ids)", false, ropescope::cli::runTokenize},
+    {"bench", "timings: bench geometry | live | model | attention | bias [--json]", true, ropescope::cli::runBench},
+};
+
+const Command* findCommand(const QString& name)
+{
+    for (const Command& c : kCommands)
+        if (name == c.name)
+            return &c;
+    return nullptr;
+}
+
+std::string usage()
+{
+    std::string text = "usage: ropescope <command> [options]\n\ncommands:\n";
+    for (const Command& c : kCommands)
+        text += "  " + QByteArray(c.name).leftJustified(15).toStdString() + c.summary + "\n";
+    return text + "\nRun 'ropescope <command> --help' for its options, 'ropescope --version' for the version.\n";
+}
 
 // Errors are one line: the first line of a multi-line message (LibTorch appends a backtrace), control
 // characters escaped so a hostile file name cannot rewrite the terminal.
@@ -80,9 +99,9 @@ int main(int argc, char** argv)
     if (!qEnvironmentVariableIsSet("ROPESCOPE_QT_WARNINGS"))
         qInstallMessageHandler(quietQtWarnings);
     // Figures need fonts (a QGuiApplication) but never a display: Qt's offscreen platform, EGL for VTK.
-    const std::string first = argv[1];
+    const Command* chosen = findCommand(QString::fromLocal8Bit(argv[1]));
     std::unique_ptr<QCoreApplication> app;
-    if (first == "render" || first == "freqs" || first == "batch" || first == "bench" || first == "attend" || first == "train" || first == "eval" || first == "bias") {
+    if (chosen && chosen->draws) {
         if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
             qputenv("QT_QPA_PLATFORM", "offscreen");
         app = std::make_unique<QGuiApplication>(argc, argv);
@@ -93,41 +112,24 @@ int main(int argc, char** argv)
     QCoreApplication::setApplicationVersion("0.1.0");
     const QStringList args = QCoreApplication::arguments();
 
-    const std::map<QString, std::function<int(const QStringList&)>> commands{
-        {"positions", runPositions},
-        {"ptd", runPtd},
-        {"freqs", runFreqs},
-        {"bench", runBench},
-        {"render", runRender},
-        {"batch", runBatch},
-        {"forward", runForward},
-        {"tokenize", runTokenize},
-        {"attend", runAttend},
-        {"train", runTrain},
-        {"eval", runEval},
-        {"bias", runBias},
-        {"export-scheme", runExportScheme},
-    };
-
     const QString command = args.at(1);
     if (command == "--help" || command == "-h" || command == "help") {
-        std::fputs(kUsage, stdout);
+        std::fputs(usage().c_str(), stdout);
         return 0;
     }
     if (command == "--version" || command == "-v" || command == "version") {
         std::printf("ropescope %s\n", qPrintable(QCoreApplication::applicationVersion()));
         return 0;
     }
-    const auto it = commands.find(command);
-    if (it == commands.end()) {
-        std::fprintf(stderr, "ropescope: unknown command '%s'\n%s", qPrintable(command), kUsage);
+    if (!chosen) {
+        std::fprintf(stderr, "ropescope: unknown command '%s'\n%s", qPrintable(command), usage().c_str());
         return kExitUsage;
     }
 
     QStringList commandArgs = args.mid(2);
     commandArgs.prepend(args.at(0) + " " + command);
     try {
-        return it->second(commandArgs);
+        return chosen->run(commandArgs);
     } catch (const HelpShown&) {
         return 0;
     } catch (const UsageError& e) {

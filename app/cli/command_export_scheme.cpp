@@ -27,7 +27,7 @@ int runExportScheme(const QStringList& args)
     const QString output = parser.value("output");
     if (!output.endsWith(".py"))
         throw UsageError("--output: the Python file to write, ending in .py");
-    const SchemeRequest req = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, 36);
+    const SchemeRequest req = parseSchemeOptions(parser, geometry::SchemeKind::Mrope, geometry::kDefaultAgeLayers);
     QString provenance = "ropescope export-scheme";
     for (const QString& a : args.mid(1))
         provenance += " " + a;

@@ -115,7 +115,7 @@ void addGeometryOptions(QCommandLineParser& parser)
         {"stride", "Circle-RoPE video: frame t's ring centre moves t*D along (1,1,1) (default 1).", "D"},
         {"age", "AGE layer schedule: strategy_1..strategy_4 or a C/M pattern such as CCM.", "STRATEGY"},
         {"layer", "Decoder layer whose table to show under --age (default 0).", "I"},
-        {"layers", "Number of decoder layers for --age (default 36, as the official code).", "N"},
+        {"layers", QString("Number of decoder layers for --age (default %1, as the official code).").arg(kDefaultAgeLayers), "N"},
         {"theta", "Rotary base theta (default 1e6).", "T"},
         {"head-dim", "Rotary head dimension (default 128).", "D"},
         {"partial-rotary", "Fraction of each head's dims that rotate, in (0, 1] (default 1; Qwen3.5 0.25, GLM-4.1V 0.5): "
@@ -337,7 +337,7 @@ GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
         throw usageError(e);
     }
     std::optional<Layout> fileLayout;
-    static_cast<SchemeRequest&>(req) = parseSchemeOptions(parser, parser.isSet("scheme") ? schemeKind(parser) : SchemeKind::Mrope, 36, &fileLayout); // the official code's 36 layers
+    static_cast<SchemeRequest&>(req) = parseSchemeOptions(parser, parser.isSet("scheme") ? schemeKind(parser) : SchemeKind::Mrope, kDefaultAgeLayers, &fileLayout);
     if (!parser.isSet("layout")) {
         if (!fileLayout)
             throw UsageError("--layout is required: " + customLabel(*req.params.custom) + " has no modality columns (a .npy or .safetensors holds positions only)");

@@ -8,6 +8,9 @@
 
 namespace ropescope::geometry {
 
+// The layer count an AGE schedule gets when none is given: the official Circle-RoPE code's 36 (Qwen2.5-VL-3B).
+constexpr int kDefaultAgeLayers = 36;
+
 // Alternating Geometry Encoding (Circle-RoPE sec. 4.2): which decoder layers use the scheme's own
 // positions (the paper's Circle-RoPE index, 'C') and which use M-RoPE ('M').
 struct AgeSchedule {

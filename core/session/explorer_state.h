@@ -19,7 +19,7 @@ struct ExplorerState {
     std::string layout = "text:4,image:8x8,text:6";
     geometry::SchemeParams params = defaultParams();
     std::string age;    // empty: no AGE schedule
-    int ageLayers = 36; // the official code's layer count
+    int ageLayers = geometry::kDefaultAgeLayers;
     int layer = 0;
 
     // View

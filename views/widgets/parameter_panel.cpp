@@ -272,7 +272,7 @@ void ParameterPanel::buildUi()
     ageRow->addWidget(age_);
     ageRow->addWidget(agePattern_);
     ageForm->addRow("Schedule", ageRow);
-    ageLayers_ = spin(1, 1024, 36, "ageLayers");
+    ageLayers_ = spin(1, 1024, kDefaultAgeLayers, "ageLayers");
     ageLayers_->setToolTip("Number of decoder layers the schedule spans (36 in the official code; a model's own count)");
     ageForm->addRow("Layers", ageLayers_);
     layer_ = new QSlider(Qt::Horizontal);

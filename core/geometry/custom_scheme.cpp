@@ -20,6 +20,18 @@ bool operator==(const CustomSchemeRef& a, const CustomSchemeRef& b)
     return a.file == b.file && a.sha256 == b.sha256 && a.values == b.values && a.scheme == b.scheme;
 }
 
+std::vector<std::string> defaultComponentNames(int components)
+{
+    if (components == 1)
+        return {"n"};
+    if (components == 3)
+        return {"t", "h", "w"};
+    std::vector<std::string> out;
+    for (int c = 0; c < components; ++c)
+        out.push_back("v" + std::to_string(c + 1));
+    return out;
+}
+
 std::string customLabel(const CustomSchemeRef& ref)
 {
     if (ref.scheme)

@@ -65,6 +65,9 @@ struct CustomSchemeRef {
 
 bool operator==(const CustomSchemeRef& a, const CustomSchemeRef& b);
 
+// Component names for a scheme file that names none: n for one, t,h,w for three, v1..vC otherwise.
+std::vector<std::string> defaultComponentNames(int components);
+
 // A custom scheme's name as the views and messages show it ("my_scheme.py").
 std::string customLabel(const CustomSchemeRef& ref);
 

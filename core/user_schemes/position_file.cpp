@@ -52,18 +52,6 @@ private:
     throw InvalidInput("positions", QFileInfo(path).fileName().toStdString() + ": " + what);
 }
 
-std::vector<std::string> defaultNames(int components)
-{
-    if (components == 1)
-        return {"n"};
-    if (components == 3)
-        return {"t", "h", "w"};
-    std::vector<std::string> out;
-    for (int c = 0; c < components; ++c)
-        out.push_back("v" + std::to_string(c + 1));
-    return out;
-}
-
 void checkShape(const QString& path, long long components, long long tokens)
 {
     if (components < 1 || components > 4)
@@ -199,7 +187,7 @@ PositionFile readCsv(const QString& path, const QByteArray& bytes, const std::st
     checkFinite(path, p);
     PositionFile out;
     out.layout = layoutFromPlaces(path, places);
-    out.scheme = std::make_shared<FixedPositions>(path.toStdString(), sha, std::move(p), defaultNames(components));
+    out.scheme = std::make_shared<FixedPositions>(path.toStdString(), sha, std::move(p), geometry::defaultComponentNames(components));
     return out;
 }
 
@@ -247,7 +235,7 @@ PositionFile readJson(const QString& path, const QByteArray& bytes, const std::s
     for (const QJsonValue& v : root.value("component_names").toArray())
         names.push_back(v.toString().toStdString());
     if (static_cast<int>(names.size()) != components)
-        names = defaultNames(components);
+        names = geometry::defaultComponentNames(components);
     PositionFile out;
     out.layout = layoutFromPlaces(path, places);
     out.scheme = std::make_shared<FixedPositions>(path.toStdString(), sha, std::move(p), names);
@@ -300,7 +288,7 @@ PositionFile fromArray(const QString& path, const std::string& sha, const std::s
         fill<int32_t>(p, data, components, tokens);
     checkFinite(path, p);
     PositionFile out;
-    out.scheme = std::make_shared<FixedPositions>(path.toStdString(), sha, std::move(p), defaultNames(static_cast<int>(components)));
+    out.scheme = std::make_shared<FixedPositions>(path.toStdString(), sha, std::move(p), geometry::defaultComponentNames(static_cast<int>(components)));
     return out;
 }
 

@@ -85,21 +85,13 @@ public:
                 rethrow(e, file_, "loading the file");
             }
         });
-        // The first call fixes C when the file names no COMPONENTS: t,h,w for 3, v1..vC otherwise.
+        // The first call fixes C when the file names no COMPONENTS.
         geometry::CustomValues defaults;
         for (const geometry::CustomParameter& p : parameters_)
             defaults[p.name] = p.defaultValue;
         const Eigen::MatrixXd probe = positions(geometry::parseLayout(kProbeLayout), defaults);
-        if (componentNames_.empty()) {
-            const int c = static_cast<int>(probe.cols());
-            if (c == 3)
-                componentNames_ = {"t", "h", "w"};
-            else if (c == 1)
-                componentNames_ = {"n"};
-            else
-                for (int i = 0; i < c; ++i)
-                    componentNames_.push_back("v" + std::to_string(i + 1));
-        }
+        if (componentNames_.empty())
+            componentNames_ = geometry::defaultComponentNames(static_cast<int>(probe.cols()));
     }
 
     Eigen::MatrixXd positions(const geometry::Layout& layout, const geometry::CustomValues& values) const override

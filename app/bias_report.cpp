@@ -31,6 +31,30 @@ QByteArray csvEstimate(const model::Estimate& e)
 
 } // namespace
 
+QByteArray biasSamplesCsv(const model::BiasAccumulation& a)
+{
+    QByteArray csv = "scheme,layer,map,sample";
+    for (int r = 0; r < a.rows; ++r)
+        for (int c = 0; c < a.cols; ++c)
+            csv += ",cell_" + QByteArray::number(r) + "_" + QByteArray::number(c);
+    for (int f = 0; f < a.frames; ++f)
+        csv += ",frame_" + QByteArray::number(f);
+    csv += "\n";
+    for (qsizetype s = 0; s < a.schemes.size(); ++s)
+        for (size_t l = 0; l < a.layers.size(); ++l)
+            for (int m = 0; m < model::kBiasMaps; ++m) {
+                const model::BiasCell& cell = a.cell(static_cast<size_t>(s), l, static_cast<model::BiasMap>(m));
+                for (size_t k = 0; k < cell.samples.size() && k < cell.sampleMaps.size(); ++k) {
+                    csv += csvField(a.schemes[s]).toUtf8() + "," + QByteArray::number(a.layers[l]) + ","
+                           + model::biasMapName(static_cast<model::BiasMap>(m)) + "," + QByteArray::number(static_cast<qlonglong>(cell.samples[k].sample));
+                    for (double v : cell.sampleMaps[k])
+                        csv += "," + QByteArray::number(v, 'g', 17);
+                    csv += "\n";
+                }
+            }
+    return csv;
+}
+
 QByteArray BiasReport::figure(views::FigureFormat format) const
 {
     const views::BiasFigure f = figureData;
@@ -43,7 +67,11 @@ BiasReport biasReport(const model::BiasAccumulation& a)
     BiasReport r;
     const int64_t measured = a.sampleCount();
     views::BiasFigure& f = r.figureData;
-    f.title = QString("Mean question -> image attention, %1 of %2 samples: %3").arg(measured).arg(a.total).arg(a.model);
+    f.title = QString("Mean question -> %1 attention, %2 of %3 samples: %4")
+                  .arg(a.frames > 0 ? "video (within-frame)" : "image")
+                  .arg(measured)
+                  .arg(a.total)
+                  .arg(a.model);
     f.schemes = a.schemes;
     f.layers = a.layers;
     f.rows = a.rows;
@@ -51,7 +79,8 @@ BiasReport biasReport(const model::BiasAccumulation& a)
     r.csv = "scheme,layer,map,samples,ptd,prior_spread,centre_row,centre_row_low,centre_row_high,centre_col,centre_col_low,centre_col_high,"
             "last_vs_first_row,last_vs_first_row_low,last_vs_first_row_high,last_vs_first_col,last_vs_first_col_low,last_vs_first_col_high,"
             "distance_correlation,distance_correlation_low,distance_correlation_high,to_last,to_last_low,to_last_high,to_first,to_first_low,"
-            "to_first_high,to_text_before,to_text_before_low,to_text_before_high\n";
+            "to_first_high,to_text_before,to_text_before_low,to_text_before_high,last_vs_first_frame,last_vs_first_frame_low,"
+            "last_vs_first_frame_high\n";
     QJsonArray schemes;
     for (qsizetype s = 0; s < a.schemes.size(); ++s) {
         const model::BiasGeometry& g = a.geometry[static_cast<size_t>(s)];
@@ -75,11 +104,18 @@ BiasReport biasReport(const model::BiasAccumulation& a)
                     {"boundary", QJsonObject{{"to_last_visual", estimateJson(sum.toLast)}, {"to_first_visual", estimateJson(sum.toFirst)},
                                              {"to_text_before", estimateJson(sum.toTextBefore)}}},
                 };
+                if (a.frames > 0) {
+                    QJsonObject m = layer[model::biasMapName(map)].toObject();
+                    m["frame_profile"] = numbers(sum.frameProfile);
+                    m["last_vs_first_frame"] = estimateJson(sum.lastVsFirstFrame);
+                    layer[model::biasMapName(map)] = m;
+                }
                 r.csv += csvField(a.schemes[s]).toUtf8() + "," + QByteArray::number(a.layers[l]) + "," + model::biasMapName(map) + ","
                          + QByteArray::number(sum.samples) + "," + QByteArray::number(ptd, 'g', 10) + "," + QByteArray::number(spread, 'g', 10)
                          + "," + csvEstimate(sum.centreRow) + "," + csvEstimate(sum.centreCol) + "," + csvEstimate(sum.lastVsFirstRow) + ","
                          + csvEstimate(sum.lastVsFirstCol) + "," + csvEstimate(sum.distanceCorrelation) + "," + csvEstimate(sum.toLast) + ","
-                         + csvEstimate(sum.toFirst) + "," + csvEstimate(sum.toTextBefore) + "\n";
+                         + csvEstimate(sum.toFirst) + "," + csvEstimate(sum.toTextBefore) + ","
+                         + (a.frames > 0 ? csvEstimate(sum.lastVsFirstFrame) : QByteArray(",,")) + "\n";
                 if (map != model::BiasMap::Question)
                     continue;
                 f.maps.push_back(sum.meanMap);
@@ -88,6 +124,8 @@ BiasReport biasReport(const model::BiasAccumulation& a)
                 if (l + 1 == a.layers.size()) {
                     f.rowProfiles.push_back(sum.rowProfile);
                     f.colProfiles.push_back(sum.colProfile);
+                    if (a.frames > 0)
+                        f.frameProfiles.push_back(sum.frameProfile);
                 }
             }
             layers.append(layer);
@@ -103,6 +141,9 @@ BiasReport biasReport(const model::BiasAccumulation& a)
                          {"stream_samples", static_cast<double>(a.total)},
                          {"complete", measured == a.total},
                          {"grid", QJsonObject{{"rows", a.rows}, {"cols", a.cols}}},
+                         {"frames", a.frames},
+                         {"video_rule", "videos: the map is the within-frame map (the video's attention summed over its temporal patches, "
+                                        "normalised); frame_profile is the mass per temporal patch on the most common patch count"},
                          {"layers", layerList},
                          {"intervals", "95% percentile bootstrap over samples, 1000 resamples, fixed seed"},
                          {"schemes", schemes}};
@@ -121,6 +162,8 @@ void writeBiasFiles(const QString& folder, const model::BiasAccumulation& a)
     staged.stage("bias.csv", report.csv);
     staged.stage("bias.json", QJsonDocument(report.json).toJson());
     staged.stage("bias_state.json", QJsonDocument(a.toJson()).toJson(QJsonDocument::Compact));
+    if (a.keepSamples)
+        staged.stage("bias_samples.csv", biasSamplesCsv(a));
     staged.commit();
 }
 

@@ -17,7 +17,10 @@ struct BiasReport {
     QByteArray figure(views::FigureFormat format) const;
 };
 BiasReport biasReport(const model::BiasAccumulation& accumulation);
-// Writes bias.png/.svg/.pdf, bias.csv, bias.json and bias_state.json into `folder` (created), all or none
+// With --keep-samples: one row per scheme x layer x map x sample, its map on the common grid (cell_r_c), then
+// for videos its mass per temporal patch (frame_k).
+QByteArray biasSamplesCsv(const model::BiasAccumulation& accumulation);
+// Writes bias.png/.svg/.pdf, bias.csv, bias.json, bias_state.json (and bias_samples.csv when kept) into `folder` (created), all or none
 // (io::StagedFiles); throws io::IoError naming the file.
 void writeBiasFiles(const QString& folder, const model::BiasAccumulation& accumulation);
 

@@ -4,7 +4,7 @@
 #include "bias_run.h"
 #include "cli_error.h"
 #include "io/resource_paths.h"
-#include "model/positional_bias.h"
+#include "model/bias_samples.h"
 #include "model_options.h"
 #include "output.h"
 

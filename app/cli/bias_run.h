@@ -1,9 +1,9 @@
 #pragma once
 // The flags of `ropescope bias` and of batch `bias` items, and the measurement they ask for (command_bias.cpp).
 #include "bias_report.h"
+#include "model/bias_samples.h"
 
 #include <QCommandLineParser>
-#include <QImage>
 
 #include <functional>
 #include <utility>
@@ -13,15 +13,8 @@ namespace ropescope::cli {
 
 struct AttendModel;
 
-// Where the samples come from: the synthetic stream, a question set, or a folder of images with one question.
-struct SampleSource {
-    QString description; // recorded, and compared when shards merge
-    int64_t total = 0;
-    std::function<std::pair<QImage, QString>(int64_t)> sampleAt;
-    std::vector<QString> files; // images of a question set or folder, for the grid rule
-};
 struct BiasSetup {
-    SampleSource source;
+    model::BiasSampleSource source;
     std::vector<int64_t> indices; // this run's (or shard's) samples
 };
 // The flags of `bias` and of batch `bias` items (all but --output and --merge).

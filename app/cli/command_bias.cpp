@@ -9,14 +9,11 @@
 #include "io/atomic_file.h"
 #include "io/input_file.h"
 #include "model/image_processor.h"
-#include "model/positional_bias.h"
-#include "model/question_set.h"
-#include "model/synthetic_task.h"
+#include "model/bias_samples.h"
 #include "model/vlm.h"
 #include "model_options.h"
 
 #include <QDir>
-#include <QImageReader>
 #include <QJsonDocument>
 
 #include <cstdio>
@@ -25,17 +22,16 @@
 namespace ropescope::cli {
 namespace {
 
-SampleSource sampleSource(const QCommandLineParser& parser)
+model::BiasSampleSource sampleSource(const QCommandLineParser& parser)
 {
-    const int given = parser.isSet("samples") + parser.isSet("questions") + parser.isSet("images");
+    const int given = parser.isSet("samples") + parser.isSet("questions") + parser.isSet("images") + parser.isSet("videos");
     if (given != 1)
-        throw UsageError("give one sample source: --samples N, --questions FILE.jsonl or --images DIR --question Q");
-    if (parser.isSet("question") != parser.isSet("images"))
-        throw UsageError("--images DIR and --question Q go together");
+        throw UsageError("give one sample source: --samples N, --questions FILE.jsonl, --images DIR --question Q or --videos DIR --question Q");
+    if (parser.isSet("question") != (parser.isSet("images") || parser.isSet("videos")))
+        throw UsageError("--question Q goes with --images DIR or --videos DIR");
     for (const char* flag : {"seed", "rendering"})
         if (parser.isSet(flag) && !parser.isSet("samples"))
             throw UsageError(std::string("--") + flag + ": only with --samples (the synthetic stream)");
-    SampleSource s;
     if (parser.isSet("samples")) {
         const int n = parseInteger(parser, "samples");
         if (n < 1 || n > 1000000)
@@ -44,76 +40,34 @@ SampleSource sampleSource(const QCommandLineParser& parser)
         const auto rendering = model::renderingFromName(parser.isSet("rendering") ? parser.value("rendering") : "grid");
         if (!rendering)
             throw UsageError("--rendering: grid, drawn or varied, not '" + parser.value("rendering").toStdString() + "'");
-        s.total = n;
-        s.description = QString("synthetic stream seed %1, rendering %2, %3 samples").arg(seed).arg(model::renderingName(*rendering)).arg(n);
-        s.sampleAt = [seed, r = *rendering](int64_t k) {
-            model::SyntheticSample sample = model::SyntheticTask::sample(seed, static_cast<uint64_t>(k), r);
-            return std::pair<QImage, QString>{sample.image, sample.question};
-        };
-        return s;
+        return model::syntheticSamples(n, seed, *rendering);
     }
-    std::vector<QString> questions;
-    if (parser.isSet("questions")) {
-        const std::vector<model::LabelledQuestion> set = runModelCommand([&] { return model::readQuestionSet(parser.value("questions")); });
-        for (const model::LabelledQuestion& q : set) {
-            s.files.push_back(q.image);
-            questions.push_back(q.question);
-        }
-        s.description = "questions " + QFileInfo(parser.value("questions")).fileName() + QString(", %1 samples").arg(set.size());
-    } else {
-        const QDir dir(parser.value("images"));
-        if (!dir.exists())
-            throw UsageError("--images " + parser.value("images").toStdString() + ": not a folder");
-        QStringList patterns;
-        for (const QByteArray& format : QImageReader::supportedImageFormats())
-            patterns << "*." + QString::fromLatin1(format);
-        for (const QString& name : dir.entryList(patterns, QDir::Files, QDir::Name)) {
-            s.files.push_back(dir.filePath(name));
-            questions.push_back(parser.value("question"));
-        }
-        if (s.files.empty())
-            throw UsageError("--images " + parser.value("images").toStdString() + ": no images in the folder");
-        s.description = "images " + dir.dirName() + ", question '" + parser.value("question") + QString("', %1 samples").arg(s.files.size());
-    }
-    s.total = static_cast<int64_t>(s.files.size());
-    s.sampleAt = [files = s.files, questions](int64_t k) {
-        return std::pair<QImage, QString>{model::loadImage(files[static_cast<size_t>(k)]), questions[static_cast<size_t>(k)]};
-    };
-    return s;
+    return runModelCommand([&] {
+        if (parser.isSet("questions"))
+            return model::questionSetSamples(parser.value("questions"));
+        if (parser.isSet("images"))
+            return model::imageFolderSamples(parser.value("images"), parser.value("question"));
+        return model::videoFolderSamples(parser.value("videos"), parser.value("question"));
+    });
 }
 
-// The common grid: --grid HxW, else the most common merged grid among the samples (ties: the first
-// sample's), computed from the images' sizes alone; other grids are resampled to it.
-std::pair<int, int> commonGrid(const QCommandLineParser& parser, const SampleSource& source, const model::Vlm& vlm, const QString& modelDir)
+// The common grid: --grid HxW, else the most common merged grid among the samples (model::commonShape's rule);
+// other grids are resampled to it. Videos: the most common count of temporal patches likewise.
+model::CommonShape commonShape(const QCommandLineParser& parser, const model::BiasSampleSource& source, const model::Vlm& vlm,
+                               const QString& modelDir)
 {
+    const model::ModelConfig& cfg = vlm.config();
+    model::CommonShape shape = model::commonShape(source, cfg, model::loadPreprocessOptions(modelDir, cfg));
     if (parser.isSet("grid")) {
         const QStringList parts = parser.value("grid").split('x');
         bool okRows = false, okCols = false;
         const int rows = parts.size() == 2 ? parts[0].toInt(&okRows) : 0, cols = parts.size() == 2 ? parts[1].toInt(&okCols) : 0;
         if (!okRows || !okCols || rows < 1 || cols < 1 || rows > 256 || cols > 256)
             throw UsageError("--grid: expected HxW, each 1..256, got '" + parser.value("grid").toStdString() + "'");
-        return {rows, cols};
+        shape.rows = rows;
+        shape.cols = cols;
     }
-    const model::ModelConfig& cfg = vlm.config();
-    const model::PreprocessOptions options = model::loadPreprocessOptions(modelDir, cfg);
-    const int64_t factor = static_cast<int64_t>(cfg.vision.patchSize) * cfg.vision.mergeSize;
-    auto gridOf = [&](QSize size) {
-        const auto [h, w] = model::smartResize(size.height(), size.width(), factor, options.minPixels, options.maxPixels);
-        return std::pair<int, int>{static_cast<int>(h / factor), static_cast<int>(w / factor)};
-    };
-    if (source.files.empty())
-        return gridOf(source.sampleAt(0).first.size()); // the synthetic stream draws one picture size
-    std::map<std::pair<int, int>, int> counts;
-    std::pair<int, int> best{0, 0};
-    for (const QString& file : source.files) {
-        const QSize size = QImageReader(file).size();
-        if (!size.isValid())
-            throw Failure(file.toStdString() + ": not a readable image");
-        const auto grid = gridOf(size);
-        if (++counts[grid] > counts[best] || best.first == 0)
-            best = grid;
-    }
-    return best;
+    return shape;
 }
 
 std::vector<int64_t> shardIndices(const QCommandLineParser& parser, int64_t total)
@@ -146,7 +100,8 @@ void writeOutputs(const QString& folder, const model::BiasAccumulation& a)
 
 int runMerge(const QCommandLineParser& parser)
 {
-    for (const char* flag : {"model", "samples", "questions", "images", "question", "scheme", "schemes", "shard", "grid", "capture-layers"})
+    for (const char* flag : {"model", "samples", "questions", "images", "videos", "question", "scheme", "schemes", "shard", "grid", "capture-layers",
+                             "keep-samples"})
         if (parser.isSet(flag))
             throw UsageError(std::string("--") + flag + ": --merge takes its settings from the shards");
     const QStringList folders = parser.positionalArguments();
@@ -190,7 +145,10 @@ void addBiasOptions(QCommandLineParser& parser)
         {"rendering", "With --samples: grid (default), drawn or varied.", "R"},
         {"questions", "A question set (questions.jsonl, as eval --questions reads).", "FILE"},
         {"images", "A folder of images, each asked --question.", "DIR"},
-        {"question", "The question asked of every image in --images.", "Q"},
+        {"videos", "A folder of videos, each a sub-folder of its frames (name order, taken at 2 frames per second), each asked --question.",
+         "DIR"},
+        {"question", "The question asked of every image in --images or video in --videos.", "Q"},
+        {"keep-samples", "Also write every sample's map (bias_samples.csv); memory then grows with the samples."},
         {"schemes", "Schemes besides the model's own, as attend --schemes: e.g. mrope,vrope,circle:alpha=0.3.", "LIST"},
         {"capture-layers", "Layers to measure: all (default) or e.g. 0,3.", "L"},
         {"grid", "Common grid HxW for the mean maps (default: the most common grid among the samples).", "HxW"},
@@ -226,9 +184,9 @@ model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, c
         request.labels << entry.label;
     }
     request.layers = parseLayerList(parser.value("capture-layers"), layers);
-    std::tie(request.rows, request.cols) = commonGrid(parser, setup.source, *m.vlm, m.dir);
+    model::useSamples(request, setup.source, commonShape(parser, setup.source, *m.vlm, m.dir));
     request.indices = setup.indices;
-    request.sampleAt = setup.source.sampleAt;
+    request.keepSamples = parser.isSet("keep-samples");
     request.progress = progress;
     request.cancelled = cancelled;
     model::BiasAccumulation a = model::measureBias(*m.vlm, *m.tokenizer, m.dir, request);

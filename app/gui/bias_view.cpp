@@ -3,7 +3,7 @@
 #include "bias_report.h"
 #include "file_dialogs.h"
 #include "model/bundled_model.h"
-#include "model/positional_bias.h"
+#include "model/bias_samples.h"
 #include "model/tokenizer.h"
 #include "model/vlm.h"
 #include "widgets/chart_view.h"

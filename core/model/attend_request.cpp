@@ -104,6 +104,63 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const st
     return a;
 }
 
+AttendRequest prepareVideoAttend(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& frames, const QString& question,
+                                 const PreprocessOptions& preprocess, torch::Device device)
+{
+    const ModelConfig& cfg = vlm.config();
+    if (tokenizer.tokenId("<|video_pad|>") != cfg.videoToken)
+        throw ModelError("tokenizer.json: <|video_pad|> is not the config's video_token_id " + std::to_string(cfg.videoToken));
+    if (frames.empty() || frames.size() > static_cast<size_t>(kMaxVideoFrames))
+        throw ModelError("video: a prompt takes 1 to " + std::to_string(kMaxVideoFrames) + " frames, got " + std::to_string(frames.size()));
+    const int64_t factor = static_cast<int64_t>(cfg.vision.patchSize) * cfg.vision.mergeSize;
+    const auto [h, w] = smartResize(frames.front().height(), frames.front().width(), factor, preprocess.minPixels, preprocess.maxPixels);
+    const int64_t patches = (static_cast<int64_t>(frames.size()) + cfg.vision.temporalPatch - 1) / cfg.vision.temporalPatch;
+    refuseOversizedPrompt(patches * (h / factor) * (w / factor), cfg.text.heads);
+    const ProcessedImage processed = preprocessVideo(frames, cfg.vision, preprocess);
+    AttendRequest a;
+    a.video = true;
+    const int rows = static_cast<int>(h / factor), cols = static_cast<int>(w / factor);
+    for (int64_t k = 0; k < patches; ++k) {
+        PromptImage p;
+        p.rows = rows;
+        p.cols = cols;
+        p.first = static_cast<int>(k) * rows * cols;
+        p.resized = frames[static_cast<size_t>(k * cfg.vision.temporalPatch)].scaled(static_cast<int>(w), static_cast<int>(h), Qt::IgnoreAspectRatio,
+                                                                                        Qt::SmoothTransformation);
+        a.images.push_back(p);
+    }
+    const ChatTemplate chat = hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL;
+    a.ids = tokenizer.encode(videoPrompt(tokenizer, question, static_cast<int>(patches), rows * cols, cfg.vision.temporalPatch, chat));
+    refuseOversizedPrompt(static_cast<int64_t>(a.ids.size()), cfg.text.heads);
+    for (size_t i = 0; i < a.ids.size(); ++i)
+        if (a.ids[i] == cfg.videoToken)
+            a.imageTokens.push_back(static_cast<int64_t>(i));
+    if (a.imageTokens.size() != static_cast<size_t>(patches * rows * cols))
+        throw ModelError("the question holds video tokens of its own: write it without <|video_pad|>");
+    const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
+    const std::ptrdiff_t blocks = chat == ChatTemplate::Qwen3VL ? patches : 1;
+    const std::pair<int, const char*> special[] = {{cfg.imageToken, "<|image_pad|>"}, {cfg.visionStart, "<|vision_start|>"},
+                                                  {cfg.visionEnd, "<|vision_end|>"}};
+    for (const auto& [id, name] : special)
+        if (count(id) != (id == cfg.imageToken ? 0 : blocks))
+            throw ModelError(std::string("the question holds the special token ") + name + ": write it without");
+    for (auto i = a.imageTokens.back() + 1; i < static_cast<int64_t>(a.ids.size()); ++i)
+        if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd)
+            a.queryTokens.push_back(i);
+    a.chat = tokenizer.tokenId("<|im_start|>").has_value();
+    a.unknownWords = tokenizer.unknownWords(question);
+
+    ForwardRequest& f = a.forward;
+    f.inputIds = torch::tensor(a.ids, torch::kInt64);
+    f.videoPixelValues = processed.pixels;
+    f.videoGridThw = processed.grid;
+    f.capture.layers = cfg.text.attentionLayers();
+    f.capture.selection.rows = torch::tensor(a.queryTokens, torch::kInt64).to(device);
+    f.capture.selection.cols = torch::tensor(a.imageTokens, torch::kInt64).to(device);
+    f.generate = a.chat ? 32 : 1;
+    return a;
+}
+
 QString unknownWordsNote(const QStringList& words)
 {
     if (words.isEmpty())

@@ -33,7 +33,8 @@ struct AttendRequest {
     std::vector<int64_t> ids;          // the prompt
     std::vector<int64_t> queryTokens;  // text after the last image (its <|vision_end|> marker excluded)
     std::vector<int64_t> imageTokens;  // every image's merged tokens, image after image
-    std::vector<PromptImage> images;   // in prompt order; at least one
+    std::vector<PromptImage> images;   // in prompt order; at least one (a video: one per temporal patch)
+    bool video = false;                // the visual tokens are one video's (<|video_pad|>), images[k] its k-th temporal patch
     bool chat = false;                 // Qwen's chat template: answers are sentences, not one word
     QStringList unknownWords;          // question words a WordLevel model does not know (it reads them as unknown)
 
@@ -47,6 +48,13 @@ struct AttendRequest {
 // <|image_pad|> is not the config's image token, or for no images / more than kMaxPromptImages.
 AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& images, const QString& question,
                             const PreprocessOptions& preprocess, torch::Device device = torch::kCPU);
+
+// The same for one video (its frames in order, at 2 frames per second): imageTokens are the video's tokens,
+// images[k] its k-th temporal patch (rows, cols, first token; drawn on the patch's first frame), queries the text
+// after it. Throws ModelError when the tokenizer's <|video_pad|> is not the config's video token, for no frames or
+// more than kMaxVideoFrames, or a question holding vision tokens.
+AttendRequest prepareVideoAttend(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& frames, const QString& question,
+                                 const PreprocessOptions& preprocess, torch::Device device = torch::kCPU);
 
 // One line for the user about AttendRequest::unknownWords (empty when there are none).
 QString unknownWordsNote(const QStringList& words);

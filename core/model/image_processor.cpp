@@ -132,13 +132,13 @@ QImage loadImage(const QString& path)
     return image.convertToFormat(QImage::Format_RGB888);
 }
 
-ProcessedImage preprocessImage(const QImage& source, const VisionConfig& v, const PreprocessOptions& options)
+namespace {
+
+// One picture resized to h x w like PIL's BICUBIC (antialiased when shrinking), rescaled and normalised:
+// [1, 3, h, w] float32.
+torch::Tensor normalisedPixels(const QImage& source, int64_t h, int64_t w, const PreprocessOptions& options)
 {
     const QImage rgb = source.convertToFormat(QImage::Format_RGB888);
-    const int64_t factor = v.patchSize * v.mergeSize;
-    const auto [h, w] = smartResize(rgb.height(), rgb.width(), factor, options.minPixels, options.maxPixels);
-
-    // HWC uint8 -> [1, 3, H, W] float, resampled like PIL's BICUBIC (antialiased when shrinking).
     auto pixels = torch::empty({rgb.height(), rgb.width(), 3}, torch::kUInt8);
     for (int y = 0; y < rgb.height(); ++y)
         std::memcpy(pixels[y].data_ptr(), rgb.constScanLine(y), static_cast<size_t>(rgb.width()) * 3);
@@ -151,19 +151,49 @@ ProcessedImage preprocessImage(const QImage& source, const VisionConfig& v, cons
     x = x / 255.0;
     const auto mean = torch::tensor({options.mean[0], options.mean[1], options.mean[2]}).view({1, 3, 1, 1});
     const auto stdev = torch::tensor({options.stdev[0], options.stdev[1], options.stdev[2]}).view({1, 3, 1, 1});
-    x = (x - mean) / stdev; // [1, 3, H, W]
+    return (x - mean) / stdev;
+}
 
-    // One image fills a whole temporal patch; rows in merge-window-major order.
-    const int64_t t = v.temporalPatch, p = v.patchSize, m = v.mergeSize, gh = h / p, gw = w / p;
-    auto frames = x.repeat({t, 1, 1, 1}); // [T, C, H, W]
-    frames = frames.reshape({1, t, 3, gh / m, m, p, gw / m, m, p}).permute({0, 3, 6, 4, 7, 2, 1, 5, 8});
+// Frames [N, 3, h, w] (N a multiple of the temporal patch) as the processor's patch rows, merge-window-major
+// within each temporal patch: transformers' reshape(grid_t, tp, C, gh/m, m, p, gw/m, m, p) and permute.
+ProcessedImage patchRows(const torch::Tensor& frames, const VisionConfig& v)
+{
+    const int64_t t = v.temporalPatch, p = v.patchSize, m = v.mergeSize, h = frames.size(2), w = frames.size(3), gh = h / p, gw = w / p;
+    const int64_t gt = frames.size(0) / t;
+    const auto x = frames.reshape({gt, t, 3, gh / m, m, p, gw / m, m, p}).permute({0, 3, 6, 4, 7, 2, 1, 5, 8});
     ProcessedImage out;
-    out.pixels = frames.reshape({gh * gw, 3 * t * p * p}).contiguous();
-    out.grid = torch::tensor({int64_t(1), gh, gw}).view({1, 3});
+    out.pixels = x.reshape({gt * gh * gw, 3 * t * p * p}).contiguous();
+    out.grid = torch::tensor({gt, gh, gw}).view({1, 3});
     out.resizedWidth = static_cast<int>(w);
     out.resizedHeight = static_cast<int>(h);
     out.mergeSize = static_cast<int>(m);
     return out;
+}
+
+} // namespace
+
+ProcessedImage preprocessImage(const QImage& source, const VisionConfig& v, const PreprocessOptions& options)
+{
+    const int64_t factor = v.patchSize * v.mergeSize;
+    const auto [h, w] = smartResize(source.height(), source.width(), factor, options.minPixels, options.maxPixels);
+    // One image fills a whole temporal patch.
+    return patchRows(normalisedPixels(source, h, w, options).repeat({v.temporalPatch, 1, 1, 1}), v);
+}
+
+ProcessedImage preprocessVideo(const std::vector<QImage>& frames, const VisionConfig& v, const PreprocessOptions& options)
+{
+    if (frames.empty())
+        throw ModelError("a video needs at least one frame");
+    if (frames.size() > static_cast<size_t>(kMaxVideoFrames))
+        throw ModelError("a video takes at most " + std::to_string(kMaxVideoFrames) + " frames, got " + std::to_string(frames.size()));
+    const int64_t factor = v.patchSize * v.mergeSize;
+    const auto [h, w] = smartResize(frames.front().height(), frames.front().width(), factor, options.minPixels, options.maxPixels);
+    std::vector<torch::Tensor> x;
+    for (const QImage& frame : frames)
+        x.push_back(normalisedPixels(frame, h, w, options));
+    while (x.size() % static_cast<size_t>(v.temporalPatch) != 0)
+        x.push_back(x.back()); // transformers pads the last temporal patch with copies of the last frame
+    return patchRows(torch::cat(x), v);
 }
 
 } // namespace ropescope::model

@@ -5,6 +5,8 @@
 #include <QImage>
 #include <QString>
 
+#include <vector>
+
 #include <torch/torch.h>
 
 namespace ropescope::model {
@@ -21,6 +23,13 @@ struct ProcessedImage {
 // (Python's round-half-even), bicubic resampling with antialiasing (PIL's BICUBIC), rescale to [0, 1],
 // CLIP mean/std normalisation, the frame repeated over the temporal patch, patch flattening.
 ProcessedImage preprocessImage(const QImage& image, const VisionConfig& vision, const PreprocessOptions& options = {});
+
+// Frames of one video, as Qwen2-VL's video processor takes them: every frame resized to the first frame's
+// smart_resize size (within the same pixel bounds), normalised like an image, the last frame repeated until
+// the count fills whole temporal patches, then the same patch rows: grid (ceil(n / temporal_patch), h, w).
+// Throws ModelError for no frames or more than kMaxVideoFrames.
+constexpr int kMaxVideoFrames = 256;
+ProcessedImage preprocessVideo(const std::vector<QImage>& frames, const VisionConfig& vision, const PreprocessOptions& options = {});
 
 // Loads an image file (any format Qt reads) with limits: at most 100 megapixels and an aspect ratio
 // under 200. Throws ModelError naming the file.

@@ -3,7 +3,6 @@
 #include "attend_request.h"
 #include "attention_run.h"
 #include "geometry/metrics.h"
-#include "synthetic_task.h"
 #include "tokenizer.h"
 #include "vlm.h"
 
@@ -71,6 +70,10 @@ std::string settingsDifference(const BiasAccumulation& a, const BiasAccumulation
         return "the captured layers";
     if (a.rows != b.rows || a.cols != b.cols)
         return "the common grid";
+    if (a.frames != b.frames)
+        return "the common frame count";
+    if (a.keepSamples != b.keepSamples)
+        return "--keep-samples";
     if (a.total != b.total)
         return "the stream's sample count";
     return {};
@@ -136,8 +139,10 @@ const char* biasMapName(BiasMap map)
 void BiasAccumulation::reset()
 {
     cells.assign(static_cast<size_t>(schemes.size()) * layers.size() * kBiasMaps, BiasCell{});
-    for (BiasCell& c : cells)
+    for (BiasCell& c : cells) {
         c.mapSum.assign(static_cast<size_t>(rows) * static_cast<size_t>(cols), 0);
+        c.frameSum.assign(static_cast<size_t>(frames), 0);
+    }
     geometry.assign(static_cast<size_t>(schemes.size()), BiasGeometry{});
 }
 
@@ -176,8 +181,21 @@ void BiasAccumulation::merge(const BiasAccumulation& other)
     for (size_t i = 0; i < cells.size(); ++i) {
         for (size_t k = 0; k < cells[i].mapSum.size(); ++k)
             cells[i].mapSum[k] += other.cells[i].mapSum[k];
-        cells[i].samples.insert(cells[i].samples.end(), other.cells[i].samples.begin(), other.cells[i].samples.end());
-        std::sort(cells[i].samples.begin(), cells[i].samples.end(), [](const auto& a, const auto& b) { return a.sample < b.sample; });
+        for (size_t k = 0; k < cells[i].frameSum.size(); ++k)
+            cells[i].frameSum[k] += other.cells[i].frameSum[k];
+        // Samples (and their kept maps) in stream order, whichever shard measured them.
+        std::vector<std::pair<BiasSampleStats, std::vector<double>>> joined;
+        for (const BiasCell* c : std::initializer_list<const BiasCell*>{&cells[i], &other.cells[i]})
+            for (size_t k = 0; k < c->samples.size(); ++k)
+                joined.emplace_back(c->samples[k], k < c->sampleMaps.size() ? c->sampleMaps[k] : std::vector<double>{});
+        std::sort(joined.begin(), joined.end(), [](const auto& a, const auto& b) { return a.first.sample < b.first.sample; });
+        cells[i].samples.clear();
+        cells[i].sampleMaps.clear();
+        for (auto& [stats, map] : joined) {
+            cells[i].samples.push_back(stats);
+            if (keepSamples)
+                cells[i].sampleMaps.push_back(std::move(map));
+        }
     }
     for (size_t s = 0; s < geometry.size(); ++s)
         if (other.geometry[s].sample >= 0 && (geometry[s].sample < 0 || other.geometry[s].sample < geometry[s].sample))
@@ -190,13 +208,26 @@ QJsonObject BiasAccumulation::toJson() const
     for (int l : layers)
         layerList.append(l);
     for (const BiasCell& c : cells) {
-        QJsonArray sums, samples;
+        QJsonArray sums, frameSums, samples, kept;
         for (int64_t v : c.mapSum)
             sums.append(QString::number(v));
+        for (int64_t v : c.frameSum)
+            frameSums.append(QString::number(v));
         for (const BiasSampleStats& s : c.samples)
             samples.append(QJsonArray{QString::number(s.sample), s.centreRow, s.centreCol, s.firstRow, s.lastRow, s.firstCol, s.lastCol,
-                                      s.distanceCorrelation, s.toLast, s.toFirst, s.toTextBefore});
-        cellList.append(QJsonObject{{"map_sum", sums}, {"samples", samples}});
+                                      s.distanceCorrelation, s.toLast, s.toFirst, s.toTextBefore, s.firstFrame, s.lastFrame});
+        for (const std::vector<double>& map : c.sampleMaps) {
+            QJsonArray values;
+            for (double v : map)
+                values.append(v);
+            kept.append(values);
+        }
+        QJsonObject cell{{"map_sum", sums}, {"samples", samples}};
+        if (frames > 0)
+            cell["frame_sum"] = frameSums;
+        if (keepSamples)
+            cell["sample_maps"] = kept;
+        cellList.append(cell);
     }
     for (const BiasGeometry& g : geometry) {
         QJsonArray ptd, spread;
@@ -208,7 +239,7 @@ QJsonObject BiasAccumulation::toJson() const
     }
     return QJsonObject{{"format", "ropescope bias state 1"}, {"model", model}, {"source", source},
                        {"schemes", QJsonArray::fromStringList(schemes)}, {"layers", layerList}, {"rows", rows}, {"cols", cols},
-                       {"total", QString::number(total)}, {"cells", cellList}, {"geometry", geometryList}};
+                       {"frames", frames}, {"keep_samples", keepSamples}, {"total", QString::number(total)}, {"cells", cellList}, {"geometry", geometryList}};
 }
 
 BiasAccumulation BiasAccumulation::fromJson(const QJsonObject& json, const QString& name)
@@ -226,9 +257,12 @@ BiasAccumulation BiasAccumulation::fromJson(const QJsonObject& json, const QStri
         a.layers.push_back(v.toInt(-1));
     a.rows = json["rows"].toInt();
     a.cols = json["cols"].toInt();
+    a.frames = json["frames"].toInt(0);
+    a.keepSamples = json["keep_samples"].toBool(false);
     bool ok = false;
     a.total = json["total"].toString().toLongLong(&ok);
-    if (a.schemes.isEmpty() || a.layers.empty() || a.rows < 1 || a.cols < 1 || a.rows * a.cols > 1 << 20 || !ok)
+    if (a.schemes.isEmpty() || a.layers.empty() || a.rows < 1 || a.cols < 1 || a.rows * a.cols > 1 << 20 || a.frames < 0
+        || a.frames > 1 << 16 || !ok)
         throw bad("settings");
     a.reset();
     const QJsonArray cells = json["cells"].toArray();
@@ -243,9 +277,28 @@ BiasAccumulation BiasAccumulation::fromJson(const QJsonObject& json, const QStri
             if (!ok)
                 throw bad("map sums");
         }
-        for (const QJsonValue& v : cells[static_cast<qsizetype>(i)].toObject()["samples"].toArray()) {
+        const QJsonObject cell = cells[static_cast<qsizetype>(i)].toObject();
+        const QJsonArray frameSums = cell["frame_sum"].toArray();
+        if (static_cast<size_t>(frameSums.size()) != a.cells[i].frameSum.size())
+            throw bad("frame sums");
+        for (size_t k = 0; k < a.cells[i].frameSum.size(); ++k) {
+            a.cells[i].frameSum[k] = frameSums[static_cast<qsizetype>(k)].toString().toLongLong(&ok);
+            if (!ok)
+                throw bad("frame sums");
+        }
+        const size_t keptSize = static_cast<size_t>(a.rows) * static_cast<size_t>(a.cols) + static_cast<size_t>(a.frames);
+        for (const QJsonValue& v : cell["sample_maps"].toArray()) {
+            const QJsonArray values = v.toArray();
+            if (static_cast<size_t>(values.size()) != keptSize)
+                throw bad("kept sample map size");
+            std::vector<double> map;
+            for (const QJsonValue& x : values)
+                map.push_back(x.toDouble(NAN));
+            a.cells[i].sampleMaps.push_back(std::move(map));
+        }
+        for (const QJsonValue& v : cell["samples"].toArray()) {
             const QJsonArray f = v.toArray();
-            if (f.size() != 11)
+            if (f.size() != 11 && f.size() != 13) // 11: written before videos were measured
                 throw bad("sample stats");
             BiasSampleStats s;
             s.sample = f[0].toString().toLongLong(&ok);
@@ -253,10 +306,16 @@ BiasAccumulation BiasAccumulation::fromJson(const QJsonObject& json, const QStri
                                 &s.toLast, &s.toFirst, &s.toTextBefore};
             for (int k = 0; k < 10; ++k)
                 *fields[k] = f[k + 1].toDouble(NAN);
+            if (f.size() == 13) {
+                s.firstFrame = f[11].toDouble(NAN);
+                s.lastFrame = f[12].toDouble(NAN);
+            }
             if (!ok)
                 throw bad("sample index");
             a.cells[i].samples.push_back(s);
         }
+        if (a.keepSamples != (a.cells[i].sampleMaps.size() == a.cells[i].samples.size()) && !a.cells[i].samples.empty())
+            throw bad("kept sample maps");
     }
     const QJsonArray geometry = json["geometry"].toArray();
     for (size_t s = 0; s < a.geometry.size() && s < static_cast<size_t>(geometry.size()); ++s) {
@@ -297,6 +356,11 @@ BiasSummary summarize(const BiasCell& cell, int rows, int cols, int resamples)
     s.toLast = estimate(samples, meanOf(&BiasSampleStats::toLast), resamples);
     s.toFirst = estimate(samples, meanOf(&BiasSampleStats::toFirst), resamples);
     s.toTextBefore = estimate(samples, meanOf(&BiasSampleStats::toTextBefore), resamples);
+    if (!cell.frameSum.empty()) {
+        for (int64_t v : cell.frameSum)
+            s.frameProfile.push_back(s.samples ? static_cast<double>(v) / kBiasFixedPoint / s.samples : 0.0);
+        s.lastVsFirstFrame = estimate(samples, ratioOf(&BiasSampleStats::lastFrame, &BiasSampleStats::firstFrame), resamples);
+    }
     return s;
 }
 
@@ -316,18 +380,6 @@ std::vector<double> resampleMap(const std::vector<double>& map, int rows0, int c
                                                      + fy * ((1 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1));
         }
     return normalised(out);
-}
-
-void useSyntheticSamples(BiasRequest& request, int64_t samples, uint64_t seed)
-{
-    request.rows = request.cols = SyntheticTask::kGrid;
-    request.indices.clear();
-    for (int64_t k = 0; k < samples; ++k)
-        request.indices.push_back(k);
-    request.sampleAt = [seed](int64_t k) {
-        SyntheticSample s = SyntheticTask::sample(seed, static_cast<uint64_t>(k));
-        return std::pair<QImage, QString>{s.image, s.question};
-    };
 }
 
 BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const BiasRequest& request)
@@ -358,6 +410,10 @@ BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString
                              + attentionLayerList(cfg.text));
     a.rows = request.rows;
     a.cols = request.cols;
+    a.frames = request.frames;
+    a.keepSamples = request.keepSamples;
+    if (a.rows < 1 || a.cols < 1 || a.frames < 0)
+        throw ModelError("bias: no common grid");
     a.reset();
 
     std::vector<ResolvedScheme> resolved;
@@ -368,11 +424,18 @@ BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString
     for (const int64_t index : request.indices) {
         if (request.cancelled && request.cancelled())
             throw ModelError("bias: cancelled");
-        auto [image, question] = request.sampleAt(index);
-        const AttendRequest prompt = prepareAttend(vlm, tokenizer, {image}, question, preprocess, vlm.device());
+        const BiasSample sample = request.sampleAt(index);
+        if (sample.video != (a.frames > 0))
+            throw ModelError("sample " + std::to_string(index) + (sample.video ? ": a video in a run of images" : ": an image in a run of videos")
+                             + "; measure images and videos in separate runs");
+        if (!sample.video && sample.frames.size() != 1)
+            throw ModelError("sample " + std::to_string(index) + ": one image per sample");
+        const AttendRequest prompt = sample.video ? prepareVideoAttend(vlm, tokenizer, sample.frames, sample.question, preprocess, vlm.device())
+                                                  : prepareAttend(vlm, tokenizer, sample.frames, sample.question, preprocess, vlm.device());
         if (prompt.queryTokens.empty())
             throw ModelError("sample " + std::to_string(index) + ": the question is empty");
-        const PromptImage& grid = prompt.images.front();
+        const PromptImage& grid = prompt.images.front(); // a video's frames share one grid
+        const int patches = static_cast<int>(prompt.images.size()), frameCells = grid.cells();
         const int64_t firstQuery = prompt.queryTokens.front();
         std::vector<double> distance;
         for (int64_t t : prompt.imageTokens)
@@ -397,20 +460,43 @@ BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString
                     for (int64_t t : prompt.imageTokens)
                         raw.push_back(p[t]);
                     const std::vector<double> own = normalised(raw);
-                    const std::vector<double> common = resampleMap(own, grid.rows, grid.cols, a.rows, a.cols);
+                    // The within-frame map (a video's frames added up; an image's own map) and the mass per frame.
+                    std::vector<double> within(static_cast<size_t>(frameCells), 0.0), perFrame(static_cast<size_t>(patches), 0.0);
+                    for (int f = 0; f < patches; ++f)
+                        for (int c = 0; c < frameCells; ++c) {
+                            within[static_cast<size_t>(c)] += own[static_cast<size_t>(f * frameCells + c)];
+                            perFrame[static_cast<size_t>(f)] += own[static_cast<size_t>(f * frameCells + c)];
+                        }
+                    const std::vector<double> common = resampleMap(within, grid.rows, grid.cols, a.rows, a.cols);
                     BiasSampleStats stats = statsOf(common, a.rows, a.cols);
                     stats.sample = index;
                     stats.distanceCorrelation = pearsonOf(own, distance);
+                    // VRoPE's boundary: the first visual tokens are the first frame's first row, the last ones the
+                    // last frame's last row.
+                    const size_t lastRow = static_cast<size_t>((patches - 1) * frameCells + (grid.rows - 1) * grid.cols);
                     for (int c = 0; c < grid.cols; ++c) {
                         stats.toFirst += raw[static_cast<size_t>(c)];
-                        stats.toLast += raw[static_cast<size_t>((grid.rows - 1) * grid.cols + c)];
+                        stats.toLast += raw[lastRow + static_cast<size_t>(c)];
+                    }
+                    std::vector<double> frameMass;
+                    if (a.frames > 0) {
+                        frameMass = resampleMap(perFrame, 1, patches, 1, a.frames);
+                        stats.firstFrame = frameMass.front();
+                        stats.lastFrame = frameMass.back();
                     }
                     for (int64_t t = 0; t < prompt.imageTokens.front(); ++t)
                         stats.toTextBefore += p[t];
                     BiasCell& cell = a.cell(s, l, static_cast<BiasMap>(m));
                     for (size_t k = 0; k < common.size(); ++k)
                         cell.mapSum[k] += std::llround(common[k] * kBiasFixedPoint);
+                    for (size_t k = 0; k < frameMass.size(); ++k)
+                        cell.frameSum[k] += std::llround(frameMass[k] * kBiasFixedPoint);
                     cell.samples.push_back(stats);
+                    if (a.keepSamples) {
+                        std::vector<double> kept = common;
+                        kept.insert(kept.end(), frameMass.begin(), frameMass.end());
+                        cell.sampleMaps.push_back(std::move(kept));
+                    }
                 }
             }
             BiasGeometry& g = a.geometry[s];

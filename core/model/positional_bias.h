@@ -8,6 +8,7 @@
 // makes (fixed-point sums), so a job array can split the work.
 #include "bundled_model.h"
 
+#include <QImage>
 #include <QJsonObject>
 #include <QString>
 #include <QStringList>
@@ -16,8 +17,6 @@
 #include <functional>
 #include <optional>
 #include <vector>
-
-class QImage;
 
 namespace ropescope::model {
 
@@ -36,13 +35,21 @@ struct BiasSampleStats {
     // VRoPE's boundary measure, as shares of the queries' whole attention (not renormalised over the image):
     // to the image's last visual tokens (its last row), to its first (first row), to the text before it.
     double toLast = 0, toFirst = 0, toTextBefore = 0;
+    // Videos: the share of the video's attention on its first / last temporal patch (on the common frame count).
+    double firstFrame = 0, lastFrame = 0;
 };
 
 // One scheme x layer x map: the sum of the samples' normalised maps in fixed point (value * 2^40, exact
 // to ~1e-12 per sample and associative, so merged shards equal one run bit for bit) and every sample's stats.
+// For videos the map is the within-frame map (the video's normalised attention summed over its frames), and
+// frameSum adds up the mass per temporal patch.
 struct BiasCell {
-    std::vector<int64_t> mapSum; // rows * cols, row-major
+    std::vector<int64_t> mapSum;   // rows * cols, row-major
+    std::vector<int64_t> frameSum; // frames (videos only)
     std::vector<BiasSampleStats> samples;
+    // With keepSamples only: each sample's map on the common grid (then, for videos, its mass per frame), in
+    // the order of `samples`. Memory grows with the samples, which is why it is asked for.
+    std::vector<std::vector<double>> sampleMaps;
 };
 constexpr double kBiasFixedPoint = 1099511627776.0; // 2^40
 
@@ -60,6 +67,8 @@ struct BiasAccumulation {
     QStringList schemes;         // labels, in order ("own" for the model's own scheme)
     std::vector<int> layers;     // captured decoder layers, ascending
     int rows = 0, cols = 0;      // the common grid
+    int frames = 0;              // videos: the common count of temporal patches; 0 for images
+    bool keepSamples = false;    // per-sample maps kept (bias_samples.csv)
     int64_t total = 0;           // samples in the whole stream (over every shard)
     std::vector<BiasCell> cells; // [scheme][layer][map]
     std::vector<BiasGeometry> geometry; // per scheme
@@ -91,6 +100,8 @@ struct BiasSummary {
     Estimate lastVsFirstRow, lastVsFirstCol;   // mean mass on the last row / on the first (likewise columns)
     Estimate distanceCorrelation;              // mean over samples
     Estimate toLast, toFirst, toTextBefore;    // means over samples
+    std::vector<double> frameProfile;          // videos: mean mass per temporal patch (sums to 1)
+    Estimate lastVsFirstFrame;                 // videos: mean mass on the last temporal patch / on the first
 };
 // Bootstrap: `resamples` resamplings of the samples (sorted by index) with a fixed seed, percentile interval.
 BiasSummary summarize(const BiasCell& cell, int rows, int cols, int resamples = 1000);
@@ -98,21 +109,26 @@ BiasSummary summarize(const BiasCell& cell, int rows, int cols, int resamples = 
 class Vlm;
 class Tokenizer;
 
+// One sample of a stream: an image, or a video's frames in order (at 2 frames per second), and its question.
+struct BiasSample {
+    std::vector<QImage> frames; // one image, or the video's frames
+    bool video = false;
+    QString question;
+};
+
 struct BiasRequest {
     std::vector<std::optional<ModelScheme>> schemes; // nullopt: the model's own
     QStringList labels;                             // one per scheme; the model's own (nullopt) is labelled by measureBias
     std::vector<int> layers;                        // empty: every layer
     int rows = 0, cols = 0;                         // the common grid (the caller's rule)
+    int frames = 0;                                 // videos: the common count of temporal patches; 0: images
+    bool keepSamples = false;                       // keep every sample's map (memory grows with the samples)
     std::vector<int64_t> indices;                   // the stream's samples this run (or shard) measures
-    // Returns sample `index` (an image and a question); throws ModelError naming an unreadable one.
-    std::function<std::pair<QImage, QString>(int64_t index)> sampleAt;
+    // Returns sample `index`; throws ModelError naming an unreadable one.
+    std::function<BiasSample(int64_t index)> sampleAt;
     std::function<void(int64_t done, int64_t total)> progress;
     std::function<bool()> cancelled;                // polled between samples
 };
-
-// The bundled task's held-out stream as a request's samples: indices 0..samples-1 of `seed`, the task's
-// 8x8 grid as the common one.
-void useSyntheticSamples(BiasRequest& request, int64_t samples, uint64_t seed = 1000003);
 
 // Labels the model's own scheme "own (<its scheme> [+ HARoPE])" and
 // sets BiasAccumulation::model to "<folder>, trained with <its scheme>" (source and total are the caller's).
@@ -120,6 +136,7 @@ void useSyntheticSamples(BiasRequest& request, int64_t samples, uint64_t seed = 
 // accumulates. Throws ModelError for an empty stream, a layer the model does not have, a bad sample.
 BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const BiasRequest& request);
 
+// Videos: each sample's mass per temporal patch is brought to the common frame count the same way (a 1 x n grid).
 // A map on a rows0 x cols0 grid brought to rows x cols: bilinear on cell centres, then renormalised to sum 1
 // (the same map when the grids agree). How samples of other grids join the common one.
 std::vector<double> resampleMap(const std::vector<double>& map, int rows0, int cols0, int rows, int cols);

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cstdio>
 
 namespace ropescope::model {
 
@@ -447,6 +448,27 @@ QString imagePrompt(const Tokenizer& tokenizer, const QString& question, const s
     if (tokenizer.tokenId("<|im_start|>"))
         return qwenChatPrompt(question, imageTokens, chat);
     return imageBlocks(imageTokens) + question;
+}
+
+QString videoPrompt(const Tokenizer& tokenizer, const QString& question, int frames, int tokensPerFrame, int temporalPatch,
+                    ChatTemplate chat, double fps)
+{
+    const QString pads = QString("<|video_pad|>").repeated(tokensPerFrame);
+    QString block;
+    if (chat == ChatTemplate::Qwen3VL) {
+        for (int k = 0; k < frames; ++k) {
+            const double seconds = (static_cast<double>(k) * temporalPatch + (static_cast<double>(k) * temporalPatch + temporalPatch - 1)) / 2.0 / fps;
+            char stamp[48];
+            std::snprintf(stamp, sizeof stamp, "<%.1f seconds>", seconds); // round half to even, as Python's format
+            block += QString::fromLatin1(stamp) + "<|vision_start|>" + pads + "<|vision_end|>";
+        }
+    } else {
+        block = "<|vision_start|>" + pads.repeated(frames) + "<|vision_end|>";
+    }
+    if (!tokenizer.tokenId("<|im_start|>"))
+        return block + question;
+    QString prompt = chat == ChatTemplate::Qwen2VL ? "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n" : "";
+    return prompt + "<|im_start|>user\n" + block + question + "<|im_end|>\n<|im_start|>assistant\n";
 }
 
 QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos)

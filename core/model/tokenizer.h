@@ -72,6 +72,13 @@ QString qwenChatPrompt(const QString& question, const std::vector<int>& imageTok
 QString imagePrompt(const Tokenizer& tokenizer, const QString& question, const std::vector<int>& imageTokens,
                     ChatTemplate chat = ChatTemplate::Qwen2VL);
 
+// The prompt for one video of `frames` temporal patches (`tokensPerFrame` merged tokens each) and a question,
+// in the same two forms. Qwen2/2.5-VL: one <|vision_start|> <|video_pad|> x all tokens <|vision_end|>.
+// Qwen3-VL: each temporal patch as "<t seconds>" <|vision_start|> <|video_pad|> x tokens <|vision_end|>, t the
+// mean time of its first and last frame with frames sampled at `fps` (its processor's "%.1f").
+QString videoPrompt(const Tokenizer& tokenizer, const QString& question, int frames, int tokensPerFrame, int temporalPatch,
+                    ChatTemplate chat = ChatTemplate::Qwen2VL, double fps = 2.0);
+
 // The answer text of greedily generated ids: up to the first `eos` or <|im_end|>, special tokens dropped.
 QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos);
 

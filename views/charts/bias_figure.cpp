@@ -57,11 +57,31 @@ void paintProfiles(QPainter& p, const QRectF& box, const std::vector<double>& ro
     p.drawText(box.adjusted(4, 2, -4, -2), Qt::AlignTop | Qt::AlignRight, chart::number(top));
 }
 
+// Mass per temporal patch (green) on its own axis from 0 to `top`, frames 0..n-1 left to right.
+void paintFrameProfile(QPainter& p, const QRectF& box, const std::vector<double>& frames, double top, double scale)
+{
+    p.setPen(QPen(chart::kInk, 1));
+    p.setBrush(Qt::white);
+    p.drawRect(box);
+    const double width = box.width() / std::max<size_t>(1, frames.size());
+    p.setPen(Qt::NoPen);
+    p.setBrush(QColor(44, 160, 44));
+    for (size_t i = 0; i < frames.size(); ++i) {
+        const double h = top > 0 ? box.height() * 0.85 * std::min(1.0, frames[i] / top) : 0.0;
+        p.drawRect(QRectF(box.left() + width * static_cast<double>(i) + width * 0.15, box.bottom() - h, width * 0.7, h));
+    }
+    setPixelFont(p, 11 * scale);
+    p.setPen(QColor(44, 160, 44));
+    p.drawText(box.adjusted(4, 2, -4, -2), Qt::AlignTop | Qt::AlignLeft, QString("mass per frame (%1)").arg(frames.size()));
+    p.setPen(chart::kInk);
+    p.drawText(box.adjusted(4, 2 + 13 * scale, -4, -2), Qt::AlignTop | Qt::AlignLeft, chart::number(top));
+}
+
 } // namespace
 
 QSize biasFigureSize(const BiasFigure& f)
 {
-    const double width = kLabel + static_cast<double>(f.layers.size()) * (kCell + kGap) + kProfile + kGap;
+    const double width = kLabel + static_cast<double>(f.layers.size()) * (kCell + kGap) + (f.frameProfiles.empty() ? 1 : 2) * (kProfile + kGap);
     const double height = 60 + static_cast<double>(f.schemes.size()) * (kCell + kCaption + kGap) + kBar + 20;
     return {static_cast<int>(width), static_cast<int>(height)};
 }
@@ -85,6 +105,10 @@ void paintBiasFigure(QPainter& p, const QRectF& area, const BiasFigure& f)
         for (double v : f.colProfiles[s])
             profileTop = std::max(profileTop, v);
     }
+    double frameTop = 0;
+    for (const auto& frames : f.frameProfiles)
+        for (double v : frames)
+            frameTop = std::max(frameTop, v);
     setPixelFont(p, 13 * scale);
     p.setPen(chart::kInk);
     for (size_t l = 0; l < f.layers.size(); ++l)
@@ -117,6 +141,9 @@ void paintBiasFigure(QPainter& p, const QRectF& area, const BiasFigure& f)
         if (static_cast<size_t>(s) < f.rowProfiles.size())
             paintProfiles(p, QRectF(px, y, kProfile * scale, cell), f.rowProfiles[static_cast<size_t>(s)],
                           f.colProfiles[static_cast<size_t>(s)], profileTop, scale);
+        if (static_cast<size_t>(s) < f.frameProfiles.size())
+            paintFrameProfile(p, QRectF(px + (kProfile + kGap) * scale, y, kProfile * scale, cell), f.frameProfiles[static_cast<size_t>(s)],
+                              frameTop, scale);
     }
     // The colour bar: 0 .. the largest cell's share of the attention over the image.
     const double barY = rowsTop + static_cast<double>(f.schemes.size()) * (cell + caption + gap) + 4 * scale;

@@ -1,7 +1,7 @@
 #pragma once
 // The positional-bias figure: the mean text -> image attention map of every scheme (rows) at every selected
-// layer (columns) on one colour scale, each scheme's row and column profiles at the last layer, and the
-// colour bar. Painted the same way on screen and into PNG/SVG/PDF.
+// layer (columns) on one colour scale, each scheme's row and column profiles at the last layer (for videos also
+// its mass per frame), and the colour bar. Painted the same way on screen and into PNG/SVG/PDF.
 #include <QRectF>
 #include <QSize>
 #include <QString>
@@ -21,6 +21,7 @@ struct BiasFigure {
     std::vector<std::vector<double>> maps;  // schemes x layers, scheme-major; rows * cols each, sums to 1
     std::vector<QStringList> captions;      // the same indexing: lines under each map
     std::vector<std::vector<double>> rowProfiles, colProfiles; // per scheme, at the last layer
+    std::vector<std::vector<double>> frameProfiles;            // videos: mass per temporal patch, per scheme at the last layer
 };
 void paintBiasFigure(QPainter& painter, const QRectF& area, const BiasFigure& figure);
 QSize biasFigureSize(const BiasFigure& figure);

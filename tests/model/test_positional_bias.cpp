@@ -1,6 +1,8 @@
 // `ropescope bias`: the mean map against a plain loop over the samples' own attention (attend's pipeline),
 // shards merged against one run, and its bad inputs.
 #include "model/attention_run.h"
+#include "model/image_processor.h"
+#include "model/preprocess_config.h"
 #include "model/synthetic_task.h"
 #include "model/tokenizer.h"
 #include "model/vlm.h"
@@ -25,6 +27,22 @@ QJsonObject jsonOf(const QString& path)
 {
     QFile f(path);
     return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
+}
+
+// Two videos of the bundled task's drawn pictures: 4 frames and 3 (the last temporal patch padded), both 2
+// temporal patches of the 8x8 grid.
+QStringList makeVideos(const QString& root)
+{
+    QStringList videos;
+    const int frames[] = {4, 3};
+    for (int v = 0; v < 2; ++v) {
+        const QString folder = root + QString("/video_%1").arg(v);
+        QDir().mkpath(folder);
+        for (int f = 0; f < frames[v]; ++f)
+            QFile::copy(QString(ROPESCOPE_TEST_DATA) + QString("/drawn/drawn_%1.png").arg(v * 4 + f, 2, 10, QChar('0')), folder + QString("/f%1.png").arg(f));
+        videos << folder;
+    }
+    return videos;
 }
 
 bool oneLine(const QByteArray& err)
@@ -99,6 +117,125 @@ private Q_SLOTS:
         QFile csv(dir.filePath("bias.csv"));
         QVERIFY(csv.open(QIODevice::ReadOnly));
         QCOMPARE(csv.readAll().count('\n'), 1 + 2 * 2 * 2); // header + schemes x layers x maps
+    }
+
+    void videoFramesBecomeTemporalPatches()
+    {
+        // The independent check of the video processor: transformers repeats an image over the temporal patch,
+        // so a video whose pairs of frames are equal has the patch rows of those images, patch after patch.
+        const Vlm vlm(kModel);
+        const VisionConfig& v = vlm.config().vision;
+        const QImage a = loadImage(QString(ROPESCOPE_TEST_DATA) + "/drawn/drawn_00.png"), b = loadImage(QString(ROPESCOPE_TEST_DATA) + "/drawn/drawn_01.png");
+        const ProcessedImage ia = preprocessImage(a, v), ib = preprocessImage(b, v);
+        const ProcessedImage video = preprocessVideo({a, a, b, b}, v);
+        QCOMPARE(video.grid[0][0].item<int64_t>(), 2);
+        QCOMPARE(video.grid[0][1].item<int64_t>(), ia.grid[0][1].item<int64_t>());
+        const int64_t n = ia.pixels.size(0);
+        QVERIFY(torch::equal(video.pixels.slice(0, 0, n), ia.pixels));
+        QVERIFY(torch::equal(video.pixels.slice(0, n, 2 * n), ib.pixels));
+        // Three frames: the last patch is padded with the last frame.
+        QVERIFY(torch::equal(preprocessVideo({a, a, b}, v).pixels, video.pixels));
+        QVERIFY_THROWS_EXCEPTION(ModelError, preprocessVideo({}, v));
+
+        // Qwen3-VL's processor writes each temporal patch after its time, the mean of its two frames at 2 frames
+        // per second, as Python's "%.1f" (0.25 -> 0.2, 1.25 -> 1.2).
+        const Tokenizer plain = Tokenizer::load(QString(ROPESCOPE_TEST_DATA) + "/attend/tokenizer.json");
+        const QString prompt = videoPrompt(plain, "q", 2, 3, 2, ChatTemplate::Qwen3VL);
+        QCOMPARE(prompt, QString("<0.2 seconds><|vision_start|>") + QString("<|video_pad|>").repeated(3)
+                             + "<|vision_end|><1.2 seconds><|vision_start|>" + QString("<|video_pad|>").repeated(3) + "<|vision_end|>q");
+    }
+
+    void videoMeanMapIsTheSamplesOwnAttentionAveraged()
+    {
+        QTemporaryDir dir;
+        const QStringList videos = makeVideos(dir.filePath("videos"));
+        const QString question = "what colour is the circle";
+        const RopescopeRun r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", question, "--capture-layers",
+                                             "1,3", "--keep-samples", "--output", dir.filePath("out")}, false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject bias = jsonOf(dir.filePath("out/bias.json"));
+        QCOMPARE(bias["samples"].toInt(), 2);
+        QCOMPARE(bias["frames"].toInt(), 2);
+
+        // By hand: the plain prompt (<|vision_start|> <|video_pad|> x 2*64 <|vision_end|> question), the video's
+        // patch rows, the question rows' attention over the video tokens; the within-frame map and mass per frame.
+        Vlm vlm(kModel);
+        const Tokenizer tok = Tokenizer::load(kModel + "/tokenizer.json");
+        const ResolvedScheme own = resolveScheme(vlm, kModel, std::nullopt);
+        std::vector<std::vector<double>> within(2, std::vector<double>(64, 0.0)), frames(2, std::vector<double>(2, 0.0));
+        for (const QString& folder : videos) {
+            std::vector<QImage> images;
+            for (const QString& name : QDir(folder).entryList({"*.png"}, QDir::Files, QDir::Name))
+                images.push_back(loadImage(folder + "/" + name));
+            const ProcessedImage video = preprocessVideo(images, vlm.config().vision, loadPreprocessOptions(kModel, vlm.config()));
+            const std::vector<int64_t> ids = tok.encode("<|vision_start|>" + QString("<|video_pad|>").repeated(128) + "<|vision_end|>" + question);
+            ForwardRequest f;
+            f.inputIds = torch::tensor(ids, torch::kInt64);
+            f.videoPixelValues = video.pixels;
+            f.videoGridThw = video.grid;
+            f.scheme = own.scheme.params;
+            f.capture.layers = {1, 3};
+            f.capture.selection.rows = torch::arange(130, static_cast<int64_t>(ids.size()), torch::kInt64);
+            f.capture.selection.cols = torch::arange(1, 129, torch::kInt64);
+            const ForwardResult run = vlm.run(f);
+            for (size_t l = 0; l < 2; ++l) {
+                const torch::Tensor map = run.prefill.attentions[l].to(torch::kFloat64).mean(std::vector<int64_t>{0, 1}); // [128]
+                const double sum = map.sum().item<double>();
+                for (int t = 0; t < 128; ++t) {
+                    within[l][static_cast<size_t>(t % 64)] += map[t].item<double>() / sum / 2.0;
+                    frames[l][static_cast<size_t>(t / 64)] += map[t].item<double>() / sum / 2.0;
+                }
+            }
+        }
+        const QJsonArray layers = bias["schemes"].toArray()[0].toObject()["layers"].toArray();
+        for (size_t l = 0; l < 2; ++l) {
+            const QJsonObject q = layers[static_cast<qsizetype>(l)].toObject()["question"].toObject();
+            for (int c = 0; c < 64; ++c)
+                QVERIFY2(std::abs(q["mean_map"].toArray()[c].toDouble() - within[l][static_cast<size_t>(c)]) < 1e-6, qPrintable(QString::number(c)));
+            for (int k = 0; k < 2; ++k)
+                QVERIFY(std::abs(q["frame_profile"].toArray()[k].toDouble() - frames[l][static_cast<size_t>(k)]) < 1e-6);
+            QVERIFY(q.contains("last_vs_first_frame"));
+        }
+        // --keep-samples: one row per scheme x layer x map x sample, the 64 cells then the 2 frame masses; their
+        // mean is the mean map.
+        QFile kept(dir.filePath("out/bias_samples.csv"));
+        QVERIFY(kept.open(QIODevice::ReadOnly));
+        const QList<QByteArray> lines = kept.readAll().trimmed().split('\n');
+        QCOMPARE(lines.size(), 1 + 2 * 2 * 2);
+        QCOMPARE(lines[0].split(',').size(), 4 + 64 + 2);
+        double cell0 = 0;
+        for (int k = 1; k <= 2; ++k) { // own, layer 1, question, samples 0 and 1
+            const QList<QByteArray> fields = lines[k].split(',');
+            QCOMPARE(fields[3].toInt(), k - 1);
+            cell0 += fields[4].toDouble() / 2.0;
+        }
+        QVERIFY(std::abs(cell0 - within[0][0]) < 1e-9);
+        // Without the flag, no per-sample file.
+        QCOMPARE(runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", question, "--capture-layers", "1",
+                               "--output", dir.filePath("plain")}, false).exitCode, 0);
+        QVERIFY(!QFileInfo::exists(dir.filePath("plain/bias_samples.csv")));
+    }
+
+    void videoShardsMergeIntoOneRun()
+    {
+        QTemporaryDir dir;
+        makeVideos(dir.filePath("videos"));
+        const QStringList common{"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", "where is the square",
+                                 "--schemes", "vrope", "--capture-layers", "2", "--keep-samples"};
+        QCOMPARE(runRopescope(common + QStringList{"--output", dir.filePath("one")}, false).exitCode, 0);
+        QCOMPARE(runRopescope(common + QStringList{"--shard", "0/2", "--output", dir.filePath("s1")}, false).exitCode, 0);
+        QCOMPARE(runRopescope(common + QStringList{"--shard", "1/2", "--output", dir.filePath("s2")}, false).exitCode, 0);
+        const RopescopeRun merged = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("s2"), "--output", dir.filePath("m")}, false);
+        QVERIFY2(merged.exitCode == 0, merged.err.constData());
+        QCOMPARE(jsonOf(dir.filePath("m/bias_state.json"))["cells"].toArray(), jsonOf(dir.filePath("one/bias_state.json"))["cells"].toArray());
+        QFile a(dir.filePath("one/bias_samples.csv")), b(dir.filePath("m/bias_samples.csv"));
+        QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
+        QCOMPARE(b.readAll(), a.readAll());
+        // A shard without --keep-samples is another setting.
+        QCOMPARE(runRopescope(common.mid(0, common.size() - 1) + QStringList{"--shard", "1/2", "--output", dir.filePath("bare")}, false).exitCode, 0);
+        const RopescopeRun r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("bare"), "--output", dir.filePath("x")}, false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("--keep-samples") && oneLine(r.err), r.err.constData());
     }
 
     void shardsMergeIntoOneRun()
@@ -191,6 +328,23 @@ private Q_SLOTS:
         r = runRopescope({"bias", "--model", kModel, "--samples", "3", "--questions", dir.filePath("empty.jsonl"), "--output", dir.filePath("o")}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("give one sample source"), r.err.constData());
+
+        // Videos: an empty folder, a corrupt frame.
+        QDir().mkpath(dir.filePath("videos/empty"));
+        r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", "q", "--output", dir.filePath("o")}, false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("no videos in the folder") && oneLine(r.err), r.err.constData());
+        QDir().mkpath(dir.filePath("videos/v"));
+        QFile::copy(dir.filePath("images/a.png"), dir.filePath("videos/v/f0.png"));
+        QFile::copy(dir.filePath("images/b.png"), dir.filePath("videos/v/f1.png"));
+        r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", "what colour is the circle", "--output",
+                          dir.filePath("o")}, false);
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains("f1.png") && oneLine(r.err), r.err.constData());
+        QVERIFY(!QFileInfo::exists(dir.filePath("o")));
+        r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--output", dir.filePath("o")}, false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("--question Q goes with"), r.err.constData());
     }
 };
 

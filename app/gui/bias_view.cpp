@@ -4,10 +4,12 @@
 #include "file_dialogs.h"
 #include "model/bundled_model.h"
 #include "model/bias_samples.h"
+#include "model/preprocess_config.h"
 #include "model/tokenizer.h"
 #include "model/vlm.h"
 #include "widgets/chart_view.h"
 
+#include <QComboBox>
 #include <QDir>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
@@ -39,6 +41,24 @@ struct BiasView::Private {
 BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Private>())
 {
     auto* root = new QVBoxLayout(this);
+    auto* from = new QHBoxLayout;
+    source_ = new QComboBox;
+    source_->setObjectName("biasSource");
+    source_->addItems({"Bundled task", "Question set", "Image folder", "Video folder"});
+    source_->setFocusPolicy(Qt::StrongFocus);
+    source_->setToolTip("Where the samples come from, as `ropescope bias --samples / --questions / --images / --videos`");
+    path_ = new QLineEdit;
+    path_->setObjectName("biasPath");
+    browse_ = new QPushButton("Browse...");
+    browse_->setObjectName("biasBrowse");
+    question_ = new QLineEdit;
+    question_->setObjectName("biasQuestion");
+    question_->setPlaceholderText("question asked of every image or video");
+    // The source's own row (the path gets the room); then its count or question beside the schemes.
+    from->addWidget(source_);
+    from->addWidget(path_, 1);
+    from->addWidget(browse_);
+    root->addLayout(from);
     auto* controls = new QHBoxLayout;
     samples_ = new QSpinBox;
     samples_->setObjectName("biasSamples");
@@ -58,9 +78,11 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     export_->setObjectName("biasExport");
     export_->setEnabled(false);
     export_->setToolTip("bias.png/.svg/.pdf, bias.csv, bias.json and bias_state.json into a folder, as the CLI writes them");
-    // Two rows, so the buttons keep their words beside the side column at 1280x720.
-    controls->addWidget(new QLabel("Samples"));
+    // Rows of their own, so the buttons keep their words beside the side column at 1280x720.
+    samplesLabel_ = new QLabel("Samples");
+    controls->addWidget(samplesLabel_);
     controls->addWidget(samples_);
+    controls->addWidget(question_, 2);
     controls->addWidget(new QLabel("Schemes"));
     controls->addWidget(schemes_, 1);
     root->addLayout(controls);
@@ -88,6 +110,18 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     root->addWidget(table_, 1);
 
+    connect(source_, &QComboBox::currentIndexChanged, this, &BiasView::updateSourceControls);
+    connect(browse_, &QPushButton::clicked, this, [this] {
+        const auto source = static_cast<Source>(source_->currentIndex());
+        const QString chosen = source == Source::QuestionSet ? chooseOpenFile(this, "Question set", "Question sets (*.jsonl);;All files (*)")
+                                                             : chooseFolder(this, source == Source::VideoFolder ? "A folder of videos (one sub-folder of frames each)"
+                                                                                                                : "A folder of images");
+        if (!chosen.isEmpty()) {
+            path_->setText(chosen);
+            path_->setToolTip(chosen);
+        }
+    });
+    updateSourceControls();
     connect(run_, &QPushButton::clicked, this, &BiasView::start);
     connect(cancel_, &QPushButton::clicked, this, &BiasView::cancel);
     connect(export_, &QPushButton::clicked, this, [this] {
@@ -137,6 +171,27 @@ void BiasView::setSamples(int samples)
     samples_->setValue(samples);
 }
 
+void BiasView::setSource(Source source, const QString& path, const QString& question)
+{
+    path_->setText(path);
+    question_->setText(question);
+    source_->setCurrentIndex(static_cast<int>(source));
+    updateSourceControls();
+}
+
+void BiasView::updateSourceControls()
+{
+    const auto source = static_cast<Source>(source_->currentIndex());
+    const bool synthetic = source == Source::BundledTask, folder = source == Source::ImageFolder || source == Source::VideoFolder;
+    samples_->setVisible(synthetic);
+    samplesLabel_->setVisible(synthetic);
+    path_->setEnabled(!synthetic);
+    path_->setToolTip(path_->text());
+    browse_->setEnabled(!synthetic);
+    path_->setPlaceholderText(synthetic ? "the bundled task's held-out samples" : source == Source::QuestionSet ? "questions.jsonl" : "folder");
+    question_->setVisible(folder);
+}
+
 void BiasView::setSchemes(const QString& schemes)
 {
     schemes_->setText(schemes);
@@ -183,13 +238,31 @@ void BiasView::start()
         schemes.push_back(s);
         labels << name.trimmed();
     }
+    // The source too: a missing file or folder, or an empty question set, is said at once (images are read on the worker).
+    model::BiasSampleSource source;
+    const auto kind = static_cast<Source>(source_->currentIndex());
+    try {
+        if ((kind == Source::ImageFolder || kind == Source::VideoFolder) && question_->text().trimmed().isEmpty())
+            throw std::runtime_error("write the question asked of every " + std::string(kind == Source::VideoFolder ? "video" : "image"));
+        switch (kind) {
+        case Source::BundledTask: source = model::syntheticSamples(samples_->value()); break;
+        case Source::QuestionSet: source = model::questionSetSamples(path_->text()); break;
+        case Source::ImageFolder: source = model::imageFolderSamples(path_->text(), question_->text().trimmed()); break;
+        case Source::VideoFolder: source = model::videoFolderSamples(path_->text(), question_->text().trimmed()); break;
+        }
+    } catch (const std::exception& e) {
+        d->error = QString("Samples: ") + e.what();
+        status_->setText(d->error);
+        Q_EMIT finished();
+        return;
+    }
     *d->cancelled = false;
     d->error.clear();
     *d->workerError = QString();
     run_->setEnabled(false);
     cancel_->setEnabled(true);
-    const int samples = samples_->value();
-    progress_->setRange(0, samples);
+    const int64_t samples = source.total;
+    progress_->setRange(0, static_cast<int>(samples));
     progress_->setValue(0);
     progress_->setVisible(true);
     status_->setText(QString("Measuring %1 samples under %2 schemes...").arg(samples).arg(labels.size()));
@@ -205,7 +278,8 @@ void BiasView::start()
             model::BiasRequest request;
             request.schemes = schemes;
             request.labels = labels;
-            model::useSyntheticSamples(request, samples);
+            // The CLI's rule for the common grid (and a video's frame count).
+            model::useSamples(request, source, model::commonShape(source, vlm.config(), model::loadPreprocessOptions(dir, vlm.config())));
             request.progress = [bar](int64_t done, int64_t) {
                 QMetaObject::invokeMethod(bar, [bar, done] {
                     if (bar)
@@ -214,7 +288,7 @@ void BiasView::start()
             };
             request.cancelled = [cancelled] { return cancelled->load(); };
             auto a = std::make_shared<model::BiasAccumulation>(model::measureBias(vlm, tok, dir, request));
-            a->source = QString("synthetic stream seed 1000003, rendering grid, %1 samples").arg(samples);
+            a->source = source.description; // as the CLI records it, so the GUI's export merges with CLI shards
             a->total = samples;
             return a;
         } catch (const std::exception& e) {

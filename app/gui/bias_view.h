@@ -1,12 +1,13 @@
 #pragma once
-// The Attention tab's Bias view: `ropescope bias` on the tab's model, over N samples of the bundled task,
-// on a worker with progress and cancel; the mean map per scheme and layer with the profiles (the same
+// The Attention tab's Bias view: `ropescope bias` on the tab's model, over N samples of the bundled task, a
+// question set, a folder of images or a folder of videos (the CLI's sources), on a worker with progress and cancel; the mean map per scheme and layer with the profiles (the same
 // figure as the CLI's), a table of the summaries, and an export of every file the CLI writes.
 #include <QString>
 #include <QWidget>
 
 #include <memory>
 
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QProgressBar;
@@ -32,6 +33,10 @@ public:
 
     void setModel(const QString& dir); // the model to measure (the Attention tab's); drops a shown result
     void setSamples(int samples);
+    // Where the samples come from: the bundled task (N samples), or a question set / image folder / video folder
+    // at `path`, asked `question` (folders only), as `ropescope bias --questions / --images / --videos`.
+    enum class Source { BundledTask = 0, QuestionSet, ImageFolder, VideoFolder };
+    void setSource(Source source, const QString& path = {}, const QString& question = {});
     void setSchemes(const QString& schemes); // scheme names besides the model's own, comma-separated
     void start();                            // on a worker; emits finished
     void cancel();
@@ -48,7 +53,13 @@ private:
     void show(std::shared_ptr<model::BiasAccumulation> result);
     struct Private;
     std::unique_ptr<Private> d;
+    void updateSourceControls();
+    QComboBox* source_ = nullptr;
+    QLineEdit* path_ = nullptr;
+    QPushButton* browse_ = nullptr;
+    QLineEdit* question_ = nullptr;
     QSpinBox* samples_ = nullptr;
+    QLabel* samplesLabel_ = nullptr;
     QLineEdit* schemes_ = nullptr;
     QPushButton* run_ = nullptr;
     QPushButton* cancel_ = nullptr;

@@ -596,6 +596,48 @@ def positions(layout, spread):
         bias->start();
         QVERIFY(!bias->busy());
         QVERIFY2(bias->error().contains("unknown scheme 'nosuch'"), qPrintable(bias->error()));
+
+        // The user's own samples: a question set (3 lines, images beside it) and a folder of two videos.
+        const QString data = QString(ROPESCOPE_TEST_DATA) + "/drawn/";
+        QDir().mkpath(dir.filePath("own/videos/a"));
+        QDir().mkpath(dir.filePath("own/videos/b"));
+        QByteArray lines;
+        for (int k = 0; k < 3; ++k) {
+            const QString name = QString("drawn_%1.png").arg(k, 2, 10, QChar('0'));
+            QVERIFY(QFile::copy(data + name, dir.filePath("own/" + name)));
+            QVERIFY(QFile::copy(data + name, dir.filePath(QString("own/videos/%1/f%2.png").arg(k < 2 ? "a" : "b").arg(k))));
+            lines += "{\"image\": \"" + name.toUtf8() + "\", \"question\": \"what colour is the circle\", \"answer\": \"red\"}\n";
+        }
+        QVERIFY(QFile::copy(data + "drawn_03.png", dir.filePath("own/videos/b/f3.png")));
+        QFile set(dir.filePath("own/questions.jsonl"));
+        QVERIFY(set.open(QIODevice::WriteOnly));
+        set.write(lines);
+        set.close();
+        bias->setSchemes("");
+        bias->setSource(ropescope::gui::BiasView::Source::QuestionSet, dir.filePath("own/questions.jsonl"));
+        bias->start();
+        QVERIFY(done.wait(60000));
+        QVERIFY2(bias->error().isEmpty(), qPrintable(bias->error()));
+        QCOMPARE(bias->result()->sampleCount(), 3);
+        QVERIFY(bias->result()->source.startsWith("questions questions.jsonl"));
+        QCOMPARE(bias->result()->frames, 0);
+        bias->setSource(ropescope::gui::BiasView::Source::VideoFolder, dir.filePath("own/videos"), "where is the square");
+        bias->start();
+        QVERIFY(done.wait(60000));
+        QVERIFY2(bias->error().isEmpty(), qPrintable(bias->error()));
+        QCOMPARE(bias->result()->sampleCount(), 2);
+        QCOMPARE(bias->result()->frames, 1); // two frames each: one temporal patch
+        if (qEnvironmentVariableIsSet("ROPESCOPE_SCREENSHOTS"))
+            w.grab().save(qEnvironmentVariable("ROPESCOPE_SCREENSHOTS") + "/bias_videos_1280.png");
+        // A folder without its question, or a missing question set, is said at once in one line.
+        bias->setSource(ropescope::gui::BiasView::Source::VideoFolder, dir.filePath("own/videos"), "");
+        bias->start();
+        QVERIFY(!bias->busy());
+        QVERIFY2(bias->error().contains("write the question"), qPrintable(bias->error()));
+        bias->setSource(ropescope::gui::BiasView::Source::QuestionSet, dir.filePath("own/none.jsonl"));
+        bias->start();
+        QVERIFY(!bias->busy());
+        QVERIFY2(bias->error().contains("none.jsonl") && !bias->error().contains('\n'), qPrintable(bias->error()));
     }
 
     // The side-by-side list and the selected image region are part of the session too.

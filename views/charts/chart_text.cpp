@@ -34,7 +34,10 @@ QRectF titled(QPainter& p, const QRectF& area, const QString& title)
     const double h = QFontMetricsF(p.font()).height();
     fitFont(p, title, area.width() - 8);
     p.setPen(kInk);
-    p.drawText(QRectF(area.left(), area.top() + 0.3 * h, area.width(), h), Qt::AlignHCenter | Qt::AlignVCenter, title);
+    // Still too wide at the smallest size (a small view): cut at the end, so it reads from its start, rather
+    // than losing both ends to centring. Exports paint at their natural size and keep it whole.
+    const QString shown = QFontMetricsF(p.font()).elidedText(title, Qt::ElideRight, area.width() - 8);
+    p.drawText(QRectF(area.left(), area.top() + 0.3 * h, area.width(), h), Qt::AlignHCenter | Qt::AlignVCenter, shown);
     return area.adjusted(0, 1.6 * h, 0, 0);
 }
 

@@ -180,6 +180,8 @@ private:
         const bool figure = out.endsWith(".png") || out.endsWith(".svg") || out.endsWith(".pdf");
         if (!figure && !out.endsWith(".csv") && !out.endsWith(".json"))
             throw UsageError("bias items write the figure (.png/.svg/.pdf), the table (.csv) or the summary (.json)");
+        if (parser.isSet("keep-samples"))
+            throw UsageError("keep-samples: a batch bias item writes one file; `ropescope bias --keep-samples` writes bias_samples.csv");
         const BiasSetup setup = parseBiasOptions(parser);
         return runModelCommand([&] {
             if (!model_ || model_->dir != parser.value("model") || model_->device != torch::kCPU || model_->dtype != torch::kFloat32) {

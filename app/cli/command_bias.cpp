@@ -29,7 +29,7 @@ model::BiasSampleSource sampleSource(const QCommandLineParser& parser)
         throw UsageError("give one sample source: --samples N, --questions FILE.jsonl, --images DIR --question Q or --videos DIR --question Q");
     if (parser.isSet("question") != (parser.isSet("images") || parser.isSet("videos")))
         throw UsageError("--question Q goes with --images DIR or --videos DIR");
-    for (const char* flag : {"seed", "rendering"})
+    for (const char* flag : {"seed", "rendering", "frames"})
         if (parser.isSet(flag) && !parser.isSet("samples"))
             throw UsageError(std::string("--") + flag + ": only with --samples (the synthetic stream)");
     if (parser.isSet("samples")) {
@@ -40,7 +40,13 @@ model::BiasSampleSource sampleSource(const QCommandLineParser& parser)
         const auto rendering = model::renderingFromName(parser.isSet("rendering") ? parser.value("rendering") : "grid");
         if (!rendering)
             throw UsageError("--rendering: grid, drawn or varied, not '" + parser.value("rendering").toStdString() + "'");
-        return model::syntheticSamples(n, seed, *rendering);
+        int frames = 0;
+        if (parser.isSet("frames")) {
+            frames = parseInteger(parser, "frames");
+            if (frames < 1 || frames > model::kMaxVideoFrames)
+                throw UsageError("--frames: 1.." + std::to_string(model::kMaxVideoFrames) + ", got " + std::to_string(frames));
+        }
+        return model::syntheticSamples(n, seed, *rendering, frames);
     }
     return runModelCommand([&] {
         if (parser.isSet("questions"))
@@ -100,7 +106,7 @@ void writeOutputs(const QString& folder, const model::BiasAccumulation& a)
 
 int runMerge(const QCommandLineParser& parser)
 {
-    for (const char* flag : {"model", "samples", "questions", "images", "videos", "question", "scheme", "schemes", "shard", "grid", "capture-layers",
+    for (const char* flag : {"model", "samples", "frames", "questions", "images", "videos", "question", "scheme", "schemes", "shard", "grid", "capture-layers",
                              "keep-samples"})
         if (parser.isSet(flag))
             throw UsageError(std::string("--") + flag + ": --merge takes its settings from the shards");
@@ -143,6 +149,7 @@ void addBiasOptions(QCommandLineParser& parser)
         {"samples", "Held-out synthetic samples of the bundled task.", "N"},
         {"seed", "With --samples: the stream (default 1000003).", "K"},
         {"rendering", "With --samples: grid (default), drawn or varied.", "R"},
+        {"frames", "With --samples: each sample a still video, its picture over F frames (the temporal bias alone).", "F"},
         {"questions", "A question set (questions.jsonl, as eval --questions reads).", "FILE"},
         {"images", "A folder of images, each asked --question.", "DIR"},
         {"videos", "A folder of videos, each a sub-folder of its frames (name order, taken at 2 frames per second), each asked --question.",

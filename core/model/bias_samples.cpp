@@ -54,13 +54,20 @@ void readFrom(BiasSampleSource& s, std::vector<QString> questions)
 
 } // namespace
 
-BiasSampleSource syntheticSamples(int64_t samples, uint64_t seed, Rendering rendering)
+BiasSampleSource syntheticSamples(int64_t samples, uint64_t seed, Rendering rendering, int frames)
 {
+    if (frames < 0 || frames > kMaxVideoFrames)
+        throw ModelError("--frames: 1.." + std::to_string(kMaxVideoFrames) + ", got " + std::to_string(frames));
     BiasSampleSource s;
     s.total = samples;
+    s.video = frames > 0;
     s.description = QString("synthetic stream seed %1, rendering %2, %3 samples").arg(seed).arg(renderingName(rendering)).arg(samples);
-    s.sampleAt = [seed, rendering](int64_t k) {
+    if (frames > 0)
+        s.description += QString(", still videos of %1 frames").arg(frames);
+    s.sampleAt = [seed, rendering, frames](int64_t k) {
         SyntheticSample sample = SyntheticTask::sample(seed, static_cast<uint64_t>(k), rendering);
+        if (frames > 0)
+            return BiasSample{std::vector<QImage>(static_cast<size_t>(frames), sample.image), true, sample.question};
         return BiasSample{{sample.image}, false, sample.question};
     };
     return s;
@@ -120,9 +127,11 @@ CommonShape commonShape(const BiasSampleSource& source, const ModelConfig& cfg, 
         const auto [h, w] = smartResize(size.height(), size.width(), factor, options.minPixels, options.maxPixels);
         return std::pair<int, int>{static_cast<int>(h / factor), static_cast<int>(w / factor)};
     };
-    if (source.files.empty()) { // the synthetic stream draws one picture size
-        const auto [rows, cols] = gridOf(source.sampleAt(0).frames.front().size());
-        return {rows, cols, 0};
+    if (source.files.empty()) { // the synthetic stream draws one picture size (and one frame count)
+        const BiasSample first = source.sampleAt(0);
+        const auto [rows, cols] = gridOf(first.frames.front().size());
+        const int patches = (static_cast<int>(first.frames.size()) + cfg.vision.temporalPatch - 1) / cfg.vision.temporalPatch;
+        return {rows, cols, source.video ? patches : 0};
     }
     std::map<std::pair<int, int>, int> grids;
     std::map<int, int> frameCounts;

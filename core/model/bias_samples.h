@@ -26,8 +26,10 @@ struct BiasSampleSource {
     std::vector<QStringList> files;   // per sample: its image, or its video's frames (empty: the synthetic stream)
 };
 
-// The bundled task's held-out stream: samples 0..n-1 of `seed`.
-BiasSampleSource syntheticSamples(int64_t samples, uint64_t seed = 1000003, Rendering rendering = Rendering::OnGrid);
+// The bundled task's held-out stream: samples 0..n-1 of `seed`. With `frames` > 0 each sample is a still video:
+// its picture repeated over that many frames, so every temporal patch shows the same thing and any preference
+// for a frame comes from the positions alone (the temporal half of the bias).
+BiasSampleSource syntheticSamples(int64_t samples, uint64_t seed = 1000003, Rendering rendering = Rendering::OnGrid, int frames = 0);
 // A question set (questions.jsonl, as `eval --questions` reads it). Throws ModelError naming the file.
 BiasSampleSource questionSetSamples(const QString& path);
 // Every image file in `folder` (name order), each asked `question`. Throws ModelError for a missing or empty folder.

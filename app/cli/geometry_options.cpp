@@ -129,6 +129,8 @@ void addGeometryOptions(QCommandLineParser& parser)
                             "on the time axis; TAD-RoPE: the frame index' weight (default 2 for videorope(++), 1 for the others).", "DELTA"},
         {"position-scale", "MM-RoPE: visual offsets scaled per axis t,h,w (default 4,8,8, Lumos-1's).", "t,h,w"},
         {"ntk-factor", "VideoRoPE++ (YaRN-V): context extension factor s of the time axis' NTK-scaled base (default 4).", "S"},
+        {"video", "How a video:TxHxW is placed: grid (one T x H x W grid) or split (T one-frame grids, Qwen3-VL's form and "
+                  "the reference library's for every scheme). Default: split for mrope-i and mhrope, grid for the others.", "FORM"},
         {"kv-heads", "Heads a per-head allocation (MHRoPE) spreads its axes over (default 8; model runs use the model's).", "N"},
         {"visual-stride", "V2PE: positions one visual segment spans; each visual token advances by stride/N "
                           "(default 16).", "S"},
@@ -223,6 +225,13 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
     }
     if (parser.isSet("ntk-factor"))
         p.ntkFactor = parseNumber(parser, "ntk-factor");
+    if (parser.isSet("video") && p.custom)
+        throw UsageError("--video: a scheme file or position table places videos itself");
+    if (parser.isSet("video")) {
+        p.videoForm = videoFormFromName(str(parser.value("video")));
+        if (!p.videoForm)
+            throw UsageError("--video: expected grid or split, got '" + str(parser.value("video")) + "'");
+    }
     if (parser.isSet("kv-heads"))
         p.rotary.heads = parseInteger(parser, "kv-heads");
     if (parser.isSet("mrope-section")) {

@@ -37,6 +37,13 @@ struct TemporalParams {
     long long tau(int frame) const;
 };
 
+// How a video:TxHxW segment is placed: as one T x H x W grid, or split into T one-frame grids (Qwen3-VL's
+// form: its processor separates frames by timestamps, and the reference library splits video_grid_thw this
+// way for every scheme).
+enum class VideoForm { Grid, Split };
+const char* videoFormName(VideoForm form); // "grid", "split"
+std::optional<VideoForm> videoFormFromName(const std::string& name);
+
 struct SchemeParams {
     SchemeKind kind = SchemeKind::Mrope;
     CircleParams circle;
@@ -60,8 +67,11 @@ struct SchemeParams {
     // A scheme from outside RopeScope's C++ (a Python file, a position table read from a file): when set, it
     // places the tokens and `kind` is unused for placement; the rotary settings and --allocation still apply.
     std::optional<CustomSchemeRef> custom;
+    // Unset: the scheme's own form (split for mrope-i and mhrope, Qwen3-VL's schemes; one grid for the others).
+    std::optional<VideoForm> videoForm;
 
     double temporalStrideOrDefault() const;
+    VideoForm videoFormOrDefault() const;
     bool isCustom() const { return custom.has_value(); }
 };
 

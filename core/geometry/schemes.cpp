@@ -196,12 +196,25 @@ void placeOmniRope(PositionTable& t, double delta)
 // MRoPE-I with spatial reset ("Revisiting Multimodal Positional Encoding"; the reference library's
 // get_mrope_interleave_index with spatial_reset): segments as above, and the token after the segment
 // (the <|vision_end|> its code places) at s + max((T - 1) * delta, H - 1, W - 1) + 1.
+// When a visual segment follows another directly (split video frames, images back to back), the first one's
+// <|vision_end|> slot stays reserved: the reference always has that token, so the next block starts after it.
 void placeMropeReset(PositionTable& t, double delta)
 {
-    walk(t, [&t, delta](const Segment& seg, int& token, double next) {
+    double next = 0;
+    int token = 0;
+    bool endSlotUnused = false;
+    for (const Segment& seg : t.layout.segments) {
+        if (!seg.isVisual()) {
+            placeText(t, token, next, seg.length);
+            endSlotUnused = false;
+            continue;
+        }
+        if (endSlotUnused)
+            next += 1;
         placeResetSegment(t, seg, token, next, delta);
-        return next + std::max({delta * (seg.frames - 1), double(seg.rows - 1), double(seg.cols - 1)}) + 1;
-    });
+        next += std::max({delta * (seg.frames - 1), double(seg.rows - 1), double(seg.cols - 1)}) + 1;
+        endSlotUnused = true;
+    }
 }
 
 // MRoPE-I (Qwen3-VL; the reference library's get_mrope_interleave_index): M-RoPE's placement with every
@@ -380,6 +393,25 @@ std::vector<std::string> componentNames(const SchemeParams& params)
     return componentNames(params.kind);
 }
 
+const char* videoFormName(VideoForm form)
+{
+    return form == VideoForm::Split ? "split" : "grid";
+}
+
+std::optional<VideoForm> videoFormFromName(const std::string& name)
+{
+    if (name == "grid")
+        return VideoForm::Grid;
+    if (name == "split")
+        return VideoForm::Split;
+    return std::nullopt;
+}
+
+VideoForm SchemeParams::videoFormOrDefault() const
+{
+    return videoForm.value_or(kind == SchemeKind::MropeI || kind == SchemeKind::Mhrope ? VideoForm::Split : VideoForm::Grid);
+}
+
 double SchemeParams::temporalStrideOrDefault() const
 {
     return temporalStride.value_or(kind == SchemeKind::VideoRope || kind == SchemeKind::VideoRopePlus ? 2.0 : 1.0);
@@ -429,7 +461,8 @@ bool operator==(const SchemeParams& a, const SchemeParams& b)
     return a.kind == b.kind && a.circle == b.circle && a.temporal == b.temporal && a.rotary.theta == b.rotary.theta
            && a.rotary.headDim == b.rotary.headDim && a.rotary.partial == b.rotary.partial && a.rotary.heads == b.rotary.heads && a.allocationKind == b.allocationKind
            && a.sections == b.sections && a.temporalStride == b.temporalStride && a.visualStride == b.visualStride
-           && a.positionScale == b.positionScale && a.ntkFactor == b.ntkFactor && a.custom == b.custom;
+           && a.positionScale == b.positionScale && a.ntkFactor == b.ntkFactor && a.custom == b.custom
+           && a.videoFormOrDefault() == b.videoFormOrDefault();
 }
 
 namespace {
@@ -584,6 +617,36 @@ FrequencyAllocation allocationFor(const SchemeParams& p)
     return a;
 }
 
+namespace {
+
+bool splitsVideos(const Layout& layout)
+{
+    for (const Segment& seg : layout.segments)
+        if (seg.kind == SegmentKind::Video && seg.frames > 1)
+            return true;
+    return false;
+}
+
+// Every video:TxHxW as T video:1xHxW segments in a row.
+Layout splitVideos(const Layout& layout)
+{
+    Layout out;
+    for (const Segment& seg : layout.segments) {
+        if (seg.kind != SegmentKind::Video || seg.frames <= 1) {
+            out.segments.push_back(seg);
+            continue;
+        }
+        for (int f = 0; f < seg.frames; ++f) {
+            Segment frame = seg;
+            frame.frames = 1;
+            out.segments.push_back(frame);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 PositionTable buildPositionTable(const Layout& layout, const SchemeParams& params)
 {
     validate(params);
@@ -591,11 +654,19 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
     table.scheme = params.kind;
     table.rotary = params.rotary;
     table.allocation = allocationFor(params);
-    if (params.custom) {
+    if (params.custom) { // it places videos itself (the video form is a built-in's setting)
         placeCustom(table, *params.custom);
         return table;
     }
     table.positions.resize(table.size(), componentCount(params.kind));
+    const bool split = params.videoFormOrDefault() == VideoForm::Split;
+    if (split && splitsVideos(layout)) {
+        // Placed on the split layout (T one-frame videos in a row), kept under the user's layout: the
+        // tokens and their frames are the same, only where the scheme puts them changes.
+        PositionTable placed = buildPositionTable(splitVideos(layout), params);
+        table.positions = std::move(placed.positions);
+        return table;
+    }
 
     switch (params.kind) {
     case SchemeKind::Hard: placeHard(table); break;
@@ -611,7 +682,10 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
     case SchemeKind::IlRope: placeOmniRope(table, params.temporalStrideOrDefault()); break;
     case SchemeKind::SpatialReset: placeMropeReset(table, params.temporalStrideOrDefault()); break;
     case SchemeKind::MropeI:
-    case SchemeKind::Mhrope: placeMropeI(table); break;
+    case SchemeKind::Mhrope:
+        // Split (their default): every frame its own grid. As one grid, M-RoPE's placement of a T x H x W block.
+        split ? placeMropeI(table) : placeMropeFamily(table, params.temporal, false);
+        break;
     case SchemeKind::TadRope: placeTadRope(table, params.temporalStrideOrDefault()); break;
     case SchemeKind::VideoRopePlus: placeVideoRope(table, params.temporalStrideOrDefault(), false); break;
     case SchemeKind::MmRope: placeMmRope(table, params.positionScale, params.temporalStrideOrDefault()); break;

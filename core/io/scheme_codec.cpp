@@ -143,6 +143,8 @@ void writeSchemeParams(QJsonObject& o, const SchemeParams& p)
     o["visual_stride"] = p.visualStride;
     o["position_scale"] = array3(p.positionScale);
     o["ntk_factor"] = p.ntkFactor;
+    if (p.videoForm)
+        o["video_form"] = videoFormName(*p.videoForm);
     if (p.custom)
         o["scheme_file"] = customSchemeJson(*p.custom);
 }
@@ -201,6 +203,15 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
     const auto scale = f.triple("position_scale", {p.positionScale.x(), p.positionScale.y(), p.positionScale.z()});
     p.positionScale = Eigen::Vector3d(scale[0], scale[1], scale[2]);
     p.ntkFactor = f.number("ntk_factor", p.ntkFactor);
+    if (f.has("video_form")) {
+        const std::string form = f.text("video_form", "");
+        if (form == "default")
+            p.videoForm.reset();
+        else if (const auto v = videoFormFromName(form))
+            p.videoForm = v;
+        else
+            f.bad("video_form", "must be default, grid or split");
+    }
     if (f.has("scheme_file")) {
         // The file is named, not loaded: the application loads it (and, for Python, asks whether to trust it).
         const QJsonObject file = f.object()["scheme_file"].toObject();

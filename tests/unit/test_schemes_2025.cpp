@@ -46,13 +46,16 @@ private Q_SLOTS:
     {
         QFETCH(QString, file);
         const CsvTable ref = CsvTable::fromFile(file);
-        static const QRegularExpression re("scheme=(\\S+) layout=(\\S+)(?: (\\S+)=(\\S+))?$");
+        static const QRegularExpression re("scheme=(\\S+) layout=(\\S+)((?: \\S+=\\S+)*)$");
         const auto m = re.match(ref.comment);
         QVERIFY2(m.hasMatch(), qPrintable(ref.comment));
         SchemeParams p;
         p.kind = *schemeFromName(m.captured(1).toStdString());
-        const QString key = m.captured(3), value = m.captured(4);
-        if (key == "temporal-stride")
+        for (const QString& setting : m.captured(3).split(' ', Qt::SkipEmptyParts)) {
+        const QString key = setting.section('=', 0, 0), value = setting.section('=', 1);
+        if (key == "video")
+            p.videoForm = videoFormFromName(value.toStdString()).value();
+        else if (key == "temporal-stride")
             p.temporalStride = value.toDouble();
         else if (key == "visual-stride")
             p.visualStride = value.toDouble();
@@ -62,7 +65,8 @@ private Q_SLOTS:
             const QStringList v = value.split(',');
             p.positionScale = Eigen::Vector3d(v[0].toDouble(), v[1].toDouble(), v[2].toDouble());
         } else
-            QVERIFY2(key.isEmpty(), qPrintable(ref.comment));
+            QFAIL(qPrintable("unknown setting in " + ref.comment));
+        }
         const PositionTable t = buildPositionTable(parseLayout(m.captured(2).toStdString()), p);
         QCOMPARE(t.size(), ref.rows.size());
         QCOMPARE(t.components(), ref.header.size() - 6);

@@ -335,6 +335,12 @@ void ParameterPanel::buildUi()
     temporal_->setItemData(0, "A video frame's time index is its frame number t", Qt::ToolTipRole);
     temporal_->setItemData(1, "A video frame's time index is floor(t * seconds per grid * tokens per second)", Qt::ToolTipRole);
     rotaryForm->addRow("Video time", temporal_);
+    videoForm_ = new QComboBox;
+    videoForm_->setObjectName("videoForm");
+    videoForm_->addItems({"scheme's own", "one T x H x W grid", "one-frame grids"});
+    videoForm_->setToolTip("How a video:TxHxW is placed (--video): the scheme's own form (one-frame grids for mrope-i and mhrope,\n"
+                           "one grid for the others), one grid, or T one-frame grids in a row (Qwen3-VL's form, the reference's for every scheme)");
+    rotaryForm->addRow("Video form", videoForm_);
     secondPerGrid_ = doubleSpin(0, 100, 1, 0.1, 3, "secondPerGrid");
     tokensPerSecond_ = doubleSpin(0, 100, 2, 0.5, 3, "tokensPerSecond");
     auto* tempRow = new QHBoxLayout;
@@ -410,7 +416,7 @@ void ParameterPanel::buildUi()
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::structuredLayoutEdited);
     }
     connect(scheme_, qOverload<int>(&QComboBox::currentIndexChanged), this, &ParameterPanel::schemeChosen);
-    for (QComboBox* c : {radiusMode_, age_, allocation_, temporal_, colour_, projection_})
+    for (QComboBox* c : {radiusMode_, age_, allocation_, temporal_, videoForm_, colour_, projection_})
         connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &ParameterPanel::emitEdited);
     for (QSlider* s : {alpha_, layer_})
         connect(s, &QSlider::valueChanged, this, &ParameterPanel::emitEdited);
@@ -560,6 +566,7 @@ void ParameterPanel::updateEnabled()
     for (QDoubleSpinBox* scale : positionScale_)
         scale->setEnabled(kind == SchemeKind::MmRope);
     ntkFactor_->setEnabled(kind == SchemeKind::VideoRopePlus);
+    videoForm_->setEnabled(kind.has_value());
     // The allocation in use: the one chosen, or the scheme's own design.
     const auto chosen = allocation_->currentIndex() > 0 ? allocationKindFromName(allocation_->currentText().toStdString())
                                                         : kind ? designAllocation(*kind) : std::nullopt;
@@ -628,6 +635,9 @@ void ParameterPanel::applyTo(session::ExplorerState& s) const
     s.params.temporal.mode = temporal_->currentIndex() == 1 ? TemporalParams::Mode::Qwen25VL : TemporalParams::Mode::Qwen2VL;
     s.params.temporal.secondPerGrid = secondPerGrid_->value();
     s.params.temporal.tokensPerSecond = tokensPerSecond_->value();
+    s.params.videoForm.reset();
+    if (videoForm_->currentIndex() > 0)
+        s.params.videoForm = videoForm_->currentIndex() == 1 ? VideoForm::Grid : VideoForm::Split;
     s.params.temporalStride.reset();
     if (temporalStride_->value() >= 0)
         s.params.temporalStride = temporalStride_->value();
@@ -724,6 +734,7 @@ void ParameterPanel::setState(const session::ExplorerState& s)
     secondPerGrid_->setValue(s.params.temporal.secondPerGrid);
     tokensPerSecond_->setValue(s.params.temporal.tokensPerSecond);
     temporalStride_->setValue(s.params.temporalStride.value_or(-1));
+    videoForm_->setCurrentIndex(!s.params.videoForm ? 0 : *s.params.videoForm == VideoForm::Grid ? 1 : 2);
     visualStride_->setValue(s.params.visualStride);
     for (int i = 0; i < 3; ++i)
         positionScale_[i]->setValue(s.params.positionScale[i]);

@@ -96,6 +96,7 @@ private:
     QComboBox* allocation_;
     QLineEdit* sections_;
     QComboBox* temporal_;
+    QComboBox* videoForm_; // --video: the scheme's own, grid, split
     QDoubleSpinBox *secondPerGrid_, *tokensPerSecond_;
     QComboBox* colour_;
     QCheckBox *coneLines_, *coneSurface_, *labels_, *dark_;

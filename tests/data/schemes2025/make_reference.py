@@ -7,8 +7,9 @@ and freq_allocation/videorope.py, hope.py, mrope_i.py, mhrope.py, mmrope.py), Vi
 rotary_embedding.py ('videorope++_v1': the time section on the NTK-scaled base) and TC-LLaVA's TAD-RoPE
 (index + gamma x frame index), in double precision: the token sequence is walked block by block
 as their get_*_index functions do (text run, then one visual grid), not segment by segment as the engine
-does. Videos are one (T, H, W) grid (the references split Qwen3-VL videos into one-frame grids before
-this walk; RopeScope's model layer does that split, so a layout's video:TxHxW is the unsplit grid).
+does. Videos are one (T, H, W) grid in the base cases; the *_split cases walk the references' own form (their
+get_*_index split video_grid_thw into one-frame grids for every scheme), which `--video split` asks for, and
+mrope-i / mhrope (split by default) also get *_grid cases (M-RoPE's walk of the whole grid).
 HoPE's rotary sees t = 0 (its embedding zeroes the time positions), so that is what the table holds.
 Writes <scheme>_<case>.csv in the CLI's CSV format and allocations.json.
 Run: python3 make_reference.py  (pure Python, no packages).
@@ -22,6 +23,10 @@ CASES = {
     "video3": "text:2,video:3x2x3,text:2",
     "text_only": "text:5",
     "image_first": "image:5x2,text:3",
+}
+VIDEO_CASES = {
+    "video3": "text:2,video:3x2x3,text:2",
+    "video_image": "text:1,video:2x3x2,text:2,image:2x2,text:1",
 }
 SCHEMES = {  # name: (kind, parameter, header)
     "videorope": ("videorope", 2.0, "temporal-stride=2"),
@@ -178,6 +183,37 @@ def mrope_interleave(layout):
     return out
 
 
+def mrope_grid(layout):
+    """mrope.py's get_rope_index on the unsplit grid: frame f, row r, col c of a block at (s + f, s + r, s + c),
+    each block starting at the previous max + 1."""
+    out, last_max = [], None
+    grids, tail = blocks(layout)
+    for text_len, T, H, W, _ in grids:
+        st = 0 if last_max is None else last_max + 1
+        out += [(st + i,) * 3 for i in range(text_len)]
+        s = st + text_len
+        block = [(s + f, s + r, s + c) for f in range(T) for r in range(H) for c in range(W)]
+        out += block
+        last_max = max(max(p) for p in block)
+    st = 0 if last_max is None else last_max + 1
+    out += [(st + i,) * 3 for i in range(tail)]
+    return out
+
+
+def split_layout(layout):
+    """The references' video form: repeat_interleave(video_grid_thw, T) with t = 1, i.e. every video:TxHxW
+    becomes T one-frame videos in a row (no text between them in these cases)."""
+    parts = []
+    for part in layout.split(","):
+        kind, size = part.split(":")
+        if kind == "video":
+            t, h, w = size.split("x")
+            parts += [f"video:1x{h}x{w}"] * int(t)
+        else:
+            parts.append(part)
+    return ",".join(parts)
+
+
 def mm_rope(layout, scale, delta=1.0):
     """mmrope.py on the unsplit grid: offsets (f * delta * st, r * sh, c * sw) + text_len + st_idx, each block
     starting at the previous max + 1."""
@@ -292,11 +328,22 @@ def positions(kind, value, layout):
 
 def main():
     for name, (kind, value, header) in SCHEMES.items():
-        for case, layout in CASES.items():
-            cols = positions(kind, value, layout)
+        cases = [(case, layout, None) for case, layout in CASES.items()]
+        # --video split for every scheme (the references' own form), and the one grid for the two that split
+        # by default; the table keeps the user's layout (its metadata), only the positions follow the form.
+        for case, layout in VIDEO_CASES.items():
+            cases.append((case + "_split", layout, "split"))
+            if kind in ("mrope-i", "mhrope"):
+                cases.append((case + "_grid", layout, "grid"))
+        for case, layout, form in cases:
+            if form == "grid":
+                cols = mrope_grid(layout)
+            else:
+                cols = positions(kind, value, split_layout(layout) if form == "split" else layout)
             meta = metadata(layout)
             assert len(cols) == len(meta)
-            lines = [f"# scheme={kind} layout={layout}" + (f" {header}" if header else ""),
+            extra = " ".join(x for x in (header, f"video={form}" if form else "") if x)
+            lines = [f"# scheme={kind} layout={layout}" + (f" {extra}" if extra else ""),
                      "index,modality,segment,frame,row,col," + ",".join(f"p{i}" for i in range(len(cols[0])))]
             for i, (m, p) in enumerate(zip(meta, cols)):
                 lines.append(",".join([str(i)] + [str(x) for x in m] + [number(x) for x in p]))

@@ -2,6 +2,8 @@
 // layers x heads grid.
 #include "attend_run.h"
 
+#include "attention_sheets.h"
+
 #include "charts/attention_figures.h"
 #include "charts/region_chart.h"
 #include "io/position_table_io.h"
@@ -15,32 +17,6 @@
 
 namespace ropescope::cli {
 namespace {
-
-// Token text as a caption: whitespace made visible, so "\n" and " " tokens are not blank.
-QString visible(const QString& text)
-{
-    QString t = text;
-    t.replace('\n', "\\n").replace('\t', "\\t");
-    return t.isEmpty() ? QString("''") : "'" + t + "'";
-}
-
-constexpr size_t kMaxSheetMaps = 256; // a long chat prompt's sheet stays a figure, not a poster
-
-std::vector<model::MapToken> sheetTokens(const model::AttentionRun& run)
-{
-    std::vector<model::MapToken> tokens = run.questionTokens;
-    tokens.insert(tokens.end(), run.answerTokens.begin(), run.answerTokens.end());
-    if (tokens.size() > kMaxSheetMaps)
-        tokens.resize(kMaxSheetMaps);
-    return tokens;
-}
-
-// A sheet cell holds the prompt's images side by side: wide enough for each to stay legible.
-int sheetCellWidth(const model::AttendRequest& prompt)
-{
-    const int images = static_cast<int>(prompt.images.size());
-    return std::clamp(views::stripSize(mapPictures(prompt.images)).width(), 120, 220 * images);
-}
 
 QString schemeTitle(const model::AttentionRun& run)
 {
@@ -77,19 +53,8 @@ QByteArray AttendOutcome::positionsCsv() const
 
 QByteArray AttendOutcome::tokenSheet(views::FigureFormat format) const
 {
-    const model::AttendRequest& a = run.prompt;
-    views::MapSheet sheet;
-    sheet.title = QString("text -> image attention per token, layer %1, %2 - %3").arg(run.layers[heatIndex]).arg(
-        head.kind == model::HeadChoice::Kind::Index ? "head " + QString::number(head.index) : head.kind == model::HeadChoice::Kind::Max ? "max over heads" : "mean over heads",
-        schemeTitle(run));
-    for (const model::MapToken& t : sheetTokens(run)) {
-        const torch::Tensor rows = run.tokenAttention(heatIndex, t);
-        const double mass = rows.to(torch::kFloat64).sum(-1).mean().item<double>();
-        sheet.maps.push_back({views::attentionOverlay(mapPictures(a.images), model::headMap(rows, head), heat),
-                              {QString("%1 %2").arg(t.answer ? "answer" : "#" + QString::number(t.index), visible(t.text)),
-                               QString("image mass %1").arg(mass, 0, 'f', 3)}});
-    }
-    const QSize size = views::mapSheetSize(sheet, sheetCellWidth(a));
+    const views::MapSheet sheet = ropescope::tokenSheet(run, heatIndex, head, heat, schemeTitle(run));
+    const QSize size = views::mapSheetSize(sheet, sheetCellWidth(run.prompt));
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, summary);
 }
 
@@ -165,7 +130,7 @@ QByteArray AttendOutcome::ownPriorFigure(views::FigureFormat format) const
     sheet.title = QString("model's own positional prior vs attention, layer %1, token #%2 %3 - %4")
                       .arg(run.layers[heatIndex])
                       .arg(ownPriorToken.index)
-                      .arg(visible(ownPriorToken.text), schemeTitle(run));
+                      .arg(visibleToken(ownPriorToken.text), schemeTitle(run));
     sheet.columns = 2;
     for (size_t h = 0; h < heads; ++h) {
         const model::OwnPrior& p = ownPriors[heatIndex * heads + h];
@@ -203,7 +168,7 @@ QByteArray AttendOutcome::regionFigure(views::FigureFormat format) const
     const model::PromptImage& image = run.prompt.images.at(static_cast<size_t>(cells.image));
     chart.image = views::outlineCells(mapPictures(run.prompt.images), cells.image, cells.cells(image.rows, image.cols));
     for (const model::MapToken& t : r.tokens) {
-        chart.tokens << visible(t.text);
+        chart.tokens << visibleToken(t.text);
         chart.answer.push_back(t.answer);
     }
     chart.layers = r.layers;

@@ -66,6 +66,11 @@ public:
     // also <name>_own.png and <name>_difference.png beside it. Returns the paths written; throws
     // std::runtime_error naming the problem (nothing run yet, a path that cannot be written).
     QStringList exportHeatmaps(const QString& path) const;
+    // Writes every token's map at the shown layer and head (`attend --per-token`'s sheet) as PNG/SVG/PDF by
+    // the extension; throws std::runtime_error as above.
+    void exportTokenSheet(const QString& path) const;
+    // What every export records of the shown run: model, every image, question, answer, status, layer, head.
+    QJsonObject runMetadata() const;
     int layers() const;
 
     // Per-token maps: -1 shows the mean over the question tokens, i in 0..mapTokenCount()-1 one token

@@ -5,7 +5,9 @@
 #include "attention/attention_panel_state.h"
 #include "attention/region_page.h"
 #include "attention/schemes_page.h"
+#include "attention_sheets.h"
 #include "charts/chart_export.h"
+#include "figure_export.h"
 #include "io/atomic_file.h"
 
 #include <QCheckBox>
@@ -119,21 +121,41 @@ void AttentionPanel::applySettings(const QJsonObject& s)
         ui_->head->setCurrentIndex(head);
 }
 
+QJsonObject AttentionPanel::runMetadata() const
+{
+    QJsonArray images;
+    for (const auto& image : d->images)
+        images.append(QFileInfo(image.path).absoluteFilePath());
+    return QJsonObject{{"model", d->runModel ? QFileInfo(d->runModel->dir).absoluteFilePath() : QString()},
+                       {"images", images},
+                       {"question", ui_->question->text()},
+                       {"answer", answer()},
+                       {"run", status()},
+                       {"layer", modelLayer()},
+                       {"head", ui_->head->currentText()}};
+}
+
+void AttentionPanel::exportTokenSheet(const QString& path) const
+{
+    if (!d->run)
+        throw std::runtime_error("no attention to export yet: run the model first");
+    const views::MapSheet sheet = tokenSheet(*d->run, shownLayer(), headChoiceAt(ui_->head->currentIndex()), heatmapOptions(),
+                                             QString::fromStdString(geometry::schemeLabel(d->run->scheme.params)));
+    QJsonObject meta = runMetadata();
+    meta["figure"] = "per-token maps";
+    writeFigure(path, [sheet](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); },
+                views::mapSheetSize(sheet, sheetCellWidth(d->run->prompt)), meta);
+}
+
 QStringList AttentionPanel::exportHeatmaps(const QString& path) const
 {
     if (overlay_.isNull())
         throw std::runtime_error("no attention to export yet: run the model first");
-    QJsonObject meta{{"model", QFileInfo(d->runModel->dir).absoluteFilePath()},
-                     {"image", d->images.empty() ? QString() : QFileInfo(d->images.front().path).absoluteFilePath()},
-                     {"question", ui_->question->text()},
-                     {"answer", answer()},
-                     {"run", status()},
-                     {"layer", modelLayer()},
-                     {"head", ui_->head->currentText()},
-                     {"colormap", ui_->colormap->currentText()},
-                     {"opacity", ui_->opacity->value() / 100.0},
-                     {"gamma", ui_->gamma->value()},
-                     {"smoothing", ui_->smoothing->value()}};
+    QJsonObject meta = runMetadata();
+    meta["colormap"] = ui_->colormap->currentText();
+    meta["opacity"] = ui_->opacity->value() / 100.0;
+    meta["gamma"] = ui_->gamma->value();
+    meta["smoothing"] = ui_->smoothing->value();
     if (d->run && d->run->ownResult)
         meta["shift"] = shift();
     if (mapType() == MapType::OwnPrior) {
@@ -148,11 +170,16 @@ QStringList AttentionPanel::exportHeatmaps(const QString& path) const
     QStringList written;
     if (!QDir().mkpath(QFileInfo(path).path()))
         throw std::runtime_error(QFileInfo(path).path().toStdString() + ": cannot create the folder");
+    // Under each picture its colour bar and a caption: what was asked, answered and shown.
+    QStringList caption{"Q: " + ui_->question->text() + "   A: " + answer(),
+                        QString("layer %1, head %2, %3").arg(modelLayer()).arg(ui_->head->currentText(), status())};
+    if (meta.contains("map"))
+        caption << meta["map"].toString();
     auto write = [&](const QString& file, const QImage& image, const QString& figure) {
         QJsonObject m = meta;
         m["figure"] = figure;
         try {
-            io::writeFileAtomically(file, views::encodePng(image, m));
+            io::writeFileAtomically(file, views::encodePng(captionedHeatmap(image, heatmapOptions(), caption + QStringList{figure}), m));
         } catch (const io::IoError& e) {
             throw std::runtime_error(e.what());
         }

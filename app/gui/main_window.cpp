@@ -92,7 +92,11 @@ void MainWindow::fitToScreen()
 {
     // 1600x1000 where there is room; otherwise the available screen, and narrower docks.
     const QScreen* s = screen() ? screen() : QGuiApplication::primaryScreen();
-    const QRect available = s ? s->availableGeometry() : QRect(0, 0, 1600, 1000);
+    fitTo(s ? s->availableGeometry() : QRect(0, 0, 1600, 1000));
+}
+
+void MainWindow::fitTo(const QRect& available)
+{
     const QSize size(std::min(1600, available.width()), std::min(1000, available.height()));
     resize(size);
     const bool narrow = size.width() < 1500;

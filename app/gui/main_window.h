@@ -77,13 +77,17 @@ public:
     // A scheme file the user names ("python" or "positions"; empty path: ask with a dialog): loaded, shown, watched.
     bool openSchemeFile(QString path, const QString& kind);
 
+    // The window and its docks for a screen of `available` size: 1600x1000 where there is room, else the
+    // screen, with narrower docks (what a 1280x720 laptop gets).
+    void fitTo(const QRect& available);
+
 private:
     void buildUi();
     bool request(const session::ExplorerState& state, bool showInPanel);
     bool adopt(ReadoutRunner::Result result);
     void buildMenus();
-    QDockWidget* addScrollDock(const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area, int width);
     void fitToScreen();
+    QDockWidget* addScrollDock(const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area, int width);
     void refresh();
     void updateScene();
     void updateCharts();

@@ -2,7 +2,11 @@
 #include "gui/main_window.h"
 #include "gui/attention_panel.h"
 #include "../support/model_folder.h"
+#include "gui/attention/layer_heads_page.h"
+#include "gui/attention/region_page.h"
+#include "gui/attention/schemes_page.h"
 #include "gui/bias_view.h"
+#include "gui/figure_export.h"
 #include "gui/settings_undo.h"
 #include "model/positional_bias.h"
 #include "charts/attention_figures.h"
@@ -640,6 +644,38 @@ def positions(layout, spread):
         QVERIFY2(bias->error().contains("none.jsonl") && !bias->error().contains('\n'), qPrintable(bias->error()));
     }
 
+    // Every Attention view at 1280x720: its export button shows its whole text (screenshots with
+    // ROPESCOPE_SCREENSHOTS, one per view).
+    void attentionViewsFitAt1280()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.fitTo(QRect(0, 0, 1280, 720)); // as the window opens on a 1280x720 screen
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        QVERIFY(firstAttentionRun(w, finished));
+        w.attention()->selectRegion(1, 1, 3, 3);
+        // The side column's fields end inside it (nothing cut at its right edge).
+        auto* side = w.attention()->findChild<QScrollArea*>();
+        QVERIFY(side);
+        for (const char* name : {"question", "head", "mapType", "addImage"}) {
+            auto* field = w.attention()->findChild<QWidget*>(name);
+            QVERIFY2(field, name);
+            const QPoint right = field->mapTo(side->viewport(), QPoint(field->width(), 0));
+            QVERIFY2(right.x() <= side->viewport()->width(), name);
+        }
+        auto* tabs = w.attention()->findChild<QTabWidget*>("attentionViews");
+        const char* buttons[] = {"exportMap", "exportLayerHeads", "exportSchemes", "exportRegion"};
+        for (int view = 0; view < 4; ++view) {
+            tabs->setCurrentIndex(view);
+            auto* button = w.attention()->findChild<QPushButton*>(buttons[view]);
+            QVERIFY(button);
+            QTRY_VERIFY(button->isVisible());
+            QVERIFY2(button->width() >= button->sizeHint().width(), buttons[view]);
+            if (qEnvironmentVariableIsSet("ROPESCOPE_SCREENSHOTS"))
+                w.grab().save(qEnvironmentVariable("ROPESCOPE_SCREENSHOTS") + QString("/attention_view%1_1280.png").arg(view));
+        }
+    }
+
     // The side-by-side list and the selected image region are part of the session too.
     void schemeListAndRegionAreSaved()
     {
@@ -895,9 +931,14 @@ def positions(layout, spread):
         QCOMPARE(written, (QStringList{dir.filePath("fig/attention.png"), dir.filePath("fig/attention_own.png"),
                                        dir.filePath("fig/attention_difference.png")}));
         const QImage exported(written[0]);
-        QCOMPARE(exported.convertToFormat(QImage::Format_RGB888), w.attention()->overlay().convertToFormat(QImage::Format_RGB888));
+        // The map on top (centred), its colour bar and caption under it.
+        const QImage overlay = w.attention()->overlay().convertToFormat(QImage::Format_RGB888);
+        QVERIFY(exported.height() > overlay.height() + 40);
+        QCOMPARE(exported.convertToFormat(QImage::Format_RGB888).copy((exported.width() - overlay.width()) / 2, 0, overlay.width(), overlay.height()),
+                 overlay);
         const QJsonObject meta = QJsonDocument::fromJson(exported.text("ropescope").toUtf8()).object();
         QCOMPARE(meta["question"].toString(), QString("what shape is yellow"));
+        QCOMPARE(meta["images"].toArray().size(), 1); // every image of the prompt is recorded
         QCOMPARE(meta["answer"].toString(), w.attention()->answer());
         const QJsonObject diffMeta = QJsonDocument::fromJson(QImage(written[2]).text("ropescope").toUtf8()).object();
         QCOMPARE(diffMeta["shift"].toDouble(), w.attention()->shift());
@@ -1095,6 +1136,29 @@ def positions(layout, spread):
         QCOMPARE(shifts.size(), size_t(3));
         QCOMPARE(shifts[0], 0.0);
         QVERIFY(shifts[1] > 0.01 && shifts[2] > 0.01 && shifts[1] != shifts[2]);
+
+        // Every view exports the figure the CLI writes for it, at its natural size, with the run recorded.
+        QTemporaryDir out;
+        auto* schemesPage = a->findChild<ropescope::gui::SchemesPage*>();
+        auto* layersPage = a->findChild<ropescope::gui::LayerHeadsPage*>();
+        auto* regionPage = a->findChild<ropescope::gui::RegionPage*>();
+        QVERIFY(schemesPage && layersPage && regionPage);
+        ropescope::gui::writeFigure(out.filePath("schemes.png"), schemesPage->figure(), schemesPage->figureSize(), a->runMetadata());
+        const QImage schemesFigure(out.filePath("schemes.png"));
+        QCOMPARE(schemesFigure.size(), schemesPage->figureSize());
+        QVERIFY(schemesFigure.width() > 3 * 120); // three maps side by side
+        QVERIFY(schemesFigure.text("ropescope").contains("what shape is yellow"));
+        ropescope::gui::writeFigure(out.filePath("layers.png"), layersPage->figure(), layersPage->figureSize(), a->runMetadata());
+        QCOMPARE(QImage(out.filePath("layers.png")).size(), layersPage->figureSize());
+        a->selectRegion(2, 2, 4, 5);
+        ropescope::gui::writeFigure(out.filePath("region.svg"), regionPage->figure(), regionPage->figureSize(), a->runMetadata());
+        QFile region(out.filePath("region.svg"));
+        QVERIFY(region.open(QIODevice::ReadOnly));
+        QVERIFY(region.readAll().contains("which tokens attend rows 2-4, columns 2-5"));
+        a->exportTokenSheet(out.filePath("tokens.pdf"));
+        QVERIFY(QFileInfo(out.filePath("tokens.pdf")).size() > 2000);
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, a->exportTokenSheet(out.filePath("tokens.txt"))); // not a figure format
+        QVERIFY(!QFile::exists(out.filePath("tokens.txt")));
     }
 
     void modelsLoadInTheBackground()

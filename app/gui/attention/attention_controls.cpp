@@ -9,6 +9,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -24,7 +25,9 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     auto* sidePanel = new QWidget;
     auto* side = new QVBoxLayout(sidePanel);
     auto* form = new QFormLayout;
-    form->setRowWrapPolicy(QFormLayout::WrapLongRows);
+    // Labels above their fields: the column is narrow (260-360 px), and a field beside its label would be
+    // cut at the column's right edge.
+    form->setRowWrapPolicy(QFormLayout::WrapAllRows);
     modelName = new QLabel;
     modelName->setObjectName("modelName");
     modelName->setWordWrap(true);
@@ -34,9 +37,10 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     addImage->setObjectName("addImage");
     addImage->setToolTip(QString("Add a further image to the prompt (up to %1): one map per image, and each image's share of the "
                                   "attention").arg(model::kMaxPromptImages));
-    auto* buttons = new QHBoxLayout;
-    for (QPushButton* b : {openModel, openImage, addImage})
-        buttons->addWidget(b);
+    auto* buttons = new QGridLayout; // two rows: the three keep their words in the narrowest column
+    buttons->addWidget(openModel, 0, 0);
+    buttons->addWidget(openImage, 0, 1);
+    buttons->addWidget(addImage, 1, 1);
     form->addRow("Model", modelName);
     form->addRow(buttons);
     errorNote = new QLabel;

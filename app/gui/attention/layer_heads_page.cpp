@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QPainter>
 #include <QVBoxLayout>
 
@@ -19,6 +20,11 @@ LayerHeadsPage::LayerHeadsPage(QWidget* parent) : QWidget(parent), grid_(std::ma
     show_->addItems({"maps (each cell min-max on its own)", "image-attention mass"});
     row->addWidget(new QLabel("Show"));
     row->addWidget(show_, 1);
+    auto* exportFigure = new QPushButton("Export...");
+    exportFigure->setObjectName("exportLayerHeads");
+    exportFigure->setToolTip("Every layer x head as a figure (PNG, SVG or PDF), as `attend --layers-heads` writes it");
+    connect(exportFigure, &QPushButton::clicked, this, &LayerHeadsPage::exportRequested);
+    row->addWidget(exportFigure);
     box->addLayout(row);
     view_ = new views::ChartView;
     view_->setObjectName("layerHeads");
@@ -45,6 +51,19 @@ void LayerHeadsPage::select(int capturedRow, int head)
     grid_->selectedRow = capturedRow;
     grid_->selectedHead = head;
     repaint();
+}
+
+views::ChartPainter LayerHeadsPage::figure() const
+{
+    if (grid_->maps.empty())
+        return {};
+    return [grid = std::make_shared<views::LayerHeadGrid>(*grid_)](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, *grid); };
+}
+
+QSize LayerHeadsPage::figureSize() const
+{
+    const int images = static_cast<int>(grid_->grids.size()); // a cell holds every image side by side
+    return views::layerHeadGridSize(*grid_, std::clamp(1600 / std::max(1, grid_->heads), 24, 96) * std::clamp(images, 1, 3));
 }
 
 void LayerHeadsPage::repaint()

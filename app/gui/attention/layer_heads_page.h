@@ -1,4 +1,6 @@
 #pragma once
+#include "charts/chart_export.h"
+
 #include <QWidget>
 
 #include <memory>
@@ -24,11 +26,15 @@ public:
     ~LayerHeadsPage() override;
 
     void setRun(const model::AttentionRun& run);
+    // The grid as a figure at the CLI's size (`attend --layers-heads`); an empty painter before a run.
+    views::ChartPainter figure() const;
+    QSize figureSize() const;
     // The cell the Map tab shows: its captured-layer row, and head (-1: mean or max).
     void select(int capturedRow, int head);
 
 Q_SIGNALS:
     void opened(int layer, int head);
+    void exportRequested();
 
 private:
     void repaint();

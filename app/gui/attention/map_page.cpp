@@ -4,7 +4,9 @@
 
 #include <QBuffer>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QVBoxLayout>
 
 namespace ropescope::gui {
@@ -22,6 +24,20 @@ MapPage::MapPage(QWidget* parent) : QWidget(parent)
     colourBar_->setAlignment(Qt::AlignCenter);
     colourBar_->setToolTip("Attention per image patch, min-max normalised over the image, then shaped by the contrast gamma");
     images->addWidget(colourBar_);
+    auto* exports = new QHBoxLayout;
+    auto* exportMap = new QPushButton("Export map...");
+    exportMap->setObjectName("exportMap");
+    exportMap->setToolTip("The heatmap with its colour bar and caption (question, answer, layer, head, scheme, every image) as PNG");
+    auto* exportTokens = new QPushButton("Export per-token maps...");
+    exportTokens->setObjectName("exportTokenMaps");
+    exportTokens->setToolTip("Every question and answer token's map at the shown layer, as `attend --per-token` writes it (PNG, SVG or PDF)");
+    exports->addStretch(1);
+    exports->addWidget(exportMap);
+    exports->addWidget(exportTokens);
+    exports->addStretch(1);
+    images->addLayout(exports);
+    connect(exportMap, &QPushButton::clicked, this, &MapPage::exportMapRequested);
+    connect(exportTokens, &QPushButton::clicked, this, &MapPage::exportTokensRequested);
     shares_ = new QLabel;
     shares_->setObjectName("imageShares");
     shares_->setWordWrap(true);

@@ -27,6 +27,10 @@ public:
     // The colormap as the maps draw it, from least to most, as rich text with an inline image.
     static QString colourScaleHtml(const views::HeatmapOptions& options);
 
+Q_SIGNALS:
+    void exportMapRequested();    // the heatmap with its colour bar and caption
+    void exportTokensRequested(); // every token's map at the shown layer (attend --per-token's sheet)
+
 private:
     QLabel *image_, *colourBar_, *shares_, *own_, *difference_, *shift_;
     QWidget* comparison_;

@@ -55,6 +55,11 @@ RegionPage::RegionPage(QWidget* parent) : QWidget(parent), s_(std::make_unique<S
     auto* clearButton = new QPushButton("Clear region");
     row->addStretch(1);
     row->addWidget(clearButton);
+    auto* exportFigure = new QPushButton("Export...");
+    exportFigure->setObjectName("exportRegion");
+    exportFigure->setToolTip("The region chart as a figure (PNG, SVG or PDF), as `attend --region` writes it");
+    connect(exportFigure, &QPushButton::clicked, this, &RegionPage::exportRequested);
+    row->addWidget(exportFigure);
     row->addWidget(show3d);
     box->addLayout(row);
     const auto cellAt = [this](QPointF at) -> std::optional<std::array<int, 3>> { // image, row, column
@@ -173,6 +178,18 @@ std::optional<session::ExplorerState> RegionPage::inExplorer(const session::Expl
     for (int c : r.cells)
         s.highlighted.push_back(static_cast<int>(run.prompt.imageTokens[static_cast<size_t>(c)]));
     return s;
+}
+
+views::ChartPainter RegionPage::figure() const
+{
+    if (!s_->run)
+        return {};
+    return [chart = std::make_shared<views::RegionChart>(*s_->chart)](QPainter& p, const QRectF& r) { views::paintRegionChart(p, r, *chart); };
+}
+
+QSize RegionPage::figureSize() const
+{
+    return views::regionChartSize(*s_->chart);
 }
 
 void RegionPage::repaint()

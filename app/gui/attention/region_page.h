@@ -1,4 +1,5 @@
 #pragma once
+#include "charts/chart_export.h"
 #include "session/explorer_state.h"
 
 #include <QString>
@@ -32,6 +33,9 @@ public:
 
     void select(int row0, int col0, int row1, int col1, int image);
     void clear();
+    // The chart as a figure at its natural size (`attend --region`); an empty painter before a run.
+    views::ChartPainter figure() const;
+    QSize figureSize() const;
     QString regionText() const; // "" without a region; CellRegion's form otherwise
     void restore(const QString& regionText); // a session's region; one it cannot mean is dropped
     std::vector<double> shares() const;       // the shown layer's shares per token; empty without a region
@@ -43,6 +47,7 @@ public:
 Q_SIGNALS:
     void edited(); // a drag finished or the region was cleared
     void showInExplorerRequested();
+    void exportRequested();
 
 private:
     void repaint();

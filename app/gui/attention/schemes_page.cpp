@@ -30,7 +30,11 @@ SchemesPage::SchemesPage(QWidget* parent) : QWidget(parent)
     compare->setObjectName("compareSchemes");
     cancel_ = new QPushButton("Cancel");
     cancel_->setEnabled(false);
-    for (QPushButton* b : {add, remove, compare, cancel_})
+    auto* exportFigure = new QPushButton("Export...");
+    exportFigure->setObjectName("exportSchemes");
+    exportFigure->setToolTip("The schemes side by side as a figure (PNG, SVG or PDF)");
+    connect(exportFigure, &QPushButton::clicked, this, &SchemesPage::exportRequested);
+    for (QPushButton* b : {add, remove, compare, cancel_, exportFigure})
         buttons->addWidget(b);
     row->addWidget(list_, 1);
     row->addLayout(buttons);
@@ -76,6 +80,7 @@ void SchemesPage::setRunning(bool running)
 void SchemesPage::showHint()
 {
     shifts_.clear();
+    sheet_.reset();
     view_->setPainter([](QPainter& p, const QRectF& r) {
         p.setPen(Qt::darkGray);
         p.drawText(r.adjusted(12, 12, -12, -12), Qt::AlignCenter | Qt::TextWordWrap,
@@ -96,7 +101,21 @@ void SchemesPage::showComparison(const model::SchemeComparison& c, const views::
         sheet.maps.push_back({views::attentionOverlay(mapPictures(c.images), r.map, options), r.caption()});
         shifts_.push_back(r.shift);
     }
+    sheet_ = std::make_shared<views::MapSheet>(sheet);
+    cellWidth_ = std::clamp(views::stripSize(mapPictures(c.images)).width(), 120, 220 * static_cast<int>(c.images.size()));
     view_->setPainter([sheet](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); });
+}
+
+views::ChartPainter SchemesPage::figure() const
+{
+    if (!sheet_)
+        return {};
+    return [sheet = sheet_](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, *sheet); };
+}
+
+QSize SchemesPage::figureSize() const
+{
+    return sheet_ ? views::mapSheetSize(*sheet_, cellWidth_) : QSize();
 }
 
 } // namespace ropescope::gui

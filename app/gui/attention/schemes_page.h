@@ -1,5 +1,7 @@
 #pragma once
+#include "charts/attention_figures.h"
 #include "charts/attention_heatmap.h"
+#include "charts/chart_export.h"
 #include "model/bundled_model.h"
 
 #include <QWidget>
@@ -32,11 +34,15 @@ public:
     void showHint();                           // no comparison yet: what to do
     void showComparison(const model::SchemeComparison& comparison, const views::HeatmapOptions& options);
     const std::vector<double>& shifts() const { return shifts_; } // of the last comparison's rows
+    // The comparison as a figure at its natural size (as `attend --schemes` writes it); an empty painter before one.
+    views::ChartPainter figure() const;
+    QSize figureSize() const;
 
 Q_SIGNALS:
     void addRequested();
     void compareRequested();
     void cancelRequested();
+    void exportRequested();
     void edited(); // an entry removed (added ones come through add)
 
 private:
@@ -45,6 +51,8 @@ private:
     QListWidget* list_;
     QPushButton* cancel_;
     views::ChartView* view_;
+    std::shared_ptr<views::MapSheet> sheet_; // the last comparison's
+    int cellWidth_ = 220;
 };
 
 } // namespace ropescope::gui

@@ -1,0 +1,89 @@
+#include "figure_export.h"
+
+#include "file_dialogs.h"
+#include "io/atomic_file.h"
+
+#include <QFontMetrics>
+#include <QMessageBox>
+#include <QPainter>
+
+#include <stdexcept>
+
+namespace ropescope::gui {
+
+void writeFigure(const QString& path, const views::ChartPainter& painter, QSize size, const QJsonObject& metadata)
+{
+    try {
+        io::writeFileAtomically(path, views::renderFigure(painter, size, views::figureFormatFor(path), metadata));
+    } catch (const std::exception& e) {
+        throw std::runtime_error(e.what());
+    }
+}
+
+QString exportFigureWithDialog(QWidget* parent, const QString& title, const QString& suggestedName, const views::ChartPainter& painter,
+                               QSize size, const QJsonObject& metadata)
+{
+    if (!painter) {
+        QMessageBox::warning(parent, title, "Nothing to export yet: run the model first.");
+        return {};
+    }
+    const QString path = chooseSaveFile(parent, title, suggestedName, "Figures (*.png *.svg *.pdf)");
+    if (path.isEmpty())
+        return {};
+    try {
+        writeFigure(path, painter, size, metadata);
+    } catch (const std::exception& e) {
+        QMessageBox::warning(parent, title, e.what());
+        return {};
+    }
+    return path;
+}
+
+QImage captionedHeatmap(const QImage& overlay, const views::HeatmapOptions& options, const QStringList& caption)
+{
+    // The colormap drawn by the map's own code: a one-row grid from 0 to 1 over white, as the view shows it.
+    constexpr int kSteps = 64;
+    std::vector<float> ramp(kSteps);
+    for (int i = 0; i < kSteps; ++i)
+        ramp[static_cast<size_t>(i)] = static_cast<float>(i) / (kSteps - 1);
+    views::HeatmapOptions o = options;
+    o.opacity = 1;
+    o.smoothing = 0;
+    o.gamma = 1;
+    const int width = std::max(overlay.width(), 360);
+    QImage white(std::max(120, width / 2), 14, QImage::Format_RGB888);
+    white.fill(Qt::white);
+    const QImage bar = views::attentionOverlay(white, ramp, 1, kSteps, o);
+
+    QFont font;
+    font.setPixelSize(13);
+    const QFontMetrics metrics(font);
+    const int line = metrics.height(), pad = 8;
+    const QStringList& lines = caption; // each wrapped to the picture's width: nothing is cut
+    const int captionHeight = [&] {
+        int h = 0;
+        for (const QString& text : lines)
+            h += metrics.boundingRect(QRect(0, 0, width - 2 * pad, 1 << 16), Qt::TextWordWrap, text).height();
+        return h;
+    }();
+    QImage out(width, overlay.height() + pad + bar.height() + line + pad + captionHeight + pad, QImage::Format_RGB888);
+    out.fill(Qt::white);
+    QPainter p(&out);
+    p.setFont(font);
+    p.drawImage((width - overlay.width()) / 2, 0, overlay);
+    int y = overlay.height() + pad;
+    const int barX = (width - bar.width()) / 2;
+    p.setPen(Qt::black);
+    p.drawText(QRect(pad, y, barX - 2 * pad, bar.height()), Qt::AlignRight | Qt::AlignVCenter, "least");
+    p.drawImage(barX, y, bar);
+    p.drawText(QRect(barX + bar.width() + pad, y, width, bar.height()), Qt::AlignLeft | Qt::AlignVCenter, "most");
+    y += bar.height() + line / 2 + pad;
+    for (const QString& text : lines) {
+        const QRect box = metrics.boundingRect(QRect(pad, y, width - 2 * pad, 1 << 16), Qt::TextWordWrap, text);
+        p.drawText(QRect(pad, y, width - 2 * pad, box.height()), Qt::TextWordWrap, text);
+        y += box.height();
+    }
+    return out;
+}
+
+} // namespace ropescope::gui

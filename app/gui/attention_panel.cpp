@@ -226,8 +226,19 @@ void AttentionPanel::installModel(std::shared_ptr<const AttentionModel> model)
     d->restoredHead.reset();
 }
 
+void AttentionPanel::markStaleAnswer()
+{
+    // An answer stays beside the question it answered: once the question is edited it is greyed and says so.
+    const bool stale = d->run && ui_->question->text() != d->answeredQuestion;
+    ui_->answer->setEnabled(!stale);
+    const QString shown = d->run ? (d->run->answer.isEmpty() ? QString("(empty)") : d->run->answer) : QString();
+    ui_->answer->setText(stale ? shown + " (previous question)" : shown);
+    ui_->answer->setToolTip(stale ? "The answer to '" + d->answeredQuestion + "'; Run to ask the edited question" : QString());
+}
+
 void AttentionPanel::updateQuestionNote()
 {
+    markStaleAnswer();
     const QString note = d->model ? model::unknownWordsNote(d->model->tokenizer->unknownWords(ui_->question->text())) : QString();
     ui_->questionNote->setText(note);
     ui_->questionNote->setVisible(!note.isEmpty());
@@ -445,7 +456,9 @@ bool AttentionPanel::finish(AttentionJob& job)
     if (!r.untrained.empty())
         status += "\nuntrained scheme (" + QString::fromStdString(r.untrained) + "): this model was trained with "
                   + QString::fromStdString(geometry::schemeLabel(r.own.params));
+    d->answeredQuestion = job.query.question;
     ui_->answer->setText(r.answer.isEmpty() ? "(empty)" : r.answer);
+    markStaleAnswer();
     setStatus(status);
     layerHeads_->setRun(r);
     repaintOverlay();

@@ -111,6 +111,7 @@ protected:
     void showEvent(QShowEvent* event) override;
 
 private:
+    void markStaleAnswer();
     void connectControls();
     void installModel(std::shared_ptr<const AttentionModel> model);
     std::shared_ptr<AttentionJob> prepare();

@@ -296,6 +296,8 @@ void MainWindow::buildUi()
             return;
         if (readouts_.table.isText(token)) {
             selectToken(token);
+            // Said like a visual token's, so the status bar never keeps an earlier pick.
+            statusBar()->showMessage(QString("token %1: text (segment %2)").arg(token).arg(readouts_.table.segment[static_cast<size_t>(token)]));
         } else {
             const auto i = static_cast<size_t>(token);
             const QString frame = readouts_.table.frame[i] > 0 ? QString(", frame %1").arg(readouts_.table.frame[i]) : QString();
@@ -542,6 +544,8 @@ bool MainWindow::adopt(ReadoutRunner::Result result)
     readouts_ = std::move(next);
     schemeFiles_->show(state_.params.custom);
     attention_->setScheme(state_);
+    if (!lastError_.isEmpty() && statusBar()->currentMessage() == lastError_)
+        statusBar()->clearMessage(); // the error is fixed: it does not linger in the status bar either
     lastError_.clear();
     panel_->setError({});
     if (showInPanel_)

@@ -674,6 +674,20 @@ def positions(layout, spread):
             if (qEnvironmentVariableIsSet("ROPESCOPE_SCREENSHOTS"))
                 w.grab().save(qEnvironmentVariable("ROPESCOPE_SCREENSHOTS") + QString("/attention_view%1_1280.png").arg(view));
         }
+        // An answer is marked once its question is edited, and clean again after a run of the new question.
+        auto* answer = w.attention()->findChild<QLabel*>("answer");
+        auto* question = w.attention()->findChild<QLineEdit*>("question");
+        QVERIFY(answer->isEnabled());
+        question->setText("what shape is red");
+        QVERIFY(!answer->isEnabled());
+        QVERIFY2(answer->text().contains("previous question"), qPrintable(answer->text()));
+        question->setText(question->text()); // nothing new: still marked
+        QVERIFY(!answer->isEnabled());
+        QVERIFY(w.attention()->run());
+        QVERIFY(answer->isEnabled());
+        QVERIFY(!answer->text().contains("previous question"));
+        question->setText("what shape is red");
+        QVERIFY(answer->isEnabled()); // the same question as the run's
     }
 
     // The side-by-side list and the selected image region are part of the session too.
@@ -1279,6 +1293,7 @@ def positions(layout, spread):
         QTest::keyClick(layout, Qt::Key_Return); // Enter applies at once
         QVERIFY2(w.lastError().contains("unknown kind 'imag'"), qPrintable(w.lastError()));
         QVERIFY2(w.lastError().contains("showing the last valid layout, text:4,image:8x8,text:6"), qPrintable(w.lastError()));
+        QVERIFY(w.statusBar()->currentMessage().contains("unknown kind 'imag'"));
         QCOMPARE(w.scene().world().rows(), Eigen::Index(74));
         QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:8x8,text:6"));
         QCOMPARE([&] { QFile f(w.autosavePath()); f.open(QIODevice::ReadOnly); return f.readAll(); }(), autosaved); // never saved
@@ -1288,6 +1303,9 @@ def positions(layout, spread):
         paste("text:2,image:3x3,text:1");
         QTest::keyClick(layout, Qt::Key_Return);
         QVERIFY(w.lastError().isEmpty());
+        // Fixed: the error leaves the panel and the status bar too (it used to stay there for 10 s).
+        QVERIFY(w.panel()->findChild<QLabel*>("error")->text().isEmpty());
+        QVERIFY2(w.statusBar()->currentMessage().isEmpty(), qPrintable(w.statusBar()->currentMessage()));
         QCOMPARE(w.scene().world().rows(), Eigen::Index(12));
         // Typing applies nothing per keystroke: "text:" and "text:1" are not drawn on the way to "text:15".
         layout->clear();

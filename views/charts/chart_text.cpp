@@ -27,18 +27,41 @@ void fitFont(QPainter& p, const QString& text, double width)
     }
 }
 
+double fittedLines(QPainter& p, double left, double top, double width, const QString& text)
+{
+    QFont f = p.font();
+    const int floor = std::max(8, f.pixelSize() * 4 / 5);
+    while (f.pixelSize() > floor && QFontMetricsF(f).horizontalAdvance(text) > width)
+        f.setPixelSize(f.pixelSize() - 1);
+    p.setFont(f);
+    const QFontMetricsF m(f);
+    if (m.horizontalAdvance(text) <= width) {
+        p.drawText(QRectF(left, top, width, m.height()), Qt::AlignHCenter | Qt::AlignVCenter, text);
+        return m.height();
+    }
+    // Two lines: break at the last space that lets the first line fit; the rest is cut at its end if need be.
+    int cut = static_cast<int>(text.size());
+    while (cut > 0 && m.horizontalAdvance(text.left(cut)) > width)
+        cut = static_cast<int>(text.lastIndexOf(' ', cut - 1));
+    if (cut <= 0) { // one long word: break where the width ends
+        cut = 1;
+        while (cut < text.size() && m.horizontalAdvance(text.left(cut + 1)) <= width)
+            ++cut;
+    }
+    const QString first = text.left(cut).trimmed(), second = m.elidedText(text.mid(cut).trimmed(), Qt::ElideRight, width);
+    p.drawText(QRectF(left, top, width, m.height()), Qt::AlignHCenter | Qt::AlignVCenter, first);
+    p.drawText(QRectF(left, top + m.height(), width, m.height()), Qt::AlignHCenter | Qt::AlignVCenter, second);
+    return 2 * m.height();
+}
+
 QRectF titled(QPainter& p, const QRectF& area, const QString& title)
 {
     p.fillRect(area, Qt::white);
     setFont(p, area, 1.0, true);
     const double h = QFontMetricsF(p.font()).height();
-    fitFont(p, title, area.width() - 8);
     p.setPen(kInk);
-    // Still too wide at the smallest size (a small view): cut at the end, so it reads from its start, rather
-    // than losing both ends to centring. Exports paint at their natural size and keep it whole.
-    const QString shown = QFontMetricsF(p.font()).elidedText(title, Qt::ElideRight, area.width() - 8);
-    p.drawText(QRectF(area.left(), area.top() + 0.3 * h, area.width(), h), Qt::AlignHCenter | Qt::AlignVCenter, shown);
-    return area.adjusted(0, 1.6 * h, 0, 0);
+    const double used = fittedLines(p, area.left() + 4, area.top() + 0.3 * h, area.width() - 8, title);
+    return area.adjusted(0, 0.6 * h + used, 0, 0);
 }
 
 QString number(double v)

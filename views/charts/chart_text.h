@@ -14,7 +14,11 @@ extern const QColor kInk;
 void setFont(QPainter& p, const QRectF& area, double scale = 1.0, bool bold = false);
 // Shrinks the current font until `text` fits `width` (long layouts make long titles).
 void fitFont(QPainter& p, const QString& text, double width);
-// Fills `area` white, paints the title, returns the plot area left below it.
+// Paints `text` centred from `top` across `width`: the font shrinks by up to a fifth to fit one line; beyond
+// that it wraps onto a second line (cut at the end only if two are not enough), so a long title or subtitle
+// in a narrow dock stays readable instead of losing both ends. Returns the height used.
+double fittedLines(QPainter& p, double left, double top, double width, const QString& text);
+// Fills `area` white, paints the title (up to two lines), returns the plot area left below it.
 QRectF titled(QPainter& p, const QRectF& area, const QString& title);
 // Three decimals for ordinary magnitudes, else three significant digits (7.5e+05).
 QString number(double v);

@@ -32,10 +32,9 @@ QRectF titledWithSubtitle(QPainter& p, const QRectF& area, const QString& title,
     setFont(p, area, scale);
     const double lineHeight = QFontMetricsF(p.font()).height();
     p.setPen(kInk);
-    fitFont(p, subtitle, plot.width() - 8);
-    p.drawText(QRectF(plot.left(), plot.top(), plot.width(), lineHeight), Qt::AlignHCenter, subtitle);
+    const double used = chart::fittedLines(p, plot.left() + 4, plot.top(), plot.width() - 8, subtitle);
     setFont(p, area, scale);
-    return plot;
+    return plot.adjusted(0, used - lineHeight, 0, 0); // callers step past one line; a second is added here
 }
 
 // The widest tick label of a value axis, so the plot leaves room for all of them.

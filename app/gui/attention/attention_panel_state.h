@@ -26,6 +26,7 @@ struct AttentionPanel::Impl {
     session::ExplorerState scheme;
     std::vector<int> attentionLayers{0}; // the model's layers the layer slider steps through
     std::shared_ptr<const model::AttentionRun> run; // the shown run: every layer, answer tokens' rows included
+    QString answeredQuestion;                       // the question the shown answer answers (marked stale once edited)
     std::shared_ptr<const AttentionModel> runModel; // the model that made it (its rotary settings for the own prior)
     int token = -1;                                 // the map's token: -1 for all question tokens, else into mapTokens()
     double priorCorrelation = 0;                    // of the own prior shown

@@ -63,7 +63,9 @@ MapPage::MapPage(QWidget* parent) : QWidget(parent)
     row->addWidget(differenceTitle, 0, 1);
     row->addWidget(own_, 1, 0);
     row->addWidget(difference_, 1, 1);
-    row->addWidget(shift_, 2, 0, 1, 2, Qt::AlignHCenter);
+    // Centred as text, not as a widget: a widget aligned in its cell keeps its one-line width and is cut.
+    shift_->setAlignment(Qt::AlignHCenter);
+    row->addWidget(shift_, 2, 0, 1, 2);
     comparison_->hide();
     images->addWidget(comparison_, 1);
 }

@@ -59,8 +59,10 @@ void SchemesPage::setEntries(std::vector<model::SchemeEntry> entries)
 {
     entries_ = std::move(entries);
     list_->clear();
-    for (const model::SchemeEntry& e : entries_)
+    for (const model::SchemeEntry& e : entries_) {
         list_->addItem(e.label);
+        list_->item(list_->count() - 1)->setToolTip(e.label); // a long label is cut by the list's width
+    }
 }
 
 bool SchemesPage::add(const model::SchemeEntry& entry)
@@ -69,6 +71,7 @@ bool SchemesPage::add(const model::SchemeEntry& entry)
         return false;
     entries_.push_back(entry);
     list_->addItem(entry.label);
+    list_->item(list_->count() - 1)->setToolTip(entry.label);
     return true;
 }
 

@@ -54,6 +54,18 @@ double fittedLines(QPainter& p, double left, double top, double width, const QSt
     return 2 * m.height();
 }
 
+void captionLine(QPainter& p, const QRectF& box, int alignment, const QString& text)
+{
+    p.save();
+    QFont f = p.font();
+    const int floor = std::max(8, f.pixelSize() * 4 / 5);
+    while (f.pixelSize() > floor && QFontMetricsF(f).horizontalAdvance(text) > box.width())
+        f.setPixelSize(f.pixelSize() - 1);
+    p.setFont(f);
+    p.drawText(box, alignment, QFontMetricsF(f).elidedText(text, Qt::ElideRight, box.width()));
+    p.restore();
+}
+
 QRectF titled(QPainter& p, const QRectF& area, const QString& title)
 {
     p.fillRect(area, Qt::white);

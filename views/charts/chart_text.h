@@ -18,6 +18,9 @@ void fitFont(QPainter& p, const QString& text, double width);
 // that it wraps onto a second line (cut at the end only if two are not enough), so a long title or subtitle
 // in a narrow dock stays readable instead of losing both ends. Returns the height used.
 double fittedLines(QPainter& p, double left, double top, double width, const QString& text);
+// One line of caption in `box`: shrunk by up to a fifth to fit, then cut at its end (never at both ends, as a
+// centred line wider than its box would be).
+void captionLine(QPainter& p, const QRectF& box, int alignment, const QString& text);
 // Fills `area` white, paints the title (up to two lines), returns the plot area left below it.
 QRectF titled(QPainter& p, const QRectF& area, const QString& title);
 // Three decimals for ordinary magnitudes, else three significant digits (7.5e+05).

@@ -194,8 +194,8 @@ void paintProfileChart(QPainter& p, const QRectF& area, const ProfileChart& char
                QString("token %1").arg(chart.tokens.front()));
     p.drawText(QRectF(plot.left(), plot.bottom() + 4, plot.width(), fm.height()), Qt::AlignRight,
                QString("token %1").arg(chart.tokens.back()));
-    p.drawText(QRectF(plot.left(), plot.bottom() + 4 + fm.height(), plot.width(), fm.height()), Qt::AlignCenter,
-               "text tokens in order (band: min-max distance to visual tokens, line: mean)");
+    chart::captionLine(p, QRectF(plot.left(), plot.bottom() + 4 + fm.height(), plot.width(), fm.height()), Qt::AlignCenter,
+                       "text tokens in order (band: min-max distance to visual tokens, line: mean)");
     p.restore();
 }
 
@@ -324,8 +324,8 @@ void paintFrequencyChart(QPainter& p, const QRectF& area, const FrequencyChart& 
         p.setPen(kInk);
         p.drawText(QRectF(decay.left(), decay.bottom() + 2, decay.width(), fm.height()), Qt::AlignLeft, "0");
         p.drawText(QRectF(decay.left(), decay.bottom() + 2, decay.width(), fm.height()), Qt::AlignRight, number(reach));
-        p.drawText(QRectF(decay.left(), decay.bottom() + 2 + fm.height(), decay.width(), fm.height()), Qt::AlignCenter,
-                   "prior / prior at 0, moving along one axis alone (distance in positions)");
+        chart::captionLine(p, QRectF(decay.left(), decay.bottom() + 2 + fm.height(), decay.width(), fm.height()), Qt::AlignCenter,
+                           "prior / prior at 0, moving along one axis alone (distance in positions)");
     }
     p.restore();
 }

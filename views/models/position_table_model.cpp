@@ -37,6 +37,11 @@ QVariant PositionTableModel::data(const QModelIndex& index, int role) const
         return QBrush(QColor(40, 70, 140));
     if (role == Qt::TextAlignmentRole)
         return index.column() == 1 ? int(Qt::AlignLeft | Qt::AlignVCenter) : int(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ToolTipRole) { // a narrow column elides its cells: the full value, to full precision
+        if (index.column() < kMetaColumns)
+            return data(index, Qt::DisplayRole);
+        return QString::number(table_.positions(i, index.column() - kMetaColumns), 'g', 17);
+    }
     if (role != Qt::DisplayRole && role != Qt::EditRole)
         return {};
     switch (index.column()) {

@@ -380,8 +380,9 @@ void ConeScene::updateLabels(const PositionTable& table, const SceneOptions& opt
     size_t used = 0;
     selectedLabel_ = SIZE_MAX;
     if (options.showLabels && !table.textTokens.empty()) {
-        // About 40 labels stay readable: every k-th text token, always the last and the selected.
-        const size_t step = (table.textTokens.size() + 39) / 40;
+        // About 24 labels: every k-th text token, always the last and the selected. Each label is a draw of its
+        // own (a textured billboard): on a software GL 40 of them took a quarter of a frame (docs/SPEED.md).
+        const size_t step = (table.textTokens.size() + 23) / 24;
         const bool dark = renderer_->GetBackground()[0] < 0.5;
         for (size_t k = 0; k < table.textTokens.size(); ++k) {
             const int token = table.textTokens[k];

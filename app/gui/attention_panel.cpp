@@ -9,7 +9,6 @@
 #include "attention/region_page.h"
 #include "attention/schemes_page.h"
 #include "bias_view.h"
-#include "figure_export.h"
 #include "file_dialogs.h"
 #include "map_pictures.h"
 #include "charts/chart_export.h"
@@ -26,7 +25,6 @@
 #include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileInfo>
-#include <QMessageBox>
 #include <QFormLayout>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -160,39 +158,7 @@ void AttentionPanel::connectControls()
     connect(schemes_, &SchemesPage::edited, this, &AttentionPanel::settingsChanged);
     connect(region_, &RegionPage::edited, this, &AttentionPanel::settingsChanged);
     connect(region_, &RegionPage::showInExplorerRequested, this, &AttentionPanel::showRegionInExplorer);
-    // Every view exports what the CLI writes for it, with the run recorded in the file.
-    auto exportFigure = [this](const QString& title, const QString& name, const views::ChartPainter& painter, QSize size) {
-        QJsonObject meta = runMetadata();
-        meta["figure"] = title;
-        exportFigureWithDialog(this, "Export " + title, name, painter, size, meta);
-    };
-    connect(schemes_, &SchemesPage::exportRequested, this,
-            [this, exportFigure] { exportFigure("schemes side by side", "schemes.png", schemes_->figure(), schemes_->figureSize()); });
-    connect(layerHeads_, &LayerHeadsPage::exportRequested, this,
-            [this, exportFigure] { exportFigure("layers x heads", "layers_heads.png", layerHeads_->figure(), layerHeads_->figureSize()); });
-    connect(region_, &RegionPage::exportRequested, this,
-            [this, exportFigure] { exportFigure("image region", "region.png", region_->figure(), region_->figureSize()); });
-    connect(map_, &MapPage::exportMapRequested, this, [this] {
-        const QString path = chooseSaveFile(this, "Export attention map", "attention.png", "PNG (*.png)");
-        if (path.isEmpty())
-            return;
-        try {
-            setStatus("Exported " + exportHeatmaps(path).join(", "));
-        } catch (const std::exception& e) {
-            QMessageBox::warning(this, "Export", e.what());
-        }
-    });
-    connect(map_, &MapPage::exportTokensRequested, this, [this] {
-        const QString path = chooseSaveFile(this, "Export per-token maps", "tokens.png", "Figures (*.png *.svg *.pdf)");
-        if (path.isEmpty())
-            return;
-        try {
-            exportTokenSheet(path);
-            setStatus("Exported " + path);
-        } catch (const std::exception& e) {
-            QMessageBox::warning(this, "Export", e.what());
-        }
-    });
+    connectExports();
 }
 
 void AttentionPanel::installModel(std::shared_ptr<const AttentionModel> model)

@@ -112,6 +112,7 @@ protected:
 
 private:
     void markStaleAnswer();
+    void connectExports(); // the views' export buttons (attention_panel_settings.cpp)
     void connectControls();
     void installModel(std::shared_ptr<const AttentionModel> model);
     std::shared_ptr<AttentionJob> prepare();

@@ -1,13 +1,16 @@
-// AttentionPanel's session settings and heatmap export (the panel's widgets and runs: attention_panel.cpp).
+// AttentionPanel's session settings and exports (the panel's widgets and runs: attention_panel.cpp).
 #include "attention_panel.h"
 
 #include "attention/attention_controls.h"
 #include "attention/attention_panel_state.h"
+#include "attention/layer_heads_page.h"
+#include "attention/map_page.h"
 #include "attention/region_page.h"
 #include "attention/schemes_page.h"
 #include "attention_sheets.h"
 #include "charts/chart_export.h"
 #include "figure_export.h"
+#include "file_dialogs.h"
 #include "io/atomic_file.h"
 
 #include <QCheckBox>
@@ -17,6 +20,7 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QLineEdit>
+#include <QMessageBox>
 #include <QSignalBlocker>
 #include <QSlider>
 
@@ -119,6 +123,43 @@ void AttentionPanel::applySettings(const QJsonObject& s)
         ui_->layer->setValue(sliderIndexOf(layer));
     if (head >= 0 && head < ui_->head->count())
         ui_->head->setCurrentIndex(head);
+}
+
+// Every view exports what the CLI writes for it, with the run recorded in the file.
+void AttentionPanel::connectExports()
+{
+    auto exportFigure = [this](const QString& title, const QString& name, const views::ChartPainter& painter, QSize size) {
+        QJsonObject meta = runMetadata();
+        meta["figure"] = title;
+        exportFigureWithDialog(this, "Export " + title, name, painter, size, meta);
+    };
+    connect(schemes_, &SchemesPage::exportRequested, this,
+            [this, exportFigure] { exportFigure("schemes side by side", "schemes.png", schemes_->figure(), schemes_->figureSize()); });
+    connect(layerHeads_, &LayerHeadsPage::exportRequested, this,
+            [this, exportFigure] { exportFigure("layers x heads", "layers_heads.png", layerHeads_->figure(), layerHeads_->figureSize()); });
+    connect(region_, &RegionPage::exportRequested, this,
+            [this, exportFigure] { exportFigure("image region", "region.png", region_->figure(), region_->figureSize()); });
+    connect(map_, &MapPage::exportMapRequested, this, [this] {
+        const QString path = chooseSaveFile(this, "Export attention map", "attention.png", "PNG (*.png)");
+        if (path.isEmpty())
+            return;
+        try {
+            setStatus("Exported " + exportHeatmaps(path).join(", "));
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, "Export", e.what());
+        }
+    });
+    connect(map_, &MapPage::exportTokensRequested, this, [this] {
+        const QString path = chooseSaveFile(this, "Export per-token maps", "tokens.png", "Figures (*.png *.svg *.pdf)");
+        if (path.isEmpty())
+            return;
+        try {
+            exportTokenSheet(path);
+            setStatus("Exported " + path);
+        } catch (const std::exception& e) {
+            QMessageBox::warning(this, "Export", e.what());
+        }
+    });
 }
 
 QJsonObject AttentionPanel::runMetadata() const

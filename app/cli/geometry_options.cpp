@@ -122,7 +122,7 @@ void addGeometryOptions(QCommandLineParser& parser)
                            "the frequencies and sections cover those dims, the rest carry no position.", "F"},
         {"allocation", "Frequency allocation: sectioned, interleaved (j mod C), interleaved-mrope (Qwen3-VL's MRoPE-I, "
                        "sections t,h,w default 24,20,20), hw-alternating (VideoRoPE's: h on odd, w on even pairs below "
-                       "2h / 2w, t the rest; default 16,24,24), distributed (MM-RoPE's T,T,H,W,H,W,H,W per 8 pairs) or "
+                       "2h / 2w, t the rest; default " + QString::fromStdString(sectionsText(defaultMropeSection(128))) + "), distributed (MM-RoPE's T,T,H,W,H,W,H,W per 8 pairs) or "
                        "per-head (MHRoPE's: --mrope-section gives heads per axis, default 2,3,3 of 8) "
                        "(default: the scheme's own).", "KIND"},
         {"temporal-stride", "VideoRoPE(++) / HoPE / OmniRoPE / ILRoPE / spatial-reset / MM-RoPE: frame f sits at s + delta*f "
@@ -134,7 +134,7 @@ void addGeometryOptions(QCommandLineParser& parser)
         {"kv-heads", "Heads a per-head allocation (MHRoPE) spreads its axes over (default 8; model runs use the model's).", "N"},
         {"visual-stride", "V2PE: positions one visual segment spans; each visual token advances by stride/N "
                           "(default 16).", "S"},
-        {"mrope-section", "Frequencies per component for sectioned allocation (default 16,24,24 at head_dim 128).",
+        {"mrope-section", "Frequencies per component for sectioned allocation (default " + QString::fromStdString(sectionsText(defaultMropeSection(128))) + " at head_dim 128).",
          "a,b,c"},
         {"temporal", "Video time index for mrope/compact: qwen2vl (t) or qwen25vl (floor(t*spg*tps)).", "MODE"},
         {"second-per-grid", "Qwen2.5-VL seconds per temporal grid (default 1).", "S"},

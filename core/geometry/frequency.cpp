@@ -213,6 +213,14 @@ std::vector<int> defaultInterleavedMropeSection(int headDim)
     return {half - 2 * hw, hw, hw};
 }
 
+std::string sectionsText(const std::vector<int>& sections)
+{
+    std::string text;
+    for (size_t i = 0; i < sections.size(); ++i)
+        text += (i ? "," : "") + std::to_string(sections[i]);
+    return text;
+}
+
 std::vector<int> defaultMropeSection(int headDim)
 {
     const int half = headDim / 2;

@@ -80,6 +80,9 @@ std::optional<FrequencyAllocation::Kind> allocationKindFromName(const std::strin
 // Qwen2-VL's mrope_section [16,24,24] for head_dim 128, scaled in the same 2:3:3 ratio to other
 // head dims (the remainder goes to the last sections so the sum is always d/2).
 std::vector<int> defaultMropeSection(int headDim);
+// A section list as help text and placeholders write it ("16,24,24"): the values come from the functions
+// above, so no help text states a default of its own.
+std::string sectionsText(const std::vector<int>& sections);
 // Qwen3-VL's mrope_section [24,20,20] for head_dim 128, scaled to other head dims (h = w, t the rest).
 std::vector<int> defaultInterleavedMropeSection(int headDim);
 

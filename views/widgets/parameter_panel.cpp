@@ -310,13 +310,14 @@ void ParameterPanel::buildUi()
     allocation_->setObjectName("allocation");
     allocation_->addItems({"scheme default", "sectioned", "interleaved", "interleaved-mrope", "hw-alternating", "distributed", "per-head"});
     allocation_->setToolTip("Which position axis drives each frequency pair");
-    allocation_->setItemData(0, "The scheme's own: sectioned [16,24,24] for the 3-axis schemes, interleaved for VRoPE", Qt::ToolTipRole);
+    const QString sections = QString::fromStdString(sectionsText(defaultMropeSection(128)));
+    allocation_->setItemData(0, "The scheme's own: sectioned [" + sections + "] for the 3-axis schemes, interleaved for VRoPE", Qt::ToolTipRole);
     allocation_->setItemData(1, "Contiguous sections per axis (M-RoPE's mrope_section), highest frequencies first", Qt::ToolTipRole);
     allocation_->setItemData(2, "Pair j goes to axis j mod C", Qt::ToolTipRole);
     allocation_->setItemData(3, "Qwen3-VL's MRoPE-I: h on pairs j % 3 == 1 below 3 h, w on j % 3 == 2 below 3 w, t the rest "
                                 "(sections t,h,w; default 24,20,20)", Qt::ToolTipRole);
     allocation_->setItemData(4, "VideoRoPE's: h on odd pairs below 2 h, w on even pairs from 2 below 2 w, t on pair 0 and the "
-                                "lowest frequencies (sections t,h,w; default 16,24,24)", Qt::ToolTipRole);
+                                "lowest frequencies (sections t,h,w; default " + sections + ")", Qt::ToolTipRole);
     allocation_->setItemData(5, "MM-RoPE's: every 8 pairs T,T,H,W,H,W,H,W, so each axis spans all frequencies", Qt::ToolTipRole);
     allocation_->setItemData(6, "MHRoPE's: whole heads per axis (sections = heads for t,h,w; default 2,3,3 of 8); each such head "
                                 "turns all its pairs by its axis, the remaining heads have no rotary", Qt::ToolTipRole);
@@ -326,7 +327,7 @@ void ParameterPanel::buildUi()
     rotaryForm->addRow("KV heads", kvHeads_);
     sections_ = new QLineEdit;
     sections_->setObjectName("sections");
-    sections_->setPlaceholderText("default 16,24,24");
+    sections_->setPlaceholderText("default " + sections);
     sections_->setToolTip("Frequency pairs per axis for sectioned allocation (t,h,w), summing to head_dim/2");
     rotaryForm->addRow("Sections", sections_);
     temporal_ = new QComboBox;
@@ -589,7 +590,7 @@ void ParameterPanel::updateEnabled()
     layerNumber_->setText(QString::number(layer_->value()));
     sections_->setPlaceholderText(perHead ? "default 2,3,3 heads (t,h,w)"
                                   : allocation_->currentText() == "interleaved-mrope" ? "default 24,20,20 (t,h,w)"
-                                                                                      : "default 16,24,24");
+                                                                                      : "default " + QString::fromStdString(sectionsText(defaultMropeSection(128))));
     // Sections mean nothing to the allocations that fix every pair (interleaved, distributed) or to 1-D schemes.
     const int components = kind ? componentCount(*kind) : shownCustom_ && shownCustom_->scheme ? shownCustom_->scheme->components() : 0;
     sections_->setEnabled(components > 1 && chosen != FrequencyAllocation::Kind::Interleaved

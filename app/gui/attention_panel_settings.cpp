@@ -219,11 +219,7 @@ QStringList AttentionPanel::exportHeatmaps(const QString& path) const
     auto write = [&](const QString& file, const QImage& image, const QString& figure) {
         QJsonObject m = meta;
         m["figure"] = figure;
-        try {
-            io::writeFileAtomically(file, views::encodePng(captionedHeatmap(image, heatmapOptions(), caption + QStringList{figure}), m));
-        } catch (const io::IoError& e) {
-            throw std::runtime_error(e.what());
-        }
+        io::writeFileAtomically(file, views::encodePng(captionedHeatmap(image, heatmapOptions(), caption + QStringList{figure}), m));
         written << file;
     };
     write(path, overlay_, "heatmap");

@@ -427,11 +427,7 @@ session::SessionFile MainWindow::sessionFile() const
 void MainWindow::saveSession(const QString& path)
 {
     captureCamera();
-    try {
-        session::writeSessionFile(path, sessionFile());
-    } catch (const io::IoError& e) {
-        throw std::runtime_error(e.what());
-    }
+    session::writeSessionFile(path, sessionFile());
 }
 
 void MainWindow::autosave()

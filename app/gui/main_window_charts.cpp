@@ -118,11 +118,7 @@ void MainWindow::exportView(const QString& path, QSize size)
     }
     QJsonObject meta = state_.toJson();
     meta["resolution"] = QString("%1x%2").arg(size.width()).arg(size.height());
-    try {
-        io::writeFileAtomically(path, encodePng(image, meta));
-    } catch (const io::IoError& e) {
-        throw std::runtime_error(e.what());
-    }
+    io::writeFileAtomically(path, encodePng(image, meta));
 }
 
 void MainWindow::exportChart(ChartKind kind, const QString& path, QSize size)
@@ -136,24 +132,16 @@ void MainWindow::exportChart(ChartKind kind, const QString& path, QSize size)
     QJsonObject meta = state_.toJson();
     const char* names[] = {"ptd", "profile", "prior", "frequencies"};
     meta["chart"] = names[static_cast<int>(kind)];
-    try {
-        io::writeFileAtomically(path, renderFigure(chartPainter(kind), size, format, meta));
-        if (format != FigureFormat::Png) // SVG/PDF readers drop custom metadata: keep a sidecar
-            io::writeFileAtomically(path + ".json", QJsonDocument(meta).toJson());
-    } catch (const io::IoError& e) {
-        throw std::runtime_error(e.what());
-    }
+    io::writeFileAtomically(path, renderFigure(chartPainter(kind), size, format, meta));
+    if (format != FigureFormat::Png) // SVG/PDF readers drop custom metadata: keep a sidecar
+        io::writeFileAtomically(path + ".json", QJsonDocument(meta).toJson());
 }
 
 void MainWindow::exportTable(const QString& path)
 {
     const bool json = path.endsWith(".json", Qt::CaseInsensitive);
     const QByteArray bytes = json ? io::positionTableJson(readouts_.table, state_.toJson()) : io::positionTableCsv(readouts_.table);
-    try {
-        io::writeFileAtomically(path, bytes);
-    } catch (const io::IoError& e) {
-        throw std::runtime_error(e.what());
-    }
+    io::writeFileAtomically(path, bytes);
 }
 
 } // namespace ropescope::gui

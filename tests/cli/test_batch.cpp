@@ -7,7 +7,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "run_ropescope.h"
+#include "support/run_ropescope.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "../unit/csv_table.h"
+#include "support/csv_table.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -7,7 +7,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "run_ropescope.h"
+#include "support/run_ropescope.h"
 
 using Run = RopescopeRun;
 

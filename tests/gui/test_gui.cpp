@@ -1,7 +1,7 @@
 // GUI tests: the real explorer window under Xvfb (ctest runs this binary through xvfb-run).
 #include "gui/main_window.h"
 #include "gui/attention_panel.h"
-#include "../support/model_folder.h"
+#include "support/model_folder.h"
 #include "gui/attention/layer_heads_page.h"
 #include "gui/attention/region_page.h"
 #include "gui/attention/schemes_page.h"

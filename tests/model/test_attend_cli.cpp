@@ -1,9 +1,9 @@
 // `ropescope attend` end to end on the tiny Qwen2-VL fixture weights with a small WordLevel tokenizer:
 // files written, shapes, probabilities, positions equal to `ropescope positions`, errors.
-#include "../cli/run_ropescope.h"
-#include "../support/model_folder.h"
+#include "support/run_ropescope.h"
+#include "support/model_folder.h"
 #include "tiny_model.h"
-#include "../unit/csv_table.h"
+#include "support/csv_table.h"
 #include "charts/attention_heatmap.h"
 #include "model/attention_stats.h"
 #include "model/tensor_io.h"

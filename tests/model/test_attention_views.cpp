@@ -1,9 +1,9 @@
 // The attention explorer's second level on the tiny Qwen2-VL fixture: per-token maps (answer tokens from
 // the generation steps), the layers x heads table and its sink shares, and schemes side by side, checked
 // against independent computations (a full prefill, explicit loops, separate `attend` runs, `ptd`).
-#include "../cli/run_ropescope.h"
+#include "support/run_ropescope.h"
 #include "tiny_model.h"
-#include "../unit/csv_table.h"
+#include "support/csv_table.h"
 #include "model/attention_run.h"
 #include "model/attention_stats.h"
 #include "model/region_attention.h"

@@ -1,7 +1,7 @@
 // `ropescope forward` from the command line: outputs against the transformers fixtures, the positions it
 // used against `ropescope positions`, and its errors.
-#include "../cli/run_ropescope.h"
-#include "../unit/csv_table.h"
+#include "support/run_ropescope.h"
+#include "support/csv_table.h"
 #include "model/tensor_io.h"
 
 #include <QDir>

@@ -12,7 +12,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "../support/parity.h"
+#include "support/parity.h"
 
 using namespace ropescope;
 using namespace ropescope::model;

@@ -1,8 +1,8 @@
 // The model's own positional prior (mean q, mean k, rotated as the decoder rotates) against an independent
 // computation with plain loops over the checkpoint's own weights: layer 0 of the tiny Qwen2-VL fixture,
 // for a question token and for an answer token (whose query sits past the prompt, as decoding places it).
-#include "../cli/run_ropescope.h"
-#include "../unit/csv_table.h"
+#include "support/run_ropescope.h"
+#include "support/csv_table.h"
 #include "tiny_model.h"
 #include "model/attention_run.h"
 #include "model/checkpoint.h"

@@ -7,7 +7,7 @@
 #include "model/tokenizer.h"
 #include "model/vlm.h"
 
-#include "../cli/run_ropescope.h"
+#include "support/run_ropescope.h"
 
 #include <QDir>
 #include <QFile>

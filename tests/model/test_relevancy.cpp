@@ -3,7 +3,7 @@
 // biased q/k/v, NeoX rotation from the position table's allocation and theta, grouped-query causal
 // softmax, gated MLP, LM head), each layer's attention probabilities kept with their gradient by autograd,
 // and the relevance rule applied with plain loops.
-#include "../cli/run_ropescope.h"
+#include "support/run_ropescope.h"
 #include "tiny_model.h"
 #include "model/attention_run.h"
 #include "model/checkpoint.h"

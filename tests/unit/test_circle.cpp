@@ -1,4 +1,4 @@
-#include "csv_table.h"
+#include "support/csv_table.h"
 #include "geometry/circle_projection.h"
 #include "geometry/metrics.h"
 #include "geometry/scheme.h"

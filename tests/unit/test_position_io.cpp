@@ -1,4 +1,4 @@
-#include "csv_table.h"
+#include "support/csv_table.h"
 #include "geometry/scheme.h"
 #include "io/atomic_file.h"
 #include "io/position_table_io.h"

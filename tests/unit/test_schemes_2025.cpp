@@ -2,7 +2,7 @@
 // TAD-RoPE, VideoRoPE++, MM-RoPE) against tests/data/schemes2025/make_reference.py: positions
 // written from the reference library's get_*_index semantics, walked block by block in Python, and its
 // frequency allocation tables.
-#include "csv_table.h"
+#include "support/csv_table.h"
 #include "geometry/errors.h"
 #include "geometry/layout.h"
 #include "geometry/metrics.h"

@@ -41,19 +41,8 @@ QString exportFigureWithDialog(QWidget* parent, const QString& title, const QStr
 
 QImage captionedHeatmap(const QImage& overlay, const views::HeatmapOptions& options, const QStringList& caption)
 {
-    // The colormap drawn by the map's own code: a one-row grid from 0 to 1 over white, as the view shows it.
-    constexpr int kSteps = 64;
-    std::vector<float> ramp(kSteps);
-    for (int i = 0; i < kSteps; ++i)
-        ramp[static_cast<size_t>(i)] = static_cast<float>(i) / (kSteps - 1);
-    views::HeatmapOptions o = options;
-    o.opacity = 1;
-    o.smoothing = 0;
-    o.gamma = 1;
     const int width = std::max(overlay.width(), 360);
-    QImage white(std::max(120, width / 2), 14, QImage::Format_RGB888);
-    white.fill(Qt::white);
-    const QImage bar = views::attentionOverlay(white, ramp, 1, kSteps, o);
+    const QImage bar = views::colourBar(options, std::max(120, width / 2), 14); // as the view shows it
 
     QFont font;
     font.setPixelSize(13);

@@ -22,6 +22,24 @@ void refuseOversizedPrompt(int64_t tokens, int heads)
                             "shorten the question or use a smaller image");
 }
 
+// What every prompt gets once its ids and visual tokens are known: the queries (the text after the last visual
+// token, its <|vision_end|> excluded), the chat flag, the unknown words, and the run that captures every
+// attention layer's queries x visual tokens.
+void finishRequest(AttendRequest& a, const ModelConfig& cfg, const Tokenizer& tokenizer, const QString& question, torch::Device device)
+{
+    for (auto i = a.imageTokens.empty() ? 0 : a.imageTokens.back() + 1; i < static_cast<int64_t>(a.ids.size()); ++i)
+        if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd)
+            a.queryTokens.push_back(i);
+    a.chat = tokenizer.tokenId("<|im_start|>").has_value();
+    a.unknownWords = tokenizer.unknownWords(question);
+    ForwardRequest& f = a.forward;
+    f.inputIds = torch::tensor(a.ids, torch::kInt64);
+    f.capture.layers = cfg.text.attentionLayers();
+    f.capture.selection.rows = torch::tensor(a.queryTokens, torch::kInt64).to(device);
+    f.capture.selection.cols = torch::tensor(a.imageTokens, torch::kInt64).to(device);
+    f.generate = a.chat ? 32 : 1;
+}
+
 } // namespace
 
 std::vector<float> PromptImage::slice(const std::vector<float>& map) const
@@ -87,20 +105,9 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const st
     for (const auto& [id, name] : special)
         if (count(id) != (id == cfg.videoToken ? 0 : static_cast<std::ptrdiff_t>(images.size())))
             throw ModelError(std::string("the question holds the special token ") + name + ": write it without");
-    for (auto i = a.imageTokens.empty() ? 0 : a.imageTokens.back() + 1; i < static_cast<int64_t>(a.ids.size()); ++i)
-        if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd)
-            a.queryTokens.push_back(i);
-    a.chat = tokenizer.tokenId("<|im_start|>").has_value();
-    a.unknownWords = tokenizer.unknownWords(question);
-
-    ForwardRequest& f = a.forward;
-    f.inputIds = torch::tensor(a.ids, torch::kInt64);
-    f.pixelValues = torch::cat(pixels);
-    f.imageGridThw = torch::cat(grids);
-    f.capture.layers = cfg.text.attentionLayers();
-    f.capture.selection.rows = torch::tensor(a.queryTokens, torch::kInt64).to(device);
-    f.capture.selection.cols = torch::tensor(a.imageTokens, torch::kInt64).to(device);
-    f.generate = a.chat ? 32 : 1;
+    a.forward.pixelValues = torch::cat(pixels);
+    a.forward.imageGridThw = torch::cat(grids);
+    finishRequest(a, cfg, tokenizer, question, device);
     return a;
 }
 
@@ -144,20 +151,9 @@ AttendRequest prepareVideoAttend(const Vlm& vlm, const Tokenizer& tokenizer, con
     for (const auto& [id, name] : special)
         if (count(id) != (id == cfg.imageToken ? 0 : blocks))
             throw ModelError(std::string("the question holds the special token ") + name + ": write it without");
-    for (auto i = a.imageTokens.back() + 1; i < static_cast<int64_t>(a.ids.size()); ++i)
-        if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd)
-            a.queryTokens.push_back(i);
-    a.chat = tokenizer.tokenId("<|im_start|>").has_value();
-    a.unknownWords = tokenizer.unknownWords(question);
-
-    ForwardRequest& f = a.forward;
-    f.inputIds = torch::tensor(a.ids, torch::kInt64);
-    f.videoPixelValues = processed.pixels;
-    f.videoGridThw = processed.grid;
-    f.capture.layers = cfg.text.attentionLayers();
-    f.capture.selection.rows = torch::tensor(a.queryTokens, torch::kInt64).to(device);
-    f.capture.selection.cols = torch::tensor(a.imageTokens, torch::kInt64).to(device);
-    f.generate = a.chat ? 32 : 1;
+    a.forward.videoPixelValues = processed.pixels;
+    a.forward.videoGridThw = processed.grid;
+    finishRequest(a, cfg, tokenizer, question, device);
     return a;
 }
 

@@ -234,4 +234,19 @@ QImage attentionDifferenceOverlay(const QImage& source, const std::vector<float>
     return attentionDifferenceOverlay(MapPictures{{source, rows, cols}}, from, to, o);
 }
 
+QImage colourBar(const HeatmapOptions& options, int width, int height)
+{
+    constexpr int kSteps = 64;
+    std::vector<float> ramp(kSteps);
+    for (int i = 0; i < kSteps; ++i)
+        ramp[static_cast<size_t>(i)] = static_cast<float>(i) / (kSteps - 1);
+    HeatmapOptions o = options;
+    o.opacity = 1;
+    o.smoothing = 0;
+    o.gamma = 1;
+    QImage white(width, height, QImage::Format_RGB888);
+    white.fill(Qt::white);
+    return attentionOverlay(white, ramp, 1, kSteps, o);
+}
+
 } // namespace ropescope::views

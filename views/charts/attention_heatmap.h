@@ -37,6 +37,10 @@ using MapPictures = std::vector<MapPicture>;
 // `grid` drawn as above but on one colour scale, so colours compare across images. One picture: exactly
 // attentionOverlay(image, grid, rows, cols, options).
 QImage attentionOverlay(const MapPictures& pictures, const std::vector<float>& grid, const HeatmapOptions& options);
+
+// The colour scale of `options`' colormap from least (left) to most, drawn by the maps' own code (full
+// opacity, no smoothing or gamma), `width` x `height` pixels: the bar under a map on screen and in exports.
+QImage colourBar(const HeatmapOptions& options, int width, int height);
 // The same for a difference: one symmetric scale over every picture.
 QImage attentionDifferenceOverlay(const MapPictures& pictures, const std::vector<float>& from, const std::vector<float>& to,
                                   const HeatmapOptions& options);

@@ -108,18 +108,7 @@ void MapPage::hideComparison()
 
 QString MapPage::colourScaleHtml(const views::HeatmapOptions& options)
 {
-    // The map's colormap drawn by the map's own code: a one-row grid from 0 to 1 over white.
-    constexpr int kSteps = 64;
-    std::vector<float> ramp(kSteps);
-    for (int i = 0; i < kSteps; ++i)
-        ramp[static_cast<size_t>(i)] = static_cast<float>(i) / (kSteps - 1);
-    views::HeatmapOptions o = options;
-    o.opacity = 1;
-    o.smoothing = 0;
-    o.gamma = 1;
-    QImage white(160, 12, QImage::Format_RGB888);
-    white.fill(Qt::white);
-    const QImage bar = views::attentionOverlay(white, ramp, 1, kSteps, o);
+    const QImage bar = views::colourBar(options, 160, 12);
     QByteArray png;
     QBuffer buffer(&png);
     buffer.open(QIODevice::WriteOnly);

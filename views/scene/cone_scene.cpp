@@ -15,6 +15,7 @@
 #include <vtkPolyDataMapper.h>
 #include <vtkProperty.h>
 #include <vtkRenderer.h>
+#include <vtkRenderStepsPass.h>
 #include <vtkTextProperty.h>
 #include <vtkUnsignedCharArray.h>
 
@@ -65,6 +66,12 @@ void styleLabel(vtkBillboardTextActor3D* label, const char* text, const Eigen::V
 
 ConeScene::ConeScene(vtkRenderer* renderer) : renderer_(renderer)
 {
+    // VTK's default translucent pass is order-independent: full-frame float accumulation buffers, blended and
+    // blitted every frame. On a software GL (llvmpipe) that was two thirds of the live view's frame (19 -> 6 ms
+    // at 1280x800, docs/SPEED.md). The scene's translucent pieces (the text axis, cone lines and surface, the
+    // highlight halo, labels) barely overlap one another, so plain blending in draw order looks the same.
+    vtkNew<vtkRenderStepsPass> steps;
+    renderer_->SetPass(steps);
     buildPipeline();
 }
 

@@ -155,11 +155,9 @@ AttendOptions parseAttendOptions(const QCommandLineParser& parser)
 std::unique_ptr<AttendModel> AttendModel::load(const QString& dir, torch::Device device, torch::Dtype dtype)
 {
     auto m = std::make_unique<AttendModel>();
-    m->dir = dir;
+    static_cast<model::ModelBundle&>(*m) = model::ModelBundle::load(dir, std::make_shared<model::Vlm>(dir, device, dtype));
     m->device = device;
     m->dtype = dtype;
-    m->vlm = std::make_unique<model::Vlm>(dir, device, dtype);
-    m->tokenizer = std::make_unique<model::Tokenizer>(model::Tokenizer::load(QDir(dir).filePath("tokenizer.json")));
     if (const std::string note = m->vlm->unusedNote(); !note.empty())
         std::fprintf(stderr, "note: %s: %s\n", qPrintable(dir), note.c_str());
     return m;
@@ -182,7 +180,7 @@ model::AttentionQuery attentionQuery(const AttendModel& m, const AttendOptions& 
     for (qsizetype i = 1; i < o.imagePaths.size(); ++i)
         q.moreImages.push_back(model::loadImage(o.imagePaths[i]));
     q.question = o.question;
-    q.preprocess = model::loadPreprocessOptions(m.dir, m.vlm->config());
+    q.preprocess = m.preprocess;
     if (o.maxPixels)
         q.preprocess.maxPixels = *o.maxPixels;
     q.layers = parseLayerList(o.captureLayers, m.vlm->config().text.layers);
@@ -224,7 +222,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
     AttendOutcome out;
     out.head = headChoice(o, cfg.text.heads);
     const int heatLayer = heatmapLayer(o, query.layers.empty() ? cfg.text.attentionLayers() : query.layers);
-    out.run = model::runAttention(*m.vlm, *m.tokenizer, m.dir, query);
+    out.run = model::runAttention(m, query);
     const model::AttentionRun& run = out.run;
     const model::ForwardResult& r = run.result;
     out.heat = o.heat;

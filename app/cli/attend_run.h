@@ -52,12 +52,10 @@ AttendOptions parseAttendOptions(const QCommandLineParser& parser);
 // 0..layers-1; throws UsageError naming a bad one.
 std::vector<int> parseLayerList(const QString& text, int layers);
 
-struct AttendModel {
-    QString dir;
+// A model folder read once (model::ModelBundle), on the device and in the dtype of the flags.
+struct AttendModel : model::ModelBundle {
     torch::Device device = torch::kCPU;
     torch::Dtype dtype = torch::kFloat32;
-    std::unique_ptr<model::Vlm> vlm;
-    std::unique_ptr<model::Tokenizer> tokenizer;
     static std::unique_ptr<AttendModel> load(const QString& dir, torch::Device device, torch::Dtype dtype);
 };
 

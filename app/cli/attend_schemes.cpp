@@ -64,7 +64,7 @@ SchemesOutcome runAttendSchemes(AttendModel& m, const AttendOptions& o, const st
     const model::AttentionQuery query = attentionQuery(m, o);
     const int layer = heatmapLayer(o, first.layers);
     SchemesOutcome out;
-    out.comparison = model::compareSchemes(*m.vlm, *m.tokenizer, m.dir, query, schemes, layer, [&](int done, int total) {
+    out.comparison = model::compareSchemes(m, query, schemes, layer, [&](int done, int total) {
         if (done < total)
             std::fprintf(stderr, "scheme %d/%d: %s\n", done + 1, total, qPrintable(schemes[static_cast<size_t>(done)].label));
         return true;

@@ -29,15 +29,15 @@ namespace ropescope::cli {
 int benchAttention(const QCommandLineParser& parser)
 {
     const QString dir = io::bundledModel();
-    model::Vlm vlm(dir);
-    const model::Tokenizer tok = model::Tokenizer::load(QDir(dir).filePath("tokenizer.json"));
+    const model::ModelBundle model = model::ModelBundle::load(dir);
+    model::Vlm& vlm = *model.vlm;
     model::AttentionQuery query;
     query.image = model::loadImage(io::sampleImage());
     query.question = io::sampleQuestion();
-    query.scheme = model::recordedScheme(dir);
+    query.scheme = model.own;
     query.answerMaps = true;
     query.meanQueryKey = true; // as the GUI runs it
-    model::AttentionRun run = model::runAttention(vlm, tok, dir, query); // warms the vision cache
+    model::AttentionRun run = model::runAttention(model, query); // warms the vision cache
     const model::AttendRequest& a = run.prompt;
     const views::HeatmapOptions heat;
     const size_t last = run.layers.size() - 1;
@@ -49,7 +49,7 @@ int benchAttention(const QCommandLineParser& parser)
     };
     QImage canvas(600, 600, QImage::Format_RGB32);
     const std::vector<std::pair<const char*, std::function<void()>>> stages{
-        {"run (all layers, answer maps)", [&] { run = model::runAttention(vlm, tok, dir, query); }},
+        {"run (all layers, answer maps)", [&] { run = model::runAttention(model, query); }},
         {"one token's map", [&] {
              const model::MapToken& t = run.questionTokens.front();
              views::attentionOverlay(mapPictures(a.images), model::headMap(run.tokenAttention(last, t), {}), heat);
@@ -84,12 +84,12 @@ int benchAttention(const QCommandLineParser& parser)
         {"two images: run, a map on each, shares", [&] {
              model::AttentionQuery two = query;
              two.moreImages = {query.image.mirrored(true, false)};
-             const model::AttentionRun both = model::runAttention(vlm, tok, dir, two);
+             const model::AttentionRun both = model::runAttention(model, two);
              views::attentionOverlay(mapPictures(both.prompt.images), model::headMap(both.attention()[last], {}), heat);
              for (const torch::Tensor& probs : both.attention())
                  model::imageShares(probs, both.prompt.grids());
          }},
-        {"schemes side by side (4)", [&] { model::compareSchemes(vlm, tok, dir, query, schemes, run.layers.back()); }},
+        {"schemes side by side (4)", [&] { model::compareSchemes(model, query, schemes, run.layers.back()); }},
     };
     QJsonArray rows;
     QByteArray text = "bundled model " + QDir(dir).dirName().toUtf8() + ", sample image and question, layout "

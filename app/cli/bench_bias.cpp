@@ -34,7 +34,7 @@ int benchBias(const QCommandLineParser& parser)
     model::useSyntheticSamples(request, kSamples);
     QElapsedTimer timer;
     timer.start();
-    const model::BiasAccumulation a = model::measureBias(*m->vlm, *m->tokenizer, dir, request);
+    const model::BiasAccumulation a = model::measureBias(*m, request);
     const double measureS = static_cast<double>(timer.nsecsElapsed()) / 1e9;
     timer.restart();
     const BiasReport report = biasReport(a);

@@ -59,11 +59,9 @@ model::BiasSampleSource sampleSource(const QCommandLineParser& parser)
 
 // The common grid: --grid HxW, else the most common merged grid among the samples (model::commonShape's rule);
 // other grids are resampled to it. Videos: the most common count of temporal patches likewise.
-model::CommonShape commonShape(const QCommandLineParser& parser, const model::BiasSampleSource& source, const model::Vlm& vlm,
-                               const QString& modelDir)
+model::CommonShape commonShape(const QCommandLineParser& parser, const model::BiasSampleSource& source, const model::ModelBundle& m)
 {
-    const model::ModelConfig& cfg = vlm.config();
-    model::CommonShape shape = model::commonShape(source, cfg, model::loadPreprocessOptions(modelDir, cfg));
+    model::CommonShape shape = model::commonShape(source, m.vlm->config(), m.preprocess);
     if (parser.isSet("grid")) {
         const QStringList parts = parser.value("grid").split('x');
         bool okRows = false, okCols = false;
@@ -181,7 +179,7 @@ model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, c
 {
     const int layers = m.vlm->config().text.layers;
     model::BiasRequest request;
-    const model::ModelScheme own = model::recordedScheme(m.dir);
+    const model::ModelScheme& own = m.own;
     request.schemes.push_back(std::nullopt);
     request.labels << "own"; // measureBias names it
     for (const model::SchemeEntry& entry : parseSchemeEntries(parser.value("schemes").split(',', Qt::SkipEmptyParts), layers)) {
@@ -191,12 +189,12 @@ model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, c
         request.labels << entry.label;
     }
     request.layers = parseLayerList(parser.value("capture-layers"), layers);
-    model::useSamples(request, setup.source, commonShape(parser, setup.source, *m.vlm, m.dir));
+    model::useSamples(request, setup.source, commonShape(parser, setup.source, m));
     request.indices = setup.indices;
     request.keepSamples = parser.isSet("keep-samples");
     request.progress = progress;
     request.cancelled = cancelled;
-    model::BiasAccumulation a = model::measureBias(*m.vlm, *m.tokenizer, m.dir, request);
+    model::BiasAccumulation a = model::measureBias(m, request);
     a.source = setup.source.description;
     a.total = setup.source.total;
     return a;

@@ -273,13 +273,12 @@ void BiasView::start()
     d->watcher.setFuture(QtConcurrent::run([=]() -> std::shared_ptr<model::BiasAccumulation> {
         try {
             // Its own copy of the model: the tab's runs go on with theirs meanwhile.
-            model::Vlm vlm(dir);
-            const model::Tokenizer tok = model::Tokenizer::load(QDir(dir).filePath("tokenizer.json"));
+            const model::ModelBundle model = model::ModelBundle::load(dir);
             model::BiasRequest request;
             request.schemes = schemes;
             request.labels = labels;
             // The CLI's rule for the common grid (and a video's frame count).
-            model::useSamples(request, source, model::commonShape(source, vlm.config(), model::loadPreprocessOptions(dir, vlm.config())));
+            model::useSamples(request, source, model::commonShape(source, model.vlm->config(), model.preprocess));
             request.progress = [bar](int64_t done, int64_t) {
                 QMetaObject::invokeMethod(bar, [bar, done] {
                     if (bar)
@@ -287,7 +286,7 @@ void BiasView::start()
                 });
             };
             request.cancelled = [cancelled] { return cancelled->load(); };
-            auto a = std::make_shared<model::BiasAccumulation>(model::measureBias(vlm, tok, dir, request));
+            auto a = std::make_shared<model::BiasAccumulation>(model::measureBias(model, request));
             a->source = source.description; // as the CLI records it, so the GUI's export merges with CLI shards
             a->total = samples;
             return a;

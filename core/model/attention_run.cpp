@@ -66,11 +66,12 @@ torch::Tensor AttentionRun::tokenAttention(size_t capturedIndex, const MapToken&
     return attention().at(capturedIndex).narrow(1, q - rows.begin(), 1);
 }
 
-ResolvedScheme resolveScheme(const Vlm& vlm, const QString& modelDir, const std::optional<ModelScheme>& scheme)
+ResolvedScheme resolveScheme(const ModelBundle& model, const std::optional<ModelScheme>& scheme)
 {
-    const int layers = vlm.config().text.layers;
+    const QString& modelDir = model.dir;
+    const int layers = model.vlm->config().text.layers;
     ResolvedScheme r;
-    r.own = recordedScheme(modelDir);
+    r.own = model.own;
     // A model trained with a scheme file runs under it only when the user names that file (its code runs
     // only then): the named file, when its content is the recorded one, stands for the recorded scheme.
     if (auto& recorded = r.own.params.custom; recorded && !recorded->scheme) {
@@ -88,9 +89,9 @@ ResolvedScheme resolveScheme(const Vlm& vlm, const QString& modelDir, const std:
     return r;
 }
 
-AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const AttentionQuery& query)
+AttentionRun runAttention(const ModelBundle& model, const AttentionQuery& query)
 {
-    return runAttention(vlm, tokenizer, query, resolveScheme(vlm, modelDir, query.scheme));
+    return runAttention(*model.vlm, *model.tokenizer, query, resolveScheme(model, query.scheme));
 }
 
 AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const AttentionQuery& query, const ResolvedScheme& scheme)

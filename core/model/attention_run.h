@@ -4,6 +4,7 @@
 // so all of them ask the model the same thing and read the same rows back.
 #include "attend_request.h"
 #include "bundled_model.h"
+#include "model_bundle.h"
 
 #include <optional>
 #include <string>
@@ -62,10 +63,10 @@ struct ResolvedScheme {
     std::optional<geometry::AgeSchedule> age, ownAge;
     std::string untrained; // what differs from the model's own scheme; empty when nothing
 };
-ResolvedScheme resolveScheme(const Vlm& vlm, const QString& modelDir, const std::optional<ModelScheme>& scheme);
+ResolvedScheme resolveScheme(const ModelBundle& model, const std::optional<ModelScheme>& scheme);
 
 // Throws ModelError for an empty question, an AGE schedule that does not fit the model, a layer out of range.
-AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const AttentionQuery& query);
+AttentionRun runAttention(const ModelBundle& model, const AttentionQuery& query);
 // The same under an already resolved scheme (query.scheme is not read).
 AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const AttentionQuery& query, const ResolvedScheme& scheme);
 

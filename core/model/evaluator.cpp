@@ -17,7 +17,7 @@ namespace {
 class Evaluation {
 public:
     Evaluation(const QString& modelDir, const std::optional<ModelScheme>& override)
-        : vlm_(modelDir), tok_(Tokenizer::load(QDir(modelDir).filePath("tokenizer.json"))), resolved_(resolveScheme(vlm_, modelDir, override))
+        : model_(ModelBundle::load(modelDir)), vlm_(*model_.vlm), tok_(*model_.tokenizer), resolved_(resolveScheme(model_, override))
     {
         const ModelScheme& scheme = resolved_.scheme;
         result_.scheme = schemeLabel(scheme);
@@ -82,8 +82,9 @@ public:
 
 private:
     bool swapped() const { return !resolved_.untrained.empty(); }
-    Vlm vlm_;
-    Tokenizer tok_;
+    ModelBundle model_;
+    Vlm& vlm_;
+    const Tokenizer& tok_;
     ResolvedScheme resolved_; // once, not per question
     EvalResult result_;
     int grounded_ = 0;

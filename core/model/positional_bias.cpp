@@ -382,8 +382,10 @@ std::vector<double> resampleMap(const std::vector<double>& map, int rows0, int c
     return normalised(out);
 }
 
-BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const BiasRequest& request)
+BiasAccumulation measureBias(const ModelBundle& model, const BiasRequest& request)
 {
+    Vlm& vlm = *model.vlm;
+    const Tokenizer& tokenizer = *model.tokenizer;
     const ModelConfig& cfg = vlm.config();
     if (request.indices.empty())
         throw ModelError("bias: no samples to measure");
@@ -391,11 +393,11 @@ BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString
         throw ModelError("bias: one label per scheme");
     BiasAccumulation a;
     a.schemes = request.labels;
-    const QString ownLabel = schemeLabel(recordedScheme(modelDir)) + (vlm.language().hasHarope() ? " + HARoPE" : "");
+    const QString ownLabel = schemeLabel(model.own) + (vlm.language().hasHarope() ? " + HARoPE" : "");
     for (size_t s = 0; s < request.schemes.size(); ++s)
         if (!request.schemes[s])
             a.schemes[static_cast<qsizetype>(s)] = "own (" + ownLabel + ")";
-    a.model = QDir(modelDir).dirName() + ", trained with " + ownLabel;
+    a.model = QDir(model.dir).dirName() + ", trained with " + ownLabel;
     a.layers = request.layers;
     if (a.layers.empty())
         a.layers = cfg.text.attentionLayers();
@@ -418,8 +420,8 @@ BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString
 
     std::vector<ResolvedScheme> resolved;
     for (const auto& scheme : request.schemes)
-        resolved.push_back(resolveScheme(vlm, modelDir, scheme));
-    const PreprocessOptions preprocess = loadPreprocessOptions(modelDir, cfg);
+        resolved.push_back(resolveScheme(model, scheme));
+    const PreprocessOptions& preprocess = model.preprocess;
     int64_t done = 0;
     for (const int64_t index : request.indices) {
         if (request.cancelled && request.cancelled())

@@ -7,6 +7,7 @@
 // prompt's last row). The state is additive: shards of a sample stream merge into exactly the sums one run
 // makes (fixed-point sums), so a job array can split the work.
 #include "bundled_model.h"
+#include "model_bundle.h"
 
 #include <QImage>
 #include <QJsonObject>
@@ -106,8 +107,6 @@ struct BiasSummary {
 // Bootstrap: `resamples` resamplings of the samples (sorted by index) with a fixed seed, percentile interval.
 BiasSummary summarize(const BiasCell& cell, int rows, int cols, int resamples = 1000);
 
-class Vlm;
-class Tokenizer;
 
 // One sample of a stream: an image, or a video's frames in order (at 2 frames per second), and its question.
 struct BiasSample {
@@ -134,7 +133,7 @@ struct BiasRequest {
 // sets BiasAccumulation::model to "<folder>, trained with <its scheme>" (source and total are the caller's).
 // Runs every sample under every scheme (prefill only, the query rows against every earlier column) and
 // accumulates. Throws ModelError for an empty stream, a layer the model does not have, a bad sample.
-BiasAccumulation measureBias(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, const BiasRequest& request);
+BiasAccumulation measureBias(const ModelBundle& model, const BiasRequest& request);
 
 // Videos: each sample's mass per temporal patch is brought to the common frame count the same way (a 1 x n grid).
 // A map on a rows0 x cols0 grid brought to rows x cols: bilinear on cell centres, then renormalised to sum 1

@@ -25,15 +25,15 @@ QStringList SchemeRow::caption() const
     return lines;
 }
 
-SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, AttentionQuery query,
+SchemeComparison compareSchemes(const ModelBundle& model, AttentionQuery query,
                                 const std::vector<SchemeEntry>& schemes, int layer, const std::function<bool(int, int)>& progress,
                                 const AttentionRun* first)
 {
     if (schemes.empty() || schemes.size() > static_cast<size_t>(kMaxComparedSchemes))
         throw ModelError("compare 1 to " + std::to_string(kMaxComparedSchemes) + " schemes, not " + std::to_string(schemes.size()));
     const int total = static_cast<int>(schemes.size());
-    if (layer < 0 || layer >= vlm.config().text.layers)
-        throw ModelError("layer " + std::to_string(layer) + " is not a layer of the model (0.." + std::to_string(vlm.config().text.layers - 1) + ")");
+    if (layer < 0 || layer >= model.vlm->config().text.layers)
+        throw ModelError("layer " + std::to_string(layer) + " is not a layer of the model (0.." + std::to_string(model.vlm->config().text.layers - 1) + ")");
     query.layers = {layer}; // one layer is all a row shows: the others are not kept
     query.answerMaps = false;
     query.compareOwn = false;
@@ -46,7 +46,7 @@ SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QStr
         query.scheme = entry.scheme;
         AttentionRun run;
         try {
-            run = out.rows.empty() && first ? *first : runAttention(vlm, tokenizer, modelDir, query);
+            run = out.rows.empty() && first ? *first : runAttention(model, query);
         } catch (const std::exception& e) {
             throw ModelError(entry.label.toStdString() + ": " + e.what());
         }

@@ -39,7 +39,7 @@ constexpr int kMaxComparedSchemes = 6;
 // `first`, when given, is the run of schemes[0] already made (capturing `layer`): it is not run again.
 // Throws ModelError for more than kMaxComparedSchemes schemes, a layer that is not captured, or a scheme the
 // model cannot run (naming its label).
-SchemeComparison compareSchemes(Vlm& vlm, const Tokenizer& tokenizer, const QString& modelDir, AttentionQuery query,
+SchemeComparison compareSchemes(const ModelBundle& model, AttentionQuery query,
                                 const std::vector<SchemeEntry>& schemes, int layer,
                                 const std::function<bool(int, int)>& progress = {}, const AttentionRun* first = nullptr);
 

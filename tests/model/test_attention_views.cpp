@@ -85,12 +85,13 @@ private Q_SLOTS:
     {
         // Answer token k's map is the attention of the query that produced it, captured during generation
         // (KV cache). The same rows from one prefill over the prompt and the answer must agree.
-        Vlm vlm(model_);
-        const Tokenizer tok = Tokenizer::load(model_ + "/tokenizer.json");
+        const ModelBundle model = ModelBundle::load(model_);
+        Vlm& vlm = *model.vlm;
+        const Tokenizer& tok = *model.tokenizer;
         AttentionQuery q = query();
         q.generate = 5;
         q.answerMaps = true;
-        const AttentionRun run = runAttention(vlm, tok, model_, q);
+        const AttentionRun run = runAttention(model, q);
         QCOMPARE(run.generated.size(), size_t(5));
         QVERIFY2(run.answerTokens.size() >= 2, "the fixture must answer with at least two tokens before its end token");
         const int64_t promptLength = static_cast<int64_t>(run.prompt.ids.size());
@@ -159,12 +160,13 @@ private Q_SLOTS:
     // probability mass and its share of the token's image mass, for the heads' mean, the max and one head.
     void regionToTextAgainstLoops()
     {
-        Vlm vlm(model_);
-        const Tokenizer tok = Tokenizer::load(model_ + "/tokenizer.json");
+        const ModelBundle model = ModelBundle::load(model_);
+        Vlm& vlm = *model.vlm;
+        const Tokenizer& tok = *model.tokenizer;
         AttentionQuery q = query();
         q.generate = 3;
         q.answerMaps = true;
-        const AttentionRun run = runAttention(vlm, tok, model_, q);
+        const AttentionRun run = runAttention(model, q);
         QCOMPARE(run.prompt.image().rows, 4);
         QCOMPARE(run.prompt.image().cols, 6);
         const CellRegion region = CellRegion::parse("2,4,1,2"); // corners in any order
@@ -299,13 +301,14 @@ private Q_SLOTS:
     // side by side on one colour scale; `attend --image A --image B` and a batch item with "image": [A, B].
     void severalImagesOneMapEach()
     {
-        Vlm vlm(model_);
-        const Tokenizer tok = Tokenizer::load(model_ + "/tokenizer.json");
+        const ModelBundle model = ModelBundle::load(model_);
+        Vlm& vlm = *model.vlm;
+        const Tokenizer& tok = *model.tokenizer;
         const QString secondPath = dir_.filePath("second.png");
         QVERIFY(QImage(image_).mirrored(true, false).scaled(112, 84).save(secondPath)); // 112x84 -> a 3x4 grid
         AttentionQuery q = query();
         q.moreImages = {QImage(secondPath)};
-        const AttentionRun run = runAttention(vlm, tok, model_, q);
+        const AttentionRun run = runAttention(model, q);
         const AttendRequest& a = run.prompt;
         QCOMPARE(a.images.size(), size_t(2));
         QCOMPARE(a.images[0].cells(), 24);
@@ -576,12 +579,13 @@ private Q_SLOTS:
 
     void emptyQuestionIsRefused()
     {
-        Vlm vlm(model_);
-        const Tokenizer tok = Tokenizer::load(model_ + "/tokenizer.json");
+        const ModelBundle model = ModelBundle::load(model_);
+        Vlm& vlm = *model.vlm;
+        const Tokenizer& tok = *model.tokenizer;
         AttentionQuery q = query();
         q.question = "";
         try {
-            runAttention(vlm, tok, model_, q);
+            runAttention(model, q);
             QFAIL("an empty question ran");
         } catch (const ModelError& e) {
             QVERIFY2(QString(e.what()).contains("the question is empty"), e.what());

@@ -93,15 +93,16 @@ private Q_SLOTS:
 
     void priorIsTheMeanQueryKeyScore()
     {
-        Vlm vlm(model_);
-        const Tokenizer tok = Tokenizer::load(model_ + "/tokenizer.json");
+        const ModelBundle model = ModelBundle::load(model_);
+        Vlm& vlm = *model.vlm;
+        const Tokenizer& tok = *model.tokenizer;
         AttentionQuery q;
         q.image = image();
         q.question = question_;
         q.generate = 3;
         q.answerMaps = true;
         q.meanQueryKey = true;
-        const AttentionRun run = runAttention(vlm, tok, model_, q);
+        const AttentionRun run = runAttention(model, q);
         QVERIFY(run.answerTokens.size() >= 2);
 
         const Checkpoint ck = Checkpoint::open(model_);
@@ -155,7 +156,7 @@ private Q_SLOTS:
             }
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ownPositionalPrior(vlm, run, 0, heads, tokens[0]));
         q.meanQueryKey = false;
-        const AttentionRun without = runAttention(vlm, tok, model_, q);
+        const AttentionRun without = runAttention(model, q);
         QVERIFY_THROWS_EXCEPTION(std::invalid_argument, ownPositionalPrior(vlm, without, 0, 0, tokens[0]));
     }
 
@@ -167,13 +168,14 @@ private Q_SLOTS:
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QVERIFY(QFile::exists(out + "/own_prior.png"));
         // One row per layer and head, for the question's last token: the core's correlations.
-        Vlm vlm(model_);
-        const Tokenizer tok = Tokenizer::load(model_ + "/tokenizer.json");
+        const ModelBundle model = ModelBundle::load(model_);
+        Vlm& vlm = *model.vlm;
+        const Tokenizer& tok = *model.tokenizer;
         AttentionQuery q;
         q.image = QImage(image_);
         q.question = question_;
         q.meanQueryKey = true;
-        const AttentionRun run = runAttention(vlm, tok, model_, q);
+        const AttentionRun run = runAttention(model, q);
         const CsvTable table = CsvTable::fromFile(out + "/own_prior.csv");
         QCOMPARE(table.header, (QStringList{"layer", "head", "token", "correlation"}));
         QCOMPARE(table.rows.size(), 2 * 4);

@@ -68,15 +68,16 @@ private Q_SLOTS:
 
         // The independent computation: attend's pipeline per sample, its captured question rows averaged over
         // heads and rows, normalised over the image, averaged over samples.
-        Vlm vlm(kModel);
-        const Tokenizer tok = Tokenizer::load(kModel + "/tokenizer.json");
+        const ModelBundle model = ModelBundle::load(kModel);
+        Vlm& vlm = *model.vlm;
+        const Tokenizer& tok = *model.tokenizer;
         for (int s = 0; s < 2; ++s) {
             AttentionQuery q;
             q.layers = {1, 3};
             q.generate = 1;
             if (s == 1)
                 q.scheme.params.kind = ropescope::geometry::SchemeKind::Vrope;
-            const ResolvedScheme scheme = resolveScheme(vlm, kModel, s == 0 ? std::nullopt : std::optional<ModelScheme>(q.scheme));
+            const ResolvedScheme scheme = resolveScheme(model, s == 0 ? std::nullopt : std::optional<ModelScheme>(q.scheme));
             std::vector<std::vector<double>> expected(2, std::vector<double>(64, 0.0)), expectedAnswer = expected;
             for (int k = 0; k < 5; ++k) {
                 const SyntheticSample sample = SyntheticTask::sample(1000003, static_cast<uint64_t>(k));
@@ -159,9 +160,10 @@ private Q_SLOTS:
 
         // By hand: the plain prompt (<|vision_start|> <|video_pad|> x 2*64 <|vision_end|> question), the video's
         // patch rows, the question rows' attention over the video tokens; the within-frame map and mass per frame.
-        Vlm vlm(kModel);
-        const Tokenizer tok = Tokenizer::load(kModel + "/tokenizer.json");
-        const ResolvedScheme own = resolveScheme(vlm, kModel, std::nullopt);
+        const ModelBundle model = ModelBundle::load(kModel);
+        Vlm& vlm = *model.vlm;
+        const Tokenizer& tok = *model.tokenizer;
+        const ResolvedScheme own = resolveScheme(model, std::nullopt);
         std::vector<std::vector<double>> within(2, std::vector<double>(64, 0.0)), frames(2, std::vector<double>(2, 0.0));
         for (const QString& folder : videos) {
             std::vector<QImage> images;

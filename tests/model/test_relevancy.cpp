@@ -47,8 +47,9 @@ private Q_SLOTS:
     void matchesAnIndependentDecoder()
     {
         QFETCH(bool, alternating);
-        Vlm vlm(model_);
-        const Tokenizer tok = Tokenizer::load(model_ + "/tokenizer.json");
+        const ModelBundle model = ModelBundle::load(model_);
+        Vlm& vlm = *model.vlm;
+        const Tokenizer& tok = *model.tokenizer;
         AttentionQuery q;
         q.image = QImage(image_);
         q.question = "what color is the circle";
@@ -56,7 +57,7 @@ private Q_SLOTS:
             q.scheme.params.kind = ropescope::geometry::SchemeKind::Circle;
             q.scheme.age = "CM";
         }
-        const AttentionRun run = runAttention(vlm, tok, model_, q);
+        const AttentionRun run = runAttention(model, q);
         const Relevancy rel = gradientRelevancy(vlm, run);
         QCOMPARE(rel.target, run.generated.front());
         QCOMPARE(rel.map.size(), run.prompt.imageTokens.size());

@@ -13,21 +13,11 @@
 #include <optional>
 #include <vector>
 
-namespace ropescope::model {
-class Tokenizer;
-class Vlm;
-}
-
 namespace ropescope::gui {
 
-// A model folder read once: the model, its tokenizer and the scheme it was trained with.
-struct AttentionModel {
-    QString dir;
-    std::shared_ptr<model::Vlm> vlm; // shared: a model replaced mid-run lives until its run ends
-    std::shared_ptr<const model::Tokenizer> tokenizer;
-    model::ModelScheme own;
-    model::PreprocessOptions preprocess; // the folder's preprocessor_config.json, read once
-    bool taskModel = false;
+// A model folder read once (model::ModelBundle), or why it did not load. Shared: a model replaced mid-run
+// lives until its run ends.
+struct AttentionModel : model::ModelBundle {
     QString error; // set when anything in the folder did not load; nothing else is then
     static std::shared_ptr<AttentionModel> load(const QString& dir);
 };

@@ -361,9 +361,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
         s["relevancy"] = QJsonObject{{"token", static_cast<double>(out.relevancy->target)},
                                      {"token_text", m.tokenizer->decode({out.relevancy->target})},
                                      {"text_share", out.relevancy->textShare},
-                                     // against the heads' mean attention of the row that predicts the answer, last captured layer
-                                     {"correlation_with_attention",
-                                      model::pearson(out.relevancy->map, model::headMap(run.tokenAttention(run.layers.size() - 1, run.questionTokens.back()), {}))}};
+                                     {"correlation_with_attention", out.relevancy->attentionCorrelation}};
     }
     return out;
 }

@@ -638,12 +638,11 @@ void AttentionPanel::repaintOverlay()
     } else if (mapType() == MapType::Relevancy) {
         if (d->relevancy) {
             overlay_ = views::attentionOverlay(pictures, d->relevancy->map, o);
-            const std::vector<float> answerRow = model::headMap(run.tokenAttention(run.layers.size() - 1, run.questionTokens.back()), {});
             ui_->priorFit->setText(QString("relevancy of '%1' through all layers (attention x gradient; layer, head and token do not "
                                          "apply): %2% of it on text; r = %3 with the answer row's attention, last layer")
                                      .arg(d->runModel->tokenizer->decode({d->relevancy->target}).trimmed())
                                      .arg(100 * d->relevancy->textShare, 0, 'f', 1)
-                                     .arg(model::pearson(d->relevancy->map, answerRow), 0, 'f', 3));
+                                     .arg(d->relevancy->attentionCorrelation, 0, 'f', 3));
         } else {
             ui_->priorFit->setText("computing the relevancy ...");
         }

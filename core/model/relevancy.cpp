@@ -1,5 +1,6 @@
 #include "relevancy.h"
 
+#include "own_prior.h"
 #include "vlm.h"
 
 #include <stdexcept>
@@ -67,6 +68,7 @@ Relevancy gradientRelevancy(Vlm& vlm, const AttentionRun& run)
     result.map.assign(map.data_ptr<float>(), map.data_ptr<float>() + map.numel());
     const double all = last.sum().item<double>() - last[n - 1].item<double>();
     result.textShare = all > 0 ? (all - image.sum().item<double>()) / all : 0.0;
+    result.attentionCorrelation = pearson(result.map, headMap(run.tokenAttention(run.layers.size() - 1, run.questionTokens.back()), {}));
     return result;
 }
 

@@ -144,6 +144,14 @@ private Q_SLOTS:
                      qPrintable(QString("image token %1: %2 vs %3 (largest %4)").arg(k).arg(rel.map[k]).arg(expected).arg(top)));
         }
         QVERIFY(rel.textShare >= 0 && rel.textShare <= 1);
+
+        // Its correlation with the answer row's attention (heads' mean, last captured layer), by hand.
+        const torch::Tensor last = run.attention().back(); // [heads, question tokens, image tokens]
+        const torch::Tensor row = last.select(1, last.size(1) - 1).to(torch::kFloat64).mean(0);
+        const torch::Tensor m = torch::tensor(std::vector<double>(rel.map.begin(), rel.map.end()), torch::kFloat64);
+        const torch::Tensor dm = m - m.mean(), dr = row - row.mean();
+        const double r = (dm * dr).sum().item<double>() / std::sqrt((dm * dm).sum().item<double>() * (dr * dr).sum().item<double>());
+        QVERIFY2(std::abs(rel.attentionCorrelation - r) < 1e-5, qPrintable(QString("r %1 vs %2").arg(rel.attentionCorrelation).arg(r)));
     }
 
     // `attend --relevancy` writes the map and the summary's numbers; a batch item writes the same map.

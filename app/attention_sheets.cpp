@@ -15,8 +15,7 @@ QString visibleToken(const QString& text)
 
 std::vector<model::MapToken> sheetTokens(const model::AttentionRun& run)
 {
-    std::vector<model::MapToken> tokens = run.questionTokens;
-    tokens.insert(tokens.end(), run.answerTokens.begin(), run.answerTokens.end());
+    std::vector<model::MapToken> tokens = run.mapTokens();
     if (tokens.size() > kMaxSheetMaps)
         tokens.resize(kMaxSheetMaps);
     return tokens;

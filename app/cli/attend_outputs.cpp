@@ -20,7 +20,7 @@ namespace {
 
 QString schemeTitle(const model::AttentionRun& run)
 {
-    return QString::fromStdString(geometry::schemeLabel(run.scheme.params)) + (run.scheme.age.empty() ? QString() : " + AGE " + QString::fromStdString(run.scheme.age));
+    return model::schemeLabel(run.scheme);
 }
 
 } // namespace
@@ -87,7 +87,7 @@ QByteArray AttendOutcome::tokensJson() const
         tokens.append(entry);
     }
     QJsonObject root{{"answer", answer}, {"heatmap_layer", run.layers[heatIndex]}, {"tokens", tokens}};
-    if (run.questionTokens.size() + run.answerTokens.size() > kMaxSheetMaps)
+    if (run.mapTokens().size() > kMaxSheetMaps)
         root["truncated_to"] = static_cast<int>(kMaxSheetMaps);
     return QJsonDocument(root).toJson();
 }
@@ -96,8 +96,7 @@ QByteArray AttendOutcome::layersHeadsFigure(views::FigureFormat format) const
 {
     views::LayerHeadGrid grid = layerHeadGrid(run);
     grid.title = "text -> image attention, layers x heads (mean over question tokens) - " + schemeTitle(run);
-    const int images = static_cast<int>(grid.grids.size()); // a cell holds every image side by side
-    const QSize size = views::layerHeadGridSize(grid, std::clamp(1600 / std::max(1, grid.heads), 24, 96) * std::clamp(images, 1, 3));
+    const QSize size = views::layerHeadFigureSize(grid);
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, grid); }, size, format, summary);
 }
 

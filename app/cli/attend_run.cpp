@@ -285,7 +285,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
     if (!scheme.age.empty())
         s["age"] = QString::fromStdString(scheme.age);
     if (run.ownResult)
-        s["difference_from"] = trained + (run.own.age.empty() ? QString() : " + AGE " + QString::fromStdString(run.own.age));
+        s["difference_from"] = model::schemeLabel(run.own);
     QJsonArray generatedJson;
     for (int64_t id : run.generated)
         generatedJson.append(static_cast<double>(id));

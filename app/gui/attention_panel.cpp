@@ -504,11 +504,9 @@ void AttentionPanel::showRegionInExplorer()
 void AttentionPanel::addExplorerScheme()
 {
     const geometry::SchemeParams& p = d->scheme.params;
-    QString label = QString::fromStdString(geometry::schemeLabel(p));
-    if (p.kind == geometry::SchemeKind::Circle && !p.custom)
-        label += QString(" alpha %1").arg(p.circle.alpha);
-    if (!d->scheme.age.empty())
-        label += " + AGE " + QString::fromStdString(d->scheme.age);
+    QString label = model::schemeLabel({p, d->scheme.age});
+    if (p.kind == geometry::SchemeKind::Circle && !p.custom) // two Circle-RoPEs side by side differ in alpha
+        label.insert(static_cast<int>(geometry::schemeLabel(p).size()), QString(" alpha %1").arg(p.circle.alpha));
     if (!schemes_->add({label, {p, d->scheme.age}})) {
         fail(QString("at most %1 schemes side by side: remove one first").arg(model::kMaxComparedSchemes));
         return;

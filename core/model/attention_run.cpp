@@ -43,6 +43,14 @@ MapToken mapToken(const Tokenizer& tokenizer, int64_t id, int64_t index, bool an
 
 } // namespace
 
+std::vector<MapToken> AttentionRun::mapTokens() const
+{
+    std::vector<MapToken> tokens = questionTokens;
+    if (!answerAttention.empty())
+        tokens.insert(tokens.end(), answerTokens.begin(), answerTokens.end());
+    return tokens;
+}
+
 size_t AttentionRun::captured(int layer) const
 {
     const auto at = std::find(layers.begin(), layers.end(), layer);

@@ -48,6 +48,9 @@ struct AttentionRun {
     std::vector<MapToken> questionTokens, answerTokens; // answer tokens up to the end-of-answer token
 
     const std::vector<torch::Tensor>& attention() const { return result.prefill.attentions; }
+    // The tokens with a map of their own, in the order every view lists them: the question's, then the
+    // answer's when their rows were kept (answerMaps).
+    std::vector<MapToken> mapTokens() const;
     // Index of a captured layer in attention(); throws std::invalid_argument naming it when not captured.
     size_t captured(int layer) const;
     // One token's rows at a captured layer: [heads, 1, image tokens].

@@ -100,9 +100,7 @@ RegionAttention regionAttention(const AttentionRun& run, const std::vector<int>&
     std::sort(r.cells.begin(), r.cells.end());
     r.cells.erase(std::unique(r.cells.begin(), r.cells.end()), r.cells.end());
     r.area = static_cast<double>(r.cells.size()) / gridCells;
-    r.tokens = run.questionTokens;
-    if (!run.answerAttention.empty())
-        r.tokens.insert(r.tokens.end(), run.answerTokens.begin(), run.answerTokens.end());
+    r.tokens = run.mapTokens();
     r.layers = run.layers;
     const auto index = torch::tensor(std::vector<int64_t>(r.cells.begin(), r.cells.end()), torch::kInt64);
     for (size_t l = 0; l < run.layers.size(); ++l) {

@@ -248,6 +248,12 @@ void paintLayerHeadGrid(QPainter& p, const QRectF& area, const LayerHeadGrid& gr
         }
 }
 
+QSize layerHeadFigureSize(const LayerHeadGrid& grid)
+{
+    const int images = static_cast<int>(grid.grids.size());
+    return layerHeadGridSize(grid, std::clamp(1600 / std::max(1, grid.heads), 24, 96) * std::clamp(images, 1, 3));
+}
+
 QSize layerHeadGridSize(const LayerHeadGrid& grid, int cellWidth)
 {
     const double aspect = gridAspect(grid.grids);

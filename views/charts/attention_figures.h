@@ -43,6 +43,9 @@ struct LayerHeadGrid {
 };
 void paintLayerHeadGrid(QPainter& painter, const QRectF& area, const LayerHeadGrid& grid);
 QSize layerHeadGridSize(const LayerHeadGrid& grid, int cellWidth);
+// The size a layers x heads figure is exported at (the CLI's layers_heads and the GUI's Export): about 1600 px
+// across the heads, 24 to 96 px a cell, wider for a cell holding several images side by side.
+QSize layerHeadFigureSize(const LayerHeadGrid& grid);
 // {row in layers, head} under `point` in a grid painted into `area`, or {-1, -1}.
 std::pair<int, int> layerHeadAt(const QRectF& area, const LayerHeadGrid& grid, QPointF point);
 

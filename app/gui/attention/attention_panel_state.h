@@ -47,12 +47,7 @@ struct AttentionPanel::Impl {
         const auto at = std::find(rows.begin(), rows.end(), run->questionTokens[static_cast<size_t>(token)].index);
         return at == rows.end() ? std::nullopt : std::optional<int64_t>(at - rows.begin());
     }
-    std::vector<model::MapToken> mapTokens() const
-    {
-        std::vector<model::MapToken> all = run->questionTokens;
-        all.insert(all.end(), run->answerTokens.begin(), run->answerTokens.end());
-        return all;
-    }
+    std::vector<model::MapToken> mapTokens() const { return run->mapTokens(); }
 };
 
 } // namespace ropescope::gui

@@ -62,8 +62,7 @@ views::ChartPainter LayerHeadsPage::figure() const
 
 QSize LayerHeadsPage::figureSize() const
 {
-    const int images = static_cast<int>(grid_->grids.size()); // a cell holds every image side by side
-    return views::layerHeadGridSize(*grid_, std::clamp(1600 / std::max(1, grid_->heads), 24, 96) * std::clamp(images, 1, 3));
+    return views::layerHeadFigureSize(*grid_);
 }
 
 void LayerHeadsPage::repaint()

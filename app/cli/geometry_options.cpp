@@ -101,6 +101,11 @@ int parseInteger(const QCommandLineParser& parser, const QString& flag)
 
 void addGeometryOptions(QCommandLineParser& parser)
 {
+    // The built-in schemes' one-line summaries (the explorer's tooltips) under the command's own description.
+    QString schemes = "Built-in schemes:";
+    for (const SchemeKind kind : allSchemes())
+        schemes += QString("\n  ") + schemeSummary(kind);
+    parser.setApplicationDescription(parser.applicationDescription().isEmpty() ? schemes : parser.applicationDescription() + "\n\n" + schemes);
     parser.addOptions({
         {"scheme", QString::fromStdString("Position scheme: " + schemeNameList() + ", or a Python scheme file (my_scheme.py: "
                                           "README \"Your own scheme\")."), "S"},

@@ -13,7 +13,9 @@ enum class SchemeKind {
     MropeI, Mhrope, TadRope, VideoRopePlus, MmRope
 };
 
+// Read from one table (scheme_registry.cpp): name, component count and summary of each built-in scheme.
 const char* schemeName(SchemeKind kind);
+const char* schemeSummary(SchemeKind kind); // one line for tooltips and help: "circle: Circle-RoPE, ..."
 std::optional<SchemeKind> schemeFromName(const std::string& name);
 const std::vector<SchemeKind>& allSchemes();
 std::string schemeNameList(); // "hard, unordered, ..." for messages and help

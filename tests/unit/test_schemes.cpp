@@ -111,6 +111,17 @@ private Q_SLOTS:
         for (SchemeKind k : allSchemes())
             QCOMPARE(schemeFromName(schemeName(k)), std::optional<SchemeKind>(k));
         QVERIFY(!schemeFromName("circle-rope"));
+        // The registry: every kind once, with its summary and the component count its table really has.
+        QCOMPARE(allSchemes().size(), size_t(17));
+        Layout layout = parseLayout("text:2,image:2x2,text:2");
+        for (SchemeKind k : allSchemes()) {
+            const std::string summary = schemeSummary(k), name = schemeName(k);
+            QVERIFY2(summary.rfind(name + ":", 0) == 0 || summary.rfind(name + " (", 0) == 0, summary.c_str());
+            SchemeParams p;
+            p.kind = k;
+            QCOMPARE(static_cast<int>(buildPositionTable(layout, p).positions.cols()), componentCount(k));
+            QCOMPARE(componentNames(k).size(), static_cast<size_t>(componentCount(k)));
+        }
     }
 
     void rejectsBadParameters_data()

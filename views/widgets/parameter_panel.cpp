@@ -104,33 +104,8 @@ void ParameterPanel::buildUi()
     for (SchemeKind k : allSchemes())
         scheme_->addItem(schemeName(k));
     scheme_->setToolTip("Where text and visual tokens are placed (docs/DESIGN.md sec. 2)");
-    const char* schemeHelp[] = {"hard: one index per token, images flattened row-major (LLaVA, plain 1-D RoPE)",
-                                "unordered (mPLUG-Owl3, RoPE-Share): every token of an image or frame shares one index",
-                                "mrope: Qwen2-VL's (t, h, w) grid; text on the diagonal (n, n, n)",
-                                "compact (RoPE-Compact): as mrope, but after a video each axis continues from its own last value",
-                                "circle: Circle-RoPE, image rings orthogonal to the text axis (alpha, radius, text vector)",
-                                "vrope: VRoPE, a symmetric 4-component layout with interleaved frequencies",
-                                "videorope: VideoRoPE, frames at s + delta*t, each grid centred on the diagonal; h/w alternate "
-                                "over the high frequencies, t keeps the lowest",
-                                "hope: HoPE, VideoRoPE's layout with zero frequency on the time channels (t = 0)",
-                                "v2pe: V2PE, one index; visual tokens advance by a fraction (visual stride / tokens)",
-                                "omnirope: OmniRoPE, spatial reset: image rows and columns restart at 0, time at the text "
-                                "index; sectioned frequencies",
-                                "ilrope: ILRoPE, OmniRoPE's positions with Qwen3-VL's interleaved frequencies",
-                                "spatial-reset: MRoPE-I with spatial reset (Revisiting paper): rows and columns restart at 0, "
-                                "time at s + delta*t; interleaved frequencies",
-                                "mrope-i: Qwen3-VL's MRoPE-I, M-RoPE positions with every video frame its own grid; "
-                                "interleaved frequencies [24,20,20]",
-                                "mhrope: MHRoPE's per-head allocation on MRoPE-I positions (no spatial reset); whole heads "
-                                "per axis (2,3,3 of 8 KV heads), the rest without rotary. The paper's setting adds spatial "
-                                "reset: spatial-reset with Allocation per-head",
-                                "tad-rope: TAD-RoPE (TC-LLaVA), one index: token index + delta * frame index",
-                                "videorope++: VideoRoPE++, VideoRoPE's layout with the time axis on an NTK-scaled base (YaRN-V)",
-                                "mm-rope: MM-RoPE (Lumos-1), M-RoPE with visual offsets scaled (4,8,8) and every 8 pairs "
-                                "T,T,H,W,H,W,H,W"};
-    static_assert(sizeof(schemeHelp) / sizeof(schemeHelp[0]) == 17, "one help line per scheme");
-    for (int i = 0; i < scheme_->count() && i < 17; ++i)
-        scheme_->setItemData(i, schemeHelp[i], Qt::ToolTipRole);
+    for (int i = 0; i < scheme_->count(); ++i)
+        scheme_->setItemData(i, schemeSummary(allSchemes()[static_cast<size_t>(i)]), Qt::ToolTipRole);
     builtinSchemes_ = scheme_->count();
     setRecentSchemeFiles({});
     schemeForm->addRow("Scheme", scheme_);
@@ -532,16 +507,16 @@ void ParameterPanel::schemeChosen(int index)
         return;
     }
     // A file entry: the window loads it and shows the result; until then the list shows the state's scheme.
-    const QString data = scheme_->itemData(index).toString();
+    const QString file = scheme_->itemData(index).toString();
     session::ExplorerState shown;
     shown.params.custom = shownCustom_;
-    const bool current = shownCustom_ && data == QString::fromStdString(shownCustom_->file);
+    const bool current = shownCustom_ && file == QString::fromStdString(shownCustom_->file);
     if (!current) {
         if (!shownCustom_)
             shown.params.kind = lastBuiltin_;
         selectSchemeOf(shown);
-        Q_EMIT schemeFileRequested(data == "python" || data == "positions" ? QString() : data,
-                                   data == "positions" || (!data.endsWith(".py") && data != "python") ? "positions" : "python");
+        Q_EMIT schemeFileRequested(file == "python" || file == "positions" ? QString() : file,
+                                   file == "positions" || (!file.endsWith(".py") && file != "python") ? "positions" : "python");
     }
 }
 

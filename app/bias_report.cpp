@@ -105,10 +105,10 @@ BiasReport biasReport(const model::BiasAccumulation& a)
                                              {"to_text_before", estimateJson(sum.toTextBefore)}}},
                 };
                 if (a.frames > 0) {
-                    QJsonObject m = layer[model::biasMapName(map)].toObject();
-                    m["frame_profile"] = numbers(sum.frameProfile);
-                    m["last_vs_first_frame"] = estimateJson(sum.lastVsFirstFrame);
-                    layer[model::biasMapName(map)] = m;
+                    QJsonObject withFrames = layer[model::biasMapName(map)].toObject();
+                    withFrames["frame_profile"] = numbers(sum.frameProfile);
+                    withFrames["last_vs_first_frame"] = estimateJson(sum.lastVsFirstFrame);
+                    layer[model::biasMapName(map)] = withFrames;
                 }
                 r.csv += csvField(a.schemes[s]).toUtf8() + "," + QByteArray::number(a.layers[l]) + "," + model::biasMapName(map) + ","
                          + QByteArray::number(sum.samples) + "," + QByteArray::number(ptd, 'g', 10) + "," + QByteArray::number(spread, 'g', 10)

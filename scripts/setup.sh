@@ -38,7 +38,7 @@ fi
 
 # Paths relative to the checkout in ccache's keys: a fresh clone elsewhere (CI) reuses the cache.
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DROPESCOPE_WERROR="${ROPESCOPE_WERROR:-OFF}"
 cmake --build build -j2
 
 if [ "$mode" = run ]; then

@@ -121,7 +121,7 @@ std::vector<RotaryChannel> rotaryChannels(const RotaryConfig& rotary, const Freq
     }
     if (assigned < rotary.heads)
         for (int j = 0; j < half; ++j)
-            out.push_back({j, -1, inv[static_cast<size_t>(j)], (rotary.heads - assigned) / heads});
+            out.push_back({j, -1, inv[static_cast<size_t>(j)], static_cast<double>(rotary.heads - assigned) / heads});
     return out;
 }
 

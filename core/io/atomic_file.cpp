@@ -208,7 +208,7 @@ Fd openChild(int parent, const std::string& name, const std::string& shown)
 void writeFileAtomically(const QString& path, const QByteArray& data)
 {
     const QString clean = QDir::cleanPath(path);
-    const int slash = clean.lastIndexOf('/');
+    const qsizetype slash = clean.lastIndexOf('/');
     const QString dir = slash < 0 ? QString(".") : slash == 0 ? QString("/") : clean.left(slash);
     const std::string shown = encoded(path);
     const Fd fd = openDirectory(dir, shown);

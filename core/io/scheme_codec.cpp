@@ -207,8 +207,8 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
         const std::string form = f.text("video_form", "");
         if (form == "default")
             p.videoForm.reset();
-        else if (const auto v = videoFormFromName(form))
-            p.videoForm = v;
+        else if (const auto named = videoFormFromName(form))
+            p.videoForm = named;
         else
             f.bad("video_form", "must be default, grid or split");
     }

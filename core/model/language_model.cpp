@@ -291,7 +291,7 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
     kernels::CaptureSelection selection = capture.selection;
     if (!capture.layers.empty() && selection.rows.defined() && selection.rows.numel() > 0)
         selection.rowsMask = kernels::causalRowsMask(selection.rows, past, past + n, x0.scalar_type());
-    kernels::Masking masking{true, past};
+    kernels::Masking masking{true, past, {}};
     if (kernels::attentionPath() == kernels::AttentionPath::Explicit && n > 1) // the fused path needs no [n, L] mask
         masking.additive = kernels::causalRowsMask(torch::arange(n, x0.options().dtype(torch::kInt64)), past, past + n, x0.scalar_type());
     DecoderOutput out;

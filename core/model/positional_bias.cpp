@@ -464,10 +464,10 @@ BiasAccumulation measureBias(const ModelBundle& model, const BiasRequest& reques
                     const std::vector<double> own = normalised(raw);
                     // The within-frame map (a video's frames added up; an image's own map) and the mass per frame.
                     std::vector<double> within(static_cast<size_t>(frameCells), 0.0), perFrame(static_cast<size_t>(patches), 0.0);
-                    for (int f = 0; f < patches; ++f)
+                    for (int patch = 0; patch < patches; ++patch)
                         for (int c = 0; c < frameCells; ++c) {
-                            within[static_cast<size_t>(c)] += own[static_cast<size_t>(f * frameCells + c)];
-                            perFrame[static_cast<size_t>(f)] += own[static_cast<size_t>(f * frameCells + c)];
+                            within[static_cast<size_t>(c)] += own[static_cast<size_t>(patch * frameCells + c)];
+                            perFrame[static_cast<size_t>(patch)] += own[static_cast<size_t>(patch * frameCells + c)];
                         }
                     const std::vector<double> common = resampleMap(within, grid.rows, grid.cols, a.rows, a.cols);
                     BiasSampleStats stats = statsOf(common, a.rows, a.cols);

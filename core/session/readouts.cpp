@@ -78,11 +78,11 @@ Readouts ReadoutEngine::compute(const ExplorerState& state)
             p.sections.clear();
         }
         if (kind == t.scheme && !state.params.custom) {
-            r.ptdBySchemes.push_back({kind, r.ptd.mean});
+            r.ptdBySchemes.push_back({kind, r.ptd.mean, {}});
             continue;
         }
         try {
-            r.ptdBySchemes.push_back({kind, schemePtd(layout, p)});
+            r.ptdBySchemes.push_back({kind, schemePtd(layout, p), {}});
         } catch (const InvalidInput& e) {
             // Settings this scheme cannot take (e.g. head_dim 2 for VideoRoPE's allocation): leave its bar out.
             r.warnings.push_back(std::string("PTD chart leaves out ") + schemeName(kind) + ": " + e.what());

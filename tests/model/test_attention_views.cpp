@@ -87,7 +87,6 @@ private Q_SLOTS:
         // (KV cache). The same rows from one prefill over the prompt and the answer must agree.
         const ModelBundle model = ModelBundle::load(model_);
         Vlm& vlm = *model.vlm;
-        const Tokenizer& tok = *model.tokenizer;
         AttentionQuery q = query();
         q.generate = 5;
         q.answerMaps = true;
@@ -161,8 +160,6 @@ private Q_SLOTS:
     void regionToTextAgainstLoops()
     {
         const ModelBundle model = ModelBundle::load(model_);
-        Vlm& vlm = *model.vlm;
-        const Tokenizer& tok = *model.tokenizer;
         AttentionQuery q = query();
         q.generate = 3;
         q.answerMaps = true;
@@ -580,8 +577,6 @@ private Q_SLOTS:
     void emptyQuestionIsRefused()
     {
         const ModelBundle model = ModelBundle::load(model_);
-        Vlm& vlm = *model.vlm;
-        const Tokenizer& tok = *model.tokenizer;
         AttentionQuery q = query();
         q.question = "";
         try {

@@ -32,7 +32,7 @@ Vec rotated(const Vec& x, const std::vector<double>& p, const ropescope::geometr
     const size_t d = x.size(), half = d / 2;
     Vec out(d);
     for (size_t j = 0; j < half; ++j) {
-        const double angle = p[static_cast<size_t>(a.componentOf(static_cast<int>(j)))] * std::pow(theta, -2.0 * j / d);
+        const double angle = p[static_cast<size_t>(a.componentOf(static_cast<int>(j)))] * std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(d));
         out[j] = x[j] * std::cos(angle) - x[j + half] * std::sin(angle);
         out[j + half] = x[j + half] * std::cos(angle) + x[j] * std::sin(angle);
     }
@@ -95,7 +95,6 @@ private Q_SLOTS:
     {
         const ModelBundle model = ModelBundle::load(model_);
         Vlm& vlm = *model.vlm;
-        const Tokenizer& tok = *model.tokenizer;
         AttentionQuery q;
         q.image = image();
         q.question = question_;
@@ -170,7 +169,6 @@ private Q_SLOTS:
         // One row per layer and head, for the question's last token: the core's correlations.
         const ModelBundle model = ModelBundle::load(model_);
         Vlm& vlm = *model.vlm;
-        const Tokenizer& tok = *model.tokenizer;
         AttentionQuery q;
         q.image = QImage(image_);
         q.question = question_;
@@ -189,9 +187,9 @@ private Q_SLOTS:
                 const QStringList& row = table.rows[layer * 4 + head];
                 QCOMPARE(row[0].toInt(), layer);
                 QCOMPARE(row[1].toInt(), head);
-                const double r = ownPositionalPrior(vlm, run, layer, head, run.questionTokens.back()).correlation;
-                QVERIFY2(std::abs(row[3].toDouble() - r) < 1e-6, qPrintable(row.join(',')));
-                mean += r / 4;
+                const double correlation = ownPositionalPrior(vlm, run, layer, head, run.questionTokens.back()).correlation;
+                QVERIFY2(std::abs(row[3].toDouble() - correlation) < 1e-6, qPrintable(row.join(',')));
+                mean += correlation / 4;
             }
             QVERIFY(std::abs(summary["per_layer"].toArray()[layer].toObject()["mean_correlation"].toDouble() - mean) < 1e-6);
         }

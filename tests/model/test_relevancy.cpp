@@ -49,7 +49,6 @@ private Q_SLOTS:
         QFETCH(bool, alternating);
         const ModelBundle model = ModelBundle::load(model_);
         Vlm& vlm = *model.vlm;
-        const Tokenizer& tok = *model.tokenizer;
         AttentionQuery q;
         q.image = QImage(image_);
         q.question = "what color is the circle";

@@ -182,7 +182,7 @@ void paintMapSheet(QPainter& p, const QRectF& area, const MapSheet& sheet)
         p.setPen(chart::kInk);
         const QFontMetricsF fm(p.font());
         for (qsizetype line = 0; line < m.caption.size(); ++line) {
-            const QRectF row(cell.left(), target.bottom() + 0.3 * g.px + line * 1.3 * g.px, cell.width(), 1.3 * g.px);
+            const QRectF row(cell.left(), target.bottom() + 0.3 * g.px + static_cast<double>(line) * 1.3 * g.px, cell.width(), 1.3 * g.px);
             p.drawText(row, Qt::AlignHCenter | Qt::AlignVCenter, fm.elidedText(m.caption[line], Qt::ElideRight, cell.width()));
         }
     }
@@ -258,7 +258,7 @@ QSize layerHeadGridSize(const LayerHeadGrid& grid, int cellWidth)
 {
     const double aspect = gridAspect(grid.grids);
     const int width = std::max(1, grid.heads) * cellWidth;
-    const int height = static_cast<int>(std::max<size_t>(1, grid.layers.size()) * std::max(8.0, cellWidth * aspect));
+    const int height = static_cast<int>(static_cast<double>(std::max<size_t>(1, grid.layers.size())) * std::max(8.0, cellWidth * aspect));
     // Margins as gridGeometry makes them for a figure of about this size.
     const int px = std::clamp(std::min(width, height) / 40, 9, 16);
     return {width + static_cast<int>(3.4 * px) + 4, height + static_cast<int>(titleHeight(px) + 1.5 * px) + 4};

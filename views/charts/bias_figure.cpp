@@ -63,7 +63,7 @@ void paintFrameProfile(QPainter& p, const QRectF& box, const std::vector<double>
     p.setPen(QPen(chart::kInk, 1));
     p.setBrush(Qt::white);
     p.drawRect(box);
-    const double width = box.width() / std::max<size_t>(1, frames.size());
+    const double width = box.width() / static_cast<double>(std::max<size_t>(1, frames.size()));
     p.setPen(Qt::NoPen);
     p.setBrush(QColor(44, 160, 44));
     for (size_t i = 0; i < frames.size(); ++i) {

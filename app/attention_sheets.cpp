@@ -1,6 +1,6 @@
-#include "attention_sheets.h"
+#include "app/attention_sheets.h"
 
-#include "map_pictures.h"
+#include "app/map_pictures.h"
 
 #include <algorithm>
 

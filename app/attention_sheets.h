@@ -1,10 +1,10 @@
 #pragma once
 // The per-token sheet of a run (every question and answer token's map at one layer), built once for the
 // CLI's `attend --per-token`, batch and the GUI's export, so all of them draw the same figure.
-#include "charts/attention_figures.h"
-#include "charts/attention_heatmap.h"
-#include "model/attend_request.h"
-#include "model/attention_run.h"
+#include "core/model/attend_request.h"
+#include "core/model/attention_run.h"
+#include "views/charts/attention_figures.h"
+#include "views/charts/attention_heatmap.h"
 
 #include <QString>
 

@@ -1,7 +1,7 @@
-#include "bias_report.h"
+#include "app/bias_report.h"
 
-#include "cli/output.h"
-#include "io/atomic_file.h"
+#include "app/cli/output.h"
+#include "core/io/atomic_file.h"
 
 #include <QDir>
 #include <QJsonDocument>

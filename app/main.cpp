@@ -1,13 +1,13 @@
-#include "cli/cli_error.h"
-#include "cli/commands.h"
-#include "cli/output.h"
-#include "model/host_allocator.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/commands.h"
+#include "app/cli/output.h"
+#include "core/model/host_allocator.h"
 
 #include <QCoreApplication>
 #include <QGuiApplication>
 
 #ifdef ROPESCOPE_WITH_GUI
-#include "gui/gui_main.h"
+#include "app/gui/gui_main.h"
 #endif
 
 #include <cerrno>

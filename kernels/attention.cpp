@@ -1,4 +1,4 @@
-#include "attention.h"
+#include "kernels/attention.h"
 
 #include <torch/version.h>
 

@@ -1,4 +1,4 @@
-#include "rotary.h"
+#include "kernels/rotary.h"
 
 namespace ropescope::kernels {
 

@@ -1,6 +1,6 @@
-#include "batch_job.h"
+#include "app/batch/batch_job.h"
 
-#include "io/input_file.h"
+#include "core/io/input_file.h"
 
 #include <QDir>
 #include <QHash>

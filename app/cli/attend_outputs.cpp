@@ -1,16 +1,16 @@
 // The files an `attend` run writes beyond the heatmap: tensors, positions, per-token maps, the
 // layers x heads grid.
-#include "attend_run.h"
+#include "app/cli/attend_run.h"
 
-#include "attention_sheets.h"
+#include "app/attention_sheets.h"
 
-#include "charts/attention_figures.h"
-#include "charts/region_chart.h"
-#include "io/position_table_io.h"
-#include "map_pictures.h"
-#include "model/attention_stats.h"
-#include "model/tensor_io.h"
-#include "output.h"
+#include "app/cli/output.h"
+#include "app/map_pictures.h"
+#include "core/io/position_table_io.h"
+#include "core/model/attention_stats.h"
+#include "core/model/tensor_io.h"
+#include "views/charts/attention_figures.h"
+#include "views/charts/region_chart.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,16 +1,16 @@
-#include "attend_run.h"
+#include "app/cli/attend_run.h"
 
-#include "cli_error.h"
-#include "io/position_table_io.h"
-#include "io/resource_paths.h"
-#include "model/attend_request.h"
-#include "model/scheme_comparison.h"
-#include "model/attention_stats.h"
-#include "model/bundled_model.h"
-#include "map_pictures.h"
-#include "model/image_processor.h"
-#include "model/tensor_io.h"
-#include "model_options.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/model_options.h"
+#include "app/map_pictures.h"
+#include "core/io/position_table_io.h"
+#include "core/io/resource_paths.h"
+#include "core/model/attend_request.h"
+#include "core/model/attention_stats.h"
+#include "core/model/bundled_model.h"
+#include "core/model/image_processor.h"
+#include "core/model/scheme_comparison.h"
+#include "core/model/tensor_io.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -1,16 +1,16 @@
 #pragma once
 // One `attend` run as the CLI and batch jobs do it: options, the model kept loaded between runs, and the
 // files a run produces. LibTorch inside: include only from the commands that run a model.
-#include "charts/attention_figures.h"
-#include "charts/attention_heatmap.h"
-#include "charts/chart_export.h"
-#include "geometry_options.h"
-#include "model/attention_run.h"
-#include "model/own_prior.h"
-#include "model/region_attention.h"
-#include "model/relevancy.h"
-#include "model/tokenizer.h"
-#include "model/vlm.h"
+#include "app/cli/geometry_options.h"
+#include "core/model/attention_run.h"
+#include "core/model/own_prior.h"
+#include "core/model/region_attention.h"
+#include "core/model/relevancy.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vlm.h"
+#include "views/charts/attention_figures.h"
+#include "views/charts/attention_heatmap.h"
+#include "views/charts/chart_export.h"
 
 #include <QCommandLineParser>
 #include <QImage>

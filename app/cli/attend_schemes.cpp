@@ -1,11 +1,11 @@
-#include "attend_schemes.h"
+#include "app/cli/attend_schemes.h"
 
-#include "map_pictures.h"
+#include "app/map_pictures.h"
 
-#include "charts/attention_figures.h"
-#include "cli_error.h"
-#include "output.h"
-#include "model/attention_stats.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/output.h"
+#include "core/model/attention_stats.h"
+#include "views/charts/attention_figures.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,7 +1,7 @@
 #pragma once
 // `attend --schemes`: one prompt under several position schemes side by side, as files.
-#include "attend_run.h"
-#include "model/scheme_comparison.h"
+#include "app/cli/attend_run.h"
+#include "core/model/scheme_comparison.h"
 
 #include <QJsonArray>
 

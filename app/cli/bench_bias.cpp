@@ -1,12 +1,12 @@
-#include "bench_bias.h"
+#include "app/cli/bench_bias.h"
 
-#include "attend_run.h"
-#include "bias_run.h"
-#include "cli_error.h"
-#include "io/resource_paths.h"
-#include "model/bias_samples.h"
-#include "model_options.h"
-#include "output.h"
+#include "app/cli/attend_run.h"
+#include "app/cli/bias_run.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/model_options.h"
+#include "app/cli/output.h"
+#include "core/io/resource_paths.h"
+#include "core/model/bias_samples.h"
 
 #include <QElapsedTimer>
 #include <QJsonDocument>

@@ -1,11 +1,11 @@
-#include "bench_model.h"
+#include "app/cli/bench_model.h"
 
-#include "cli_error.h"
-#include "geometry_options.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/geometry_options.h"
+#include "app/cli/model_options.h"
+#include "app/cli/output.h"
+#include "core/model/vlm.h"
 #include "kernels/attention.h"
-#include "model/vlm.h"
-#include "model_options.h"
-#include "output.h"
 
 #include <QFile>
 #include <QJsonArray>

@@ -1,12 +1,12 @@
 // `ropescope attend`: an image and a question through a VLM under any position scheme; the answer, a
 // text->image attention heatmap, the captured attention, the positions used and a per-layer summary.
-#include "attend_schemes.h"
-#include "charts/chart_export.h"
-#include "cli_error.h"
-#include "commands.h"
-#include "io/atomic_file.h"
-#include "model_options.h"
-#include "output.h"
+#include "app/cli/attend_schemes.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/commands.h"
+#include "app/cli/model_options.h"
+#include "app/cli/output.h"
+#include "core/io/atomic_file.h"
+#include "views/charts/chart_export.h"
 
 #include <QDir>
 #include <QJsonDocument>

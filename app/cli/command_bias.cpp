@@ -1,17 +1,17 @@
 // `ropescope bias`: text -> image attention averaged over many samples, per scheme and layer (the seeds'
 // bias measurements), with its shards merged by `bias --merge`.
-#include "attend_run.h"
-#include "attend_schemes.h"
-#include "bias_run.h"
-#include "cli_error.h"
-#include "commands.h"
-#include "geometry_options.h"
-#include "io/atomic_file.h"
-#include "io/input_file.h"
-#include "model/image_processor.h"
-#include "model/bias_samples.h"
-#include "model/vlm.h"
-#include "model_options.h"
+#include "app/cli/attend_run.h"
+#include "app/cli/attend_schemes.h"
+#include "app/cli/bias_run.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/commands.h"
+#include "app/cli/geometry_options.h"
+#include "app/cli/model_options.h"
+#include "core/io/atomic_file.h"
+#include "core/io/input_file.h"
+#include "core/model/bias_samples.h"
+#include "core/model/image_processor.h"
+#include "core/model/vlm.h"
 
 #include <QDir>
 #include <QJsonDocument>

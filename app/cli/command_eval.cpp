@@ -1,13 +1,13 @@
 // `ropescope eval`: accuracy per question type and grounding per layer of a bundled-task model.
-#include "cli_error.h"
-#include "commands.h"
-#include "geometry_options.h"
-#include "model/evaluator.h"
-#include "model/model_config.h"
-#include "model/synthetic_task.h"
-#include "model_options.h"
-#include "output.h"
-#include "io/atomic_file.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/commands.h"
+#include "app/cli/geometry_options.h"
+#include "app/cli/model_options.h"
+#include "app/cli/output.h"
+#include "core/io/atomic_file.h"
+#include "core/model/evaluator.h"
+#include "core/model/model_config.h"
+#include "core/model/synthetic_task.h"
 
 #include <QBuffer>
 #include <QDir>

@@ -1,10 +1,10 @@
 // `ropescope export-scheme`: a built-in scheme with its parameters as a Python scheme file (numpy only).
-#include "cli_error.h"
-#include "commands.h"
-#include "geometry_options.h"
-#include "output.h"
-#include "user_schemes/python_scheme.h"
-#include "user_schemes/scheme_export.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/commands.h"
+#include "app/cli/geometry_options.h"
+#include "app/cli/output.h"
+#include "core/user_schemes/python_scheme.h"
+#include "core/user_schemes/scheme_export.h"
 
 namespace ropescope::cli {
 

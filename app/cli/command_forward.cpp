@@ -1,12 +1,12 @@
 // `ropescope forward`: the model on pre-tokenized, pre-processed inputs (the fixtures' tensor names),
 // writing the tensors a reference implementation can be checked against.
-#include "cli_error.h"
-#include "commands.h"
-#include "geometry_options.h"
-#include "model/tensor_io.h"
-#include "model/vlm.h"
-#include "model_options.h"
-#include "output.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/commands.h"
+#include "app/cli/geometry_options.h"
+#include "app/cli/model_options.h"
+#include "app/cli/output.h"
+#include "core/model/tensor_io.h"
+#include "core/model/vlm.h"
 
 #include <cmath>
 

@@ -1,12 +1,12 @@
 // `ropescope freqs`: which axis drives each rotary frequency pair of a scheme, how far each pair turns
 // across the layout's visual grids, and how the positional prior decays along each axis.
-#include "cli_error.h"
-#include "commands.h"
-#include "figure_options.h"
-#include "freqs_report.h"
-#include "geometry_options.h"
-#include "geometry/errors.h"
-#include "output.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/commands.h"
+#include "app/cli/figure_options.h"
+#include "app/cli/freqs_report.h"
+#include "app/cli/geometry_options.h"
+#include "app/cli/output.h"
+#include "core/geometry/errors.h"
 
 namespace ropescope::cli {
 

@@ -1,8 +1,8 @@
-#include "cli_error.h"
-#include "commands.h"
-#include "geometry_options.h"
-#include "io/position_table_io.h"
-#include "output.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/commands.h"
+#include "app/cli/geometry_options.h"
+#include "app/cli/output.h"
+#include "core/io/position_table_io.h"
 
 #include <QJsonArray>
 

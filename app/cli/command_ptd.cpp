@@ -1,12 +1,12 @@
-#include "cli_error.h"
-#include "commands.h"
-#include "geometry/errors.h"
-#include "geometry/metrics.h"
-#include "geometry/paper_table1.h"
-#include "geometry_options.h"
-#include "io/position_table_io.h"
-#include "output.h"
-#include "ptd_report.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/commands.h"
+#include "app/cli/geometry_options.h"
+#include "app/cli/output.h"
+#include "app/cli/ptd_report.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/metrics.h"
+#include "core/geometry/paper_table1.h"
+#include "core/io/position_table_io.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

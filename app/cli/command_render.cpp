@@ -1,11 +1,11 @@
-#include "cli_error.h"
-#include "commands.h"
-#include "figure_options.h"
-#include "geometry_options.h"
-#include "output.h"
-#include "charts/chart_export.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/commands.h"
+#include "app/cli/figure_options.h"
+#include "app/cli/geometry_options.h"
+#include "app/cli/output.h"
+#include "views/charts/chart_export.h"
 #ifdef ROPESCOPE_WITH_RENDER
-#include "render/offscreen_view.h"
+#include "views/render/offscreen_view.h"
 #endif
 
 #include <QBuffer>

@@ -1,9 +1,9 @@
-#include "cli_error.h"
-#include "commands.h"
-#include "io/input_file.h"
-#include "geometry_options.h"
-#include "model/tokenizer.h"
-#include "output.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/commands.h"
+#include "app/cli/geometry_options.h"
+#include "app/cli/output.h"
+#include "core/io/input_file.h"
+#include "core/model/tokenizer.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,11 +1,11 @@
 // `ropescope train`: a tiny Qwen2-VL on the bundled models' synthetic grounding task.
-#include "cli_error.h"
-#include "commands.h"
-#include "geometry/errors.h"
-#include "geometry_options.h"
-#include "model/model_config.h"
-#include "model/trainer.h"
-#include "model_options.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/commands.h"
+#include "app/cli/geometry_options.h"
+#include "app/cli/model_options.h"
+#include "core/geometry/errors.h"
+#include "core/model/model_config.h"
+#include "core/model/trainer.h"
 
 #include <QDir>
 

@@ -1,7 +1,7 @@
-#include "figure_options.h"
+#include "app/cli/figure_options.h"
 
-#include "cli_error.h"
-#include "io/position_table_io.h"
+#include "app/cli/cli_error.h"
+#include "core/io/position_table_io.h"
 
 #include <QBuffer>
 #include <QImageWriter>

@@ -1,8 +1,8 @@
 #pragma once
-#include "geometry/position_table.h"
-#include "geometry_options.h"
-#include "scene/scene_options.h"
-#include "session/explorer_state.h"
+#include "app/cli/geometry_options.h"
+#include "core/geometry/position_table.h"
+#include "core/session/explorer_state.h"
+#include "views/scene/scene_options.h"
 
 #include <QCommandLineParser>
 #include <QImage>

@@ -1,10 +1,10 @@
-#include "freqs_report.h"
+#include "app/cli/freqs_report.h"
 
-#include "charts/chart_export.h"
-#include "charts/readout_charts.h"
-#include "cli_error.h"
-#include "geometry/frequency_usage.h"
-#include "io/position_table_io.h"
+#include "app/cli/cli_error.h"
+#include "core/geometry/frequency_usage.h"
+#include "core/io/position_table_io.h"
+#include "views/charts/chart_export.h"
+#include "views/charts/readout_charts.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,5 +1,5 @@
 #pragma once
-#include "geometry_options.h"
+#include "app/cli/geometry_options.h"
 
 #include <QByteArray>
 #include <QSize>

@@ -1,10 +1,10 @@
-#include "geometry_options.h"
+#include "app/cli/geometry_options.h"
 
-#include "cli_error.h"
-#include "geometry/errors.h"
-#include "io/atomic_file.h"
-#include "user_schemes/position_file.h"
-#include "user_schemes/python_scheme.h"
+#include "app/cli/cli_error.h"
+#include "core/geometry/errors.h"
+#include "core/io/atomic_file.h"
+#include "core/user_schemes/position_file.h"
+#include "core/user_schemes/python_scheme.h"
 
 #include <QRegularExpression>
 

@@ -1,9 +1,9 @@
 #pragma once
-#include "geometry/age.h"
-#include "geometry/layout.h"
-#include "cli_error.h"
-#include "geometry/errors.h"
-#include "geometry/scheme.h"
+#include "app/cli/cli_error.h"
+#include "core/geometry/age.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/layout.h"
+#include "core/geometry/scheme.h"
 
 #include <QCommandLineParser>
 

@@ -1,11 +1,11 @@
 #pragma once
 // Shared by the commands that run a model (LibTorch headers: include only from those).
-#include "cli_error.h"
-#include "geometry/errors.h"
-#include "geometry_options.h"
-#include "io/atomic_file.h"
-#include "model/bundled_model.h"
-#include "model/safetensors.h"
+#include "app/cli/cli_error.h"
+#include "app/cli/geometry_options.h"
+#include "core/geometry/errors.h"
+#include "core/io/atomic_file.h"
+#include "core/model/bundled_model.h"
+#include "core/model/safetensors.h"
 
 #include <QCommandLineParser>
 

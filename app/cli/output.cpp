@@ -1,7 +1,7 @@
-#include "output.h"
+#include "app/cli/output.h"
 
-#include "cli_error.h"
-#include "io/atomic_file.h"
+#include "app/cli/cli_error.h"
+#include "core/io/atomic_file.h"
 
 #include <cstdio>
 

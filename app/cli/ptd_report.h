@@ -1,6 +1,6 @@
 #pragma once
-#include "geometry/position_table.h"
-#include "geometry_options.h"
+#include "app/cli/geometry_options.h"
+#include "core/geometry/position_table.h"
 
 #include <QJsonObject>
 

@@ -1,7 +1,7 @@
 #pragma once
-#include "attention/attention_choices.h"
-#include "charts/attention_heatmap.h"
-#include "session/explorer_state.h"
+#include "app/gui/attention/attention_choices.h"
+#include "core/session/explorer_state.h"
+#include "views/charts/attention_heatmap.h"
 
 #include <QImage>
 #include <QJsonArray>

@@ -1,17 +1,17 @@
 // AttentionPanel's session settings and exports (the panel's widgets and runs: attention_panel.cpp).
-#include "attention_panel.h"
+#include "app/gui/attention_panel.h"
 
-#include "attention/attention_controls.h"
-#include "attention/attention_panel_state.h"
-#include "attention/layer_heads_page.h"
-#include "attention/map_page.h"
-#include "attention/region_page.h"
-#include "attention/schemes_page.h"
-#include "attention_sheets.h"
-#include "charts/chart_export.h"
-#include "figure_export.h"
-#include "file_dialogs.h"
-#include "io/atomic_file.h"
+#include "app/attention_sheets.h"
+#include "app/gui/attention/attention_controls.h"
+#include "app/gui/attention/attention_panel_state.h"
+#include "app/gui/attention/layer_heads_page.h"
+#include "app/gui/attention/map_page.h"
+#include "app/gui/attention/region_page.h"
+#include "app/gui/attention/schemes_page.h"
+#include "app/gui/figure_export.h"
+#include "app/gui/file_dialogs.h"
+#include "core/io/atomic_file.h"
+#include "views/charts/chart_export.h"
 
 #include <QCheckBox>
 #include <QComboBox>

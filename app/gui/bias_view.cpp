@@ -1,13 +1,13 @@
-#include "bias_view.h"
+#include "app/gui/bias_view.h"
 
-#include "bias_report.h"
-#include "file_dialogs.h"
-#include "model/bundled_model.h"
-#include "model/bias_samples.h"
-#include "model/preprocess_config.h"
-#include "model/tokenizer.h"
-#include "model/vlm.h"
-#include "widgets/chart_view.h"
+#include "app/bias_report.h"
+#include "app/gui/file_dialogs.h"
+#include "core/model/bias_samples.h"
+#include "core/model/bundled_model.h"
+#include "core/model/preprocess_config.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vlm.h"
+#include "views/widgets/chart_view.h"
 
 #include <QComboBox>
 #include <QDir>

@@ -1,7 +1,7 @@
-#include "figure_export.h"
+#include "app/gui/figure_export.h"
 
-#include "file_dialogs.h"
-#include "io/atomic_file.h"
+#include "app/gui/file_dialogs.h"
+#include "core/io/atomic_file.h"
 
 #include <QFontMetrics>
 #include <QMessageBox>

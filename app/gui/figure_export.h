@@ -2,8 +2,8 @@
 // Exports of the Attention tab's views as the CLI writes them: any chart view's figure as PNG/SVG/PDF
 // (format by the file's extension) with the run recorded as metadata, and heatmaps as a picture with their
 // colour bar and caption under them.
-#include "charts/attention_heatmap.h"
-#include "charts/chart_export.h"
+#include "views/charts/attention_heatmap.h"
+#include "views/charts/chart_export.h"
 
 #include <QImage>
 #include <QJsonObject>

@@ -1,7 +1,7 @@
-#include "gui_main.h"
+#include "app/gui/gui_main.h"
 
-#include "main_window.h"
-#include "widgets/vtk_view_widget.h"
+#include "app/gui/main_window.h"
+#include "views/widgets/vtk_view_widget.h"
 
 #include <QApplication>
 #include <QStandardPaths>

@@ -1,11 +1,11 @@
 #pragma once
-#include "charts/chart_export.h"
-#include "readout_runner.h"
-#include "scheme_files.h"
-#include "scene/cone_scene.h"
-#include "session/explorer_state.h"
-#include "session/readouts.h"
-#include "session/session_file.h"
+#include "app/gui/readout_runner.h"
+#include "app/gui/scheme_files.h"
+#include "core/session/explorer_state.h"
+#include "core/session/readouts.h"
+#include "core/session/session_file.h"
+#include "views/charts/chart_export.h"
+#include "views/scene/cone_scene.h"
 
 #include <QImage>
 #include <QMainWindow>

@@ -1,10 +1,10 @@
-#include "readout_runner.h"
+#include "app/gui/readout_runner.h"
 
-#include "window_words.h"
+#include "app/gui/window_words.h"
 
-#include "geometry/errors.h"
-#include "user_schemes/python_scheme.h"
-#include "geometry/layout.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/layout.h"
+#include "core/user_schemes/python_scheme.h"
 
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>

@@ -1,6 +1,6 @@
 #pragma once
-#include "session/explorer_state.h"
-#include "session/readouts.h"
+#include "core/session/explorer_state.h"
+#include "core/session/readouts.h"
 
 #include <QObject>
 #include <QString>

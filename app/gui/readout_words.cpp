@@ -1,4 +1,4 @@
-#include "readout_words.h"
+#include "app/gui/readout_words.h"
 
 #include <QStringList>
 

@@ -1,6 +1,6 @@
 #pragma once
 // The explorer's readouts in words, as the window's labels show them.
-#include "session/readouts.h"
+#include "core/session/readouts.h"
 
 #include <QString>
 

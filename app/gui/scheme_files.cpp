@@ -1,9 +1,9 @@
-#include "scheme_files.h"
+#include "app/gui/scheme_files.h"
 
-#include "geometry/errors.h"
-#include "io/atomic_file.h"
-#include "user_schemes/position_file.h"
-#include "user_schemes/python_scheme.h"
+#include "core/geometry/errors.h"
+#include "core/io/atomic_file.h"
+#include "core/user_schemes/position_file.h"
+#include "core/user_schemes/python_scheme.h"
 
 #include <QFileInfo>
 #include <QFileSystemWatcher>

@@ -1,4 +1,4 @@
-#include "settings_undo.h"
+#include "app/gui/settings_undo.h"
 
 #include <QJsonDocument>
 #include <QStringList>

@@ -2,7 +2,7 @@
 // The window's undo stack entries: one change of the settings a researcher tunes (the explorer's state and
 // the Attention tab's settings), as the session before and after it. Changes of the same settings in quick
 // succession merge, so a slider drag is one step.
-#include "session/session_file.h"
+#include "core/session/session_file.h"
 
 #include <QElapsedTimer>
 #include <QUndoCommand>

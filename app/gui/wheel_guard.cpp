@@ -1,4 +1,4 @@
-#include "wheel_guard.h"
+#include "app/gui/wheel_guard.h"
 
 #include <QAbstractScrollArea>
 #include <QAbstractSlider>

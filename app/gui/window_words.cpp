@@ -1,4 +1,4 @@
-#include "window_words.h"
+#include "app/gui/window_words.h"
 
 #include <utility>
 

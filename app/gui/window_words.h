@@ -1,5 +1,5 @@
 #pragma once
-#include "geometry/errors.h"
+#include "core/geometry/errors.h"
 
 #include <QString>
 

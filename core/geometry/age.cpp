@@ -1,6 +1,6 @@
-#include "age.h"
+#include "core/geometry/age.h"
 
-#include "errors.h"
+#include "core/geometry/errors.h"
 
 namespace ropescope::geometry {
 

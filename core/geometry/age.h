@@ -1,7 +1,7 @@
 #pragma once
-#include "layout.h"
-#include "position_table.h"
-#include "scheme.h"
+#include "core/geometry/layout.h"
+#include "core/geometry/position_table.h"
+#include "core/geometry/scheme.h"
 
 #include <string>
 #include <vector>

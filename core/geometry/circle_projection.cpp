@@ -1,4 +1,4 @@
-#include "circle_projection.h"
+#include "core/geometry/circle_projection.h"
 
 #include <Eigen/Geometry>
 

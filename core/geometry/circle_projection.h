@@ -1,5 +1,5 @@
 #pragma once
-#include "scheme.h"
+#include "core/geometry/scheme.h"
 
 #include <Eigen/Core>
 

@@ -1,6 +1,6 @@
-#include "custom_scheme.h"
+#include "core/geometry/custom_scheme.h"
 
-#include "errors.h"
+#include "core/geometry/errors.h"
 
 namespace ropescope::geometry {
 

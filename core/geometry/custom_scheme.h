@@ -1,5 +1,5 @@
 #pragma once
-#include "layout.h"
+#include "core/geometry/layout.h"
 
 #include <Eigen/Core>
 

@@ -1,6 +1,6 @@
-#include "frequency.h"
+#include "core/geometry/frequency.h"
 
-#include "errors.h"
+#include "core/geometry/errors.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
-#include "frequency_usage.h"
+#include "core/geometry/frequency_usage.h"
 
-#include "scheme.h"
+#include "core/geometry/scheme.h"
 
 #include <algorithm>
 #include <cmath>

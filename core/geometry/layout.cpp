@@ -1,6 +1,6 @@
-#include "layout.h"
+#include "core/geometry/layout.h"
 
-#include "errors.h"
+#include "core/geometry/errors.h"
 
 #include <cctype>
 #include <charconv>

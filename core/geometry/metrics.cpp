@@ -1,8 +1,8 @@
-#include "metrics.h"
+#include "core/geometry/metrics.h"
 
-#include "errors.h"
-#include "frequency.h"
-#include "parallel.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/frequency.h"
+#include "core/geometry/parallel.h"
 
 #include <algorithm>
 #include <array>

@@ -1,5 +1,5 @@
 #pragma once
-#include "position_table.h"
+#include "core/geometry/position_table.h"
 
 #include <Eigen/Core>
 

@@ -1,7 +1,7 @@
-#include "paper_table1.h"
+#include "core/geometry/paper_table1.h"
 
-#include "metrics.h"
-#include "scheme.h"
+#include "core/geometry/metrics.h"
+#include "core/geometry/scheme.h"
 
 namespace ropescope::geometry {
 namespace {

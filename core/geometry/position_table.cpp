@@ -1,4 +1,4 @@
-#include "position_table.h"
+#include "core/geometry/position_table.h"
 
 namespace ropescope::geometry {
 

@@ -1,7 +1,7 @@
 #pragma once
-#include "frequency.h"
-#include "layout.h"
-#include "scheme_kind.h"
+#include "core/geometry/frequency.h"
+#include "core/geometry/layout.h"
+#include "core/geometry/scheme_kind.h"
 
 #include <Eigen/Core>
 

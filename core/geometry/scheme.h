@@ -1,9 +1,9 @@
 #pragma once
-#include "custom_scheme.h"
-#include "frequency.h"
-#include "layout.h"
-#include "position_table.h"
-#include "scheme_kind.h"
+#include "core/geometry/custom_scheme.h"
+#include "core/geometry/frequency.h"
+#include "core/geometry/layout.h"
+#include "core/geometry/position_table.h"
+#include "core/geometry/scheme_kind.h"
 
 #include <Eigen/Core>
 

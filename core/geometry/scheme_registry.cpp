@@ -1,7 +1,7 @@
 // The built-in schemes, one row each: the only place a scheme's name, component count and one-line summary
 // are written. Names, lookups, the CLI's lists and the explorer's tooltips all read this table; adding a
 // SchemeKind without a row fails to compile (the static_assert below).
-#include "scheme_kind.h"
+#include "core/geometry/scheme_kind.h"
 
 #include <array>
 

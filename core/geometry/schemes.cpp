@@ -1,6 +1,6 @@
-#include "circle_projection.h"
-#include "errors.h"
-#include "scheme.h"
+#include "core/geometry/circle_projection.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/scheme.h"
 
 #include <algorithm>
 #include <cmath>

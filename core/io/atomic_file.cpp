@@ -1,4 +1,4 @@
-#include "atomic_file.h"
+#include "core/io/atomic_file.h"
 
 #include <QDir>
 #include <QFile>

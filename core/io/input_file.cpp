@@ -1,4 +1,4 @@
-#include "input_file.h"
+#include "core/io/input_file.h"
 
 #include <QFile>
 

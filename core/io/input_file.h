@@ -1,5 +1,5 @@
 #pragma once
-#include "atomic_file.h"
+#include "core/io/atomic_file.h"
 
 #include <QByteArray>
 #include <QString>

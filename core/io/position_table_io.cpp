@@ -1,6 +1,6 @@
-#include "position_table_io.h"
+#include "core/io/position_table_io.h"
 
-#include "scheme_codec.h"
+#include "core/io/scheme_codec.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -1,5 +1,5 @@
 #pragma once
-#include "geometry/scheme.h"
+#include "core/geometry/scheme.h"
 
 #include <QByteArray>
 #include <QJsonObject>

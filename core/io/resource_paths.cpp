@@ -1,4 +1,4 @@
-#include "resource_paths.h"
+#include "core/io/resource_paths.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -1,6 +1,6 @@
-#include "scheme_codec.h"
+#include "core/io/scheme_codec.h"
 
-#include "geometry/errors.h"
+#include "core/geometry/errors.h"
 
 #include <QJsonArray>
 

@@ -1,7 +1,7 @@
 #pragma once
 // The one JSON spelling of a scheme's parameters: sessions, model records (config.json's "ropescope"
 // section) and position-table metadata all read and write them here, with one table of names.
-#include "geometry/scheme.h"
+#include "core/geometry/scheme.h"
 
 #include <QJsonObject>
 

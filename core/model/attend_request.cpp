@@ -1,8 +1,8 @@
-#include "attend_request.h"
+#include "core/model/attend_request.h"
 
-#include "attention_stats.h"
-#include "host_allocator.h"
-#include "safetensors.h"
+#include "core/model/attention_stats.h"
+#include "core/model/host_allocator.h"
+#include "core/model/safetensors.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,11 +1,11 @@
 #pragma once
 // One question about one image (or several), turned into a VLM run that captures text -> image attention: shared by
 // `ropescope attend`, batch "attention" items and the GUI's Attention tab, so all three ask the same thing.
-#include "attention_stats.h"
-#include "bundled_model.h"
-#include "image_processor.h"
-#include "tokenizer.h"
-#include "vlm.h"
+#include "core/model/attention_stats.h"
+#include "core/model/bundled_model.h"
+#include "core/model/image_processor.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vlm.h"
 
 #include <QImage>
 #include <QString>

@@ -1,9 +1,9 @@
-#include "attention_run.h"
+#include "core/model/attention_run.h"
 
 #include <QFileInfo>
 
-#include "geometry/errors.h"
-#include "safetensors.h"
+#include "core/geometry/errors.h"
+#include "core/model/safetensors.h"
 
 #include <algorithm>
 

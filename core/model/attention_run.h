@@ -2,9 +2,9 @@
 // One question about one image (or several) under a position scheme, run through a VLM with its text -> image attention
 // captured: the one pipeline behind `attend`, batch attention items, `eval` and the GUI's Attention tab,
 // so all of them ask the model the same thing and read the same rows back.
-#include "attend_request.h"
-#include "bundled_model.h"
-#include "model_bundle.h"
+#include "core/model/attend_request.h"
+#include "core/model/bundled_model.h"
+#include "core/model/model_bundle.h"
 
 #include <optional>
 #include <string>

@@ -1,4 +1,4 @@
-#include "attention_stats.h"
+#include "core/model/attention_stats.h"
 
 #include <algorithm>
 #include <cmath>

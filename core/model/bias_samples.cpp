@@ -1,9 +1,9 @@
-#include "bias_samples.h"
+#include "core/model/bias_samples.h"
 
-#include "image_processor.h"
-#include "model_config.h"
-#include "preprocess_config.h"
-#include "question_set.h"
+#include "core/model/image_processor.h"
+#include "core/model/model_config.h"
+#include "core/model/preprocess_config.h"
+#include "core/model/question_set.h"
 
 #include <QDir>
 #include <QFileInfo>

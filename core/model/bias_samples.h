@@ -3,8 +3,8 @@
 // Bias view: the bundled task's synthetic stream, a question set, a folder of images asked one question, or a
 // folder of videos (one sub-folder of frames per video) asked one question. And the rule that picks the
 // common grid (and, for videos, the common frame count) the samples' maps are brought to.
-#include "positional_bias.h"
-#include "synthetic_task.h"
+#include "core/model/positional_bias.h"
+#include "core/model/synthetic_task.h"
 
 #include <QString>
 #include <QStringList>

@@ -1,13 +1,13 @@
-#include "bundled_model.h"
+#include "core/model/bundled_model.h"
 
-#include "io/input_file.h"
-#include "io/scheme_codec.h"
+#include "core/io/input_file.h"
+#include "core/io/scheme_codec.h"
 
-#include "geometry/age.h"
-#include "geometry/circle_projection.h"
-#include "geometry/errors.h"
-#include "geometry/scheme.h"
-#include "synthetic_task.h"
+#include "core/geometry/age.h"
+#include "core/geometry/circle_projection.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/scheme.h"
+#include "core/model/synthetic_task.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,6 +1,6 @@
 #pragma once
-#include "geometry/scheme.h"
-#include "model_config.h"
+#include "core/geometry/scheme.h"
+#include "core/model/model_config.h"
 
 #include <QJsonObject>
 #include <QString>

@@ -1,8 +1,8 @@
-#include "checkpoint.h"
+#include "core/model/checkpoint.h"
 
-#include "io/input_file.h"
+#include "core/io/input_file.h"
 
-#include "tensor_io.h"
+#include "core/model/tensor_io.h"
 
 #include <QDir>
 #include <QFile>

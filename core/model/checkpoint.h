@@ -1,6 +1,6 @@
 #pragma once
-#include "model_config.h"
-#include "safetensors.h"
+#include "core/model/model_config.h"
+#include "core/model/safetensors.h"
 
 #include <torch/torch.h>
 

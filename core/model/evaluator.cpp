@@ -1,11 +1,11 @@
-#include "evaluator.h"
+#include "core/model/evaluator.h"
 
-#include "attention_run.h"
-#include "attention_stats.h"
-#include "geometry/age.h"
-#include "image_processor.h"
-#include "tokenizer.h"
-#include "vlm.h"
+#include "core/geometry/age.h"
+#include "core/model/attention_run.h"
+#include "core/model/attention_stats.h"
+#include "core/model/image_processor.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vlm.h"
 
 #include <QDir>
 

@@ -1,7 +1,7 @@
 #pragma once
-#include "bundled_model.h"
-#include "question_set.h"
-#include "synthetic_task.h"
+#include "core/model/bundled_model.h"
+#include "core/model/question_set.h"
+#include "core/model/synthetic_task.h"
 
 #include <QString>
 

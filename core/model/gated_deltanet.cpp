@@ -1,4 +1,4 @@
-#include "gated_deltanet.h"
+#include "core/model/gated_deltanet.h"
 
 namespace ropescope::model {
 namespace {

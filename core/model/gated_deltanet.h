@@ -1,7 +1,7 @@
 #pragma once
 // Qwen3.5's linear-attention token mixer, the Gated DeltaNet (Yang et al. 2024, "Gated Delta Networks"):
 // no positions at all, a state per value head that each token decays and corrects. Plain LibTorch.
-#include "model_config.h"
+#include "core/model/model_config.h"
 
 #include <torch/torch.h>
 

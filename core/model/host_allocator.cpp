@@ -1,6 +1,6 @@
-#include "host_allocator.h"
+#include "core/model/host_allocator.h"
 
-#include "safetensors.h"
+#include "core/model/safetensors.h"
 
 #include <cstdio>
 

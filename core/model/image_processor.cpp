@@ -1,6 +1,6 @@
-#include "image_processor.h"
+#include "core/model/image_processor.h"
 
-#include "io/input_file.h"
+#include "core/io/input_file.h"
 
 #include <QDir>
 #include <QFileInfo>

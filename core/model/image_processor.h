@@ -1,6 +1,6 @@
 #pragma once
-#include "model_config.h"
-#include "preprocess_config.h"
+#include "core/model/model_config.h"
+#include "core/model/preprocess_config.h"
 
 #include <QImage>
 #include <QString>

@@ -1,4 +1,4 @@
-#include "language_model.h"
+#include "core/model/language_model.h"
 
 #include "kernels/rotary.h"
 

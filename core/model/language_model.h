@@ -1,7 +1,7 @@
 #pragma once
-#include "checkpoint.h"
-#include "gated_deltanet.h"
-#include "geometry/position_table.h"
+#include "core/geometry/position_table.h"
+#include "core/model/checkpoint.h"
+#include "core/model/gated_deltanet.h"
 #include "kernels/attention.h"
 
 #include <torch/torch.h>

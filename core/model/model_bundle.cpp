@@ -1,7 +1,7 @@
-#include "model_bundle.h"
+#include "core/model/model_bundle.h"
 
-#include "tokenizer.h"
-#include "vlm.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vlm.h"
 
 #include <QDir>
 

@@ -3,8 +3,8 @@
 // preprocessing. The CLI's commands, batch items and the GUI's Attention tab and Bias view all load a folder
 // through ModelBundle::load, so a run never re-reads config.json and every front end sees the same model.
 // (No LibTorch here: Vlm is only declared.)
-#include "bundled_model.h"
-#include "preprocess_config.h"
+#include "core/model/bundled_model.h"
+#include "core/model/preprocess_config.h"
 
 #include <QString>
 

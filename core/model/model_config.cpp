@@ -1,6 +1,6 @@
-#include "model_config.h"
+#include "core/model/model_config.h"
 
-#include "io/input_file.h"
+#include "core/io/input_file.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

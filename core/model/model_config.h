@@ -1,5 +1,5 @@
 #pragma once
-#include "safetensors.h"
+#include "core/model/safetensors.h"
 
 #include <QString>
 

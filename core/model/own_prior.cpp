@@ -1,4 +1,4 @@
-#include "own_prior.h"
+#include "core/model/own_prior.h"
 
 #include "kernels/rotary.h"
 

@@ -6,7 +6,7 @@
 // rotated exactly as the decoder rotates (the layer's position table, allocation and head). Its softmax
 // over the image tokens is the prior map; its Pearson correlation with the head's actual map says how much
 // of that map is position rather than content.
-#include "attention_run.h"
+#include "core/model/attention_run.h"
 
 #include <vector>
 

@@ -1,10 +1,10 @@
-#include "positional_bias.h"
+#include "core/model/positional_bias.h"
 
-#include "attend_request.h"
-#include "attention_run.h"
-#include "geometry/metrics.h"
-#include "tokenizer.h"
-#include "vlm.h"
+#include "core/geometry/metrics.h"
+#include "core/model/attend_request.h"
+#include "core/model/attention_run.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vlm.h"
 
 #include <QDir>
 #include <QJsonArray>

@@ -6,8 +6,8 @@
 // question tokens' mean map, and the map of the step that produces the first answer token, i.e. the
 // prompt's last row). The state is additive: shards of a sample stream merge into exactly the sums one run
 // makes (fixed-point sums), so a job array can split the work.
-#include "bundled_model.h"
-#include "model_bundle.h"
+#include "core/model/bundled_model.h"
+#include "core/model/model_bundle.h"
 
 #include <QImage>
 #include <QJsonObject>

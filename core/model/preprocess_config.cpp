@@ -1,6 +1,6 @@
-#include "preprocess_config.h"
+#include "core/model/preprocess_config.h"
 
-#include "io/input_file.h"
+#include "core/io/input_file.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -1,6 +1,6 @@
 #pragma once
 // A model folder's preprocessor_config.json, read without LibTorch (the fuzzer builds it alone).
-#include "model_config.h"
+#include "core/model/model_config.h"
 
 #include <QByteArray>
 #include <QString>

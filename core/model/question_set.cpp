@@ -1,7 +1,7 @@
-#include "question_set.h"
+#include "core/model/question_set.h"
 
-#include "io/input_file.h"
-#include "safetensors.h" // ModelError
+#include "core/io/input_file.h"
+#include "core/model/safetensors.h" // ModelError
 
 #include <QDir>
 #include <QFileInfo>

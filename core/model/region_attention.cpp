@@ -1,4 +1,4 @@
-#include "region_attention.h"
+#include "core/model/region_attention.h"
 
 #include <QStringList>
 

@@ -1,6 +1,6 @@
 #pragma once
 // Image region -> text (the patch selector): which text tokens attend a chosen set of image cells.
-#include "attention_run.h"
+#include "core/model/attention_run.h"
 
 #include <vector>
 

@@ -1,7 +1,7 @@
-#include "relevancy.h"
+#include "core/model/relevancy.h"
 
-#include "own_prior.h"
-#include "vlm.h"
+#include "core/model/own_prior.h"
+#include "core/model/vlm.h"
 
 #include <stdexcept>
 

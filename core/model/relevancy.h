@@ -4,7 +4,7 @@
 // R = I; for every decoder layer, R += mean_h[(dy/dA_h * A_h)^+] R, where y is the logit of the answer's
 // first token at the prompt's last position. The last row of R over the image tokens says which patches
 // the answer depends on, through attention and gradients rather than attention alone.
-#include "attention_run.h"
+#include "core/model/attention_run.h"
 
 #include <vector>
 

@@ -1,6 +1,6 @@
-#include "safetensors.h"
+#include "core/model/safetensors.h"
 
-#include "geometry/errors.h"
+#include "core/geometry/errors.h"
 
 #include <QFile>
 #include <QJsonArray>

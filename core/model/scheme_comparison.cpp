@@ -1,8 +1,8 @@
-#include "scheme_comparison.h"
+#include "core/model/scheme_comparison.h"
 
-#include "geometry/errors.h"
-#include "geometry/metrics.h"
-#include "safetensors.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/metrics.h"
+#include "core/model/safetensors.h"
 
 namespace ropescope::model {
 

@@ -2,8 +2,8 @@
 // One prompt under several position schemes, side by side: each scheme's answer, its map at one layer,
 // the geometry it gives this prompt's layout (PTD, positional-prior spread) and where its attention went
 // relative to the first scheme's. The view the Circle-RoPE question asks for: attention and PTD per scheme.
-#include "attention_run.h"
-#include "attention_stats.h"
+#include "core/model/attention_run.h"
+#include "core/model/attention_stats.h"
 
 #include <QStringList>
 

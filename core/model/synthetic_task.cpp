@@ -1,4 +1,4 @@
-#include "synthetic_task.h"
+#include "core/model/synthetic_task.h"
 
 #include <QPainter>
 #include <QPainterPath>

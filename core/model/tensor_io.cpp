@@ -1,4 +1,4 @@
-#include "tensor_io.h"
+#include "core/model/tensor_io.h"
 
 namespace ropescope::model {
 

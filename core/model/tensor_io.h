@@ -1,6 +1,6 @@
 #pragma once
 // LibTorch side of safetensors: only model code includes this (torch headers are slow to compile).
-#include "safetensors.h"
+#include "core/model/safetensors.h"
 
 #include <torch/torch.h>
 

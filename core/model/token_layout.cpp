@@ -1,4 +1,4 @@
-#include "token_layout.h"
+#include "core/model/token_layout.h"
 
 namespace ropescope::model {
 

@@ -1,6 +1,6 @@
 #pragma once
-#include "model_config.h"
-#include "geometry/layout.h"
+#include "core/geometry/layout.h"
+#include "core/model/model_config.h"
 
 #include <array>
 #include <cstdint>

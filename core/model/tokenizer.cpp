@@ -1,6 +1,6 @@
-#include "tokenizer.h"
+#include "core/model/tokenizer.h"
 
-#include "io/input_file.h"
+#include "core/io/input_file.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>

@@ -1,11 +1,11 @@
-#include "trainer.h"
+#include "core/model/trainer.h"
 
-#include "geometry/age.h"
-#include "image_processor.h"
-#include "synthetic_task.h"
-#include "tensor_io.h"
-#include "tokenizer.h"
-#include "vlm.h"
+#include "core/geometry/age.h"
+#include "core/model/image_processor.h"
+#include "core/model/synthetic_task.h"
+#include "core/model/tensor_io.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vlm.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,5 +1,5 @@
 #pragma once
-#include "bundled_model.h"
+#include "core/model/bundled_model.h"
 
 #include <torch/torch.h>
 

@@ -1,4 +1,4 @@
-#include "vision_tower.h"
+#include "core/model/vision_tower.h"
 
 #include "kernels/attention.h"
 #include "kernels/rotary.h"

@@ -1,5 +1,5 @@
 #pragma once
-#include "checkpoint.h"
+#include "core/model/checkpoint.h"
 
 #include <torch/torch.h>
 

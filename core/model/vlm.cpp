@@ -1,8 +1,8 @@
-#include "vlm.h"
+#include "core/model/vlm.h"
 
-#include "host_allocator.h"
+#include "core/model/host_allocator.h"
 
-#include "geometry/errors.h"
+#include "core/geometry/errors.h"
 #include "kernels/rotary.h"
 
 #include <algorithm>

@@ -1,10 +1,10 @@
 #pragma once
-#include "geometry/age.h"
-#include "geometry/position_table.h"
-#include "geometry/scheme.h"
-#include "language_model.h"
-#include "token_layout.h"
-#include "vision_tower.h"
+#include "core/geometry/age.h"
+#include "core/geometry/position_table.h"
+#include "core/geometry/scheme.h"
+#include "core/model/language_model.h"
+#include "core/model/token_layout.h"
+#include "core/model/vision_tower.h"
 
 #include <torch/torch.h>
 

@@ -1,7 +1,7 @@
-#include "explorer_state.h"
+#include "core/session/explorer_state.h"
 
-#include "geometry/errors.h"
-#include "io/scheme_codec.h"
+#include "core/geometry/errors.h"
+#include "core/io/scheme_codec.h"
 
 #include <QJsonArray>
 

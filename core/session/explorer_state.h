@@ -1,7 +1,7 @@
 #pragma once
-#include "geometry/age.h"
-#include "geometry/scheme.h"
-#include "view_options.h"
+#include "core/geometry/age.h"
+#include "core/geometry/scheme.h"
+#include "core/session/view_options.h"
 
 #include <QJsonObject>
 #include <QString>

@@ -1,6 +1,6 @@
-#include "readouts.h"
+#include "core/session/readouts.h"
 
-#include "geometry/errors.h"
+#include "core/geometry/errors.h"
 
 #include <cmath>
 

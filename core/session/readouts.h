@@ -1,6 +1,6 @@
 #pragma once
-#include "explorer_state.h"
-#include "geometry/metrics.h"
+#include "core/geometry/metrics.h"
+#include "core/session/explorer_state.h"
 
 #include <map>
 #include <optional>

@@ -1,8 +1,8 @@
-#include "session_file.h"
+#include "core/session/session_file.h"
 
-#include "geometry/errors.h"
-#include "io/atomic_file.h"
-#include "io/input_file.h"
+#include "core/geometry/errors.h"
+#include "core/io/atomic_file.h"
+#include "core/io/input_file.h"
 
 #include <QDateTime>
 #include <QDir>

@@ -1,5 +1,5 @@
 #pragma once
-#include "explorer_state.h"
+#include "core/session/explorer_state.h"
 
 #include <QJsonObject>
 #include <QString>

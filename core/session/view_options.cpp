@@ -1,4 +1,4 @@
-#include "view_options.h"
+#include "core/session/view_options.h"
 
 namespace ropescope::session {
 

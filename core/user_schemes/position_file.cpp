@@ -1,9 +1,9 @@
-#include "position_file.h"
+#include "core/user_schemes/position_file.h"
 
-#include "geometry/errors.h"
-#include "geometry/position_table.h"
-#include "io/input_file.h"
-#include "model/safetensors.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/position_table.h"
+#include "core/io/input_file.h"
+#include "core/model/safetensors.h"
 
 #include <QCryptographicHash>
 #include <QFileInfo>

@@ -2,7 +2,7 @@
 // Position tables from outside: what `ropescope positions` writes (CSV, JSON), a NumPy .npy array, or a
 // .safetensors file with `position_ids` as transformers returns them ([3,1,L], [3,L], [4,1,L]). Read as a
 // custom scheme whose positions are fixed: a layout (or a prompt) of the same token count gets them.
-#include "geometry/custom_scheme.h"
+#include "core/geometry/custom_scheme.h"
 
 #include <QByteArray>
 

@@ -1,4 +1,4 @@
-#include "python_runtime.h"
+#include "core/user_schemes/python_runtime.h"
 
 #include "scheme_runtime_source.h" // generated from scheme_runtime.py (core/user_schemes/CMakeLists.txt)
 

@@ -1,12 +1,12 @@
 // Python's headers before Qt's: Qt's `slots` macro would rewrite a field of Python's object.h.
-#include "python_runtime.h"
+#include "core/user_schemes/python_runtime.h"
 
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include "python_scheme.h"
+#include "core/user_schemes/python_scheme.h"
 
-#include "io/input_file.h"
+#include "core/io/input_file.h"
 
 #include <QCryptographicHash>
 #include <QFileInfo>

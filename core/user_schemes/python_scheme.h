@@ -2,8 +2,8 @@
 // Python schemes: a plain .py file defining positions(layout, **params) -> [C, L], optionally PARAMETERS,
 // COMPONENTS and allocation(head_dim), run in the embedded interpreter (README "Your own scheme").
 // No Python or pybind11 header here: the CLI, the GUI and batch include this.
-#include "geometry/custom_scheme.h"
-#include "geometry/errors.h"
+#include "core/geometry/custom_scheme.h"
+#include "core/geometry/errors.h"
 
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
-#include "scheme_export.h"
+#include "core/user_schemes/scheme_export.h"
 
-#include "geometry/errors.h"
-#include "io/position_table_io.h"
+#include "core/geometry/errors.h"
+#include "core/io/position_table_io.h"
 #include "scheme_template_source.h" // generated from scheme_template.py (CMakeLists.txt)
 
 #include <QRegularExpression>

@@ -2,7 +2,7 @@
 // A built-in scheme as a Python scheme file: a self-contained, numpy-only module in the format Python schemes
 // take (positions, PARAMETERS, COMPONENTS, allocation), with a get_rope_index-style adapter for training code.
 // `ropescope export-scheme` writes it; a researcher edits it, watches it live, and pastes it into training.
-#include "geometry/scheme.h"
+#include "core/geometry/scheme.h"
 
 #include <QByteArray>
 #include <string>

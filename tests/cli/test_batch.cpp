@@ -7,7 +7,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "support/run_ropescope.h"
+#include "tests/support/run_ropescope.h"
 
 namespace {
 

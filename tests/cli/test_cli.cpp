@@ -1,4 +1,4 @@
-#include "support/csv_table.h"
+#include "tests/support/csv_table.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -7,7 +7,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "support/run_ropescope.h"
+#include "tests/support/run_ropescope.h"
 
 using Run = RopescopeRun;
 

@@ -13,8 +13,8 @@
 #include <QElapsedTimer>
 #include <QtTest>
 
-#include "support/run_ropescope.h"
-#include "support/test_files.h"
+#include "tests/support/run_ropescope.h"
+#include "tests/support/test_files.h"
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>

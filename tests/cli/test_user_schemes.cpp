@@ -1,9 +1,9 @@
 // Schemes from the user's files (issue "Your own scheme"): Python scheme files, position tables, and
 // export-scheme, through the ropescope binary. The round trip checks every built-in scheme's exported module
 // against `ropescope positions`, run both by the embedded interpreter and by a plain python3.
-#include "support/csv_table.h"
-#include "support/run_ropescope.h"
-#include "support/test_files.h"
+#include "tests/support/csv_table.h"
+#include "tests/support/run_ropescope.h"
+#include "tests/support/test_files.h"
 
 #include <QDir>
 #include <QFile>

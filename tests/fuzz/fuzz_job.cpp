@@ -1,5 +1,5 @@
 // libFuzzer target: arbitrary bytes as a batch job file.
-#include "batch/batch_job.h"
+#include "app/batch/batch_job.h"
 
 #include <cstdint>
 

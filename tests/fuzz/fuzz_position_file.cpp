@@ -1,7 +1,7 @@
 // libFuzzer target: arbitrary bytes as a position table (--positions, File > Open position table). The first
 // byte picks the format (CSV, JSON, .npy, .safetensors); the rest is the file.
-#include "user_schemes/position_file.h"
-#include "geometry/errors.h"
+#include "core/geometry/errors.h"
+#include "core/user_schemes/position_file.h"
 
 #include <cmath>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // libFuzzer target: arbitrary bytes as an `eval --questions` file (questions.jsonl).
-#include "model/question_set.h"
-#include "model/safetensors.h"
+#include "core/model/question_set.h"
+#include "core/model/safetensors.h"
 
 #include <cstdint>
 

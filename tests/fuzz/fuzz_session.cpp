@@ -1,7 +1,7 @@
 // libFuzzer target: arbitrary bytes as an explorer session file (what File > Open session and the
 // autosave restore read).
-#include "geometry/errors.h"
-#include "session/explorer_state.h"
+#include "core/geometry/errors.h"
+#include "core/session/explorer_state.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

@@ -1,12 +1,12 @@
 // `ropescope attend` end to end on the tiny Qwen2-VL fixture weights with a small WordLevel tokenizer:
 // files written, shapes, probabilities, positions equal to `ropescope positions`, errors.
-#include "support/run_ropescope.h"
-#include "support/model_folder.h"
-#include "tiny_model.h"
-#include "support/csv_table.h"
-#include "charts/attention_heatmap.h"
-#include "model/attention_stats.h"
-#include "model/tensor_io.h"
+#include "core/model/attention_stats.h"
+#include "core/model/tensor_io.h"
+#include "tests/model/tiny_model.h"
+#include "tests/support/csv_table.h"
+#include "tests/support/model_folder.h"
+#include "tests/support/run_ropescope.h"
+#include "views/charts/attention_heatmap.h"
 
 #include <QDir>
 #include <QElapsedTimer>

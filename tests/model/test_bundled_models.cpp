@@ -1,14 +1,14 @@
 // Every bundled model (resources/models/*) through the whole inference path on 200 held-out samples:
 // accuracy must stay within 3 points of the figure recorded beside it (eval.json, the README table's
 // source). An end-to-end check of loader, tokenizer, preprocessing, positions and decoder.
-#include "io/resource_paths.h"
-#include "geometry/age.h"
-#include "model/bundled_model.h"
-#include "model/evaluator.h"
-#include "model/image_processor.h"
-#include "model/synthetic_task.h"
-#include "model/tokenizer.h"
-#include "model/vlm.h"
+#include "core/geometry/age.h"
+#include "core/io/resource_paths.h"
+#include "core/model/bundled_model.h"
+#include "core/model/evaluator.h"
+#include "core/model/image_processor.h"
+#include "core/model/synthetic_task.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vlm.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,9 +1,9 @@
 // The synthetic task and the trainer: determinism, masks, a short training run that learns and writes a
 // model the normal loader reads.
-#include "model/evaluator.h"
-#include "model/synthetic_task.h"
-#include "model/trainer.h"
-#include "model/vlm.h"
+#include "core/model/evaluator.h"
+#include "core/model/synthetic_task.h"
+#include "core/model/trainer.h"
+#include "core/model/vlm.h"
 
 #include <QDir>
 #include <QJsonDocument>

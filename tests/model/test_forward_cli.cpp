@@ -1,8 +1,8 @@
 // `ropescope forward` from the command line: outputs against the transformers fixtures, the positions it
 // used against `ropescope positions`, and its errors.
-#include "support/run_ropescope.h"
-#include "support/csv_table.h"
-#include "model/tensor_io.h"
+#include "core/model/tensor_io.h"
+#include "tests/support/csv_table.h"
+#include "tests/support/run_ropescope.h"
 
 #include <QDir>
 #include <QFile>

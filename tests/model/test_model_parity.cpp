@@ -2,17 +2,17 @@
 // Qwen3-VL (5.17) fixtures in tests/data/fixtures (README there): every tensor the fixtures hold, loaded
 // through the normal checkpoint loader and run through the normal model code with scheme mrope (whose
 // allocation is the model's own: sectioned, or interleaved for Qwen3-VL).
-#include "geometry/scheme.h"
-#include "model/tensor_io.h"
-#include "model/token_layout.h"
-#include "model/vlm.h"
+#include "core/geometry/scheme.h"
+#include "core/model/tensor_io.h"
+#include "core/model/token_layout.h"
+#include "core/model/vlm.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "support/parity.h"
+#include "tests/support/parity.h"
 
 using namespace ropescope;
 using namespace ropescope::model;

@@ -1,14 +1,14 @@
 // The model's own positional prior (mean q, mean k, rotated as the decoder rotates) against an independent
 // computation with plain loops over the checkpoint's own weights: layer 0 of the tiny Qwen2-VL fixture,
 // for a question token and for an answer token (whose query sits past the prompt, as decoding places it).
-#include "support/run_ropescope.h"
-#include "support/csv_table.h"
-#include "tiny_model.h"
-#include "model/attention_run.h"
-#include "model/checkpoint.h"
-#include "model/own_prior.h"
-#include "model/tokenizer.h"
-#include "model/vlm.h"
+#include "core/model/attention_run.h"
+#include "core/model/checkpoint.h"
+#include "core/model/own_prior.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vlm.h"
+#include "tests/model/tiny_model.h"
+#include "tests/support/csv_table.h"
+#include "tests/support/run_ropescope.h"
 
 #include <QImage>
 #include <QJsonArray>

@@ -1,13 +1,13 @@
 // `ropescope bias`: the mean map against a plain loop over the samples' own attention (attend's pipeline),
 // shards merged against one run, and its bad inputs.
-#include "model/attention_run.h"
-#include "model/image_processor.h"
-#include "model/preprocess_config.h"
-#include "model/synthetic_task.h"
-#include "model/tokenizer.h"
-#include "model/vlm.h"
+#include "core/model/attention_run.h"
+#include "core/model/image_processor.h"
+#include "core/model/preprocess_config.h"
+#include "core/model/synthetic_task.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vlm.h"
 
-#include "support/run_ropescope.h"
+#include "tests/support/run_ropescope.h"
 
 #include <QDir>
 #include <QFile>

@@ -3,13 +3,13 @@
 // biased q/k/v, NeoX rotation from the position table's allocation and theta, grouped-query causal
 // softmax, gated MLP, LM head), each layer's attention probabilities kept with their gradient by autograd,
 // and the relevance rule applied with plain loops.
-#include "support/run_ropescope.h"
-#include "tiny_model.h"
-#include "model/attention_run.h"
-#include "model/checkpoint.h"
-#include "model/relevancy.h"
-#include "model/tokenizer.h"
-#include "model/vlm.h"
+#include "core/model/attention_run.h"
+#include "core/model/checkpoint.h"
+#include "core/model/relevancy.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vlm.h"
+#include "tests/model/tiny_model.h"
+#include "tests/support/run_ropescope.h"
 
 #include <QImage>
 #include <QJsonArray>

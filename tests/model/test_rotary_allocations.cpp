@@ -1,9 +1,9 @@
 // The 2025 allocations in the decoder: MHRoPE's per-head axes (over KV heads, or over query heads with keys
 // repeated per query head) and VideoRoPE++'s NTK-scaled time base. Each is checked against an allocation
 // the decoder already runs: a per-head head on axis c attends exactly as that head under "every pair on c".
-#include "geometry/scheme.h"
-#include "model/checkpoint.h"
-#include "model/language_model.h"
+#include "core/geometry/scheme.h"
+#include "core/model/checkpoint.h"
+#include "core/model/language_model.h"
 
 #include <QtTest>
 

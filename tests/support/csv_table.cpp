@@ -1,4 +1,4 @@
-#include "csv_table.h"
+#include "tests/support/csv_table.h"
 
 #include <QFile>
 

@@ -1,5 +1,5 @@
 #pragma once
-#include "geometry/position_table.h"
+#include "core/geometry/position_table.h"
 
 #include <QtTest>
 

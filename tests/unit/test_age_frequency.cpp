@@ -1,9 +1,9 @@
-#include "geometry/age.h"
-#include "geometry/errors.h"
-#include "geometry/frequency.h"
-#include "geometry/frequency_usage.h"
-#include "geometry/layout.h"
-#include "geometry/scheme.h"
+#include "core/geometry/age.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/frequency.h"
+#include "core/geometry/frequency_usage.h"
+#include "core/geometry/layout.h"
+#include "core/geometry/scheme.h"
 
 #include <QtTest>
 

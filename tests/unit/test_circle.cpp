@@ -1,7 +1,7 @@
-#include "support/csv_table.h"
-#include "geometry/circle_projection.h"
-#include "geometry/metrics.h"
-#include "geometry/scheme.h"
+#include "core/geometry/circle_projection.h"
+#include "core/geometry/metrics.h"
+#include "core/geometry/scheme.h"
+#include "tests/support/csv_table.h"
 
 #include <QDir>
 #include <QRandomGenerator>

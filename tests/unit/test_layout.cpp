@@ -1,6 +1,6 @@
-#include "geometry/errors.h"
-#include "geometry/layout.h"
-#include "geometry/position_table.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/layout.h"
+#include "core/geometry/position_table.h"
 
 #include <QtTest>
 

@@ -1,7 +1,7 @@
-#include "geometry/errors.h"
-#include "geometry/metrics.h"
-#include "geometry/paper_table1.h"
-#include "geometry/scheme.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/metrics.h"
+#include "core/geometry/paper_table1.h"
+#include "core/geometry/scheme.h"
 
 #include <QtTest>
 

@@ -1,7 +1,7 @@
 // The output writer and the input reader against hostile file-system objects: FIFOs, device nodes and
 // symbolic links made privately in a temporary folder (never on /dev), leftovers of a killed writer.
-#include "io/atomic_file.h"
-#include "io/input_file.h"
+#include "core/io/atomic_file.h"
+#include "core/io/input_file.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,7 +1,7 @@
-#include "support/csv_table.h"
-#include "geometry/scheme.h"
-#include "io/atomic_file.h"
-#include "io/position_table_io.h"
+#include "core/geometry/scheme.h"
+#include "core/io/atomic_file.h"
+#include "core/io/position_table_io.h"
+#include "tests/support/csv_table.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

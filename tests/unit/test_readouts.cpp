@@ -1,7 +1,7 @@
 // ReadoutEngine: the readouts of one explorer state, the PTD of every scheme on its layout (cached per
 // layout and parameters), and the states some schemes cannot take.
-#include "geometry/metrics.h"
-#include "session/readouts.h"
+#include "core/geometry/metrics.h"
+#include "core/session/readouts.h"
 
 #include <QtTest>
 

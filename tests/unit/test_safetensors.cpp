@@ -1,5 +1,5 @@
-#include "model/model_config.h"
-#include "model/safetensors.h"
+#include "core/model/model_config.h"
+#include "core/model/safetensors.h"
 
 #include <QtTest>
 

@@ -1,8 +1,8 @@
 // The one JSON spelling of scheme parameters (io/scheme_codec) and the session that uses it: every field
 // survives a round trip, old records read with defaults, and a bad value is named by its key.
-#include "geometry/errors.h"
-#include "io/scheme_codec.h"
-#include "session/explorer_state.h"
+#include "core/geometry/errors.h"
+#include "core/io/scheme_codec.h"
+#include "core/session/explorer_state.h"
 
 #include <QJsonArray>
 #include <QtTest>

@@ -1,6 +1,6 @@
-#include "geometry/errors.h"
-#include "geometry/scheme.h"
-#include "table_check.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/scheme.h"
+#include "tests/unit/table_check.h"
 
 #include <QtTest>
 

@@ -2,11 +2,11 @@
 // TAD-RoPE, VideoRoPE++, MM-RoPE) against tests/data/schemes2025/make_reference.py: positions
 // written from the reference library's get_*_index semantics, walked block by block in Python, and its
 // frequency allocation tables.
-#include "support/csv_table.h"
-#include "geometry/errors.h"
-#include "geometry/layout.h"
-#include "geometry/metrics.h"
-#include "geometry/scheme.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/layout.h"
+#include "core/geometry/metrics.h"
+#include "core/geometry/scheme.h"
+#include "tests/support/csv_table.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,7 +1,7 @@
 // Session files and the autosave without a window: round trip, errors that name the file and the value,
 // and an unreadable autosave set aside (never overwritten, never followed through a link).
-#include "io/atomic_file.h"
-#include "session/session_file.h"
+#include "core/io/atomic_file.h"
+#include "core/session/session_file.h"
 
 #include <QtTest>
 

@@ -1,7 +1,7 @@
-#include "attention_figures.h"
+#include "views/charts/attention_figures.h"
 
-#include "chart_text.h"
-#include "scene/colormap.h"
+#include "views/charts/chart_text.h"
+#include "views/scene/colormap.h"
 
 #include <QFontMetricsF>
 #include <QPainter>

@@ -1,6 +1,6 @@
-#include "attention_heatmap.h"
+#include "views/charts/attention_heatmap.h"
 
-#include "scene/colormap.h"
+#include "views/scene/colormap.h"
 
 #include <QPainter>
 

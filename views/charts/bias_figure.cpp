@@ -1,7 +1,7 @@
-#include "bias_figure.h"
+#include "views/charts/bias_figure.h"
 
-#include "chart_text.h"
-#include "scene/colormap.h"
+#include "views/charts/chart_text.h"
+#include "views/scene/colormap.h"
 
 #include <QPainter>
 #include <QPainterPath>

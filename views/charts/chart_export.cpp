@@ -1,4 +1,4 @@
-#include "chart_export.h"
+#include "views/charts/chart_export.h"
 
 #include <QBuffer>
 #include <QImage>

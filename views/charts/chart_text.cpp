@@ -1,4 +1,4 @@
-#include "chart_text.h"
+#include "views/charts/chart_text.h"
 
 #include <QFontMetricsF>
 #include <QPainter>

@@ -1,8 +1,8 @@
-#include "charts.h"
+#include "views/charts/charts.h"
 
-#include "chart_text.h"
+#include "views/charts/chart_text.h"
 
-#include "scene/colormap.h"
+#include "views/scene/colormap.h"
 
 #include <QFontMetricsF>
 #include <QPainter>

@@ -1,6 +1,6 @@
-#include "readout_charts.h"
+#include "views/charts/readout_charts.h"
 
-#include "geometry/frequency_usage.h"
+#include "core/geometry/frequency_usage.h"
 
 #include <cmath>
 

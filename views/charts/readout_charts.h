@@ -1,6 +1,6 @@
 #pragma once
-#include "charts.h"
-#include "session/readouts.h"
+#include "core/session/readouts.h"
+#include "views/charts/charts.h"
 
 namespace ropescope::views {
 

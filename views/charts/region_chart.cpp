@@ -1,7 +1,7 @@
-#include "region_chart.h"
+#include "views/charts/region_chart.h"
 
-#include "chart_text.h"
-#include "scene/colormap.h"
+#include "views/charts/chart_text.h"
+#include "views/scene/colormap.h"
 
 #include <QFont>
 #include <QFontMetricsF>

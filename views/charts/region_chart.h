@@ -2,7 +2,7 @@
 // Image region -> text: the picture with the selected cells outlined, every captured layer's share of
 // each token's image attention on the region (a strip, layers x tokens), and the shown layer as bars
 // with the region's area as the "ignores position" line. Painted the same on screen and into PNG/SVG/PDF.
-#include "attention_heatmap.h"
+#include "views/charts/attention_heatmap.h"
 
 #include <QImage>
 #include <QRectF>

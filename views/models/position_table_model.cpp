@@ -1,4 +1,4 @@
-#include "position_table_model.h"
+#include "views/models/position_table_model.h"
 
 #include <QBrush>
 #include <QColor>

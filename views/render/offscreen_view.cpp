@@ -1,7 +1,7 @@
-#include "offscreen_view.h"
+#include "views/render/offscreen_view.h"
 
-#include "egl_context.h"
-#include "offscreen_window.h"
+#include "views/render/egl_context.h"
+#include "views/render/offscreen_window.h"
 
 #include <vtkNew.h>
 #include <vtkRenderWindow.h>

@@ -1,5 +1,5 @@
 #pragma once
-#include "scene/cone_scene.h"
+#include "views/scene/cone_scene.h"
 
 #include <QImage>
 #include <QSize>

@@ -1,4 +1,4 @@
-#include "offscreen_window.h"
+#include "views/render/offscreen_window.h"
 
 #include <vtkObjectFactory.h>
 #include <vtk_glew.h>

@@ -1,4 +1,4 @@
-#include "colormap.h"
+#include "views/scene/colormap.h"
 
 #include <algorithm>
 #include <cmath>

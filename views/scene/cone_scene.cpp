@@ -1,7 +1,7 @@
-#include "cone_scene.h"
+#include "views/scene/cone_scene.h"
 
-#include "colormap.h"
-#include "world_mapping.h"
+#include "views/scene/colormap.h"
+#include "views/scene/world_mapping.h"
 
 #include <vtkActor.h>
 #include <vtkBillboardTextActor3D.h>

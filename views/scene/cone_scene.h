@@ -1,6 +1,6 @@
 #pragma once
-#include "geometry/position_table.h"
-#include "scene_options.h"
+#include "core/geometry/position_table.h"
+#include "views/scene/scene_options.h"
 
 #include <Eigen/Core>
 #include <vtkNew.h>

@@ -1,5 +1,5 @@
 #pragma once
-#include "session/view_options.h"
+#include "core/session/view_options.h"
 
 #include <array>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "world_mapping.h"
+#include "views/scene/world_mapping.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "chart_view.h"
+#include "views/widgets/chart_view.h"
 
 #include <QMouseEvent>
 #include <QPainter>

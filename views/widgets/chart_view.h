@@ -1,5 +1,5 @@
 #pragma once
-#include "charts/chart_export.h"
+#include "views/charts/chart_export.h"
 
 #include <QWidget>
 

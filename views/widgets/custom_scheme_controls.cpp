@@ -1,4 +1,4 @@
-#include "custom_scheme_controls.h"
+#include "views/widgets/custom_scheme_controls.h"
 
 #include <QDoubleSpinBox>
 #include <QFileInfo>

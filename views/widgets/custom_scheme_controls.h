@@ -1,5 +1,5 @@
 #pragma once
-#include "geometry/custom_scheme.h"
+#include "core/geometry/custom_scheme.h"
 
 #include <QGroupBox>
 

@@ -1,7 +1,7 @@
-#include "parameter_panel.h"
+#include "views/widgets/parameter_panel.h"
 
-#include "geometry/errors.h"
-#include "geometry/layout.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/layout.h"
 
 #include <QCheckBox>
 #include <QComboBox>

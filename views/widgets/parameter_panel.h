@@ -1,6 +1,6 @@
 #pragma once
-#include "session/explorer_state.h"
-#include "widgets/custom_scheme_controls.h"
+#include "core/session/explorer_state.h"
+#include "views/widgets/custom_scheme_controls.h"
 
 #include <QWidget>
 

@@ -1,9 +1,9 @@
 // ParameterPanel's two-way mapping to the explorer state: what the controls say (applyTo) and showing a
 // state in them (setState). The controls themselves are built in parameter_panel.cpp.
-#include "parameter_panel.h"
+#include "views/widgets/parameter_panel.h"
 
-#include "geometry/errors.h"
-#include "geometry/layout.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/layout.h"
 
 #include <QCheckBox>
 #include <QComboBox>

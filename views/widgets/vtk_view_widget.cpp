@@ -1,4 +1,4 @@
-#include "vtk_view_widget.h"
+#include "views/widgets/vtk_view_widget.h"
 
 #include <QMouseEvent>
 #include <QOpenGLContext>

@@ -1,6 +1,6 @@
-#include "attention_choices.h"
+#include "app/gui/attention/attention_choices.h"
 
-#include "model/attend_request.h"
+#include "core/model/attend_request.h"
 
 #include <array>
 

@@ -1,9 +1,9 @@
-#include "attention_controls.h"
+#include "app/gui/attention/attention_controls.h"
 
-#include "attention_choices.h"
-#include "io/resource_paths.h"
-#include "model/attend_request.h"
-#include "model/synthetic_task.h"
+#include "app/gui/attention/attention_choices.h"
+#include "core/io/resource_paths.h"
+#include "core/model/attend_request.h"
+#include "core/model/synthetic_task.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,9 +1,9 @@
-#include "attention_job.h"
+#include "app/gui/attention/attention_job.h"
 
-#include "model/bundled_model.h"
-#include "model/synthetic_task.h"
-#include "model/tokenizer.h"
-#include "model/vlm.h"
+#include "core/model/bundled_model.h"
+#include "core/model/synthetic_task.h"
+#include "core/model/tokenizer.h"
+#include "core/model/vlm.h"
 
 #include <QDir>
 

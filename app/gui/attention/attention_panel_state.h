@@ -1,8 +1,8 @@
 #pragma once
 // The Attention tab's state behind AttentionPanel (its d-pointer), shared by the panel's .cpp files.
-#include "gui/attention_panel.h"
-#include "attention_job.h"
-#include "session/explorer_state.h"
+#include "app/gui/attention/attention_job.h"
+#include "app/gui/attention_panel.h"
+#include "core/session/explorer_state.h"
 
 #include <QImage>
 #include <QString>

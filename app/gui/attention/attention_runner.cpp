@@ -1,6 +1,6 @@
-#include "attention_runner.h"
+#include "app/gui/attention/attention_runner.h"
 
-#include "attention_job.h"
+#include "app/gui/attention/attention_job.h"
 
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>

@@ -1,7 +1,7 @@
-#include "layer_heads_page.h"
+#include "app/gui/attention/layer_heads_page.h"
 
-#include "map_pictures.h"
-#include "widgets/chart_view.h"
+#include "app/map_pictures.h"
+#include "views/widgets/chart_view.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>

@@ -1,6 +1,6 @@
-#include "map_page.h"
+#include "app/gui/attention/map_page.h"
 
-#include "charts/attention_figures.h"
+#include "views/charts/attention_figures.h"
 
 #include <QBuffer>
 #include <QGridLayout>

@@ -1,5 +1,5 @@
 #pragma once
-#include "charts/attention_heatmap.h"
+#include "views/charts/attention_heatmap.h"
 
 #include <QImage>
 #include <QWidget>

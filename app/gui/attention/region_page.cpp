@@ -1,11 +1,11 @@
-#include "region_page.h"
+#include "app/gui/attention/region_page.h"
 
-#include "attention_choices.h"
-#include "charts/region_chart.h"
-#include "map_pictures.h"
-#include "model/attention_run.h"
-#include "model/region_attention.h"
-#include "widgets/chart_view.h"
+#include "app/gui/attention/attention_choices.h"
+#include "app/map_pictures.h"
+#include "core/model/attention_run.h"
+#include "core/model/region_attention.h"
+#include "views/charts/region_chart.h"
+#include "views/widgets/chart_view.h"
 
 #include <QHBoxLayout>
 #include <QPainter>

@@ -1,6 +1,6 @@
 #pragma once
-#include "charts/chart_export.h"
-#include "session/explorer_state.h"
+#include "core/session/explorer_state.h"
+#include "views/charts/chart_export.h"
 
 #include <QString>
 #include <QWidget>

@@ -1,9 +1,9 @@
-#include "schemes_page.h"
+#include "app/gui/attention/schemes_page.h"
 
-#include "map_pictures.h"
-#include "charts/attention_figures.h"
-#include "model/scheme_comparison.h"
-#include "widgets/chart_view.h"
+#include "app/map_pictures.h"
+#include "core/model/scheme_comparison.h"
+#include "views/charts/attention_figures.h"
+#include "views/widgets/chart_view.h"
 
 #include <QHBoxLayout>
 #include <QListWidget>

@@ -1,8 +1,8 @@
 #pragma once
-#include "charts/attention_figures.h"
-#include "charts/attention_heatmap.h"
-#include "charts/chart_export.h"
-#include "model/bundled_model.h"
+#include "core/model/bundled_model.h"
+#include "views/charts/attention_figures.h"
+#include "views/charts/attention_heatmap.h"
+#include "views/charts/chart_export.h"
 
 #include <QWidget>
 

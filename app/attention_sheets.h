@@ -1,8 +1,8 @@
 #pragma once
 // The per-token sheet of a run (every question and answer token's map at one layer), built once for the
 // CLI's `attend --per-token`, batch and the GUI's export, so all of them draw the same figure.
-#include "core/model/attend_request.h"
-#include "core/model/attention_run.h"
+#include "core/model/analysis/attend_request.h"
+#include "core/model/analysis/attention_run.h"
 #include "views/charts/attention_figures.h"
 #include "views/charts/attention_heatmap.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // The files of a bias measurement (`ropescope bias`, batch `bias` items): the figure, the table and the JSON,
 // from an accumulation (one run, or merged shards). The GUI's Bias view draws the same figure.
-#include "core/model/positional_bias.h"
+#include "core/model/analysis/positional_bias.h"
 #include "views/charts/bias_figure.h"
 #include "views/charts/chart_export.h"
 

@@ -1,7 +1,7 @@
 #include "app/cli/cli_error.h"
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
-#include "core/model/host_allocator.h"
+#include "core/model/engine/host_allocator.h"
 
 #include <QCoreApplication>
 #include <QGuiApplication>

@@ -1,6 +1,6 @@
 # Warnings, sanitizers and the one include root shared by every target of the project (each links it).
 add_library(ropescope_options INTERFACE)
-# Every project header is included by its path from the repository root: "core/model/vlm.h",
+# Every project header is included by its path from the repository root: "core/model/engine/vlm.h",
 # "views/charts/charts.h", "app/cli/output.h", "tests/support/csv_table.h".
 target_include_directories(ropescope_options INTERFACE ${PROJECT_SOURCE_DIR})
 target_compile_options(ropescope_options INTERFACE

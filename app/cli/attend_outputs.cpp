@@ -7,8 +7,8 @@
 #include "app/cli/output.h"
 #include "app/map_pictures.h"
 #include "core/io/position_table_io.h"
-#include "core/model/attention_stats.h"
-#include "core/model/tensor_io.h"
+#include "core/model/analysis/attention_stats.h"
+#include "core/model/engine/tensor_io.h"
 #include "views/charts/attention_figures.h"
 #include "views/charts/region_chart.h"
 

@@ -5,12 +5,12 @@
 #include "app/map_pictures.h"
 #include "core/io/position_table_io.h"
 #include "core/io/resource_paths.h"
-#include "core/model/attend_request.h"
-#include "core/model/attention_stats.h"
-#include "core/model/bundled_model.h"
-#include "core/model/image_processor.h"
-#include "core/model/scheme_comparison.h"
-#include "core/model/tensor_io.h"
+#include "core/model/analysis/attend_request.h"
+#include "core/model/analysis/attention_stats.h"
+#include "core/model/analysis/scheme_comparison.h"
+#include "core/model/engine/image_processor.h"
+#include "core/model/engine/model_scheme.h"
+#include "core/model/engine/tensor_io.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -2,12 +2,12 @@
 // One `attend` run as the CLI and batch jobs do it: options, the model kept loaded between runs, and the
 // files a run produces. LibTorch inside: include only from the commands that run a model.
 #include "app/cli/geometry_options.h"
-#include "core/model/attention_run.h"
-#include "core/model/own_prior.h"
-#include "core/model/region_attention.h"
-#include "core/model/relevancy.h"
-#include "core/model/tokenizer.h"
-#include "core/model/vlm.h"
+#include "core/model/analysis/attention_run.h"
+#include "core/model/analysis/own_prior.h"
+#include "core/model/analysis/region_attention.h"
+#include "core/model/analysis/relevancy.h"
+#include "core/model/engine/tokenizer.h"
+#include "core/model/engine/vlm.h"
 #include "views/charts/attention_figures.h"
 #include "views/charts/attention_heatmap.h"
 #include "views/charts/chart_export.h"

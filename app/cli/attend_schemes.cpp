@@ -4,7 +4,7 @@
 
 #include "app/cli/cli_error.h"
 #include "app/cli/output.h"
-#include "core/model/attention_stats.h"
+#include "core/model/analysis/attention_stats.h"
 #include "views/charts/attention_figures.h"
 
 #include <QJsonArray>

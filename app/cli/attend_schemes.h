@@ -1,7 +1,7 @@
 #pragma once
 // `attend --schemes`: one prompt under several position schemes side by side, as files.
 #include "app/cli/attend_run.h"
-#include "core/model/scheme_comparison.h"
+#include "core/model/analysis/scheme_comparison.h"
 
 #include <QJsonArray>
 

@@ -6,7 +6,7 @@
 #include "app/cli/model_options.h"
 #include "app/cli/output.h"
 #include "core/io/resource_paths.h"
-#include "core/model/bias_samples.h"
+#include "core/model/analysis/bias_samples.h"
 
 #include <QElapsedTimer>
 #include <QJsonDocument>

@@ -4,7 +4,7 @@
 #include "app/cli/geometry_options.h"
 #include "app/cli/model_options.h"
 #include "app/cli/output.h"
-#include "core/model/vlm.h"
+#include "core/model/engine/vlm.h"
 #include "kernels/attention.h"
 
 #include <QFile>

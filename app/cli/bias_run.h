@@ -1,7 +1,7 @@
 #pragma once
 // The flags of `ropescope bias` and of batch `bias` items, and the measurement they ask for (command_bias.cpp).
 #include "app/bias_report.h"
-#include "core/model/bias_samples.h"
+#include "core/model/analysis/bias_samples.h"
 
 #include <QCommandLineParser>
 

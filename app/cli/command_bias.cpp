@@ -9,9 +9,9 @@
 #include "app/cli/model_options.h"
 #include "core/io/atomic_file.h"
 #include "core/io/input_file.h"
-#include "core/model/bias_samples.h"
-#include "core/model/image_processor.h"
-#include "core/model/vlm.h"
+#include "core/model/analysis/bias_samples.h"
+#include "core/model/engine/image_processor.h"
+#include "core/model/engine/vlm.h"
 
 #include <QDir>
 #include <QJsonDocument>

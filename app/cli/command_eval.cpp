@@ -5,9 +5,9 @@
 #include "app/cli/model_options.h"
 #include "app/cli/output.h"
 #include "core/io/atomic_file.h"
-#include "core/model/evaluator.h"
-#include "core/model/model_config.h"
-#include "core/model/synthetic_task.h"
+#include "core/model/analysis/evaluator.h"
+#include "core/model/engine/model_config.h"
+#include "core/model/training/synthetic_task.h"
 
 #include <QBuffer>
 #include <QDir>

@@ -5,8 +5,8 @@
 #include "app/cli/geometry_options.h"
 #include "app/cli/model_options.h"
 #include "app/cli/output.h"
-#include "core/model/tensor_io.h"
-#include "core/model/vlm.h"
+#include "core/model/engine/tensor_io.h"
+#include "core/model/engine/vlm.h"
 
 #include <cmath>
 

@@ -3,7 +3,7 @@
 #include "app/cli/geometry_options.h"
 #include "app/cli/output.h"
 #include "core/io/input_file.h"
-#include "core/model/tokenizer.h"
+#include "core/model/engine/tokenizer.h"
 
 #include <QDir>
 #include <QFile>

@@ -4,8 +4,9 @@
 #include "app/cli/geometry_options.h"
 #include "app/cli/model_options.h"
 #include "core/geometry/errors.h"
-#include "core/model/model_config.h"
-#include "core/model/trainer.h"
+#include "core/model/engine/model_config.h"
+#include "core/model/training/tiny_model.h"
+#include "core/model/training/trainer.h"
 
 #include <QDir>
 

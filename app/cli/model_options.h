@@ -4,8 +4,8 @@
 #include "app/cli/geometry_options.h"
 #include "core/geometry/errors.h"
 #include "core/io/atomic_file.h"
-#include "core/model/bundled_model.h"
-#include "core/model/safetensors.h"
+#include "core/model/engine/model_scheme.h"
+#include "core/model/engine/safetensors.h"
 
 #include <QCommandLineParser>
 

@@ -13,11 +13,11 @@
 #include "app/map_pictures.h"
 #include "core/io/atomic_file.h"
 #include "core/io/resource_paths.h"
-#include "core/model/attention_stats.h"
-#include "core/model/own_prior.h"
-#include "core/model/synthetic_task.h"
-#include "core/model/tokenizer.h"
-#include "core/model/vlm.h"
+#include "core/model/analysis/attention_stats.h"
+#include "core/model/analysis/own_prior.h"
+#include "core/model/engine/tokenizer.h"
+#include "core/model/engine/vlm.h"
+#include "core/model/training/synthetic_task.h"
 #include "views/charts/chart_export.h"
 
 #include <QCheckBox>

@@ -2,11 +2,11 @@
 
 #include "app/bias_report.h"
 #include "app/gui/file_dialogs.h"
-#include "core/model/bias_samples.h"
-#include "core/model/bundled_model.h"
-#include "core/model/preprocess_config.h"
-#include "core/model/tokenizer.h"
-#include "core/model/vlm.h"
+#include "core/model/analysis/bias_samples.h"
+#include "core/model/engine/model_scheme.h"
+#include "core/model/engine/preprocess_config.h"
+#include "core/model/engine/tokenizer.h"
+#include "core/model/engine/vlm.h"
 #include "views/widgets/chart_view.h"
 
 #include <QComboBox>

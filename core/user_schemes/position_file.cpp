@@ -3,7 +3,7 @@
 #include "core/geometry/errors.h"
 #include "core/geometry/position_table.h"
 #include "core/io/input_file.h"
-#include "core/model/safetensors.h"
+#include "core/model/engine/safetensors.h"
 
 #include <QCryptographicHash>
 #include <QFileInfo>

@@ -1,5 +1,5 @@
 // libFuzzer target: arbitrary bytes as a model config.json.
-#include "core/model/model_config.h"
+#include "core/model/engine/model_config.h"
 
 #include <cstdint>
 

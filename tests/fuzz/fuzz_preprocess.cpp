@@ -1,7 +1,7 @@
 // libFuzzer target: arbitrary bytes as a model folder's preprocessor_config.json, under both processor
 // families' defaults (Qwen2-VL's and Qwen3-VL's).
-#include "core/model/preprocess_config.h"
-#include "core/model/safetensors.h"
+#include "core/model/engine/preprocess_config.h"
+#include "core/model/engine/safetensors.h"
 
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // libFuzzer target: arbitrary bytes as an `eval --questions` file (questions.jsonl).
-#include "core/model/question_set.h"
-#include "core/model/safetensors.h"
+#include "core/model/engine/safetensors.h"
+#include "core/model/training/question_set.h"
 
 #include <cstdint>
 

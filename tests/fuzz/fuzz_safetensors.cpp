@@ -1,6 +1,6 @@
 // libFuzzer target: arbitrary bytes as a safetensors file. Every tensor a parse accepts is read in full,
 // so AddressSanitizer catches any out-of-bounds offset the validation let through.
-#include "core/model/safetensors.h"
+#include "core/model/engine/safetensors.h"
 
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 // libFuzzer target: arbitrary bytes as tokenizer.json; accepted tokenizers encode and decode a fixed text.
-#include "core/model/tokenizer.h"
+#include "core/model/engine/tokenizer.h"
 
 #include <cstdint>
 

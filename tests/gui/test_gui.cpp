@@ -9,7 +9,7 @@
 #include "app/gui/settings_undo.h"
 #include "core/io/position_table_io.h"
 #include "core/io/resource_paths.h"
-#include "core/model/positional_bias.h"
+#include "core/model/analysis/positional_bias.h"
 #include "tests/support/model_folder.h"
 #include "views/charts/attention_figures.h"
 #include "views/charts/region_chart.h"

@@ -1,7 +1,7 @@
 // `ropescope attend` end to end on the tiny Qwen2-VL fixture weights with a small WordLevel tokenizer:
 // files written, shapes, probabilities, positions equal to `ropescope positions`, errors.
-#include "core/model/attention_stats.h"
-#include "core/model/tensor_io.h"
+#include "core/model/analysis/attention_stats.h"
+#include "core/model/engine/tensor_io.h"
 #include "tests/model/tiny_model.h"
 #include "tests/support/csv_table.h"
 #include "tests/support/model_folder.h"

@@ -1,14 +1,14 @@
 // The attention explorer's second level on the tiny Qwen2-VL fixture: per-token maps (answer tokens from
 // the generation steps), the layers x heads table and its sink shares, and schemes side by side, checked
 // against independent computations (a full prefill, explicit loops, separate `attend` runs, `ptd`).
-#include "core/model/attention_run.h"
-#include "core/model/attention_stats.h"
-#include "core/model/image_processor.h"
-#include "core/model/region_attention.h"
-#include "core/model/scheme_comparison.h"
-#include "core/model/tensor_io.h"
-#include "core/model/tokenizer.h"
-#include "core/model/vlm.h"
+#include "core/model/analysis/attention_run.h"
+#include "core/model/analysis/attention_stats.h"
+#include "core/model/analysis/region_attention.h"
+#include "core/model/analysis/scheme_comparison.h"
+#include "core/model/engine/image_processor.h"
+#include "core/model/engine/tensor_io.h"
+#include "core/model/engine/tokenizer.h"
+#include "core/model/engine/vlm.h"
 #include "tests/model/tiny_model.h"
 #include "tests/support/csv_table.h"
 #include "tests/support/run_ropescope.h"

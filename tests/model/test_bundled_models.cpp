@@ -3,12 +3,12 @@
 // source). An end-to-end check of loader, tokenizer, preprocessing, positions and decoder.
 #include "core/geometry/age.h"
 #include "core/io/resource_paths.h"
-#include "core/model/bundled_model.h"
-#include "core/model/evaluator.h"
-#include "core/model/image_processor.h"
-#include "core/model/synthetic_task.h"
-#include "core/model/tokenizer.h"
-#include "core/model/vlm.h"
+#include "core/model/analysis/evaluator.h"
+#include "core/model/engine/image_processor.h"
+#include "core/model/engine/model_scheme.h"
+#include "core/model/engine/tokenizer.h"
+#include "core/model/engine/vlm.h"
+#include "core/model/training/synthetic_task.h"
 
 #include <QDir>
 #include <QFile>

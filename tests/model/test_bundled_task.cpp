@@ -1,9 +1,9 @@
 // The synthetic task and the trainer: determinism, masks, a short training run that learns and writes a
 // model the normal loader reads.
-#include "core/model/evaluator.h"
-#include "core/model/synthetic_task.h"
-#include "core/model/trainer.h"
-#include "core/model/vlm.h"
+#include "core/model/analysis/evaluator.h"
+#include "core/model/engine/vlm.h"
+#include "core/model/training/synthetic_task.h"
+#include "core/model/training/trainer.h"
 
 #include <QDir>
 #include <QJsonDocument>

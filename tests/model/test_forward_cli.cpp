@@ -1,6 +1,6 @@
 // `ropescope forward` from the command line: outputs against the transformers fixtures, the positions it
 // used against `ropescope positions`, and its errors.
-#include "core/model/tensor_io.h"
+#include "core/model/engine/tensor_io.h"
 #include "tests/support/csv_table.h"
 #include "tests/support/run_ropescope.h"
 

@@ -1,7 +1,7 @@
 // HARoPE head maps (model.layers.{i}.self_attn.harope.{a_u,a_v,sigma}): q' = M q, k' = M^-T k before the
 // rotation. The maps change attention, keep it a function of relative position only, and M = I is RoPE.
-#include "core/model/language_model.h"
-#include "core/model/tensor_io.h"
+#include "core/model/engine/language_model.h"
+#include "core/model/engine/tensor_io.h"
 #include "kernels/rotary.h"
 
 #include <QDir>

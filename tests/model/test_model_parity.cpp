@@ -3,9 +3,9 @@
 // through the normal checkpoint loader and run through the normal model code with scheme mrope (whose
 // allocation is the model's own: sectioned, or interleaved for Qwen3-VL).
 #include "core/geometry/scheme.h"
-#include "core/model/tensor_io.h"
-#include "core/model/token_layout.h"
-#include "core/model/vlm.h"
+#include "core/model/engine/tensor_io.h"
+#include "core/model/engine/token_layout.h"
+#include "core/model/engine/vlm.h"
 
 #include <QJsonDocument>
 #include <QJsonObject>

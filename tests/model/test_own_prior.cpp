@@ -1,11 +1,11 @@
 // The model's own positional prior (mean q, mean k, rotated as the decoder rotates) against an independent
 // computation with plain loops over the checkpoint's own weights: layer 0 of the tiny Qwen2-VL fixture,
 // for a question token and for an answer token (whose query sits past the prompt, as decoding places it).
-#include "core/model/attention_run.h"
-#include "core/model/checkpoint.h"
-#include "core/model/own_prior.h"
-#include "core/model/tokenizer.h"
-#include "core/model/vlm.h"
+#include "core/model/analysis/attention_run.h"
+#include "core/model/analysis/own_prior.h"
+#include "core/model/engine/checkpoint.h"
+#include "core/model/engine/tokenizer.h"
+#include "core/model/engine/vlm.h"
 #include "tests/model/tiny_model.h"
 #include "tests/support/csv_table.h"
 #include "tests/support/run_ropescope.h"

@@ -1,11 +1,11 @@
 // `ropescope bias`: the mean map against a plain loop over the samples' own attention (attend's pipeline),
 // shards merged against one run, and its bad inputs.
-#include "core/model/attention_run.h"
-#include "core/model/image_processor.h"
-#include "core/model/preprocess_config.h"
-#include "core/model/synthetic_task.h"
-#include "core/model/tokenizer.h"
-#include "core/model/vlm.h"
+#include "core/model/analysis/attention_run.h"
+#include "core/model/engine/image_processor.h"
+#include "core/model/engine/preprocess_config.h"
+#include "core/model/engine/tokenizer.h"
+#include "core/model/engine/vlm.h"
+#include "core/model/training/synthetic_task.h"
 
 #include "tests/support/run_ropescope.h"
 

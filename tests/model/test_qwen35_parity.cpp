@@ -2,9 +2,9 @@
 // tests/data/fixtures/qwen35-tiny (README there): a hybrid decoder of Gated DeltaNet and gated-attention
 // layers with partial, interleaved M-RoPE. Every tensor the fixture holds, through the normal loader and
 // model code with scheme mrope, at the fixture README's tolerances.
-#include "core/model/gated_deltanet.h"
-#include "core/model/tensor_io.h"
-#include "core/model/vlm.h"
+#include "core/model/engine/gated_deltanet.h"
+#include "core/model/engine/tensor_io.h"
+#include "core/model/engine/vlm.h"
 
 #include <QFile>
 #include <QJsonDocument>

@@ -3,11 +3,11 @@
 // biased q/k/v, NeoX rotation from the position table's allocation and theta, grouped-query causal
 // softmax, gated MLP, LM head), each layer's attention probabilities kept with their gradient by autograd,
 // and the relevance rule applied with plain loops.
-#include "core/model/attention_run.h"
-#include "core/model/checkpoint.h"
-#include "core/model/relevancy.h"
-#include "core/model/tokenizer.h"
-#include "core/model/vlm.h"
+#include "core/model/analysis/attention_run.h"
+#include "core/model/analysis/relevancy.h"
+#include "core/model/engine/checkpoint.h"
+#include "core/model/engine/tokenizer.h"
+#include "core/model/engine/vlm.h"
 #include "tests/model/tiny_model.h"
 #include "tests/support/run_ropescope.h"
 

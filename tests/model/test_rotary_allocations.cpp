@@ -2,8 +2,8 @@
 // repeated per query head) and VideoRoPE++'s NTK-scaled time base. Each is checked against an allocation
 // the decoder already runs: a per-head head on axis c attends exactly as that head under "every pair on c".
 #include "core/geometry/scheme.h"
-#include "core/model/checkpoint.h"
-#include "core/model/language_model.h"
+#include "core/model/engine/checkpoint.h"
+#include "core/model/engine/language_model.h"
 
 #include <QtTest>
 

@@ -3,8 +3,8 @@
 // vocabulary as Qwen2/2.5-VL and Qwen3-VL). The references are committed (tests/data/tokenizer:
 // reference_ids.json and the vocabulary, compressed), so the test runs offline and cannot skip;
 // tests/data/tokenizer/make_reference.sh regenerates them where npm reaches its registry.
-#include "core/model/model_config.h"
-#include "core/model/tokenizer.h"
+#include "core/model/engine/model_config.h"
+#include "core/model/engine/tokenizer.h"
 
 #include <QFile>
 #include <QJsonArray>

@@ -1,5 +1,5 @@
-#include "core/model/model_config.h"
-#include "core/model/safetensors.h"
+#include "core/model/engine/model_config.h"
+#include "core/model/engine/safetensors.h"
 
 #include <QtTest>
 

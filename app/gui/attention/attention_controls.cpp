@@ -2,8 +2,8 @@
 
 #include "app/gui/attention/attention_choices.h"
 #include "core/io/resource_paths.h"
-#include "core/model/attend_request.h"
-#include "core/model/synthetic_task.h"
+#include "core/model/analysis/attend_request.h"
+#include "core/model/training/synthetic_task.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -1,9 +1,9 @@
 #include "app/gui/attention/attention_job.h"
 
-#include "core/model/bundled_model.h"
-#include "core/model/synthetic_task.h"
-#include "core/model/tokenizer.h"
-#include "core/model/vlm.h"
+#include "core/model/engine/model_scheme.h"
+#include "core/model/engine/tokenizer.h"
+#include "core/model/engine/vlm.h"
+#include "core/model/training/synthetic_task.h"
 
 #include <QDir>
 

@@ -1,9 +1,9 @@
 #pragma once
 // One run of the Attention tab: its inputs built on the UI thread, the model's result or error filled by the
 // worker. Private to the tab's .cpp files (LibTorch stays out of widely included headers).
-#include "core/model/attention_run.h"
-#include "core/model/relevancy.h"
-#include "core/model/scheme_comparison.h"
+#include "core/model/analysis/attention_run.h"
+#include "core/model/analysis/relevancy.h"
+#include "core/model/analysis/scheme_comparison.h"
 
 #include <QString>
 

@@ -2,8 +2,8 @@
 
 #include "app/gui/attention/attention_choices.h"
 #include "app/map_pictures.h"
-#include "core/model/attention_run.h"
-#include "core/model/region_attention.h"
+#include "core/model/analysis/attention_run.h"
+#include "core/model/analysis/region_attention.h"
 #include "views/charts/region_chart.h"
 #include "views/widgets/chart_view.h"
 

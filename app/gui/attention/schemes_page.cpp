@@ -1,7 +1,7 @@
 #include "app/gui/attention/schemes_page.h"
 
 #include "app/map_pictures.h"
-#include "core/model/scheme_comparison.h"
+#include "core/model/analysis/scheme_comparison.h"
 #include "views/charts/attention_figures.h"
 #include "views/widgets/chart_view.h"
 

@@ -1,5 +1,5 @@
 #pragma once
-#include "core/model/bundled_model.h"
+#include "core/model/engine/model_scheme.h"
 #include "views/charts/attention_figures.h"
 #include "views/charts/attention_heatmap.h"
 #include "views/charts/chart_export.h"

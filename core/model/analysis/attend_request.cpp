@@ -1,0 +1,194 @@
+#include "core/model/analysis/attend_request.h"
+
+#include "core/model/analysis/attention_stats.h"
+#include "core/model/engine/host_allocator.h"
+#include "core/model/engine/safetensors.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+
+namespace ropescope::model {
+namespace {
+
+// A captured decoder layer holds its whole heads x L x L score matrix (scores, probabilities and the
+// float mask, ~3 copies), so the prompt length that fits follows from memory: refuse prompts whose one
+// layer would need more than half of this machine's memory, instead of failing deep inside a run.
+void refuseOversizedPrompt(int64_t tokens, int heads)
+{
+    const double perLayer = 4.0 * static_cast<double>(tokens) * static_cast<double>(tokens) * (3.0 * heads + 1.0);
+    refuseOverHalfTheMemory(perLayer, "the prompt is " + std::to_string(tokens) + " tokens; capturing its attention per layer",
+                            "shorten the question or use a smaller image");
+}
+
+// What every prompt gets once its ids and visual tokens are known: the queries (the text after the last visual
+// token, its <|vision_end|> excluded), the chat flag, the unknown words, and the run that captures every
+// attention layer's queries x visual tokens.
+void finishRequest(AttendRequest& a, const ModelConfig& cfg, const Tokenizer& tokenizer, const QString& question, torch::Device device)
+{
+    for (auto i = a.imageTokens.empty() ? 0 : a.imageTokens.back() + 1; i < static_cast<int64_t>(a.ids.size()); ++i)
+        if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd)
+            a.queryTokens.push_back(i);
+    a.chat = tokenizer.tokenId("<|im_start|>").has_value();
+    a.unknownWords = tokenizer.unknownWords(question);
+    ForwardRequest& f = a.forward;
+    f.inputIds = torch::tensor(a.ids, torch::kInt64);
+    f.capture.layers = cfg.text.attentionLayers();
+    f.capture.selection.rows = torch::tensor(a.queryTokens, torch::kInt64).to(device);
+    f.capture.selection.cols = torch::tensor(a.imageTokens, torch::kInt64).to(device);
+    f.generate = a.chat ? 32 : 1;
+}
+
+} // namespace
+
+std::vector<float> PromptImage::slice(const std::vector<float>& map) const
+{
+    if (first < 0 || static_cast<size_t>(first) + static_cast<size_t>(cells()) > map.size())
+        throw std::invalid_argument("PromptImage::slice: the map does not cover the image's tokens");
+    return std::vector<float>(map.begin() + first, map.begin() + first + cells());
+}
+
+GridShapes AttendRequest::grids() const
+{
+    GridShapes g;
+    for (const PromptImage& image : images)
+        g.push_back({image.rows, image.cols});
+    return g;
+}
+
+AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& images, const QString& question,
+                            const PreprocessOptions& preprocess, torch::Device device)
+{
+    const ModelConfig& cfg = vlm.config();
+    if (tokenizer.tokenId("<|image_pad|>") != cfg.imageToken)
+        throw ModelError("tokenizer.json: <|image_pad|> is not the config's image_token_id " + std::to_string(cfg.imageToken));
+    if (images.empty() || images.size() > static_cast<size_t>(kMaxPromptImages))
+        throw ModelError("images: a prompt takes 1 to " + std::to_string(kMaxPromptImages) + " images, got " + std::to_string(images.size()));
+    // The images' token count follows from their sizes alone: check it before any pixel is resampled, so a
+    // large --max-pixels or several large images are refused before they take memory.
+    int64_t imageTokens = 0;
+    const int64_t factor = static_cast<int64_t>(cfg.vision.patchSize) * cfg.vision.mergeSize;
+    for (const QImage& image : images) {
+        const auto [h, w] = smartResize(image.height(), image.width(), factor, preprocess.minPixels, preprocess.maxPixels);
+        imageTokens += (h / factor) * (w / factor);
+    }
+    refuseOversizedPrompt(imageTokens, cfg.text.heads);
+    AttendRequest a;
+    std::vector<int> tokensPerImage;
+    std::vector<torch::Tensor> pixels, grids;
+    for (const QImage& image : images) {
+        const ProcessedImage processed = preprocessImage(image, cfg.vision, preprocess);
+        PromptImage p;
+        p.rows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
+        p.cols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
+        p.first = a.images.empty() ? 0 : a.images.back().first + a.images.back().cells();
+        p.resized = image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
+        a.images.push_back(p);
+        tokensPerImage.push_back(processed.tokens());
+        pixels.push_back(processed.pixels);
+        grids.push_back(processed.grid);
+    }
+    const ChatTemplate chat = hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL;
+    a.ids = tokenizer.encode(imagePrompt(tokenizer, question, tokensPerImage, chat));
+    refuseOversizedPrompt(static_cast<int64_t>(a.ids.size()), cfg.text.heads);
+    for (size_t i = 0; i < a.ids.size(); ++i)
+        if (a.ids[i] == cfg.imageToken)
+            a.imageTokens.push_back(static_cast<int64_t>(i));
+    if (a.imageTokens.size() != static_cast<size_t>(a.images.back().first + a.images.back().cells()))
+        throw ModelError("the question holds image tokens of its own: write it without <|image_pad|>");
+    // The prompt holds one <|vision_start|> ... <|vision_end|> per image and no video: any other vision
+    // token came from the question, and would be read as a video or an image without its grid.
+    const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
+    const std::pair<int, const char*> special[] = {{cfg.videoToken, "<|video_pad|>"}, {cfg.visionStart, "<|vision_start|>"},
+                                                  {cfg.visionEnd, "<|vision_end|>"}};
+    for (const auto& [id, name] : special)
+        if (count(id) != (id == cfg.videoToken ? 0 : static_cast<std::ptrdiff_t>(images.size())))
+            throw ModelError(std::string("the question holds the special token ") + name + ": write it without");
+    a.forward.pixelValues = torch::cat(pixels);
+    a.forward.imageGridThw = torch::cat(grids);
+    finishRequest(a, cfg, tokenizer, question, device);
+    return a;
+}
+
+AttendRequest prepareVideoAttend(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& frames, const QString& question,
+                                 const PreprocessOptions& preprocess, torch::Device device)
+{
+    const ModelConfig& cfg = vlm.config();
+    if (tokenizer.tokenId("<|video_pad|>") != cfg.videoToken)
+        throw ModelError("tokenizer.json: <|video_pad|> is not the config's video_token_id " + std::to_string(cfg.videoToken));
+    if (frames.empty() || frames.size() > static_cast<size_t>(kMaxVideoFrames))
+        throw ModelError("video: a prompt takes 1 to " + std::to_string(kMaxVideoFrames) + " frames, got " + std::to_string(frames.size()));
+    const int64_t factor = static_cast<int64_t>(cfg.vision.patchSize) * cfg.vision.mergeSize;
+    const auto [h, w] = smartResize(frames.front().height(), frames.front().width(), factor, preprocess.minPixels, preprocess.maxPixels);
+    const int64_t patches = (static_cast<int64_t>(frames.size()) + cfg.vision.temporalPatch - 1) / cfg.vision.temporalPatch;
+    refuseOversizedPrompt(patches * (h / factor) * (w / factor), cfg.text.heads);
+    const ProcessedImage processed = preprocessVideo(frames, cfg.vision, preprocess);
+    AttendRequest a;
+    a.video = true;
+    const int rows = static_cast<int>(h / factor), cols = static_cast<int>(w / factor);
+    for (int64_t k = 0; k < patches; ++k) {
+        PromptImage p;
+        p.rows = rows;
+        p.cols = cols;
+        p.first = static_cast<int>(k) * rows * cols;
+        p.resized = frames[static_cast<size_t>(k * cfg.vision.temporalPatch)].scaled(static_cast<int>(w), static_cast<int>(h), Qt::IgnoreAspectRatio,
+                                                                                        Qt::SmoothTransformation);
+        a.images.push_back(p);
+    }
+    const ChatTemplate chat = hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL;
+    a.ids = tokenizer.encode(videoPrompt(tokenizer, question, static_cast<int>(patches), rows * cols, cfg.vision.temporalPatch, chat));
+    refuseOversizedPrompt(static_cast<int64_t>(a.ids.size()), cfg.text.heads);
+    for (size_t i = 0; i < a.ids.size(); ++i)
+        if (a.ids[i] == cfg.videoToken)
+            a.imageTokens.push_back(static_cast<int64_t>(i));
+    if (a.imageTokens.size() != static_cast<size_t>(patches * rows * cols))
+        throw ModelError("the question holds video tokens of its own: write it without <|video_pad|>");
+    const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
+    const std::ptrdiff_t blocks = chat == ChatTemplate::Qwen3VL ? patches : 1;
+    const std::pair<int, const char*> special[] = {{cfg.imageToken, "<|image_pad|>"}, {cfg.visionStart, "<|vision_start|>"},
+                                                  {cfg.visionEnd, "<|vision_end|>"}};
+    for (const auto& [id, name] : special)
+        if (count(id) != (id == cfg.imageToken ? 0 : blocks))
+            throw ModelError(std::string("the question holds the special token ") + name + ": write it without");
+    a.forward.videoPixelValues = processed.pixels;
+    a.forward.videoGridThw = processed.grid;
+    finishRequest(a, cfg, tokenizer, question, device);
+    return a;
+}
+
+QString unknownWordsNote(const QStringList& words)
+{
+    if (words.isEmpty())
+        return {};
+    return QString("the model does not know the word%1 '%2': it reads %3 as unknown, so the answer ignores %3 (its words are in its "
+                   "tokenizer.json)")
+        .arg(words.size() > 1 ? "s" : "", words.join("', '"), words.size() > 1 ? "them" : "it");
+}
+
+HeadChoice HeadChoice::parse(const QString& text, int heads)
+{
+    if (text.isEmpty() || text == "mean")
+        return {};
+    if (text == "max")
+        return {Kind::Max, 0};
+    bool ok = false;
+    const int h = text.toInt(&ok);
+    if (!ok || h < 0 || h >= heads)
+        throw std::invalid_argument("head: expected mean, max or 0.." + std::to_string(heads - 1) + ", got '" + text.toStdString() + "'");
+    return {Kind::Index, h};
+}
+
+std::vector<float> headMap(const torch::Tensor& probs, const HeadChoice& head)
+{
+    torch::Tensor map;
+    switch (head.kind) {
+    case HeadChoice::Kind::Mean: map = attentionMap(probs, -1); break;
+    case HeadChoice::Kind::Max: map = std::get<0>(probs.to(torch::kFloat64).mean(1).max(0)); break;
+    case HeadChoice::Kind::Index: map = attentionMap(probs, head.index); break;
+    }
+    const torch::Tensor m = map.to(torch::kCPU, torch::kFloat32).contiguous();
+    return std::vector<float>(m.data_ptr<float>(), m.data_ptr<float>() + m.numel());
+}
+
+} // namespace ropescope::model

@@ -1,0 +1,334 @@
+#include "core/model/engine/language_model.h"
+
+#include "kernels/rotary.h"
+
+#include <cmath>
+#include <tuple>
+
+namespace ropescope::model {
+namespace {
+
+torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b = {})
+{
+    return torch::nn::functional::linear(x, w, b);
+}
+
+// M = U S V^T and its inverse transpose U S^-1 V^T from the stored parameters (U, V orthogonal).
+std::pair<torch::Tensor, torch::Tensor> haropeMaps(const torch::Tensor& au, const torch::Tensor& av, const torch::Tensor& sigma)
+{
+    const auto s = torch::softplus(sigma) + 1e-6;
+    const auto u = torch::matrix_exp(au - au.transpose(1, 2));
+    const auto v = torch::matrix_exp(av - av.transpose(1, 2));
+    return {torch::matmul(u * s.unsqueeze(1), v.transpose(1, 2)), torch::matmul(u / s.unsqueeze(1), v.transpose(1, 2))};
+}
+
+} // namespace
+
+std::vector<LanguageModel::LayerTensor> LanguageModel::layerTensors(bool harope, bool linear) const
+{
+    const int64_t h = cfg_.hidden, d = cfg_.headDim(), q = cfg_.heads * d, kv = cfg_.kvHeads * d, m = cfg_.intermediate;
+    const bool attention = !linear, bias = cfg_.attentionBias && attention, norm = cfg_.qkNorm && attention;
+    harope = harope && attention;
+    const int64_t qRows = cfg_.attentionOutputGate ? 2 * q : q; // Qwen3.5: query and gate per head
+    return {
+        {"input_layernorm.weight", &Layer::inNorm, {h}, true},
+        {"post_attention_layernorm.weight", &Layer::postNorm, {h}, true},
+        {"self_attn.q_proj.weight", &Layer::qW, {qRows, h}, attention},
+        {"self_attn.q_proj.bias", &Layer::qB, {q}, bias},
+        {"self_attn.k_proj.weight", &Layer::kW, {kv, h}, attention},
+        {"self_attn.k_proj.bias", &Layer::kB, {kv}, bias},
+        {"self_attn.v_proj.weight", &Layer::vW, {kv, h}, attention},
+        {"self_attn.v_proj.bias", &Layer::vB, {kv}, bias},
+        {"self_attn.o_proj.weight", &Layer::oW, {h, q}, attention},
+        {"self_attn.q_norm.weight", &Layer::qNorm, {d}, norm},
+        {"self_attn.k_norm.weight", &Layer::kNorm, {d}, norm},
+        {"mlp.gate_proj.weight", &Layer::gateW, {m, h}, true},
+        {"mlp.up_proj.weight", &Layer::upW, {m, h}, true},
+        {"mlp.down_proj.weight", &Layer::downW, {h, m}, true},
+        {"self_attn.harope.a_u", &Layer::haropeAu, {cfg_.heads, d, d}, harope},
+        {"self_attn.harope.a_v", &Layer::haropeAv, {cfg_.heads, d, d}, harope},
+        {"self_attn.harope.sigma", &Layer::haropeSigma, {cfg_.heads, d}, harope},
+    };
+}
+
+std::vector<LanguageModel::DeltaNetTensor> LanguageModel::deltaNetTensors() const
+{
+    const int64_t h = cfg_.hidden, hv = cfg_.linearValueHeads, dv = cfg_.linearValueDim;
+    const int64_t channels = 2 * cfg_.linearKeyHeads * cfg_.linearKeyDim + hv * dv;
+    return {
+        {"linear_attn.in_proj_qkv.weight", &DeltaNetWeights::qkvW, {channels, h}},
+        {"linear_attn.in_proj_z.weight", &DeltaNetWeights::zW, {hv * dv, h}},
+        {"linear_attn.in_proj_b.weight", &DeltaNetWeights::bW, {hv, h}},
+        {"linear_attn.in_proj_a.weight", &DeltaNetWeights::aW, {hv, h}},
+        {"linear_attn.conv1d.weight", &DeltaNetWeights::convW, {channels, 1, cfg_.convKernel}},
+        {"linear_attn.A_log", &DeltaNetWeights::aLog, {hv}},
+        {"linear_attn.dt_bias", &DeltaNetWeights::dtBias, {hv}},
+        {"linear_attn.norm.weight", &DeltaNetWeights::normW, {dv}},
+        {"linear_attn.out_proj.weight", &DeltaNetWeights::outW, {h, hv * dv}},
+    };
+}
+
+namespace {
+
+// Checkpoint names of the decoder's own tensors (its layers have the table above).
+const char* const kEmbedding = "model.embed_tokens.weight";
+const char* const kFinalNorm = "model.norm.weight";
+const char* const kLmHead = "lm_head.weight";
+
+} // namespace
+
+LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::Dtype dtype)
+    : cfg_(ck.config().text), device_(device)
+{
+    const int64_t h = cfg_.hidden;
+    auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
+    embedding_ = t(kEmbedding, {cfg_.vocab, h});
+    finalNorm_ = t(kFinalNorm, {h});
+    lmHead_ = cfg_.tieEmbeddings || !ck.has(kLmHead) ? embedding_ : t(kLmHead, {cfg_.vocab, h});
+    for (int i = 0; i < cfg_.layers; ++i) {
+        const std::string p = "model.layers." + std::to_string(i) + ".";
+        Layer l;
+        l.linear = cfg_.isLinear(i);
+        for (const LayerTensor& lt : layerTensors(ck.config().harope, l.linear))
+            if (lt.present)
+                l.*lt.member = t(p + lt.name, lt.shape);
+        if (l.linear)
+            for (const DeltaNetTensor& dt : deltaNetTensors())
+                l.deltaNet.*dt.member = t(p + dt.name, dt.shape);
+        if (l.haropeAu.defined())
+            std::tie(l.haropeM, l.haropeMInvT) = haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma);
+        layers_.push_back(std::move(l));
+    }
+}
+
+std::vector<std::pair<std::string, torch::Tensor*>> LanguageModel::weights()
+{
+    std::vector<std::pair<std::string, torch::Tensor*>> out{{kEmbedding, &embedding_}, {kFinalNorm, &finalNorm_}};
+    if (!lmHead_.is_same(embedding_))
+        out.push_back({kLmHead, &lmHead_});
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        const std::string p = "model.layers." + std::to_string(i) + ".";
+        // whatever a layer holds (HARoPE maps added later too)
+        for (const LayerTensor& lt : layerTensors(true, layers_[i].linear))
+            if ((layers_[i].*lt.member).defined())
+                out.push_back({p + lt.name, &(layers_[i].*lt.member)});
+        if (layers_[i].linear)
+            for (const DeltaNetTensor& dt : deltaNetTensors())
+                out.push_back({p + dt.name, &(layers_[i].deltaNet.*dt.member)});
+    }
+    return out;
+}
+
+void LanguageModel::addIdentityHarope()
+{
+    const int64_t d = cfg_.headDim();
+    const auto options = embedding_.options();
+    for (Layer& l : layers_) {
+        if (l.haropeAu.defined() || l.linear)
+            continue;
+        l.haropeAu = torch::zeros({cfg_.heads, d, d}, options);
+        l.haropeAv = torch::zeros({cfg_.heads, d, d}, options);
+        l.haropeSigma = torch::full({cfg_.heads, d}, std::log(std::expm1(1.0 - 1e-6)), options); // softplus^-1(1 - 1e-6): S = I
+        std::tie(l.haropeM, l.haropeMInvT) = haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma);
+    }
+}
+
+LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from,
+                           int64_t count, double offset)
+{
+    const int64_t half = text.rotaryDim() / 2; // partial rotary (Qwen3.5): the tables cover the rotated dims only
+    torch::Tensor positions;
+    if (from < table.size()) {
+        positions = torch::from_blob(const_cast<double*>(table.positions.data()), {table.components(), table.size()}, torch::kFloat64)
+                        .t()
+                        .narrow(0, from, count)
+                        .to(torch::kFloat32)
+                        .to(device);
+    } else {
+        // Decoding: each layer continues its own table at max + 1 (+ the tokens generated so far).
+        positions = torch::full({count, table.components()}, table.positions.maxCoeff() + 1 + offset,
+                                torch::TensorOptions().dtype(torch::kFloat32).device(device));
+    }
+    const geometry::FrequencyAllocation& allocation = table.allocation;
+    const auto inv = kernels::inverseFrequencies(text.ropeTheta, text.rotaryDim()).to(device);
+    // VideoRoPE++: the time axis' pairs at the NTK-scaled base.
+    const auto invTime = allocation.temporalThetaScale != 1.0
+                             ? kernels::inverseFrequencies(text.ropeTheta * allocation.temporalThetaScale, text.rotaryDim()).to(device)
+                             : inv;
+    if (!allocation.perHead()) {
+        const auto component = allocation.componentTable(static_cast<int>(half));
+        const auto comp = torch::tensor(std::vector<int64_t>(component.begin(), component.end()), torch::kInt64).to(device);
+        auto [cos, sin] = kernels::rotaryTables(positions, torch::where(comp == 0, invTime, inv), comp);
+        return {cos, sin};
+    }
+    // MHRoPE: each head turns all its pairs by one axis (or not at all): tables [heads, L, d], over the KV heads
+    // or, for a model with too few of them, over the query heads (the decoder then repeats k per query head).
+    const int64_t heads = table.rotary.heads;
+    if (heads != text.kvHeads && heads != text.heads)
+        throw ModelError("per-head allocation: spreads its axes over " + std::to_string(heads) + " heads, but the model has "
+                         + std::to_string(text.kvHeads) + " KV heads and " + std::to_string(text.heads) + " query heads");
+    // One table per axis (index c + 1; 0 = no rotary), shared by the heads on it.
+    std::vector<std::pair<torch::Tensor, torch::Tensor>> perAxis(static_cast<size_t>(table.components()) + 1);
+    std::vector<torch::Tensor> cosPerHead, sinPerHead;
+    for (int c : allocation.headComponents(static_cast<int>(heads))) {
+        auto& [cos, sin] = perAxis[static_cast<size_t>(c + 1)];
+        if (!cos.defined() && c < 0) {
+            cos = torch::ones({count, 2 * half}, positions.options());
+            sin = torch::zeros({count, 2 * half}, positions.options());
+        } else if (!cos.defined()) {
+            const auto comp = torch::full({half}, c, torch::TensorOptions().dtype(torch::kInt64).device(device));
+            std::tie(cos, sin) = kernels::rotaryTables(positions, c == 0 ? invTime : inv, comp);
+        }
+        cosPerHead.push_back(cos);
+        sinPerHead.push_back(sin);
+    }
+    return {torch::stack(cosPerHead), torch::stack(sinPerHead)};
+}
+
+torch::Tensor LanguageModel::embed(const torch::Tensor& ids) const
+{
+    if ((ids < 0).any().item<bool>() || (ids >= cfg_.vocab).any().item<bool>())
+        throw ModelError("input_ids: ids must be in [0, " + std::to_string(cfg_.vocab) + ")");
+    return embedding_.index_select(0, ids.to(device_));
+}
+
+torch::Tensor LanguageModel::rmsNorm(const torch::Tensor& x, const torch::Tensor& w) const
+{
+    const auto xf = x.to(torch::kFloat32);
+    const auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, true) + cfg_.rmsEps);
+    if (cfg_.zeroCentredNorm) // Qwen3.5 stores w - 1: scale by 1 + w, in float32
+        return (normed * (1.0 + w.to(torch::kFloat32))).to(x.scalar_type());
+    return w * normed.to(x.scalar_type());
+}
+
+torch::Tensor LanguageModel::attend(const Layer& l, size_t i, const torch::Tensor& hn, const LayerRotary& r, KvCache* cache,
+                                    const DecoderCapture& capture, const kernels::Masking& masking,
+                                    const kernels::CaptureSelection& selection, bool single, DecoderOutput& out) const
+{
+    const int64_t batch = hn.size(0), n = hn.size(1), d = cfg_.headDim(), heads = cfg_.heads, kvHeads = cfg_.kvHeads;
+    auto q = dense(hn, l.qW, l.qB);
+    torch::Tensor gate;
+    if (cfg_.attentionOutputGate) { // per head: the query's d values, then the gate's
+        const auto both = q.view({batch, n, heads, 2 * d});
+        gate = both.narrow(-1, d, d).reshape({batch, n, heads * d});
+        q = both.narrow(-1, 0, d);
+    }
+    q = q.reshape({batch, n, heads, d}).transpose(1, 2); // [B, H, n, d]
+    auto k = dense(hn, l.kW, l.kB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
+    if (l.qNorm.defined()) {
+        q = rmsNorm(q, l.qNorm);
+        k = rmsNorm(k, l.kNorm);
+    }
+    auto v = dense(hn, l.vW, l.vB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
+    if (l.haropeM.defined()) {
+        // While the maps train they are rebuilt from their parameters each step; otherwise the cached ones.
+        const auto [m, mInvT] = l.haropeAu.requires_grad() ? haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma)
+                                                            : std::make_pair(l.haropeM, l.haropeMInvT);
+        q = torch::matmul(q, m.transpose(1, 2));                                          // q' = M q
+        k = torch::matmul(k.repeat_interleave(heads / kvHeads, 1), mInvT.transpose(1, 2)); // per query head
+        v = v.repeat_interleave(heads / kvHeads, 1);
+    }
+    const auto cos = r.cos.to(q.scalar_type()), sin = r.sin.to(q.scalar_type()); // once for q and k
+    if (cos.dim() == 3 && cos.size(0) == heads && k.size(1) != heads) {
+        // Per-query-head rotary (MHRoPE on a model with few KV heads): each query head gets its own keys.
+        k = k.repeat_interleave(heads / kvHeads, 1);
+        v = v.repeat_interleave(heads / kvHeads, 1);
+    }
+    const bool keep = std::find(capture.layers.begin(), capture.layers.end(), static_cast<int>(i)) != capture.layers.end();
+    if (keep && capture.meanQueryKey) {
+        out.meanQueries.push_back(single ? q.mean(2).squeeze(0) : q.mean(2));
+        out.meanKeys.push_back(single ? k.mean(2).squeeze(0) : k.mean(2));
+    }
+    // Per-KV-head tables serve each group of query heads (and keys repeated per query head).
+    auto forHeads = [](const torch::Tensor& t, int64_t headCount) { return t.dim() == 3 && t.size(0) != headCount ? t.repeat_interleave(headCount / t.size(0), 0) : t; };
+    q = kernels::applyRotary(q, forHeads(cos, heads), forHeads(sin, heads));
+    k = kernels::applyRotary(k, forHeads(cos, k.size(1)), forHeads(sin, k.size(1)));
+    if (cache) {
+        if (cache->keys[i].defined()) {
+            k = torch::cat({cache->keys[i], k}, 2);
+            v = torch::cat({cache->values[i], v}, 2);
+        }
+        cache->keys[i] = k;
+        cache->values[i] = v;
+    }
+    torch::Tensor probs;
+    // Batch folded into heads (batch-major), so grouped-query repetition stays within a sample.
+    const auto ctx = kernels::attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), masking, keep ? &selection : nullptr,
+                                        keep ? &probs : nullptr);
+    if (keep)
+        out.attentions.push_back(single ? probs : probs.view({batch, heads, probs.size(1), probs.size(2)}));
+    if (keep && capture.contexts) {
+        const auto vFlat = v.flatten(0, 1);
+        out.contexts.push_back(ctx);
+        out.values.push_back(vFlat.size(0) == ctx.size(0) ? vFlat : vFlat.repeat_interleave(ctx.size(0) / vFlat.size(0), 0));
+    }
+    auto attn = ctx.view({batch, heads, n, d}).transpose(1, 2).reshape({batch, n, heads * d});
+    if (gate.defined())
+        attn = attn * torch::sigmoid(gate);
+    return dense(attn, l.oW);
+}
+
+DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
+                                     const DecoderCapture& capture, const DeepStackInput* deepstack) const
+{
+    // Works on [B, L, hidden] (training batches share one layout); a single sequence is B = 1.
+    const bool single = embeds.dim() == 2;
+    const auto x0 = single ? embeds.unsqueeze(0) : embeds;
+    const int64_t batch = x0.size(0), n = x0.size(1);
+    if (cache && batch != 1)
+        throw ModelError("the KV cache holds one sequence");
+    for (int layer : capture.layers)
+        if (layer < 0 || layer >= cfg_.layers || cfg_.isLinear(layer))
+            throw ModelError("layer " + std::to_string(layer) + " has no attention to capture; attention layers: "
+                             + attentionLayerList(cfg_));
+    const int64_t past = cache ? cache->length() : 0;
+    if (cache && cache->keys.empty()) {
+        cache->keys.resize(layers_.size());
+        cache->values.resize(layers_.size());
+        cache->deltaNet.resize(layers_.size());
+    }
+    // The captured rows' mask is the same in every layer: made once here, not in each layer's attention.
+    kernels::CaptureSelection selection = capture.selection;
+    if (!capture.layers.empty() && selection.rows.defined() && selection.rows.numel() > 0)
+        selection.rowsMask = kernels::causalRowsMask(selection.rows, past, past + n, x0.scalar_type());
+    kernels::Masking masking{true, past, {}};
+    if (kernels::attentionPath() == kernels::AttentionPath::Explicit && n > 1) // the fused path needs no [n, L] mask
+        masking.additive = kernels::causalRowsMask(torch::arange(n, x0.options().dtype(torch::kInt64)), past, past + n, x0.scalar_type());
+    DecoderOutput out;
+    auto x = x0;
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        const Layer& l = layers_[i];
+        const auto hn = rmsNorm(x, l.inNorm);
+        if (l.linear) {
+            DeltaNetState local;
+            DeltaNetState* state = cache ? &cache->deltaNet[i] : &local;
+            DeltaNetTrace trace;
+            x = x + gatedDeltaNet(hn, l.deltaNet, cfg_, state, capture.deltaNet ? &trace : nullptr);
+            if (capture.deltaNet) {
+                out.deltaTraces.push_back(trace);
+                out.deltaStates.push_back(*state);
+            }
+        } else {
+            x = x + attend(l, i, hn, rotary[i], cache, capture, masking, selection, single, out);
+        }
+        const auto hp = rmsNorm(x, l.postNorm);
+        x = x + dense(torch::silu(dense(hp, l.gateW)) * dense(hp, l.upW), l.downW);
+        if (capture.layerOutputs)
+            out.layerOutputs.push_back(single ? x.squeeze(0) : x);
+        if (deepstack && i < deepstack->features.size()) {
+            const auto& f = deepstack->features[i];
+            x = x.index_add(1, deepstack->positions, (f.dim() == 2 ? f.unsqueeze(0).expand({batch, -1, -1}) : f).to(x.scalar_type()));
+        }
+    }
+    if (cache)
+        cache->tokens += n;
+    out.finalNorm = rmsNorm(x, finalNorm_);
+    out.logits = dense(capture.allLogits ? out.finalNorm : out.finalNorm.narrow(1, n - 1, 1), lmHead_);
+    if (single) {
+        out.finalNorm = out.finalNorm.squeeze(0);
+        out.logits = out.logits.squeeze(0);
+    }
+    return out;
+}
+
+} // namespace ropescope::model

@@ -1,0 +1,140 @@
+#pragma once
+#include "core/geometry/position_table.h"
+#include "core/model/engine/checkpoint.h"
+#include "core/model/engine/gated_deltanet.h"
+#include "kernels/attention.h"
+
+#include <torch/torch.h>
+
+#include <vector>
+
+namespace ropescope::model {
+
+// Rotary tables of one layer's positions (cos, sin [L, head_dim]).
+struct LayerRotary {
+    torch::Tensor cos, sin;
+};
+
+// Per-layer cache for greedy decoding: keys and values [1, kv_heads, T, head_dim] of the attention layers,
+// the conv columns and delta-rule state of the DeltaNet layers (Qwen3.5).
+struct KvCache {
+    std::vector<torch::Tensor> keys, values;
+    std::vector<DeltaNetState> deltaNet;
+    int64_t tokens = 0; // the sequence so far
+    int64_t length() const { return tokens; }
+};
+
+// What to keep from one forward pass besides the logits.
+struct DecoderCapture {
+    std::vector<int> layers;                  // layers whose attention to keep (empty: none)
+    kernels::CaptureSelection selection;      // query rows x key columns (empty: all)
+    bool layerOutputs = false;                // residual stream after every layer
+    // Logits of every position ([L, vocab]); otherwise only the last row, which is all generation needs
+    // (at a 152k vocabulary the full projection costs more than the decoder for ~1000 tokens).
+    bool allLogits = false;
+    // At the captured layers, also the mean query and key over the pass's tokens, as they enter the rotary
+    // (after q/k norms and HARoPE maps): what the model's own positional prior is computed from.
+    bool meanQueryKey = false;
+    // At the captured layers, also each layer's attention output per head and the values it mixed (what
+    // gradient relevancy needs: dy/dA = (dy/dcontext) v^T). Kept in the autograd graph when grad is on.
+    bool contexts = false;
+    // Qwen3.5: each DeltaNet layer's g, beta and delta-rule output (DeltaNetTrace), and its state at the
+    // end of the pass.
+    bool deltaNet = false;
+};
+
+struct DecoderOutput {
+    torch::Tensor logits;                     // [L, vocab], or [1, vocab] for the last token
+    torch::Tensor finalNorm;                  // [L, hidden]
+    std::vector<torch::Tensor> layerOutputs;  // [L, hidden] per layer
+    std::vector<torch::Tensor> attentions;    // per captured layer: [heads, rows, cols]
+    // With meanQueryKey, per captured layer: [heads, d] and [key heads, d] (key heads: the KV heads, or the
+    // query heads where keys are repeated per query head: HARoPE, per-head rotary on few KV heads).
+    std::vector<torch::Tensor> meanQueries, meanKeys;
+    // With contexts, per captured layer: [heads, L, d] each (values repeated to the query heads).
+    std::vector<torch::Tensor> contexts, values;
+    // With deltaNet, per DeltaNet layer in layer order.
+    std::vector<DeltaNetTrace> deltaTraces;
+    std::vector<DeltaNetState> deltaStates;
+};
+
+// DeepStack (Qwen3-VL): feature k [positions, hidden] is added to the residual stream at the image-token
+// positions after decoder layer k. Only the prompt's pass carries it; generated tokens are text.
+struct DeepStackInput {
+    torch::Tensor positions;               // int64 token indices of the image tokens
+    std::vector<torch::Tensor> features;   // one per early layer: [positions, hidden], or [B, positions, hidden]
+};
+
+// Rotary tables for a position table: the table's own allocation, the model's theta and head_dim.
+// Rows [from, from + count) of the table, or, past its end, positions that continue it at max + 1 + offset
+// on every component (decoding).
+LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from,
+                           int64_t count, double offset = 0);
+
+// The Qwen2 / Qwen3 / Qwen3.5 decoder (RMSNorm, grouped-query attention with q/k/v biases (Qwen2) or per-head q/k
+// RMSNorm (Qwen3), SwiGLU, DeepStack additions (Qwen3-VL)) driven by a rotary table per layer, so any position scheme (and an AGE schedule) feeds the real model. HARoPE head maps are
+// applied to q and k when the checkpoint carries them:
+//   model.layers.{i}.self_attn.harope.a_u [heads, d, d], .a_v [heads, d, d], .sigma [heads, d]
+//   M_h = U diag(softplus(sigma) + 1e-6) V^T, U = exp(A_u - A_u^T), V = exp(A_v - A_v^T);
+//   q' = M_h q, k' = M_h^{-T} k (per query head), then rotary.
+// Qwen3.5 is hybrid: layers the config marks linear mix tokens with a Gated DeltaNet (no positions: their
+// rotary entry is unused), the others attend with a sigmoid output gate and partial rotary; norms multiply
+// by 1 + w. Captured layers must be attention layers (TextConfig::attentionLayers).
+class LanguageModel {
+public:
+    LanguageModel(const Checkpoint& checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
+
+    torch::Tensor embed(const torch::Tensor& ids) const; // [L] -> [L, hidden]
+    // Runs `embeds` [L, hidden] (or a batch [B, L, hidden] sharing one layout, without cache) after
+    // whatever `cache` holds (appending to it when given).
+    // Layer outputs in the capture are each layer's own, before a DeepStack addition.
+    DecoderOutput forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
+                          const DecoderCapture& capture, const DeepStackInput* deepstack = nullptr) const;
+    int layers() const { return static_cast<int>(layers_.size()); }
+    const torch::Tensor& lmHead() const { return lmHead_; } // [vocab, hidden]; the embedding when tied
+
+    // Every weight under its checkpoint name (a tied head appears once, as the embedding; HARoPE
+    // parameters when present).
+    std::vector<std::pair<std::string, torch::Tensor*>> weights();
+    // Gives every layer HARoPE parameters with M = I (the model is unchanged until they train).
+    void addIdentityHarope();
+    bool hasHarope() const { return !layers_.empty() && layers_[0].haropeAu.defined(); }
+
+private:
+    struct Layer {
+        torch::Tensor inNorm, postNorm;
+        torch::Tensor qW, qB, kW, kB, vW, vB, oW;
+        torch::Tensor qNorm, kNorm; // Qwen3: [head_dim]
+        torch::Tensor gateW, upW, downW;
+        torch::Tensor haropeAu, haropeAv, haropeSigma; // stored parameters, when present
+        torch::Tensor haropeM, haropeMInvT;             // [heads, d, d], built from them
+        bool linear = false;                            // a Gated DeltaNet layer (Qwen3.5)
+        DeltaNetWeights deltaNet;
+    };
+    // Each per-layer tensor once: its name under model.layers.{i}., where it lives, its shape, and whether a
+    // checkpoint of this config has it (biases: Qwen2; q/k norms: Qwen3; HARoPE maps when recorded).
+    struct LayerTensor {
+        const char* name;
+        torch::Tensor Layer::*member;
+        std::vector<int64_t> shape;
+        bool present;
+    };
+    std::vector<LayerTensor> layerTensors(bool harope, bool linear) const;
+    struct DeltaNetTensor {
+        const char* name;
+        torch::Tensor DeltaNetWeights::*member;
+        std::vector<int64_t> shape;
+    };
+    std::vector<DeltaNetTensor> deltaNetTensors() const;
+    torch::Tensor rmsNorm(const torch::Tensor& x, const torch::Tensor& w) const;
+    torch::Tensor attend(const Layer& l, size_t index, const torch::Tensor& hn, const LayerRotary& r, KvCache* cache,
+                         const DecoderCapture& capture, const kernels::Masking& masking, const kernels::CaptureSelection& selection,
+                         bool single, DecoderOutput& out) const;
+
+    TextConfig cfg_;
+    torch::Device device_;
+    torch::Tensor embedding_, finalNorm_, lmHead_;
+    std::vector<Layer> layers_;
+};
+
+} // namespace ropescope::model

@@ -1,0 +1,325 @@
+#include "core/model/engine/model_config.h"
+
+#include "core/io/input_file.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ropescope::model {
+namespace {
+
+std::string shortNumber(double v)
+{
+    return QString::number(v, 'g', 6).toStdString();
+}
+
+class Reader {
+public:
+    Reader(QJsonObject o, std::string where) : o_(std::move(o)), where_(std::move(where)) {}
+
+    bool has(const char* key) const { return o_.contains(key) && !o_[key].isNull(); }
+
+    int integer(const char* key, int fallback, int lo = 0, int hi = 1 << 30) const
+    {
+        if (!has(key))
+            return fallback;
+        const double v = o_[key].toDouble(NAN);
+        if (!o_[key].isDouble() || v != std::floor(v) || v < lo || v > hi)
+            throw ModelError(where_ + ": '" + key + "' must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+        return static_cast<int>(v);
+    }
+    // A number in [lo, hi]: every one is converted to float somewhere, so the range keeps it finite there.
+    double number(const char* key, double fallback, double lo, double hi) const
+    {
+        if (!has(key))
+            return fallback;
+        const double v = o_[key].toDouble(NAN);
+        if (!o_[key].isDouble() || !(v >= lo && v <= hi))
+            throw ModelError(where_ + ": '" + key + "' must be a number from " + shortNumber(lo) + " to " + shortNumber(hi));
+        return v;
+    }
+    std::string text(const char* key, const std::string& fallback) const
+    {
+        if (!has(key))
+            return fallback;
+        if (!o_[key].isString())
+            throw ModelError(where_ + ": '" + key + "' must be a string");
+        return o_[key].toString().toStdString();
+    }
+    bool boolean(const char* key, bool fallback) const { return has(key) ? o_[key].toBool(fallback) : fallback; }
+    std::vector<int> integers(const char* key, std::vector<int> fallback) const
+    {
+        if (!has(key))
+            return fallback;
+        if (!o_[key].isArray() || o_[key].toArray().size() > 64)
+            throw ModelError(where_ + ": '" + key + "' must be a list of whole numbers");
+        std::vector<int> out;
+        for (const QJsonValue& v : o_[key].toArray()) {
+            if (!v.isDouble() || v.toDouble() != std::floor(v.toDouble()) || std::abs(v.toDouble()) > 1e6)
+                throw ModelError(where_ + ": '" + key + "' must be a list of whole numbers");
+            out.push_back(v.toInt());
+        }
+        return out;
+    }
+    Reader object(const char* key) const
+    {
+        if (has(key) && !o_[key].isObject())
+            throw ModelError(where_ + ": '" + key + "' must be an object");
+        return Reader(o_[key].toObject(), where_ + "." + key);
+    }
+    const QJsonObject& json() const { return o_; }
+
+private:
+    QJsonObject o_;
+    std::string where_;
+};
+
+// Qwen3.5's text settings: the hybrid layer pattern, the Gated DeltaNet's shapes, partial rotary, the gate.
+void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const std::string& file)
+{
+    t.zeroCentredNorm = true;
+    t.attentionOutputGate = text.boolean("attn_output_gate", true);
+    // rope_parameters first, then the text_config level (transformers' order), 0.25 by default.
+    t.rotaryFraction = rope.number("partial_rotary_factor", text.number("partial_rotary_factor", 0.25, 1e-6, 1.0), 1e-6, 1.0);
+    if (t.rotaryDim() < 2 || t.rotaryDim() % 2 != 0)
+        throw ModelError(file + ": partial_rotary_factor gives " + std::to_string(t.rotaryDim()) + " rotary dims of head_dim "
+                         + std::to_string(t.headDim()) + "; it must be a positive even number");
+    t.linearKeyHeads = text.integer("linear_num_key_heads", 16, 1, 1024);
+    t.linearKeyDim = text.integer("linear_key_head_dim", 128, 1, 4096);
+    t.linearValueHeads = text.integer("linear_num_value_heads", 32, 1, 1024);
+    t.linearValueDim = text.integer("linear_value_head_dim", 128, 1, 4096);
+    t.convKernel = text.integer("linear_conv_kernel_dim", 4, 1, 64);
+    if (t.linearValueHeads % t.linearKeyHeads != 0)
+        throw ModelError(file + ": linear_num_value_heads must be a multiple of linear_num_key_heads");
+    t.linearLayers.assign(static_cast<size_t>(t.layers), false);
+    if (text.has("layer_types")) {
+        const QJsonValue types = text.json()["layer_types"];
+        if (!types.isArray() || types.toArray().size() != t.layers)
+            throw ModelError(file + ": 'layer_types' must list one type per layer (" + std::to_string(t.layers) + ")");
+        for (int i = 0; i < t.layers; ++i) {
+            const QString type = types.toArray()[i].toString();
+            if (type != "linear_attention" && type != "full_attention")
+                throw ModelError(file + ": 'layer_types' entries must be linear_attention or full_attention, not '" + type.toStdString() + "'");
+            t.linearLayers[static_cast<size_t>(i)] = type == "linear_attention";
+        }
+    } else {
+        const int interval = text.integer("full_attention_interval", 4, 1, 1024);
+        for (int i = 0; i < t.layers; ++i)
+            t.linearLayers[static_cast<size_t>(i)] = (i + 1) % interval != 0;
+    }
+    if (t.attentionLayers().empty())
+        throw ModelError(file + ": 'layer_types' has no full_attention layer; RopeScope's views need at least one");
+}
+
+} // namespace
+
+// "3, 7" (or "0-27" when every layer attends).
+std::string attentionLayerList(const TextConfig& cfg)
+{
+    const std::vector<int> layers = cfg.attentionLayers();
+    if (static_cast<int>(layers.size()) == cfg.layers)
+        return "0-" + std::to_string(cfg.layers - 1);
+    std::string list;
+    for (int l : layers)
+        list += (list.empty() ? "" : ", ") + std::to_string(l);
+    return list;
+}
+
+
+std::string hybridNote(const TextConfig& t)
+{
+    const std::vector<int> attention = t.attentionLayers();
+    if (static_cast<int>(attention.size()) == t.layers)
+        return {};
+    std::string note = std::to_string(t.layers - static_cast<int>(attention.size())) + " of " + std::to_string(t.layers)
+                       + " layers are Gated DeltaNet (linear attention with no positions: no scheme moves them, they have no maps); "
+                         "the scheme acts on the attention layers "
+                       + attentionLayerList(t);
+    if (t.rotaryDim() < t.headDim())
+        note += ", which rotate " + std::to_string(t.rotaryDim()) + " of " + std::to_string(t.headDim()) + " dims per head";
+    return note;
+}
+
+std::vector<int> TextConfig::attentionLayers() const
+{
+    std::vector<int> out;
+    for (int i = 0; i < layers; ++i)
+        if (!isLinear(i))
+            out.push_back(i);
+    return out;
+}
+
+ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
+{
+    const std::string file = name.toStdString();
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
+    if (doc.isNull() || !doc.isObject())
+        throw ModelError(file + ": not a JSON object (" + error.errorString().toStdString() + ")");
+    const Reader root(doc.object(), file);
+
+    ModelConfig c;
+    const std::string type = root.text("model_type", "");
+    if (type == "qwen2_vl")
+        c.architecture = Architecture::Qwen2VL;
+    else if (type == "qwen2_5_vl")
+        c.architecture = Architecture::Qwen25VL;
+    else if (type == "qwen3_vl")
+        c.architecture = Architecture::Qwen3VL;
+    else if (type == "qwen3_5")
+        c.architecture = Architecture::Qwen35;
+    else if (type == "qwen3_5_moe")
+        throw ModelError(file + ": Qwen3.5-MoE (qwen3_5_moe) is not supported; RopeScope runs the dense Qwen3.5 models (qwen3_5)");
+    else if (type == "qwen3_vl_moe")
+        throw ModelError(file + ": Qwen3-VL-MoE (qwen3_vl_moe) is not supported; RopeScope runs the dense Qwen3-VL models (qwen3_vl)");
+    else
+        throw ModelError(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5)");
+    const bool qwen3 = hasQwen3Vision(c.architecture);
+    const bool qwen35 = c.architecture == Architecture::Qwen35;
+
+    // Newer configs nest the language model under text_config; older ones are flat.
+    const Reader text = root.has("text_config") ? root.object("text_config") : root;
+    TextConfig& t = c.text;
+    t.hidden = text.integer("hidden_size", t.hidden, 1);
+    t.intermediate = text.integer("intermediate_size", t.intermediate, 1);
+    t.layers = text.integer("num_hidden_layers", t.layers, 1, 1024);
+    t.heads = text.integer("num_attention_heads", t.heads, 1, 1024);
+    t.kvHeads = text.integer("num_key_value_heads", t.heads, 1, 1024);
+    t.vocab = text.integer("vocab_size", t.vocab, 1);
+    t.rmsEps = text.number("rms_norm_eps", t.rmsEps, 1e-30, 1.0);
+    t.tieEmbeddings = root.boolean("tie_word_embeddings", text.boolean("tie_word_embeddings", false));
+    t.explicitHeadDim = text.integer("head_dim", 0, 0, 4096);
+    t.attentionBias = text.boolean("attention_bias", !qwen3);
+    t.qkNorm = qwen3;
+    if (qwen3)
+        t.mropeSection = {24, 20, 20};
+    // rope_theta and mrope_section: rope_parameters (newest), rope_scaling, or flat.
+    const Reader scaling = text.has("rope_parameters") ? text.object("rope_parameters")
+                           : text.has("rope_scaling")  ? text.object("rope_scaling")
+                                                       : root.object("rope_scaling");
+    // theta^(2j/d) must stay a finite float: the rotary frequencies are computed in float32.
+    constexpr double kThetaMin = 1.0 + 1e-9, kThetaMax = 1e30;
+    t.ropeTheta = scaling.number("rope_theta", text.number("rope_theta", root.number("rope_theta", t.ropeTheta, kThetaMin, kThetaMax),
+                                                           kThetaMin, kThetaMax),
+                                 kThetaMin, kThetaMax);
+    t.mropeSection = scaling.integers("mrope_section", t.mropeSection);
+    // Qwen3-VL's rotary always interleaves (transformers applies MRoPE-I whatever mrope_interleaved says).
+    t.mropeInterleaved = qwen3;
+    if (qwen35)
+        readQwen35Text(text, scaling, t, file);
+    if ((t.explicitHeadDim == 0 && t.hidden % t.heads != 0) || t.heads % t.kvHeads != 0)
+        throw ModelError(file + ": hidden_size must divide into heads and heads into key/value heads");
+    if (t.headDim() % 2 != 0)
+        throw ModelError(file + ": head_dim must be even (rotary pairs), not " + std::to_string(t.headDim()));
+    int sectionSum = 0;
+    for (int s : t.mropeSection) {
+        if (s < 0)
+            throw ModelError(file + ": mrope_section entries must not be negative");
+        sectionSum += s;
+    }
+    if (t.mropeSection.size() != 3 || sectionSum * 2 != t.rotaryDim())
+        throw ModelError(file + ": mrope_section must have 3 entries summing to the rotary dims / 2 = " + std::to_string(t.rotaryDim() / 2));
+
+    const Reader v = root.object("vision_config");
+    VisionConfig& vc = c.vision;
+    vc.depth = v.integer("depth", vc.depth, 1, 1024);
+    vc.heads = v.integer("num_heads", vc.heads, 1, 1024);
+    vc.patchSize = v.integer("patch_size", v.integer("spatial_patch_size", vc.patchSize, 1, 1024), 1, 1024);
+    vc.temporalPatch = v.integer("temporal_patch_size", vc.temporalPatch, 1, 64);
+    vc.mergeSize = v.integer("spatial_merge_size", vc.mergeSize, 1, 64);
+    vc.inChannels = v.integer("in_chans", v.integer("in_channels", vc.inChannels, 1, 16), 1, 16);
+    if (c.architecture == Architecture::Qwen2VL) {
+        vc.width = v.integer("embed_dim", vc.width, 1);
+        vc.mlpHidden = vc.width * v.integer("mlp_ratio", 4, 1, 64);
+        vc.outHidden = v.integer("hidden_size", t.hidden, 1);
+        vc.act = v.text("hidden_act", "quick_gelu");
+    } else if (c.architecture == Architecture::Qwen25VL) {
+        vc.width = v.integer("hidden_size", vc.width, 1);
+        vc.mlpHidden = v.integer("intermediate_size", vc.mlpHidden, 1);
+        vc.outHidden = v.integer("out_hidden_size", t.hidden, 1);
+        vc.act = v.text("hidden_act", "silu");
+        vc.fullAttentionBlocks = v.integers("fullatt_block_indexes", {7, 15, 23, 31});
+        vc.windowSize = v.integer("window_size", vc.windowSize, 1);
+        vc.tokensPerSecond = v.number("tokens_per_second", vc.tokensPerSecond, 0.0, 1e6);
+    } else {
+        // Defaults of transformers' Qwen3VLVisionConfig.
+        vc.depth = v.integer("depth", 27, 1, 1024);
+        vc.patchSize = v.integer("patch_size", 16, 1, 1024);
+        vc.width = v.integer("hidden_size", 1152, 1);
+        vc.mlpHidden = v.integer("intermediate_size", 4304, 1);
+        vc.outHidden = v.integer("out_hidden_size", t.hidden, 1);
+        vc.act = v.text("hidden_act", "gelu_pytorch_tanh");
+        vc.positionEmbeddings = v.integer("num_position_embeddings", 2304, 1, 1 << 24);
+        vc.deepstackBlocks = v.integers("deepstack_visual_indexes", qwen35 ? std::vector<int>{} : std::vector<int>{8, 16, 24});
+        if (qwen35 && !vc.deepstackBlocks.empty())
+            throw ModelError(file + ": vision_config.deepstack_visual_indexes: Qwen3.5 has no DeepStack, so the list must be empty");
+        const int side = vc.positionGridSide();
+        if (side * side != vc.positionEmbeddings)
+            throw ModelError(file + ": vision_config.num_position_embeddings must be a square number (a side x side grid), not "
+                             + std::to_string(vc.positionEmbeddings));
+        for (size_t i = 0; i < vc.deepstackBlocks.size(); ++i) {
+            const int b = vc.deepstackBlocks[i];
+            if (b < 0 || b >= vc.depth || std::count(vc.deepstackBlocks.begin(), vc.deepstackBlocks.begin() + static_cast<long>(i), b))
+                throw ModelError(file + ": vision_config.deepstack_visual_indexes must list distinct vision blocks below depth "
+                                 + std::to_string(vc.depth));
+        }
+        if (static_cast<int>(vc.deepstackBlocks.size()) > t.layers)
+            throw ModelError(file + ": more DeepStack features (" + std::to_string(vc.deepstackBlocks.size()) + ") than decoder layers");
+    }
+    if (vc.act != "quick_gelu" && vc.act != "gelu" && vc.act != "gelu_pytorch_tanh" && vc.act != "silu")
+        throw ModelError(file + ": vision_config.hidden_act '" + vc.act + "' is not one of quick_gelu, gelu, gelu_pytorch_tanh, silu");
+    if (vc.width % vc.heads != 0 || vc.headDim() % 4 != 0)
+        throw ModelError(file + ": vision width must split into heads with head_dim divisible by 4");
+    if (vc.outHidden != t.hidden)
+        throw ModelError(file + ": the vision merger outputs " + std::to_string(vc.outHidden) + " but the decoder is "
+                         + std::to_string(t.hidden) + " wide");
+
+    c.imageToken = root.integer("image_token_id", c.imageToken);
+    c.videoToken = root.integer("video_token_id", c.videoToken);
+    c.visionStart = root.integer("vision_start_token_id", c.visionStart);
+    c.visionEnd = root.integer("vision_end_token_id", c.visionEnd);
+    // eos_token_id may be a list (several stop tokens); the first is the one generation stops on.
+    for (const Reader* r : {&text, &root}) {
+        const QJsonValue e = r->json()["eos_token_id"];
+        if (e.isArray() && !e.toArray().isEmpty() && e.toArray()[0].isDouble()) {
+            c.eos = e.toArray()[0].toInt();
+            break;
+        }
+        if (e.isDouble()) {
+            c.eos = r->integer("eos_token_id", c.eos);
+            break;
+        }
+    }
+    return c;
+}
+
+const char* architectureName(Architecture a)
+{
+    switch (a) {
+    case Architecture::Qwen2VL: return "qwen2_vl";
+    case Architecture::Qwen25VL: return "qwen2_5_vl";
+    case Architecture::Qwen3VL: return "qwen3_vl";
+    case Architecture::Qwen35: return "qwen3_5";
+    }
+    return "";
+}
+
+int VisionConfig::positionGridSide() const
+{
+    return static_cast<int>(std::lround(std::sqrt(static_cast<double>(positionEmbeddings))));
+}
+
+ModelConfig loadModelConfig(const QString& path)
+{
+    try {
+        return parseModelConfig(io::readInputFile(path, 16 << 20, "model config"), path);
+    } catch (const io::IoError& e) {
+        throw ModelError(e.what());
+    }
+}
+
+} // namespace ropescope::model

@@ -1,0 +1,108 @@
+#pragma once
+#include "core/model/engine/safetensors.h"
+
+#include <QString>
+
+#include <string>
+#include <vector>
+
+namespace ropescope::model {
+
+enum class Architecture { Qwen2VL, Qwen25VL, Qwen3VL, Qwen35 };
+
+// Qwen3-VL and Qwen3.5 share the vision tower, the processor, the chat template and the positions.
+inline bool hasQwen3Vision(Architecture a)
+{
+    return a == Architecture::Qwen3VL || a == Architecture::Qwen35;
+}
+
+// The name config.json gives the architecture (model_type).
+const char* architectureName(Architecture architecture);
+
+struct VisionConfig {
+    int depth = 32;
+    int width = 1280;        // Qwen2-VL embed_dim, Qwen2.5-VL hidden_size
+    int heads = 16;
+    int mlpHidden = 5120;    // Qwen2-VL embed_dim * mlp_ratio, Qwen2.5-VL intermediate_size
+    int outHidden = 1536;    // merger output = the decoder's hidden size
+    int patchSize = 14;
+    int temporalPatch = 2;
+    int mergeSize = 2;
+    int inChannels = 3;
+    std::string act = "quick_gelu";
+    // Qwen2.5-VL only
+    std::vector<int> fullAttentionBlocks;
+    int windowSize = 112;
+    double tokensPerSecond = 2;
+    // Qwen3-VL only: the learned position table (a side x side grid resampled to each image) and the
+    // vision blocks whose output also goes through a DeepStack merger into the decoder's early layers.
+    int positionEmbeddings = 0;
+    std::vector<int> deepstackBlocks;
+
+    int positionGridSide() const;
+
+    int headDim() const { return width / heads; }
+    int patchDim() const { return inChannels * temporalPatch * patchSize * patchSize; }
+};
+
+struct TextConfig {
+    int hidden = 1536;
+    int intermediate = 8960;
+    int layers = 28;
+    int heads = 12;
+    int kvHeads = 2;
+    int vocab = 151936;
+    double rmsEps = 1e-6;
+    double ropeTheta = 1e6;
+    std::vector<int> mropeSection{16, 24, 24};
+    // Qwen3-VL's MRoPE-I: the sections are spread over the frequencies (FrequencyAllocation::InterleavedMrope).
+    bool mropeInterleaved = false;
+    bool tieEmbeddings = false;
+    int explicitHeadDim = 0;     // head_dim when the config gives one (Qwen3: not hidden / heads)
+    bool attentionBias = true;   // q/k/v biases (Qwen2); Qwen3 has none
+    bool qkNorm = false;         // Qwen3: RMSNorm over each head of q and k before the rotation
+    // Qwen3.5: RMSNorm weights stored zero-centred (the norm multiplies by 1 + w); a sigmoid gate on each
+    // attention head's output (q_proj holds query and gate per head); only the first rotaryFraction of each
+    // head's dims rotate (partial_rotary_factor), the rest pass through.
+    bool zeroCentredNorm = false;
+    bool attentionOutputGate = false;
+    double rotaryFraction = 1.0;
+    // Qwen3.5's hybrid decoder: per layer, whether its token mixer is a Gated DeltaNet (linear attention,
+    // no positions) instead of softmax attention. Empty: every layer attends.
+    std::vector<bool> linearLayers;
+    int linearKeyHeads = 0, linearKeyDim = 0, linearValueHeads = 0, linearValueDim = 0, convKernel = 4;
+
+    int headDim() const { return explicitHeadDim > 0 ? explicitHeadDim : hidden / heads; }
+    int rotaryDim() const { return static_cast<int>(headDim() * rotaryFraction); } // int(), as transformers truncates
+    bool isLinear(int layer) const { return !linearLayers.empty() && linearLayers[static_cast<size_t>(layer)]; }
+    std::vector<int> attentionLayers() const; // the layers with softmax attention (all but the DeltaNet ones)
+};
+
+// The attention layers in words: "3, 7", or "0-27" when every layer attends.
+std::string attentionLayerList(const TextConfig& text);
+
+// What a scheme does to a hybrid decoder (Qwen3.5), in one sentence for summaries and the window's status;
+// empty when every layer attends.
+std::string hybridNote(const TextConfig& text);
+
+struct ModelConfig {
+    Architecture architecture = Architecture::Qwen2VL;
+    TextConfig text;
+    VisionConfig vision;
+    int imageToken = 151655;
+    int videoToken = 151656;
+    int visionStart = 151652;
+    int visionEnd = 151653;
+    int eos = 151645;
+    // HARoPE: per-head matrices in the checkpoint (see model README); detected at load.
+    bool harope = false;
+};
+
+// Reads config.json in its Hub forms: flat Qwen2-VL / Qwen2.5-VL configs with rope_scaling.mrope_section,
+// the newer nesting with text_config / vision_config, rope_scaling or rope_parameters (transformers 5),
+// and Qwen3-VL (qwen3_vl; the MoE variant is refused). Throws ModelError naming
+// the file and the key.
+ModelConfig loadModelConfig(const QString& path);
+ModelConfig parseModelConfig(const QByteArray& json, const QString& name);
+
+} // namespace ropescope::model

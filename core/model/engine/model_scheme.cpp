@@ -1,0 +1,132 @@
+#include "core/model/engine/model_scheme.h"
+
+#include "core/io/input_file.h"
+#include "core/io/scheme_codec.h"
+
+#include "core/geometry/age.h"
+#include "core/geometry/circle_projection.h"
+#include "core/geometry/errors.h"
+#include "core/geometry/scheme.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+
+namespace ropescope::model {
+
+QString schemeLabel(const ModelScheme& scheme)
+{
+    QString label = QString::fromStdString(geometry::schemeLabel(scheme.params));
+    if (!scheme.age.empty())
+        label += " + AGE " + QString::fromStdString(scheme.age);
+    return label;
+}
+
+QJsonObject schemeToJson(const ModelScheme& m)
+{
+    QJsonObject o;
+    io::writeSchemeParams(o, m.params);
+    o["age"] = QString::fromStdString(m.age);
+    return o;
+}
+
+bool sameScheme(const ModelScheme& a, const ModelScheme& b, int layers)
+{
+    return schemeDifference(a, b, layers).empty();
+}
+
+std::string schemeDifference(const ModelScheme& a, const ModelScheme& b, int layers)
+{
+    auto pattern = [layers](const std::string& age) { return age.empty() ? std::string() : geometry::parseAgeSchedule(age, layers).pattern(); };
+    // A scheme file is the same scheme when its content (hash) and parameter values are.
+    const auto& ca = a.params.custom;
+    const auto& cb = b.params.custom;
+    if (ca || cb) {
+        if (!ca || !cb || ca->sha256 != cb->sha256 || ca->values != cb->values)
+            return "scheme " + geometry::schemeLabel(a.params) + ", trained " + geometry::schemeLabel(b.params);
+    } else if (a.params.kind != b.params.kind)
+        return std::string("scheme ") + geometry::schemeName(a.params.kind) + ", trained " + geometry::schemeName(b.params.kind);
+    const geometry::SchemeParams &p = a.params, &q = b.params;
+    const auto differs = [](const char* name, double inUse, double inTraining) {
+        return name + std::string(" ") + geometry::shortNumber(inUse) + ", trained " + geometry::shortNumber(inTraining);
+    };
+    const auto text = [](const Eigen::Vector3d& v) {
+        return geometry::shortNumber(v.x()) + "," + geometry::shortNumber(v.y()) + "," + geometry::shortNumber(v.z());
+    };
+    if (p.kind == geometry::SchemeKind::VideoRopePlus && p.ntkFactor != q.ntkFactor) // before the allocation it scales
+        return differs("NTK factor", p.ntkFactor, q.ntkFactor);
+    // The allocation as it applies (an explicit "sectioned" is the default's sectioned[16,24,24]).
+    const std::string used = geometry::allocationFor(a.params).toString(), trained = geometry::allocationFor(b.params).toString();
+    if (used != trained)
+        return "frequency allocation " + used + ", trained " + trained;
+    if (pattern(a.age) != pattern(b.age))
+        return "AGE " + (a.age.empty() ? std::string("none") : a.age) + ", trained " + (b.age.empty() ? std::string("none") : b.age);
+    // The 2025 schemes' placement parameters, where the scheme reads them.
+    if (geometry::usesTemporalStride(p.kind) && p.temporalStrideOrDefault() != q.temporalStrideOrDefault())
+        return differs("temporal stride", p.temporalStrideOrDefault(), q.temporalStrideOrDefault());
+    if (p.kind == geometry::SchemeKind::V2pe && p.visualStride != q.visualStride)
+        return differs("visual stride", p.visualStride, q.visualStride);
+    if (p.kind == geometry::SchemeKind::MmRope && p.positionScale != q.positionScale)
+        return "position scale " + text(p.positionScale) + ", trained " + text(q.positionScale);
+    if (a.params.kind != geometry::SchemeKind::Circle && a.age.empty())
+        return {}; // no layer uses the Circle-RoPE parameters
+    const geometry::CircleParams &x = a.params.circle, &y = b.params.circle;
+    if (x.alpha != y.alpha)
+        return differs("alpha", x.alpha, y.alpha);
+    if (x.radiusMode != y.radiusMode)
+        return "radius mode differs";
+    if (x.radius != y.radius)
+        return differs(x.radiusMode == geometry::RadiusMode::Fixed ? "R" : "k", x.radius, y.radius);
+    if (x.stride != y.stride)
+        return differs("stride", x.stride, y.stride);
+    // Only the text axis's direction places tokens: (2,2,2) is (1,1,1).
+    if ((geometry::unitTextAxis(x.textVector) - geometry::unitTextAxis(y.textVector)).norm() > 1e-12)
+        return "text vector " + text(x.textVector) + ", trained " + text(y.textVector);
+    return {};
+}
+
+ModelScheme schemeFromJson(const QJsonObject& o)
+{
+    // Records written before a key existed mean its default (text axis (1,1,1), the scheme's own
+    // allocation and sections, ...).
+    const io::JsonFields f(o, "config.json: ropescope");
+    ModelScheme m;
+    m.params = io::readSchemeParams(f);
+    m.age = f.text("age", "");
+    return m;
+}
+
+namespace {
+
+// The "ropescope" section of a model's config.json; empty when there is none (a Hub checkpoint) or the
+// file cannot be read (loading the model reports that).
+QJsonObject recordedSection(const QString& modelDir)
+{
+    try {
+        return QJsonDocument::fromJson(io::readInputFile(QDir(modelDir).filePath("config.json"), 16 << 20, "model config"))
+            .object()["ropescope"]
+            .toObject();
+    } catch (const io::IoError&) {
+        return {};
+    }
+}
+
+} // namespace
+
+ModelScheme recordedScheme(const QString& modelDir)
+{
+    return schemeFromJson(recordedSection(modelDir));
+}
+
+QJsonObject recordedTraining(const QString& modelDir)
+{
+    return recordedSection(modelDir)["training"].toObject();
+}
+
+bool isTaskModel(const QString& modelDir)
+{
+    return recordedSection(modelDir)["task"].toString().startsWith("shapes-and-colours");
+}
+
+} // namespace ropescope::model

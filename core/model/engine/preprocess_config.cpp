@@ -1,0 +1,92 @@
+#include "core/model/engine/preprocess_config.h"
+
+#include "core/io/input_file.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <cmath>
+
+namespace ropescope::model {
+
+PreprocessOptions defaultPreprocessOptions(const ModelConfig& config)
+{
+    PreprocessOptions o;
+    const int64_t factor = int64_t(config.vision.patchSize) * config.vision.mergeSize;
+    o.maxPixels = 1280 * factor * factor;
+    if (hasQwen3Vision(config.architecture)) {
+        o.minPixels = 65536; // Qwen3-VL's size.shortest_edge
+        o.mean = {0.5f, 0.5f, 0.5f};
+        o.stdev = {0.5f, 0.5f, 0.5f};
+    }
+    return o;
+}
+
+PreprocessOptions parsePreprocessConfig(const QByteArray& json, const QString& name, const ModelConfig& config)
+{
+    PreprocessOptions o = defaultPreprocessOptions(config);
+    const std::string where = name.toStdString();
+    const QJsonDocument doc = QJsonDocument::fromJson(json);
+    if (!doc.isObject())
+        throw ModelError(where + ": not a JSON object");
+    const QJsonObject c = doc.object();
+    if (c.contains("size") && !c["size"].isObject())
+        throw ModelError(where + ": 'size' must be an object");
+    const QJsonObject size = c["size"].toObject();
+    // min_pixels / max_pixels (Qwen2-VL), or size.shortest_edge / size.longest_edge (newer processors).
+    const auto pixels = [&](const char* key, const char* sizeKey, int64_t fallback) {
+        const QJsonValue v = c.contains(key) ? c[key] : size[sizeKey];
+        if (v.isUndefined() || v.isNull())
+            return fallback;
+        const double x = v.toDouble(NAN);
+        if (!v.isDouble() || !(x >= 1 && x <= 1e12) || x != std::floor(x))
+            throw ModelError(where + ": '" + key + "' must be a whole number of pixels from 1 to 1e12");
+        return static_cast<int64_t>(x);
+    };
+    const int64_t cap = o.maxPixels;
+    o.minPixels = pixels("min_pixels", "shortest_edge", o.minPixels);
+    // Every image is enlarged to at least min_pixels, so it is bounded like max_pixels: by RopeScope's cap.
+    if (o.minPixels > cap)
+        throw ModelError(where + ": '" + (c.contains("min_pixels") ? "min_pixels" : "size.shortest_edge") + "' " + std::to_string(o.minPixels)
+                         + " is above RopeScope's cap of " + std::to_string(cap) + " pixels per image (1280 merged tokens); every image "
+                         + "would be enlarged past it");
+    const int64_t maxPixels = pixels("max_pixels", "longest_edge", o.maxPixels);
+    if (o.minPixels > maxPixels)
+        throw ModelError(where + ": min_pixels " + std::to_string(o.minPixels) + " exceeds max_pixels " + std::to_string(maxPixels));
+    o.maxPixels = std::max(o.minPixels, std::min(o.maxPixels, maxPixels)); // RopeScope's own cap, see the header
+    const auto channels = [&](const char* key, std::array<float, 3>& out, bool positive) {
+        if (!c.contains(key))
+            return;
+        const QJsonArray a = c[key].toArray();
+        if (!c[key].isArray() || a.size() != 3)
+            throw ModelError(where + ": '" + key + "' must be 3 numbers (R, G, B)");
+        for (int i = 0; i < 3; ++i) {
+            const double x = a[i].toDouble(NAN);
+            if (!a[i].isDouble() || !std::isfinite(x) || std::abs(x) > 1e3 || (positive && !(x > 1e-6)))
+                throw ModelError(where + ": '" + key + "' must be 3 " + (positive ? "numbers above 0" : "finite numbers"));
+            out[static_cast<size_t>(i)] = static_cast<float>(x);
+        }
+    };
+    channels("image_mean", o.mean, false);
+    channels("image_std", o.stdev, true);
+    return o;
+}
+
+PreprocessOptions loadPreprocessOptions(const QString& modelDir, const ModelConfig& config)
+{
+    const QString path = QDir(modelDir).filePath("preprocessor_config.json");
+    if (!QFileInfo::exists(path))
+        return defaultPreprocessOptions(config); // a folder without one (the bundled models) uses its architecture's processor settings
+    QByteArray bytes;
+    try {
+        bytes = io::readInputFile(path, 1 << 20, "preprocessor config");
+    } catch (const io::IoError& e) {
+        throw ModelError(e.what());
+    }
+    return parsePreprocessConfig(bytes, path, config);
+}
+
+} // namespace ropescope::model

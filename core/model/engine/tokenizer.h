@@ -1,0 +1,85 @@
+#pragma once
+#include "core/model/engine/safetensors.h"
+
+#include <QByteArray>
+#include <QString>
+#include <QStringList>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace ropescope::model {
+
+// A Hugging Face tokenizer.json: byte-level BPE (Qwen2's pre-tokenizer regex run by PCRE2 with UTF+UCP,
+// NFC normalisation) or WordLevel, with added/special tokens split out first. Parsing is bounds-checked:
+// ids out of range, merges of unknown tokens, oversized vocabularies and malformed JSON are errors.
+class Tokenizer {
+public:
+    static Tokenizer load(const QString& path);
+    static Tokenizer fromJson(const QByteArray& json, const QString& name);
+
+    std::vector<int64_t> encode(const QString& text) const;
+    // Words of `text` a WordLevel vocabulary lacks (read as its unk token, or dropped when it has none),
+    // each once, in order. Byte-level BPE can spell anything: empty.
+    QStringList unknownWords(const QString& text) const;
+    // Text of the ids; special tokens are kept unless skipSpecial.
+    QString decode(const std::vector<int64_t>& ids, bool skipSpecial = false) const;
+    std::optional<int64_t> tokenId(const std::string& token) const;
+
+    Tokenizer(Tokenizer&&) noexcept;
+    Tokenizer& operator=(Tokenizer&&) noexcept;
+    ~Tokenizer();
+
+private:
+    Tokenizer();
+    struct AddedToken {
+        std::string content;
+        int64_t id = 0;
+        bool special = false;
+    };
+    struct Regex;
+
+    std::vector<int64_t> encode(const QString& text, std::vector<std::string>* unknown) const;
+    void encodePiece(const std::string& piece, std::vector<int64_t>& out, std::vector<std::string>* unknown) const;
+    void bpe(const std::string& word, std::vector<int64_t>& out) const;
+
+    enum class Model { Bpe, WordLevel } model_ = Model::Bpe;
+    bool nfc_ = false, lowercase_ = false, byteLevel_ = false;
+    std::unique_ptr<Regex> split_;     // Split pre-tokenizer (Isolated)
+    bool whitespaceSplit_ = false;     // WhitespaceSplit / Whitespace pre-tokenizers
+    std::unordered_map<std::string, int64_t> vocab_;
+    std::unordered_map<std::string, int> mergeRanks_; // "left right" -> rank
+    std::vector<std::string> idToToken_;
+    std::vector<AddedToken> added_;
+    std::vector<bool> isSpecial_;
+    std::optional<int64_t> unk_;
+    mutable std::unordered_map<std::string, std::vector<int64_t>> cache_;
+};
+
+// Which Qwen chat template: Qwen2/2.5-VL's adds the default system turn "You are a helpful assistant.";
+// Qwen3-VL's has none unless the conversation brings one.
+enum class ChatTemplate { Qwen2VL, Qwen3VL };
+
+// The Qwen chat prompt for one user turn with `images` images (each as <|vision_start|>
+// <|image_pad|> x tokens <|vision_end|>, tokens per image given), then the assistant header.
+QString qwenChatPrompt(const QString& question, const std::vector<int>& imageTokens, ChatTemplate chat = ChatTemplate::Qwen2VL);
+
+// The prompt for images and a question: the Qwen chat template when the tokenizer has <|im_start|>,
+// else the bundled models' plain form (<|vision_start|> <|image_pad|> x tokens <|vision_end|>) per image, then the question.
+QString imagePrompt(const Tokenizer& tokenizer, const QString& question, const std::vector<int>& imageTokens,
+                    ChatTemplate chat = ChatTemplate::Qwen2VL);
+
+// The prompt for one video of `frames` temporal patches (`tokensPerFrame` merged tokens each) and a question,
+// in the same two forms. Qwen2/2.5-VL: one <|vision_start|> <|video_pad|> x all tokens <|vision_end|>.
+// Qwen3-VL: each temporal patch as "<t seconds>" <|vision_start|> <|video_pad|> x tokens <|vision_end|>, t the
+// mean time of its first and last frame with frames sampled at `fps` (its processor's "%.1f").
+QString videoPrompt(const Tokenizer& tokenizer, const QString& question, int frames, int tokensPerFrame, int temporalPatch,
+                    ChatTemplate chat = ChatTemplate::Qwen2VL, double fps = 2.0);
+
+// The answer text of greedily generated ids: up to the first `eos` or <|im_end|>, special tokens dropped.
+QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos);
+
+} // namespace ropescope::model

@@ -1,0 +1,275 @@
+#include "core/model/engine/vlm.h"
+
+#include "core/model/engine/host_allocator.h"
+
+#include "core/geometry/errors.h"
+#include "kernels/rotary.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <stdexcept>
+#include <string_view>
+
+namespace ropescope::model {
+namespace {
+
+std::vector<Grid> grids(const torch::Tensor& t, const char* name)
+{
+    std::vector<Grid> out;
+    if (!t.defined() || t.numel() == 0)
+        return out;
+    if (t.dim() != 2 || t.size(1) != 3)
+        throw ModelError(std::string(name) + ": expected [count, 3]");
+    const auto c = t.to(torch::kCPU).to(torch::kInt64).contiguous();
+    for (int64_t i = 0; i < c.size(0); ++i)
+        out.push_back({c[i][0].item<int64_t>(), c[i][1].item<int64_t>(), c[i][2].item<int64_t>()});
+    return out;
+}
+
+// A run's largest allocations grow with the prompt: one layer's scores (heads x L x L, about three copies),
+// the maps it keeps (forward keeps every layer's full L x L) and, when asked, every position's logits.
+// Refuse a prompt that would need more than half of this machine's memory, naming its length, instead of
+// failing inside LibTorch with an allocation message that names nothing.
+void refuseOversizedRun(const ForwardRequest& req, const ModelConfig& cfg, int64_t tokens)
+{
+    const double length = static_cast<double>(tokens), heads = cfg.text.heads;
+    const auto& selection = req.capture.selection;
+    const double rows = selection.rows.defined() ? static_cast<double>(selection.rows.numel()) : length;
+    const double cols = selection.cols.defined() ? static_cast<double>(selection.cols.numel()) : length;
+    double bytes = 4.0 * length * length * (3.0 * heads + 1.0);
+    bytes += 2 * 4.0 * static_cast<double>(req.capture.layers.size()) * heads * rows * cols; // kept, then stacked for output
+    if (req.capture.allLogits)
+        bytes += 2 * 4.0 * length * cfg.text.vocab;
+    refuseOverHalfTheMemory(bytes, "input_ids: the prompt is " + std::to_string(tokens) + " tokens; this run", "use a shorter prompt");
+}
+
+} // namespace
+
+torch::Tensor evenSampleIndices(int64_t n, int64_t k)
+{
+    if (n < 1 || k < 2)
+        throw std::invalid_argument("evenSampleIndices: needs n >= 1 and k >= 2");
+    // Integer arithmetic: a float32 linspace rounds indices past 2^24 up to beyond the end. (n - 1) * (k - 1)
+    // stays far below 2^63 for any tensor that fits in memory.
+    return torch::div(torch::arange(k, torch::kInt64) * (n - 1), k - 1, "floor");
+}
+
+Vlm::Vlm(const QString& dir, torch::Device device, torch::Dtype dtype) : Vlm(Checkpoint::open(dir), device, dtype) {}
+
+// Threads: LibTorch's intra-op pool is left as it starts (1 thread on Debian's build unless
+// OMP_NUM_THREADS is set) while OpenBLAS threads every GEMM over all cores. Measured on 2 cores
+// (bench model, 1000 tokens): 1 + 2 BLAS threads gives decoder 47 ms / capture 56 ms; 2 + 2
+// oversubscribes (59 / 97 ms); 2 + 1 gives 53 / 59 ms.
+Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
+    : checkpoint_(std::move(checkpoint)), device_(device), vision_(checkpoint_, device, dtype), language_(checkpoint_, device, dtype)
+{
+    reuseLargeHostAllocations();
+    releaseFreeHostMemory();
+}
+
+std::string Vlm::unusedNote() const
+{
+    const int mtp = checkpoint_.unusedMtpTensors();
+    return mtp == 0 ? std::string()
+                    : "the checkpoint's " + std::to_string(mtp) + " multi-token-prediction tensors (mtp.*) are not used: "
+                          "RopeScope decodes one token per step";
+}
+
+geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& requested) const
+{
+    geometry::SchemeParams p = requested;
+    const TextConfig& t = config().text;
+    p.rotary.theta = t.ropeTheta;
+    p.rotary.headDim = t.headDim();
+    p.rotary.partial = t.rotaryFraction; // Qwen3.5: a quarter of each head rotates
+    // MHRoPE spreads its axes over the KV heads; a model with fewer than one per axis spreads them over its
+    // query heads instead (keys are then repeated per query head).
+    p.rotary.heads = t.kvHeads >= 3 ? t.kvHeads : t.heads;
+    const auto own = t.mropeInterleaved ? geometry::FrequencyAllocation::Kind::InterleavedMrope : geometry::FrequencyAllocation::Kind::Sectioned;
+    // The model's own allocation for the 3-axis schemes that keep the default, with its mrope_section
+    // (another allocation asked for keeps that allocation's default sections).
+    // Schemes whose design fixes the allocation (VRoPE, VideoRoPE, HoPE) keep it and its default sections.
+    // A custom scheme's own allocation (its file's allocation()) is kept like a design's.
+    const bool customAllocation = p.custom && p.custom->scheme && p.custom->scheme->allocation(p.rotary.headDim, p.rotary.halfDim());
+    if (geometry::componentCount(p) == 3 && p.sections.empty() && !customAllocation) {
+        if (!p.allocationKind) {
+            if (!geometry::designAllocation(p.kind)) {
+                p.sections = t.mropeSection;
+                if (t.mropeInterleaved)
+                    p.allocationKind = own;
+            }
+        } else if (*p.allocationKind == own) {
+            p.sections = t.mropeSection;
+        }
+    }
+    if (config().architecture == Architecture::Qwen25VL) {
+        p.temporal.mode = geometry::TemporalParams::Mode::Qwen25VL;
+        p.temporal.tokensPerSecond = config().vision.tokensPerSecond;
+    }
+    return p;
+}
+
+VisionFeatures Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace, bool useCache)
+{
+    if (!useCache) {
+        torch::NoGradGuard noGrad;
+        return vision_.forward(pixels, gridThw, trace);
+    }
+    // Keyed by content: the same image (and grid) is encoded once, whatever the scheme or question. The key
+    // hashes the grid, the size and an even sample of the pixels (hashing all of a large image costs more
+    // than a decoder pass); comparing the stored pixels confirms a hit, so neither a collision nor a change
+    // outside the sample can return stale features.
+    const auto p = pixels.to(torch::kCPU, torch::kFloat32).contiguous();
+    const auto g = gridThw.to(torch::kCPU, torch::kInt64).contiguous();
+    constexpr int64_t kSampled = 4096;
+    const auto sample = p.numel() > kSampled ? p.flatten().index_select(0, evenSampleIndices(p.numel(), kSampled)) : p.flatten();
+    auto bytes = [](const torch::Tensor& t) { return std::string_view(static_cast<const char*>(t.data_ptr()), static_cast<size_t>(t.numel() * t.element_size())); };
+    const size_t key = std::hash<std::string_view>{}(bytes(sample)) ^ (std::hash<std::string_view>{}(bytes(g)) << 1) ^ (static_cast<size_t>(p.numel()) << 7);
+    if (!trace)
+        if (const auto it = visionCache_.find(key); it != visionCache_.end() && it->second.pixels.sizes() == p.sizes()
+                                                    && torch::equal(it->second.pixels, p) && torch::equal(it->second.grid, g))
+            return it->second.features;
+    torch::NoGradGuard noGrad;
+    auto features = vision_.forward(pixels, gridThw, trace);
+    if (visionCache_.size() >= 8) // a few images at a time is what an interactive session needs
+        visionCache_.clear();
+    visionCache_[key] = {p.clone(), g.clone(), features}; // clones: the caller may change its tensors in place
+    return features;
+}
+
+std::vector<geometry::PositionTable> LayerTables::perLayer() const
+{
+    return mapPerLayer([](const geometry::PositionTable& t) { return t; });
+}
+
+LayerTables Vlm::layerTables(const geometry::Layout& layout, const geometry::SchemeParams& scheme,
+                             const std::optional<geometry::AgeSchedule>& age) const
+{
+    const int layers = language_.layers();
+    if (age && age->layers() != layers)
+        throw ModelError("age: the schedule has " + std::to_string(age->layers()) + " layers but the model has "
+                         + std::to_string(layers));
+    LayerTables out;
+    std::vector<geometry::SchemeParams> built;
+    try {
+        for (int i = 0; i < layers; ++i) {
+            const geometry::SchemeParams p = schemeForModel(age ? geometry::layerParams(scheme, *age, i) : scheme);
+            const size_t index = static_cast<size_t>(std::find(built.begin(), built.end(), p) - built.begin());
+            if (index == built.size()) {
+                built.push_back(p);
+                out.distinct.push_back(geometry::buildPositionTable(layout, p));
+            }
+            out.ofLayer.push_back(index);
+        }
+    } catch (const geometry::InvalidInput& e) {
+        if (scheme.custom)
+            throw; // a scheme file's or position table's fault (bad input: exit 2 on the command line)
+        throw ModelError(e.what());
+    }
+    return out;
+}
+
+LayerRotary Vlm::rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset) const
+{
+    return rotaryForTable(table, config().text, device_, from, count, offset);
+}
+
+ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
+{
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+    auto t0 = Clock::now();
+    ForwardResult r;
+    if (!req.inputIds.defined() || !torch::isIntegralType(req.inputIds.scalar_type(), /*includeBool=*/false))
+        throw ModelError(std::string("input_ids: expected whole-number token ids (I64 or I32), got ")
+                         + (req.inputIds.defined() ? c10::toString(req.inputIds.scalar_type()) : "no tensor"));
+    refuseOversizedRun(req, config(), req.inputIds.numel());
+    const auto ids = req.inputIds.to(torch::kCPU, torch::kInt64).contiguous().flatten();
+    const std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+    r.layout = layoutFromTokens(idList, grids(req.imageGridThw, "image_grid_thw"), grids(req.videoGridThw, "video_grid_thw"), config());
+
+    const LayerTables tables = layerTables(r.layout, req.scheme, req.age);
+    r.layerTables = tables.perLayer();
+
+    r.positionsMs = since(t0);
+    t0 = Clock::now();
+    auto embeds = language_.embed(ids);
+    // Images and videos go through the same vision tower; their embeddings replace their pad tokens.
+    // DeepStack features of both are joined in token order, as transformers' visual_pos_masks.
+    const auto imageMask = ids == config().imageToken, videoMask = ids == config().videoToken;
+    const auto visualMask = imageMask | videoMask;
+    DeepStackInput deepstack;
+    deepstack.positions = visualMask.nonzero().flatten().to(device_);
+    auto scatter = [&](const torch::Tensor& mask, const torch::Tensor& pixels, const torch::Tensor& grid, const char* what,
+                       const char* pixelsName, VisionTrace* trace) {
+        const int64_t tokens = mask.sum().item<int64_t>();
+        if (tokens == 0)
+            return torch::Tensor();
+        if (!pixels.defined())
+            throw ModelError(std::string("input_ids has ") + what + " tokens but no " + pixelsName + " were given");
+        const VisionFeatures features = encodeImages(pixels, grid, trace);
+        if (features.embeds.size(0) != tokens)
+            throw ModelError(std::string(what) + " features (" + std::to_string(features.embeds.size(0)) + ") and " + what + " tokens ("
+                             + std::to_string(tokens) + ") do not match");
+        embeds = embeds.index_copy(0, mask.nonzero().flatten().to(device_), features.embeds);
+        const auto rows = mask.index({visualMask}).nonzero().flatten().to(device_); // rows of the joint feature list
+        if (r.deepstackEmbeds.empty())
+            for (const auto& f : features.deepstack)
+                r.deepstackEmbeds.push_back(torch::zeros({deepstack.positions.size(0), f.size(1)}, f.options()));
+        for (size_t k = 0; k < features.deepstack.size(); ++k)
+            r.deepstackEmbeds[k] = r.deepstackEmbeds[k].index_copy(0, rows, features.deepstack[k]);
+        return features.embeds;
+    };
+    r.imageEmbeds = scatter(imageMask, req.pixelValues, req.imageGridThw, "image", "pixel_values", traceVision ? &r.vision : nullptr);
+    r.videoEmbeds = scatter(videoMask, req.videoPixelValues, req.videoGridThw, "video", "pixel_values_videos", nullptr);
+    deepstack.features = r.deepstackEmbeds;
+    r.inputsEmbeds = embeds;
+    r.visionMs = since(t0);
+    t0 = Clock::now();
+
+    const int64_t L = ids.numel();
+    const std::vector<LayerRotary> rotary = tables.mapPerLayer([&](const geometry::PositionTable& t) { return rotaryFor(t, 0, L); });
+
+    torch::NoGradGuard noGrad;
+    KvCache cache;
+    r.positionsMs += since(t0);
+    t0 = Clock::now();
+    r.prefill = language_.forward(embeds, rotary, req.generate > 0 ? &cache : nullptr, req.capture,
+                                  deepstack.features.empty() ? nullptr : &deepstack);
+    r.prefillMs = since(t0);
+    t0 = Clock::now();
+
+    std::vector<int64_t> generated;
+    std::vector<torch::Tensor> stepLogits;
+    DecoderCapture stepCapture; // the new token's one row (all rows) against the prompt's captured columns
+    std::vector<std::vector<torch::Tensor>> steps(req.capture.layers.size());
+    if (req.captureSteps && !req.capture.layers.empty()) {
+        stepCapture.layers = req.capture.layers;
+        stepCapture.selection.cols = req.capture.selection.cols;
+    }
+    auto last = r.prefill.logits[r.prefill.logits.size(0) - 1];
+    for (int step = 0; step < req.generate; ++step) {
+        stepLogits.push_back(last);
+        const int64_t next = last.argmax().item<int64_t>();
+        generated.push_back(next);
+        if (step + 1 == req.generate)
+            break;
+        const std::vector<LayerRotary> stepRotary
+            = tables.mapPerLayer([&](const geometry::PositionTable& t) { return rotaryFor(t, t.size(), 1, step); });
+        const auto out = language_.forward(language_.embed(torch::tensor({next})), stepRotary, &cache, stepCapture);
+        for (size_t k = 0; k < out.attentions.size(); ++k)
+            steps[k].push_back(out.attentions[k]);
+        last = out.logits[0];
+    }
+    for (auto& layerSteps : steps)
+        if (!layerSteps.empty())
+            r.stepAttentions.push_back(torch::cat(layerSteps, 1));
+    r.generateMs = since(t0);
+    r.generatedIds = torch::tensor(generated, torch::kInt64);
+    if (!stepLogits.empty())
+        r.generatedLogits = torch::stack(stepLogits, 0);
+    return r;
+}
+
+} // namespace ropescope::model

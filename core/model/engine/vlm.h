@@ -1,0 +1,116 @@
+#pragma once
+#include "core/geometry/age.h"
+#include "core/geometry/position_table.h"
+#include "core/geometry/scheme.h"
+#include "core/model/engine/language_model.h"
+#include "core/model/engine/token_layout.h"
+#include "core/model/engine/vision_tower.h"
+
+#include <torch/torch.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace ropescope::model {
+
+// k int64 indices spread evenly over [0, n - 1], first and last included: the pixel sample the vision cache
+// hashes. Exact for any n (integer arithmetic).
+torch::Tensor evenSampleIndices(int64_t n, int64_t k);
+
+struct ForwardRequest {
+    torch::Tensor inputIds;        // [L] int64
+    torch::Tensor pixelValues;     // [N, patch_dim] (optional)
+    torch::Tensor imageGridThw;    // [images, 3]
+    torch::Tensor videoPixelValues; // [N, patch_dim] of every video's temporal patches (optional)
+    torch::Tensor videoGridThw;     // [videos, 3]
+    geometry::SchemeParams scheme; // kind and scheme parameters; rotary settings come from the model
+    std::optional<geometry::AgeSchedule> age;
+    DecoderCapture capture;
+    int generate = 0;              // greedy tokens after the prompt
+    // Also keep, at capture.layers, each generation step's attention over capture.selection's columns:
+    // the map of every answer token after the first (the first comes from the prompt's last row).
+    bool captureSteps = false;
+};
+
+struct ForwardResult {
+    geometry::Layout layout;
+    std::vector<geometry::PositionTable> layerTables; // per decoder layer (shared where the scheme is)
+    torch::Tensor imageEmbeds, videoEmbeds;
+    // Qwen3-VL: [visual tokens, hidden] per early layer, images and videos in token order (DeepStackInput).
+    std::vector<torch::Tensor> deepstackEmbeds;
+    torch::Tensor inputsEmbeds;
+    DecoderOutput prefill;
+    // With captureSteps: per captured layer [heads, generate - 1, columns], step k's query is the answer's
+    // token k, which produced token k + 1.
+    std::vector<torch::Tensor> stepAttentions;
+    torch::Tensor generatedIds;    // [generate]
+    torch::Tensor generatedLogits; // [generate, vocab]
+    VisionTrace vision;
+    // Wall time of each stage (ms): vision (0 when cached), positions and rotary tables, decoder prefill.
+    double visionMs = 0, positionsMs = 0, prefillMs = 0, generateMs = 0;
+};
+
+// Each decoder layer's position table, built once per distinct layer scheme (AGE alternates two).
+struct LayerTables {
+    std::vector<geometry::PositionTable> distinct;
+    std::vector<size_t> ofLayer; // per layer: its table's index in `distinct`
+
+    std::vector<geometry::PositionTable> perLayer() const;
+    // f(table) once per distinct table, handed to every layer that shares it (rotary tables are costly).
+    template <class F>
+    auto mapPerLayer(F f) const
+    {
+        std::vector<decltype(f(distinct.front()))> once, out;
+        for (const auto& t : distinct)
+            once.push_back(f(t));
+        for (size_t i : ofLayer)
+            out.push_back(once[i]);
+        return out;
+    }
+};
+
+// A Qwen2-VL / Qwen2.5-VL / Qwen3-VL model whose decoder takes its positions from core/geometry: every layer gets
+// the PositionTable of its scheme (or of AGE's choice for that layer), exactly the table `ropescope
+// positions` prints for the same layout. Vision embeddings are cached per pixel content and grid, so
+// changing the scheme or the question re-runs only the decoder.
+class Vlm {
+public:
+    explicit Vlm(const QString& dir, torch::Device device = torch::kCPU, torch::Dtype dtype = torch::kFloat32);
+    Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
+
+    const ModelConfig& config() const { return checkpoint_.config(); }
+    // What the model's folder holds that no run uses, in one line ("" when nothing): Qwen3.5's MTP head.
+    std::string unusedNote() const;
+    torch::Device device() const { return device_; }
+    VisionTower& vision() { return vision_; }
+    LanguageModel& language() { return language_; }
+    ForwardResult run(const ForwardRequest& request, bool traceVision = false);
+    // The scheme as the model runs it: its rotary theta, head_dim, mrope_section and (when none is asked
+    // for) its frequency allocation: sectioned for Qwen2/2.5-VL, interleaved-mrope for Qwen3-VL.
+    geometry::SchemeParams schemeForModel(const geometry::SchemeParams& requested) const;
+    // The position table of each decoder layer for `layout` (AGE picks each layer's scheme), in the model's
+    // rotary settings: what run() feeds the decoder and what training uses.
+    LayerTables layerTables(const geometry::Layout& layout, const geometry::SchemeParams& scheme,
+                            const std::optional<geometry::AgeSchedule>& age) const;
+    // Cached by content unless `useCache` is false (benchmarks) or a trace is requested.
+    VisionFeatures encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr,
+                               bool useCache = true);
+    // The cos/sin tables of `count` tokens from `from` (decoding steps past the table at `offset`), as run()
+    // feeds the decoder: for passes of its own over a run's prompt (gradient relevancy).
+    LayerRotary rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset = 0) const;
+
+private:
+
+    Checkpoint checkpoint_;
+    torch::Device device_;
+    VisionTower vision_;
+    LanguageModel language_;
+    struct CachedVision {
+        torch::Tensor pixels, grid;
+        VisionFeatures features;
+    };
+    std::map<size_t, CachedVision> visionCache_;
+};
+
+} // namespace ropescope::model

@@ -21,7 +21,7 @@ std::vector<model::MapToken> sheetTokens(const model::AttentionRun& run)
     return tokens;
 }
 
-int sheetCellWidth(const model::AttendRequest& prompt)
+int sheetCellWidth(const model::AttentionRequest& prompt)
 {
     const int images = static_cast<int>(prompt.images.size());
     return std::clamp(views::stripSize(mapPictures(prompt.images)).width(), 120, 220 * images);

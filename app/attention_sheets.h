@@ -1,7 +1,7 @@
 #pragma once
 // The per-token sheet of a run (every question and answer token's map at one layer), built once for the
 // CLI's `attend --per-token`, batch and the GUI's export, so all of them draw the same figure.
-#include "core/model/analysis/attend_request.h"
+#include "core/model/analysis/attention_request.h"
 #include "core/model/analysis/attention_run.h"
 #include "views/charts/attention_figures.h"
 #include "views/charts/attention_heatmap.h"
@@ -19,7 +19,7 @@ QString visibleToken(const QString& text);
 // The question's tokens, then the answer's, at most kMaxSheetMaps.
 std::vector<model::MapToken> sheetTokens(const model::AttentionRun& run);
 // A sheet cell holds the prompt's images side by side: wide enough for each to stay legible.
-int sheetCellWidth(const model::AttendRequest& prompt);
+int sheetCellWidth(const model::AttentionRequest& prompt);
 // Every sheet token's map at captured layer `heatIndex` under `head`, captioned with its image mass; titled
 // with the layer, the head and `schemeTitle`.
 views::MapSheet tokenSheet(const model::AttentionRun& run, size_t heatIndex, const model::HeadChoice& head, const views::HeatmapOptions& heat,

@@ -1,7 +1,7 @@
 #pragma once
 // The bridge from a run (core/model) to what its figures draw (views), shared by the CLI, batch and the
 // GUI: the prompt's images as the pictures its maps are drawn on, and the layers x heads small multiples.
-#include "core/model/analysis/attend_request.h"
+#include "core/model/analysis/attention_request.h"
 #include "core/model/analysis/attention_run.h"
 #include "core/model/analysis/attention_stats.h"
 #include "views/charts/attention_figures.h"

@@ -25,7 +25,7 @@ QString schemeTitle(const model::AttentionRun& run)
 
 } // namespace
 
-QByteArray AttendOutcome::tensorFile() const
+QByteArray AttentionOutcome::tensorFile() const
 {
     model::SafeTensorsWriter tensors;
     tensors.setMetadata("format", "pt");
@@ -46,21 +46,21 @@ QByteArray AttendOutcome::tensorFile() const
     return tensors.bytes();
 }
 
-QByteArray AttendOutcome::positionsCsv() const
+QByteArray AttentionOutcome::positionsCsv() const
 {
     return io::positionTableCsv(run.result.layerTables.front());
 }
 
-QByteArray AttendOutcome::tokenSheet(views::FigureFormat format) const
+QByteArray AttentionOutcome::tokenSheet(views::FigureFormat format) const
 {
     const views::MapSheet sheet = ropescope::tokenSheet(run, heatIndex, head, heat, schemeTitle(run));
     const QSize size = views::mapSheetSize(sheet, sheetCellWidth(run.prompt));
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, summary);
 }
 
-QByteArray AttendOutcome::tokensJson() const
+QByteArray AttentionOutcome::tokensJson() const
 {
-    const model::AttendRequest& a = run.prompt;
+    const model::AttentionRequest& a = run.prompt;
     QJsonArray tokens;
     for (const model::MapToken& t : sheetTokens(run)) {
         QJsonObject entry{{"index", static_cast<double>(t.index)},
@@ -92,7 +92,7 @@ QByteArray AttendOutcome::tokensJson() const
     return QJsonDocument(root).toJson();
 }
 
-QByteArray AttendOutcome::layersHeadsFigure(views::FigureFormat format) const
+QByteArray AttentionOutcome::layersHeadsFigure(views::FigureFormat format) const
 {
     views::LayerHeadGrid grid = layerHeadGrid(run);
     grid.title = "text -> image attention, layers x heads (mean over question tokens) - " + schemeTitle(run);
@@ -100,7 +100,7 @@ QByteArray AttendOutcome::layersHeadsFigure(views::FigureFormat format) const
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, grid); }, size, format, summary);
 }
 
-QByteArray AttendOutcome::layersHeadsCsv() const
+QByteArray AttentionOutcome::layersHeadsCsv() const
 {
     QByteArray csv = "layer,head,image_mass,normalized_entropy,top1_share,border_share,first_token_share\n";
     const model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
@@ -121,9 +121,9 @@ QByteArray AttendOutcome::layersHeadsCsv() const
     return csv;
 }
 
-QByteArray AttendOutcome::ownPriorFigure(views::FigureFormat format) const
+QByteArray AttentionOutcome::ownPriorFigure(views::FigureFormat format) const
 {
-    const model::AttendRequest& a = run.prompt;
+    const model::AttentionRequest& a = run.prompt;
     const size_t heads = ownPriors.size() / run.layers.size();
     views::MapSheet sheet;
     sheet.title = QString("model's own positional prior vs attention, layer %1, token #%2 %3 - %4")
@@ -142,7 +142,7 @@ QByteArray AttendOutcome::ownPriorFigure(views::FigureFormat format) const
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, summary);
 }
 
-QByteArray AttendOutcome::ownPriorCsv() const
+QByteArray AttentionOutcome::ownPriorCsv() const
 {
     QByteArray csv = "layer,head,token,correlation\n";
     const size_t heads = ownPriors.size() / run.layers.size();
@@ -152,7 +152,7 @@ QByteArray AttendOutcome::ownPriorCsv() const
     return csv;
 }
 
-QByteArray AttendOutcome::regionFigure(views::FigureFormat format) const
+QByteArray AttentionOutcome::regionFigure(views::FigureFormat format) const
 {
     const model::RegionAttention& r = *region;
     views::RegionChart chart;
@@ -178,7 +178,7 @@ QByteArray AttendOutcome::regionFigure(views::FigureFormat format) const
                                format, summary);
 }
 
-QByteArray AttendOutcome::regionCsv() const
+QByteArray AttentionOutcome::regionCsv() const
 {
     const model::RegionAttention& r = *region;
     QByteArray csv = "layer,token,token_text,answer,mass,share\n";

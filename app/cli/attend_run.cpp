@@ -5,7 +5,7 @@
 #include "app/map_pictures.h"
 #include "core/io/position_table_io.h"
 #include "core/io/resource_paths.h"
-#include "core/model/analysis/attend_request.h"
+#include "core/model/analysis/attention_request.h"
 #include "core/model/analysis/attention_stats.h"
 #include "core/model/analysis/scheme_comparison.h"
 #include "core/model/engine/image_processor.h"
@@ -51,7 +51,7 @@ double option(const QCommandLineParser& p, const char* name, double fallback, do
 
 } // namespace
 
-void addAttendOptions(QCommandLineParser& parser)
+void addAttentionOptions(QCommandLineParser& parser)
 {
     parser.addOptions({
         {"model", "Model folder (config.json, *.safetensors, tokenizer.json); default: the bundled mrope model.", "DIR"},
@@ -89,11 +89,11 @@ void addAttendOptions(QCommandLineParser& parser)
     });
 }
 
-AttendOptions parseAttendOptions(const QCommandLineParser& parser)
+AttentionOptions parseAttentionOptions(const QCommandLineParser& parser)
 {
     if (parser.isSet("image") != parser.isSet("question"))
         throw UsageError("give --image and --question together (or neither, for the bundled sample)");
-    AttendOptions o;
+    AttentionOptions o;
     o.modelDir = parser.isSet("model") ? parser.value("model") : io::bundledModel();
     o.imagePaths = parser.isSet("image") ? parser.values("image") : QStringList{io::sampleImage()};
     if (o.imagePaths.size() > model::kMaxPromptImages)
@@ -152,9 +152,9 @@ AttendOptions parseAttendOptions(const QCommandLineParser& parser)
     return o;
 }
 
-std::unique_ptr<AttendModel> AttendModel::load(const QString& dir, torch::Device device, torch::Dtype dtype)
+std::unique_ptr<ModelOnDevice> ModelOnDevice::load(const QString& dir, torch::Device device, torch::Dtype dtype)
 {
-    auto m = std::make_unique<AttendModel>();
+    auto m = std::make_unique<ModelOnDevice>();
     static_cast<model::ModelBundle&>(*m) = model::ModelBundle::load(dir, std::make_shared<model::Vlm>(dir, device, dtype));
     m->device = device;
     m->dtype = dtype;
@@ -163,7 +163,7 @@ std::unique_ptr<AttendModel> AttendModel::load(const QString& dir, torch::Device
     return m;
 }
 
-QString AttendOptions::figureName(const QString& stem) const
+QString AttentionOptions::figureName(const QString& stem) const
 {
     switch (figureFormat) {
     case views::FigureFormat::Svg: return stem + ".svg";
@@ -173,7 +173,7 @@ QString AttendOptions::figureName(const QString& stem) const
     return stem + ".png";
 }
 
-model::AttentionQuery attentionQuery(const AttendModel& m, const AttendOptions& o)
+model::AttentionQuery attentionQuery(const ModelOnDevice& m, const AttentionOptions& o)
 {
     model::AttentionQuery q;
     q.image = model::loadImage(o.imagePaths.front());
@@ -189,7 +189,7 @@ model::AttentionQuery attentionQuery(const AttendModel& m, const AttendOptions& 
     return q;
 }
 
-int heatmapLayer(const AttendOptions& o, const std::vector<int>& captured)
+int heatmapLayer(const AttentionOptions& o, const std::vector<int>& captured)
 {
     const int layer = o.heatmapLayer.value_or(captured.back());
     if (std::find(captured.begin(), captured.end(), layer) == captured.end())
@@ -197,7 +197,7 @@ int heatmapLayer(const AttendOptions& o, const std::vector<int>& captured)
     return layer;
 }
 
-model::HeadChoice headChoice(const AttendOptions& o, int heads)
+model::HeadChoice headChoice(const AttentionOptions& o, int heads)
 {
     try {
         return model::HeadChoice::parse(o.head, heads);
@@ -211,7 +211,7 @@ model::ModelScheme modelScheme(const SchemeRequest& request)
     return {request.params, request.age ? request.age->pattern() : std::string()};
 }
 
-AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model::ModelScheme& scheme)
+AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, const model::ModelScheme& scheme)
 {
     const model::ModelConfig& cfg = m.vlm->config();
     model::AttentionQuery query = attentionQuery(m, o);
@@ -219,7 +219,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
     query.answerMaps = o.perToken;
     query.compareOwn = o.difference;
     query.meanQueryKey = o.ownPrior;
-    AttendOutcome out;
+    AttentionOutcome out;
     out.head = headChoice(o, cfg.text.heads);
     const int heatLayer = heatmapLayer(o, query.layers.empty() ? cfg.text.attentionLayers() : query.layers);
     out.run = model::runAttention(m, query);
@@ -228,7 +228,7 @@ AttendOutcome runAttendOnce(AttendModel& m, const AttendOptions& o, const model:
     out.heat = o.heat;
     out.heatIndex = run.captured(heatLayer);
     out.answer = run.answer;
-    const model::AttendRequest& a = run.prompt;
+    const model::AttentionRequest& a = run.prompt;
     const std::vector<float> grid = model::headMap(run.attention()[out.heatIndex], out.head);
     const views::MapPictures pictures = mapPictures(a.images);
     out.heatmap = views::attentionOverlay(pictures, grid, o.heat);

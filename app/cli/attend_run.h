@@ -21,9 +21,9 @@
 
 namespace ropescope::cli {
 
-void addAttendOptions(QCommandLineParser& parser); // model, image, question, capture and heatmap flags, device
+void addAttentionOptions(QCommandLineParser& parser); // model, image, question, capture and heatmap flags, device
 
-struct AttendOptions {
+struct AttentionOptions {
     QString modelDir, question;
     QStringList imagePaths;        // one or more (--image repeated): the prompt's images in order, a map on each
     QString captureLayers, head;   // as given; checked against the model once it is loaded
@@ -45,7 +45,7 @@ struct AttendOptions {
     QString figureName(const QString& stem) const; // stem + .png, .svg or .pdf
 };
 // Throws UsageError naming the bad flag. Defaults: the bundled mrope model, sample image and question.
-AttendOptions parseAttendOptions(const QCommandLineParser& parser);
+AttentionOptions parseAttentionOptions(const QCommandLineParser& parser);
 
 // A model folder loaded once: batch items on the same model (and image) re-run only the decoder.
 // --capture-layers: "all" (or empty: returns none, meaning every attention layer) or a comma list of layers
@@ -53,17 +53,17 @@ AttendOptions parseAttendOptions(const QCommandLineParser& parser);
 std::vector<int> parseLayerList(const QString& text, int layers);
 
 // A model folder read once (model::ModelBundle), on the device and in the dtype of the flags.
-struct AttendModel : model::ModelBundle {
+struct ModelOnDevice : model::ModelBundle {
     torch::Device device = torch::kCPU;
     torch::Dtype dtype = torch::kFloat32;
-    static std::unique_ptr<AttendModel> load(const QString& dir, torch::Device device, torch::Dtype dtype);
+    static std::unique_ptr<ModelOnDevice> load(const QString& dir, torch::Device device, torch::Dtype dtype);
 };
 
-struct AttendOutcome {
+struct AttentionOutcome {
     model::AttentionRun run;
     QString answer;
     QImage heatmap;           // the overlay; encode with the summary as metadata
-    QImage difference;        // own scheme -> this one (with AttendOptions::difference; else null)
+    QImage difference;        // own scheme -> this one (with AttentionOptions::difference; else null)
     QJsonObject summary;      // answer, scheme, layout, per-layer image mass, entropy, centre of mass, sinks
     size_t heatIndex = 0;     // the heatmap's layer among the captured ones
     model::HeadChoice head;
@@ -87,13 +87,13 @@ struct AttendOutcome {
     QByteArray regionFigure(views::FigureFormat format) const; // --region: the region, layers x tokens, the heatmap layer's bars
     QByteArray regionCsv() const;
 };
-AttendOutcome runAttendOnce(AttendModel& model, const AttendOptions& options, const model::ModelScheme& scheme);
+AttentionOutcome runAttentionOnce(ModelOnDevice& model, const AttentionOptions& options, const model::ModelScheme& scheme);
 // The scheme flags as a model record would hold them (AGE as its per-layer pattern).
 model::ModelScheme modelScheme(const SchemeRequest& request);
 
 // Shared by single runs and scheme comparisons; each throws UsageError naming the flag.
-model::AttentionQuery attentionQuery(const AttendModel& model, const AttendOptions& options);
-int heatmapLayer(const AttendOptions& options, const std::vector<int>& captured);
-model::HeadChoice headChoice(const AttendOptions& options, int heads);
+model::AttentionQuery attentionQuery(const ModelOnDevice& model, const AttentionOptions& options);
+int heatmapLayer(const AttentionOptions& options, const std::vector<int>& captured);
+model::HeadChoice headChoice(const AttentionOptions& options, int heads);
 
 } // namespace ropescope::cli

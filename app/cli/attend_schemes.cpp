@@ -58,7 +58,7 @@ std::vector<model::SchemeEntry> parseSchemeEntries(const QStringList& entries, i
     return out;
 }
 
-SchemesOutcome runAttendSchemes(AttendModel& m, const AttendOptions& o, const std::vector<model::SchemeEntry>& schemes,
+SchemesOutcome runAttentionSchemes(ModelOnDevice& m, const AttentionOptions& o, const std::vector<model::SchemeEntry>& schemes,
                                 const model::AttentionRun& first)
 {
     const model::AttentionQuery query = attentionQuery(m, o);

@@ -16,8 +16,8 @@ struct SchemesOutcome {
     QByteArray csv() const;
 };
 std::vector<model::SchemeEntry> parseSchemeEntries(const QStringList& entries, int layers); // throws UsageError
-// `first`: the run of schemes[0] (runAttendOnce's), reused as the comparison's first row.
-SchemesOutcome runAttendSchemes(AttendModel& model, const AttendOptions& options, const std::vector<model::SchemeEntry>& schemes,
+// `first`: the run of schemes[0] (runAttentionOnce's), reused as the comparison's first row.
+SchemesOutcome runAttentionSchemes(ModelOnDevice& model, const AttentionOptions& options, const std::vector<model::SchemeEntry>& schemes,
                                 const model::AttentionRun& first);
 
 } // namespace ropescope::cli

@@ -38,7 +38,7 @@ int benchAttention(const QCommandLineParser& parser)
     query.answerMaps = true;
     query.meanQueryKey = true; // as the GUI runs it
     model::AttentionRun run = model::runAttention(model, query); // warms the vision cache
-    const model::AttendRequest& a = run.prompt;
+    const model::AttentionRequest& a = run.prompt;
     const views::HeatmapOptions heat;
     const size_t last = run.layers.size() - 1;
     const std::vector<model::SchemeEntry> schemes{

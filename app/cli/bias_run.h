@@ -11,7 +11,7 @@
 
 namespace ropescope::cli {
 
-struct AttendModel;
+struct ModelOnDevice;
 
 struct BiasSetup {
     model::BiasSampleSource source;
@@ -22,7 +22,7 @@ void addBiasOptions(QCommandLineParser& parser);
 // Checks the flags that need no model; throws UsageError naming the bad one.
 BiasSetup parseBiasOptions(const QCommandLineParser& parser);
 // Measures with a loaded model: its own scheme, then --schemes entries that differ from it.
-model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, const BiasSetup& setup, AttendModel& model,
+model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, const BiasSetup& setup, ModelOnDevice& model,
                                              const std::function<void(int64_t, int64_t)>& progress = {},
                                              const std::function<bool()>& cancelled = {});
 

@@ -20,7 +20,7 @@ int runAttend(const QStringList& args)
 {
     QCommandLineParser parser;
     addGeometryOptions(parser);
-    addAttendOptions(parser);
+    addAttentionOptions(parser);
     parser.addOption({"output", "Directory for answer.txt, heatmap.png, attention.safetensors, positions.csv, summary.json "
                                 "(and difference.png with --difference).", "DIR"});
     parseOrThrow(parser, args);
@@ -28,17 +28,17 @@ int runAttend(const QStringList& args)
         throw UsageError("--output is required");
     if (parser.isSet("layout"))
         throw UsageError("--layout: attend derives the layout from the prompt and the image");
-    const AttendOptions options = parseAttendOptions(parser);
+    const AttentionOptions options = parseAttentionOptions(parser);
 
     return runModelCommand([&] {
-        const std::unique_ptr<AttendModel> model = AttendModel::load(options.modelDir, options.device, options.dtype);
+        const std::unique_ptr<ModelOnDevice> model = ModelOnDevice::load(options.modelDir, options.device, options.dtype);
         const int layers = model->vlm->config().text.layers;
         // With --schemes the first entry is the run whose heatmap, tensors and summary are written.
         const std::vector<model::SchemeEntry> entries = parseSchemeEntries(options.schemes, layers);
-        AttendOutcome r = runAttendOnce(*model, options, entries.empty() ? modelScheme(parseModelSchemeOptions(parser, layers)) : entries.front().scheme);
+        AttentionOutcome r = runAttentionOnce(*model, options, entries.empty() ? modelScheme(parseModelSchemeOptions(parser, layers)) : entries.front().scheme);
         std::optional<SchemesOutcome> compared;
         if (!entries.empty()) {
-            compared = runAttendSchemes(*model, options, entries, r.run);
+            compared = runAttentionSchemes(*model, options, entries, r.run);
             r.summary["schemes"] = compared->rows;
         }
 

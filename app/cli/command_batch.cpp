@@ -113,12 +113,12 @@ private:
     {
         QCommandLineParser parser;
         addGeometryOptions(parser);
-        addAttendOptions(parser);
+        addAttentionOptions(parser);
         QStringList flags = item.flags; // the layout comes from the prompt and the image: drop a job default
         if (const qsizetype at = flags.indexOf("--layout"); at >= 0)
             flags.remove(at, 2);
         parseOrThrow(parser, QStringList{"batch"} + flags);
-        const AttendOptions options = parseAttendOptions(parser);
+        const AttentionOptions options = parseAttentionOptions(parser);
         const QString out = item.output.toLower();
         const bool figure = out.endsWith(".png") || out.endsWith(".svg") || out.endsWith(".pdf");
         if (!figure && !out.endsWith(".json") && !out.endsWith(".safetensors") && !out.endsWith(".csv"))
@@ -131,7 +131,7 @@ private:
         return runModelCommand([&] {
             if (!model_ || model_->dir != options.modelDir || model_->device != options.device || model_->dtype != options.dtype) {
                 model_.reset(); // one model in memory at a time
-                model_ = AttendModel::load(options.modelDir, options.device, options.dtype);
+                model_ = ModelOnDevice::load(options.modelDir, options.device, options.dtype);
             }
             const int layers = model_->vlm->config().text.layers;
             const views::FigureFormat format = figure ? figureFormatFor(out) : views::FigureFormat::Png;
@@ -140,8 +140,8 @@ private:
                 const std::vector<model::SchemeEntry> entries = parseSchemeEntries(options.schemes, layers);
                 if (!figure && !out.endsWith(".csv") && !out.endsWith(".json"))
                     throw UsageError("a schemes item writes a figure, .csv or .json");
-                AttendOutcome r = runAttendOnce(*model_, options, entries.front().scheme);
-                const SchemesOutcome compared = runAttendSchemes(*model_, options, entries, r.run);
+                AttentionOutcome r = runAttentionOnce(*model_, options, entries.front().scheme);
+                const SchemesOutcome compared = runAttentionSchemes(*model_, options, entries, r.run);
                 if (figure)
                     return compared.figure(format, options.heat);
                 if (out.endsWith(".csv"))
@@ -149,7 +149,7 @@ private:
                 r.summary["schemes"] = compared.rows;
                 return QJsonDocument(r.summary).toJson();
             }
-            AttendOutcome r = runAttendOnce(*model_, options, modelScheme(parseModelSchemeOptions(parser, layers)));
+            AttentionOutcome r = runAttentionOnce(*model_, options, modelScheme(parseModelSchemeOptions(parser, layers)));
             if (options.layersHeads && (figure || out.endsWith(".csv")))
                 return figure ? r.layersHeadsFigure(format) : r.layersHeadsCsv();
             if (options.region && (figure || out.endsWith(".csv")))
@@ -186,7 +186,7 @@ private:
         return runModelCommand([&] {
             if (!model_ || model_->dir != parser.value("model") || model_->device != torch::kCPU || model_->dtype != torch::kFloat32) {
                 model_.reset();
-                model_ = AttendModel::load(parser.value("model"), torch::kCPU, torch::kFloat32);
+                model_ = ModelOnDevice::load(parser.value("model"), torch::kCPU, torch::kFloat32);
             }
             const BiasReport report = biasReport(measureBiasFromFlags(parser, setup, *model_));
             if (figure)
@@ -199,7 +199,7 @@ private:
     std::unique_ptr<OffscreenView> view_;
 #endif
     session::ReadoutEngine engine_;
-    std::unique_ptr<AttendModel> model_;
+    std::unique_ptr<ModelOnDevice> model_;
 };
 
 } // namespace

@@ -174,7 +174,7 @@ BiasSetup parseBiasOptions(const QCommandLineParser& parser)
     return setup;
 }
 
-model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, const BiasSetup& setup, AttendModel& m,
+model::BiasAccumulation measureBiasFromFlags(const QCommandLineParser& parser, const BiasSetup& setup, ModelOnDevice& m,
                                              const std::function<void(int64_t, int64_t)>& progress, const std::function<bool()>& cancelled)
 {
     const int layers = m.vlm->config().text.layers;
@@ -218,7 +218,7 @@ int runBias(const QStringList& args)
         throw UsageError("unexpected argument '" + parser.positionalArguments().first().toStdString() + "' (shard folders go with --merge)");
     const BiasSetup setup = parseBiasOptions(parser);
     return runModelCommand([&] {
-        const std::unique_ptr<AttendModel> m = AttendModel::load(parser.value("model"), torch::kCPU, torch::kFloat32);
+        const std::unique_ptr<ModelOnDevice> m = ModelOnDevice::load(parser.value("model"), torch::kCPU, torch::kFloat32);
         writeOutputs(parser.value("output"), measureBiasFromFlags(parser, setup, *m, [](int64_t done, int64_t total) {
                          if (done % 25 == 0 || done == total)
                              std::fprintf(stderr, "bias: %lld/%lld samples\n", static_cast<long long>(done), static_cast<long long>(total));

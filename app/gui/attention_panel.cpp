@@ -605,7 +605,7 @@ void AttentionPanel::repaintOverlay()
     if (!d->run)
         return;
     const model::AttentionRun& run = *d->run;
-    const model::AttendRequest& a = run.prompt;
+    const model::AttentionRequest& a = run.prompt;
     const size_t layer = shownLayer();
     const model::HeadChoice choice = headChoiceAt(ui_->head->currentIndex());
     const std::vector<model::MapToken> tokens = d->mapTokens();

@@ -306,7 +306,7 @@ private Q_SLOTS:
         AttentionQuery q = query();
         q.moreImages = {QImage(secondPath)};
         const AttentionRun run = runAttention(model, q);
-        const AttendRequest& a = run.prompt;
+        const AttentionRequest& a = run.prompt;
         QCOMPARE(a.images.size(), size_t(2));
         QCOMPARE(a.images[0].cells(), 24);
         QCOMPARE(a.images[1].rows, 3);

@@ -1,6 +1,6 @@
 #include "app/gui/attention/attention_choices.h"
 
-#include "core/model/analysis/attend_request.h"
+#include "core/model/analysis/attention_request.h"
 
 #include <array>
 

@@ -2,7 +2,7 @@
 
 #include "app/gui/attention/attention_choices.h"
 #include "core/io/resource_paths.h"
-#include "core/model/analysis/attend_request.h"
+#include "core/model/analysis/attention_request.h"
 #include "core/model/training/synthetic_task.h"
 
 #include <QCheckBox>

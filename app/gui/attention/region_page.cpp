@@ -18,7 +18,7 @@ namespace ropescope::gui {
 
 namespace {
 
-bool regionFits(const model::CellRegion& region, const model::AttendRequest& prompt)
+bool regionFits(const model::CellRegion& region, const model::AttentionRequest& prompt)
 {
     try {
         region.tokensIn(prompt);
@@ -199,7 +199,7 @@ void RegionPage::repaint()
     QString hint = "Run the model, then drag on the picture to select image cells.";
     if (s_->run) {
         const model::AttentionRun& run = *s_->run;
-        const model::AttendRequest& a = run.prompt;
+        const model::AttentionRequest& a = run.prompt;
         hint = "Drag on the picture to select image cells: which tokens attend them, per layer.";
         chart.title = "image region \u2192 text";
         if (!s_->region || !regionFits(*s_->region, a)) { // the pictures as they are; with a region, outlineCells draws them

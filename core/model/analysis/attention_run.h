@@ -2,7 +2,7 @@
 // One question about one image (or several) under a position scheme, run through a VLM with its text -> image attention
 // captured: the one pipeline behind `attend`, batch attention items, `eval` and the GUI's Attention tab,
 // so all of them ask the model the same thing and read the same rows back.
-#include "core/model/analysis/attend_request.h"
+#include "core/model/analysis/attention_request.h"
 #include "core/model/engine/model_bundle.h"
 #include "core/model/engine/model_scheme.h"
 
@@ -34,7 +34,7 @@ struct MapToken {
 };
 
 struct AttentionRun {
-    AttendRequest prompt;
+    AttentionRequest prompt;
     ModelScheme scheme, own;
     std::string untrained;                   // what differs from the model's own scheme; empty when nothing
     std::vector<int> layers;                 // the captured layers, ascending

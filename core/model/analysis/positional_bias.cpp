@@ -1,7 +1,7 @@
 #include "core/model/analysis/positional_bias.h"
 
 #include "core/geometry/metrics.h"
-#include "core/model/analysis/attend_request.h"
+#include "core/model/analysis/attention_request.h"
 #include "core/model/analysis/attention_run.h"
 #include "core/model/engine/tokenizer.h"
 #include "core/model/engine/vlm.h"
@@ -432,8 +432,8 @@ BiasAccumulation measureBias(const ModelBundle& model, const BiasRequest& reques
                              + "; measure images and videos in separate runs");
         if (!sample.video && sample.frames.size() != 1)
             throw ModelError("sample " + std::to_string(index) + ": one image per sample");
-        const AttendRequest prompt = sample.video ? prepareVideoAttend(vlm, tokenizer, sample.frames, sample.question, preprocess, vlm.device())
-                                                  : prepareAttend(vlm, tokenizer, sample.frames, sample.question, preprocess, vlm.device());
+        const AttentionRequest prompt = sample.video ? prepareVideoAttention(vlm, tokenizer, sample.frames, sample.question, preprocess, vlm.device())
+                                                  : prepareAttention(vlm, tokenizer, sample.frames, sample.question, preprocess, vlm.device());
         if (prompt.queryTokens.empty())
             throw ModelError("sample " + std::to_string(index) + ": the question is empty");
         const PromptImage& grid = prompt.images.front(); // a video's frames share one grid

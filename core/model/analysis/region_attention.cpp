@@ -19,7 +19,7 @@ std::vector<int> CellRegion::cells(int rows, int cols) const
     return out;
 }
 
-std::vector<int> CellRegion::tokensIn(const AttendRequest& prompt) const
+std::vector<int> CellRegion::tokensIn(const AttentionRequest& prompt) const
 {
     if (image < 0 || static_cast<size_t>(image) >= prompt.images.size())
         throw std::invalid_argument("image " + std::to_string(image + 1) + " is not in the prompt, which has "

@@ -19,7 +19,7 @@ namespace ropescope::model {
 struct PromptImage {
     QImage resized;                    // the image as the model sees it (the heatmap's background)
     int rows = 0, cols = 0;            // its merged grid
-    int first = 0;                     // its first token's index in AttendRequest::imageTokens
+    int first = 0;                     // its first token's index in AttentionRequest::imageTokens
     int cells() const { return rows * cols; }
     // Its slice of a map over every image token of the prompt.
     std::vector<float> slice(const std::vector<float>& map) const;
@@ -28,7 +28,7 @@ struct PromptImage {
 // Images one prompt may hold: each adds a map and up to the preprocessor's cap of tokens.
 constexpr int kMaxPromptImages = 8;
 
-struct AttendRequest {
+struct AttentionRequest {
     ForwardRequest forward;            // ids, pixels, grids; capture: question tokens x image tokens, every layer
     std::vector<int64_t> ids;          // the prompt
     std::vector<int64_t> queryTokens;  // text after the last image (its <|vision_end|> marker excluded)
@@ -46,17 +46,17 @@ struct AttendRequest {
 // one after another, then the question) and selects every layer's question -> image attention.
 // Generation: 32 tokens for chat models, 1 for the task models. Throws ModelError when the tokenizer's
 // <|image_pad|> is not the config's image token, or for no images / more than kMaxPromptImages.
-AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& images, const QString& question,
+AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& images, const QString& question,
                             const PreprocessOptions& preprocess, torch::Device device = torch::kCPU);
 
 // The same for one video (its frames in order, at 2 frames per second): imageTokens are the video's tokens,
 // images[k] its k-th temporal patch (rows, cols, first token; drawn on the patch's first frame), queries the text
 // after it. Throws ModelError when the tokenizer's <|video_pad|> is not the config's video token, for no frames or
 // more than kMaxVideoFrames, or a question holding vision tokens.
-AttendRequest prepareVideoAttend(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& frames, const QString& question,
+AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& frames, const QString& question,
                                  const PreprocessOptions& preprocess, torch::Device device = torch::kCPU);
 
-// One line for the user about AttendRequest::unknownWords (empty when there are none).
+// One line for the user about AttentionRequest::unknownWords (empty when there are none).
 QString unknownWordsNote(const QStringList& words);
 
 // Which head a heatmap shows: the mean over heads, the per-cell maximum over heads, or one head.

@@ -1,4 +1,4 @@
-#include "core/model/analysis/attend_request.h"
+#include "core/model/analysis/attention_request.h"
 
 #include "core/model/analysis/attention_stats.h"
 #include "core/model/engine/host_allocator.h"
@@ -25,7 +25,7 @@ void refuseOversizedPrompt(int64_t tokens, int heads)
 // What every prompt gets once its ids and visual tokens are known: the queries (the text after the last visual
 // token, its <|vision_end|> excluded), the chat flag, the unknown words, and the run that captures every
 // attention layer's queries x visual tokens.
-void finishRequest(AttendRequest& a, const ModelConfig& cfg, const Tokenizer& tokenizer, const QString& question, torch::Device device)
+void finishRequest(AttentionRequest& a, const ModelConfig& cfg, const Tokenizer& tokenizer, const QString& question, torch::Device device)
 {
     for (auto i = a.imageTokens.empty() ? 0 : a.imageTokens.back() + 1; i < static_cast<int64_t>(a.ids.size()); ++i)
         if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd)
@@ -49,7 +49,7 @@ std::vector<float> PromptImage::slice(const std::vector<float>& map) const
     return std::vector<float>(map.begin() + first, map.begin() + first + cells());
 }
 
-GridShapes AttendRequest::grids() const
+GridShapes AttentionRequest::grids() const
 {
     GridShapes g;
     for (const PromptImage& image : images)
@@ -57,7 +57,7 @@ GridShapes AttendRequest::grids() const
     return g;
 }
 
-AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& images, const QString& question,
+AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& images, const QString& question,
                             const PreprocessOptions& preprocess, torch::Device device)
 {
     const ModelConfig& cfg = vlm.config();
@@ -74,7 +74,7 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const st
         imageTokens += (h / factor) * (w / factor);
     }
     refuseOversizedPrompt(imageTokens, cfg.text.heads);
-    AttendRequest a;
+    AttentionRequest a;
     std::vector<int> tokensPerImage;
     std::vector<torch::Tensor> pixels, grids;
     for (const QImage& image : images) {
@@ -111,7 +111,7 @@ AttendRequest prepareAttend(const Vlm& vlm, const Tokenizer& tokenizer, const st
     return a;
 }
 
-AttendRequest prepareVideoAttend(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& frames, const QString& question,
+AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& frames, const QString& question,
                                  const PreprocessOptions& preprocess, torch::Device device)
 {
     const ModelConfig& cfg = vlm.config();
@@ -124,7 +124,7 @@ AttendRequest prepareVideoAttend(const Vlm& vlm, const Tokenizer& tokenizer, con
     const int64_t patches = (static_cast<int64_t>(frames.size()) + cfg.vision.temporalPatch - 1) / cfg.vision.temporalPatch;
     refuseOversizedPrompt(patches * (h / factor) * (w / factor), cfg.text.heads);
     const ProcessedImage processed = preprocessVideo(frames, cfg.vision, preprocess);
-    AttendRequest a;
+    AttentionRequest a;
     a.video = true;
     const int rows = static_cast<int>(h / factor), cols = static_cast<int>(w / factor);
     for (int64_t k = 0; k < patches; ++k) {

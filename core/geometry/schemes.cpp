@@ -335,31 +335,6 @@ std::optional<VideoForm> videoFormFromName(const std::string& name)
     return std::nullopt;
 }
 
-VideoForm SchemeParams::videoFormOrDefault() const
-{
-    return videoForm.value_or(kind == SchemeKind::MropeI || kind == SchemeKind::Mhrope ? VideoForm::Split : VideoForm::Grid);
-}
-
-double SchemeParams::temporalStrideOrDefault() const
-{
-    return temporalStride.value_or(kind == SchemeKind::VideoRope || kind == SchemeKind::VideoRopePlus ? 2.0 : 1.0);
-}
-
-bool usesTemporalStride(SchemeKind kind)
-{
-    switch (kind) {
-    case SchemeKind::VideoRope:
-    case SchemeKind::VideoRopePlus:
-    case SchemeKind::Hope:
-    case SchemeKind::OmniRope:
-    case SchemeKind::IlRope:
-    case SchemeKind::SpatialReset:
-    case SchemeKind::TadRope:
-    case SchemeKind::MmRope: return true;
-    default: return false;
-    }
-}
-
 double yarnVTimeThetaScale(double ntkFactor, int headDim)
 {
     constexpr double kOriginalContext = 32768; // VideoRoPE++'s code fixes max_position_embeddings to this
@@ -457,23 +432,6 @@ void validate(const SchemeParams& p)
     if (p.kind == SchemeKind::VideoRopePlus && p.rotary.headDim < 4)
         throw InvalidInput("head_dim", "videorope++'s NTK time base needs head_dim of at least 4, got " + std::to_string(p.rotary.headDim));
     validateAllocation(allocationFor(p), p.rotary);
-}
-
-std::optional<FrequencyAllocation::Kind> designAllocation(SchemeKind kind)
-{
-    if (kind == SchemeKind::Vrope)
-        return FrequencyAllocation::Kind::Interleaved;
-    if (kind == SchemeKind::VideoRope || kind == SchemeKind::Hope || kind == SchemeKind::VideoRopePlus)
-        return FrequencyAllocation::Kind::HwAlternating;
-    if (kind == SchemeKind::OmniRope)
-        return FrequencyAllocation::Kind::Sectioned;
-    if (kind == SchemeKind::IlRope || kind == SchemeKind::SpatialReset || kind == SchemeKind::MropeI)
-        return FrequencyAllocation::Kind::InterleavedMrope;
-    if (kind == SchemeKind::Mhrope)
-        return FrequencyAllocation::Kind::PerHead;
-    if (kind == SchemeKind::MmRope)
-        return FrequencyAllocation::Kind::Distributed;
-    return std::nullopt;
 }
 
 namespace {

@@ -124,6 +124,43 @@ private Q_SLOTS:
         }
     }
 
+    void registryDefaultsAreThePapers()
+    {
+        // Each scheme's defaults as its paper and the reference code (Multimodal-RoPEs) set them, written out
+        // here independently of the registry: own frequency allocation, video form, temporal stride (0: none).
+        using A = FrequencyAllocation::Kind;
+        struct Expected {
+            const char* name;
+            std::optional<A> allocation;
+            VideoForm video;
+            double stride;
+        };
+        const Expected expected[] = {
+            {"hard", std::nullopt, VideoForm::Grid, 0},          {"unordered", std::nullopt, VideoForm::Grid, 0},
+            {"mrope", std::nullopt, VideoForm::Grid, 0},         {"compact", std::nullopt, VideoForm::Grid, 0},
+            {"circle", std::nullopt, VideoForm::Grid, 0},        {"vrope", A::Interleaved, VideoForm::Grid, 0},
+            {"videorope", A::HwAlternating, VideoForm::Grid, 2}, {"hope", A::HwAlternating, VideoForm::Grid, 1},
+            {"v2pe", std::nullopt, VideoForm::Grid, 0},          {"omnirope", A::Sectioned, VideoForm::Grid, 1},
+            {"ilrope", A::InterleavedMrope, VideoForm::Grid, 1}, {"spatial-reset", A::InterleavedMrope, VideoForm::Grid, 1},
+            {"mrope-i", A::InterleavedMrope, VideoForm::Split, 0}, {"mhrope", A::PerHead, VideoForm::Split, 0},
+            {"tad-rope", std::nullopt, VideoForm::Grid, 1},      {"videorope++", A::HwAlternating, VideoForm::Grid, 2},
+            {"mm-rope", A::Distributed, VideoForm::Grid, 1},
+        };
+        QCOMPARE(std::size(expected), allSchemes().size());
+        for (const Expected& e : expected) {
+            const auto kind = schemeFromName(e.name);
+            QVERIFY2(kind, e.name);
+            SchemeParams p;
+            p.kind = *kind;
+            QVERIFY2(designAllocation(*kind) == e.allocation, e.name);
+            QVERIFY2(p.videoFormOrDefault() == e.video, e.name);
+            QVERIFY2(usesTemporalStride(*kind) == (e.stride > 0), e.name);
+            QCOMPARE(p.temporalStrideOrDefault(), e.stride > 0 ? e.stride : 1.0);
+            p.videoForm = e.video == VideoForm::Grid ? VideoForm::Split : VideoForm::Grid; // the user's choice wins
+            QVERIFY2(p.videoFormOrDefault() != e.video, e.name);
+        }
+    }
+
     void rejectsBadParameters_data()
     {
         QTest::addColumn<int>("which");

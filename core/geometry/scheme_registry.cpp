@@ -5,7 +5,7 @@
 #include "core/geometry/scheme.h"
 #include "core/geometry/scheme_kind.h"
 
-#include <array>
+#include <iterator>
 #include <optional>
 
 namespace ropescope::geometry {
@@ -24,7 +24,7 @@ struct SchemeRow {
     double temporalStride;   // delta between frames for the schemes that read it; 0 where the scheme has none
 };
 
-constexpr std::array<SchemeRow, 17> kSchemes{{
+constexpr SchemeRow kSchemes[] = {
     {SchemeKind::Hard, "hard", 1, "hard: one index per token, images flattened row-major (LLaVA, plain 1-D RoPE)", kNone, VideoForm::Grid, 0},
     {SchemeKind::Unordered, "unordered", 1, "unordered (mPLUG-Owl3, RoPE-Share): every token of an image or frame shares one index", kNone, VideoForm::Grid, 0},
     {SchemeKind::Mrope, "mrope", 3, "mrope: Qwen2-VL's (t, h, w) grid; text on the diagonal (n, n, n)", kNone, VideoForm::Grid, 0},
@@ -50,18 +50,19 @@ constexpr std::array<SchemeRow, 17> kSchemes{{
     {SchemeKind::TadRope, "tad-rope", 1, "tad-rope: TAD-RoPE (TC-LLaVA), one index: token index + delta * frame index", kNone, VideoForm::Grid, 1},
     {SchemeKind::VideoRopePlus, "videorope++", 3, "videorope++: VideoRoPE++, VideoRoPE's layout with the time axis on an NTK-scaled base (YaRN-V)", Alloc::HwAlternating, VideoForm::Grid, 2},
     {SchemeKind::MmRope, "mm-rope", 3, "mm-rope: MM-RoPE (Lumos-1), M-RoPE with visual offsets scaled (4,8,8) and every 8 pairs T,T,H,W,H,W,H,W", Alloc::Distributed, VideoForm::Grid, 1},
-}};
+};
 
 // Row i is SchemeKind i: the enum and the table cannot drift apart.
 constexpr bool rowsInEnumOrder()
 {
-    for (size_t i = 0; i < kSchemes.size(); ++i)
+    for (size_t i = 0; i < std::size(kSchemes); ++i)
         if (static_cast<size_t>(kSchemes[i].kind) != i)
             return false;
     return true;
 }
 static_assert(rowsInEnumOrder(), "kSchemes: one row per SchemeKind, in the enum's order");
-static_assert(static_cast<size_t>(SchemeKind::MmRope) + 1 == kSchemes.size(), "kSchemes: a SchemeKind without a row");
+// The enum's last kind closes the table: a kind added after it needs its row (and to be named here).
+static_assert(static_cast<size_t>(SchemeKind::MmRope) + 1 == std::size(kSchemes), "kSchemes: a SchemeKind without a row");
 
 const SchemeRow& row(SchemeKind kind)
 {

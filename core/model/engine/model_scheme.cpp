@@ -9,8 +9,6 @@
 #include "core/geometry/scheme.h"
 
 #include <QDir>
-#include <QFile>
-#include <QJsonArray>
 #include <QJsonDocument>
 
 namespace ropescope::model {

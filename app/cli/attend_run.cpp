@@ -176,9 +176,8 @@ QString AttentionOptions::figureName(const QString& stem) const
 model::AttentionQuery attentionQuery(const ModelOnDevice& m, const AttentionOptions& o)
 {
     model::AttentionQuery q;
-    q.image = model::loadImage(o.imagePaths.front());
-    for (qsizetype i = 1; i < o.imagePaths.size(); ++i)
-        q.moreImages.push_back(model::loadImage(o.imagePaths[i]));
+    for (const QString& path : o.imagePaths)
+        q.images.push_back(model::loadImage(path));
     q.question = o.question;
     q.preprocess = m.preprocess;
     if (o.maxPixels)

@@ -32,7 +32,7 @@ int benchAttention(const QCommandLineParser& parser)
     const model::ModelBundle model = model::ModelBundle::load(dir);
     model::Vlm& vlm = *model.vlm;
     model::AttentionQuery query;
-    query.image = model::loadImage(io::sampleImage());
+    query.images = {model::loadImage(io::sampleImage())};
     query.question = io::sampleQuestion();
     query.scheme = model.own;
     query.answerMaps = true;
@@ -83,7 +83,7 @@ int benchAttention(const QCommandLineParser& parser)
          }},
         {"two images: run, a map on each, shares", [&] {
              model::AttentionQuery two = query;
-             two.moreImages = {query.image.mirrored(true, false)};
+             two.images.push_back(query.images.front().mirrored(true, false));
              const model::AttentionRun both = model::runAttention(model, two);
              views::attentionOverlay(mapPictures(both.prompt.images), model::headMap(both.attention()[last], {}), heat);
              for (const torch::Tensor& probs : both.attention())

@@ -381,9 +381,8 @@ std::shared_ptr<AttentionJob> AttentionPanel::prepare()
     job->model = d->model;
     job->generation = runner_->nextGeneration();
     model::AttentionQuery& q = job->query;
-    q.image = d->images.front().image;
-    for (size_t i = 1; i < d->images.size(); ++i)
-        q.moreImages.push_back(d->images[i].image);
+    for (const PromptImageFile& file : d->images)
+        q.images.push_back(file.image);
     q.question = ui_->question->text();
     q.preprocess = d->model->preprocess;
     const bool explorer = ui_->explorerScheme->isChecked();

@@ -61,7 +61,7 @@ private:
     AttentionQuery query() const
     {
         AttentionQuery q;
-        q.image = QImage(image_);
+        q.images = {QImage(image_)};
         q.question = question_;
         return q;
     }
@@ -304,7 +304,7 @@ private Q_SLOTS:
         const QString secondPath = dir_.filePath("second.png");
         QVERIFY(QImage(image_).mirrored(true, false).scaled(112, 84).save(secondPath)); // 112x84 -> a 3x4 grid
         AttentionQuery q = query();
-        q.moreImages = {QImage(secondPath)};
+        q.images.push_back(QImage(secondPath));
         const AttentionRun run = runAttention(model, q);
         const AttentionRequest& a = run.prompt;
         QCOMPARE(a.images.size(), size_t(2));

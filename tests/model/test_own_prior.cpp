@@ -96,7 +96,7 @@ private Q_SLOTS:
         const ModelBundle model = ModelBundle::load(model_);
         Vlm& vlm = *model.vlm;
         AttentionQuery q;
-        q.image = image();
+        q.images = {image()};
         q.question = question_;
         q.generate = 3;
         q.answerMaps = true;
@@ -170,7 +170,7 @@ private Q_SLOTS:
         const ModelBundle model = ModelBundle::load(model_);
         Vlm& vlm = *model.vlm;
         AttentionQuery q;
-        q.image = QImage(image_);
+        q.images = {QImage(image_)};
         q.question = question_;
         q.meanQueryKey = true;
         const AttentionRun run = runAttention(model, q);

@@ -81,7 +81,7 @@ private Q_SLOTS:
             std::vector<std::vector<double>> expected(2, std::vector<double>(64, 0.0)), expectedAnswer = expected;
             for (int k = 0; k < 5; ++k) {
                 const SyntheticSample sample = SyntheticTask::sample(1000003, static_cast<uint64_t>(k));
-                q.image = sample.image;
+                q.images = {sample.image};
                 q.question = sample.question;
                 const AttentionRun run = runAttention(vlm, tok, q, scheme);
                 for (size_t l = 0; l < 2; ++l) {

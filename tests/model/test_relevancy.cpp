@@ -50,7 +50,7 @@ private Q_SLOTS:
         const ModelBundle model = ModelBundle::load(model_);
         Vlm& vlm = *model.vlm;
         AttentionQuery q;
-        q.image = QImage(image_);
+        q.images = {QImage(image_)};
         q.question = "what color is the circle";
         if (alternating) {
             q.scheme.params.kind = ropescope::geometry::SchemeKind::Circle;

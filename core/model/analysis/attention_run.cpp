@@ -106,9 +106,7 @@ AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const AttentionQ
 {
     const ModelConfig& cfg = vlm.config();
     AttentionRun run;
-    std::vector<QImage> images{query.image};
-    images.insert(images.end(), query.moreImages.begin(), query.moreImages.end());
-    run.prompt = prepareAttention(vlm, tokenizer, images, query.question, query.preprocess, vlm.device());
+    run.prompt = prepareAttention(vlm, tokenizer, query.images, query.question, query.preprocess, vlm.device());
     if (run.prompt.queryTokens.empty())
         throw ModelError("the question is empty: there is no text after the image to attend from");
     run.scheme = scheme.scheme;

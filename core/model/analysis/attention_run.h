@@ -13,8 +13,7 @@
 namespace ropescope::model {
 
 struct AttentionQuery {
-    QImage image;
-    std::vector<QImage> moreImages; // further images of the prompt, after `image` (one map per image)
+    std::vector<QImage> images;  // the prompt's images in order (at least one; one map per image)
     QString question;
     PreprocessOptions preprocess;
     ModelScheme scheme;          // the scheme to run; AGE as a strategy name or pattern, checked against the model

@@ -33,7 +33,7 @@ public:
     void add(const QImage& image, const QString& question, const QString& answer, const QString& type, const std::array<bool, 64>* mask)
     {
         AttentionQuery query;
-        query.image = image;
+        query.images = {image};
         query.question = question;
         query.compareOwn = swapped();
         const AttentionRun run = runAttention(vlm_, tok_, query, resolved_);

@@ -59,10 +59,12 @@ in_root() {
 install_packages "$root"
 made=$(date +%s)
 
-# The tracked tree (and untracked, not ignored files) goes in; build outputs stay in the chroot so the
-# next run rebuilds only what changed (ccache too).
+# The tracked tree (and untracked, not ignored files) goes in; build outputs and ccache stay in the chroot.
+# Files are stamped with the copy's time (tar -m), not their own: a tree whose files are older than the last
+# build's outputs (another checkout built since) would otherwise look up to date to ninja and run stale
+# binaries. Every source then recompiles, through ccache, so only what changed costs a compile.
 $sudo rm -rf "$root/src/ropescope" && $sudo mkdir -p "$root/src/ropescope"
-git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | $sudo tar -xf - -C "$root/src/ropescope"
+git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | $sudo tar -xmf - -C "$root/src/ropescope"
 
 in_root "$root" "cd /src/ropescope && export CCACHE_DIR=/root/.ccache CCACHE_BASEDIR=/src/ropescope && \
   cmake -S . -B /src/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DROPESCOPE_GUI=OFF -DROPESCOPE_RENDER=OFF \

@@ -1,7 +1,8 @@
 // The built-in schemes, one row each: the only place a scheme's name, component count, one-line summary and
 // defaults (its own frequency allocation, video form and temporal stride) are written. Names, lookups, the
-// CLI's lists, the explorer's tooltips and the defaults SchemeParams falls back on all read this table; adding
-// a SchemeKind without a row fails to compile (the static_asserts below).
+// CLI's lists, the explorer's tooltips and the defaults SchemeParams falls back on all read this table. Rows
+// follow the enum's order and end at its last kind, checked when compiling (below); test_schemes counts the
+// kinds and pins every row's defaults, so a kind appended to the enum without a row fails there.
 #include "core/geometry/scheme.h"
 #include "core/geometry/scheme_kind.h"
 

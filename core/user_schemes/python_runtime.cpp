@@ -2,38 +2,32 @@
 
 #include "scheme_runtime_source.h" // generated from scheme_runtime.py (core/user_schemes/CMakeLists.txt)
 
+#include <unistd.h>
+
 #include <condition_variable>
-#include <cstdlib>
 #include <mutex>
 #include <thread>
 
 namespace ropescope::user_schemes {
-namespace {
 
-std::once_flag started;
-std::mutex interpreter;
-
-void start()
+void startPython()
 {
-    // No signal handlers of Python's own: Ctrl+C stays the application's. The GIL is released at once so
-    // that whichever thread calls next can take it.
-    py::initialize_interpreter(false);
-    PyEval_SaveThread();
-}
-
-} // namespace
-
-void withPython(const std::function<void()>& work)
-{
-    std::call_once(started, start);
-    std::lock_guard<std::mutex> lock(interpreter);
-    py::gil_scoped_acquire gil;
-    work();
+    PyConfig config;
+    PyConfig_InitIsolatedConfig(&config);
+    config.install_signal_handlers = 0; // SIGTERM and SIGINT end the worker; RopeScope owns them
+    config.write_bytecode = 0;
+    config.buffered_stdio = 0; // what a scheme prints is in the capture file even if it then crashes
+    config.parse_argv = 0;
+    py::initialize_interpreter(&config, 0, nullptr, false);
+    // Isolated mode already leaves out the working folder; a scheme's own folder is never added either, so
+    // an `import` cannot pick up a file beside the scheme that trust did not cover.
+    py::exec("import sys, os\n"
+             "sys.path[:] = [p for p in sys.path if p and os.path.isabs(p) and os.path.realpath(p) != os.path.realpath(os.getcwd())]\n");
+    schemeRuntime();
 }
 
 py::module_& schemeRuntime()
 {
-    // Leaked on purpose: the interpreter is never finalised, so the module must outlive static destructors.
     static py::module_* runtime = [] {
         py::module_ m = py::module_::import("types").attr("ModuleType")("ropescope_scheme_runtime");
         m.attr("__file__") = "<ropescope scheme_runtime.py>";
@@ -44,71 +38,88 @@ py::module_& schemeRuntime()
     return *runtime;
 }
 
-std::chrono::milliseconds callTimeLimit()
-{
-    // ROPESCOPE_PYTHON_TIME_LIMIT_MS exists for tests of the interruption; users get the 2 s the design names.
-    if (const char* env = std::getenv("ROPESCOPE_PYTHON_TIME_LIMIT_MS"))
-        if (const long ms = std::strtol(env, nullptr, 10); ms > 0)
-            return std::chrono::milliseconds(ms);
-    return std::chrono::milliseconds(2000);
-}
+// One watchdog thread for the worker's life (a thread per call cost a scheduler tick, ~4 ms, per call).
+// A call arms it with a deadline and a generation; past the deadline it raises SchemeTimeout into the main
+// thread, every 100 ms until the call disarms it. The generation keeps a late interruption out of the next call.
+namespace {
 
-struct CallDeadline::State {
+struct Watchdog {
+    std::mutex mutex;
+    std::condition_variable changed;
     unsigned long thread = 0;
     PyObject* timeout = nullptr;
-    std::chrono::milliseconds limit{0};
-    std::mutex mutex;
-    std::condition_variable done;
-    bool finished = false;
-    bool fired = false;
-    std::thread watchdog;
+    bool armed = false;
+    unsigned long long generation = 0;
+    std::chrono::steady_clock::time_point deadline;
+
+    void run()
+    {
+        std::unique_lock<std::mutex> lock(mutex);
+        for (;;) {
+            changed.wait(lock, [this] { return armed; });
+            const unsigned long long mine = generation;
+            if (changed.wait_until(lock, deadline, [&] { return !armed || generation != mine; }))
+                continue;
+            while (armed && generation == mine) {
+                lock.unlock();
+                {
+                    PyGILState_STATE gil = PyGILState_Ensure();
+                    {
+                        std::lock_guard<std::mutex> check(mutex);
+                        // CPython raises async exceptions as a class, not an instance.
+                        if (armed && generation == mine)
+                            PyThreadState_SetAsyncExc(thread, timeout);
+                    }
+                    PyGILState_Release(gil);
+                }
+                lock.lock();
+                changed.wait_for(lock, std::chrono::milliseconds(100), [&] { return !armed || generation != mine; });
+            }
+        }
+    }
 };
 
-CallDeadline::CallDeadline(std::chrono::milliseconds limit) : state_(new State)
+Watchdog& watchdog()
 {
-    state_->thread = PyThread_get_thread_ident();
-    state_->limit = limit;
-    py::module_& runtime = schemeRuntime();
-    runtime.attr("time_limit") = std::chrono::duration<double>(limit).count();
-    py::object timeoutType = runtime.attr("SchemeTimeout");
-    state_->timeout = timeoutType.ptr();
-    Py_INCREF(state_->timeout);
-    State* s = state_;
-    s->watchdog = std::thread([s] {
-        std::unique_lock<std::mutex> lock(s->mutex);
-        if (s->done.wait_for(lock, s->limit, [s] { return s->finished; }))
-            return;
-        while (!s->finished) {
-            s->fired = true;
-            lock.unlock();
-            {
-                // The exception type (CPython raises async exceptions as a class, not an instance).
-                PyGILState_STATE gil = PyGILState_Ensure();
-                PyThreadState_SetAsyncExc(s->thread, s->timeout);
-                PyGILState_Release(gil);
-            }
-            lock.lock();
-            s->done.wait_for(lock, std::chrono::milliseconds(100), [s] { return s->finished; });
-        }
-    });
+    static Watchdog* w = [] {
+        auto* dog = new Watchdog; // lives as long as the worker
+        dog->thread = PyThread_get_thread_ident();
+        dog->timeout = schemeRuntime().attr("SchemeTimeout").ptr();
+        Py_INCREF(dog->timeout);
+        std::thread([dog] { dog->run(); }).detach();
+        return dog;
+    }();
+    return *w;
+}
+
+} // namespace
+
+CallDeadline::CallDeadline(std::chrono::milliseconds limit) : pid_(getpid())
+{
+    schemeRuntime().attr("time_limit") = std::chrono::duration<double>(limit).count();
+    Watchdog& w = watchdog();
+    {
+        std::lock_guard<std::mutex> lock(w.mutex);
+        w.armed = true;
+        ++w.generation;
+        w.deadline = std::chrono::steady_clock::now() + limit;
+    }
+    w.changed.notify_all();
 }
 
 CallDeadline::~CallDeadline()
 {
+    // A scheme that called os.fork() returns here in the child too, where the watchdog thread does not
+    // exist: the child ends now and never answers RopeScope.
+    if (getpid() != pid_)
+        _exit(0);
+    Watchdog& w = watchdog();
     {
-        std::lock_guard<std::mutex> lock(state_->mutex);
-        state_->finished = true;
+        std::lock_guard<std::mutex> lock(w.mutex);
+        w.armed = false;
     }
-    state_->done.notify_all();
-    {
-        // The watchdog may be waiting for the GIL this thread holds.
-        py::gil_scoped_release release;
-        state_->watchdog.join();
-    }
-    if (state_->fired)
-        PyThreadState_SetAsyncExc(state_->thread, nullptr); // one that arrived after the call returned
-    Py_DECREF(state_->timeout);
-    delete state_;
+    w.changed.notify_all();
+    PyThreadState_SetAsyncExc(w.thread, nullptr); // one that arrived after the call returned
 }
 
 } // namespace ropescope::user_schemes

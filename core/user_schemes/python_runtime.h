@@ -1,40 +1,34 @@
 #pragma once
-// The embedded CPython interpreter (pybind11): started once, on first use, from any thread; every call
-// into Python takes the interpreter through withPython, so the explorer's worker, the GUI thread and the
-// model's runner can all call schemes. Included only by core/user_schemes's own sources.
+// Inside the worker process only (worker_main.cpp): the embedded CPython interpreter and the cooperative
+// time limit. A call into user code is interrupted with scheme_runtime.SchemeTimeout once its time has
+// passed, so code that can be interrupted reports its file:line; code that cannot (a C call, a sleep, a
+// thread holding the GIL) is ended from outside by RopeScope, which kills the worker a little later.
 #include <pybind11/embed.h>
 
 #include <chrono>
-#include <functional>
-#include <string>
 
 namespace ropescope::user_schemes {
 
 namespace py = pybind11;
 
-// Runs `work` holding the interpreter (its lock and the GIL). Calls are serialised: one interpreter.
-void withPython(const std::function<void()>& work);
+// Starts the interpreter in isolated mode (no PYTHON* variables, no user site, no script folder) and
+// imports the runtime module; sys.path keeps only the standard library and the system's packages.
+void startPython();
 
-// The module core/user_schemes/scheme_runtime.py, imported once (call while holding the interpreter).
+// The module core/user_schemes/scheme_runtime.py.
 py::module_& schemeRuntime();
 
-// The longest a call into user code may run before it is interrupted (SchemeTimeout raised in it).
-std::chrono::milliseconds callTimeLimit();
-
-// Interrupts the calling thread's Python code with scheme_runtime.SchemeTimeout once `limit` has passed,
-// and keeps interrupting it every 100 ms until the scope ends (code that catches everything is interrupted
-// again). Construct while holding the interpreter; the destructor waits for the watchdog and clears an
-// interruption that arrived after the call returned.
+// Interrupts the main thread's Python code with scheme_runtime.SchemeTimeout once `limit` has passed, and
+// again every 100 ms until the scope ends. Construct on the main thread, holding the GIL.
 class CallDeadline {
 public:
-    explicit CallDeadline(std::chrono::milliseconds limit = callTimeLimit());
+    explicit CallDeadline(std::chrono::milliseconds limit);
     ~CallDeadline();
     CallDeadline(const CallDeadline&) = delete;
     CallDeadline& operator=(const CallDeadline&) = delete;
 
 private:
-    struct State;
-    State* state_;
+    int pid_;
 };
 
 } // namespace ropescope::user_schemes

@@ -1,95 +1,84 @@
-// Python's headers before Qt's: Qt's `slots` macro would rewrite a field of Python's object.h.
-#include "core/user_schemes/python_runtime.h"
-
-#include <pybind11/numpy.h>
-#include <pybind11/stl.h>
-
+// Python schemes run in a worker process (scheme_worker.h): this file holds no Python. It reads the file
+// once, hashes those bytes and sends exactly them to the worker, and checks every value that comes back
+// (shape, count, finiteness, ranges) before geometry sees it.
 #include "core/user_schemes/python_scheme.h"
 
 #include "core/io/input_file.h"
+#include "core/user_schemes/scheme_worker.h"
+#include "core/user_schemes/worker_wire.h"
 
 #include <QCryptographicHash>
 #include <QFileInfo>
 
-#include <cstring>
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 
 namespace ropescope::user_schemes {
 namespace {
 
 constexpr qint64 kMaxSchemeFileBytes = 1 << 20;
+constexpr std::uint32_t kMaxParameters = 256;
 
 // The layout a scheme's component count is learnt from at load: every segment kind once.
 const char* const kProbeLayout = "text:3,image:2x2,text:2,video:2x2x2,text:1";
 
-const char* segmentKindName(geometry::SegmentKind kind)
+std::uint32_t segmentKindCode(geometry::SegmentKind kind)
 {
     switch (kind) {
-    case geometry::SegmentKind::Text: return "text";
-    case geometry::SegmentKind::Image: return "image";
-    case geometry::SegmentKind::Video: return "video";
+    case geometry::SegmentKind::Text: return 0;
+    case geometry::SegmentKind::Image: return 1;
+    case geometry::SegmentKind::Video: return 2;
     }
-    return "text";
+    return 0;
 }
 
-py::object pythonLayout(const geometry::Layout& layout)
+// One line for a message: control characters (a newline in a file name, a scheme's own text) become '?'.
+std::string oneLine(std::string text, std::size_t maxChars = 600)
 {
-    py::list segments;
-    for (const geometry::Segment& s : layout.segments)
-        segments.append(py::make_tuple(segmentKindName(s.kind), s.tokenCount(), s.isVisual() ? s.frames : 0, s.rows, s.cols));
-    return schemeRuntime().attr("Layout")(layout.toString(), segments);
+    for (char& c : text)
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+            c = '?';
+    if (text.size() > maxChars)
+        text = text.substr(0, maxChars) + "...";
+    return text;
 }
 
-// A Python error as one line naming file:line (and the traceback for the window). Call holding the GIL.
-[[noreturn]] void rethrow(py::error_already_set& e, const std::string& path, const char* what)
+bool isIdentifier(const std::string& name)
 {
-    py::tuple described = schemeRuntime().attr("describe")(e.value(), e.trace() ? e.trace() : py::none(), path, what);
-    const std::string line = described[0].cast<std::string>();
-    const std::string detail = described[1].cast<std::string>();
-    throw PythonError(line, detail);
+    if (name.empty() || name.size() > 128 || std::isdigit(static_cast<unsigned char>(name[0])))
+        return false;
+    for (char c : name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
+            return false;
+    return true;
 }
 
 class PythonScheme final : public geometry::CustomScheme {
 public:
-    PythonScheme(std::string file, std::string sha256) : file_(std::move(file)), sha256_(std::move(sha256)) {}
-    ~PythonScheme() override
+    PythonScheme(std::string file, QByteArray source, std::string sha256)
+        : file_(std::move(file)), source_(std::move(source)), sha256_(std::move(sha256)), worker_(label())
     {
-        if (module_)
-            withPython([this] { delete module_; });
     }
 
     const std::string& file() const override { return file_; }
     const std::string& sha256() const override { return sha256_; }
-    std::string label() const override { return QFileInfo(QString::fromStdString(file_)).fileName().toStdString(); }
-    int components() const override { return componentNames_.size() ? static_cast<int>(componentNames_.size()) : 0; }
+    std::string label() const override { return oneLine(QFileInfo(QString::fromStdString(file_)).fileName().toStdString(), 200); }
+    int components() const override { return static_cast<int>(componentNames_.size()); }
     std::vector<std::string> componentNames() const override { return componentNames_; }
     std::vector<geometry::CustomParameter> parameters() const override { return parameters_; }
 
-    void load(const QByteArray& source)
+    void load()
     {
-        withPython([&] {
-            try {
-                CallDeadline deadline;
-                py::module_ m = schemeRuntime().attr("load")(file_, py::bytes(source.constData(), static_cast<size_t>(source.size())));
-                module_ = new py::object(m);
-                for (py::handle p : schemeRuntime().attr("parameters")(m)) {
-                    py::tuple t = p.cast<py::tuple>();
-                    parameters_.push_back({t[0].cast<std::string>(), t[1].cast<double>(), t[2].cast<double>(), t[3].cast<double>()});
-                }
-                py::object names = schemeRuntime().attr("components")(m);
-                if (!names.is_none())
-                    componentNames_ = names.cast<std::vector<std::string>>();
-            } catch (py::error_already_set& e) {
-                rethrow(e, file_, "loading the file");
-            }
-        });
+        std::lock_guard<std::mutex> lock(callMutex_);
+        ensureLoaded();
         // The first call fixes C when the file names no COMPONENTS.
         geometry::CustomValues defaults;
         for (const geometry::CustomParameter& p : parameters_)
             defaults[p.name] = p.defaultValue;
-        const Eigen::MatrixXd probe = positions(geometry::parseLayout(kProbeLayout), defaults);
+        const Eigen::MatrixXd probe = callPositions(geometry::parseLayout(kProbeLayout), defaults);
         if (componentNames_.empty())
             componentNames_ = geometry::defaultComponentNames(static_cast<int>(probe.cols()));
     }
@@ -97,29 +86,11 @@ public:
     Eigen::MatrixXd positions(const geometry::Layout& layout, const geometry::CustomValues& values) const override
     {
         const std::string key = layout.toString();
-        {
-            std::lock_guard<std::mutex> lock(cacheMutex_);
-            if (cached_ && cachedLayout_ == key && cachedValues_ == values)
-                return *cached_;
-        }
-        Eigen::MatrixXd out;
-        withPython([&] {
-            try {
-                py::dict params;
-                for (const auto& [name, value] : values)
-                    params[py::str(name)] = value;
-                CallDeadline deadline;
-                py::array_t<double, py::array::c_style> a =
-                    schemeRuntime().attr("call_positions")(*module_, pythonLayout(layout), params, components());
-                const auto c = a.shape(0), n = a.shape(1);
-                out.resize(n, c);
-                // [C, L] row-major is L x C column-major: one copy.
-                std::memcpy(out.data(), a.data(), static_cast<size_t>(c * n) * sizeof(double));
-            } catch (py::error_already_set& e) {
-                rethrow(e, file_, "positions()");
-            }
-        });
-        std::lock_guard<std::mutex> lock(cacheMutex_);
+        std::lock_guard<std::mutex> lock(callMutex_);
+        // The explorer asks again for the same layout and values on every redraw.
+        if (cached_ && cachedLayout_ == key && cachedValues_ == values)
+            return *cached_;
+        Eigen::MatrixXd out = callPositions(layout, values);
         cachedLayout_ = key;
         cachedValues_ = values;
         cached_ = out;
@@ -129,39 +100,221 @@ public:
     std::optional<std::vector<int>> allocation(int, int halfDim) const override
     {
         // The file is asked for the dims that rotate (head_dim x partial_rotary_factor), one component per pair.
-        {
-            std::lock_guard<std::mutex> lock(cacheMutex_);
-            if (const auto it = allocations_.find(halfDim); it != allocations_.end())
-                return it->second;
-        }
+        std::lock_guard<std::mutex> lock(callMutex_);
+        if (const auto it = allocations_.find(halfDim); it != allocations_.end())
+            return it->second;
+        ensureLoaded();
+        wire::WireWriter request;
+        request.u32(static_cast<std::uint32_t>(2 * halfDim));
+        request.u32(static_cast<std::uint32_t>(halfDim));
+        request.u32(static_cast<std::uint32_t>(components()));
+        const std::string reply = call(wire::Kind::Allocation, request.bytes(), "allocation()");
         std::optional<std::vector<int>> out;
-        withPython([&] {
-            try {
-                CallDeadline deadline;
-                py::object a = schemeRuntime().attr("call_allocation")(*module_, 2 * halfDim, halfDim, components());
-                if (!a.is_none())
-                    out = a.cast<std::vector<int>>();
-            } catch (py::error_already_set& e) {
-                rethrow(e, file_, "allocation()");
+        try {
+            wire::WireReader in(reply);
+            const std::uint32_t present = in.u32();
+            if (present > 1)
+                throw wire::WireError("bad presence flag");
+            if (present) {
+                const std::uint32_t n = in.u32();
+                if (n != static_cast<std::uint32_t>(halfDim))
+                    bad("allocation(" + std::to_string(2 * halfDim) + ") returned " + std::to_string(n) + " indices; expected "
+                        + std::to_string(halfDim) + ", one per rotated pair");
+                std::vector<int> indices(n);
+                for (std::uint32_t i = 0; i < n; ++i) {
+                    const std::int64_t v = in.i64();
+                    if (v < 0 || v >= components())
+                        bad("allocation() returned component " + std::to_string(v) + "; the scheme has " + std::to_string(components()));
+                    indices[i] = static_cast<int>(v);
+                }
+                out = std::move(indices);
             }
-        });
-        std::lock_guard<std::mutex> lock(cacheMutex_);
+            in.finish();
+        } catch (const wire::WireError& e) {
+            malformed("allocation()", e);
+        }
         allocations_[halfDim] = out;
         return out;
     }
 
 private:
-    std::string file_, sha256_;
-    py::object* module_ = nullptr;
-    std::vector<std::string> componentNames_;
-    std::vector<geometry::CustomParameter> parameters_;
-    // The last positions: the explorer asks again for the same layout and values on every redraw.
-    mutable std::mutex cacheMutex_;
+    [[noreturn]] void bad(const std::string& what) const { throw PythonError(label() + ": " + what, label() + ": " + what); }
+
+    [[noreturn]] void malformed(const char* what, const wire::WireError& e) const
+    {
+        worker_.stop(); // a worker that sends nonsense is not asked again
+        bad(std::string(what) + ": the scheme's process sent a malformed reply (" + e.what() + ")");
+    }
+
+    // One request; an error the scheme raised becomes PythonError, a worker that overran or died too (with
+    // what the scheme printed as its detail).
+    std::string call(wire::Kind kind, const std::string& payload, const char* what) const
+    {
+        SchemeWorker::Reply reply;
+        try {
+            reply = worker_.call(static_cast<std::uint32_t>(kind), payload, what);
+        } catch (const WorkerFailure& e) {
+            throw PythonError(withPrinted(oneLine(e.what())), withOutput(e.what()));
+        }
+        if (reply.ok)
+            return std::move(reply.payload);
+        std::string line, detail;
+        try {
+            wire::WireReader in(reply.payload);
+            line = in.str(64 << 10);
+            detail = in.str(1 << 20);
+            in.finish();
+        } catch (const wire::WireError& e) {
+            malformed(what, e);
+        }
+        if (line.find("MemoryError") != std::string::npos)
+            worker_.stop(); // over its memory limit: start again clean
+        throw PythonError(withPrinted(oneLine(line)), withOutput(detail));
+    }
+
+    std::string withPrinted(std::string line) const
+    {
+        std::string printed = worker_.output(400);
+        if (printed.empty())
+            return line;
+        printed = printed.substr(printed.find_last_of('\n') == std::string::npos ? 0 : printed.find_last_of('\n') + 1);
+        return line + " (the scheme printed: " + oneLine(printed, 160) + ")";
+    }
+
+    std::string withOutput(std::string detail) const
+    {
+        const std::string printed = worker_.output(4000);
+        if (!printed.empty())
+            detail += "\n\nThe scheme printed:\n" + printed;
+        return detail;
+    }
+
+    // Starts the worker when it is not running (first use, or after it was ended) and runs the file's bytes in
+    // it. The declarations must be the same each time: a file whose PARAMETERS change between loads is refused.
+    void ensureLoaded() const
+    {
+        if (worker_.running())
+            return;
+        wire::WireWriter request;
+        request.str(QFileInfo(QString::fromStdString(file_)).absoluteFilePath().toStdString());
+        request.str(source_.toStdString());
+        const std::string reply = call(wire::Kind::Load, request.bytes(), "loading the file");
+        std::vector<geometry::CustomParameter> parameters;
+        std::vector<std::string> names;
+        try {
+            wire::WireReader in(reply);
+            const std::uint32_t count = in.u32();
+            if (count > kMaxParameters)
+                bad("PARAMETERS declares " + std::to_string(count) + " parameters; at most " + std::to_string(kMaxParameters));
+            std::set<std::string> seen;
+            for (std::uint32_t i = 0; i < count; ++i) {
+                geometry::CustomParameter p;
+                p.name = in.str(4096);
+                p.defaultValue = in.f64();
+                p.min = in.f64();
+                p.max = in.f64();
+                if (!isIdentifier(p.name) || !seen.insert(p.name).second)
+                    bad("PARAMETERS: '" + oneLine(p.name, 60) + "' is not a parameter name");
+                if (!std::isfinite(p.defaultValue) || !std::isfinite(p.min) || !std::isfinite(p.max) || p.min > p.defaultValue
+                    || p.defaultValue > p.max)
+                    bad("PARAMETERS['" + p.name + "']: need finite min <= default <= max");
+                parameters.push_back(p);
+            }
+            const std::uint32_t nameCount = in.u32();
+            if (nameCount > 4)
+                bad("COMPONENTS must be a list of 1 to 4 names, got " + std::to_string(nameCount));
+            for (std::uint32_t i = 0; i < nameCount; ++i) {
+                std::string name = in.str(4096);
+                if (name.empty() || name.size() > 64)
+                    bad("COMPONENTS: a name must have 1 to 64 characters");
+                names.push_back(oneLine(name, 64));
+            }
+            in.finish();
+        } catch (const wire::WireError& e) {
+            malformed("loading the file", e);
+        }
+        if (loadedOnce_ && (names != declaredNames_ || parameters.size() != parameters_.size())) {
+            worker_.stop();
+            bad("its PARAMETERS or COMPONENTS changed when it was loaded again");
+        }
+        if (!loadedOnce_) {
+            parameters_ = parameters;
+            declaredNames_ = componentNames_ = names;
+            loadedOnce_ = true;
+        }
+    }
+
+    Eigen::MatrixXd callPositions(const geometry::Layout& layout, const geometry::CustomValues& values) const
+    {
+        ensureLoaded();
+        const long long tokens = layout.tokenCount();
+        wire::WireWriter request;
+        request.str(layout.toString());
+        request.u32(static_cast<std::uint32_t>(layout.segments.size()));
+        for (const geometry::Segment& s : layout.segments) {
+            request.u32(segmentKindCode(s.kind));
+            request.i64(s.tokenCount());
+            request.i64(s.isVisual() ? s.frames : 0);
+            request.i64(s.rows);
+            request.i64(s.cols);
+        }
+        request.u32(static_cast<std::uint32_t>(values.size()));
+        for (const auto& [name, value] : values) {
+            request.str(name);
+            request.f64(value);
+        }
+        request.u32(static_cast<std::uint32_t>(components()));
+        const std::string reply = call(wire::Kind::Positions, request.bytes(), "positions()");
+        Eigen::MatrixXd out;
+        try {
+            wire::WireReader in(reply);
+            const std::uint32_t c = in.u32();
+            const std::int64_t n = in.i64();
+            if (c < 1 || c > 4)
+                bad("positions() returned " + std::to_string(c) + " components; expected 1 to 4 (shape [C, L])");
+            if (components() > 0 && static_cast<int>(c) != components())
+                bad("positions() returned " + std::to_string(c) + " components; the scheme has " + std::to_string(components()));
+            if (n != tokens)
+                bad("positions() returned " + std::to_string(n) + " positions per component for a layout of " + std::to_string(tokens) + " tokens");
+            out.resize(n, c);
+            // [C, L] row-major is L x C column-major: one copy.
+            in.f64s(out.data(), static_cast<std::size_t>(n) * c);
+            in.finish();
+        } catch (const wire::WireError& e) {
+            malformed("positions()", e);
+        }
+        for (Eigen::Index i = 0; i < out.rows(); ++i)
+            for (Eigen::Index k = 0; k < out.cols(); ++k)
+                if (!std::isfinite(out(i, k)))
+                    bad(std::string("positions() returned ") + (std::isnan(out(i, k)) ? "NaN" : "an infinite value") + " at token " + std::to_string(i));
+        return out;
+    }
+
+    std::string file_;
+    QByteArray source_; // the bytes that were hashed: the only ones ever run
+    std::string sha256_;
+    mutable SchemeWorker worker_;
+    mutable std::mutex callMutex_; // one call at a time: the explorer's worker, the GUI thread and a model runner share it
+    mutable bool loadedOnce_ = false;
+    mutable std::vector<geometry::CustomParameter> parameters_;
+    mutable std::vector<std::string> componentNames_, declaredNames_;
     mutable std::string cachedLayout_;
     mutable geometry::CustomValues cachedValues_;
     mutable std::optional<Eigen::MatrixXd> cached_;
     mutable std::map<int, std::optional<std::vector<int>>> allocations_;
 };
+
+std::mutex refusalMutex;
+std::string& refusal()
+{
+    static std::string why;
+    return why;
+}
+
+QByteArray readSchemeFile(const std::string& path)
+{
+    return io::readInputFile(QString::fromStdString(path), kMaxSchemeFileBytes, "Python scheme");
+}
 
 } // namespace
 
@@ -170,18 +323,48 @@ bool isPythonSchemePath(const std::string& scheme)
     return scheme.size() > 3 && scheme.compare(scheme.size() - 3, 3, ".py") == 0;
 }
 
+SchemeSource readSchemeSource(const std::string& path)
+{
+    SchemeSource s;
+    s.path = path;
+    s.bytes = readSchemeFile(path);
+    s.sha256 = QCryptographicHash::hash(s.bytes, QCryptographicHash::Sha256).toHex().toStdString();
+    return s;
+}
+
 std::string schemeFileSha256(const std::string& path)
 {
-    const QByteArray source = io::readInputFile(QString::fromStdString(path), kMaxSchemeFileBytes, "Python scheme");
-    return QCryptographicHash::hash(source, QCryptographicHash::Sha256).toHex().toStdString();
+    return readSchemeSource(path).sha256;
+}
+
+void refusePythonSchemes(const std::string& why)
+{
+    std::lock_guard<std::mutex> lock(refusalMutex);
+    refusal() = why;
+}
+
+std::shared_ptr<const geometry::CustomScheme> loadPythonScheme(const SchemeSource& source)
+{
+    {
+        std::lock_guard<std::mutex> lock(refusalMutex);
+        if (!refusal().empty()) {
+            const std::string line = oneLine(QFileInfo(QString::fromStdString(source.path)).fileName().toStdString(), 200) + ": " + refusal();
+            throw PythonError(line, line);
+        }
+    }
+    auto scheme = std::make_shared<PythonScheme>(source.path, source.bytes, source.sha256);
+    scheme->load();
+    return scheme;
 }
 
 std::shared_ptr<const geometry::CustomScheme> loadPythonScheme(const std::string& path)
 {
-    const QByteArray source = io::readInputFile(QString::fromStdString(path), kMaxSchemeFileBytes, "Python scheme");
-    auto scheme = std::make_shared<PythonScheme>(path, QCryptographicHash::hash(source, QCryptographicHash::Sha256).toHex().toStdString());
-    scheme->load(source);
-    return scheme;
+    {
+        std::lock_guard<std::mutex> lock(refusalMutex);
+        if (!refusal().empty()) // refused before the file is even read
+            return loadPythonScheme(SchemeSource{path, {}, {}});
+    }
+    return loadPythonScheme(readSchemeSource(path));
 }
 
 geometry::CustomSchemeRef pythonSchemeRef(std::shared_ptr<const geometry::CustomScheme> scheme, geometry::CustomValues values)

@@ -1,4 +1,4 @@
-# RopeScope's side of a Python scheme, run inside the embedded interpreter (core/user_schemes/python_scheme.cpp).
+# RopeScope's side of a Python scheme, run inside the worker process's interpreter (core/user_schemes/worker_main.cpp).
 # It loads a user's scheme file, describes a layout to it in RopeScope's words and in transformers', and
 # checks what the file returns, so the C++ side receives either a float64 [C, L] array or one line that
 # names what is wrong (file:line for an error in the user's code).
@@ -16,7 +16,7 @@ VIDEO_TOKEN_ID = 151656
 VISION_START_TOKEN_ID = 151652
 VISION_END_TOKEN_ID = 151653
 TEXT_TOKEN_ID = 0
-time_limit = 2.0  # seconds; set by the C++ side (CallDeadline) before each call
+time_limit = 2.0  # seconds; set by the worker (CallDeadline) before each call
 
 
 class SchemeError(Exception):
@@ -124,13 +124,11 @@ def describe(error, tb, path, what):
 
 
 def load(path, source):
-    """Runs the file's source as a module; returns it with its checked declarations."""
+    """Runs the file's source (the bytes RopeScope hashed, sent over; never read again from disk) as a module.
+    The scheme's folder is not on sys.path: an import finds the standard library and installed packages only."""
     name = os.path.splitext(os.path.basename(path))[0] or "scheme"
     module = types.ModuleType(name)
     module.__file__ = path
-    folder = os.path.dirname(os.path.abspath(path))
-    if folder not in sys.path:
-        sys.path.insert(0, folder)  # helper modules beside the scheme import as they would from it
     code = compile(source, path, "exec")
     exec(code, module.__dict__)
     if not callable(getattr(module, "positions", None)):
@@ -173,9 +171,14 @@ def _as_array(result, what):
     if hasattr(result, "detach") and hasattr(result, "cpu"):  # a torch tensor, possibly on a GPU or with grad
         result = result.detach().cpu()
     try:
-        return np.asarray(result, dtype=np.float64)
+        a = np.asarray(result)
     except (TypeError, ValueError) as e:
         raise SchemeError("%s returned a %s that is not numeric (%s)" % (what, type(result).__name__, str(e).splitlines()[0])) from None
+    # Numbers only: "1" is not a position, and a complex value would lose its imaginary part.
+    if a.dtype.kind not in "iuf":
+        kind = {"c": "complex numbers", "U": "strings", "S": "bytes", "b": "booleans", "O": "objects that are not plain numbers"}
+        raise SchemeError("%s returned %s; expected real numbers" % (what, kind.get(a.dtype.kind, "values of type %s" % a.dtype)))
+    return a.astype(np.float64, copy=False)
 
 
 def call_positions(module, layout, params, expected_components):

@@ -36,8 +36,15 @@ QStringList flagsFor(const QJsonObject& params)
     QStringList flags;
     for (auto it = params.begin(); it != params.end(); ++it) {
         const QString key = it.key();
-        if (key.isEmpty() || key.startsWith('-') || key.contains(' '))
-            throw std::invalid_argument("bad parameter name '" + key.toStdString() + "'");
+        // A key is a flag's name (lowercase words joined by '-') or param.NAME, nothing else: "scheme=x.py"
+        // would otherwise reach the command as --scheme=x.py, past every check that reads --scheme's value.
+        static const QRegularExpression flagName("^[a-z][a-z0-9]*(-[a-z0-9]+)*$");
+        static const QRegularExpression paramName("^param\\.[A-Za-z_][A-Za-z0-9_]*$");
+        if (!flagName.match(key).hasMatch() && !paramName.match(key).hasMatch()) {
+            static const QRegularExpression control("[\\x00-\\x1f\\x7f]");
+            throw std::invalid_argument("bad parameter name '" + QString(key).replace(control, "?").toStdString()
+                                        + "' (a flag's name without '--', or param.NAME)");
+        }
         // Flags that print and end the process would end the whole batch (with success).
         if (key == "h" || key == "help" || key == "help-all" || key == "v" || key == "version")
             throw std::invalid_argument("'" + key.toStdString() + "' is not an item parameter");

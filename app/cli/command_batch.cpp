@@ -11,6 +11,7 @@
 #include "core/geometry/errors.h"
 #include "core/io/atomic_file.h"
 #include "core/io/position_table_io.h"
+#include "core/user_schemes/python_scheme.h"
 #include "views/charts/chart_export.h"
 #include "views/charts/readout_charts.h"
 #ifdef ROPESCOPE_WITH_RENDER
@@ -237,11 +238,14 @@ int runBatch(const QStringList& args)
     }
     const std::vector<batch::BatchItem> items = batch::shard(all, shardIndex, shardCount);
     // A job file is not the user's command line: its Python files run only when the user says so.
-    if (!parser.isSet("trust-python"))
+    if (!parser.isSet("trust-python")) {
         for (const batch::BatchItem& item : items)
             if (const QStringList files = batch::pythonFilesOf(item); !files.isEmpty())
                 throw UsageError(QString("item %1 names the Python scheme %2, whose code would run: pass --trust-python to allow it")
                                      .arg(item.jobItem).arg(files.first()).toStdString());
+        // And whatever way an item might still name a .py file, loading one is refused before it runs.
+        user_schemes::refusePythonSchemes("a batch job's Python scheme runs only with --trust-python");
+    }
     const QDir outDir(parser.value("output"));
     if (!QDir().mkpath(outDir.path()))
         throw Failure(outDir.path().toStdString() + ": cannot create the output directory");

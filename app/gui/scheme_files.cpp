@@ -54,11 +54,24 @@ void SchemeFiles::setDefaultTrustPrompt(TrustPrompt prompt)
 
 std::optional<SchemeFiles::Loaded> SchemeFiles::open(const QString& path, QString* error, QString* detail)
 {
+    std::optional<Loaded> loaded = load(path, nullptr, error, detail);
+    if (loaded) {
+        if (isPython(path))
+            trust(QString::fromStdString(loaded->ref.sha256)); // named by the user
+        const QString absolute = QFileInfo(path).absoluteFilePath();
+        if (!namedByUser_.contains(absolute))
+            namedByUser_.append(absolute);
+    }
+    return loaded;
+}
+
+// Loads a file: a Python scheme from `source` when given (bytes already read and trusted), else read here.
+std::optional<SchemeFiles::Loaded> SchemeFiles::load(const QString& path, const user_schemes::SchemeSource* source, QString* error, QString* detail)
+{
     try {
         Loaded out;
         if (isPython(path)) {
-            out.ref = user_schemes::pythonSchemeRef(user_schemes::loadPythonScheme(path.toStdString()));
-            trust(QString::fromStdString(out.ref.sha256)); // named by the user
+            out.ref = user_schemes::pythonSchemeRef(source ? user_schemes::loadPythonScheme(*source) : user_schemes::loadPythonScheme(path.toStdString()));
         } else {
             const user_schemes::PositionFile file = user_schemes::readPositionFile(path.toStdString());
             out.ref = user_schemes::positionFileRef(file);
@@ -77,6 +90,16 @@ std::optional<SchemeFiles::Loaded> SchemeFiles::open(const QString& path, QStrin
     return std::nullopt;
 }
 
+bool SchemeFiles::allowed(const QString& path, const QString& sha256, bool changed)
+{
+    if (isTrusted(sha256))
+        return true;
+    if (!prompt_(path, sha256, changed))
+        return false;
+    trust(sha256);
+    return true;
+}
+
 bool SchemeFiles::resolve(geometry::SchemeParams& params, QString* error)
 {
     if (!params.custom || params.custom->scheme)
@@ -87,24 +110,22 @@ bool SchemeFiles::resolve(geometry::SchemeParams& params, QString* error)
         *error = path + ": the scheme file the session names is not there";
         return false;
     }
+    std::optional<user_schemes::SchemeSource> source;
     if (isPython(path)) {
-        QString sha;
         try {
-            sha = QString::fromStdString(user_schemes::schemeFileSha256(ref.file));
+            source = user_schemes::readSchemeSource(ref.file); // read once: these bytes are checked and run
         } catch (const io::IoError& e) {
             *error = e.what();
             return false;
         }
-        if (!isTrusted(sha)) {
-            if (!prompt_(path, sha, sha.toStdString() != ref.sha256)) {
-                *error = QFileInfo(path).fileName() + " was not run: it is not trusted (sha256 " + sha.left(12) + "...)";
-                return false;
-            }
-            trust(sha);
+        const QString sha = QString::fromStdString(source->sha256);
+        if (!allowed(path, sha, source->sha256 != ref.sha256)) {
+            *error = QFileInfo(path).fileName() + " was not run: it is not trusted (sha256 " + sha.left(12) + "...)";
+            return false;
         }
     }
     QString detail;
-    const std::optional<Loaded> loaded = open(path, error, &detail);
+    const std::optional<Loaded> loaded = load(path, source ? &*source : nullptr, error, &detail);
     if (!loaded)
         return false;
     const geometry::CustomValues values = ref.values;
@@ -138,7 +159,33 @@ void SchemeFiles::fileChanged()
     if (!QFileInfo(watched_).isFile())
         return; // mid-save (removed before the rename): the next change reloads it
     QString error, detail;
-    const std::optional<Loaded> loaded = open(watched_, &error, &detail);
+    std::optional<Loaded> loaded;
+    if (isPython(watched_)) {
+        std::optional<user_schemes::SchemeSource> source;
+        try {
+            source = user_schemes::readSchemeSource(watched_.toStdString());
+        } catch (const io::IoError& e) {
+            Q_EMIT reloadFailed(e.what(), e.what());
+            return;
+        }
+        if (QByteArray::fromStdString(source->sha256) == watchedSha_)
+            return; // touched, not changed
+        // A file this window's user opened reloads as they save it; one a session or autosave named asks
+        // again before its new content runs.
+        const QString sha = QString::fromStdString(source->sha256);
+        if (namedByUser_.contains(QFileInfo(watched_).absoluteFilePath()))
+            trust(sha);
+        else if (!allowed(watched_, sha, true)) {
+            watchedSha_ = QByteArray::fromStdString(source->sha256); // asked once for this content
+            error = QFileInfo(watched_).fileName() + " changed on disk and was not run: the new content is not trusted (sha256 "
+                    + sha.left(12) + "...)";
+            Q_EMIT reloadFailed(error, error);
+            return;
+        }
+        loaded = load(watched_, &*source, &error, &detail);
+    } else {
+        loaded = load(watched_, nullptr, &error, &detail);
+    }
     if (!loaded) {
         Q_EMIT reloadFailed(error, detail);
         return;

@@ -1,5 +1,6 @@
 #pragma once
 #include "core/geometry/scheme.h"
+#include "core/user_schemes/python_scheme.h"
 
 #include <QObject>
 #include <QStringList>
@@ -16,7 +17,9 @@ namespace ropescope::gui {
 // The explorer's schemes from the user's files: Python schemes and position tables the user opens, the
 // one on screen watched (saving it in an editor reloads it), the files used recently, and trust: a file a
 // session names runs only once the user has trusted that exact content (asked once per content, remembered
-// in QSettings). A file the user picks in a dialog or the recent list is named by the user: trusted.
+// in QSettings). A file the user picks in a dialog or the recent list is named by the user: trusted, and
+// reloaded without a question when it changes. A file that came from a session or an autosave asks again
+// when its content changes on disk. The bytes whose hash is checked are the bytes that run (read once).
 class SchemeFiles : public QObject {
     Q_OBJECT
 public:
@@ -48,6 +51,9 @@ Q_SIGNALS:
     void recentChanged(const QStringList& paths);
 
 private:
+    std::optional<Loaded> load(const QString& path, const user_schemes::SchemeSource* source, QString* error, QString* detail);
+    // Asks before running content that is not trusted yet; `changed`: it differs from what the session saved.
+    bool allowed(const QString& path, const QString& sha256, bool changed);
     void remember(const QString& path);
     void trust(const QString& sha256);
     void fileChanged();
@@ -57,6 +63,7 @@ private:
     QTimer* settle_; // an editor's save is several writes (or a rename): reload once they are done
     QString watched_;
     QByteArray watchedSha_;
+    QStringList namedByUser_; // files the user opened in this window (absolute paths): reloaded without asking
     TrustPrompt prompt_;
 };
 

@@ -86,6 +86,16 @@ bool openedInAttentionTab(MainWindow& w, QSignalSpy& finished, const QString& fo
 
 } // namespace
 
+namespace {
+QString writeFileForGui(const QString& path, const QByteArray& bytes)
+{
+    QFile f(path);
+    if (f.open(QIODevice::WriteOnly | QIODevice::Truncate))
+        f.write(bytes);
+    return path;
+}
+} // namespace
+
 class TestGui : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -264,6 +274,89 @@ def positions(layout, spread):
             QCOMPARE(asked, 3);
         }
         SchemeFiles::setDefaultTrustPrompt({});
+    }
+
+    // A scheme file that came from a session (trusted then) and changes on disk asks again before the new
+    // content runs (issue 40, H2); refused, the window keeps the last positions and says why. A file the user
+    // opened in this window reloads without asking.
+    void sessionSchemeChangedOnDiskAsksAgain()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath("watched.py");
+        const auto write = [&](double offset) {
+            QFile f(file);
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write("# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch()) + "\nOFFSET = " + QByteArray::number(offset)
+                    + "\ndef positions(layout):\n    return [OFFSET + i for i in range(layout.tokens)]\n");
+        };
+        write(0);
+        {
+            MainWindow w(dir.filePath("s"));
+            QVERIFY2(w.openSchemeFile(file, "python"), qPrintable(w.lastError()));
+            QTRY_VERIFY(!w.readoutsBusy());
+            w.saveSession(dir.filePath("watched.ropescope.json"));
+        }
+        int asked = 0;
+        bool answer = false;
+        SchemeFiles::setDefaultTrustPrompt([&](const QString& path, const QString&, bool changed) {
+            ++asked;
+            return changed && path == file && answer;
+        });
+        MainWindow w(dir.filePath("t"));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY2(w.openSession(dir.filePath("watched.ropescope.json")), qPrintable(w.lastError()));
+        QCOMPARE(asked, 0); // its content was trusted when the user opened it
+        QTRY_VERIFY(!w.readoutsBusy());
+        QCOMPARE(w.readouts().table.positions(0, 0), 0.0);
+        write(7); // changed behind the window's back: asked, refused, nothing runs
+        QTRY_COMPARE_WITH_TIMEOUT(asked, 1, 10000);
+        QTRY_VERIFY_WITH_TIMEOUT(w.lastError().contains("changed on disk and was not run"), 10000);
+        QCOMPARE(w.readouts().table.positions(0, 0), 0.0);
+        answer = true;
+        write(9); // asked again for this new content, allowed: it runs
+        QTRY_COMPARE_WITH_TIMEOUT(asked, 2, 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(w.readouts().table.positions(0, 0), 9.0, 10000);
+        // Opened by the user in this window: later saves reload without a question.
+        QVERIFY(w.openSchemeFile(file, "python"));
+        write(11);
+        QTRY_COMPARE_WITH_TIMEOUT(w.readouts().table.positions(0, 0), 11.0, 10000);
+        QCOMPARE(asked, 2);
+        SchemeFiles::setDefaultTrustPrompt({});
+    }
+
+    // The scheme's worker crashes in the middle of a slider drag (issue 40, H5): the window stays up, says
+    // so, keeps the last positions, and the next value runs in a fresh worker.
+    void workerCrashWhileDragging()
+    {
+        QTemporaryDir dir;
+        const QString file = writeFileForGui(dir.filePath("fragile.py"),
+                                             "# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch()) + "\n"
+                                             "import ctypes\nPARAMETERS = {'k': (1.0, 0.0, 10.0)}\n"
+                                             "def positions(layout, k):\n    if 4.5 < k < 5.5:\n        ctypes.string_at(0)\n"
+                                             "    return [k * i for i in range(layout.tokens)]\n");
+        MainWindow w(dir.filePath("s"));
+        w.resize(1280, 720);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY2(w.openSchemeFile(file, "python"), qPrintable(w.lastError()));
+        auto* slider = w.panel()->findChild<QSlider*>("param_k");
+        QVERIFY(slider);
+        QTRY_VERIFY(!w.readoutsBusy());
+        QCOMPARE(w.readouts().table.positions(1, 0), 1.0);
+        // The drag: every step of the slider from k = 1 to k = 5 (which crashes the worker).
+        for (int v = slider->value(); v <= (slider->maximum() - slider->minimum()) / 2; v += std::max(1, slider->maximum() / 50)) {
+            slider->setValue(v);
+            QCoreApplication::processEvents();
+        }
+        w.panel()->findChild<QDoubleSpinBox*>("paramBox_k")->setValue(5.0);
+        QTRY_VERIFY(!w.readoutsBusy());
+        QTRY_VERIFY_WITH_TIMEOUT(w.lastError().contains("the scheme's process ended (signal 11"), 10000);
+        QVERIFY(w.isVisible());
+        const double kept = w.readouts().table.positions(1, 0);
+        QVERIFY2(kept != 5.0 && kept >= 1.0, qPrintable(QString::number(kept)));
+        w.panel()->findChild<QDoubleSpinBox*>("paramBox_k")->setValue(7.0); // a fresh worker takes the next value
+        QTRY_COMPARE_WITH_TIMEOUT(w.readouts().table.positions(1, 0), 7.0, 10000);
     }
 
     // File > Open position table: a table `positions` wrote opens with its own layout and exactly its

@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <thread>
 
 namespace ropescope::cli {
@@ -113,6 +114,36 @@ int benchGeometry(const QCommandLineParser& parser)
     return 0;
 }
 
+// A custom scheme that forwards to another and keeps what it returned, then (replay()) serves the same
+// positions from memory: bench live's way of timing the same frames with and without a Python worker.
+class RecordedScheme final : public CustomScheme {
+public:
+    explicit RecordedScheme(std::shared_ptr<const CustomScheme> inner) : inner_(std::move(inner)) {}
+    void replay() { replaying_ = true; }
+    const std::string& file() const override { return inner_->file(); }
+    const std::string& sha256() const override { return inner_->sha256(); }
+    std::string label() const override { return inner_->label(); }
+    int components() const override { return inner_->components(); }
+    std::vector<std::string> componentNames() const override { return inner_->componentNames(); }
+    std::vector<CustomParameter> parameters() const override { return inner_->parameters(); }
+    std::optional<std::vector<int>> allocation(int headDim, int halfDim) const override { return inner_->allocation(headDim, halfDim); }
+    Eigen::MatrixXd positions(const Layout& layout, const CustomValues& values) const override
+    {
+        const auto key = std::make_pair(layout.toString(), values);
+        if (replaying_)
+            if (const auto it = seen_.find(key); it != seen_.end())
+                return it->second;
+        Eigen::MatrixXd out = inner_->positions(layout, values);
+        seen_[key] = out;
+        return out;
+    }
+
+private:
+    std::shared_ptr<const CustomScheme> inner_;
+    bool replaying_ = false;
+    mutable std::map<std::pair<std::string, CustomValues>, Eigen::MatrixXd> seen_;
+};
+
 // Time from a parameter change (alpha) to a finished frame, offscreen: readouts, scene update, render,
 // glFinish. 200 steps sweep alpha across [0, 1].
 int benchLive(const QCommandLineParser& parser)
@@ -171,16 +202,21 @@ int benchLive(const QCommandLineParser& parser)
     QByteArray text = "offscreen " + QByteArray::fromStdString(view->route()) + ", " + QByteArray::number(size.width()) + "x"
                       + QByteArray::number(size.height()) + ", scheme " + QByteArray::fromStdString(geometry::schemeLabel(base.params)) + ", "
                       + QByteArray::number(steps) + " steps of " + sweptName + "\n";
-    text += QByteArray("layout").leftJustified(36) + QByteArray("tokens").leftJustified(8) + QByteArray("median_ms").rightJustified(10)
+    text += QByteArray("layout").leftJustified(46) + QByteArray("tokens").leftJustified(8) + QByteArray("median_ms").rightJustified(10)
             + QByteArray("p95_ms").rightJustified(10) + QByteArray("first_ms").rightJustified(10)
             + QByteArray("readouts_ms").rightJustified(12) + QByteArray("scene_ms").rightJustified(10) + QByteArray("render_ms").rightJustified(11) + "\n";
-    for (const auto& [layout, label] : layouts) {
+    // One pass of the sweep over a layout with `params`; the row's timings.
+    struct Pass {
+        int tokens = 0;
+        double median = 0, p95 = 0, first = 0, readouts = 0, scene = 0, render = 0;
+    };
+    const auto runPass = [&](const std::string& layout, const geometry::SchemeParams& params) {
         session::ExplorerState state = base;
+        state.params = params;
         state.layout = layout;
         session::ReadoutEngine engine;
         std::vector<double> ms, readoutMs, sceneMs, renderMs;
-        double first = 0;
-        int tokens = 0;
+        Pass out;
         for (int step = 0; step <= steps; ++step) {
             state.params.circle.alpha = static_cast<double>(step) / steps;
             if (state.params.custom && !state.params.custom->scheme->parameters().empty()) {
@@ -200,9 +236,9 @@ int benchLive(const QCommandLineParser& parser)
             view->renderAndFinish();
             const auto t3 = std::chrono::steady_clock::now();
             auto msBetween = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-            tokens = r.table.size();
+            out.tokens = r.table.size();
             if (step == 0) {
-                first = msBetween(t0, t3); // shader compilation and first uploads: reported, not counted
+                out.first = msBetween(t0, t3); // shader compilation and first uploads: reported, not counted
             } else {
                 ms.push_back(msBetween(t0, t3));
                 readoutMs.push_back(msBetween(t0, t1));
@@ -215,26 +251,52 @@ int benchLive(const QCommandLineParser& parser)
             return v[v.size() / 2];
         };
         std::sort(ms.begin(), ms.end());
-        const double median = ms[ms.size() / 2];
-        const double p95 = ms[static_cast<size_t>(0.95 * static_cast<double>(ms.size() - 1))];
+        out.median = ms[ms.size() / 2];
+        out.p95 = ms[static_cast<size_t>(0.95 * static_cast<double>(ms.size() - 1))];
+        out.readouts = medianOf(readoutMs);
+        out.scene = medianOf(sceneMs);
+        out.render = medianOf(renderMs);
+        return out;
+    };
+    const auto addRow = [&](const std::string& layout, const std::string& label, const Pass& pass, const geometry::SchemeParams& params) {
         QJsonObject row;
         row["layout"] = QString::fromStdString(layout);
         row["label"] = QString::fromStdString(label);
-        row["tokens"] = tokens;
-        row["median_ms"] = median;
-        row["p95_ms"] = p95;
-        row["first_ms"] = first;
-        row["readouts_median_ms"] = medianOf(readoutMs);
-        row["scene_median_ms"] = medianOf(sceneMs);
-        row["render_median_ms"] = medianOf(renderMs);
+        row["tokens"] = pass.tokens;
+        row["median_ms"] = pass.median;
+        row["p95_ms"] = pass.p95;
+        row["first_ms"] = pass.first;
+        row["readouts_median_ms"] = pass.readouts;
+        row["scene_median_ms"] = pass.scene;
+        row["render_median_ms"] = pass.render;
         row["route"] = QString::fromStdString(view->route());
-        row["scheme"] = QString::fromStdString(geometry::schemeLabel(base.params));
+        row["scheme"] = QString::fromStdString(geometry::schemeLabel(params));
         rows.append(row);
-        text += QByteArray::fromStdString(label).leftJustified(36) + QByteArray::number(tokens).leftJustified(8)
-                + QByteArray::number(median, 'f', 2).rightJustified(10) + QByteArray::number(p95, 'f', 2).rightJustified(10)
-                + QByteArray::number(first, 'f', 1).rightJustified(10) + QByteArray::number(medianOf(readoutMs), 'f', 2).rightJustified(12)
-                + QByteArray::number(medianOf(sceneMs), 'f', 2).rightJustified(10) + QByteArray::number(medianOf(renderMs), 'f', 2).rightJustified(11)
-                + "\n";
+        text += QByteArray::fromStdString(label).leftJustified(46) + QByteArray::number(pass.tokens).leftJustified(8)
+                + QByteArray::number(pass.median, 'f', 2).rightJustified(10) + QByteArray::number(pass.p95, 'f', 2).rightJustified(10)
+                + QByteArray::number(pass.first, 'f', 1).rightJustified(10) + QByteArray::number(pass.readouts, 'f', 2).rightJustified(12)
+                + QByteArray::number(pass.scene, 'f', 2).rightJustified(10) + QByteArray::number(pass.render, 'f', 2).rightJustified(11) + "\n";
+    };
+    for (const auto& [layout, label] : layouts) {
+        if (!base.params.custom) {
+            addRow(layout, label, runPass(layout, base.params), base.params);
+            continue;
+        }
+        // A Python scheme: the same sweep twice in this run, through the worker and then with the very positions
+        // it returned served from memory (RecordedScheme), so the two rows differ only by what Python costs.
+        auto recorded = std::make_shared<RecordedScheme>(base.params.custom->scheme);
+        geometry::SchemeParams live = base.params;
+        live.custom->scheme = recorded; // records while it forwards to the worker
+        const Pass python = runPass(layout, live);
+        recorded->replay();
+        const Pass replayed = runPass(layout, live);
+        addRow(layout, label + " (Python)", python, base.params);
+        addRow(layout, label + " (replayed)", replayed, base.params);
+        // The scene and the render see the same positions in both passes: their difference is noise, and the
+        // readouts' difference (where positions() is called) is what Python costs.
+        text += QByteArray("  Python's cost per frame: ") + QByteArray::number(python.readouts - replayed.readouts, 'f', 2)
+                + " ms in the readouts (the goal: under 2 ms); whole frames " + QByteArray::number(python.median, 'f', 2) + " vs "
+                + QByteArray::number(replayed.median, 'f', 2) + " ms replayed\n";
     }
     writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(rows).toJson() : text);
     return 0;

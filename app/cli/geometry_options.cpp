@@ -110,6 +110,8 @@ void addGeometryOptions(QCommandLineParser& parser)
         {"scheme", QString::fromStdString("Position scheme: " + schemeNameList() + ", or a Python scheme file (my_scheme.py: "
                                           "README \"Your own scheme\")."), "S"},
         {"param", "A Python scheme's parameter (one of its PARAMETERS), NAME=VALUE; repeat for several.", "NAME=VALUE"},
+        {"scheme-imports", "Let the Python scheme import the .py files beside it (read once with it, and covered by its sha256); "
+                           "without this its folder is not on sys.path."},
         {"positions", "Positions read from a table instead of a scheme: the CSV or JSON `positions` writes, a .npy [C,L] "
                       "array, or a .safetensors with position_ids [3,1,L] as transformers returns them.", "FILE"},
         {"layout", "Sequence layout, e.g. text:4,image:8x8,text:6 (video:TxHxW).", "L"},
@@ -173,9 +175,12 @@ std::optional<CustomSchemeRef> customScheme(const QCommandLineParser& parser, st
         throw UsageError("--positions: the table gives every position; leave out --scheme");
     if (parser.isSet("param") && !python)
         throw UsageError("--param: sets a Python scheme's parameter; --scheme names no .py file");
+    if (parser.isSet("scheme-imports") && !python)
+        throw UsageError("--scheme-imports: lets a Python scheme import its neighbours; --scheme names no .py file");
     try {
         if (python) {
-            CustomSchemeRef ref = user_schemes::pythonSchemeRef(user_schemes::loadPythonScheme(str(parser.value("scheme"))), parseCustomValues(parser));
+            CustomSchemeRef ref = user_schemes::pythonSchemeRef(user_schemes::loadPythonScheme(str(parser.value("scheme")), parser.isSet("scheme-imports")),
+                                                             parseCustomValues(parser));
             return ref;
         }
         if (parser.isSet("positions")) {

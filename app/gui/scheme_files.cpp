@@ -52,9 +52,18 @@ void SchemeFiles::setDefaultTrustPrompt(TrustPrompt prompt)
     defaultPrompt() = std::move(prompt);
 }
 
-std::optional<SchemeFiles::Loaded> SchemeFiles::open(const QString& path, QString* error, QString* detail)
+std::optional<SchemeFiles::Loaded> SchemeFiles::open(const QString& path, QString* error, QString* detail, bool importsFolder)
 {
-    std::optional<Loaded> loaded = load(path, nullptr, error, detail);
+    std::optional<user_schemes::SchemeSource> source;
+    if (isPython(path)) {
+        try {
+            source = user_schemes::readSchemeSource(path.toStdString(), importsFolder);
+        } catch (const io::IoError& e) {
+            *error = *detail = e.what();
+            return std::nullopt;
+        }
+    }
+    std::optional<Loaded> loaded = load(path, source ? &*source : nullptr, error, detail);
     if (loaded) {
         if (isPython(path))
             trust(QString::fromStdString(loaded->ref.sha256)); // named by the user
@@ -113,7 +122,7 @@ bool SchemeFiles::resolve(geometry::SchemeParams& params, QString* error)
     std::optional<user_schemes::SchemeSource> source;
     if (isPython(path)) {
         try {
-            source = user_schemes::readSchemeSource(ref.file); // read once: these bytes are checked and run
+            source = user_schemes::readSchemeSource(ref.file, ref.importsFolder); // read once: these bytes are checked and run
         } catch (const io::IoError& e) {
             *error = e.what();
             return false;
@@ -139,14 +148,23 @@ bool SchemeFiles::resolve(geometry::SchemeParams& params, QString* error)
 void SchemeFiles::show(const std::optional<geometry::CustomSchemeRef>& ref)
 {
     const QString path = ref ? QString::fromStdString(ref->file) : QString();
-    if (path == watched_)
+    if (path == watched_) {
+        watchedImports_ = ref && ref->importsFolder;
         return;
+    }
     if (!watched_.isEmpty())
         watcher_->removePath(watched_);
     watched_ = path;
     watchedSha_ = ref ? QByteArray::fromStdString(ref->sha256) : QByteArray();
+    watchedImports_ = ref && ref->importsFolder;
     if (!path.isEmpty())
         watcher_->addPath(path);
+}
+
+void SchemeFiles::failReload(const QString& error, const QString& detail)
+{
+    reloadFailed_ = true;
+    Q_EMIT reloadFailed(error, detail);
 }
 
 void SchemeFiles::fileChanged()
@@ -163,13 +181,13 @@ void SchemeFiles::fileChanged()
     if (isPython(watched_)) {
         std::optional<user_schemes::SchemeSource> source;
         try {
-            source = user_schemes::readSchemeSource(watched_.toStdString());
+            source = user_schemes::readSchemeSource(watched_.toStdString(), watchedImports_);
         } catch (const io::IoError& e) {
-            Q_EMIT reloadFailed(e.what(), e.what());
+            failReload(e.what(), e.what());
             return;
         }
-        if (QByteArray::fromStdString(source->sha256) == watchedSha_)
-            return; // touched, not changed
+        if (QByteArray::fromStdString(source->sha256) == watchedSha_ && !reloadFailed_)
+            return; // touched, not changed (after a failed reload the same content must load again: the error goes)
         // A file this window's user opened reloads as they save it; one a session or autosave named asks
         // again before its new content runs.
         const QString sha = QString::fromStdString(source->sha256);
@@ -179,7 +197,7 @@ void SchemeFiles::fileChanged()
             watchedSha_ = QByteArray::fromStdString(source->sha256); // asked once for this content
             error = QFileInfo(watched_).fileName() + " changed on disk and was not run: the new content is not trusted (sha256 "
                     + sha.left(12) + "...)";
-            Q_EMIT reloadFailed(error, error);
+            failReload(error, error);
             return;
         }
         loaded = load(watched_, &*source, &error, &detail);
@@ -187,12 +205,13 @@ void SchemeFiles::fileChanged()
         loaded = load(watched_, nullptr, &error, &detail);
     }
     if (!loaded) {
-        Q_EMIT reloadFailed(error, detail);
+        failReload(error, detail);
         return;
     }
-    if (QByteArray::fromStdString(loaded->ref.sha256) == watchedSha_)
+    if (QByteArray::fromStdString(loaded->ref.sha256) == watchedSha_ && !reloadFailed_)
         return; // touched, not changed
     watchedSha_ = QByteArray::fromStdString(loaded->ref.sha256);
+    reloadFailed_ = false;
     Q_EMIT reloaded(loaded->ref);
 }
 

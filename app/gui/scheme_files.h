@@ -30,7 +30,8 @@ public:
         std::optional<geometry::Layout> layout; // a position table's own layout
     };
     // Loads a file the user named. On failure: nullopt, `error` one line, `detail` the traceback's last lines.
-    std::optional<Loaded> open(const QString& path, QString* error, QString* detail);
+    // `importsFolder`: the .py files beside a Python scheme are read with it and importable (the user's choice).
+    std::optional<Loaded> open(const QString& path, QString* error, QString* detail, bool importsFolder = false);
     // Loads the file a session or undo step names into `params` (asking for trust when needed); false with
     // `error` when it is missing, fails or is not trusted (its code is then not run).
     bool resolve(geometry::SchemeParams& params, QString* error);
@@ -57,12 +58,15 @@ private:
     void remember(const QString& path);
     void trust(const QString& sha256);
     void fileChanged();
+    void failReload(const QString& error, const QString& detail);
 
     QWidget* window_;
     QFileSystemWatcher* watcher_;
     QTimer* settle_; // an editor's save is several writes (or a rename): reload once they are done
     QString watched_;
     QByteArray watchedSha_;
+    bool watchedImports_ = false;
+    bool reloadFailed_ = false; // the watched file's last change did not load // read the watched scheme with its folder's .py files
     QStringList namedByUser_; // files the user opened in this window (absolute paths): reloaded without asking
     TrustPrompt prompt_;
 };

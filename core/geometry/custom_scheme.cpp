@@ -17,7 +17,7 @@ CustomValues CustomSchemeRef::resolvedValues() const
 
 bool operator==(const CustomSchemeRef& a, const CustomSchemeRef& b)
 {
-    return a.file == b.file && a.sha256 == b.sha256 && a.values == b.values && a.scheme == b.scheme;
+    return a.file == b.file && a.sha256 == b.sha256 && a.values == b.values && a.importsFolder == b.importsFolder && a.scheme == b.scheme;
 }
 
 std::vector<std::string> defaultComponentNames(int components)

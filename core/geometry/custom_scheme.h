@@ -38,6 +38,8 @@ public:
     virtual int components() const = 0;
     virtual std::vector<std::string> componentNames() const = 0;
     virtual std::vector<CustomParameter> parameters() const { return {}; }
+    // Whether it was loaded with the .py files beside it importable (Python schemes; CustomSchemeRef keeps it).
+    virtual bool importsFolder() const { return false; }
     // The component driving each rotated pair (halfDim entries), when the scheme fixes one; otherwise the
     // default for its component count (or --allocation / the model's own).
     virtual std::optional<std::vector<int>> allocation(int headDim, int halfDim) const
@@ -57,6 +59,9 @@ struct CustomSchemeRef {
     std::string file;
     std::string sha256;
     CustomValues values;
+    // A Python scheme may import the .py files beside it (the user's choice, kept in sessions); its sha256
+    // then covers those files too.
+    bool importsFolder = false;
     std::shared_ptr<const CustomScheme> scheme;
 
     // The value of a declared parameter: the one set, else its default.

@@ -154,7 +154,10 @@ QJsonObject customSchemeJson(const CustomSchemeRef& ref)
     QJsonObject params;
     for (const auto& [name, value] : ref.values)
         params[QString::fromStdString(name)] = value;
-    return {{"path", QString::fromStdString(ref.file)}, {"sha256", QString::fromStdString(ref.sha256)}, {"params", params}};
+    QJsonObject o{{"path", QString::fromStdString(ref.file)}, {"sha256", QString::fromStdString(ref.sha256)}, {"params", params}};
+    if (ref.importsFolder)
+        o["imports_folder"] = true;
+    return o;
 }
 
 SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
@@ -221,6 +224,9 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
         CustomSchemeRef ref;
         ref.file = path.toStdString();
         ref.sha256 = file["sha256"].toString().left(64).toStdString();
+        if (file.contains("imports_folder") && !file["imports_folder"].isBool())
+            f.bad("scheme_file", "imports_folder must be true or false");
+        ref.importsFolder = file["imports_folder"].toBool();
         const QJsonObject params = file["params"].toObject();
         if (params.size() > 64)
             f.bad("scheme_file", "has more than 64 params");

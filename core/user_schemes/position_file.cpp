@@ -12,6 +12,7 @@
 #include <QJsonObject>
 #include <QRegularExpression>
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 
@@ -21,6 +22,7 @@ namespace {
 using geometry::InvalidInput;
 
 constexpr qint64 kMaxPositionFileBytes = 512LL << 20;
+constexpr qint64 kMaxJsonTableBytes = 64LL << 20;
 
 class FixedPositions final : public geometry::CustomScheme {
 public:
@@ -141,46 +143,111 @@ int parseIndex(const QString& path, const QString& text, long long line, const c
     return v;
 }
 
+// Lines and comma-separated fields read in place over the file's bytes: no copy of a line or a field, so
+// a table takes its own size (8 bytes per position, 20 per token) beside the file (a split into lists took
+// about 28 times the file).
+class CsvCursor {
+public:
+    explicit CsvCursor(const QByteArray& bytes) : p_(bytes.constData()), end_(bytes.constData() + bytes.size()) {}
+    // The next line without its end (and without surrounding blanks); false at the end of the file.
+    bool nextLine(const char** begin, const char** finish)
+    {
+        if (p_ >= end_)
+            return false;
+        const char* eol = static_cast<const char*>(std::memchr(p_, '\n', static_cast<size_t>(end_ - p_)));
+        const char* stop = eol ? eol : end_;
+        const char* b = p_;
+        const char* e = stop;
+        while (b < e && std::isspace(static_cast<unsigned char>(*b)))
+            ++b;
+        while (e > b && std::isspace(static_cast<unsigned char>(e[-1])))
+            --e;
+        *begin = b;
+        *finish = e;
+        p_ = eol ? eol + 1 : end_;
+        ++line_;
+        return true;
+    }
+    long long line() const { return line_; }
+
+private:
+    const char* p_;
+    const char* end_;
+    long long line_ = 0;
+};
+
+// Splits [begin, end) at commas into `fields` (pointer pairs), at most `max` + 1 of them (one more says "too many").
+int splitFields(const char* begin, const char* end, std::pair<const char*, const char*>* fields, int max)
+{
+    int n = 0;
+    const char* start = begin;
+    for (const char* c = begin;; ++c) {
+        if (c == end || *c == ',') {
+            if (n <= max)
+                fields[n] = {start, c};
+            ++n;
+            if (c == end)
+                break;
+            start = c + 1;
+        }
+    }
+    return n;
+}
+
 PositionFile readCsv(const QString& path, const QByteArray& bytes, const std::string& sha)
 {
-    const QList<QByteArray> lines = bytes.split('\n');
-    const QList<QByteArray> header = lines.value(0).trimmed().split(',');
-    const QList<QByteArray> fixed{"index", "modality", "segment", "frame", "row", "col"};
-    if (header.size() < 7 || header.mid(0, 6) != fixed)
+    CsvCursor cursor(bytes);
+    const char* b = nullptr;
+    const char* e = nullptr;
+    constexpr int kMaxFields = 10; // six place columns and up to four components
+    std::pair<const char*, const char*> f[kMaxFields + 1];
+    const auto text = [](const std::pair<const char*, const char*>& field) {
+        return QString::fromLatin1(field.first, static_cast<qsizetype>(field.second - field.first));
+    };
+    const int headerFields = cursor.nextLine(&b, &e) ? splitFields(b, e, f, kMaxFields) : 0;
+    const char* const fixed[] = {"index", "modality", "segment", "frame", "row", "col"};
+    bool headerOk = headerFields >= 7 && headerFields <= kMaxFields;
+    for (int c = 0; headerOk && c < 6; ++c)
+        headerOk = text(f[c]) == fixed[c];
+    if (!headerOk)
         bad(path, "the header must be index,modality,segment,frame,row,col,p0[,p1..p3] (as `ropescope positions` writes)");
-    const int components = static_cast<int>(header.size()) - 6;
+    const int components = headerFields - 6;
     for (int c = 0; c < components; ++c)
-        if (header[6 + c] != "p" + QByteArray::number(c))
+        if (text(f[6 + c]) != "p" + QString::number(c))
             bad(path, "column " + std::to_string(7 + c) + " must be p" + std::to_string(c));
+    // Rows first (one pass of memchr), so the table is allocated once at its size, after the cap is checked.
     long long rows = 0;
-    for (qsizetype l = 1; l < lines.size(); ++l)
-        rows += lines[l].trimmed().isEmpty() ? 0 : 1;
+    {
+        CsvCursor count(bytes);
+        count.nextLine(&b, &e);
+        while (count.nextLine(&b, &e))
+            rows += b == e ? 0 : 1;
+    }
     checkShape(path, components, rows);
     Eigen::MatrixXd p(rows, components);
     std::vector<TokenPlace> places;
     places.reserve(static_cast<size_t>(rows));
     long long token = 0;
-    for (qsizetype l = 1; l < lines.size(); ++l) {
-        const QByteArray line = lines[l].trimmed();
-        if (line.isEmpty())
+    while (cursor.nextLine(&b, &e)) {
+        if (b == e)
             continue;
-        const QList<QByteArray> cells = line.split(',');
-        if (cells.size() != 6 + components)
-            bad(path, "line " + std::to_string(l + 1) + " has " + std::to_string(cells.size()) + " columns; the header has "
-                          + std::to_string(6 + components));
-        if (parseIndex(path, cells[0], l + 1, "index", false) != token)
-            bad(path, "line " + std::to_string(l + 1) + ": index must be " + std::to_string(token));
-        const auto modality = modalityFrom(QString::fromLatin1(cells[1]));
+        const long long l = cursor.line();
+        const int n = splitFields(b, e, f, kMaxFields);
+        if (n != 6 + components)
+            bad(path, "line " + std::to_string(l) + " has " + std::to_string(n) + " columns; the header has " + std::to_string(6 + components));
+        if (parseIndex(path, text(f[0]), l, "index", false) != token)
+            bad(path, "line " + std::to_string(l) + ": index must be " + std::to_string(token));
+        const auto modality = modalityFrom(text(f[1]));
         if (!modality)
-            bad(path, "line " + std::to_string(l + 1) + ": modality must be text, image or video");
-        const bool text = *modality == geometry::Modality::Text;
-        places.push_back({*modality, parseIndex(path, cells[2], l + 1, "segment", false), parseIndex(path, cells[3], l + 1, "frame", text),
-                          parseIndex(path, cells[4], l + 1, "row", text), parseIndex(path, cells[5], l + 1, "col", text)});
+            bad(path, "line " + std::to_string(l) + ": modality must be text, image or video");
+        const bool isText = *modality == geometry::Modality::Text;
+        places.push_back({*modality, parseIndex(path, text(f[2]), l, "segment", false), parseIndex(path, text(f[3]), l, "frame", isText),
+                          parseIndex(path, text(f[4]), l, "row", isText), parseIndex(path, text(f[5]), l, "col", isText)});
         for (int c = 0; c < components; ++c) {
             bool ok = false;
-            p(token, c) = cells[6 + c].toDouble(&ok);
+            p(token, c) = text(f[6 + c]).toDouble(&ok);
             if (!ok)
-                bad(path, "line " + std::to_string(l + 1) + ": p" + std::to_string(c) + " is not a number");
+                bad(path, "line " + std::to_string(l) + ": p" + std::to_string(c) + " is not a number");
         }
         ++token;
     }
@@ -193,6 +260,10 @@ PositionFile readCsv(const QString& path, const QByteArray& bytes, const std::st
 
 PositionFile readJson(const QString& path, const QByteArray& bytes, const std::string& sha)
 {
+    // Qt's JSON document takes about 13 times the file; JSON tables stay small enough for that to be bounded.
+    if (bytes.size() > kMaxJsonTableBytes)
+        bad(path, "a JSON position table may be at most " + std::to_string(kMaxJsonTableBytes >> 20) + " MB (this one is "
+                      + std::to_string(bytes.size() >> 20) + " MB); write large tables as CSV, .npy or .safetensors");
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
     if (!doc.isObject())
@@ -362,14 +433,18 @@ PositionFile parsePositionFile(const QByteArray& bytes, const std::string& name)
     const QString path = QString::fromStdString(name);
     const QString suffix = QFileInfo(path).suffix().toLower();
     const std::string sha = QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex().toStdString();
-    if (suffix == "csv")
-        return readCsv(path, bytes, sha);
-    if (suffix == "json")
-        return readJson(path, bytes, sha);
-    if (suffix == "npy")
-        return readNpy(path, bytes, sha);
-    if (suffix == "safetensors")
-        return readSafetensors(path, bytes, sha);
+    try {
+        if (suffix == "csv")
+            return readCsv(path, bytes, sha);
+        if (suffix == "json")
+            return readJson(path, bytes, sha);
+        if (suffix == "npy")
+            return readNpy(path, bytes, sha);
+        if (suffix == "safetensors")
+            return readSafetensors(path, bytes, sha);
+    } catch (const std::bad_alloc&) {
+        bad(path, "too large for this machine's memory (" + std::to_string(bytes.size() >> 20) + " MB)");
+    }
     bad(path, "unknown kind of position table; expected .csv, .json (from `ropescope positions`), .npy or .safetensors");
 }
 

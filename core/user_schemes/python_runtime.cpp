@@ -23,6 +23,11 @@ void startPython()
     // an `import` cannot pick up a file beside the scheme that trust did not cover.
     py::exec("import sys, os\n"
              "sys.path[:] = [p for p in sys.path if p and os.path.isabs(p) and os.path.realpath(p) != os.path.realpath(os.getcwd())]\n");
+#ifdef ROPESCOPE_NUMPY_SITE
+    // numpy's folder as the build found it, should the interpreter's own site search have missed it.
+    py::module_::import("sys").attr("path").attr("append")(ROPESCOPE_NUMPY_SITE);
+    py::exec("import sys\nseen = set()\nsys.path[:] = [p for p in sys.path if not (p in seen or seen.add(p))]\ndel seen\n");
+#endif
     schemeRuntime();
 }
 

@@ -8,6 +8,7 @@
 #include "core/user_schemes/worker_wire.h"
 
 #include <QCryptographicHash>
+#include <QDir>
 #include <QFileInfo>
 
 #include <cmath>
@@ -58,8 +59,9 @@ bool isIdentifier(const std::string& name)
 
 class PythonScheme final : public geometry::CustomScheme {
 public:
-    PythonScheme(std::string file, QByteArray source, std::string sha256)
-        : file_(std::move(file)), source_(std::move(source)), sha256_(std::move(sha256)), worker_(label())
+    explicit PythonScheme(SchemeSource source)
+        : file_(source.path), source_(source.bytes), sha256_(source.sha256), modules_(std::move(source.modules)),
+          importsFolder_(source.importsFolder), worker_(label())
     {
     }
 
@@ -69,6 +71,7 @@ public:
     int components() const override { return static_cast<int>(componentNames_.size()); }
     std::vector<std::string> componentNames() const override { return componentNames_; }
     std::vector<geometry::CustomParameter> parameters() const override { return parameters_; }
+    bool importsFolder() const override { return importsFolder_; }
 
     void load()
     {
@@ -198,6 +201,13 @@ private:
         wire::WireWriter request;
         request.str(QFileInfo(QString::fromStdString(file_)).absoluteFilePath().toStdString());
         request.str(source_.toStdString());
+        request.u32(static_cast<std::uint32_t>(modules_.size()));
+        const QDir folder = QFileInfo(QString::fromStdString(file_)).absoluteDir();
+        for (const auto& [name, bytes] : modules_) {
+            request.str(name);
+            request.str(folder.filePath(QString::fromStdString(name) + ".py").toStdString());
+            request.str(bytes.toStdString());
+        }
         const std::string reply = call(wire::Kind::Load, request.bytes(), "loading the file");
         std::vector<geometry::CustomParameter> parameters;
         std::vector<std::string> names;
@@ -293,6 +303,8 @@ private:
     std::string file_;
     QByteArray source_; // the bytes that were hashed: the only ones ever run
     std::string sha256_;
+    std::vector<std::pair<std::string, QByteArray>> modules_; // the folder's modules, when it may import them
+    bool importsFolder_ = false;
     mutable SchemeWorker worker_;
     mutable std::mutex callMutex_; // one call at a time: the explorer's worker, the GUI thread and a model runner share it
     mutable bool loadedOnce_ = false;
@@ -323,12 +335,38 @@ bool isPythonSchemePath(const std::string& scheme)
     return scheme.size() > 3 && scheme.compare(scheme.size() - 3, 3, ".py") == 0;
 }
 
-SchemeSource readSchemeSource(const std::string& path)
+SchemeSource readSchemeSource(const std::string& path, bool importsFolder)
 {
     SchemeSource s;
     s.path = path;
     s.bytes = readSchemeFile(path);
-    s.sha256 = QCryptographicHash::hash(s.bytes, QCryptographicHash::Sha256).toHex().toStdString();
+    s.importsFolder = importsFolder;
+    if (!importsFolder) {
+        s.sha256 = QCryptographicHash::hash(s.bytes, QCryptographicHash::Sha256).toHex().toStdString();
+        return s;
+    }
+    // The scheme and its neighbours, in name order, each as name, size and bytes: one hash over all of them.
+    const QFileInfo self(QString::fromStdString(path));
+    const QFileInfoList files = self.absoluteDir().entryInfoList({"*.py"}, QDir::Files | QDir::Readable, QDir::Name);
+    qint64 total = 0;
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    hash.addData(QByteArray("ropescope scheme with its folder, v1\n"));
+    hash.addData(QByteArray::number(s.bytes.size()) + "\n");
+    hash.addData(s.bytes);
+    for (const QFileInfo& f : files) {
+        if (f.absoluteFilePath() == self.absoluteFilePath() || !isIdentifier(f.completeBaseName().toStdString()))
+            continue;
+        if (s.modules.size() >= 64)
+            throw io::IoError(self.absolutePath().toStdString() + ": more than 64 Python files beside the scheme to import");
+        QByteArray bytes = readSchemeFile(f.absoluteFilePath().toStdString());
+        total += bytes.size();
+        if (total > (4 << 20))
+            throw io::IoError(self.absolutePath().toStdString() + ": the Python files beside the scheme hold more than 4 MB");
+        hash.addData(f.completeBaseName().toUtf8() + "\n" + QByteArray::number(bytes.size()) + "\n");
+        hash.addData(bytes);
+        s.modules.emplace_back(f.completeBaseName().toStdString(), std::move(bytes));
+    }
+    s.sha256 = hash.result().toHex().toStdString();
     return s;
 }
 
@@ -352,19 +390,19 @@ std::shared_ptr<const geometry::CustomScheme> loadPythonScheme(const SchemeSourc
             throw PythonError(line, line);
         }
     }
-    auto scheme = std::make_shared<PythonScheme>(source.path, source.bytes, source.sha256);
+    auto scheme = std::make_shared<PythonScheme>(source);
     scheme->load();
     return scheme;
 }
 
-std::shared_ptr<const geometry::CustomScheme> loadPythonScheme(const std::string& path)
+std::shared_ptr<const geometry::CustomScheme> loadPythonScheme(const std::string& path, bool importsFolder)
 {
     {
         std::lock_guard<std::mutex> lock(refusalMutex);
         if (!refusal().empty()) // refused before the file is even read
-            return loadPythonScheme(SchemeSource{path, {}, {}});
+            return loadPythonScheme(SchemeSource{path, {}, {}, {}, false});
     }
-    return loadPythonScheme(readSchemeSource(path));
+    return loadPythonScheme(readSchemeSource(path, importsFolder));
 }
 
 geometry::CustomSchemeRef pythonSchemeRef(std::shared_ptr<const geometry::CustomScheme> scheme, geometry::CustomValues values)
@@ -372,6 +410,7 @@ geometry::CustomSchemeRef pythonSchemeRef(std::shared_ptr<const geometry::Custom
     geometry::CustomSchemeRef ref;
     ref.file = scheme->file();
     ref.sha256 = scheme->sha256();
+    ref.importsFolder = scheme->importsFolder();
     ref.values = std::move(values);
     ref.scheme = std::move(scheme);
     return ref;

@@ -9,6 +9,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ropescope::user_schemes {
 
@@ -31,10 +33,14 @@ bool isPythonSchemePath(const std::string& scheme);
 struct SchemeSource {
     std::string path;
     QByteArray bytes;
-    std::string sha256;
+    std::string sha256; // of `bytes` alone; with modules, of the file and every module (name, size, bytes)
+    // The .py files beside it (module name -> bytes) when the user lets the scheme import its folder:
+    // served to `import` from these bytes, never read from disk again.
+    std::vector<std::pair<std::string, QByteArray>> modules;
+    bool importsFolder = false;
 };
-// Throws io::IoError for an unreadable or oversized file.
-SchemeSource readSchemeSource(const std::string& path);
+// Throws io::IoError for an unreadable or oversized file (or folder: at most 64 modules, 4 MB in all).
+SchemeSource readSchemeSource(const std::string& path, bool importsFolder = false);
 std::string schemeFileSha256(const std::string& path);
 
 // Runs the source in a new worker process and checks its declarations; the first positions() call on a
@@ -42,7 +48,7 @@ std::string schemeFileSha256(const std::string& path);
 // time; a worker that crashed). The code runs: call it only for a file the user named or trusted.
 std::shared_ptr<const geometry::CustomScheme> loadPythonScheme(const SchemeSource& source);
 // The same for a file the user named on this command line (read, then run, once).
-std::shared_ptr<const geometry::CustomScheme> loadPythonScheme(const std::string& path);
+std::shared_ptr<const geometry::CustomScheme> loadPythonScheme(const std::string& path, bool importsFolder = false);
 
 // From now on every loadPythonScheme in this process is refused with "<file>: <why>" and runs nothing (a
 // batch job without --trust-python: whatever item or flag names a .py file, this one gate stops it).

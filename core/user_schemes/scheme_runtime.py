@@ -123,12 +123,37 @@ def describe(error, tb, path, what):
     return line, detail.rstrip()
 
 
-def load(path, source):
+class _FolderModules:
+    """An import finder for the .py files beside a scheme, served from the bytes RopeScope read and hashed
+    (only when the user let the scheme import its folder). It comes first, so such a file shadows a standard
+    module exactly as it would beside a script, and trust covers it."""
+
+    def __init__(self, modules):
+        self.modules = {name: (path, source) for name, path, source in modules}
+
+    def find_spec(self, fullname, path=None, target=None):
+        import importlib.util
+        if fullname not in self.modules:
+            return None
+        return importlib.util.spec_from_loader(fullname, self, origin=self.modules[fullname][0])
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        file, source = self.modules[module.__name__]
+        module.__file__ = file
+        exec(compile(source, file, "exec"), module.__dict__)
+
+
+def load(path, source, modules=()):
     """Runs the file's source (the bytes RopeScope hashed, sent over; never read again from disk) as a module.
     The scheme's folder is not on sys.path: an import finds the standard library and installed packages only."""
     name = os.path.splitext(os.path.basename(path))[0] or "scheme"
     module = types.ModuleType(name)
     module.__file__ = path
+    if modules:
+        sys.meta_path.insert(0, _FolderModules(modules))
     code = compile(source, path, "exec")
     exec(code, module.__dict__)
     if not callable(getattr(module, "positions", None)):

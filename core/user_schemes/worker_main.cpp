@@ -61,10 +61,17 @@ std::string load(Loaded& out, WireReader& in, std::chrono::milliseconds limit)
 {
     out.path = in.str(4096);
     const std::string source = in.str(kMaxText);
+    py::list modules; // (name, path, source) of the folder's files the user let it import
+    const std::uint32_t moduleCount = in.u32();
+    for (std::uint32_t i = 0; i < moduleCount; ++i) {
+        std::string name = in.str(256);
+        std::string path = in.str(4096);
+        modules.append(py::make_tuple(name, path, py::bytes(in.str(kMaxText))));
+    }
     in.finish();
     WireWriter w;
     CallDeadline deadline(limit);
-    py::module_ m = schemeRuntime().attr("load")(out.path, py::bytes(source));
+    py::module_ m = schemeRuntime().attr("load")(out.path, py::bytes(source), modules);
     py::list params = schemeRuntime().attr("parameters")(m);
     w.u32(static_cast<std::uint32_t>(params.size()));
     for (py::handle p : params) {

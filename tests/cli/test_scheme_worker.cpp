@@ -212,9 +212,17 @@ private Q_SLOTS:
         const QString pwn = writeFile(dir.filePath("pwn.py"), "open(" + ("'" + marker + "'").toUtf8() + ", 'w').write('x')\n"
                                                               "def positions(layout):\n    return [float(i) for i in range(layout.tokens)]\n");
         for (const QJsonObject& item : {QJsonObject{{"type", "table"}, {"output", "t.csv"}, {"layout", "text:4"}, {"scheme", pwn}},
-                                        QJsonObject{{"type", "attention"}, {"output", "att"}, {"schemes", "mrope," + pwn}}}) {
-            const QString job = writeFile(dir.filePath("job.json"), QJsonDocument(QJsonObject{{"items", QJsonArray{item}}}).toJson());
-            const auto r = runRopescope({"batch", job, "--output", dir.filePath("out")});
+                                        QJsonObject{{"type", "attention"}, {"output", "att"}, {"schemes", "mrope," + pwn}},
+                                        // a sweep over schemes: the Python file is one of the swept values
+                                        QJsonObject{{"type", "ptd"}, {"output", "p_{scheme}.json"}, {"layout", "text:4,image:2x2"},
+                                                    {"sweep", QJsonObject{{"scheme", QJsonArray{"mrope", pwn}}}}},
+                                        // in the job's defaults rather than the item
+                                        QJsonObject{{"type", "table"}, {"output", "d.csv"}, {"layout", "text:4"}}}) {
+            QJsonObject job{{"items", QJsonArray{item}}};
+            if (!item.contains("scheme") && !item.contains("schemes") && !item.contains("sweep"))
+                job["defaults"] = QJsonObject{{"scheme", pwn}};
+            const QString jobFile = writeFile(dir.filePath("job.json"), QJsonDocument(job).toJson());
+            const auto r = runRopescope({"batch", jobFile, "--output", dir.filePath("out")});
             QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains("--trust-python"), r.err.constData());
             QVERIFY(!QFile::exists(marker));

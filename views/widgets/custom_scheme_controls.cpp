@@ -1,5 +1,6 @@
 #include "views/widgets/custom_scheme_controls.h"
 
+#include <QCheckBox>
 #include <QDoubleSpinBox>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -31,6 +32,15 @@ CustomSchemeControls::CustomSchemeControls(QWidget* parent) : QGroupBox("Scheme 
     file_->setWordWrap(true);
     file_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(file_);
+    importsFolder_ = new QCheckBox("Let it import the .py files beside it");
+    importsFolder_->setObjectName("customSchemeImportsFolder");
+    importsFolder_->setToolTip("Off: the scheme's folder is not on sys.path. On: the other .py files in its folder are read with it, "
+                               "covered by its sha256 (a changed neighbour asks for trust again), and importable.");
+    layout->addWidget(importsFolder_);
+    connect(importsFolder_, &QCheckBox::toggled, this, [this](bool on) {
+        if (!updating_)
+            Q_EMIT importsFolderRequested(shownFile_, on);
+    });
     parametersForm_ = new QFormLayout;
     layout->addLayout(parametersForm_);
     noParameters_ = new QLabel("No PARAMETERS: the file's positions take none.");
@@ -58,6 +68,9 @@ void CustomSchemeControls::setScheme(const std::optional<geometry::CustomSchemeR
                        .arg(ref->scheme->components())
                        .arg(QString::fromStdString(ref->sha256.substr(0, 12))));
     file_->setToolTip(QString::fromStdString(ref->file));
+    shownFile_ = QString::fromStdString(ref->file);
+    importsFolder_->setVisible(shownFile_.endsWith(".py"));
+    importsFolder_->setChecked(ref->importsFolder);
     const std::vector<geometry::CustomParameter> declared = ref->scheme->parameters();
     bool same = declared.size() == rows_.size();
     for (size_t i = 0; same && i < declared.size(); ++i)

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+class QCheckBox;
 class QDoubleSpinBox;
 class QFormLayout;
 class QLabel;
@@ -29,6 +30,8 @@ public:
 
 Q_SIGNALS:
     void edited();
+    // The user ticked or cleared "import the .py files beside it" (the window reloads the file that way).
+    void importsFolderRequested(const QString& file, bool imports);
 
 private:
     struct Row {
@@ -37,6 +40,8 @@ private:
         QDoubleSpinBox* box;
     };
     QLabel* file_;
+    QCheckBox* importsFolder_;
+    QString shownFile_;
     QFormLayout* parametersForm_;
     QLabel* noParameters_;
     QLabel* error_;

@@ -28,6 +28,7 @@ seeds() {
     job) find resources tests/data -path '*jobs*' -name '*.json' ;;
     session) find resources tests/data -name '*.ropescope.json' ;;
     position_file) find tests/data/fuzz_seeds/position_file -type f 2>/dev/null ;;
+    bias_state) find tests/data/fuzz_seeds/bias_state -type f 2>/dev/null ;;
   esac
 }
 

@@ -14,6 +14,7 @@
 #include "core/model/engine/vlm.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QJsonDocument>
 
 #include <cstdio>
@@ -111,6 +112,11 @@ int runMerge(const QCommandLineParser& parser)
     const QStringList folders = parser.positionalArguments();
     if (folders.size() < 2)
         throw UsageError("--merge: give two or more shard folders (each holding bias_state.json)");
+    // Writing the merge into one of its shards would replace that shard's state with the sum of all of them.
+    const QString output = QFileInfo(parser.value("output")).canonicalFilePath();
+    for (const QString& folder : folders)
+        if (!output.isEmpty() && QFileInfo(folder).canonicalFilePath() == output)
+            throw UsageError("--output: " + parser.value("output").toStdString() + " is one of the shards being merged; give a folder of its own");
     return runModelCommand([&] {
         std::optional<model::BiasAccumulation> merged;
         for (const QString& folder : folders) {
@@ -119,12 +125,12 @@ int runMerge(const QCommandLineParser& parser)
             try {
                 bytes = io::readInputFile(path, int64_t(1) << 30, "bias state");
             } catch (const io::IoError& e) {
-                throw Failure(e.what());
+                throw UsageError(e.what());
             }
             QJsonParseError error{};
             const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
             if (!doc.isObject())
-                throw Failure(path.toStdString() + ": not JSON (" + error.errorString().toStdString() + ")");
+                throw UsageError(path.toStdString() + ": not JSON (" + error.errorString().toStdString() + ")");
             model::BiasAccumulation shard = model::BiasAccumulation::fromJson(doc.object(), path);
             if (!merged)
                 merged = std::move(shard);

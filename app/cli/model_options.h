@@ -56,6 +56,8 @@ auto runModelCommand(Fn&& fn) -> decltype(fn())
 {
     try {
         return fn();
+    } catch (const model::BadInputFile& e) {
+        throw UsageError(e.what()); // a malformed outside file is bad input: exit 2, as for tables and schemes
     } catch (const model::ModelError& e) {
         throw Failure(e.what());
     } catch (const io::IoError& e) {

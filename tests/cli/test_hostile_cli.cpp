@@ -196,7 +196,7 @@ private Q_SLOTS:
         writeFile(dir.filePath("config.json"), QJsonDocument(config).toJson());
         const RopescopeRun r = runRopescope({"forward", "--model", dir.path(), "--inputs", dir.filePath("none.safetensors"),
                                              "--output", dir.filePath("out.safetensors")}, false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("'rope_theta' must be a number from 1 to 1e+30") && oneLine(r.err), r.err.constData());
     }
 
@@ -252,7 +252,7 @@ private Q_SLOTS:
         QCOMPARE(QDir(samples).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden | QDir::System), QStringList{"sample_05.png"});
 
         r = runRopescope({"eval", "--model", dir.filePath("nonexistent"), "--samples", "1", "--save-samples", dir.filePath("t")}, false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY(oneLine(r.err));
         QVERIFY(!QFileInfo::exists(dir.filePath("t")));
 
@@ -301,7 +301,7 @@ private Q_SLOTS:
             writeFile(QDir(model).filePath("preprocessor_config.json"), "{\"min_pixels\": " + pixels + ", \"max_pixels\": " + pixels + "}");
             const RopescopeRun r = runRopescope({"attend", "--model", model, "--image", bundled("samples/shapes.png"), "--question",
                                                  "what colour is the circle", "--output", dir.filePath("out")}, false);
-            QCOMPARE(r.exitCode, 1);
+            QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains("preprocessor_config.json: 'min_pixels' " + pixels + " is above RopeScope's cap") && oneLine(r.err),
                      r.err.constData());
             QVERIFY(!QFileInfo::exists(dir.filePath("out")));
@@ -389,7 +389,7 @@ private Q_SLOTS:
         writeFile(dir.filePath("cut.png"), contents(bundled("samples/shapes.png")).left(300));
         const RopescopeRun r = runRopescope({"attend", "--model", bundled("models/mrope"), "--image", dir.filePath("cut.png"), "--question",
                                              "what colour is the circle", "--output", dir.filePath("out")}, false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(oneLine(r.err) && r.err.startsWith("ropescope attend: ") && r.err.contains("cut.png") && r.err.contains("Read Error"), r.err.constData());
     }
 

@@ -393,12 +393,12 @@ private Q_SLOTS:
                                              {"q_text.jsonl", "q_text.jsonl:1: not a JSON object"},
                                              {"q_empty.jsonl", "q_empty.jsonl: no questions"}}) {
             r = runRopescope({"eval", "--model", model, "--questions", dir_.filePath(file)}, false);
-            QCOMPARE(r.exitCode, 1);
+            QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains(mentions), r.err.constData());
         }
         QVERIFY(::mkfifo(qPrintable(dir_.filePath("q_fifo.jsonl")), 0600) == 0);
         r = runRopescope({"eval", "--model", model, "--questions", dir_.filePath("q_fifo.jsonl")}, false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2); // a FIFO is not a questions file: bad input
         QVERIFY2(r.err.contains("q_fifo.jsonl") && r.err.contains("regular file"), r.err.constData());
         r = runRopescope({"eval", "--model", model, "--questions", saved + "/questions.jsonl", "--seed", "4"}, false);
         QCOMPARE(r.exitCode, 2);
@@ -417,7 +417,7 @@ private Q_SLOTS:
         auto r = runRopescope({"attend", "--model", model_, "--image", dir_.filePath("broken.png"), "--question", "what", "--output",
                                dir_.filePath("x")},
                               false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("broken.png"), r.err.constData());
         QVERIFY(!QDir(dir_.filePath("x")).exists());
         r = runRopescope({"attend", "--model", model_, "--image", image_, "--output", dir_.filePath("x")}, false);
@@ -442,7 +442,7 @@ private Q_SLOTS:
             config.write(json);
             config.close();
             r = runRopescope({"attend", "--model", badModel, "--image", image_, "--question", "what", "--output", dir_.filePath("x")}, false);
-            QCOMPARE(r.exitCode, 1);
+            QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains("preprocessor_config.json: ") && r.err.contains(mentions), r.err.constData());
         }
         // A question so long that one captured layer (4 heads x L x L, ~3 copies) needs more than half of this

@@ -254,7 +254,7 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("--dtype: expected fp32 or bf16, got 'fp16'"), r.err.constData());
         r = runRopescope({"forward", "--model", broken, "--inputs", inputs, "--output", out});
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("missing tensor 'visual.patch_embed.proj.weight'"), r.err.constData());
         QVERIFY(!QFile::exists(out));
 
@@ -273,7 +273,7 @@ private Q_SLOTS:
         f.write("\x10\0\0\0", 4);
         f.close();
         r = runRopescope({"forward", "--model", broken, "--inputs", inputs, "--output", out});
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("truncated"), r.err.constData());
 
         // Flags.

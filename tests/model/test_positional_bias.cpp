@@ -236,7 +236,7 @@ private Q_SLOTS:
         // A shard without --keep-samples is another setting.
         QCOMPARE(runRopescope(common.mid(0, common.size() - 1) + QStringList{"--shard", "1/2", "--output", dir.filePath("bare")}, false).exitCode, 0);
         const RopescopeRun r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("bare"), "--output", dir.filePath("x")}, false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("--keep-samples") && oneLine(r.err), r.err.constData());
     }
 
@@ -269,17 +269,17 @@ private Q_SLOTS:
         QCOMPARE(runRopescope({"bias", "--model", kModel, "--samples", "7", "--capture-layers", "0,3", "--shard", "1/2", "--output",
                                dir.filePath("other")}, false).exitCode, 0);
         RopescopeRun r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("other"), "--output", dir.filePath("x")}, false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("different settings: the schemes") && oneLine(r.err), r.err.constData());
         r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("s1"), "--output", dir.filePath("x")}, false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("was measured by two shards"), r.err.constData());
         QVERIFY(!QFileInfo::exists(dir.filePath("x")));
         // Another model's shard.
         QCOMPARE(runRopescope({"bias", "--model", kModel + "/../vrope", "--samples", "7", "--schemes", "circle", "--capture-layers", "0,3",
                                "--shard", "1/2", "--output", dir.filePath("vrope")}, false).exitCode, 0);
         r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("vrope"), "--output", dir.filePath("x")}, false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("different settings: the model"), r.err.constData());
     }
 
@@ -309,7 +309,7 @@ private Q_SLOTS:
         QVERIFY(empty.open(QIODevice::WriteOnly));
         empty.close();
         RopescopeRun r = runRopescope({"bias", "--model", kModel, "--questions", dir.filePath("empty.jsonl"), "--output", dir.filePath("o")}, false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("empty.jsonl: no questions") && oneLine(r.err), r.err.constData());
 
         QDir().mkpath(dir.filePath("images"));
@@ -320,7 +320,7 @@ private Q_SLOTS:
         bad.close();
         r = runRopescope({"bias", "--model", kModel, "--images", dir.filePath("images"), "--question", "what colour is the circle", "--output",
                           dir.filePath("o")}, false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("b.png") && oneLine(r.err), r.err.constData());
         QVERIFY(!QFileInfo::exists(dir.filePath("o")));
 
@@ -334,14 +334,14 @@ private Q_SLOTS:
         // Videos: an empty folder, a corrupt frame.
         QDir().mkpath(dir.filePath("videos/empty"));
         r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", "q", "--output", dir.filePath("o")}, false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("no videos in the folder") && oneLine(r.err), r.err.constData());
         QDir().mkpath(dir.filePath("videos/v"));
         QFile::copy(dir.filePath("images/a.png"), dir.filePath("videos/v/f0.png"));
         QFile::copy(dir.filePath("images/b.png"), dir.filePath("videos/v/f1.png"));
         r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", "what colour is the circle", "--output",
                           dir.filePath("o")}, false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("f1.png") && oneLine(r.err), r.err.constData());
         QVERIFY(!QFileInfo::exists(dir.filePath("o")));
         r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--output", dir.filePath("o")}, false);

@@ -34,7 +34,7 @@ QDir existingFolder(const QString& folder, const char* flag)
 {
     const QDir dir(folder);
     if (!QFileInfo(folder).isDir())
-        throw ModelError(std::string(flag) + " " + folder.toStdString() + ": not a folder");
+        throw BadInputFile(std::string(flag) + " " + folder.toStdString() + ": not a folder");
     return dir;
 }
 
@@ -57,7 +57,7 @@ void readFrom(BiasSampleSource& s, std::vector<QString> questions)
 BiasSampleSource syntheticSamples(int64_t samples, uint64_t seed, Rendering rendering, int frames)
 {
     if (frames < 0 || frames > kMaxVideoFrames)
-        throw ModelError("--frames: 1.." + std::to_string(kMaxVideoFrames) + ", got " + std::to_string(frames));
+        throw BadInputFile("--frames: 1.." + std::to_string(kMaxVideoFrames) + ", got " + std::to_string(frames));
     BiasSampleSource s;
     s.total = samples;
     s.video = frames > 0;
@@ -93,7 +93,7 @@ BiasSampleSource imageFolderSamples(const QString& folder, const QString& questi
     for (const QString& file : imagesIn(dir))
         s.files.push_back({file});
     if (s.files.empty())
-        throw ModelError("--images " + folder.toStdString() + ": no images in the folder");
+        throw BadInputFile("--images " + folder.toStdString() + ": no images in the folder");
     s.description = "images " + dir.dirName() + ", question '" + question + QString("', %1 samples").arg(s.files.size());
     readFrom(s, std::vector<QString>(s.files.size(), question));
     return s;
@@ -109,12 +109,12 @@ BiasSampleSource videoFolderSamples(const QString& folder, const QString& questi
         if (frames.isEmpty())
             continue;
         if (frames.size() > kMaxVideoFrames)
-            throw ModelError("--videos " + dir.filePath(name).toStdString() + ": " + std::to_string(frames.size()) + " frames; a video takes at most "
+            throw BadInputFile("--videos " + dir.filePath(name).toStdString() + ": " + std::to_string(frames.size()) + " frames; a video takes at most "
                              + std::to_string(kMaxVideoFrames));
         s.files.push_back(frames);
     }
     if (s.files.empty())
-        throw ModelError("--videos " + folder.toStdString() + ": no videos in the folder (each video is a sub-folder of its frames)");
+        throw BadInputFile("--videos " + folder.toStdString() + ": no videos in the folder (each video is a sub-folder of its frames)");
     s.description = "videos " + dir.dirName() + ", question '" + question + QString("', %1 samples").arg(s.files.size());
     readFrom(s, std::vector<QString>(s.files.size(), question));
     return s;
@@ -140,7 +140,7 @@ CommonShape commonShape(const BiasSampleSource& source, const ModelConfig& cfg, 
     for (const QStringList& files : source.files) {
         const QSize size = QImageReader(files.front()).size();
         if (!size.isValid())
-            throw ModelError(files.front().toStdString() + ": not a readable image");
+            throw BadInputFile(files.front().toStdString() + ": not a readable image");
         const auto g = gridOf(size);
         if (++grids[g] > grids[grid] || grid.first == 0)
             grid = g;

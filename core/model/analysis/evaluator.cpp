@@ -114,7 +114,7 @@ EvalResult evaluateQuestions(const QString& modelDir, const std::vector<Labelled
         try {
             image = loadImage(q.image);
         } catch (const ModelError& error) {
-            throw ModelError("line " + std::to_string(q.line) + ": " + error.what());
+            throw BadInputFile("line " + std::to_string(q.line) + ": " + error.what());
         }
         e.add(image, q.question, q.answer, q.type, q.mask ? &*q.mask : nullptr);
         if (progress)

@@ -45,7 +45,7 @@ Checkpoint Checkpoint::open(const QString& dirPath)
     Checkpoint c;
     const QDir dir(dirPath);
     if (!dir.exists())
-        throw ModelError(dirPath.toStdString() + ": no such model folder");
+        throw BadInputFile(dirPath.toStdString() + ": no such model folder");
     c.dir_ = dirPath;
     c.config_ = loadModelConfig(dir.filePath("config.json"));
 
@@ -56,16 +56,16 @@ Checkpoint Checkpoint::open(const QString& dirPath)
         try {
             bytes = io::readInputFile(index, 64 << 20, "safetensors index");
         } catch (const io::IoError& e) {
-            throw ModelError(e.what());
+            throw BadInputFile(e.what());
         }
         const QJsonObject map = QJsonDocument::fromJson(bytes).object()["weight_map"].toObject();
         if (map.isEmpty())
-            throw ModelError(index.toStdString() + ": no weight_map");
+            throw BadInputFile(index.toStdString() + ": no weight_map");
         std::set<QString> shards;
         for (auto it = map.begin(); it != map.end(); ++it) {
             const QString shard = it.value().toString();
             if (shard.isEmpty() || shard.contains('/') || shard.contains(".."))
-                throw ModelError(index.toStdString() + ": bad shard name for '" + it.key().toStdString() + "'");
+                throw BadInputFile(index.toStdString() + ": bad shard name for '" + it.key().toStdString() + "'");
             shards.insert(shard);
         }
         for (const QString& s : shards)
@@ -73,7 +73,7 @@ Checkpoint Checkpoint::open(const QString& dirPath)
     } else if (QFile::exists(dir.filePath("model.safetensors"))) {
         files << dir.filePath("model.safetensors");
     } else {
-        throw ModelError(dirPath.toStdString() + ": no model.safetensors or model.safetensors.index.json");
+        throw BadInputFile(dirPath.toStdString() + ": no model.safetensors or model.safetensors.index.json");
     }
     for (const QString& path : files) {
         c.files_.push_back(std::make_unique<SafeTensors>(SafeTensors::open(path)));
@@ -130,9 +130,9 @@ torch::Tensor Checkpoint::tensor(const std::string& name, const std::vector<int6
     }
     const auto [file, info] = locate(name);
     if (!file)
-        throw ModelError(dir_.toStdString() + ": missing tensor '" + name + "'");
+        throw BadInputFile(dir_.toStdString() + ": missing tensor '" + name + "'");
     if (info->shape != shape)
-        throw ModelError(file->path().toStdString() + ": tensor '" + info->name + "' has shape " + shapeText(info->shape)
+        throw BadInputFile(file->path().toStdString() + ": tensor '" + info->name + "' has shape " + shapeText(info->shape)
                          + ", expected " + shapeText(shape));
     return toTorch(*file, *info);
 }

@@ -106,7 +106,7 @@ QImage loadImage(const QString& path)
     try {
         io::requireRegularFile(path, "image");
     } catch (const io::IoError& e) {
-        throw ModelError(e.what());
+        throw BadInputFile(e.what());
     }
     // Qt refuses images over 128 MB of pixels by default (~33 MP); the documented cap is 100 MP, which
     // takes up to 800 MB at 16-bit RGBA while decoding.
@@ -115,20 +115,20 @@ QImage loadImage(const QString& path)
     QImageReader reader(path);
     const QSize size = reader.size();
     if (!reader.canRead())
-        throw ModelError(path.toStdString() + ": not a readable image (" + reader.errorString().toStdString() + ")");
+        throw BadInputFile(path.toStdString() + ": not a readable image (" + reader.errorString().toStdString() + ")");
     if (size.isValid() && static_cast<int64_t>(size.width()) * size.height() > 100'000'000)
-        throw ModelError(path.toStdString() + ": larger than 100 megapixels");
+        throw BadInputFile(path.toStdString() + ": larger than 100 megapixels");
     StderrCapture capture;
     QImage image = reader.read();
     const QString decoderSaid = capture.finish();
     if (image.isNull())
-        throw ModelError(path.toStdString() + ": corrupt or unsupported image (" + reader.errorString().toStdString()
+        throw BadInputFile(path.toStdString() + ": corrupt or unsupported image (" + reader.errorString().toStdString()
                          + (decoderSaid.isEmpty() ? std::string() : "; " + decoderSaid.toStdString()) + ")");
     if (!decoderSaid.isEmpty())
         qWarning("%s: %s", qPrintable(path), qPrintable(decoderSaid));
     const double aspect = static_cast<double>(std::max(image.width(), image.height())) / std::min(image.width(), image.height());
     if (aspect > 200)
-        throw ModelError(path.toStdString() + ": aspect ratio over 200");
+        throw BadInputFile(path.toStdString() + ": aspect ratio over 200");
     return image.convertToFormat(QImage::Format_RGB888);
 }
 

@@ -29,7 +29,7 @@ public:
             return fallback;
         const double v = o_[key].toDouble(NAN);
         if (!o_[key].isDouble() || v != std::floor(v) || v < lo || v > hi)
-            throw ModelError(where_ + ": '" + key + "' must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
+            throw BadInputFile(where_ + ": '" + key + "' must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
         return static_cast<int>(v);
     }
     // A number in [lo, hi]: every one is converted to float somewhere, so the range keeps it finite there.
@@ -39,7 +39,7 @@ public:
             return fallback;
         const double v = o_[key].toDouble(NAN);
         if (!o_[key].isDouble() || !(v >= lo && v <= hi))
-            throw ModelError(where_ + ": '" + key + "' must be a number from " + shortNumber(lo) + " to " + shortNumber(hi));
+            throw BadInputFile(where_ + ": '" + key + "' must be a number from " + shortNumber(lo) + " to " + shortNumber(hi));
         return v;
     }
     std::string text(const char* key, const std::string& fallback) const
@@ -47,7 +47,7 @@ public:
         if (!has(key))
             return fallback;
         if (!o_[key].isString())
-            throw ModelError(where_ + ": '" + key + "' must be a string");
+            throw BadInputFile(where_ + ": '" + key + "' must be a string");
         return o_[key].toString().toStdString();
     }
     bool boolean(const char* key, bool fallback) const { return has(key) ? o_[key].toBool(fallback) : fallback; }
@@ -56,11 +56,11 @@ public:
         if (!has(key))
             return fallback;
         if (!o_[key].isArray() || o_[key].toArray().size() > 64)
-            throw ModelError(where_ + ": '" + key + "' must be a list of whole numbers");
+            throw BadInputFile(where_ + ": '" + key + "' must be a list of whole numbers");
         std::vector<int> out;
         for (const QJsonValue& v : o_[key].toArray()) {
             if (!v.isDouble() || v.toDouble() != std::floor(v.toDouble()) || std::abs(v.toDouble()) > 1e6)
-                throw ModelError(where_ + ": '" + key + "' must be a list of whole numbers");
+                throw BadInputFile(where_ + ": '" + key + "' must be a list of whole numbers");
             out.push_back(v.toInt());
         }
         return out;
@@ -68,7 +68,7 @@ public:
     Reader object(const char* key) const
     {
         if (has(key) && !o_[key].isObject())
-            throw ModelError(where_ + ": '" + key + "' must be an object");
+            throw BadInputFile(where_ + ": '" + key + "' must be an object");
         return Reader(o_[key].toObject(), where_ + "." + key);
     }
     const QJsonObject& json() const { return o_; }
@@ -86,7 +86,7 @@ void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const
     // rope_parameters first, then the text_config level (transformers' order), 0.25 by default.
     t.rotaryFraction = rope.number("partial_rotary_factor", text.number("partial_rotary_factor", 0.25, 1e-6, 1.0), 1e-6, 1.0);
     if (t.rotaryDim() < 2 || t.rotaryDim() % 2 != 0)
-        throw ModelError(file + ": partial_rotary_factor gives " + std::to_string(t.rotaryDim()) + " rotary dims of head_dim "
+        throw BadInputFile(file + ": partial_rotary_factor gives " + std::to_string(t.rotaryDim()) + " rotary dims of head_dim "
                          + std::to_string(t.headDim()) + "; it must be a positive even number");
     t.linearKeyHeads = text.integer("linear_num_key_heads", 16, 1, 1024);
     t.linearKeyDim = text.integer("linear_key_head_dim", 128, 1, 4096);
@@ -94,16 +94,16 @@ void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const
     t.linearValueDim = text.integer("linear_value_head_dim", 128, 1, 4096);
     t.convKernel = text.integer("linear_conv_kernel_dim", 4, 1, 64);
     if (t.linearValueHeads % t.linearKeyHeads != 0)
-        throw ModelError(file + ": linear_num_value_heads must be a multiple of linear_num_key_heads");
+        throw BadInputFile(file + ": linear_num_value_heads must be a multiple of linear_num_key_heads");
     t.linearLayers.assign(static_cast<size_t>(t.layers), false);
     if (text.has("layer_types")) {
         const QJsonValue types = text.json()["layer_types"];
         if (!types.isArray() || types.toArray().size() != t.layers)
-            throw ModelError(file + ": 'layer_types' must list one type per layer (" + std::to_string(t.layers) + ")");
+            throw BadInputFile(file + ": 'layer_types' must list one type per layer (" + std::to_string(t.layers) + ")");
         for (int i = 0; i < t.layers; ++i) {
             const QString type = types.toArray()[i].toString();
             if (type != "linear_attention" && type != "full_attention")
-                throw ModelError(file + ": 'layer_types' entries must be linear_attention or full_attention, not '" + type.toStdString() + "'");
+                throw BadInputFile(file + ": 'layer_types' entries must be linear_attention or full_attention, not '" + type.toStdString() + "'");
             t.linearLayers[static_cast<size_t>(i)] = type == "linear_attention";
         }
     } else {
@@ -112,7 +112,7 @@ void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const
             t.linearLayers[static_cast<size_t>(i)] = (i + 1) % interval != 0;
     }
     if (t.attentionLayers().empty())
-        throw ModelError(file + ": 'layer_types' has no full_attention layer; RopeScope's views need at least one");
+        throw BadInputFile(file + ": 'layer_types' has no full_attention layer; RopeScope's views need at least one");
 }
 
 } // namespace
@@ -159,7 +159,7 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     QJsonParseError error;
     const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
     if (doc.isNull() || !doc.isObject())
-        throw ModelError(file + ": not a JSON object (" + error.errorString().toStdString() + ")");
+        throw BadInputFile(file + ": not a JSON object (" + error.errorString().toStdString() + ")");
     const Reader root(doc.object(), file);
 
     ModelConfig c;
@@ -173,11 +173,11 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     else if (type == "qwen3_5")
         c.architecture = Architecture::Qwen35;
     else if (type == "qwen3_5_moe")
-        throw ModelError(file + ": Qwen3.5-MoE (qwen3_5_moe) is not supported; RopeScope runs the dense Qwen3.5 models (qwen3_5)");
+        throw BadInputFile(file + ": Qwen3.5-MoE (qwen3_5_moe) is not supported; RopeScope runs the dense Qwen3.5 models (qwen3_5)");
     else if (type == "qwen3_vl_moe")
-        throw ModelError(file + ": Qwen3-VL-MoE (qwen3_vl_moe) is not supported; RopeScope runs the dense Qwen3-VL models (qwen3_vl)");
+        throw BadInputFile(file + ": Qwen3-VL-MoE (qwen3_vl_moe) is not supported; RopeScope runs the dense Qwen3-VL models (qwen3_vl)");
     else
-        throw ModelError(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5)");
+        throw BadInputFile(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5)");
     const bool qwen3 = hasQwen3Vision(c.architecture);
     const bool qwen35 = c.architecture == Architecture::Qwen35;
 
@@ -212,17 +212,17 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     if (qwen35)
         readQwen35Text(text, scaling, t, file);
     if ((t.explicitHeadDim == 0 && t.hidden % t.heads != 0) || t.heads % t.kvHeads != 0)
-        throw ModelError(file + ": hidden_size must divide into heads and heads into key/value heads");
+        throw BadInputFile(file + ": hidden_size must divide into heads and heads into key/value heads");
     if (t.headDim() % 2 != 0)
-        throw ModelError(file + ": head_dim must be even (rotary pairs), not " + std::to_string(t.headDim()));
+        throw BadInputFile(file + ": head_dim must be even (rotary pairs), not " + std::to_string(t.headDim()));
     int sectionSum = 0;
     for (int s : t.mropeSection) {
         if (s < 0)
-            throw ModelError(file + ": mrope_section entries must not be negative");
+            throw BadInputFile(file + ": mrope_section entries must not be negative");
         sectionSum += s;
     }
     if (t.mropeSection.size() != 3 || sectionSum * 2 != t.rotaryDim())
-        throw ModelError(file + ": mrope_section must have 3 entries summing to the rotary dims / 2 = " + std::to_string(t.rotaryDim() / 2));
+        throw BadInputFile(file + ": mrope_section must have 3 entries summing to the rotary dims / 2 = " + std::to_string(t.rotaryDim() / 2));
 
     const Reader v = root.object("vision_config");
     VisionConfig& vc = c.vision;
@@ -256,26 +256,26 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         vc.positionEmbeddings = v.integer("num_position_embeddings", 2304, 1, 1 << 24);
         vc.deepstackBlocks = v.integers("deepstack_visual_indexes", qwen35 ? std::vector<int>{} : std::vector<int>{8, 16, 24});
         if (qwen35 && !vc.deepstackBlocks.empty())
-            throw ModelError(file + ": vision_config.deepstack_visual_indexes: Qwen3.5 has no DeepStack, so the list must be empty");
+            throw BadInputFile(file + ": vision_config.deepstack_visual_indexes: Qwen3.5 has no DeepStack, so the list must be empty");
         const int side = vc.positionGridSide();
         if (side * side != vc.positionEmbeddings)
-            throw ModelError(file + ": vision_config.num_position_embeddings must be a square number (a side x side grid), not "
+            throw BadInputFile(file + ": vision_config.num_position_embeddings must be a square number (a side x side grid), not "
                              + std::to_string(vc.positionEmbeddings));
         for (size_t i = 0; i < vc.deepstackBlocks.size(); ++i) {
             const int b = vc.deepstackBlocks[i];
             if (b < 0 || b >= vc.depth || std::count(vc.deepstackBlocks.begin(), vc.deepstackBlocks.begin() + static_cast<long>(i), b))
-                throw ModelError(file + ": vision_config.deepstack_visual_indexes must list distinct vision blocks below depth "
+                throw BadInputFile(file + ": vision_config.deepstack_visual_indexes must list distinct vision blocks below depth "
                                  + std::to_string(vc.depth));
         }
         if (static_cast<int>(vc.deepstackBlocks.size()) > t.layers)
-            throw ModelError(file + ": more DeepStack features (" + std::to_string(vc.deepstackBlocks.size()) + ") than decoder layers");
+            throw BadInputFile(file + ": more DeepStack features (" + std::to_string(vc.deepstackBlocks.size()) + ") than decoder layers");
     }
     if (vc.act != "quick_gelu" && vc.act != "gelu" && vc.act != "gelu_pytorch_tanh" && vc.act != "silu")
-        throw ModelError(file + ": vision_config.hidden_act '" + vc.act + "' is not one of quick_gelu, gelu, gelu_pytorch_tanh, silu");
+        throw BadInputFile(file + ": vision_config.hidden_act '" + vc.act + "' is not one of quick_gelu, gelu, gelu_pytorch_tanh, silu");
     if (vc.width % vc.heads != 0 || vc.headDim() % 4 != 0)
-        throw ModelError(file + ": vision width must split into heads with head_dim divisible by 4");
+        throw BadInputFile(file + ": vision width must split into heads with head_dim divisible by 4");
     if (vc.outHidden != t.hidden)
-        throw ModelError(file + ": the vision merger outputs " + std::to_string(vc.outHidden) + " but the decoder is "
+        throw BadInputFile(file + ": the vision merger outputs " + std::to_string(vc.outHidden) + " but the decoder is "
                          + std::to_string(t.hidden) + " wide");
 
     c.imageToken = root.integer("image_token_id", c.imageToken);
@@ -318,7 +318,7 @@ ModelConfig loadModelConfig(const QString& path)
     try {
         return parseModelConfig(io::readInputFile(path, 16 << 20, "model config"), path);
     } catch (const io::IoError& e) {
-        throw ModelError(e.what());
+        throw BadInputFile(e.what());
     }
 }
 

@@ -31,10 +31,10 @@ PreprocessOptions parsePreprocessConfig(const QByteArray& json, const QString& n
     const std::string where = name.toStdString();
     const QJsonDocument doc = QJsonDocument::fromJson(json);
     if (!doc.isObject())
-        throw ModelError(where + ": not a JSON object");
+        throw BadInputFile(where + ": not a JSON object");
     const QJsonObject c = doc.object();
     if (c.contains("size") && !c["size"].isObject())
-        throw ModelError(where + ": 'size' must be an object");
+        throw BadInputFile(where + ": 'size' must be an object");
     const QJsonObject size = c["size"].toObject();
     // min_pixels / max_pixels (Qwen2-VL), or size.shortest_edge / size.longest_edge (newer processors).
     const auto pixels = [&](const char* key, const char* sizeKey, int64_t fallback) {
@@ -43,30 +43,30 @@ PreprocessOptions parsePreprocessConfig(const QByteArray& json, const QString& n
             return fallback;
         const double x = v.toDouble(NAN);
         if (!v.isDouble() || !(x >= 1 && x <= 1e12) || x != std::floor(x))
-            throw ModelError(where + ": '" + key + "' must be a whole number of pixels from 1 to 1e12");
+            throw BadInputFile(where + ": '" + key + "' must be a whole number of pixels from 1 to 1e12");
         return static_cast<int64_t>(x);
     };
     const int64_t cap = o.maxPixels;
     o.minPixels = pixels("min_pixels", "shortest_edge", o.minPixels);
     // Every image is enlarged to at least min_pixels, so it is bounded like max_pixels: by RopeScope's cap.
     if (o.minPixels > cap)
-        throw ModelError(where + ": '" + (c.contains("min_pixels") ? "min_pixels" : "size.shortest_edge") + "' " + std::to_string(o.minPixels)
+        throw BadInputFile(where + ": '" + (c.contains("min_pixels") ? "min_pixels" : "size.shortest_edge") + "' " + std::to_string(o.minPixels)
                          + " is above RopeScope's cap of " + std::to_string(cap) + " pixels per image (1280 merged tokens); every image "
                          + "would be enlarged past it");
     const int64_t maxPixels = pixels("max_pixels", "longest_edge", o.maxPixels);
     if (o.minPixels > maxPixels)
-        throw ModelError(where + ": min_pixels " + std::to_string(o.minPixels) + " exceeds max_pixels " + std::to_string(maxPixels));
+        throw BadInputFile(where + ": min_pixels " + std::to_string(o.minPixels) + " exceeds max_pixels " + std::to_string(maxPixels));
     o.maxPixels = std::max(o.minPixels, std::min(o.maxPixels, maxPixels)); // RopeScope's own cap, see the header
     const auto channels = [&](const char* key, std::array<float, 3>& out, bool positive) {
         if (!c.contains(key))
             return;
         const QJsonArray a = c[key].toArray();
         if (!c[key].isArray() || a.size() != 3)
-            throw ModelError(where + ": '" + key + "' must be 3 numbers (R, G, B)");
+            throw BadInputFile(where + ": '" + key + "' must be 3 numbers (R, G, B)");
         for (int i = 0; i < 3; ++i) {
             const double x = a[i].toDouble(NAN);
             if (!a[i].isDouble() || !std::isfinite(x) || std::abs(x) > 1e3 || (positive && !(x > 1e-6)))
-                throw ModelError(where + ": '" + key + "' must be 3 " + (positive ? "numbers above 0" : "finite numbers"));
+                throw BadInputFile(where + ": '" + key + "' must be 3 " + (positive ? "numbers above 0" : "finite numbers"));
             out[static_cast<size_t>(i)] = static_cast<float>(x);
         }
     };
@@ -84,7 +84,7 @@ PreprocessOptions loadPreprocessOptions(const QString& modelDir, const ModelConf
     try {
         bytes = io::readInputFile(path, 1 << 20, "preprocessor config");
     } catch (const io::IoError& e) {
-        throw ModelError(e.what());
+        throw BadInputFile(e.what());
     }
     return parsePreprocessConfig(bytes, path, config);
 }

@@ -57,21 +57,21 @@ SafeTensors SafeTensors::open(const QString& path)
     // O_NONBLOCK: a FIFO must not block the open; the fstat below refuses it.
     const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
-        throw ModelError(str(path) + ": cannot open: " + std::strerror(errno));
+        throw BadInputFile(str(path) + ": cannot open: " + std::strerror(errno));
     struct stat info {};
     if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
         ::close(fd);
-        throw ModelError(str(path) + ": not a regular file");
+        throw BadInputFile(str(path) + ": not a regular file");
     }
     const auto size = static_cast<uint64_t>(info.st_size);
     if (size < 8) {
         ::close(fd);
-        throw ModelError(str(path) + ": truncated safetensors file (" + std::to_string(size) + " bytes)");
+        throw BadInputFile(str(path) + ": truncated safetensors file (" + std::to_string(size) + " bytes)");
     }
     void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
     ::close(fd);
     if (map == MAP_FAILED)
-        throw ModelError(str(path) + ": cannot map: " + std::strerror(errno));
+        throw BadInputFile(str(path) + ": cannot map: " + std::strerror(errno));
     st.storage_ = std::shared_ptr<void>(map, [size](void* p) { ::munmap(p, size); });
     st.parse(static_cast<const uint8_t*>(map), size);
     return st;
@@ -91,12 +91,12 @@ void SafeTensors::parse(const uint8_t* bytes, uint64_t size)
 {
     const std::string file = str(path_);
     if (size < 8)
-        throw ModelError(file + ": truncated safetensors file (" + std::to_string(size) + " bytes)");
+        throw BadInputFile(file + ": truncated safetensors file (" + std::to_string(size) + " bytes)");
     uint64_t headerSize = 0;
     for (int i = 7; i >= 0; --i)
         headerSize = (headerSize << 8) | bytes[i];
     if (headerSize > kMaxHeader || headerSize > size - 8)
-        throw ModelError(file + ": header length " + std::to_string(headerSize) + " exceeds the file ("
+        throw BadInputFile(file + ": header length " + std::to_string(headerSize) + " exceeds the file ("
                          + std::to_string(size) + " bytes) or the 100 MB limit");
     data_ = bytes + 8 + headerSize;
     dataSize_ = size - 8 - headerSize;
@@ -105,63 +105,63 @@ void SafeTensors::parse(const uint8_t* bytes, uint64_t size)
     const QJsonDocument doc = QJsonDocument::fromJson(
         QByteArray::fromRawData(reinterpret_cast<const char*>(bytes + 8), static_cast<qsizetype>(headerSize)), &error);
     if (doc.isNull() || !doc.isObject())
-        throw ModelError(file + ": header is not a JSON object (" + str(error.errorString()) + ")");
+        throw BadInputFile(file + ": header is not a JSON object (" + str(error.errorString()) + ")");
     const QJsonObject header = doc.object();
 
     for (auto it = header.begin(); it != header.end(); ++it) {
         const std::string name = str(it.key());
         if (name == "__metadata__") {
             if (!it.value().isObject())
-                throw ModelError(file + ": __metadata__ must be an object of strings");
+                throw BadInputFile(file + ": __metadata__ must be an object of strings");
             const QJsonObject meta = it.value().toObject();
             for (auto m = meta.begin(); m != meta.end(); ++m) {
                 if (!m.value().isString())
-                    throw ModelError(file + ": __metadata__ values must be strings");
+                    throw BadInputFile(file + ": __metadata__ values must be strings");
                 metadata_[str(m.key())] = str(m.value().toString());
             }
             continue;
         }
         const std::string where = file + ": tensor '" + name + "'";
         if (!it.value().isObject())
-            throw ModelError(where + ": entry is not an object");
+            throw BadInputFile(where + ": entry is not an object");
         const QJsonObject entry = it.value().toObject();
         TensorInfo t;
         t.name = name;
         const QString dtype = entry["dtype"].toString();
         const auto known = std::find_if(std::begin(kDTypes), std::end(kDTypes), [&](const DTypeName& d) { return dtype == d.name; });
         if (known == std::end(kDTypes))
-            throw ModelError(where + ": unsupported dtype '" + str(dtype) + "'");
+            throw BadInputFile(where + ": unsupported dtype '" + str(dtype) + "'");
         t.dtype = known->dtype;
 
         const QJsonArray shape = entry["shape"].toArray();
         if (!entry["shape"].isArray() || static_cast<size_t>(shape.size()) > kMaxRank)
-            throw ModelError(where + ": shape must be an array of at most 16 dimensions");
+            throw BadInputFile(where + ": shape must be an array of at most 16 dimensions");
         // Byte size computed with overflow checks: a hostile shape must not wrap around.
         uint64_t bytesNeeded = known->size;
         for (const QJsonValue& d : shape) {
             const double v = d.toDouble(-1);
             if (!d.isDouble() || v < 0 || v != static_cast<double>(static_cast<int64_t>(v)) || v > 9.0e15)
-                throw ModelError(where + ": shape entries must be non-negative integers");
+                throw BadInputFile(where + ": shape entries must be non-negative integers");
             const auto dim = static_cast<uint64_t>(v);
             if (dim != 0 && bytesNeeded > std::numeric_limits<uint64_t>::max() / dim)
-                throw ModelError(where + ": shape is too large");
+                throw BadInputFile(where + ": shape is too large");
             bytesNeeded *= dim;
             t.shape.push_back(static_cast<int64_t>(dim));
         }
         const QJsonArray offsets = entry["data_offsets"].toArray();
         if (offsets.size() != 2 || !offsets[0].isDouble() || !offsets[1].isDouble())
-            throw ModelError(where + ": data_offsets must be [begin, end]");
+            throw BadInputFile(where + ": data_offsets must be [begin, end]");
         const double b = offsets[0].toDouble(), e = offsets[1].toDouble();
         // Range first: converting a double at or above 2^64 to uint64_t is undefined.
         if (!(b >= 0 && e >= b && e <= static_cast<double>(dataSize_)))
-            throw ModelError(where + ": data_offsets [" + geometry::shortNumber(b) + ", " + geometry::shortNumber(e)
+            throw BadInputFile(where + ": data_offsets [" + geometry::shortNumber(b) + ", " + geometry::shortNumber(e)
                              + "] fall outside the data section (" + std::to_string(dataSize_) + " bytes)");
         if (b != std::floor(b) || e != std::floor(e))
-            throw ModelError(where + ": data_offsets must be whole numbers");
+            throw BadInputFile(where + ": data_offsets must be whole numbers");
         t.begin = static_cast<uint64_t>(b);
         t.end = static_cast<uint64_t>(e);
         if (t.end - t.begin != bytesNeeded)
-            throw ModelError(where + ": " + std::to_string(t.end - t.begin) + " bytes for shape needing "
+            throw BadInputFile(where + ": " + std::to_string(t.end - t.begin) + " bytes for shape needing "
                              + std::to_string(bytesNeeded));
         index_[name] = tensors_.size();
         tensors_.push_back(std::move(t));
@@ -173,7 +173,7 @@ void SafeTensors::parse(const uint8_t* bytes, uint64_t size)
     std::sort(byOffset.begin(), byOffset.end(), [](const TensorInfo* a, const TensorInfo* b) { return a->begin < b->begin; });
     for (size_t i = 1; i < byOffset.size(); ++i)
         if (byOffset[i]->begin < byOffset[i - 1]->end)
-            throw ModelError(file + ": tensors '" + byOffset[i - 1]->name + "' and '" + byOffset[i]->name + "' overlap");
+            throw BadInputFile(file + ": tensors '" + byOffset[i - 1]->name + "' and '" + byOffset[i]->name + "' overlap");
 }
 
 const TensorInfo* SafeTensors::find(const std::string& name) const
@@ -186,7 +186,7 @@ const TensorInfo& SafeTensors::get(const std::string& name) const
 {
     if (const TensorInfo* t = find(name))
         return *t;
-    throw ModelError(str(path_) + ": missing tensor '" + name + "'");
+    throw BadInputFile(str(path_) + ": missing tensor '" + name + "'");
 }
 
 void SafeTensorsWriter::add(const std::string& name, DType dtype, const std::vector<int64_t>& shape, const void* data, size_t bytes)

@@ -17,6 +17,13 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// An outside file that is not what it claims (config.json, weights, tokenizer, preprocessing, question set, a
+// bias state): bad input, exit code 2 on the command line like a bad table or scheme file (docs/CLI.md).
+class BadInputFile : public ModelError {
+public:
+    using ModelError::ModelError;
+};
+
 enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool };
 const char* dtypeName(DType d);
 

@@ -68,7 +68,7 @@ std::vector<std::string> characters(const std::string& s)
 
 [[noreturn]] void bad(const QString& name, const std::string& why)
 {
-    throw ModelError(name.toStdString() + ": " + why);
+    throw BadInputFile(name.toStdString() + ": " + why);
 }
 
 } // namespace
@@ -83,7 +83,7 @@ Tokenizer Tokenizer::load(const QString& path)
     try {
         return fromJson(io::readInputFile(path, 512 << 20, "tokenizer"), path);
     } catch (const io::IoError& e) {
-        throw ModelError(e.what());
+        throw BadInputFile(e.what());
     }
 }
 

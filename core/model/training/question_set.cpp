@@ -18,7 +18,7 @@ std::vector<LabelledQuestion> readQuestionSet(const QString& path)
     try {
         data = io::readInputFile(path, kMaxBytes, "question set");
     } catch (const io::IoError& e) {
-        throw ModelError(e.what());
+        throw BadInputFile(e.what());
     }
     return parseQuestionSet(data, path, QFileInfo(path).absolutePath());
 }
@@ -34,7 +34,7 @@ std::vector<LabelledQuestion> parseQuestionSet(const QByteArray& data, const QSt
         if (line.trimmed().isEmpty())
             continue;
         const auto where = [&](const QString& what) {
-            return ModelError(QString("%1:%2: %3").arg(path).arg(lineNumber).arg(what).toStdString());
+            return BadInputFile(QString("%1:%2: %3").arg(path).arg(lineNumber).arg(what).toStdString());
         };
         if (out.size() == kMaxQuestions)
             throw where("more than 100000 questions");
@@ -71,7 +71,7 @@ std::vector<LabelledQuestion> parseQuestionSet(const QByteArray& data, const QSt
         out.push_back(std::move(q));
     }
     if (out.empty())
-        throw ModelError(path.toStdString() + ": no questions");
+        throw BadInputFile(path.toStdString() + ": no questions");
     return out;
 }
 

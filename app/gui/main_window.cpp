@@ -90,17 +90,22 @@ QDockWidget* MainWindow::addScrollDock(const QString& title, const QString& name
 
 void MainWindow::fitToScreen()
 {
-    // 1600x1000 where there is room; otherwise the available screen, and narrower docks.
+    // Most of the screen (a 1920x1080 screen gets about 1800x1020, not a 1600x1000 island), with docks that
+    // grow with the window; on a small screen all of it, and narrower docks.
     const QScreen* s = screen() ? screen() : QGuiApplication::primaryScreen();
     fitTo(s ? s->availableGeometry() : QRect(0, 0, 1600, 1000));
 }
 
 void MainWindow::fitTo(const QRect& available)
 {
-    const QSize size(std::min(1600, available.width()), std::min(1000, available.height()));
+    const bool small = available.width() < 1500;
+    const QSize size = small ? available.size() : QSize(available.width() * 94 / 100, available.height() * 94 / 100);
     resize(size);
-    const bool narrow = size.width() < 1500;
-    resizeDocks({parametersDock_, readoutsDock_}, {narrow ? 330 : 400, narrow ? 300 : 440}, Qt::Horizontal);
+    if (!small)
+        move(available.topLeft() + QPoint((available.width() - size.width()) / 2, (available.height() - size.height()) / 2));
+    const int parameters = small ? 330 : std::clamp(size.width() * 23 / 100, 400, 560);
+    const int readouts = small ? 300 : std::clamp(size.width() * 25 / 100, 440, 640);
+    resizeDocks({parametersDock_, readoutsDock_}, {parameters, readouts}, Qt::Horizontal);
 }
 
 QString MainWindow::autosavePath() const
@@ -132,6 +137,7 @@ void MainWindow::buildUi()
     connect(runner_, &ReadoutRunner::finished, this, [this](const ReadoutRunner::Result& r) { adopt(r); });
 
     view_ = new VtkViewWidget;
+    view_->setObjectName("scene");
     view_->setMinimumSize(400, 300);
     scene_ = std::make_unique<ConeScene>(view_->renderer());
 
@@ -278,10 +284,16 @@ void MainWindow::buildUi()
     schemeFiles_ = new SchemeFiles(this);
     panel_->setRecentSchemeFiles(schemeFiles_->recent());
     connect(schemeFiles_, &SchemeFiles::recentChanged, panel_, &ParameterPanel::setRecentSchemeFiles);
-    connect(panel_, &ParameterPanel::schemeFileRequested, this, &MainWindow::openSchemeFile);
+    connect(panel_, &ParameterPanel::schemeFileRequested, this, [this](const QString& path, const QString& kind) { openSchemeFile(path, kind); });
+    connect(panel_->customControls(), &views::CustomSchemeControls::importsFolderRequested, this, [this](const QString& file, bool imports) {
+        if (!openSchemeFile(file, "python", imports))
+            panel_->customControls()->setScheme(state_.params.custom); // the box goes back to what runs
+    });
     connect(schemeFiles_, &SchemeFiles::reloaded, this, &MainWindow::schemeFileReloaded);
     connect(schemeFiles_, &SchemeFiles::reloadFailed, this, [this](const QString& error, const QString& detail) {
-        // The last valid positions stay on screen; the file's error is shown until it loads again.
+        // The last valid positions stay on screen; the file's error is shown until it loads again (a slider
+        // moved meanwhile runs the last good content, and must not clear it).
+        schemeFileError_ = detail;
         panel_->customControls()->setFileError(detail);
         showError("scheme file: " + error);
     });
@@ -349,7 +361,7 @@ bool MainWindow::restoreAutosave()
     return false;
 }
 
-bool MainWindow::openSchemeFile(QString path, const QString& kind)
+bool MainWindow::openSchemeFile(QString path, const QString& kind, bool importsFolder)
 {
     if (path.isEmpty())
         path = kind == "positions" ? chooseOpenFile(this, "Open position table", "Position tables (*.csv *.json *.npy *.safetensors)")
@@ -357,7 +369,7 @@ bool MainWindow::openSchemeFile(QString path, const QString& kind)
     if (path.isEmpty())
         return false;
     QString error, detail;
-    const std::optional<SchemeFiles::Loaded> loaded = schemeFiles_->open(path, &error, &detail);
+    const std::optional<SchemeFiles::Loaded> loaded = schemeFiles_->open(path, &error, &detail, importsFolder);
     if (!loaded) {
         panel_->customControls()->setFileError(detail);
         showError("scheme file: " + error);
@@ -368,6 +380,7 @@ bool MainWindow::openSchemeFile(QString path, const QString& kind)
         s.layout = loaded->layout->toString(); // a table's own layout
     s.params.custom = loaded->ref;
     nextEditName_ = "Open " + QFileInfo(path).fileName();
+    schemeFileError_.clear(); // opened: it loads
     const bool applied = applyState(s);
     nextEditName_.clear();
     return applied;
@@ -377,6 +390,8 @@ void MainWindow::schemeFileReloaded(const geometry::CustomSchemeRef& ref)
 {
     if (!state_.params.custom || state_.params.custom->file != ref.file)
         return;
+    schemeFileError_.clear(); // it loads again
+    panel_->customControls()->setFileError({});
     session::ExplorerState s = state_;
     geometry::CustomSchemeRef next = ref;
     for (const geometry::CustomParameter& p : ref.scheme->parameters()) // the values set, where the file still declares them
@@ -514,7 +529,10 @@ bool MainWindow::adopt(ReadoutRunner::Result result)
     const bool restored = restoring_ && !restoreCall_; // the restored session, computed on the worker
     if (restored)
         restoring_ = false;
-    panel_->customControls()->setFileError(result.detail);
+    // A run's own error, else the watched file's standing one (its file on disk is still broken).
+    if (!result.state.params.custom || !state_.params.custom || result.state.params.custom->file != state_.params.custom->file)
+        schemeFileError_.clear();
+    panel_->customControls()->setFileError(result.detail.isEmpty() ? schemeFileError_ : result.detail);
     if (!result.error.isEmpty()) {
         if (restored) { // keep the session the user made beside the defaults the window falls back to
             const QString problem = autosave_.setAside(result.error);

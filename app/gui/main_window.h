@@ -75,7 +75,7 @@ public:
     QUndoStack* undoStack() const { return undo_; }
     SchemeFiles* schemeFiles() const { return schemeFiles_; }
     // A scheme file the user names ("python" or "positions"; empty path: ask with a dialog): loaded, shown, watched.
-    bool openSchemeFile(QString path, const QString& kind);
+    bool openSchemeFile(QString path, const QString& kind, bool importsFolder = false);
 
     // The window and its docks for a screen of `available` size: 1600x1000 where there is room, else the
     // screen, with narrower docks (what a 1280x720 laptop gets).
@@ -115,6 +115,7 @@ private:
     QProgressBar* busyBar_ = nullptr;
     session::Readouts readouts_;
     QString lastError_;
+    QString schemeFileError_; // the watched scheme file's last failed reload, shown until it loads again
     bool cameraStale_ = false;
     bool showInPanel_ = true; // the newest request came from elsewhere than the panel: show its state there
     QTimer* autosaveTimer_ = nullptr;

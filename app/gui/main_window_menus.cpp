@@ -1,6 +1,7 @@
 // MainWindow's menus, toolbar and export dialogs (the window itself: main_window.cpp).
 #include "app/gui/attention_panel.h"
 #include "app/gui/file_dialogs.h"
+#include "app/gui/help_menu.h"
 #include "app/gui/main_window.h"
 #include "app/gui/readout_runner.h"
 #include "app/gui/readout_words.h"
@@ -122,7 +123,12 @@ void MainWindow::buildMenus()
     undoAction->setShortcut(QKeySequence::Undo);
     undoAction->setObjectName("undo");
     QAction* redoAction = undo_->createRedoAction(this, "&Redo");
-    redoAction->setShortcuts({QKeySequence("Ctrl+Shift+Z"), QKeySequence::Redo});
+    // Ctrl+Shift+Z and the platform's Redo keys, each once: on Linux the platform's list already holds
+    // Ctrl+Shift+Z, and one action holding a key twice makes Qt call it ambiguous and do nothing.
+    QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
+    if (!redoKeys.contains(QKeySequence("Ctrl+Shift+Z")))
+        redoKeys.prepend(QKeySequence("Ctrl+Shift+Z"));
+    redoAction->setShortcuts(redoKeys);
     redoAction->setObjectName("redo");
     edit->addAction(undoAction);
     edit->addAction(redoAction);
@@ -156,6 +162,7 @@ void MainWindow::buildMenus()
     showReadouts->setShortcut(QKeySequence("Ctrl+Shift+R"));
     viewMenu->addAction(showParameters);
     viewMenu->addAction(showReadouts);
+    addHelpMenu(this);
 }
 
 void MainWindow::exportWithDialog(ChartKind kind)

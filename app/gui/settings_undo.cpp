@@ -1,5 +1,7 @@
 #include "app/gui/settings_undo.h"
 
+#include "app/gui/window_words.h"
+
 #include <QJsonDocument>
 #include <QStringList>
 
@@ -39,9 +41,9 @@ QString describeChange(const session::SessionFile& before, const session::Sessio
             inner.sort();
             for (const QString& k : inner)
                 if (x[k] != y[k])
-                    changed << key + " " + k;
+                    changed << settingWord(key) + " " + settingWord(k);
         } else {
-            changed << key;
+            changed << settingWord(key);
         }
     }
     if (changed.isEmpty())

@@ -40,6 +40,7 @@
 #include <QRegularExpression>
 #include <QScrollArea>
 #include <QSignalSpy>
+#include <QMap>
 #include <QSlider>
 #include <QTemporaryDir>
 #include <QWheelEvent>
@@ -323,6 +324,52 @@ def positions(layout, spread):
         QTRY_COMPARE_WITH_TIMEOUT(w.readouts().table.positions(0, 0), 11.0, 10000);
         QCOMPARE(asked, 2);
         SchemeFiles::setDefaultTrustPrompt({});
+    }
+
+    // A broken save keeps its error on screen while a slider moves (the last good content runs), and putting
+    // the good content back clears it at once (issue 45, item 7).
+    void schemeFileErrorLastsUntilTheFileLoads()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath("edited.py");
+        const QByteArray good = "# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch()) + "\nPARAMETERS = {'k': (1.0, 0.0, 10.0)}\n"
+                                "def positions(layout, k):\n    return [k * i for i in range(layout.tokens)]\n";
+        writeFileForGui(file, good);
+        MainWindow w(dir.filePath("s"));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY2(w.openSchemeFile(file, "python"), qPrintable(w.lastError()));
+        QTRY_VERIFY(!w.readoutsBusy());
+        writeFileForGui(file, "def positions(layout, k):\n    return [k *\n");
+        QTRY_VERIFY_WITH_TIMEOUT(!w.panel()->customControls()->fileError().isEmpty(), 10000);
+        w.panel()->findChild<QDoubleSpinBox*>("paramBox_k")->setValue(4.0); // runs the last good content
+        QTRY_VERIFY(!w.readoutsBusy());
+        QTRY_COMPARE(w.readouts().table.positions(1, 0), 4.0);
+        QVERIFY2(!w.panel()->customControls()->fileError().isEmpty(), "a slider move cleared the broken file's error");
+        writeFileForGui(file, good); // the very content that is running: the error goes
+        QTRY_VERIFY_WITH_TIMEOUT(w.panel()->customControls()->fileError().isEmpty(), 10000);
+    }
+
+    // No key is bound twice (Ctrl+Shift+Z was, to Redo, which Qt then called ambiguous and dropped), Redo
+    // answers Ctrl+Shift+Z, and a Help menu offers About, Keyboard shortcuts and Documentation (issue 45).
+    void everyShortcutIsBoundOnceAndHelpIsThere()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        QMap<QString, QString> owner;
+        for (QAction* a : w.findChildren<QAction*>())
+            for (const QKeySequence& k : a->shortcuts()) {
+                const QString key = k.toString();
+                QVERIFY2(!owner.contains(key), qPrintable(key + " is bound to '" + owner.value(key) + "' and '" + a->text() + "'"));
+                owner[key] = a->text();
+            }
+        QCOMPARE(owner.value("Ctrl+Shift+Z"), w.findChild<QAction*>("redo")->text());
+        QStringList help;
+        for (QAction* m : w.menuBar()->actions())
+            if (m->text().remove('&') == "Help")
+                for (QAction* a : m->menu()->actions())
+                    help << a->text().remove('&');
+        QCOMPARE(help, (QStringList{"Keyboard shortcuts", "Documentation", "About RopeScope"}));
     }
 
     // The scheme's worker crashes in the middle of a slider drag (issue 40, H5): the window stays up, says

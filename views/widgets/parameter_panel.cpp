@@ -587,6 +587,7 @@ void ParameterPanel::mirrorInStructuredEditor(const Layout& l)
     for (const Segment& seg : l.segments)
         if (seg.isVisual())
             visual.push_back(&seg);
+    bool shown = false;
     if (!visual.empty()) {
         const Segment& v = *visual.front();
         const int before = l.segments.front().isVisual() ? 0 : l.segments.front().length;
@@ -604,7 +605,15 @@ void ParameterPanel::mirrorInStructuredEditor(const Layout& l)
             frames_->setValue(v.frames);
             textBetween_->setValue(between);
             textAfter_->setValue(after);
+            shown = true;
         }
+    }
+    // A layout the editor cannot show (images of different sizes, uneven text between them, text alone)
+    // disables it rather than leaving another layout's numbers in it: one of those edited would replace the
+    // whole layout with a stale one.
+    for (QSpinBox* spinBox : {textBefore_, rows_, cols_, images_, frames_, textBetween_, textAfter_}) {
+        spinBox->setEnabled(shown);
+        spinBox->setStatusTip(shown ? QString() : QString("This layout is edited as text: the grid editor shows text, N equal images or videos, text"));
     }
     updating_ = wasUpdating;
 }

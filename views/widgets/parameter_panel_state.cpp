@@ -87,9 +87,17 @@ void ParameterPanel::setState(const session::ExplorerState& s)
         if (e->text() != text)
             e->setText(text);
     };
-    committedLayout_ = s.layout;
-    if (!layoutPause_->isActive() && !layout_->hasFocus()) // never overwrite what the user is typing
+    // A layout that differs from the one committed came from elsewhere (undo, reset, a session, the grid
+    // editor): the field shows it even while it has the focus, and typing not yet applied is dropped. The same
+    // layout leaves the field alone, so what the user is typing survives other edits.
+    if (s.layout != committedLayout_) {
+        layoutPause_->stop();
         setText(layout_, QString::fromStdString(s.layout));
+        layout_->setStyleSheet({});
+    } else if (!layoutPause_->isActive() && !layout_->hasFocus()) {
+        setText(layout_, QString::fromStdString(s.layout));
+    }
+    committedLayout_ = s.layout;
     try {
         mirrorInStructuredEditor(parseLayout(s.layout));
     } catch (const InvalidInput&) { // only drawable states reach the panel; keep the editor as it is

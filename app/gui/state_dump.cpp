@@ -1,0 +1,68 @@
+#include "app/gui/state_dump.h"
+
+#include <QAbstractSlider>
+#include <QAbstractSpinBox>
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLineEdit>
+#include <QTimer>
+#include <QWidget>
+
+#include <memory>
+
+namespace ropescope::gui {
+namespace {
+
+QJsonObject describe(const QWidget* w)
+{
+    const QPoint topLeft = w->mapToGlobal(QPoint(0, 0));
+    QJsonObject o{{"x", topLeft.x()}, {"y", topLeft.y()}, {"w", w->width()}, {"h", w->height()},
+                  {"focus", w->hasFocus() || (w->focusProxy() && w->focusProxy()->hasFocus())}, {"enabled", w->isEnabled()}};
+    if (auto* e = qobject_cast<const QLineEdit*>(w))
+        o["text"] = e->text();
+    else if (auto* s = qobject_cast<const QAbstractSpinBox*>(w))
+        o["text"] = s->text();
+    else if (auto* c = qobject_cast<const QComboBox*>(w))
+        o["text"] = c->currentText();
+    else if (auto* sl = qobject_cast<const QAbstractSlider*>(w))
+        o["value"] = sl->value();
+    else if (auto* b = qobject_cast<const QCheckBox*>(w))
+        o["checked"] = b->isChecked();
+    return o;
+}
+
+} // namespace
+
+void startStateDump(QWidget* window, const QString& autosavePath, const QString& file)
+{
+    auto* timer = new QTimer(window);
+    auto last = std::make_shared<QByteArray>();
+    QObject::connect(timer, &QTimer::timeout, window, [window, autosavePath, file, last] {
+        QJsonObject widgets;
+        for (const QWidget* w : window->findChildren<QWidget*>())
+            if (!w->objectName().isEmpty() && w->isVisible() && !w->objectName().startsWith("qt_"))
+                widgets[w->objectName()] = describe(w);
+        const QWidget* focus = QApplication::focusWidget();
+        const QJsonObject root{{"autosave", autosavePath}, {"widgets", widgets},
+                               {"focus", focus ? (focus->objectName().isEmpty() && focus->parentWidget() ? focus->parentWidget()->objectName()
+                                                                                                          : focus->objectName())
+                                               : QString()}};
+        const QByteArray bytes = QJsonDocument(root).toJson();
+        if (bytes == *last)
+            return;
+        *last = bytes;
+        QFile out(file + ".tmp");
+        if (out.open(QIODevice::WriteOnly | QIODevice::Truncate) && out.write(bytes) == bytes.size()) {
+            out.close();
+            QFile::remove(file);
+            QFile::rename(file + ".tmp", file);
+        }
+    });
+    timer->start(200);
+}
+
+} // namespace ropescope::gui

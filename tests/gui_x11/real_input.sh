@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The window under real X input (issue 45): an Xvfb screen, the real `ropescope` window, and xdotool's X
+# events (wheel, clicks, keys), which take paths QTest's synthetic events skip (Qt gives a wheel-focus
+# control the focus before any event filter sees a spontaneous wheel event; shortcut overrides). Every check
+# reads back what the window then holds: the autosave (what a restart would restore) and the controls
+# (ROPESCOPE_PRINT_STATE: each named control's place, focus, enabled state and shown value).
+#   tests/gui_x11/real_input.sh ROPESCOPE_BINARY [WxH]    (ctest label gui-x11; needs Xvfb and xdotool)
+set -uo pipefail
+bin=$1
+size=${2:-1280x720}
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -z "${ROPESCOPE_X11_INNER:-}" ]; then
+  command -v xdotool >/dev/null || { echo "real_input: xdotool is not installed (scripts/setup.sh installs it)" >&2; exit 2; }
+  command -v xvfb-run >/dev/null || { echo "real_input: xvfb-run is not installed" >&2; exit 2; }
+  ROPESCOPE_X11_INNER=1 exec xvfb-run -a -s "-screen 0 ${size}x24 -nolisten tcp" bash "$0" "$@"
+fi
+
+work=$(mktemp -d)
+app=
+cleanup() {
+  [ -n "$app" ] && kill "$app" 2>/dev/null && wait "$app" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+mkdir -p "$work/home"
+export HOME=$work/home XDG_CONFIG_HOME=$work/config XDG_DATA_HOME=$work/data XDG_RUNTIME_DIR=$work/run
+export ROPESCOPE_SESSION_DIR=$work/session ROPESCOPE_PRINT_STATE=$work/state.json QT_QPA_PLATFORM=xcb
+mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
+
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "PASS: $*"; }
+
+# q center NAME | q get NAME KEY | q saved KEY | q focus: what the window's state file and autosave hold.
+q() { /usr/bin/python3 "$here/window_state.py" "$work/state.json" "$@"; }
+
+# Polls until `q ARGS...` prints EXPECTED (5 s), so a check waits for the 500 ms autosave pause.
+expect() {
+  local what=$1 expected=$2; shift 2
+  local got=""
+  for _ in $(seq 1 50); do
+    got=$(q "$@" 2>/dev/null)
+    [ "$got" = "$expected" ] && { pass "$what ($*: $got)"; return 0; }
+    sleep 0.1
+  done
+  fail "$what: $* is '$got', expected '$expected'"
+}
+
+# Holds for 1.5 s: the value must not change (a wheel over an unfocused control).
+expect_still() {
+  local what=$1 expected=$2; shift 2
+  sleep 1.5
+  local got; got=$(q "$@" 2>/dev/null)
+  [ "$got" = "$expected" ] && pass "$what ($*: $got)" || fail "$what: $* became '$got', expected it to stay '$expected'"
+}
+
+at() { local xy; xy=$(q center "$1") || { fail "no visible control '$1'"; return 1; }; xdotool mousemove $xy; sleep 0.2; }
+wheel() { at "$1" && for _ in $(seq 1 "$3"); do xdotool click "$2"; sleep 0.05; done; }
+click() { at "$1" && xdotool click 1 && sleep 0.3; }
+key() { xdotool key --clearmodifiers "$@"; sleep 0.4; }
+menu_undo() { key alt+e; key u; }
+
+"$bin" >"$work/app.log" 2>&1 &
+app=$!
+for _ in $(seq 1 600); do
+  q center radius >/dev/null 2>&1 && q saved layout >/dev/null 2>&1 && break
+  sleep 0.1
+done
+q center radius >/dev/null 2>&1 || { echo "real_input: the window did not come up"; cat "$work/app.log"; exit 1; }
+sleep 1
+echo "== ${size}: window up"
+
+layout0=$(q saved layout); radius0=$(q saved radius); scheme0=$(q saved scheme)
+
+# 1. The wheel over unfocused controls changes nothing (before: R 10 -> 9.5, circle -> vrope, Grid H 6 -> 5).
+click ptdReadout # focus away from every control
+wheel radius 5 3; expect_still "wheel over unfocused R" "$radius0" saved radius
+wheel scheme 5 3; expect_still "wheel over the unfocused scheme list" "$scheme0" saved scheme
+wheel rows 5 3; expect_still "wheel over unfocused Grid H" "$layout0" saved layout
+wheel alpha 4 3; expect_still "wheel over the unfocused alpha slider" "$(q saved alpha)" saved alpha
+
+# 2. Focused, the wheel edits: a click gives R the focus, one notch up is one step (0.5).
+click radius
+wheel radius 4 1
+expect "wheel over focused R" "10.5" saved radius
+
+# 3. Ctrl+Z / Ctrl+Shift+Z from the spin box are the window's Undo and Redo (before: the spin box's own undo).
+key ctrl+z; expect "Ctrl+Z in the focused spin box undoes" "$radius0" saved radius
+key ctrl+shift+z; expect "Ctrl+Shift+Z in the focused spin box redoes" "10.5" saved radius
+
+# 4. From the scene (a corner of the view, where no token is picked).
+xy=$(q corner scene) && xdotool mousemove $xy click 1 && sleep 0.3
+key ctrl+z; expect "Ctrl+Z from the scene undoes" "$radius0" saved radius
+key ctrl+shift+z; expect "Ctrl+Shift+Z from the scene redoes (before: ambiguous, dead)" "10.5" saved radius
+key ctrl+z; expect "Ctrl+Z from the scene again" "$radius0" saved radius
+
+# 5. Undo while the layout field has the focus: the field shows the layout undone to, and Enter keeps it.
+click layout
+key ctrl+a; xdotool type --delay 20 "text:2,image:3x3,text:2"; key Return
+expect "a typed layout applies" "text:2,image:3x3,text:2" saved layout
+menu_undo
+expect "undo while the layout field has focus" "$layout0" saved layout
+expect "the focused field shows the undone layout (before: the stale text)" "$layout0" get layout text
+key Return
+expect_still "Enter in the field keeps the undone layout" "$layout0" saved layout
+
+# 6. The structured editor after an undo shows the layout undone to, and editing it starts from there.
+click layout
+key ctrl+a; xdotool type --delay 20 "text:5,video:4x6x6,text:6"; key Return
+expect "a video layout applies" "text:5,video:4x6x6,text:6" saved layout
+menu_undo
+expect "undo back from the video" "$layout0" saved layout
+expect "Grid H after the undo" "8" get rows text
+expect "frames after the undo (before: 4)" "1" get frames text
+click textBefore
+wheel textBefore 4 1
+expect "text before + after the undo edits the undone layout (before: the video came back)" "text:5,image:8x8,text:6" saved layout
+# Two images of different sizes: the grid editor cannot show it, so it is disabled instead of stale.
+click layout
+key ctrl+a; xdotool type --delay 20 "text:2,image:3x4,text:1,image:5x5,text:2"; key Return
+expect "a two-image layout applies" "text:2,image:3x4,text:1,image:5x5,text:2" saved layout
+expect "the grid editor is off for it (before: 'images 1, 8x8')" "false" get rows enabled
+
+echo "== ${size}: $failures failed"
+[ $failures -eq 0 ]

@@ -216,11 +216,17 @@ void SchemeWorker::start()
 
 void SchemeWorker::stop()
 {
+    reap();
+}
+
+int SchemeWorker::reap()
+{
     if (pid_ <= 0)
-        return;
+        return 0;
     kill(-pid_, SIGKILL);
     kill(pid_, SIGKILL);
-    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    int status = 0;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
     }
     kill(-pid_, SIGKILL); // what the scheme forked, now that its leader is gone
     {
@@ -230,6 +236,7 @@ void SchemeWorker::stop()
     close(socket_);
     socket_ = -1;
     pid_ = -1;
+    return status;
 }
 
 std::string SchemeWorker::output(std::size_t maxBytes) const
@@ -268,23 +275,11 @@ SchemeWorker::Reply SchemeWorker::call(std::uint32_t kind, const std::string& pa
     try {
         inTime = wire::sendFrame(socket_, kind, payload, deadline) && wire::receiveFrame(socket_, &status, &reply, deadline);
     } catch (const wire::WireError& e) {
-        // The worker is gone (or sent an impossible frame): say how it ended.
-        kill(-pid_, SIGKILL);
-        int end = 0;
-        while (waitpid(pid_, &end, 0) < 0 && errno == EINTR) {
-        }
-        {
-            std::lock_guard<std::mutex> lock(liveMutex);
-            liveGroups().erase(pid_);
-        }
-        kill(-pid_, SIGKILL);
-        close(socket_);
-        socket_ = -1;
-        const pid_t was = pid_;
-        pid_ = -1;
-        (void)was;
-        const bool ended = WIFEXITED(end) || WIFSIGNALED(end);
-        fail(std::string(what) + ": the scheme's process " + (ended ? "ended (" + describeEnd(end) + ")" : std::string("broke off: ") + e.what()));
+        // The worker is gone (or sent an impossible frame): say how it ended. A worker that died on its own
+        // has its status from before the kill in reap().
+        const bool closed = std::string(e.what()).find("closed") != std::string::npos; // it ended on its own
+        const int end = reap();
+        fail(std::string(what) + ": the scheme's process " + (closed ? "ended (" + describeEnd(end) + ")" : std::string("sent a malformed message: ") + e.what()));
     }
     if (!inTime) {
         stop();

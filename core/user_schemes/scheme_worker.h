@@ -49,6 +49,7 @@ public:
 
 private:
     void start();
+    int reap(); // kills the group, waits for the worker; its wait status (0 when none was running)
     [[noreturn]] void fail(const std::string& reason);
 
     std::string label_;

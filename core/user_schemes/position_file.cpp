@@ -4,6 +4,7 @@
 #include "core/geometry/position_table.h"
 #include "core/io/input_file.h"
 #include "core/model/engine/safetensors.h"
+#include "core/user_schemes/json_pull.h"
 
 #include <QCryptographicHash>
 #include <QFileInfo>
@@ -22,7 +23,6 @@ namespace {
 using geometry::InvalidInput;
 
 constexpr qint64 kMaxPositionFileBytes = 512LL << 20;
-constexpr qint64 kMaxJsonTableBytes = 64LL << 20;
 
 class FixedPositions final : public geometry::CustomScheme {
 public:
@@ -258,53 +258,94 @@ PositionFile readCsv(const QString& path, const QByteArray& bytes, const std::st
     return out;
 }
 
+// The JSON `positions --format json` writes, read one value at a time (JsonPull): memory grows with the
+// table (its positions and places), never with a tree of the whole document.
 PositionFile readJson(const QString& path, const QByteArray& bytes, const std::string& sha)
 {
-    // Qt's JSON document takes about 13 times the file; JSON tables stay small enough for that to be bounded.
-    if (bytes.size() > kMaxJsonTableBytes)
-        bad(path, "a JSON position table may be at most " + std::to_string(kMaxJsonTableBytes >> 20) + " MB (this one is "
-                      + std::to_string(bytes.size() >> 20) + " MB); write large tables as CSV, .npy or .safetensors");
-    QJsonParseError error;
-    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
-    if (!doc.isObject())
-        bad(path, "not a JSON object (" + error.errorString().toStdString() + ")");
-    const QJsonObject root = doc.object();
-    const QJsonArray tokens = root.value("tokens").toArray();
-    if (tokens.isEmpty())
+    std::vector<double> values; // token-major, `components` per token
+    std::vector<TokenPlace> places;
+    std::vector<std::string> names;
+    int components = 0;
+    bool sawTokens = false;
+    try {
+        JsonPull json(bytes);
+        json.beginObject();
+        std::string key;
+        while (json.nextKey(&key)) {
+            if (key == "component_names") {
+                json.beginArray();
+                while (json.nextItem()) {
+                    std::string name = json.string();
+                    if (names.size() >= 4 || name.size() > 64)
+                        bad(path, "component_names: at most 4 names of at most 64 characters");
+                    names.push_back(std::move(name));
+                }
+                continue;
+            }
+            if (key != "tokens") {
+                json.skip();
+                continue;
+            }
+            sawTokens = true;
+            json.beginArray();
+            while (json.nextItem()) {
+                const long long i = static_cast<long long>(places.size());
+                if (i >= geometry::kMaxLayoutTokens)
+                    bad(path, "has more than " + std::to_string(geometry::kMaxLayoutTokens) + " tokens");
+                TokenPlace place{geometry::Modality::Text, -1, -1, -1, -1};
+                bool modalitySeen = false;
+                int given = 0;
+                json.beginObject();
+                std::string field;
+                while (json.nextKey(&field)) {
+                    if (field == "p") {
+                        json.beginArray();
+                        while (json.nextItem()) {
+                            if (given >= 4)
+                                bad(path, "token " + std::to_string(i) + " has more than 4 positions");
+                            values.push_back(json.number());
+                            ++given;
+                        }
+                    } else if (field == "modality") {
+                        const auto modality = modalityFrom(QString::fromStdString(json.string()));
+                        if (!modality)
+                            bad(path, "token " + std::to_string(i) + ": modality must be text, image or video");
+                        place.modality = *modality;
+                        modalitySeen = true;
+                    } else if (field == "segment" || field == "frame" || field == "row" || field == "col") {
+                        int* slot = field == "segment" ? &place.segment : field == "frame" ? &place.frame : field == "row" ? &place.row : &place.col;
+                        if (json.isNull())
+                            continue;
+                        const double d = json.number();
+                        if (!(d >= 0 && d <= (1 << 24)) || d != std::floor(d))
+                            bad(path, "token " + std::to_string(i) + ": " + field + " is not a valid index");
+                        *slot = static_cast<int>(d);
+                    } else {
+                        json.skip();
+                    }
+                }
+                if (i == 0)
+                    components = given;
+                if (given != components)
+                    bad(path, "token " + std::to_string(i) + " has " + std::to_string(given) + " positions; token 0 has " + std::to_string(components));
+                if (!modalitySeen)
+                    bad(path, "token " + std::to_string(i) + ": modality must be text, image or video");
+                places.push_back(place);
+            }
+        }
+        json.finish();
+    } catch (const JsonPullError& e) {
+        bad(path, e.what());
+    }
+    if (!sawTokens || places.empty())
         bad(path, "has no \"tokens\" array (as `ropescope positions --format json` writes)");
-    const long long n = tokens.size();
-    const int components = static_cast<int>(tokens.first().toObject().value("p").toArray().size());
+    const long long n = static_cast<long long>(places.size());
     checkShape(path, components, n);
     Eigen::MatrixXd p(n, components);
-    std::vector<TokenPlace> places;
-    for (long long i = 0; i < n; ++i) {
-        const QJsonObject t = tokens[static_cast<qsizetype>(i)].toObject();
-        const QJsonArray values = t.value("p").toArray();
-        if (values.size() != components)
-            bad(path, "token " + std::to_string(i) + " has " + std::to_string(values.size()) + " positions; token 0 has " + std::to_string(components));
-        for (int c = 0; c < components; ++c) {
-            if (!values[c].isDouble())
-                bad(path, "token " + std::to_string(i) + ": p[" + std::to_string(c) + "] is not a number");
-            p(i, c) = values[c].toDouble();
-        }
-        const auto modality = modalityFrom(t.value("modality").toString());
-        if (!modality)
-            bad(path, "token " + std::to_string(i) + ": modality must be text, image or video");
-        auto index = [&](const char* key) {
-            const QJsonValue v = t.value(key);
-            if (v.isNull() || v.isUndefined())
-                return -1;
-            const double d = v.toDouble(-1);
-            if (!(d >= 0 && d <= (1 << 24)) || d != std::floor(d))
-                bad(path, "token " + std::to_string(i) + ": " + key + " is not a valid index");
-            return static_cast<int>(d);
-        };
-        places.push_back({*modality, index("segment"), index("frame"), index("row"), index("col")});
-    }
+    for (long long i = 0; i < n; ++i)
+        for (int c = 0; c < components; ++c)
+            p(i, c) = values[static_cast<size_t>(i * components + c)];
     checkFinite(path, p);
-    std::vector<std::string> names;
-    for (const QJsonValue& v : root.value("component_names").toArray())
-        names.push_back(v.toString().toStdString());
     if (static_cast<int>(names.size()) != components)
         names = geometry::defaultComponentNames(components);
     PositionFile out;

@@ -312,6 +312,17 @@ print(json.dumps(out))
                                        << QStringList{"--layout", "text:1000"} << "holds fewer values than its shape needs";
         QTest::newRow("npy header past end") << "p.npy" << QByteArray("\x93NUMPY\x01\x00\xff\xff{", 11) << QStringList{"--layout", "text:2"}
                                              << "the .npy header runs past the end of the file";
+        // JSON tables are read one value at a time (no document tree): malformed text is one line naming the byte.
+        QTest::newRow("json truncated") << "t.json" << QByteArray("{\"tokens\": [{\"p\": [0, 1") << QStringList{}
+                                        << "not JSON: the text ends inside a container at byte 23";
+        QTest::newRow("json bad escape") << "t.json" << QByteArray("{\"tok\\qens\": []}") << QStringList{} << "not JSON: an unknown escape";
+        QTest::newRow("json deep") << "t.json" << QByteArray("{\"x\": ") + QByteArray(100, '[') + QByteArray(100, ']') + "}" << QStringList{}
+                                   << "nesting deeper than 64";
+        QTest::newRow("json p not numbers") << "t.json" << QByteArray("{\"tokens\": [{\"p\": [\"1\"], \"modality\": \"text\"}]}")
+                                            << QStringList{} << "not JSON: expected a number";
+        QTest::newRow("json ragged") << "t.json"
+                                     << QByteArray("{\"tokens\": [{\"p\": [0, 0], \"modality\": \"text\"}, {\"p\": [1], \"modality\": \"text\"}]}")
+                                     << QStringList{} << "token 1 has 1 positions; token 0 has 2";
         QTest::newRow("unknown kind") << "p.txt" << QByteArray("1 2 3") << QStringList{"--layout", "text:3"} << "unknown kind of position table";
         QTest::newRow("no layout") << "p.npy" << QByteArray() << QStringList{} << "--layout is required";
     }

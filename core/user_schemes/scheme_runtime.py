@@ -2,6 +2,7 @@
 # It loads a user's scheme file, describes a layout to it in RopeScope's words and in transformers', and
 # checks what the file returns, so the C++ side receives either a float64 [C, L] array or one line that
 # names what is wrong (file:line for an error in the user's code).
+import importlib.util
 import math
 import os
 import sys
@@ -132,7 +133,6 @@ class _FolderModules:
         self.modules = {name: (path, source) for name, path, source in modules}
 
     def find_spec(self, fullname, path=None, target=None):
-        import importlib.util
         if fullname not in self.modules:
             return None
         return importlib.util.spec_from_loader(fullname, self, origin=self.modules[fullname][0])

@@ -170,6 +170,33 @@ private Q_SLOTS:
         QVERIFY(!QFile::exists(dir.filePath("fractions.py.ran")));
     }
 
+    // --scheme-imports: the .py files beside the scheme import (served from the bytes read with it), and the
+    // sha256 sessions and outputs record covers them: a changed neighbour is a changed scheme.
+    void folderImportsWhenAsked()
+    {
+        QTemporaryDir dir;
+        writeFile(dir.filePath("helper.py"), "OFFSET = 7.0\n");
+        const QString scheme = writeFile(dir.filePath("uses_helper.py"),
+                                         "import helper\ndef positions(layout):\n    return [helper.OFFSET + i for i in range(layout.tokens)]\n");
+        const auto refused = runRopescope({"positions", "--scheme", scheme, "--layout", "text:2"});
+        QCOMPARE(refused.exitCode, 2);
+        QVERIFY2(refused.err.contains("uses_helper.py:1: ModuleNotFoundError: No module named 'helper'"), refused.err.constData());
+        const auto shaOf = [&] {
+            const auto r = runRopescope({"positions", "--scheme", scheme, "--scheme-imports", "--layout", "text:2", "--format", "json"});
+            const QJsonObject root = QJsonDocument::fromJson(r.out).object();
+            const QJsonObject file = root["parameters"].toObject()["scheme_file"].toObject();
+            return std::make_pair(root["tokens"].toArray()[1].toObject()["p"].toArray()[0].toDouble(),
+                                  file["imports_folder"].toBool() ? file["sha256"].toString() : QString());
+        };
+        const auto [first, sha1] = shaOf();
+        QCOMPARE(first, 8.0);
+        QVERIFY(!sha1.isEmpty());
+        writeFile(dir.filePath("helper.py"), "OFFSET = 1.0\n");
+        const auto [second, sha2] = shaOf();
+        QCOMPARE(second, 2.0);
+        QVERIFY2(!sha2.isEmpty() && sha2 != sha1, qPrintable(sha1 + " " + sha2));
+    }
+
     // Batch keys are flag names: "scheme=FILE.py" (or any key holding '=') is refused and nothing runs, with
     // or without the Python file being checked for trust.
     void batchKeysCannotSmuggleAFlag_data()

@@ -22,6 +22,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QClipboard>
+#include <QDir>
 #include <QDockWidget>
 #include <QGuiApplication>
 #include <QFile>
@@ -286,7 +287,7 @@ void MainWindow::buildUi()
     connect(schemeFiles_, &SchemeFiles::recentChanged, panel_, &ParameterPanel::setRecentSchemeFiles);
     connect(panel_, &ParameterPanel::schemeFileRequested, this, [this](const QString& path, const QString& kind) { openSchemeFile(path, kind); });
     connect(panel_->customControls(), &views::CustomSchemeControls::importsFolderRequested, this, [this](const QString& file, bool imports) {
-        if (!openSchemeFile(file, "python", imports))
+        if (!openSchemeFile(file, "python", imports, false))
             panel_->customControls()->setScheme(state_.params.custom); // the box goes back to what runs
     });
     connect(schemeFiles_, &SchemeFiles::reloaded, this, &MainWindow::schemeFileReloaded);
@@ -361,7 +362,7 @@ bool MainWindow::restoreAutosave()
     return false;
 }
 
-bool MainWindow::openSchemeFile(QString path, const QString& kind, bool importsFolder)
+bool MainWindow::openSchemeFile(QString path, const QString& kind, bool importsFolder, bool offerFolder)
 {
     if (path.isEmpty())
         path = kind == "positions" ? chooseOpenFile(this, "Open position table", "Position tables (*.csv *.json *.npy *.safetensors)")
@@ -369,7 +370,19 @@ bool MainWindow::openSchemeFile(QString path, const QString& kind, bool importsF
     if (path.isEmpty())
         return false;
     QString error, detail;
-    const std::optional<SchemeFiles::Loaded> loaded = schemeFiles_->open(path, &error, &detail, importsFolder);
+    std::optional<SchemeFiles::Loaded> loaded = schemeFiles_->open(path, &error, &detail, importsFolder);
+    // A scheme that imports a module lying beside it: offer to let it import its folder (its hash then
+    // covers those files), rather than leave the user to find the checkbox of a scheme that never opened.
+    static const QRegularExpression missing("ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_]*)'");
+    if (const auto m = missing.match(error); !loaded && !importsFolder && offerFolder && m.hasMatch()
+        && QFileInfo(QFileInfo(path).absoluteDir().filePath(m.captured(1) + ".py")).isFile()) {
+        const auto answer = QMessageBox::question(this, "Import the files beside it?",
+                                                  QString("%1 imports %2.py, which lies beside it. Let the scheme import the .py files in its "
+                                                          "folder? They run too, and trust covers them with the scheme.")
+                                                      .arg(QFileInfo(path).fileName(), m.captured(1)));
+        if (answer == QMessageBox::Yes)
+            loaded = schemeFiles_->open(path, &error, &detail, true);
+    }
     if (!loaded) {
         panel_->customControls()->setFileError(detail);
         showError("scheme file: " + error);

@@ -75,7 +75,9 @@ public:
     QUndoStack* undoStack() const { return undo_; }
     SchemeFiles* schemeFiles() const { return schemeFiles_; }
     // A scheme file the user names ("python" or "positions"; empty path: ask with a dialog): loaded, shown, watched.
-    bool openSchemeFile(QString path, const QString& kind, bool importsFolder = false);
+    // `importsFolder`: a Python scheme may import the .py files beside it. When it is off and the scheme fails to
+    // import a module lying beside it, the window offers to turn it on (not when the user just turned it off).
+    bool openSchemeFile(QString path, const QString& kind, bool importsFolder = false, bool offerFolder = true);
 
     // The window and its docks for a screen of `available` size: 1600x1000 where there is room, else the
     // screen, with narrower docks (what a 1280x720 laptop gets).

@@ -372,6 +372,29 @@ def positions(layout, spread):
         QCOMPARE(help, (QStringList{"Keyboard shortcuts", "Documentation", "About RopeScope"}));
     }
 
+    // A scheme that imports its neighbour opens with its folder importable (what the window offers when the
+    // import fails); the panel's box shows it, sessions keep it, and clearing the box reloads without it.
+    void schemeImportsItsFolderWhenAsked()
+    {
+        QTemporaryDir dir;
+        writeFileForGui(dir.filePath("near.py"), "SHIFT = 3.0\n");
+        const QString file = writeFileForGui(dir.filePath("far.py"), "# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch())
+                                                                         + "\nimport near\ndef positions(layout):\n    return [near.SHIFT + i for i in range(layout.tokens)]\n");
+        MainWindow w(dir.filePath("s"));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY2(w.openSchemeFile(file, "python", true), qPrintable(w.lastError()));
+        QTRY_VERIFY(!w.readoutsBusy());
+        QCOMPARE(w.readouts().table.positions(0, 0), 3.0);
+        QVERIFY(w.state().params.custom->importsFolder);
+        auto* box = w.panel()->findChild<QCheckBox*>("customSchemeImportsFolder");
+        QVERIFY(box && box->isVisible() && box->isChecked());
+        box->setChecked(false); // without its folder it cannot import near.py: refused, the box goes back
+        QVERIFY(w.lastError().contains("No module named 'near'") || w.state().params.custom->importsFolder);
+        QTRY_VERIFY(box->isChecked());
+        QVERIFY(w.state().params.custom->importsFolder);
+    }
+
     // The scheme's worker crashes in the middle of a slider drag (issue 40, H5): the window stays up, says
     // so, keeps the last positions, and the next value runs in a fresh worker.
     void workerCrashWhileDragging()

@@ -37,6 +37,7 @@
 #include <QRegularExpression>
 #include <QScreen>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStatusBar>
@@ -80,6 +81,10 @@ QDockWidget* MainWindow::addScrollDock(const QString& title, const QString& name
     scroll->setWidget(content);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
+    // Panels scroll up and down only: the dock is never narrower than its content plus the vertical scroll bar,
+    // so no sliver of a horizontal scroll bar appears at 1280x720 (long labels wrap instead).
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    scroll->setMinimumWidth(content->minimumSizeHint().width() + scroll->verticalScrollBar()->sizeHint().width());
     auto* dock = new QDockWidget(title, this);
     dock->setObjectName(name);
     dock->setWidget(scroll);

@@ -11,6 +11,7 @@
 #include "app/gui/bias_view.h"
 #include "app/gui/file_dialogs.h"
 #include "app/map_pictures.h"
+#include "core/geometry/frequency.h"
 #include "core/io/atomic_file.h"
 #include "core/io/resource_paths.h"
 #include "core/model/analysis/attention_stats.h"
@@ -177,7 +178,14 @@ void AttentionPanel::installModel(std::shared_ptr<const AttentionModel> model)
     }
     schemes_->setEntries(std::move(schemes));
     schemes_->showHint();
-    ui_->modelName->setText(QFileInfo(m.dir).fileName() + " (trained with " + QString::fromStdString(geometry::schemeLabel(m.own.params)) + ")");
+    // A bundled task model was trained by RopeScope under its scheme; a checkpoint from elsewhere has its own
+    // rotary, whose allocation is part of it (Qwen3-VL and Qwen3.5: interleaved M-RoPE, not plain mrope).
+    QString own = QString::fromStdString(geometry::schemeLabel(m.own.params));
+    if (m.own.params.allocationKind)
+        own += QString(", %1 allocation").arg(geometry::allocationKindName(*m.own.params.allocationKind));
+    else if (m.vlm->config().text.mropeInterleaved)
+        own += ", interleaved M-RoPE (MRoPE-I)";
+    ui_->modelName->setText(QFileInfo(m.dir).fileName() + (m.taskModel ? " (trained with " : " (its own positions: ") + own + ")");
     ui_->modelInputs->setVisible(m.taskModel);
     updateQuestionNote();
     d->attentionLayers = m.vlm->config().text.attentionLayers();

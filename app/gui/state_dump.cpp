@@ -8,6 +8,7 @@
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLabel>
 #include <QLineEdit>
 #include <QTimer>
 #include <QWidget>
@@ -32,6 +33,8 @@ QJsonObject describe(const QWidget* w)
         o["value"] = sl->value();
     else if (auto* b = qobject_cast<const QCheckBox*>(w))
         o["checked"] = b->isChecked();
+    else if (auto* l = qobject_cast<const QLabel*>(w))
+        o["text"] = l->text();
     return o;
 }
 

@@ -4,6 +4,9 @@
 #include "core/io/atomic_file.h"
 
 #include <QFontMetrics>
+#include <QFileInfo>
+#include <QMainWindow>
+#include <QStatusBar>
 #include <QMessageBox>
 #include <QPainter>
 
@@ -36,7 +39,15 @@ QString exportFigureWithDialog(QWidget* parent, const QString& title, const QStr
         QMessageBox::warning(parent, title, e.what());
         return {};
     }
+    confirmExport(parent, path);
     return path;
+}
+
+void confirmExport(QWidget* anyWidgetOfTheWindow, const QString& path)
+{
+    auto* window = anyWidgetOfTheWindow ? qobject_cast<QMainWindow*>(anyWidgetOfTheWindow->window()) : nullptr;
+    if (window)
+        window->statusBar()->showMessage(QString("Exported %1 (%2 KB)").arg(path).arg((QFileInfo(path).size() + 1023) / 1024), 8000);
 }
 
 QImage captionedHeatmap(const QImage& overlay, const views::HeatmapOptions& options, const QStringList& caption)

@@ -23,6 +23,9 @@ void writeFigure(const QString& path, const views::ChartPainter& painter, QSize 
 QString exportFigureWithDialog(QWidget* parent, const QString& title, const QString& suggestedName, const views::ChartPainter& painter,
                                QSize size, const QJsonObject& metadata);
 
+// Says in the window's status bar that `path` was written (every export confirms, as the Bias view's did).
+void confirmExport(QWidget* anyWidgetOfTheWindow, const QString& path);
+
 // The heatmap as exported: the overlay, under it the colour bar of `options` (least .. most), then the
 // caption lines.
 QImage captionedHeatmap(const QImage& overlay, const views::HeatmapOptions& options, const QStringList& caption);

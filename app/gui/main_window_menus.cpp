@@ -1,5 +1,6 @@
 // MainWindow's menus, toolbar and export dialogs (the window itself: main_window.cpp).
 #include "app/gui/attention_panel.h"
+#include "app/gui/figure_export.h"
 #include "app/gui/file_dialogs.h"
 #include "app/gui/help_menu.h"
 #include "app/gui/main_window.h"
@@ -86,6 +87,7 @@ void MainWindow::buildMenus()
             return;
         try {
             exportView(path, QSize(std::clamp(m.captured(1).toInt(), 16, 8192), std::clamp(m.captured(2).toInt(), 16, 8192)));
+            confirmExport(this, path);
         } catch (const std::exception& e) {
             QMessageBox::warning(this, "Export", e.what());
         }
@@ -100,6 +102,7 @@ void MainWindow::buildMenus()
             return;
         try {
             attention_->exportHeatmaps(path);
+            confirmExport(this, path);
         } catch (const std::runtime_error& e) {
             QMessageBox::warning(this, "Export", e.what());
         }
@@ -110,6 +113,7 @@ void MainWindow::buildMenus()
             return;
         try {
             exportTable(path);
+            confirmExport(this, path);
         } catch (const std::exception& e) {
             QMessageBox::warning(this, "Export", e.what());
         }
@@ -174,6 +178,7 @@ void MainWindow::exportWithDialog(ChartKind kind)
         return;
     try {
         exportChart(kind, path, QSize(1200, 750));
+        confirmExport(this, path);
     } catch (const std::exception& e) {
         QMessageBox::warning(this, "Export", e.what());
     }

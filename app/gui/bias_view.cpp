@@ -125,7 +125,7 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     connect(run_, &QPushButton::clicked, this, &BiasView::start);
     connect(cancel_, &QPushButton::clicked, this, &BiasView::cancel);
     connect(export_, &QPushButton::clicked, this, [this] {
-        const QString folder = chooseFolder(this, "Export the bias measurement into a folder");
+        const QString folder = chooseExportFolder(this, "Export the bias measurement into a folder (an existing one, or a new name)", "bias");
         if (folder.isEmpty())
             return;
         try {

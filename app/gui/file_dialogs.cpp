@@ -3,6 +3,7 @@
 #include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QMessageBox>
 #include <QSettings>
 
 namespace ropescope::gui {
@@ -39,6 +40,19 @@ QString chooseSaveFile(QWidget* parent, const QString& title, const QString& sug
 QString chooseFolder(QWidget* parent, const QString& title, const QString& start)
 {
     return remember(QFileDialog::getExistingDirectory(parent, title, start.isEmpty() ? lastFolder() : start), true);
+}
+
+QString chooseExportFolder(QWidget* parent, const QString& title, const QString& suggestedName)
+{
+    const QString path = QFileDialog::getSaveFileName(parent, title, QDir(lastFolder()).filePath(suggestedName), QString(), nullptr,
+                                                      QFileDialog::DontConfirmOverwrite);
+    if (path.isEmpty())
+        return {};
+    if (!QFileInfo(path).isDir() && !QDir().mkpath(path)) {
+        QMessageBox::warning(parent, title, path + ": cannot create this folder");
+        return {};
+    }
+    return remember(path, true);
 }
 
 } // namespace ropescope::gui

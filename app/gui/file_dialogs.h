@@ -10,5 +10,8 @@ namespace ropescope::gui {
 QString chooseOpenFile(QWidget* parent, const QString& title, const QString& filter);
 QString chooseSaveFile(QWidget* parent, const QString& title, const QString& suggestedName, const QString& filter);
 QString chooseFolder(QWidget* parent, const QString& title, const QString& start = {});
+// A folder to export into, existing or new: the user types a name (a folder picker refuses one that does not
+// exist yet, "Directory not found"), and a new one is created. Empty when cancelled or not creatable.
+QString chooseExportFolder(QWidget* parent, const QString& title, const QString& suggestedName);
 
 } // namespace ropescope::gui

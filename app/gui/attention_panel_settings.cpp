@@ -212,8 +212,13 @@ QStringList AttentionPanel::exportHeatmaps(const QString& path) const
     if (!QDir().mkpath(QFileInfo(path).path()))
         throw std::runtime_error(QFileInfo(path).path().toStdString() + ": cannot create the folder");
     // Under each picture its colour bar and a caption: what was asked, answered and shown.
+    // The map's own state (its token, layer, head, scheme), never the panel's status line, which may be another
+    // view's ("compared 4 of 4 schemes at layer 3").
+    const QString shownToken = d->token >= 0 ? QString("token '%1'").arg(d->mapTokens()[static_cast<size_t>(d->token)].text)
+                                             : QString("all question tokens");
+    const QString scheme = d->run ? QString::fromStdString(geometry::schemeLabel(d->run->scheme.params)) : QString();
     QStringList caption{"Q: " + ui_->question->text() + "   A: " + answer(),
-                        QString("layer %1, head %2, %3").arg(modelLayer()).arg(ui_->head->currentText(), status())};
+                        QString("map of %1, layer %2, head %3, scheme %4").arg(shownToken).arg(modelLayer()).arg(ui_->head->currentText(), scheme)};
     if (meta.contains("map"))
         caption << meta["map"].toString();
     auto write = [&](const QString& file, const QImage& image, const QString& figure) {

@@ -7,6 +7,7 @@
 #include "core/model/analysis/attention_stats.h"
 #include "views/charts/attention_figures.h"
 
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 
@@ -53,7 +54,11 @@ std::vector<model::SchemeEntry> parseSchemeEntries(const QStringList& entries, i
     std::vector<model::SchemeEntry> out;
     for (const QString& entry : entries) {
         const SchemeRequest r = parseEntry(entry, layers);
-        out.push_back({entry, modelScheme(r)});
+        // A scheme file is labelled by its name, not its path (which titles and legends cut at both ends).
+        QString label = entry;
+        if (const QString file = entry.section(':', 0, 0); file.endsWith(".py"))
+            label = QFileInfo(file).fileName() + entry.mid(file.size());
+        out.push_back({label, modelScheme(r)});
     }
     return out;
 }

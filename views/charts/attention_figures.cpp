@@ -152,7 +152,10 @@ void paintTitle(QPainter& p, const QRectF& area, const QString& title, int px)
     setPixels(p, px + 2, true);
     chart::fitFont(p, title, area.width() - 8);
     p.setPen(chart::kInk);
-    p.drawText(QRectF(area.left(), area.top(), area.width(), titleHeight(px)), Qt::AlignCenter, title);
+    // Still too wide at the smallest size: cut at the end with an ellipsis, never at both ends (centred text
+    // wider than the figure lost its first and last words). The whole title is in the figure's metadata.
+    const QString shown = QFontMetricsF(p.font()).elidedText(title, Qt::ElideRight, area.width() - 8);
+    p.drawText(QRectF(area.left(), area.top(), area.width(), titleHeight(px)), Qt::AlignCenter, shown);
 }
 
 } // namespace

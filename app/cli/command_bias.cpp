@@ -7,10 +7,13 @@
 #include "app/cli/commands.h"
 #include "app/cli/geometry_options.h"
 #include "app/cli/model_options.h"
+#include "app/cli/sharded_command.h"
+#include "core/cluster/slurm.h"
 #include "core/io/atomic_file.h"
 #include "core/io/input_file.h"
 #include "core/model/analysis/bias_samples.h"
 #include "core/model/engine/image_processor.h"
+#include "core/model/engine/model_config.h"
 #include "core/model/engine/vlm.h"
 
 #include <QDir>
@@ -103,15 +106,86 @@ void writeOutputs(const QString& folder, const model::BiasAccumulation& a)
     }
 }
 
+// A shard folder's bias_state.json, read as `bias --merge` reads it (bounded, checked); throws UsageError.
+model::BiasAccumulation readState(const QString& folder)
+{
+    const QString path = QDir(folder).filePath("bias_state.json");
+    QByteArray bytes;
+    try {
+        bytes = io::readInputFile(path, int64_t(1) << 30, "bias state");
+    } catch (const io::IoError& e) {
+        throw UsageError(e.what());
+    }
+    QJsonParseError error{};
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
+    if (!doc.isObject())
+        throw UsageError(path.toStdString() + ": not JSON (" + error.errorString().toStdString() + ")");
+    return runModelCommand([&] { return model::BiasAccumulation::fromJson(doc.object(), path); });
+}
+
+// Whether `a` holds exactly shard `shard` of `shards` of its stream: every sample k < total with
+// k mod shards = shard, and no other (the state of a finished `bias --shard shard/shards`).
+bool holdsShard(const model::BiasAccumulation& a, int shard, int shards)
+{
+    if (a.cells.empty() || a.total < 1)
+        return false;
+    const std::vector<model::BiasSampleStats>& samples = a.cell(0, 0, model::BiasMap::Question).samples;
+    const int64_t expected = a.total > shard ? (a.total - shard + shards - 1) / shards : 0;
+    if (static_cast<int64_t>(samples.size()) != expected)
+        return false;
+    for (const model::BiasSampleStats& s : samples)
+        if (s.sample < 0 || s.sample >= a.total || s.sample % shards != shard)
+            return false;
+    return true;
+}
+
+bool folderHoldsShard(const QString& folder, int shard, int shards)
+{
+    if (!QFileInfo(QDir(folder).filePath("bias_state.json")).isFile())
+        return false;
+    try {
+        return holdsShard(readState(folder), shard, shards);
+    } catch (const std::exception&) {
+        return false; // unreadable or foreign: not complete, so it is measured again
+    }
+}
+
+ShardedCommand shardedBias();
+
+bool sameStream(const model::BiasAccumulation& a, const model::BiasSampleSource& source)
+{
+    return a.source == source.description && a.total == source.total;
+}
+
 int runMerge(const QCommandLineParser& parser)
 {
     for (const char* flag : {"model", "samples", "frames", "questions", "images", "videos", "question", "scheme", "schemes", "shard", "grid", "capture-layers",
                              "keep-samples"})
         if (parser.isSet(flag))
             throw UsageError(std::string("--") + flag + ": --merge takes its settings from the shards");
-    const QStringList folders = parser.positionalArguments();
-    if (folders.size() < 2)
-        throw UsageError("--merge: give two or more shard folders (each holding bias_state.json)");
+    QStringList folders = parser.positionalArguments();
+    // A --slurm run's own merge: its shards, all of them complete.
+    if (folders.isEmpty() && cluster::isShardedRun(parser.value("output"))) {
+        const ShardedCommand command = shardedBias();
+        cluster::ShardedRun run;
+        try {
+            run = cluster::readRun(parser.value("output"));
+        } catch (const cluster::RunError& e) {
+            throw UsageError(e.what());
+        }
+        if (run.kind != "bias")
+            throw UsageError(parser.value("output").toStdString() + " is a sharded " + run.kind.toStdString() + " run, not bias");
+        if (const std::vector<int> missing = incompleteShards(parser.value("output"), run.shards, command); !missing.empty())
+            throw Failure(QString("--merge: shard%1 %2 of %3 %4 not complete (no whole bias_state.json in shards/<i>); "
+                                  "`ropescope bias --resume %5` reruns %6")
+                              .arg(missing.size() > 1 ? "s" : "", cluster::listShards(missing)).arg(run.shards)
+                              .arg(missing.size() > 1 ? "are" : "is", cluster::shellQuote(parser.value("output")), missing.size() > 1 ? "them" : "it")
+                              .toStdString());
+        for (int i = 0; i < run.shards; ++i)
+            folders << cluster::shardFolder(parser.value("output"), i);
+    }
+    if (folders.size() < 2 && !(folders.size() == 1 && cluster::isShardedRun(parser.value("output"))))
+        throw UsageError("--merge: give two or more shard folders (each holding bias_state.json), or none when --output is a --slurm run");
     // Writing the merge into one of its shards would replace that shard's state with the sum of all of them.
     const QString output = QFileInfo(parser.value("output")).canonicalFilePath();
     for (const QString& folder : folders)
@@ -120,18 +194,7 @@ int runMerge(const QCommandLineParser& parser)
     return runModelCommand([&] {
         std::optional<model::BiasAccumulation> merged;
         for (const QString& folder : folders) {
-            const QString path = QDir(folder).filePath("bias_state.json");
-            QByteArray bytes;
-            try {
-                bytes = io::readInputFile(path, int64_t(1) << 30, "bias state");
-            } catch (const io::IoError& e) {
-                throw UsageError(e.what());
-            }
-            QJsonParseError error{};
-            const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
-            if (!doc.isObject())
-                throw UsageError(path.toStdString() + ": not JSON (" + error.errorString().toStdString() + ")");
-            model::BiasAccumulation shard = model::BiasAccumulation::fromJson(doc.object(), path);
+            model::BiasAccumulation shard = readState(folder);
             if (!merged)
                 merged = std::move(shard);
             else
@@ -142,6 +205,49 @@ int runMerge(const QCommandLineParser& parser)
                      static_cast<long long>(merged->total), static_cast<long long>(folders.size()));
         return 0;
     });
+}
+
+// Checks a --slurm request before anything is submitted: the flags, the samples, the model's config and
+// the schemes and layers against it. Returns the samples (at most one shard each).
+int64_t validateBias(const QCommandLineParser& parser)
+{
+    const BiasSetup setup = parseBiasOptions(parser);
+    const QString configPath = QDir(parser.value("model")).filePath("config.json");
+    model::ModelConfig config;
+    runModelCommand([&] {
+        try {
+            config = model::parseModelConfig(io::readInputFile(configPath, 16 << 20, "model config"), configPath);
+        } catch (const io::IoError& e) {
+            throw UsageError("--model: " + std::string(e.what()));
+        }
+    });
+    parseSchemeEntries(parser.value("schemes").split(',', Qt::SkipEmptyParts), config.text.layers);
+    parseLayerList(parser.value("capture-layers"), config.text.layers);
+    return setup.source.total;
+}
+
+ShardedCommand shardedBias()
+{
+    ShardedCommand c;
+    c.kind = "bias";
+    c.shardTail = [](const QString& output, int shards) {
+        return QStringList{"--shard", QString(cluster::kShardIndex) + "/" + QString::number(shards), "--output",
+                           QDir(output).filePath(QString("shards/") + cluster::kShardIndex), "--skip-complete"};
+    };
+    c.mergeArgs = [](const QString& output) { return QStringList{"bias", "--merge", "--output", output}; };
+    c.complete = [](const QString& output, int shard, int shards) { return folderHoldsShard(cluster::shardFolder(output, shard), shard, shards); };
+    c.merged = [](const QString& output, int) {
+        if (!QFileInfo(QDir(output).filePath("bias_state.json")).isFile())
+            return false;
+        try {
+            const model::BiasAccumulation a = readState(output);
+            return a.sampleCount() == a.total;
+        } catch (const std::exception&) {
+            return false;
+        }
+    };
+    c.validate = validateBias;
+    return c;
 }
 
 } // namespace
@@ -215,14 +321,32 @@ int runBias(const QStringList& args)
         {"merge", "Merge the shard folders given as arguments (each holding bias_state.json) into --output."},
         {"output", "Folder for bias.png/.svg/.pdf, bias.csv, bias.json and bias_state.json.", "DIR"},
     });
+    addShardedOptions(parser, "measurement");
     parseOrThrow(parser, args, true);
+    if (wantsSharding(parser)) {
+        if (!parser.positionalArguments().isEmpty())
+            throw UsageError("unexpected argument '" + parser.positionalArguments().first().toStdString() + "'");
+        if (parser.isSet("merge"))
+            throw UsageError("--merge: not with --slurm, --resume or --status (the run's merge job does it)");
+        return runSharded(parser, args, shardedBias());
+    }
     if (!parser.isSet("output"))
         throw UsageError("--output DIR is required");
+    if (parser.isSet("skip-complete") && !parser.isSet("shard"))
+        throw UsageError("--skip-complete: only with --shard i/n");
     if (parser.isSet("merge"))
         return runMerge(parser);
     if (!parser.positionalArguments().isEmpty())
         throw UsageError("unexpected argument '" + parser.positionalArguments().first().toStdString() + "' (shard folders go with --merge)");
     const BiasSetup setup = parseBiasOptions(parser);
+    if (parser.isSet("skip-complete")) {
+        const QStringList parts = parser.value("shard").split('/');
+        const QString folder = parser.value("output");
+        if (folderHoldsShard(folder, parts[0].toInt(), parts[1].toInt()) && sameStream(readState(folder), setup.source)) {
+            std::fprintf(stderr, "bias: shard %s is complete in %s already; skipped\n", qPrintable(parser.value("shard")), qPrintable(folder));
+            return 0;
+        }
+    }
     return runModelCommand([&] {
         const std::unique_ptr<ModelOnDevice> m = ModelOnDevice::load(parser.value("model"), torch::kCPU, torch::kFloat32);
         writeOutputs(parser.value("output"), measureBiasFromFlags(parser, setup, *m, [](int64_t done, int64_t total) {

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# `bias --slurm` on a real one-node Slurm (issue 44): a 4-shard measurement of a bundled model through
+# sbatch equals the one-process run bit for bit; a shard killed in the queue is named by --status and by the
+# merge's refusal, and --resume reruns just it, to the same result; bad requests get one line and exit 2.
+#   tests/cluster/slurm_bias.sh ROPESCOPE MODEL_DIR      (as root: slurmd runs jobs as their user)
+set -uo pipefail
+ropescope=$1 model=$2
+here=$(cd "$(dirname "$0")" && pwd)
+if [ "$(id -u)" -ne 0 ]; then echo "slurm_bias: needs root for slurmd (skipped)"; exit 77; fi
+for tool in slurmctld slurmd munged sbatch squeue scancel; do
+  command -v "$tool" >/dev/null || { echo "slurm_bias: $tool not found (scripts/setup.sh installs Slurm)"; exit 1; }
+done
+work=$(mktemp -d /tmp/ropescope-slurm.XXXXXX)
+source "$here/slurm_local.sh"
+trap 'slurm_local_stop; rm -rf "$work"' EXIT
+failures=0
+check() { # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then echo "ok: $name"; else echo "FAIL: $name"; failures=$((failures + 1)); fi
+}
+# Waits until the run's merge is done or nothing of it is queued any more; prints --status at the end.
+wait_for_run() {
+  local out=$1 i
+  for i in $(seq 600); do
+    status=$("$ropescope" bias --status "$out")
+    if ! grep -q 'pending [1-9]\|running [1-9]\|merge: queued' <<<"$status"; then break; fi
+    sleep 0.2
+  done
+  echo "$status"
+}
+measure=(bias --model "$model" --samples 16 --schemes vrope)
+
+started=$(date +%s%N)
+slurm_local_start "$work/cluster" || exit 1
+echo "slurm_bias: one-node Slurm up in $(( ($(date +%s%N) - started) / 1000000 )) ms"
+
+"$ropescope" "${measure[@]}" --output "$work/one" 2>/dev/null || { echo "FAIL: the one-process run"; exit 1; }
+
+# 1. Four shards through sbatch, then the merge job.
+t0=$(date +%s%N)
+"$ropescope" "${measure[@]}" --slurm 4 --output "$work/run" >"$work/submit.txt" 2>&1
+check "--slurm 4 submits (exit 0)" [ $? -eq 0 ]
+check "the submission names both jobs" grep -q 'as Slurm job [0-9]*, and the merge as job [0-9]*' "$work/submit.txt"
+wait_for_run "$work/run"
+echo "slurm_bias: 4 shards and the merge in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+check "status: all four shards done" grep -q 'done 4, running 0, pending 0, failed 0, missing 0' <<<"$status"
+check "status: merged" grep -q 'merge: done' <<<"$status"
+for f in bias_state.json bias.csv bias.json; do
+  check "4 shards through Slurm equal one process bit for bit ($f)" cmp -s "$work/one/$f" "$work/run/$f"
+done
+check "the job script is kept in OUTPUT" test -x "$work/run/slurm_job.sh"
+
+# 2. A shard killed in the queue: the merge job never runs, --status and --merge name it, --resume reruns it alone.
+"$ropescope" "${measure[@]}" --slurm 4 --output "$work/killed" >/dev/null 2>&1
+array=$(sed -n 's/.*"array_job": "\([0-9]*\)".*/\1/p' "$work/killed/sharded_run.json")
+scancel "${array}_2"
+wait_for_run "$work/killed"
+check "status: the killed shard is not done" grep -Eq 'done 3, running 0, pending 0, (failed 1, missing 0|failed 0, missing 1)' <<<"$status"
+check "status: the merge did not run" grep -q 'merge: not run' <<<"$status"
+merge=$("$ropescope" bias --merge --output "$work/killed" 2>&1); rc=$?
+check "the merge refuses an incomplete set (exit 1)" [ $rc -eq 1 ]
+check "the merge names the missing shard" grep -q 'shard 2 of 4 is not complete' <<<"$merge"
+check "the refused merge wrote nothing" test ! -e "$work/killed/bias_state.json"
+"$ropescope" bias --resume "$work/killed" >"$work/resume.txt" 2>&1
+check "--resume resubmits only shard 2" grep -q 'submitted 1 of 4 shards' "$work/resume.txt"
+wait_for_run "$work/killed"
+check "resumed: merged" grep -q 'merge: done' <<<"$status"
+check "resumed run equals one process bit for bit" cmp -s "$work/one/bias_state.json" "$work/killed/bias_state.json"
+again=$("$ropescope" bias --resume "$work/killed" 2>&1)
+check "a finished run has nothing to resume" grep -q 'nothing to resume' <<<"$again"
+skipped=$(SLURM_ARRAY_TASK_ID=1 bash "$work/killed/slurm_job.sh" 2>&1)
+check "a rerun shard whose state is complete is skipped" grep -q 'shard 1/4 is complete in .* already; skipped' <<<"$skipped"
+
+# 3. Bad requests: one line, exit 2, nothing submitted.
+bad() { # bad NAME EXPECTED-TEXT COMMAND...
+  local name=$1 want=$2; shift 2
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  check "$name: exit 2" [ $rc -eq 2 ]
+  check "$name: one line naming it" bash -c '[ "$(printf "%s\n" "$1" | wc -l)" -eq 1 ] && grep -q -- "$2" <<<"$1"' _ "$out" "$want"
+}
+mkdir "$work/empty-path"
+bad "no sbatch on PATH" "sbatch is not on PATH" env PATH="$work/empty-path" "$ropescope" "${measure[@]}" --slurm 4 --output "$work/nosbatch"
+check "no sbatch: no folder written" test ! -e "$work/nosbatch"
+bad "--slurm 0" "expected a number of shards" "$ropescope" "${measure[@]}" --slurm 0 --output "$work/zero"
+bad "more shards than samples" "give at most 16 shards" "$ropescope" "${measure[@]}" --slurm 17 --output "$work/many"
+bad "OUTPUT holding another measurement" "holds another measurement" "$ropescope" "${measure[@]}" --slurm 2 --output "$work/one"
+bad "OUTPUT holding another sharded run" "holds another measurement (sharded_run.json" "$ropescope" "${measure[@]}" --slurm 2 --output "$work/run"
+bad "--resume on a folder that is not a sharded run" "is not a sharded run" "$ropescope" bias --resume "$work/one"
+bad "--status on a folder that is not a sharded run" "is not a sharded run" "$ropescope" bias --status "$work/one"
+bad "--slurm-args setting the array" "set by RopeScope itself" "$ropescope" "${measure[@]}" --slurm 2 --slurm-args "--array=0-9" --output "$work/args"
+
+echo "slurm_bias: $failures failed"
+[ $failures -eq 0 ]

@@ -1,5 +1,6 @@
 #include "app/batch/batch_job.h"
 #include "app/cli/attend_schemes.h"
+#include "app/cli/batch_shards.h"
 #include "app/cli/bias_run.h"
 #include "app/cli/cli_error.h"
 #include "app/cli/commands.h"
@@ -215,11 +216,22 @@ int runBatch(const QStringList& args)
         {"trust-python", "Run the Python scheme files the job names (their code runs as you; without this flag a job "
                          "that names one is refused before anything runs)."},
     });
+    parser.addOption({"merge", "With --output holding a --slurm run: write its manifest.json once every shard is complete."});
+    addShardedOptions(parser, "job");
     parseOrThrow(parser, args, true);
+    if (wantsSharding(parser))
+        return runSharded(parser, args, shardedBatch());
+    if (parser.isSet("merge")) {
+        if (!parser.positionalArguments().isEmpty() || !parser.isSet("output"))
+            throw UsageError("--merge: give only --output DIR, a folder written by batch --slurm");
+        return mergeBatchShards(parser.value("output"));
+    }
     if (parser.positionalArguments().size() != 1)
         throw UsageError("expected one job file: ropescope batch JOB.json --output DIR");
     if (!parser.isSet("output"))
         throw UsageError("--output DIR is required");
+    if (parser.isSet("skip-complete") && !parser.isSet("shard"))
+        throw UsageError("--skip-complete: only with --shard i/n");
     int shardIndex = 0, shardCount = 1;
     if (parser.isSet("shard")) {
         static const QRegularExpression re("^(\\d{1,6})/(\\d{1,6})$");
@@ -246,14 +258,18 @@ int runBatch(const QStringList& args)
         // And whatever way an item might still name a .py file, loading one is refused before it runs.
         user_schemes::refusePythonSchemes("a batch job's Python scheme runs only with --trust-python");
     }
+    const QString jobPath = QFileInfo(parser.positionalArguments().first()).absoluteFilePath();
+    if (parser.isSet("skip-complete") && batchShardComplete(parser.value("output"), shardIndex, shardCount, jobPath)) {
+        std::fprintf(stderr, "batch: shard %d/%d is complete in %s already; skipped\n", shardIndex, shardCount, qPrintable(parser.value("output")));
+        return 0;
+    }
     const QDir outDir(parser.value("output"));
     if (!QDir().mkpath(outDir.path()))
         throw Failure(outDir.path().toStdString() + ": cannot create the output directory");
 
     // The manifest is rewritten while the batch runs (at most every second, and at the end), so a killed
     // batch still says what it wrote.
-    const QString manifestName = shardCount > 1 ? QString("manifest.shard-%1-of-%2.json").arg(shardIndex).arg(shardCount) : "manifest.json";
-    const QString jobPath = QFileInfo(parser.positionalArguments().first()).absoluteFilePath();
+    const QString manifestName = parser.isSet("shard") ? shardManifestName(shardIndex, shardCount) : "manifest.json";
     QJsonArray manifest;
     int failed = 0, done = 0;
     const auto writeManifest = [&](bool complete) {

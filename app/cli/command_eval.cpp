@@ -1,6 +1,7 @@
 // `ropescope eval`: accuracy per question type and grounding per layer of a bundled-task model.
 #include "app/cli/cli_error.h"
 #include "app/cli/commands.h"
+#include "app/cli/eval_shards.h"
 #include "app/cli/geometry_options.h"
 #include "app/cli/model_options.h"
 #include "app/cli/output.h"
@@ -11,6 +12,8 @@
 
 #include <QBuffer>
 #include <QDir>
+#include <QFileInfo>
+#include <QRegularExpression>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -54,6 +57,72 @@ void saveSamples(const QString& folder, uint64_t seed, model::Rendering renderin
     staged.commit();
 }
 
+// What the flags ask to evaluate, checked without the model.
+struct EvalRequest {
+    int samples = 200;
+    uint64_t seed = 1000003;
+    model::Rendering rendering = model::Rendering::OnGrid;
+    bool ownQuestions = false;
+    model::EvalShard shard;
+    EvalSource source;
+};
+
+EvalRequest parseEvalRequest(const QCommandLineParser& parser)
+{
+    if (!parser.isSet("model"))
+        throw UsageError("--model DIR is required");
+    EvalRequest q;
+    q.samples = parser.isSet("samples") ? parseInteger(parser, "samples") : 200;
+    if (q.samples < 1 || q.samples > 100000)
+        throw UsageError("--samples: 1..100000");
+    q.seed = parser.isSet("seed") ? static_cast<uint64_t>(parseInteger(parser, "seed")) : 1000003;
+    const auto rendering = model::renderingFromName(parser.value("rendering").isEmpty() ? "grid" : parser.value("rendering"));
+    if (!rendering)
+        throw UsageError("--rendering: grid, drawn or varied, not '" + parser.value("rendering").toStdString() + "'");
+    q.rendering = *rendering;
+    q.ownQuestions = parser.isSet("questions");
+    for (const char* flag : {"samples", "seed", "rendering", "save-samples"})
+        if (q.ownQuestions && parser.isSet(flag))
+            throw UsageError(std::string("--") + flag + ": not with --questions (it draws synthetic samples)");
+    if (parser.isSet("shard")) {
+        static const QRegularExpression re("^(\\d{1,6})/(\\d{1,6})$");
+        const auto m = re.match(parser.value("shard"));
+        q.shard = {m.captured(1).toInt(), m.captured(2).toInt()};
+        if (!m.hasMatch() || q.shard.count < 1 || q.shard.index >= q.shard.count)
+            throw UsageError("--shard: expected i/n with 0 <= i < n, got '" + parser.value("shard").toStdString() + "'");
+        if (!parser.isSet("state"))
+            throw UsageError("--shard: give --state FILE too, the shard's samples that eval --merge reads");
+    }
+    for (const char* flag : {"save-samples"})
+        if (parser.isSet(flag) && (parser.isSet("shard") || parser.isSet("slurm")))
+            throw UsageError(std::string("--") + flag + ": not with --shard or --slurm (run it once, unsharded)");
+    refuseLayoutOnlyFlags(parser);
+    q.source.json = QJsonObject{{"model", parser.value("model")}};
+    if (q.ownQuestions) {
+        q.source.json["questions"] = parser.value("questions");
+        q.source.total = runModelCommand([&] { return static_cast<int64_t>(model::readQuestionSet(parser.value("questions")).size()); });
+    } else {
+        q.source.json["seed"] = static_cast<double>(q.seed);
+        q.source.json["rendering"] = model::renderingName(q.rendering);
+        q.source.total = q.samples;
+    }
+    return q;
+}
+
+int64_t validateEval(const QCommandLineParser& parser)
+{
+    if (parser.isSet("output") && parser.isSet("json"))
+        throw UsageError("--json: not with --slurm (the merge writes eval.txt and eval.json into --output)");
+    const EvalRequest q = parseEvalRequest(parser);
+    const QString config = QDir(parser.value("model")).filePath("config.json");
+    runModelCommand([&] {
+        const int layers = model::loadModelConfig(config).text.layers;
+        if (parser.isSet("scheme") || parser.isSet("age") || parser.isSet("layers"))
+            modelSchemeFrom(parser, layers);
+    });
+    return q.source.total;
+}
+
 } // namespace
 
 int runEval(const QStringList& args)
@@ -70,23 +139,34 @@ int runEval(const QStringList& args)
                       "\"answer\"[, \"type\", \"mask\"]} per line, images relative to it), e.g. what --save-samples writes.", "FILE"},
         {"json", "Print JSON."},
         {"save-samples", "Also write the first 20 held-out samples (PNG + questions.jsonl with answers and masks) here.", "DIR"},
-        {"output", "Write to this file instead of standard output.", "F"},
+        {"output", "Write to this file instead of standard output (with --slurm: the run's folder).", "F"},
+        {"shard", "Evaluate only shard i of n (0-based: samples k with k mod n = i), for a job array; needs --state.", "i/n"},
+        {"state", "Also write every sample's outcome here (eval_state.json), which --merge reads.", "FILE"},
+        {"merge", "Merge the state files given as arguments into one report (--output, --json), or a --slurm run's shards when "
+                  "--output is its folder."},
     });
-    parseOrThrow(parser, args);
-    if (!parser.isSet("model"))
-        throw UsageError("--model DIR is required");
-    const int samples = parser.isSet("samples") ? parseInteger(parser, "samples") : 200;
-    if (samples < 1 || samples > 100000)
-        throw UsageError("--samples: 1..100000");
-    const uint64_t seed = parser.isSet("seed") ? static_cast<uint64_t>(parseInteger(parser, "seed")) : 1000003;
-    const auto rendering = model::renderingFromName(parser.value("rendering").isEmpty() ? "grid" : parser.value("rendering"));
-    if (!rendering)
-        throw UsageError("--rendering: grid, drawn or varied, not '" + parser.value("rendering").toStdString() + "'");
-    const bool ownQuestions = parser.isSet("questions");
-    for (const char* flag : {"samples", "seed", "rendering", "save-samples"})
-        if (ownQuestions && parser.isSet(flag))
-            throw UsageError(std::string("--") + flag + ": not with --questions (it draws synthetic samples)");
-    refuseLayoutOnlyFlags(parser);
+    addShardedOptions(parser, "evaluation");
+    parseOrThrow(parser, args, true);
+    if (wantsSharding(parser)) {
+        ShardedCommand command = shardedEval();
+        command.validate = validateEval;
+        return runSharded(parser, args, command);
+    }
+    if (parser.isSet("merge")) {
+        for (const char* flag : {"model", "samples", "seed", "rendering", "questions", "save-samples", "shard", "state", "scheme", "age"})
+            if (parser.isSet(flag))
+                throw UsageError(std::string("--") + flag + ": --merge takes its settings from the states");
+        return mergeEval(parser);
+    }
+    if (!parser.positionalArguments().isEmpty())
+        throw UsageError("unexpected argument '" + parser.positionalArguments().first().toStdString() + "' (state files go with --merge)");
+    if (parser.isSet("skip-complete") && !parser.isSet("shard"))
+        throw UsageError("--skip-complete: only with --shard i/n");
+    const EvalRequest q = parseEvalRequest(parser);
+    if (parser.isSet("skip-complete") && evalStateHoldsShard(parser.value("state"), q.shard.index, q.shard.count, &q.source)) {
+        std::fprintf(stderr, "eval: shard %s is complete in %s already; skipped\n", qPrintable(parser.value("shard")), qPrintable(parser.value("state")));
+        return 0;
+    }
     return runModelCommand([&] {
         std::optional<model::ModelScheme> scheme;
         if (parser.isSet("scheme") || parser.isSet("age") || parser.isSet("layers")) {
@@ -94,54 +174,22 @@ int runEval(const QStringList& args)
             scheme = modelSchemeFrom(parser, layers);
         }
         const model::EvalResult r =
-            ownQuestions ? model::evaluateQuestions(parser.value("model"), model::readQuestionSet(parser.value("questions")), scheme,
-                                                    [](int done, int total) {
-                                                        if (done % 50 == 0 || done == total)
-                                                            std::fprintf(stderr, "%d/%d questions\n", done, total);
-                                                    })
-                         : model::evaluate(parser.value("model"), samples, seed, scheme, *rendering);
+            q.ownQuestions ? model::evaluateQuestions(parser.value("model"), model::readQuestionSet(parser.value("questions")), scheme,
+                                                      [](int done, int total) {
+                                                          if (done % 50 == 0 || done == total)
+                                                              std::fprintf(stderr, "%d/%d questions\n", done, total);
+                                                      },
+                                                      q.shard)
+                           : model::evaluate(parser.value("model"), q.samples, q.seed, scheme, q.rendering, q.shard);
         if (parser.isSet("save-samples"))
-            saveSamples(parser.value("save-samples"), seed, *rendering);
-        const QByteArray source = ownQuestions ? "questions " + parser.value("questions").toUtf8()
-                                               : "held-out samples, rendering " + QByteArray(model::renderingName(r.rendering));
-        QJsonObject types;
-        QByteArray text = "model " + parser.value("model").toUtf8() + ", scheme " + r.scheme.toUtf8() + ", " + QByteArray::number(r.samples) + " "
-                          + source + "\n";
-        for (const auto& [type, counts] : r.byType) {
-            const double acc = static_cast<double>(counts.first) / counts.second;
-            types[type] = QJsonObject{{"accuracy", acc}, {"correct", counts.first}, {"total", counts.second}};
-            text += "  " + type.toUtf8().leftJustified(10) + QByteArray::number(100 * acc, 'f', 1) + "%  (" + QByteArray::number(counts.first) + "/"
-                    + QByteArray::number(counts.second) + ")\n";
+            saveSamples(parser.value("save-samples"), q.seed, q.rendering);
+        if (parser.isSet("state")) {
+            const QString state = parser.value("state");
+            if (!QDir().mkpath(QFileInfo(state).absolutePath()))
+                throw Failure("--state " + state.toStdString() + ": cannot create its folder");
+            writeOutput(state, QJsonDocument(evalStateJson(r, q.source)).toJson(QJsonDocument::Compact));
         }
-        text += "  overall   " + QByteArray::number(100 * r.accuracy(), 'f', 1) + "%\n";
-        QJsonArray grounding;
-        if (!r.grounding.empty()) {
-            text += "  grounding per layer (1.0 = chance):";
-            for (double g : r.grounding) {
-                grounding.append(g);
-                text += " " + QByteArray::number(g, 'f', 2);
-            }
-            text += "\n";
-        }
-        QJsonObject json{{"model", parser.value("model")}, {"scheme", r.scheme}, {"samples", r.samples}, {"accuracy", r.accuracy()},
-                         {"by_type", types}, {"grounding", grounding}};
-        if (ownQuestions) {
-            json["questions"] = parser.value("questions");
-        } else {
-            json["seed"] = static_cast<double>(seed);
-            json["rendering"] = model::renderingName(r.rendering);
-        }
-        if (!r.shift.empty()) {
-            text += "  attention shift from the trained scheme per layer (total variation, 0 = same places):";
-            QJsonArray shift;
-            for (double d : r.shift) {
-                shift.append(d);
-                text += " " + QByteArray::number(d, 'f', 3);
-            }
-            text += "\n";
-            json["shift_from_trained_scheme"] = shift;
-        }
-        writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(json).toJson() : text);
+        writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(evalReportJson(r, q.source)).toJson() : evalReportText(r, q.source));
         return 0;
     });
 }

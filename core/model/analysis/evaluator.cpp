@@ -23,34 +23,40 @@ public:
         result_.scheme = schemeLabel(scheme);
         if (vlm_.language().hasHarope())
             result_.scheme += " + HARoPE";
-        const auto layers = static_cast<size_t>(vlm_.config().text.layers);
-        result_.grounding.assign(layers, 0.0);
-        if (swapped())
-            result_.shift.assign(layers, 0.0);
+        result_.layers = vlm_.config().text.layers;
+        result_.swapped = swapped();
     }
 
     // `mask`: the 8x8 cells the question is about; grounding is measured only where the image has that grid.
-    void add(const QImage& image, const QString& question, const QString& answer, const QString& type, const std::array<bool, 64>* mask)
+    void add(int64_t index, const QImage& image, const QString& question, const QString& answer, const QString& type, const std::array<bool, 64>* mask)
     {
+        EvalSample sample;
+        sample.index = index;
+        sample.type = type.isEmpty() ? QString("all") : type;
         AttentionQuery query;
         query.images = {image};
         query.question = question;
         query.compareOwn = swapped();
         const AttentionRun run = runAttention(vlm_, tok_, query, resolved_);
         const ForwardResult& out = run.result;
+        const auto layers = static_cast<size_t>(result_.layers);
         if (swapped())
-            for (size_t l = 0; l < result_.shift.size(); ++l)
-                result_.shift[l] += attentionShift(run.ownResult->prefill.attentions[l], out.prefill.attentions[l]);
+            for (size_t l = 0; l < layers; ++l)
+                sample.shift.push_back(attentionShift(run.ownResult->prefill.attentions[l], out.prefill.attentions[l]));
 
         // The first answer word (chat models answer in sentences; the task's answers are one word).
         const QString said = run.answer.section(' ', 0, 0).remove(QChar('.')).toLower();
-        const bool right = said == answer.toLower();
-        result_.correct += right;
-        auto& [correct, total] = result_.byType[type.isEmpty() ? QString("all") : type];
-        correct += right;
-        ++total;
-        ++result_.samples;
+        sample.right = said == answer.toLower();
+        measureGrounding(sample, run, mask);
+        samples_.push_back(std::move(sample));
+    }
 
+    EvalResult finish() { return reduceEval(result_, std::move(samples_)); }
+
+private:
+    void measureGrounding(EvalSample& sample, const AttentionRun& run, const std::array<bool, 64>* mask) const
+    {
+        const ForwardResult& out = run.result;
         const int cells = 64;
         if (!mask || run.prompt.imageTokens.size() != static_cast<size_t>(cells))
             return;
@@ -61,43 +67,72 @@ public:
         for (int c = 0; c < cells; ++c)
             m[static_cast<size_t>(c)] = (*mask)[static_cast<size_t>(c)] ? 1.0 : 0.0;
         const auto weights = torch::tensor(m, torch::kFloat64);
-        for (size_t l = 0; l < result_.grounding.size(); ++l) {
-            const auto probs = out.prefill.attentions[l].to(torch::kFloat64); // [H, Q, 64]
+        for (int l = 0; l < result_.layers; ++l) {
+            const auto probs = out.prefill.attentions[static_cast<size_t>(l)].to(torch::kFloat64); // [H, Q, 64]
             const auto inside = (probs * weights).sum(-1) / probs.sum(-1).clamp_min(1e-30);
-            result_.grounding[l] += inside.mean().item<double>() / (static_cast<double>(inMask) / cells);
+            sample.grounding.push_back(inside.mean().item<double>() / (static_cast<double>(inMask) / cells));
         }
-        ++grounded_;
     }
 
-    EvalResult finish()
-    {
-        for (double& g : result_.grounding)
-            g = grounded_ ? g / grounded_ : 0.0;
-        if (!grounded_)
-            result_.grounding.clear();
-        for (double& d : result_.shift)
-            d /= std::max(1, result_.samples);
-        return result_;
-    }
-
-private:
     bool swapped() const { return !resolved_.untrained.empty(); }
     ModelBundle model_;
     Vlm& vlm_;
     const Tokenizer& tok_;
     ResolvedScheme resolved_; // once, not per question
-    EvalResult result_;
-    int grounded_ = 0;
+    EvalResult result_;       // the settings; the counts come from reduceEval
+    std::vector<EvalSample> samples_;
 };
 
 } // namespace
 
-EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const std::optional<ModelScheme>& override, Rendering rendering)
+EvalResult reduceEval(EvalResult r, std::vector<EvalSample> samples)
+{
+    std::sort(samples.begin(), samples.end(), [](const EvalSample& a, const EvalSample& b) { return a.index < b.index; });
+    const auto layers = static_cast<size_t>(r.layers);
+    r.samples = 0;
+    r.correct = 0;
+    r.byType.clear();
+    r.grounding.assign(layers, 0.0);
+    r.shift.assign(r.swapped ? layers : 0, 0.0);
+    int grounded = 0;
+    for (size_t i = 0; i < samples.size(); ++i) {
+        const EvalSample& s = samples[i];
+        if (i > 0 && samples[i - 1].index == s.index)
+            throw ModelError("sample " + std::to_string(s.index) + " is measured twice (overlapping shards?)");
+        if ((!s.grounding.empty() && s.grounding.size() != layers) || s.shift.size() != r.shift.size())
+            throw ModelError("sample " + std::to_string(s.index) + ": its per-layer values do not match the model's " + std::to_string(layers) + " layers");
+        r.correct += s.right;
+        auto& [correct, total] = r.byType[s.type];
+        correct += s.right;
+        ++total;
+        ++r.samples;
+        for (size_t l = 0; l < r.shift.size(); ++l)
+            r.shift[l] += s.shift[l];
+        if (!s.grounding.empty()) {
+            for (size_t l = 0; l < layers; ++l)
+                r.grounding[l] += s.grounding[l];
+            ++grounded;
+        }
+    }
+    for (double& g : r.grounding)
+        g = grounded ? g / grounded : 0.0;
+    if (!grounded)
+        r.grounding.clear();
+    for (double& d : r.shift)
+        d /= std::max(1, r.samples);
+    r.perSample = std::move(samples);
+    return r;
+}
+
+EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const std::optional<ModelScheme>& override, Rendering rendering,
+                    EvalShard shard)
 {
     Evaluation e(modelDir, override);
     for (int i = 0; i < samples; ++i) {
+        if (!shard.has(i))
+            continue;
         const SyntheticSample s = SyntheticTask::sample(seed, static_cast<uint64_t>(i), rendering);
-        e.add(s.image, s.question, s.answer, s.type, &s.mask);
+        e.add(i, s.image, s.question, s.answer, s.type, &s.mask);
     }
     EvalResult r = e.finish();
     r.rendering = rendering;
@@ -105,18 +140,21 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
 }
 
 EvalResult evaluateQuestions(const QString& modelDir, const std::vector<LabelledQuestion>& questions, const std::optional<ModelScheme>& override,
-                             const std::function<void(int, int)>& progress)
+                             const std::function<void(int, int)>& progress, EvalShard shard)
 {
     Evaluation e(modelDir, override);
     int done = 0;
+    int64_t index = -1;
     for (const LabelledQuestion& q : questions) {
+        if (!shard.has(++index))
+            continue;
         QImage image;
         try {
             image = loadImage(q.image);
         } catch (const ModelError& error) {
             throw BadInputFile("line " + std::to_string(q.line) + ": " + error.what());
         }
-        e.add(image, q.question, q.answer, q.type, q.mask ? &*q.mask : nullptr);
+        e.add(index, image, q.question, q.answer, q.type, q.mask ? &*q.mask : nullptr);
         if (progress)
             progress(++done, static_cast<int>(questions.size()));
     }

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# `bias --slurm` on a real one-node Slurm (issue 44): a 4-shard measurement of a bundled model through
+# `--slurm` on a real one-node Slurm (issue 44): a 4-shard bias measurement of a bundled model through
 # sbatch equals the one-process run bit for bit; a shard killed in the queue is named by --status and by the
-# merge's refusal, and --resume reruns just it, to the same result; bad requests get one line and exit 2.
-#   tests/cluster/slurm_bias.sh ROPESCOPE MODEL_DIR      (as root: slurmd runs jobs as their user)
+# merge's refusal, and --resume reruns just it, to the same result; eval and batch jobs through Slurm equal
+# their one-process runs; bad requests get one line and exit 2.
+#   tests/cluster/slurm_runs.sh ROPESCOPE MODEL_DIR JOB.json      (as root: slurmd runs jobs as their user)
 set -uo pipefail
-ropescope=$1 model=$2
+ropescope=$1 model=$2 job=$3
 here=$(cd "$(dirname "$0")" && pwd)
-if [ "$(id -u)" -ne 0 ]; then echo "slurm_bias: needs root for slurmd (skipped)"; exit 77; fi
+if [ "$(id -u)" -ne 0 ]; then echo "slurm_runs: needs root for slurmd (skipped)"; exit 77; fi
 for tool in slurmctld slurmd munged sbatch squeue scancel; do
-  command -v "$tool" >/dev/null || { echo "slurm_bias: $tool not found (scripts/setup.sh installs Slurm)"; exit 1; }
+  command -v "$tool" >/dev/null || { echo "slurm_runs: $tool not found (scripts/setup.sh installs Slurm)"; exit 1; }
 done
 work=$(mktemp -d /tmp/ropescope-slurm.XXXXXX)
 source "$here/slurm_local.sh"
@@ -20,9 +21,9 @@ check() { # check NAME CONDITION...
 }
 # Waits until the run's merge is done or nothing of it is queued any more; prints --status at the end.
 wait_for_run() {
-  local out=$1 i
+  local out=$1 kind=${2:-bias} i
   for i in $(seq 600); do
-    status=$("$ropescope" bias --status "$out")
+    status=$("$ropescope" "$kind" --status "$out")
     if ! grep -q 'pending [1-9]\|running [1-9]\|merge: queued' <<<"$status"; then break; fi
     sleep 0.2
   done
@@ -32,7 +33,7 @@ measure=(bias --model "$model" --samples 16 --schemes vrope)
 
 started=$(date +%s%N)
 slurm_local_start "$work/cluster" || exit 1
-echo "slurm_bias: one-node Slurm up in $(( ($(date +%s%N) - started) / 1000000 )) ms"
+echo "slurm_runs: one-node Slurm up in $(( ($(date +%s%N) - started) / 1000000 )) ms"
 
 "$ropescope" "${measure[@]}" --output "$work/one" 2>/dev/null || { echo "FAIL: the one-process run"; exit 1; }
 
@@ -42,7 +43,7 @@ t0=$(date +%s%N)
 check "--slurm 4 submits (exit 0)" [ $? -eq 0 ]
 check "the submission names both jobs" grep -q 'as Slurm job [0-9]*, and the merge as job [0-9]*' "$work/submit.txt"
 wait_for_run "$work/run"
-echo "slurm_bias: 4 shards and the merge in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+echo "slurm_runs: 4 shards and the merge in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
 check "status: all four shards done" grep -q 'done 4, running 0, pending 0, failed 0, missing 0' <<<"$status"
 check "status: merged" grep -q 'merge: done' <<<"$status"
 for f in bias_state.json bias.csv bias.json; do
@@ -71,7 +72,35 @@ check "a finished run has nothing to resume" grep -q 'nothing to resume' <<<"$ag
 skipped=$(SLURM_ARRAY_TASK_ID=1 bash "$work/killed/slurm_job.sh" 2>&1)
 check "a rerun shard whose state is complete is skipped" grep -q 'shard 1/4 is complete in .* already; skipped' <<<"$skipped"
 
-# 3. Bad requests: one line, exit 2, nothing submitted.
+# 3. An evaluation and a batch job through Slurm equal their one-process runs.
+"$ropescope" eval --model "$model" --samples 24 --scheme vrope --json --output "$work/eval_one.json" 2>/dev/null
+"$ropescope" eval --model "$model" --samples 24 --scheme vrope --slurm 3 --output "$work/eval_run" >/dev/null 2>&1
+"$ropescope" batch "$job" --output "$work/batch_one" >/dev/null 2>&1
+"$ropescope" batch "$job" --slurm 3 --output "$work/batch_run" >/dev/null 2>&1
+wait_for_run "$work/eval_run" eval
+check "eval: 3 shards merged" grep -q 'merge: done' <<<"$status"
+check "eval through Slurm equals one process bit for bit (eval.json)" cmp -s "$work/eval_one.json" "$work/eval_run/eval.json"
+wait_for_run "$work/batch_run" batch
+check "batch: 3 shards merged" grep -q 'merge: done' <<<"$status"
+# The same files; byte for byte where one process repeats itself byte for byte (two one-process runs
+# already differ in the PDF's date, in ptd.json's last bits, and the cones' antialiasing depends on what the
+# offscreen view drew before).
+files=$(cd "$work/batch_one" && find . -type f ! -name 'manifest*.json' | sort)
+check "batch through Slurm writes the same files as one process" [ "$files" = "$(cd "$work/batch_run" && find . -type f ! -name 'manifest*.json' ! -name slurm_job.sh ! -name sharded_run.json ! -path './logs/*' | sort)" ]
+compared=0 differ=0
+while IFS= read -r f; do
+  case "$f" in *.csv|*.svg|./attention/*|./sweep/ptd_*|./prior.png) ;; *) continue ;; esac
+  compared=$((compared + 1))
+  cmp -s "$work/batch_one/$f" "$work/batch_run/$f" || { differ=$((differ + 1)); echo "  differs: $f"; }
+done <<<"$files"
+check "batch through Slurm: $compared tables, charts and maps equal one process byte for byte" [ $compared -ge 8 -a $differ -eq 0 ]
+check "batch: the merged manifest lists every item" python3 -c '
+import json, sys
+one = json.load(open(sys.argv[1])); run = json.load(open(sys.argv[2]))
+sys.exit(not (run["complete"] and run["failed"] == 0 and [i["output"] for i in run["items"]] == [i["output"] for i in one["items"]]))' \
+  "$work/batch_one/manifest.json" "$work/batch_run/manifest.json"
+
+# 4. Bad requests: one line, exit 2, nothing submitted.
 bad() { # bad NAME EXPECTED-TEXT COMMAND...
   local name=$1 want=$2; shift 2
   local out rc
@@ -90,5 +119,5 @@ bad "--resume on a folder that is not a sharded run" "is not a sharded run" "$ro
 bad "--status on a folder that is not a sharded run" "is not a sharded run" "$ropescope" bias --status "$work/one"
 bad "--slurm-args setting the array" "set by RopeScope itself" "$ropescope" "${measure[@]}" --slurm 2 --slurm-args "--array=0-9" --output "$work/args"
 
-echo "slurm_bias: $failures failed"
+echo "slurm_runs: $failures failed"
 [ $failures -eq 0 ]

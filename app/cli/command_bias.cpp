@@ -109,45 +109,7 @@ void writeOutputs(const QString& folder, const model::BiasAccumulation& a)
 // A shard folder's bias_state.json, read as `bias --merge` reads it (bounded, checked); throws UsageError.
 model::BiasAccumulation readState(const QString& folder)
 {
-    const QString path = QDir(folder).filePath("bias_state.json");
-    QByteArray bytes;
-    try {
-        bytes = io::readInputFile(path, int64_t(1) << 30, "bias state");
-    } catch (const io::IoError& e) {
-        throw UsageError(e.what());
-    }
-    QJsonParseError error{};
-    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
-    if (!doc.isObject())
-        throw UsageError(path.toStdString() + ": not JSON (" + error.errorString().toStdString() + ")");
-    return runModelCommand([&] { return model::BiasAccumulation::fromJson(doc.object(), path); });
-}
-
-// Whether `a` holds exactly shard `shard` of `shards` of its stream: every sample k < total with
-// k mod shards = shard, and no other (the state of a finished `bias --shard shard/shards`).
-bool holdsShard(const model::BiasAccumulation& a, int shard, int shards)
-{
-    if (a.cells.empty() || a.total < 1)
-        return false;
-    const std::vector<model::BiasSampleStats>& samples = a.cell(0, 0, model::BiasMap::Question).samples;
-    const int64_t expected = a.total > shard ? (a.total - shard + shards - 1) / shards : 0;
-    if (static_cast<int64_t>(samples.size()) != expected)
-        return false;
-    for (const model::BiasSampleStats& s : samples)
-        if (s.sample < 0 || s.sample >= a.total || s.sample % shards != shard)
-            return false;
-    return true;
-}
-
-bool folderHoldsShard(const QString& folder, int shard, int shards)
-{
-    if (!QFileInfo(QDir(folder).filePath("bias_state.json")).isFile())
-        return false;
-    try {
-        return holdsShard(readState(folder), shard, shards);
-    } catch (const std::exception&) {
-        return false; // unreadable or foreign: not complete, so it is measured again
-    }
+    return runModelCommand([&] { return model::readBiasState(folder); });
 }
 
 ShardedCommand shardedBias();
@@ -235,7 +197,7 @@ ShardedCommand shardedBias()
                            QDir(output).filePath(QString("shards/") + cluster::kShardIndex), "--skip-complete"};
     };
     c.mergeArgs = [](const QString& output) { return QStringList{"bias", "--merge", "--output", output}; };
-    c.complete = [](const QString& output, int shard, int shards) { return folderHoldsShard(cluster::shardFolder(output, shard), shard, shards); };
+    c.complete = [](const QString& output, int shard, int shards) { return model::folderHoldsShard(cluster::shardFolder(output, shard), shard, shards); };
     c.merged = [](const QString& output, int) {
         if (!QFileInfo(QDir(output).filePath("bias_state.json")).isFile())
             return false;
@@ -342,7 +304,7 @@ int runBias(const QStringList& args)
     if (parser.isSet("skip-complete")) {
         const QStringList parts = parser.value("shard").split('/');
         const QString folder = parser.value("output");
-        if (folderHoldsShard(folder, parts[0].toInt(), parts[1].toInt()) && sameStream(readState(folder), setup.source)) {
+        if (model::folderHoldsShard(folder, parts[0].toInt(), parts[1].toInt()) && sameStream(readState(folder), setup.source)) {
             std::fprintf(stderr, "bias: shard %s is complete in %s already; skipped\n", qPrintable(parser.value("shard")), qPrintable(folder));
             return 0;
         }

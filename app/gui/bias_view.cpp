@@ -2,6 +2,8 @@
 
 #include "app/bias_report.h"
 #include "app/gui/file_dialogs.h"
+#include "core/cluster/sharded_run.h"
+#include "core/model/analysis/bias_state.h"
 #include "core/model/analysis/bias_samples.h"
 #include "core/model/engine/model_scheme.h"
 #include "core/model/engine/preprocess_config.h"
@@ -11,6 +13,7 @@
 
 #include <QComboBox>
 #include <QDir>
+#include <QFileInfo>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -25,6 +28,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
 #include <atomic>
 
 namespace ropescope::gui {
@@ -78,6 +82,10 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     export_->setObjectName("biasExport");
     export_->setEnabled(false);
     export_->setToolTip("bias.png/.svg/.pdf, bias.csv, bias.json and bias_state.json into a folder, as the CLI writes them");
+    open_ = new QPushButton("Open result...");
+    open_->setObjectName("biasOpen");
+    open_->setToolTip("A folder written by `ropescope bias` (its bias_state.json), or a `bias --slurm` run: its merged result, or "
+                      "where its shards stand");
     // Rows of their own, so the buttons keep their words beside the side column at 1280x720.
     samplesLabel_ = new QLabel("Samples");
     controls->addWidget(samplesLabel_);
@@ -91,6 +99,7 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     buttons->addWidget(cancel_);
     buttons->addWidget(export_);
     buttons->addStretch(1);
+    buttons->addWidget(open_);
     root->addLayout(buttons);
     progress_ = new QProgressBar;
     progress_->setObjectName("biasProgress");
@@ -135,6 +144,11 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
             QMessageBox::warning(this, "Export", e.what());
         }
     });
+    connect(open_, &QPushButton::clicked, this, [this] {
+        const QString folder = chooseFolder(this, "A bias result: a folder with bias_state.json, or a bias --slurm run");
+        if (!folder.isEmpty())
+            openResult(folder);
+    });
     connect(&d->watcher, &QFutureWatcher<std::shared_ptr<model::BiasAccumulation>>::finished, this, [this] {
         run_->setEnabled(true);
         cancel_->setEnabled(false);
@@ -142,7 +156,7 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
         const std::shared_ptr<model::BiasAccumulation> result = d->watcher.result();
         d->error = *d->workerError;
         if (result)
-            show(result);
+            showResult(result);
         else
             status_->setText(d->error);
         Q_EMIT finished();
@@ -297,7 +311,7 @@ void BiasView::start()
     }));
 }
 
-void BiasView::show(std::shared_ptr<model::BiasAccumulation> result)
+void BiasView::showResult(std::shared_ptr<model::BiasAccumulation> result)
 {
     d->result = std::move(result);
     const cli::BiasReport report = cli::biasReport(*d->result);
@@ -332,6 +346,49 @@ void BiasView::show(std::shared_ptr<model::BiasAccumulation> result)
                          .arg(a.sampleCount())
                          .arg(a.schemes.size())
                          .arg(a.layers.size()));
+}
+
+void BiasView::openResult(const QString& folder)
+{
+    if (busy())
+        return;
+    d->error.clear();
+    try {
+        if (QFileInfo(QDir(folder).filePath("bias_state.json")).isFile()) {
+            showResult(std::make_shared<model::BiasAccumulation>(model::readBiasState(folder)));
+            status_->setText(status_->text() + " - opened from " + folder);
+            return;
+        }
+        if (!cluster::isShardedRun(folder))
+            throw std::runtime_error(folder.toStdString() + " holds no bias result (bias_state.json) and is not a bias --slurm run");
+        const cluster::ShardedRun run = cluster::readRun(folder);
+        if (run.kind != "bias")
+            throw std::runtime_error(folder.toStdString() + " is a sharded " + run.kind.toStdString() + " run, not a bias measurement");
+        // The window reads the shard folders only (no squeue): queued shards show as missing.
+        const std::vector<cluster::ShardState> states = cluster::shardStates(
+            folder, run.shards, [&](int i) { return model::folderHoldsShard(cluster::shardFolder(folder, i), i, run.shards); }, {});
+        const auto count = [&](cluster::ShardState s) { return std::count(states.begin(), states.end(), s); };
+        const auto done = count(cluster::ShardState::Done);
+        if (done < run.shards) {
+            d->result.reset();
+            export_->setEnabled(false);
+            figure_->setPainter({});
+            table_->setRowCount(0);
+            status_->setText(QString("%1: %2 of %3 shards done, %4 failed, %5 not run or still queued; the merged figure comes when all are "
+                                     "done (`ropescope bias --status` says more, `--resume` reruns the missing)")
+                                 .arg(folder).arg(done).arg(run.shards).arg(count(cluster::ShardState::Failed)).arg(count(cluster::ShardState::Missing)));
+            return;
+        }
+        // Every shard is done but the merge job has not written the result (yet): merge here, as it would.
+        auto merged = std::make_shared<model::BiasAccumulation>(model::readBiasState(cluster::shardFolder(folder, 0)));
+        for (int i = 1; i < run.shards; ++i)
+            merged->merge(model::readBiasState(cluster::shardFolder(folder, i)));
+        showResult(merged);
+        status_->setText(status_->text() + QString(" - merged here from the %1 shards of %2 (its merge job has not written it)").arg(run.shards).arg(folder));
+    } catch (const std::exception& e) {
+        d->error = QString("Open: ") + e.what();
+        status_->setText(d->error);
+    }
 }
 
 void BiasView::exportTo(const QString& folder) const

@@ -43,6 +43,9 @@ public:
     bool busy() const;
     const model::BiasAccumulation* result() const; // the last finished measurement, or null
     QString error() const;                         // the last run's, shown in the view
+    // Shows a result on disk: a folder `ropescope bias` wrote (bias_state.json), or a `bias --slurm` run (its
+    // merged result, merged here when every shard is done, else where its shards stand). Errors go to the status.
+    void openResult(const QString& folder);
     // Writes the CLI's files into `folder`; throws std::runtime_error naming the file.
     void exportTo(const QString& folder) const;
 
@@ -50,7 +53,7 @@ Q_SIGNALS:
     void finished();
 
 private:
-    void show(std::shared_ptr<model::BiasAccumulation> result);
+    void showResult(std::shared_ptr<model::BiasAccumulation> result); // not show(): that is QWidget's
     struct Private;
     std::unique_ptr<Private> d;
     void updateSourceControls();
@@ -64,6 +67,7 @@ private:
     QPushButton* run_ = nullptr;
     QPushButton* cancel_ = nullptr;
     QPushButton* export_ = nullptr;
+    QPushButton* open_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QLabel* status_ = nullptr;
     views::ChartView* figure_ = nullptr;

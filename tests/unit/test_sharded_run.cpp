@@ -43,7 +43,7 @@ QString runScript(const QString& script, const QStringList& args, const QProcess
 
 class TestShardedRun : public QObject {
     Q_OBJECT
-private slots:
+private Q_SLOTS:
     void recordRoundTrips()
     {
         const ShardedRun run = sampleRun();

@@ -1,6 +1,11 @@
 #include "core/model/analysis/bias_state.h"
 
+#include "core/io/input_file.h"
+
+#include <QDir>
+#include <QFileInfo>
 #include <QJsonArray>
+#include <QJsonDocument>
 
 #include <algorithm>
 #include <cmath>
@@ -296,6 +301,47 @@ BiasAccumulation BiasAccumulation::fromJson(const QJsonObject& json, const QStri
             a.geometry[s].priorSpread.push_back(v.toDouble());
     }
     return a;
+}
+
+BiasAccumulation readBiasState(const QString& folder)
+{
+    const QString path = QDir(folder).filePath("bias_state.json");
+    QByteArray bytes;
+    try {
+        bytes = io::readInputFile(path, int64_t(1) << 30, "bias state");
+    } catch (const io::IoError& e) {
+        throw BadInputFile(e.what());
+    }
+    QJsonParseError error{};
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
+    if (!doc.isObject())
+        throw BadInputFile(path.toStdString() + ": not JSON (" + error.errorString().toStdString() + ")");
+    return BiasAccumulation::fromJson(doc.object(), path);
+}
+
+bool holdsShard(const BiasAccumulation& a, int shard, int shards)
+{
+    if (a.cells.empty() || a.total < 1 || shards < 1 || shard < 0 || shard >= shards)
+        return false;
+    const std::vector<BiasSampleStats>& samples = a.cell(0, 0, BiasMap::Question).samples;
+    const int64_t expected = a.total > shard ? (a.total - shard + shards - 1) / shards : 0;
+    if (static_cast<int64_t>(samples.size()) != expected)
+        return false;
+    for (const BiasSampleStats& s : samples)
+        if (s.sample < 0 || s.sample >= a.total || s.sample % shards != shard)
+            return false;
+    return true;
+}
+
+bool folderHoldsShard(const QString& folder, int shard, int shards)
+{
+    if (!QFileInfo(QDir(folder).filePath("bias_state.json")).isFile())
+        return false;
+    try {
+        return holdsShard(readBiasState(folder), shard, shards);
+    } catch (const std::exception&) {
+        return false; // unreadable or foreign: not complete, so it is measured again
+    }
 }
 
 } // namespace ropescope::model

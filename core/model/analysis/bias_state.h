@@ -79,4 +79,12 @@ struct BiasAccumulation {
     static BiasAccumulation fromJson(const QJsonObject& json, const QString& name); // throws ModelError naming `name`
 };
 
+// `folder`/bias_state.json, read bounded and checked (fromJson); throws BadInputFile naming the file.
+BiasAccumulation readBiasState(const QString& folder);
+// Whether `a` holds exactly shard `shard` of `shards` of its stream: every sample k < total with
+// k mod shards = shard, and no other (the state of a finished `bias --shard shard/shards`).
+bool holdsShard(const BiasAccumulation& a, int shard, int shards);
+// Whether `folder` holds such a state (false for a missing, unreadable or foreign one).
+bool folderHoldsShard(const QString& folder, int shard, int shards);
+
 } // namespace ropescope::model

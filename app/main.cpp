@@ -40,6 +40,7 @@ const Command kCommands[] = {
     {"eval", "accuracy per question type and grounding per layer on held-out samples", true, ropescope::cli::runEval},
     {"bias", "text->image attention averaged over many samples, per scheme and layer (--shard, --merge)", true, ropescope::cli::runBias},
     {"export-scheme", "write a built-in scheme with its parameters as a Python scheme file (numpy only)", false, ropescope::cli::runExportScheme},
+    {"check-positions", "check a training pipeline's position ids (a dump of its batches) against the model family's rule", true, ropescope::cli::runCheckPositions},
     {"tokenize", "encode text with a model's tokenizer.json (JSON arrays of ids)", false, ropescope::cli::runTokenize},
     {"bench", "timings: bench geometry | live | model | attention | bias [--json]", true, ropescope::cli::runBench},
 };

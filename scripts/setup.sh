@@ -14,6 +14,7 @@ packages=(
   cmake ninja-build g++ ccache pkg-config   # toolchain; ccache keeps rebuilds short
   qt6-base-dev qt6-svg-dev libqt6opengl6-dev   # Qt Core/Gui/Widgets/OpenGL(Widgets)/Test, SVG export
   libeigen3-dev                             # core/geometry
+  zlib1g-dev                                # .npz dumps (check-positions)
   python3-dev pybind11-dev python3-numpy    # Python schemes: the embedded interpreter (core/python)
   libtorch-dev libpcre2-dev                 # the VLM (LibTorch 1.13, CPU) and its tokenizer regex
   libvtk9-dev                               # 3-D scene (its Qt module is Qt5-only and is not used)

@@ -18,5 +18,6 @@ int runTrain(const QStringList& args);
 int runEval(const QStringList& args);
 int runBias(const QStringList& args);
 int runExportScheme(const QStringList& args);
+int runCheckPositions(const QStringList& args);
 
 } // namespace ropescope::cli

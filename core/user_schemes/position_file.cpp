@@ -3,6 +3,7 @@
 #include "core/geometry/errors.h"
 #include "core/geometry/position_table.h"
 #include "core/io/input_file.h"
+#include "core/io/npy.h"
 #include "core/model/engine/safetensors.h"
 #include "core/user_schemes/json_pull.h"
 
@@ -407,43 +408,16 @@ PositionFile fromArray(const QString& path, const std::string& sha, const std::s
 // NumPy's .npy: magic, version, a Python-literal header {'descr': '<f8', 'fortran_order': False, 'shape': (3, 15)}.
 PositionFile readNpy(const QString& path, const QByteArray& bytes, const std::string& sha)
 {
-    if (bytes.size() < 10 || !bytes.startsWith("\x93NUMPY"))
-        bad(path, "not a NumPy .npy file (no \\x93NUMPY magic)");
-    const int major = static_cast<uint8_t>(bytes[6]);
-    qint64 headerLength = 0, headerStart = 0;
-    if (major == 1) {
-        headerLength = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
-        headerStart = 10;
-    } else if ((major == 2 || major == 3) && bytes.size() >= 12) {
-        for (int k = 0; k < 4; ++k)
-            headerLength |= static_cast<qint64>(static_cast<uint8_t>(bytes[8 + k])) << (8 * k);
-        headerStart = 12;
-    } else {
-        bad(path, "NumPy format version " + std::to_string(major) + " is not supported");
+    io::NpyHeader h;
+    try {
+        h = io::parseNpyHeader(bytes, geometry::kMaxLayoutTokens);
+    } catch (const io::IoError& e) {
+        bad(path, e.what());
     }
-    if (headerLength > 65536 || headerStart + headerLength > bytes.size())
-        bad(path, "the .npy header runs past the end of the file");
-    const QString header = QString::fromLatin1(bytes.mid(headerStart, headerLength));
-    const auto descr = QRegularExpression(R"('descr'\s*:\s*'([<>|=])([fiu])(\d+)')").match(header);
-    const auto order = QRegularExpression(R"('fortran_order'\s*:\s*(True|False))").match(header);
-    const auto shapeMatch = QRegularExpression(R"('shape'\s*:\s*\(([^)]*)\))").match(header);
-    if (!descr.hasMatch() || !order.hasMatch() || !shapeMatch.hasMatch())
-        bad(path, "the .npy header lacks descr, fortran_order or shape");
-    if (descr.captured(1) == ">")
-        bad(path, "big-endian arrays are not supported");
-    if (order.captured(1) == "True")
-        bad(path, "Fortran-ordered arrays are not supported (save with np.ascontiguousarray)");
-    std::vector<long long> shape;
-    for (const QString& part : shapeMatch.captured(1).split(',', Qt::SkipEmptyParts)) {
-        bool ok = false;
-        const long long v = part.trimmed().toLongLong(&ok);
-        if (!ok || v < 0 || v > geometry::kMaxLayoutTokens)
-            bad(path, "the .npy shape (" + shapeMatch.captured(1).toStdString() + ") is not a small array's");
-        shape.push_back(v);
-    }
-    const std::string dtype = descr.captured(2).toStdString() + descr.captured(3).toStdString();
-    const qint64 dataStart = headerStart + headerLength;
-    return fromArray(path, sha, dtype, shape, reinterpret_cast<const uint8_t*>(bytes.constData() + dataStart), static_cast<size_t>(bytes.size() - dataStart));
+    if (h.dtype[0] == 'b')
+        bad(path, "a boolean .npy array is not a position table");
+    return fromArray(path, sha, h.dtype, h.shape, reinterpret_cast<const uint8_t*>(bytes.constData() + h.dataOffset),
+                     static_cast<size_t>(bytes.size() - h.dataOffset));
 }
 
 PositionFile readSafetensors(const QString& path, const QByteArray& bytes, const std::string& sha)

@@ -1,0 +1,65 @@
+#pragma once
+// `ropescope check-positions`: a training pipeline's position ids (a dump of its batches) against the rule of
+// the model family, sample by sample: where the first difference is, on which axis, in which segment, and
+// what kind of mistake its shape shows (1-D positions, temporal ids, a padding offset, rope_deltas).
+#include "core/model/engine/model_config.h"
+
+#include <QJsonObject>
+#include <QString>
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ropescope::model {
+
+// The families whose rule RopeScope holds (GLM-V and PaddleOCR-VL join with their engines).
+std::optional<Architecture> familyFromName(const QString& name); // qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5
+QString familyName(Architecture architecture);
+QString familyNames(); // "qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5"
+// The Hub's token ids and merge size for a family, for dumps checked without --model.
+ModelConfig familyConfig(Architecture architecture);
+
+// One tensor of a dump, as whole numbers (position ids, token ids, grids) or as reals (second_per_grid_ts).
+struct DumpTensor {
+    std::vector<int64_t> shape;
+    std::vector<int64_t> ints;   // when integral
+    std::vector<double> reals;   // always (ints as doubles too)
+    bool integral = true;
+    int64_t numel() const;
+};
+// One batch: tensors by name. Shapes are checked by checkBatch, not here.
+struct DumpBatch {
+    QString name; // the file, and the tensor-name prefix when one file holds several batches
+    std::map<std::string, DumpTensor> tensors;
+};
+
+enum class FaultKind { None, OneD, Temporal, Offset, RopeDeltas, Other };
+const char* faultKindName(FaultKind kind);  // "1-d", "temporal", "offset", "rope-deltas", "other"
+const char* faultKindWords(FaultKind kind); // one sentence for people
+
+struct SampleCheck {
+    QString batch;
+    int row = 0;                 // in the batch
+    int64_t tokens = 0;          // attended tokens
+    FaultKind kind = FaultKind::None;
+    QString detail;              // the shape of the difference, in words
+    int64_t firstToken = -1;     // index in the row (padding included) of the first differing position
+    int axis = -1;               // 0 t, 1 h, 2 w (3: the text row of a [4,B,L] table)
+    int64_t got = 0, expected = 0;
+    QString segment;             // "text", "image 0", "video 1 frame 3"
+    int64_t differing = 0;       // attended tokens with any axis different
+    // The sample's attended positions (3 x tokens, row-major), kept for the report's figures.
+    std::vector<int64_t> gotPositions, expectedPositions;
+    std::vector<QString> segments; // per attended token
+};
+
+// Checks every row of a batch against `config`'s rule. Throws BadInputFile naming the batch and the tensor for
+// missing keys, wrong shapes, ids or grids out of range: a dump that cannot be checked.
+std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const ModelConfig& config, bool keepPositions);
+
+QJsonObject sampleCheckJson(const SampleCheck& check);
+
+} // namespace ropescope::model

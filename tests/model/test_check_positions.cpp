@@ -1,0 +1,204 @@
+// check-positions against transformers' own position_ids (the shared fixtures, unmodified: every case
+// matches) and against copies made wrong in each way the issue names, each found and named by its kind:
+// 1-D positions, temporal ids (constant, or stepping by the wrong interval), a padding offset, rope_deltas.
+// A Qwen2.5-VL video case is written out by hand from the rule (tau = floor(t * second_per_grid * 2)).
+#include "core/model/analysis/position_dump.h"
+#include "core/model/engine/model_config.h"
+#include "core/model/engine/safetensors.h"
+
+#include <QDir>
+#include <QtTest>
+
+using namespace ropescope::model;
+
+namespace {
+
+const QString kFixtures = QString(ROPESCOPE_TEST_DATA) + "/fixtures/";
+
+// The fixture case as a pipeline would dump it: its inputs, and transformers' position_ids and rope_deltas.
+DumpBatch fixtureDump(const QString& family, const QString& suffix)
+{
+    DumpBatch a = readDumpBatch(kFixtures + family + "/inputs" + suffix + ".safetensors");
+    const DumpBatch e = readDumpBatch(kFixtures + family + "/expected" + suffix + ".safetensors");
+    a.tensors.erase("pixel_values");
+    a.tensors.erase("pixel_values_videos");
+    a.tensors["position_ids"] = e.tensors.at("position_ids");
+    a.tensors["rope_deltas"] = e.tensors.at("rope_deltas");
+    return a;
+}
+
+ModelConfig configOf(const QString& family)
+{
+    return loadModelConfig(kFixtures + family + "/config.json");
+}
+
+DumpTensor ints(std::vector<int64_t> shape, std::vector<int64_t> values)
+{
+    DumpTensor t;
+    t.shape = std::move(shape);
+    t.ints = std::move(values);
+    t.reals.assign(t.ints.begin(), t.ints.end());
+    return t;
+}
+
+int64_t& at(DumpTensor& pos, int axis, int64_t b, int64_t i)
+{
+    return pos.ints[static_cast<size_t>((axis * pos.shape[1] + b) * pos.shape[2] + i)];
+}
+
+// Qwen2.5-VL: text 3, <|vision_start|> ... a video of 2 temporal patches on a 4x4 patch grid (2x2 merged),
+// text 2 (ids 250 vision_start, 254 video, 251 vision_end as the fixture config). By hand: tau(t) =
+// floor(t * second_per_grid * tokens_per_second 2); with 0.5 s per grid t steps by 1; text after the video
+// resumes at max + 1.
+DumpBatch qwen25Video(double secondPerGrid, const std::vector<int64_t>& t, const std::vector<int64_t>& h, const std::vector<int64_t>& w)
+{
+    DumpBatch d;
+    d.name = "hand-written qwen2.5-vl video";
+    d.tensors["input_ids"] = ints({1, 14}, {10, 11, 250, 254, 254, 254, 254, 254, 254, 254, 254, 251, 12, 13});
+    d.tensors["attention_mask"] = ints({1, 14}, std::vector<int64_t>(14, 1));
+    d.tensors["video_grid_thw"] = ints({1, 3}, {2, 4, 4});
+    DumpTensor s;
+    s.shape = {1};
+    s.reals = {secondPerGrid};
+    s.ints = {0};
+    s.integral = false;
+    d.tensors["second_per_grid_ts"] = s;
+    std::vector<int64_t> all = t;
+    all.insert(all.end(), h.begin(), h.end());
+    all.insert(all.end(), w.begin(), w.end());
+    d.tensors["position_ids"] = ints({3, 1, 14}, all);
+    return d;
+}
+const std::vector<int64_t> kVideoH{0, 1, 2, 3, 3, 3, 4, 4, 3, 3, 4, 4, 5, 6}, kVideoW{0, 1, 2, 3, 3, 4, 3, 4, 3, 4, 3, 4, 5, 6};
+
+} // namespace
+
+class TestCheckPositions : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void unmodifiedFixturesMatch_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QString>("suffix");
+        for (const char* f : {"qwen2vl-tiny", "qwen25vl-tiny", "qwen3vl-tiny", "qwen35-tiny"})
+            for (const char* s : {"", "_mid", "_multi"})
+                QTest::newRow(qPrintable(QString(f) + s)) << QString(f) << QString(s);
+        QTest::newRow("qwen35-tiny_video") << QString("qwen35-tiny") << QString("_video");
+    }
+    void unmodifiedFixturesMatch()
+    {
+        QFETCH(QString, family);
+        QFETCH(QString, suffix);
+        const std::vector<SampleCheck> r = checkBatch(fixtureDump(family, suffix), configOf(family), false);
+        QCOMPARE(r.size(), size_t(1));
+        QVERIFY2(r[0].kind == FaultKind::None, qPrintable(r[0].detail + " " + r[0].segment));
+    }
+
+    void oneDimensionalPositionsAreNamed()
+    {
+        DumpBatch d = fixtureDump("qwen2vl-tiny", "_multi");
+        DumpTensor& pos = d.tensors["position_ids"];
+        for (int a = 0; a < 3; ++a)
+            for (int64_t i = 0; i < pos.shape[2]; ++i)
+                at(pos, a, 0, i) = i; // what a text-only pipeline gives every token
+        const SampleCheck c = checkBatch(d, configOf("qwen2vl-tiny"), false)[0];
+        QCOMPARE(c.kind, FaultKind::OneD);
+        QCOMPARE(c.segment, QString("image 0"));
+    }
+
+    // A left-padded batch whose positions counted the padding: two rows, the second padded by 3.
+    void paddingOffsetIsNamed()
+    {
+        const DumpBatch one = fixtureDump("qwen25vl-tiny", "");
+        const DumpTensor& ids = one.tensors.at("input_ids");
+        const DumpTensor& pos = one.tensors.at("position_ids");
+        const int64_t L = ids.shape[1], pad = 3, width = L + pad;
+        std::vector<int64_t> batchIds, mask, positions(static_cast<size_t>(3 * 2 * width), 1);
+        for (int64_t b = 0; b < 2; ++b)
+            for (int64_t i = 0; i < width; ++i) {
+                const bool padded = b == 1 && i < pad;
+                const int64_t src = b == 0 ? std::min(i, L - 1) : i - pad;
+                batchIds.push_back(padded ? 0 : ids.ints[static_cast<size_t>(src)]);
+                mask.push_back(padded || (b == 0 && i >= L) ? 0 : 1);
+                for (int a = 0; a < 3; ++a)
+                    if (!padded && !(b == 0 && i >= L))
+                        positions[static_cast<size_t>((a * 2 + b) * width + i)] = pos.ints[static_cast<size_t>(a * L + src)] + (b == 1 ? pad : 0);
+            }
+        DumpBatch d;
+        d.name = "padded";
+        d.tensors["input_ids"] = ints({2, width}, batchIds);
+        d.tensors["attention_mask"] = ints({2, width}, mask);
+        d.tensors["position_ids"] = ints({3, 2, width}, positions);
+        d.tensors["image_grid_thw"] = ints({2, 3}, {1, 4, 6, 1, 4, 6});
+        const std::vector<SampleCheck> r = checkBatch(d, configOf("qwen25vl-tiny"), false);
+        QCOMPARE(r[0].kind, FaultKind::None); // the right-padded row is right
+        QCOMPARE(r[1].kind, FaultKind::Offset);
+        QCOMPARE(r[1].firstToken, pad);
+        QVERIFY2(r[1].detail.contains("3 above"), qPrintable(r[1].detail));
+    }
+
+    void ropeDeltasAreChecked()
+    {
+        DumpBatch d = fixtureDump("qwen3vl-tiny", "_mid");
+        d.tensors["rope_deltas"].ints[0] += 1;
+        const SampleCheck c = checkBatch(d, configOf("qwen3vl-tiny"), false)[0];
+        QCOMPARE(c.kind, FaultKind::RopeDeltas);
+        QCOMPARE(c.got, c.expected + 1);
+    }
+
+    void qwen25TemporalIds()
+    {
+        const ModelConfig config = configOf("qwen25vl-tiny");
+        // By hand, 0.5 s per grid: frame 0 at t 3, frame 1 at t 4; the text after at 7, 8 (max 6 + 1).
+        const std::vector<int64_t> right{0, 1, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 6, 7};
+        const std::vector<int64_t> h{0, 1, 2, 3, 3, 4, 4, 3, 3, 4, 4, 5, 6, 7}, w{0, 1, 2, 3, 4, 3, 4, 3, 4, 3, 4, 5, 6, 7};
+        QCOMPARE(checkBatch(qwen25Video(0.5, right, h, w), config, false)[0].kind, FaultKind::None);
+        // second_per_grid_ts truncated to 0 (transformers #48669): t constant within the video.
+        const std::vector<int64_t> truncated{0, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 5, 6, 7};
+        const SampleCheck c = checkBatch(qwen25Video(0.5, truncated, h, w), config, false)[0];
+        QCOMPARE(c.kind, FaultKind::Temporal);
+        QCOMPARE(c.segment, QString("video 0"));
+        QVERIFY2(c.detail.contains("t is constant within video 0; the rule steps it by 1"), qPrintable(c.detail));
+        // 2 s per grid: the rule steps by floor(2 * 2) = 4; a pipeline stepping by 1 (Qwen2-VL's rule) is named.
+        const std::vector<int64_t> h2{0, 1, 2, 3, 3, 4, 4, 3, 3, 4, 4, 8, 9, 10}, w2{0, 1, 2, 3, 4, 3, 4, 3, 4, 3, 4, 8, 9, 10};
+        const std::vector<int64_t> byFour{0, 1, 2, 3, 3, 3, 3, 7, 7, 7, 7, 8, 9, 10};
+        QCOMPARE(checkBatch(qwen25Video(2.0, byFour, h2, w2), config, false)[0].kind, FaultKind::None);
+        const std::vector<int64_t> byOne{0, 1, 2, 3, 3, 3, 3, 4, 4, 4, 4, 8, 9, 10};
+        const SampleCheck s = checkBatch(qwen25Video(2.0, byOne, h2, w2), config, false)[0];
+        QCOMPARE(s.kind, FaultKind::Temporal);
+        QVERIFY2(s.detail.contains("t steps by 1 a frame in video 0; the rule steps it by 4"), qPrintable(s.detail));
+    }
+
+    void badDumpsAreRefused_data()
+    {
+        QTest::addColumn<QString>("what");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no position_ids") << "drop position_ids" << "no 'position_ids'";
+        QTest::newRow("wrong shape") << "shape" << "'position_ids' must be [3, B, L] or [4, B, L]";
+        QTest::newRow("grid rows left") << "extra grid" << "more rows than the batch's token runs";
+        QTest::newRow("fractional ids") << "fraction" << "'input_ids' holds numbers that are not whole";
+    }
+    void badDumpsAreRefused()
+    {
+        QFETCH(QString, what);
+        QFETCH(QString, message);
+        DumpBatch d = fixtureDump("qwen2vl-tiny", "");
+        if (what == "drop position_ids")
+            d.tensors.erase("position_ids");
+        else if (what == "shape")
+            d.tensors["position_ids"].shape = {1, 3, d.tensors["position_ids"].shape[2]};
+        else if (what == "extra grid")
+            d.tensors["image_grid_thw"] = ints({2, 3}, {1, 4, 6, 1, 4, 6});
+        else
+            d.tensors["input_ids"].integral = false;
+        try {
+            checkBatch(d, configOf("qwen2vl-tiny"), false);
+            QFAIL("accepted");
+        } catch (const BadInputFile& e) {
+            QVERIFY2(QString(e.what()).contains(message), e.what());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCheckPositions)
+#include "test_check_positions.moc"

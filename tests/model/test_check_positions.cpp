@@ -175,7 +175,7 @@ private Q_SLOTS:
         QTest::addColumn<QString>("message");
         QTest::newRow("no position_ids") << "drop position_ids" << "no 'position_ids'";
         QTest::newRow("wrong shape") << "shape" << "'position_ids' must be [3, B, L] or [4, B, L]";
-        QTest::newRow("grid rows left") << "extra grid" << "more rows than the batch's token runs";
+        QTest::newRow("grid rows left") << "extra grid" << "but input_ids has 1 image and 0 video token runs";
         QTest::newRow("fractional ids") << "fraction" << "'input_ids' holds numbers that are not whole";
     }
     void badDumpsAreRefused()

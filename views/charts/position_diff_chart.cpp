@@ -2,6 +2,7 @@
 
 #include "views/charts/chart_text.h"
 
+#include <QFont>
 #include <QPainter>
 
 #include <algorithm>
@@ -63,9 +64,12 @@ void paintPositionDiffChart(QPainter& p, const QRectF& area, const PositionDiffC
     const double gap = 16, left = 64, legend = 28;
     const double width = (plot.width() - left - gap - 12) / 2, height = (plot.height() - legend - 2 * gap - 24) / 3;
     p.setPen(chart::kInk);
-    chart::setFont(p, area, 1.0, true);
-    p.drawText(QRectF(plot.left() + left, plot.top(), width, 20), Qt::AlignCenter, "the pipeline's positions");
-    p.drawText(QRectF(plot.left() + left + width + gap, plot.top(), width, 20), Qt::AlignCenter, "the family's rule");
+    QFont header = p.font();
+    header.setBold(true);
+    header.setPixelSize(std::max(10, static_cast<int>(area.height() * 0.022)));
+    p.setFont(header);
+    p.drawText(QRectF(plot.left() + left, plot.top(), width, 22), Qt::AlignCenter, "the pipeline's positions");
+    p.drawText(QRectF(plot.left() + left + width + gap, plot.top(), width, 22), Qt::AlignCenter, "the family's rule");
     for (int a = 0; a < 3; ++a) {
         const size_t from = static_cast<size_t>(a * c.tokens), to = from + static_cast<size_t>(c.tokens);
         int64_t low = 0, high = 1;
@@ -81,7 +85,10 @@ void paintPositionDiffChart(QPainter& p, const QRectF& area, const PositionDiffC
     }
     // Legend: what the shades and the red dots mean.
     const double y0 = plot.bottom() - legend + 6;
-    chart::setFont(p, area, 0.8);
+    QFont small = p.font();
+    small.setBold(false);
+    small.setPixelSize(std::max(9, static_cast<int>(area.height() * 0.016)));
+    p.setFont(small);
     double x0 = plot.left() + left;
     const auto swatch = [&](const QColor& colour, const QString& text, bool dot) {
         p.setPen(dot ? Qt::NoPen : QPen(chart::kInk, 0.5));

@@ -338,7 +338,10 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const ModelConfig& c
         out.push_back(std::move(c));
     }
     if (nextImage != images.size() || nextVideo != videos.size())
-        bad(batch, "image_grid_thw / video_grid_thw have more rows than the batch's token runs");
+        bad(batch, QString("image_grid_thw has %1 rows and video_grid_thw %2, but input_ids has %3 image and %4 video token runs (image id %5, "
+                           "video id %6): another family's token ids? --model DIR reads the model's own")
+                       .arg(images.size()).arg(videos.size()).arg(nextImage).arg(nextVideo).arg(config.imageToken).arg(config.videoToken)
+                       .toStdString());
     return out;
 }
 

@@ -1,5 +1,6 @@
 #include "app/cli/bench_attention.h"
 #include "app/cli/bench_bias.h"
+#include "app/cli/bench_positions.h"
 #include "app/cli/bench_model.h"
 #include "app/cli/bench_timing.h"
 #include "app/cli/cli_error.h"
@@ -308,7 +309,7 @@ int benchLive(const QCommandLineParser& parser)
 int runBench(const QStringList& args)
 {
     QCommandLineParser parser;
-    parser.addPositionalArgument("suite", "geometry, live, model, attention or bias");
+    parser.addPositionalArgument("suite", "geometry, live, model, attention, bias or positions");
     parser.addOptions({
         {"json", "Print JSON rows (layout, stage, min_ms, median_ms) instead of a table."},
         {"scheme", "Scheme to time (geometry, live; default circle): a built-in or a Python scheme file (live sweeps its first parameter).", "S"},
@@ -320,7 +321,7 @@ int runBench(const QStringList& args)
     parseOrThrow(parser, args, true);
     const QStringList suites = parser.positionalArguments();
     if (suites.size() != 1)
-        throw UsageError("expected one suite: ropescope bench geometry|live|model|attention|bias [--json]");
+        throw UsageError("expected one suite: ropescope bench geometry|live|model|attention|bias|positions [--json]");
     if (suites.first() == "geometry")
         return benchGeometry(parser);
     if (suites.first() == "live")
@@ -331,7 +332,9 @@ int runBench(const QStringList& args)
         return benchAttention(parser);
     if (suites.first() == "bias")
         return benchBias(parser);
-    throw UsageError("unknown suite '" + suites.first().toStdString() + "' (available: geometry, live, model, attention, bias)");
+    if (suites.first() == "positions")
+        return benchPositions(parser);
+    throw UsageError("unknown suite '" + suites.first().toStdString() + "' (available: geometry, live, model, attention, bias, positions)");
 }
 
 } // namespace ropescope::cli

@@ -21,7 +21,7 @@ const QString kModel = QString(ROPESCOPE_TEST_DATA) + "/../../resources/models/m
 
 bool measure(const QStringList& extra, const QString& output)
 {
-    const RopescopeRun r = runRopescope(QStringList{"bias", "--model", kModel, "--samples", "9", "--schemes", "vrope", "--output", output} + extra, false);
+    const RopescopeRun r = runRopescope(QStringList{"bias", "--model", kModel, "--samples", "9", "--schemes", "vrope", "--output", output} + extra);
     if (r.exitCode != 0)
         qWarning("%s", r.err.constData());
     return r.exitCode == 0;

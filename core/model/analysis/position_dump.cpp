@@ -7,6 +7,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonArray>
 
 #include <cmath>
 #include <cstring>
@@ -157,6 +158,52 @@ DumpBatch readDumpBatch(const QString& file)
         throw BadInputFile(e.what());
     }
     return file.endsWith(".npz") ? readNpzBatch(file, bytes) : readSafetensorsBatch(file, bytes);
+}
+
+DumpCheck checkDump(const QString& dump, const ModelConfig& config, int keepPositionsFor, const std::function<void(int64_t, int64_t)>& progress,
+                    const std::function<bool()>& cancelled)
+{
+    DumpCheck result;
+    const std::vector<QString> files = dumpFiles(dump);
+    for (const QString& file : files) {
+        if (cancelled && cancelled()) {
+            result.cancelled = true;
+            break;
+        }
+        for (SampleCheck& c : checkBatch(readDumpBatch(file), config, keepPositionsFor > 0)) {
+            ++result.samples;
+            if (c.kind == FaultKind::None)
+                continue;
+            ++result.kinds[faultKindName(c.kind)];
+            if (static_cast<int>(result.differing.size()) >= keepPositionsFor) { // only the figures need the positions
+                c.gotPositions.clear();
+                c.expectedPositions.clear();
+                c.segments.clear();
+            }
+            result.differing.push_back(std::move(c));
+        }
+        ++result.batches;
+        if (progress)
+            progress(result.batches, static_cast<int64_t>(files.size()));
+    }
+    return result;
+}
+
+QJsonObject dumpCheckJson(const DumpCheck& check, const QString& family, const QString& dump)
+{
+    QJsonObject kinds;
+    for (const auto& [k, n] : check.kinds)
+        kinds[QString::fromStdString(k)] = n;
+    QJsonArray samples;
+    for (const SampleCheck& c : check.differing)
+        samples.append(sampleCheckJson(c));
+    return QJsonObject{{"family", family},
+                       {"dump", dump},
+                       {"batches", static_cast<double>(check.batches)},
+                       {"samples", static_cast<double>(check.samples)},
+                       {"differing", static_cast<double>(check.differing.size())},
+                       {"kinds", kinds},
+                       {"differing_samples", samples}};
 }
 
 } // namespace ropescope::model

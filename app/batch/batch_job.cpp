@@ -13,7 +13,7 @@
 namespace ropescope::batch {
 namespace {
 
-const QStringList kTypes{"cone", "ptd-chart", "profile-chart", "prior-heatmap", "table", "ptd", "freqs", "attention", "bias"};
+const QStringList kTypes{"cone", "ptd-chart", "profile-chart", "prior-heatmap", "table", "ptd", "freqs", "attention", "bias", "check-positions"};
 
 QString valueText(const QJsonValue& v)
 {

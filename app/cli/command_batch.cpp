@@ -2,6 +2,7 @@
 #include "app/cli/attend_schemes.h"
 #include "app/cli/batch_shards.h"
 #include "app/cli/bias_run.h"
+#include "app/cli/check_positions_report.h"
 #include "app/cli/cli_error.h"
 #include "app/cli/commands.h"
 #include "app/cli/figure_options.h"
@@ -12,6 +13,7 @@
 #include "core/geometry/errors.h"
 #include "core/io/atomic_file.h"
 #include "core/io/position_table_io.h"
+#include "core/model/analysis/position_dump.h"
 #include "core/user_schemes/python_scheme.h"
 #include "views/charts/chart_export.h"
 #include "views/charts/readout_charts.h"
@@ -44,6 +46,8 @@ public:
             return attention(item);
         if (item.type == "bias")
             return bias(item);
+        if (item.type == "check-positions")
+            return checkPositions(item);
         QCommandLineParser parser;
         addGeometryOptions(parser);
         addFigureOptions(parser);
@@ -194,6 +198,33 @@ private:
             if (figure)
                 return report.figure(figureFormatFor(out));
             return out.endsWith(".csv") ? report.csv : QJsonDocument(report.json).toJson();
+        });
+    }
+
+    // {"type": "check-positions", "dump": "DIR or FILE", "family": "qwen2.5-vl" | "model": "DIR"}: report.json's
+    // content (.json), or the first differing sample's figure (.png/.svg/.pdf).
+    static QByteArray checkPositions(const batch::BatchItem& item)
+    {
+        QCommandLineParser parser;
+        addGeometryOptions(parser); // a job's defaults (layout, scheme) do not apply here
+        addPositionRuleOptions(parser);
+        parser.addOption({"dump", "", "PATH"});
+        parseOrThrow(parser, QStringList{"batch"} + item.flags);
+        if (!parser.isSet("dump"))
+            throw UsageError("check-positions items need \"dump\": a dump file or folder");
+        const QString out = item.output.toLower();
+        const bool figure = out.endsWith(".png") || out.endsWith(".svg") || out.endsWith(".pdf");
+        if (!figure && !out.endsWith(".json"))
+            throw UsageError("check-positions items write the report (.json) or the first differing sample's figure (.png/.svg/.pdf)");
+        QString family;
+        const model::ModelConfig config = positionRuleFrom(parser, &family);
+        return runModelCommand([&] {
+            const model::DumpCheck check = model::checkDump(parser.value("dump"), config, figure ? 1 : 0);
+            if (!figure)
+                return QJsonDocument(model::dumpCheckJson(check, family, parser.value("dump"))).toJson();
+            if (check.differing.empty())
+                throw UsageError("every sample matches " + family.toStdString() + "'s rule: there is no differing sample to draw (write .json)");
+            return positionCheckFigure(check.differing.front(), figureFormatFor(out));
         });
     }
 

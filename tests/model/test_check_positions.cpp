@@ -6,8 +6,17 @@
 #include "core/model/engine/model_config.h"
 #include "core/model/engine/safetensors.h"
 
+#include "tests/support/run_ropescope.h"
+
 #include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
 #include <QtTest>
+
+#include <cstring>
 
 using namespace ropescope::model;
 
@@ -69,6 +78,19 @@ DumpBatch qwen25Video(double secondPerGrid, const std::vector<int64_t>& t, const
     d.tensors["position_ids"] = ints({3, 1, 14}, all);
     return d;
 }
+// The batch as a safetensors file, as safetensors' save_file writes a pipeline's dump.
+bool writeDump(const QString& path, const DumpBatch& d)
+{
+    SafeTensorsWriter w;
+    for (const auto& [name, t] : d.tensors) {
+        if (!t.integral)
+            continue;
+        w.add(name, DType::I64, t.shape, t.ints.data(), t.ints.size() * sizeof(int64_t));
+    }
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(w.bytes()) > 0;
+}
+
 const std::vector<int64_t> kVideoH{0, 1, 2, 3, 3, 3, 4, 4, 3, 3, 4, 4, 5, 6}, kVideoW{0, 1, 2, 3, 3, 4, 3, 4, 3, 4, 3, 4, 5, 6};
 
 } // namespace
@@ -167,6 +189,55 @@ private Q_SLOTS:
         const SampleCheck s = checkBatch(qwen25Video(2.0, byOne, h2, w2), config, false)[0];
         QCOMPARE(s.kind, FaultKind::Temporal);
         QVERIFY2(s.detail.contains("t steps by 1 a frame in video 0; the rule steps it by 4"), qPrintable(s.detail));
+    }
+
+    // The command itself: exit 0 / 1 / 2, the kind in its words, the report and its figures, a batch item.
+    void commandLineAndBatch()
+    {
+        QTemporaryDir dir;
+        const QString model = kFixtures + "qwen2vl-tiny";
+        QVERIFY(QDir().mkpath(dir.filePath("dump")));
+        QVERIFY(writeDump(dir.filePath("dump/b0.safetensors"), fixtureDump("qwen2vl-tiny", "")));
+        DumpBatch wrong = fixtureDump("qwen2vl-tiny", "_multi");
+        for (int a = 0; a < 3; ++a)
+            for (int64_t i = 0; i < wrong.tensors["position_ids"].shape[2]; ++i)
+                at(wrong.tensors["position_ids"], a, 0, i) = i;
+        QVERIFY(writeDump(dir.filePath("dump/b1.safetensors"), wrong));
+
+        const RopescopeRun good = runRopescope({"check-positions", dir.filePath("dump/b0.safetensors"), "--model", model}, false);
+        QCOMPARE(good.exitCode, 0);
+        QVERIFY2(good.out.contains("summary: 1 checked, 0 differ"), good.out.constData());
+        const RopescopeRun both = runRopescope({"check-positions", dir.filePath("dump"), "--model", model, "--report", dir.filePath("report")}, false);
+        QCOMPARE(both.exitCode, 1);
+        QVERIFY2(both.out.contains("b1.safetensors row 0: 1-d") && both.out.contains("summary: 2 checked, 1 differ: 1-d 1"), both.out.constData());
+        QFile report(dir.filePath("report/report.json"));
+        QVERIFY(report.open(QIODevice::ReadOnly));
+        const QJsonObject json = QJsonDocument::fromJson(report.readAll()).object();
+        QCOMPARE(json["samples"].toInt(), 2);
+        QCOMPARE(json["differing_samples"].toArray().first().toObject()["kind"].toString(), QString("1-d"));
+        for (const char* ext : {"png", "svg", "pdf"})
+            QVERIFY2(QFileInfo(dir.filePath(QString("report/sample_0_b1_row0.") + ext)).size() > 1000, ext);
+
+        QFile truncated(dir.filePath("cut.safetensors"));
+        QVERIFY(truncated.open(QIODevice::WriteOnly));
+        QFile whole(dir.filePath("dump/b0.safetensors"));
+        QVERIFY(whole.open(QIODevice::ReadOnly));
+        truncated.write(whole.readAll().chopped(9));
+        truncated.close();
+        const RopescopeRun cut = runRopescope({"check-positions", dir.filePath("cut.safetensors"), "--model", model}, false);
+        QCOMPARE(cut.exitCode, 2);
+        QCOMPARE(cut.err.count('\n'), 1);
+        QCOMPARE(runRopescope({"check-positions", dir.filePath("dump"), "--family", "qwen9"}, false).exitCode, 2);
+
+        QFile job(dir.filePath("job.json"));
+        QVERIFY(job.open(QIODevice::WriteOnly));
+        job.write(QJsonDocument(QJsonObject{{"items", QJsonArray{QJsonObject{{"type", "check-positions"}, {"dump", dir.filePath("dump")}, {"model", model},
+                                                                            {"output", "check.json"}}}}}).toJson());
+        job.close();
+        QCOMPARE(runRopescope({"batch", dir.filePath("job.json"), "--output", dir.filePath("out")}, false).exitCode, 0);
+        QFile item(dir.filePath("out/check.json"));
+        QVERIFY(item.open(QIODevice::ReadOnly));
+        QCOMPARE(QJsonDocument::fromJson(item.readAll()).object()["kinds"].toObject()["1-d"].toInt(), 1);
     }
 
     void badDumpsAreRefused_data()

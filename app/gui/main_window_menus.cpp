@@ -1,5 +1,6 @@
 // MainWindow's menus, toolbar and export dialogs (the window itself: main_window.cpp).
 #include "app/gui/attention_panel.h"
+#include "app/gui/check_positions_dialog.h"
 #include "app/gui/figure_export.h"
 #include "app/gui/file_dialogs.h"
 #include "app/gui/help_menu.h"
@@ -64,6 +65,16 @@ void MainWindow::buildMenus()
     });
     file->addAction("Open &Python scheme...", this, [this] { openSchemeFile({}, "python"); });
     file->addAction("Open position &table...", this, [this] { openSchemeFile({}, "positions"); });
+    file->addAction("&Check position ids...", this, [this] {
+        // One dialog, kept: its last dump and result are there when it is opened again.
+        auto* dialog = findChild<CheckPositionsDialog*>("checkPositionsDialog");
+        if (!dialog) {
+            dialog = new CheckPositionsDialog(this);
+            connect(dialog, &CheckPositionsDialog::openPositionTable, this, [this](const QString& path) { openSchemeFile(path, "positions"); });
+        }
+        dialog->show();
+        dialog->raise();
+    });
     file->addAction("&Save session as...", QKeySequence::Save, this, [this] {
         QString path = chooseSaveFile(this, "Save session", "session.ropescope.json", "RopeScope sessions (*.ropescope.json)");
         if (path.isEmpty())

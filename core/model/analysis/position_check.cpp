@@ -1,5 +1,6 @@
 #include "core/model/analysis/position_check.h"
 
+#include "core/geometry/layout.h"
 #include "core/geometry/position_table.h"
 #include "core/geometry/scheme.h"
 #include "core/model/engine/safetensors.h"
@@ -330,6 +331,8 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const ModelConfig& c
                 c.detail = QString("rope_deltas %1, the positions give %2").arg(got).arg(expectedDelta);
             }
         }
+        if (keepPositions)
+            c.layout = table.layout.toString();
         if (!keepPositions) {
             c.gotPositions.clear();
             c.expectedPositions.clear();
@@ -343,6 +346,20 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const ModelConfig& c
                        .arg(images.size()).arg(videos.size()).arg(nextImage).arg(nextVideo).arg(config.imageToken).arg(config.videoToken)
                        .toStdString());
     return out;
+}
+
+geometry::PositionTable pipelineTable(const SampleCheck& c)
+{
+    geometry::PositionTable t = geometry::tokenMetadata(geometry::parseLayout(c.layout));
+    if (static_cast<int64_t>(t.size()) != c.tokens || static_cast<int64_t>(c.gotPositions.size()) != 3 * c.tokens)
+        throw ModelError("the sample's positions were not kept");
+    t.customScheme = "pipeline";
+    t.customComponents = {"t", "h", "w"};
+    t.positions.resize(c.tokens, 3);
+    for (int a = 0; a < 3; ++a)
+        for (int64_t k = 0; k < c.tokens; ++k)
+            t.positions(k, a) = static_cast<double>(c.gotPositions[static_cast<size_t>(a * c.tokens + k)]);
+    return t;
 }
 
 QJsonObject sampleCheckJson(const SampleCheck& c)

@@ -2,6 +2,7 @@
 // `ropescope check-positions`: a training pipeline's position ids (a dump of its batches) against the rule of
 // the model family, sample by sample: where the first difference is, on which axis, in which segment, and
 // what kind of mistake its shape shows (1-D positions, temporal ids, a padding offset, rope_deltas).
+#include "core/geometry/position_table.h"
 #include "core/model/engine/model_config.h"
 
 #include <QJsonObject>
@@ -54,7 +55,11 @@ struct SampleCheck {
     // The sample's attended positions (3 x tokens, row-major), kept for the report's figures.
     std::vector<int64_t> gotPositions, expectedPositions;
     std::vector<QString> segments; // per attended token
+    std::string layout;            // the rule's layout of the attended tokens ("text:4,image:2x3,text:6")
 };
+// The pipeline's positions of a kept sample as a position table (the layout's metadata, its got positions,
+// named "pipeline"), for the explorer and `positions` files.
+geometry::PositionTable pipelineTable(const SampleCheck& check);
 
 // Checks every row of a batch against `config`'s rule. Throws BadInputFile naming the batch and the tensor for
 // missing keys, wrong shapes, ids or grids out of range: a dump that cannot be checked.

@@ -29,6 +29,7 @@ seeds() {
     session) find resources tests/data -name '*.ropescope.json' ;;
     position_file) find tests/data/fuzz_seeds/position_file -type f 2>/dev/null ;;
     bias_state) find tests/data/fuzz_seeds/bias_state -type f 2>/dev/null ;;
+    npz) find tests/data/fuzz_seeds/npz -type f 2>/dev/null ;;
   esac
 }
 

@@ -59,22 +59,7 @@ bool batchShardComplete(const QString& output, int shard, int shards, const QStr
 
 int mergeBatchShards(const QString& output)
 {
-    cluster::ShardedRun run;
-    try {
-        run = cluster::readRun(output);
-    } catch (const cluster::RunError& e) {
-        throw UsageError(e.what());
-    }
-    if (run.kind != "batch")
-        throw UsageError(output.toStdString() + " is a sharded " + run.kind.toStdString() + " run, not batch");
-    const ShardedCommand command = shardedBatch();
-    if (const std::vector<int> missing = incompleteShards(output, run.shards, command); !missing.empty())
-        throw Failure(QString("--merge: shard%1 %2 of %3 %4 not complete (no manifest.shard-<i>-of-%3.json with every item written); "
-                              "`ropescope batch --resume %5` reruns %6")
-                          .arg(missing.size() > 1 ? "s" : "", cluster::listShards(missing))
-                          .arg(run.shards)
-                          .arg(missing.size() > 1 ? "are" : "is", cluster::shellQuote(output), missing.size() > 1 ? "them" : "it")
-                          .toStdString());
+    const cluster::ShardedRun run = runToMerge(output, shardedBatch(), "no manifest.shard-<i>-of-<n>.json with every item written");
     QJsonArray items;
     QString job;
     for (int i = 0; i < run.shards; ++i) {

@@ -128,21 +128,7 @@ int runMerge(const QCommandLineParser& parser)
     QStringList folders = parser.positionalArguments();
     // A --slurm run's own merge: its shards, all of them complete.
     if (folders.isEmpty() && cluster::isShardedRun(parser.value("output"))) {
-        const ShardedCommand command = shardedBias();
-        cluster::ShardedRun run;
-        try {
-            run = cluster::readRun(parser.value("output"));
-        } catch (const cluster::RunError& e) {
-            throw UsageError(e.what());
-        }
-        if (run.kind != "bias")
-            throw UsageError(parser.value("output").toStdString() + " is a sharded " + run.kind.toStdString() + " run, not bias");
-        if (const std::vector<int> missing = incompleteShards(parser.value("output"), run.shards, command); !missing.empty())
-            throw Failure(QString("--merge: shard%1 %2 of %3 %4 not complete (no whole bias_state.json in shards/<i>); "
-                                  "`ropescope bias --resume %5` reruns %6")
-                              .arg(missing.size() > 1 ? "s" : "", cluster::listShards(missing)).arg(run.shards)
-                              .arg(missing.size() > 1 ? "are" : "is", cluster::shellQuote(parser.value("output")), missing.size() > 1 ? "them" : "it")
-                              .toStdString());
+        const cluster::ShardedRun run = runToMerge(parser.value("output"), shardedBias(), "no whole bias_state.json in shards/<i>");
         for (int i = 0; i < run.shards; ++i)
             folders << cluster::shardFolder(parser.value("output"), i);
     }

@@ -217,21 +217,7 @@ int mergeEval(const QCommandLineParser& parser)
     const QString output = parser.value("output");
     const bool ofRun = states.isEmpty() && cluster::isShardedRun(output);
     if (ofRun) {
-        cluster::ShardedRun run;
-        try {
-            run = cluster::readRun(output);
-        } catch (const cluster::RunError& e) {
-            throw UsageError(e.what());
-        }
-        if (run.kind != "eval")
-            throw UsageError(output.toStdString() + " is a sharded " + run.kind.toStdString() + " run, not eval");
-        if (const std::vector<int> missing = incompleteShards(output, run.shards, shardedEval()); !missing.empty())
-            throw Failure(QString("--merge: shard%1 %2 of %3 %4 not complete (no whole eval_state.json in shards/<i>); "
-                                  "`ropescope eval --resume %5` reruns %6")
-                              .arg(missing.size() > 1 ? "s" : "", cluster::listShards(missing))
-                              .arg(run.shards)
-                              .arg(missing.size() > 1 ? "are" : "is", cluster::shellQuote(output), missing.size() > 1 ? "them" : "it")
-                              .toStdString());
+        const cluster::ShardedRun run = runToMerge(output, shardedEval(), "no whole eval_state.json in shards/<i>");
         for (int i = 0; i < run.shards; ++i)
             states << QDir(cluster::shardFolder(output, i)).filePath("eval_state.json");
     } else if (states.size() < 2) {

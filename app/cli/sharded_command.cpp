@@ -326,4 +326,16 @@ std::vector<int> incompleteShards(const QString& output, int shards, const Shard
     return missing;
 }
 
+cluster::ShardedRun runToMerge(const QString& output, const ShardedCommand& command, const QString& complete)
+{
+    const cluster::ShardedRun run = readRunOrThrow(output, command);
+    if (const std::vector<int> missing = incompleteShards(output, run.shards, command); !missing.empty())
+        throw Failure(QString("--merge: shard%1 %2 of %3 %4 not complete (%5); `ropescope %6 --resume %7` reruns %8")
+                          .arg(missing.size() > 1 ? "s" : "", cluster::listShards(missing))
+                          .arg(run.shards)
+                          .arg(missing.size() > 1 ? "are" : "is", complete, command.kind, cluster::shellQuote(output), missing.size() > 1 ? "them" : "it")
+                          .toStdString());
+    return run;
+}
+
 } // namespace ropescope::cli

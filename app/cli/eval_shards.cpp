@@ -75,17 +75,12 @@ QJsonObject evalStateJson(const model::EvalResult& r, const EvalSource& source)
 
 model::EvalResult readEvalState(const QString& path, EvalSource* source)
 {
-    QByteArray bytes;
+    QJsonObject json;
     try {
-        bytes = io::readInputFile(path, int64_t(1) << 30, "eval state");
+        json = io::readJsonObjectFile(path, int64_t(1) << 30, "eval state");
     } catch (const io::IoError& e) {
         throw UsageError(e.what());
     }
-    QJsonParseError error{};
-    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
-    if (!doc.isObject())
-        bad(path, "not JSON (" + error.errorString().toStdString() + ")");
-    const QJsonObject json = doc.object();
     if (json.value("format").toInt() != kStateFormat)
         bad(path, "not an eval state of this RopeScope (format " + std::to_string(kStateFormat) + ")");
     model::EvalResult r;

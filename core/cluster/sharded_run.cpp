@@ -109,17 +109,11 @@ ShardedRun readRun(const QString& output)
         throw RunError(output.toStdString() + ": no such folder");
     if (!QFileInfo(path).exists())
         throw RunError(output.toStdString() + " is not a sharded run (it has no " + kRunFile + "; one is written by --slurm N)");
-    QByteArray bytes;
     try {
-        bytes = io::readInputFile(path, 4 << 20, "sharded-run record");
+        return ShardedRun::fromJson(io::readJsonObjectFile(path, 4 << 20, "sharded-run record"), path);
     } catch (const io::IoError& e) {
         throw RunError(e.what());
     }
-    QJsonParseError error{};
-    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
-    if (!doc.isObject())
-        throw RunError(path.toStdString() + ": not JSON (" + error.errorString().toStdString() + ")");
-    return ShardedRun::fromJson(doc.object(), path);
 }
 
 void writeRun(const QString& output, const ShardedRun& run)

@@ -1,5 +1,7 @@
 #include "core/io/input_file.h"
 
+#include <QJsonDocument>
+
 #include <QFile>
 
 #include <cerrno>
@@ -66,6 +68,15 @@ void requireRegularFile(const QString& path, const char* what)
 {
     struct stat st {};
     ::close(openRegular(path, what, st));
+}
+
+QJsonObject readJsonObjectFile(const QString& path, qint64 maxBytes, const char* what)
+{
+    QJsonParseError error{};
+    const QJsonDocument doc = QJsonDocument::fromJson(readInputFile(path, maxBytes, what), &error);
+    if (!doc.isObject())
+        throw IoError(path.toStdString() + ": not JSON (" + (doc.isNull() ? error.errorString().toStdString() : std::string("not an object")) + ")");
+    return doc.object();
 }
 
 } // namespace ropescope::io

@@ -306,17 +306,11 @@ BiasAccumulation BiasAccumulation::fromJson(const QJsonObject& json, const QStri
 BiasAccumulation readBiasState(const QString& folder)
 {
     const QString path = QDir(folder).filePath("bias_state.json");
-    QByteArray bytes;
     try {
-        bytes = io::readInputFile(path, int64_t(1) << 30, "bias state");
+        return BiasAccumulation::fromJson(io::readJsonObjectFile(path, int64_t(1) << 30, "bias state"), path);
     } catch (const io::IoError& e) {
         throw BadInputFile(e.what());
     }
-    QJsonParseError error{};
-    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
-    if (!doc.isObject())
-        throw BadInputFile(path.toStdString() + ": not JSON (" + error.errorString().toStdString() + ")");
-    return BiasAccumulation::fromJson(doc.object(), path);
 }
 
 bool holdsShard(const BiasAccumulation& a, int shard, int shards)

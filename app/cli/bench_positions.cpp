@@ -29,8 +29,9 @@ QByteArray int64Bytes(const std::vector<int64_t>& v)
 
 // One batch: row r has 20 + 3r text tokens before the image, so the rows differ in length and the shorter
 // ones are left-padded; positions are the rule's own (the check then finds nothing, and does all its work).
-model::DumpBatch benchBatch(int index, const model::ModelConfig& config)
+model::DumpBatch benchBatch(int index, const model::PositionRule& rule)
 {
+    const model::ModelConfig& config = rule.config;
     std::vector<std::vector<int64_t>> rows;
     for (int r = 0; r < kRows; ++r) {
         std::vector<int64_t> ids(static_cast<size_t>(20 + 3 * ((r + index) % 8)), 1000);
@@ -73,7 +74,7 @@ model::DumpBatch benchBatch(int index, const model::ModelConfig& config)
     b.tensors["video_grid_thw"] = tensor({kRows, 3}, videos);
     b.tensors["position_ids"] = tensor({3, kRows, L}, std::vector<int64_t>(static_cast<size_t>(3 * kRows * L), 1));
     // The rule's positions into the attended places (padding keeps 1, as transformers leaves it).
-    const std::vector<model::SampleCheck> checks = model::checkBatch(b, config, true);
+    const std::vector<model::SampleCheck> checks = model::checkBatch(b, rule, true);
     std::vector<int64_t>& pos = b.tensors["position_ids"].ints;
     for (int r = 0; r < kRows; ++r) {
         const model::SampleCheck& c = checks[static_cast<size_t>(r)];
@@ -104,14 +105,14 @@ int benchPositions(const QCommandLineParser& parser)
     QTemporaryDir dir;
     if (!dir.isValid())
         throw Failure("bench positions: cannot create a temporary folder");
-    model::ModelConfig config = model::familyConfig(model::Architecture::Qwen25VL);
+    const model::PositionRule rule = *model::ruleForFamily("qwen2.5-vl");
     for (int i = 0; i < kBatches; ++i)
-        writeBatch(dir.filePath(QString("batch_%1.safetensors").arg(i, 4, 10, QChar('0'))), benchBatch(i, config));
+        writeBatch(dir.filePath(QString("batch_%1.safetensors").arg(i, 4, 10, QChar('0'))), benchBatch(i, rule));
     QElapsedTimer timer;
     timer.start();
     int64_t samples = 0, differing = 0;
     for (const QString& file : model::dumpFiles(dir.path()))
-        for (const model::SampleCheck& c : model::checkBatch(model::readDumpBatch(file), config, false)) {
+        for (const model::SampleCheck& c : model::checkBatch(model::readDumpBatch(file), rule, false)) {
             ++samples;
             differing += c.kind != model::FaultKind::None;
         }

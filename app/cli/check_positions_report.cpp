@@ -17,24 +17,17 @@ void addPositionRuleOptions(QCommandLineParser& parser)
     });
 }
 
-model::ModelConfig positionRuleFrom(const QCommandLineParser& parser, QString* family)
+model::PositionRule positionRuleFrom(const QCommandLineParser& parser)
 {
     if (parser.isSet("family") == parser.isSet("model"))
         throw UsageError("give the family's rule with --family " + model::familyNames().replace(", ", "|").toStdString() + " or --model DIR");
     if (parser.isSet("family")) {
-        const QString name = parser.value("family");
-        if (name == "glm-v" || name == "paddleocr-vl")
-            throw UsageError("--family " + name.toStdString() + ": its rule comes with its engine (issues 42 and 46); the families checked now are " +
-                             model::familyNames().toStdString());
-        const auto a = model::familyFromName(name);
-        if (!a)
-            throw UsageError("--family: expected one of " + model::familyNames().toStdString() + ", got '" + name.toStdString() + "'");
-        *family = name;
-        return model::familyConfig(*a);
+        const auto rule = model::ruleForFamily(parser.value("family"));
+        if (!rule)
+            throw UsageError("--family: expected one of " + model::familyNames().toStdString() + ", got '" + parser.value("family").toStdString() + "'");
+        return *rule;
     }
-    const model::ModelConfig config = runModelCommand([&] { return model::loadModelConfig(QDir(parser.value("model")).filePath("config.json")); });
-    *family = model::familyName(config.architecture);
-    return config;
+    return runModelCommand([&] { return model::ruleForModel(parser.value("model")); });
 }
 
 QByteArray positionCheckFigure(const model::SampleCheck& c, views::FigureFormat format)

@@ -11,8 +11,8 @@
 namespace ropescope::cli {
 
 void addPositionRuleOptions(QCommandLineParser& parser); // --family, --model
-// The family's rule from --family or --model; `family` gets its name. Throws UsageError.
-model::ModelConfig positionRuleFrom(const QCommandLineParser& parser, QString* family);
+// The family's rule from --family or --model. Throws UsageError.
+model::PositionRule positionRuleFrom(const QCommandLineParser& parser);
 // A differing sample kept with its positions (checkDump's keepPositionsFor): got beside expected.
 QByteArray positionCheckFigure(const model::SampleCheck& check, views::FigureFormat format);
 

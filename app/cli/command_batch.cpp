@@ -216,10 +216,10 @@ private:
         const bool figure = out.endsWith(".png") || out.endsWith(".svg") || out.endsWith(".pdf");
         if (!figure && !out.endsWith(".json"))
             throw UsageError("check-positions items write the report (.json) or the first differing sample's figure (.png/.svg/.pdf)");
-        QString family;
-        const model::ModelConfig config = positionRuleFrom(parser, &family);
+        const model::PositionRule rule = positionRuleFrom(parser);
+        const QString family = rule.family;
         return runModelCommand([&] {
-            const model::DumpCheck check = model::checkDump(parser.value("dump"), config, figure ? 1 : 0);
+            const model::DumpCheck check = model::checkDump(parser.value("dump"), rule, figure ? 1 : 0);
             if (!figure)
                 return QJsonDocument(model::dumpCheckJson(check, family, parser.value("dump"))).toJson();
             if (check.differing.empty())

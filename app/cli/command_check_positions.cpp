@@ -52,14 +52,14 @@ int runCheckPositions(const QStringList& args)
     const int listed = parser.isSet("list") ? parseInteger(parser, "list") : 20;
     if (listed < 0 || listed > 1000000)
         throw UsageError("--list: 0..1000000");
-    QString family;
-    const model::ModelConfig config = positionRuleFrom(parser, &family);
+    const model::PositionRule rule = positionRuleFrom(parser);
+    const QString family = rule.family;
     const bool report = parser.isSet("report");
 
     QElapsedTimer timer;
     timer.start();
     const model::DumpCheck check = runModelCommand([&] {
-        return model::checkDump(parser.positionalArguments().first(), config, report ? kFigures : 0, [](int64_t done, int64_t total) {
+        return model::checkDump(parser.positionalArguments().first(), rule, report ? kFigures : 0, [](int64_t done, int64_t total) {
             if (total > 200 && (done % 100 == 0 || done == total))
                 std::fprintf(stderr, "check-positions: %lld/%lld batches\n", static_cast<long long>(done), static_cast<long long>(total));
         });

@@ -34,8 +34,7 @@ constexpr char kFromModel[] = "from a model folder";
 }
 
 struct CheckPositionsDialog::Private {
-    model::ModelConfig config;
-    QString family;
+    model::PositionRule rule;
     std::shared_ptr<model::DumpCheck> result;
     model::SampleCheck shown; // the selected sample, with its positions
     std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
@@ -186,7 +185,7 @@ CheckPositionsDialog::CheckPositionsDialog(QWidget* parent) : QDialog(parent), d
                              .arg(d->result->cancelled ? "Cancelled after " : "")
                              .arg(d->result->samples)
                              .arg(d->result->batches)
-                             .arg(d->family)
+                             .arg(d->rule.family)
                              .arg(d->result->differing.empty() ? QString("every sample matches the rule")
                                                                : QString("%1 differ (%2)").arg(d->result->differing.size()).arg(kinds.join(", "))));
         if (!d->result->differing.empty())
@@ -208,7 +207,7 @@ void CheckPositionsDialog::setDump(const QString& path)
 
 void CheckPositionsDialog::setRule(const QString& familyOrModelDir)
 {
-    if (model::familyFromName(familyOrModelDir)) {
+    if (model::ruleForFamily(familyOrModelDir)) {
         family_->setCurrentText(familyOrModelDir);
     } else {
         family_->setCurrentText(kFromModel);
@@ -240,11 +239,9 @@ void CheckPositionsDialog::start()
         if (dump_->text().trimmed().isEmpty())
             throw std::runtime_error("choose a dump (a file or a folder of batches)");
         if (family_->currentText() == kFromModel) {
-            d->config = model::loadModelConfig(QDir(model_->text()).filePath("config.json"));
-            d->family = model::familyName(d->config.architecture);
+            d->rule = model::ruleForModel(model_->text());
         } else {
-            d->family = family_->currentText();
-            d->config = model::familyConfig(*model::familyFromName(d->family));
+            d->rule = *model::ruleForFamily(family_->currentText());
         }
     } catch (const std::exception& e) {
         status_->setText(QString("Check: ") + e.what());
@@ -258,14 +255,14 @@ void CheckPositionsDialog::start()
     progress_->setVisible(true);
     status_->setText("Checking...");
     const QString dump = dump_->text().trimmed();
-    const model::ModelConfig config = d->config;
+    const model::PositionRule rule = d->rule;
     const QPointer<QProgressBar> bar = progress_;
     auto cancelled = d->cancelled;
     auto workerError = d->workerError;
     d->watcher.setFuture(QtConcurrent::run([=]() -> std::shared_ptr<model::DumpCheck> {
         try {
             return std::make_shared<model::DumpCheck>(model::checkDump(
-                dump, config, 0,
+                dump, rule, 0,
                 [bar](int64_t done, int64_t total) {
                     QMetaObject::invokeMethod(bar, [bar, done, total] {
                         if (bar) {
@@ -291,7 +288,7 @@ void CheckPositionsDialog::selectSample(int row)
     // The list keeps no positions (a dump can hold thousands of samples): the sample's batch is read again.
     const model::SampleCheck& listed = d->result->differing[static_cast<size_t>(row)];
     try {
-        std::vector<model::SampleCheck> checks = model::checkBatch(model::readDumpBatch(listed.batch), d->config, true);
+        std::vector<model::SampleCheck> checks = model::checkBatch(model::readDumpBatch(listed.batch), d->rule, true);
         d->shown = std::move(checks.at(static_cast<size_t>(listed.row)));
     } catch (const std::exception& e) {
         status_->setText(QString("Check: ") + e.what());

@@ -9,6 +9,7 @@
 #include "tests/support/run_ropescope.h"
 
 #include <QDir>
+#include <QFileInfo>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -36,9 +37,9 @@ DumpBatch fixtureDump(const QString& family, const QString& suffix)
     return a;
 }
 
-ModelConfig configOf(const QString& family)
+PositionRule configOf(const QString& family)
 {
-    return loadModelConfig(kFixtures + family + "/config.json");
+    return ruleForModel(kFixtures + family);
 }
 
 DumpTensor ints(std::vector<int64_t> shape, std::vector<int64_t> values)
@@ -116,6 +117,47 @@ private Q_SLOTS:
         QVERIFY2(r[0].kind == FaultKind::None, qPrintable(r[0].detail + " " + r[0].segment));
     }
 
+    // GLM-V and PaddleOCR-VL: transformers' own positions for every fixture case (images, two images, text
+    // only, GLM's per-frame video) match the rule, which finds vision tokens by mm_token_type_ids.
+    void typedFamiliesMatch_data()
+    {
+        QTest::addColumn<QString>("file");
+        for (const char* f : {"glm4v-tiny/dump", "glm4v-tiny/dump_mid", "glm4v-tiny/dump_multi", "glm4v-tiny/dump_text", "glm4v-tiny/dump_video",
+                              "paddleocr-vl-tiny/dump", "paddleocr-vl-tiny/dump_mid", "paddleocr-vl-tiny/dump_multi", "paddleocr-vl-tiny/dump_text"})
+            QTest::newRow(f) << QString(f);
+    }
+    void typedFamiliesMatch()
+    {
+        QFETCH(QString, file);
+        const QString path = QString(ROPESCOPE_TEST_DATA) + "/positions/" + file + ".safetensors";
+        const PositionRule rule = ruleForModel(QFileInfo(path).path());
+        QCOMPARE(rule.family, QString(file.startsWith("glm") ? "glm-v" : "paddleocr-vl"));
+        const SampleCheck c = checkBatch(readDumpBatch(path), rule, false)[0];
+        QVERIFY2(c.kind == FaultKind::None, qPrintable(c.detail + " " + c.segment));
+    }
+
+    // Without mm_token_type_ids transformers silently gives GLM-V 1-D positions: the dump is refused (the rule
+    // needs them), and positions made that way are named 1-D when the types are there.
+    void typedFamiliesNeedTokenTypes()
+    {
+        const QString path = QString(ROPESCOPE_TEST_DATA) + "/positions/glm4v-tiny/dump_multi.safetensors";
+        const PositionRule rule = *ruleForFamily("glm-v");
+        DumpBatch d = readDumpBatch(path);
+        DumpBatch untyped = d;
+        untyped.tensors.erase("mm_token_type_ids");
+        try {
+            checkBatch(untyped, rule, false);
+            QFAIL("accepted");
+        } catch (const BadInputFile& e) {
+            QVERIFY2(QString(e.what()).contains("no 'mm_token_type_ids'"), e.what());
+        }
+        DumpTensor& pos = d.tensors["position_ids"];
+        for (int a = 0; a < 3; ++a)
+            for (int64_t i = 0; i < pos.shape[2]; ++i)
+                at(pos, a, 0, i) = i;
+        QCOMPARE(checkBatch(d, rule, false)[0].kind, FaultKind::OneD);
+    }
+
     void oneDimensionalPositionsAreNamed()
     {
         DumpBatch d = fixtureDump("qwen2vl-tiny", "_multi");
@@ -170,7 +212,7 @@ private Q_SLOTS:
 
     void qwen25TemporalIds()
     {
-        const ModelConfig config = configOf("qwen25vl-tiny");
+        const PositionRule config = configOf("qwen25vl-tiny");
         // By hand, 0.5 s per grid: frame 0 at t 3, frame 1 at t 4; the text after at 7, 8 (max 6 + 1).
         const std::vector<int64_t> right{0, 1, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 6, 7};
         const std::vector<int64_t> h{0, 1, 2, 3, 3, 4, 4, 3, 3, 4, 4, 5, 6, 7}, w{0, 1, 2, 3, 4, 3, 4, 3, 4, 3, 4, 5, 6, 7};

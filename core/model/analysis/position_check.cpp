@@ -6,17 +6,23 @@
 #include "core/model/engine/safetensors.h"
 #include "core/model/engine/token_layout.h"
 
+#include "core/io/input_file.h"
+
+#include <QDir>
 #include <QJsonArray>
+#include <QStringList>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 namespace ropescope::model {
 namespace {
 
-const std::vector<std::pair<QString, Architecture>> kFamilies{
-    {"qwen2-vl", Architecture::Qwen2VL}, {"qwen2.5-vl", Architecture::Qwen25VL}, {"qwen3-vl", Architecture::Qwen3VL}, {"qwen3.5", Architecture::Qwen35}};
+const QStringList kFamilies{"qwen2-vl", "qwen2.5-vl", "qwen3-vl", "qwen3.5", "glm-v", "paddleocr-vl"};
+// Stand-ins for the vision tokens of the families found by mm_token_type_ids (no real id is negative).
+constexpr int kTypedImage = -1001, kTypedVideo = -1002;
 
 [[noreturn]] void bad(const DumpBatch& batch, const std::string& what)
 {
@@ -82,36 +88,54 @@ int64_t DumpTensor::numel() const
     return n;
 }
 
-std::optional<Architecture> familyFromName(const QString& name)
+std::optional<PositionRule> ruleForFamily(const QString& name)
 {
-    for (const auto& [n, a] : kFamilies)
-        if (n == name)
-            return a;
-    return std::nullopt;
+    PositionRule r;
+    r.family = name;
+    r.config.vision.tokensPerSecond = 2; // Qwen2.5-VL's; the Hub's ids (151652, 151655, 151656) and merge size 2
+    if (name == "qwen2-vl")
+        r.config.architecture = Architecture::Qwen2VL;
+    else if (name == "qwen2.5-vl")
+        r.config.architecture = Architecture::Qwen25VL;
+    else if (name == "qwen3-vl")
+        r.config.architecture = Architecture::Qwen3VL;
+    else if (name == "qwen3.5")
+        r.config.architecture = Architecture::Qwen35;
+    else if (name == "glm-v" || name == "paddleocr-vl") {
+        r.config.architecture = Architecture::Qwen3VL; // one run per video frame, t at its start
+        r.config.imageToken = kTypedImage;
+        r.config.videoToken = kTypedVideo;
+        r.byTokenTypes = true;
+    } else
+        return std::nullopt;
+    return r;
 }
 
-QString familyName(Architecture architecture)
+PositionRule ruleForModel(const QString& modelDir)
 {
-    for (const auto& [n, a] : kFamilies)
-        if (a == architecture)
-            return n;
-    return "?";
+    const QString path = QDir(modelDir).filePath("config.json");
+    QJsonObject json;
+    try {
+        json = io::readJsonObjectFile(path, 16 << 20, "model config");
+    } catch (const io::IoError& e) {
+        throw BadInputFile(e.what());
+    }
+    const QString type = json.value("model_type").toString();
+    if (type == "glm4v" || type == "glm46v" || type == "glm4v_moe")
+        return *ruleForFamily("glm-v");
+    if (type == "paddleocr_vl")
+        return *ruleForFamily("paddleocr-vl");
+    PositionRule r;
+    r.config = loadModelConfig(path); // the Qwen families, with the folder's own token ids
+    static const std::map<Architecture, QString> names{{Architecture::Qwen2VL, "qwen2-vl"}, {Architecture::Qwen25VL, "qwen2.5-vl"},
+                                                       {Architecture::Qwen3VL, "qwen3-vl"}, {Architecture::Qwen35, "qwen3.5"}};
+    r.family = names.at(r.config.architecture);
+    return r;
 }
 
 QString familyNames()
 {
-    QStringList names;
-    for (const auto& f : kFamilies)
-        names << f.first;
-    return names.join(", ");
-}
-
-ModelConfig familyConfig(Architecture architecture)
-{
-    ModelConfig c; // the Hub's ids (151652 <|vision_start|>, 151655 image, 151656 video) and merge size 2
-    c.architecture = architecture;
-    c.vision.tokensPerSecond = 2; // Qwen2.5-VL's config
-    return c;
+    return kFamilies.join(", ");
 }
 
 const char* faultKindName(FaultKind kind)
@@ -140,8 +164,9 @@ const char* faultKindWords(FaultKind kind)
     return "?";
 }
 
-std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const ModelConfig& config, bool keepPositions)
+std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& rule, bool keepPositions)
 {
+    const ModelConfig& config = rule.config;
     const DumpTensor& ids = need(batch, "input_ids");
     const DumpTensor& pos = need(batch, "position_ids");
     needIntegral(batch, "input_ids", ids);
@@ -167,6 +192,13 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const ModelConfig& c
             if (!std::isfinite(s) || s < 0 || s > 1e6)
                 bad(batch, "'second_per_grid_ts' holds a value outside 0..1e6");
 
+    const DumpTensor* types = find(batch, "mm_token_type_ids");
+    if (rule.byTokenTypes && !types)
+        bad(batch, "no 'mm_token_type_ids': " + rule.family.toStdString() + " finds its image and video tokens by it (1 image, 2 video); "
+                   "without it transformers silently falls back to 1-D positions");
+    if (types && (types->shape != ids.shape || !types->integral))
+        bad(batch, "'mm_token_type_ids' must be [B, L] of whole numbers, as input_ids");
+
     std::vector<SampleCheck> out;
     size_t nextImage = 0, nextVideo = 0;
     const bool splitVideos = hasQwen3Vision(config.architecture);
@@ -181,7 +213,14 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const ModelConfig& c
                 bad(batch, "'attention_mask' holds values other than 0 and 1");
             if (mask && mask->ints[at] == 0)
                 continue;
-            kept.push_back(ids.ints[at]);
+            if (rule.byTokenTypes) {
+                const int64_t type = types->ints[at];
+                if (type < 0 || type > 2)
+                    bad(batch, "'mm_token_type_ids' holds " + std::to_string(type) + " (0 text, 1 image, 2 video)");
+                kept.push_back(type == 1 ? kTypedImage : type == 2 ? kTypedVideo : 0);
+            } else {
+                kept.push_back(ids.ints[at]);
+            }
             where.push_back(i);
         }
         c.tokens = static_cast<int64_t>(kept.size());
@@ -341,9 +380,11 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const ModelConfig& c
         out.push_back(std::move(c));
     }
     if (nextImage != images.size() || nextVideo != videos.size())
-        bad(batch, QString("image_grid_thw has %1 rows and video_grid_thw %2, but input_ids has %3 image and %4 video token runs (image id %5, "
-                           "video id %6): another family's token ids? --model DIR reads the model's own")
-                       .arg(images.size()).arg(videos.size()).arg(nextImage).arg(nextVideo).arg(config.imageToken).arg(config.videoToken)
+        bad(batch, (QString("image_grid_thw has %1 rows and video_grid_thw %2, but input_ids has %3 image and %4 video token runs ")
+                        .arg(images.size()).arg(videos.size()).arg(nextImage).arg(nextVideo) +
+                    (rule.byTokenTypes ? QString("(by mm_token_type_ids)")
+                                       : QString("(image id %1, video id %2): another family's token ids? --model DIR reads the model's own")
+                                             .arg(config.imageToken).arg(config.videoToken)))
                        .toStdString());
     return out;
 }

@@ -16,12 +16,19 @@
 
 namespace ropescope::model {
 
-// The families whose rule RopeScope holds (GLM-V and PaddleOCR-VL join with their engines).
-std::optional<Architecture> familyFromName(const QString& name); // qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5
-QString familyName(Architecture architecture);
-QString familyNames(); // "qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5"
-// The Hub's token ids and merge size for a family, for dumps checked without --model.
-ModelConfig familyConfig(Architecture architecture);
+// A family's rule for positions: M-RoPE with its variants. GLM-V and PaddleOCR-VL place images as Qwen does
+// ((s, s+row, s+col), the next token at s + max(rows, cols)) and GLM-V's video frames as Qwen3-VL's (each frame
+// its own run, t its start), but find vision tokens by mm_token_type_ids (1 image, 2 video), which a dump of
+// theirs must hold.
+struct PositionRule {
+    QString family;            // "qwen2.5-vl", "glm-v", ...
+    ModelConfig config;        // token ids, merge size, tokens_per_second; the architecture decides the video form
+    bool byTokenTypes = false; // GLM-V, PaddleOCR-VL
+};
+std::optional<PositionRule> ruleForFamily(const QString& name); // qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl
+// The rule of a model folder's config.json (its model_type); throws BadInputFile naming what is missing.
+PositionRule ruleForModel(const QString& modelDir);
+QString familyNames(); // "qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl"
 
 // One tensor of a dump, as whole numbers (position ids, token ids, grids) or as reals (second_per_grid_ts).
 struct DumpTensor {
@@ -61,9 +68,9 @@ struct SampleCheck {
 // named "pipeline"), for the explorer and `positions` files.
 geometry::PositionTable pipelineTable(const SampleCheck& check);
 
-// Checks every row of a batch against `config`'s rule. Throws BadInputFile naming the batch and the tensor for
+// Checks every row of a batch against `rule`. Throws BadInputFile naming the batch and the tensor for
 // missing keys, wrong shapes, ids or grids out of range: a dump that cannot be checked.
-std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const ModelConfig& config, bool keepPositions);
+std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& rule, bool keepPositions);
 
 QJsonObject sampleCheckJson(const SampleCheck& check);
 

@@ -160,7 +160,7 @@ DumpBatch readDumpBatch(const QString& file)
     return file.endsWith(".npz") ? readNpzBatch(file, bytes) : readSafetensorsBatch(file, bytes);
 }
 
-DumpCheck checkDump(const QString& dump, const ModelConfig& config, int keepPositionsFor, const std::function<void(int64_t, int64_t)>& progress,
+DumpCheck checkDump(const QString& dump, const PositionRule& rule, int keepPositionsFor, const std::function<void(int64_t, int64_t)>& progress,
                     const std::function<bool()>& cancelled)
 {
     DumpCheck result;
@@ -170,7 +170,7 @@ DumpCheck checkDump(const QString& dump, const ModelConfig& config, int keepPosi
             result.cancelled = true;
             break;
         }
-        for (SampleCheck& c : checkBatch(readDumpBatch(file), config, keepPositionsFor > 0)) {
+        for (SampleCheck& c : checkBatch(readDumpBatch(file), rule, keepPositionsFor > 0)) {
             ++result.samples;
             if (c.kind == FaultKind::None)
                 continue;

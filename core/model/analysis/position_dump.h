@@ -34,7 +34,7 @@ struct DumpCheck {
 // Reads and checks every batch of `dump` (dumpFiles' order). The first `keepPositionsFor` differing samples keep
 // their positions (for figures). `progress(batches done, batches)` after each batch; `cancelled` is asked
 // between batches. Throws BadInputFile for a dump that cannot be checked.
-DumpCheck checkDump(const QString& dump, const ModelConfig& config, int keepPositionsFor,
+DumpCheck checkDump(const QString& dump, const PositionRule& rule, int keepPositionsFor,
                     const std::function<void(int64_t, int64_t)>& progress = {}, const std::function<bool()>& cancelled = {});
 // report.json: the family, the counts, every differing sample (sampleCheckJson).
 QJsonObject dumpCheckJson(const DumpCheck& check, const QString& family, const QString& dump);

@@ -8,6 +8,8 @@
 
 #include "tests/support/run_ropescope.h"
 
+#include <torch/torch.h>
+
 #include <QDir>
 #include <QFileInfo>
 #include <QFile>
@@ -51,7 +53,7 @@ DumpTensor ints(std::vector<int64_t> shape, std::vector<int64_t> values)
     return t;
 }
 
-int64_t& at(DumpTensor& pos, int axis, int64_t b, int64_t i)
+int64_t& positionAt(DumpTensor& pos, int axis, int64_t b, int64_t i)
 {
     return pos.ints[static_cast<size_t>((axis * pos.shape[1] + b) * pos.shape[2] + i)];
 }
@@ -154,7 +156,7 @@ private Q_SLOTS:
         DumpTensor& pos = d.tensors["position_ids"];
         for (int a = 0; a < 3; ++a)
             for (int64_t i = 0; i < pos.shape[2]; ++i)
-                at(pos, a, 0, i) = i;
+                positionAt(pos, a, 0, i) = i;
         QCOMPARE(checkBatch(d, rule, false)[0].kind, FaultKind::OneD);
     }
 
@@ -164,7 +166,7 @@ private Q_SLOTS:
         DumpTensor& pos = d.tensors["position_ids"];
         for (int a = 0; a < 3; ++a)
             for (int64_t i = 0; i < pos.shape[2]; ++i)
-                at(pos, a, 0, i) = i; // what a text-only pipeline gives every token
+                positionAt(pos, a, 0, i) = i; // what a text-only pipeline gives every token
         const SampleCheck c = checkBatch(d, configOf("qwen2vl-tiny"), false)[0];
         QCOMPARE(c.kind, FaultKind::OneD);
         QCOMPARE(c.segment, QString("image 0"));
@@ -243,7 +245,7 @@ private Q_SLOTS:
         DumpBatch wrong = fixtureDump("qwen2vl-tiny", "_multi");
         for (int a = 0; a < 3; ++a)
             for (int64_t i = 0; i < wrong.tensors["position_ids"].shape[2]; ++i)
-                at(wrong.tensors["position_ids"], a, 0, i) = i;
+                positionAt(wrong.tensors["position_ids"], a, 0, i) = i;
         QVERIFY(writeDump(dir.filePath("dump/b1.safetensors"), wrong));
 
         const RopescopeRun good = runRopescope({"check-positions", dir.filePath("dump/b0.safetensors"), "--model", model}, false);
@@ -282,6 +284,34 @@ private Q_SLOTS:
         QCOMPARE(QJsonDocument::fromJson(item.readAll()).object()["kinds"].toObject()["1-d"].toInt(), 1);
     }
 
+    // .pt: torch.save of a dict of tensors, written here by LibTorch's pickle_save (the archive torch.load reads),
+    // read back through the dump reader: the same check as the safetensors dump. Another object is refused.
+    void torchSaveDumps()
+    {
+        const DumpBatch d = fixtureDump("qwen3vl-tiny", "_multi");
+        c10::Dict<std::string, torch::Tensor> dict;
+        for (const auto& [name, t] : d.tensors)
+            dict.insert(name, torch::tensor(t.ints, torch::kInt64).reshape(t.shape));
+        QTemporaryDir dir;
+        const auto write = [&](const QString& name, const c10::IValue& value) {
+            const std::vector<char> bytes = torch::pickle_save(value);
+            QFile f(dir.filePath(name));
+            return f.open(QIODevice::WriteOnly) && f.write(bytes.data(), static_cast<qint64>(bytes.size())) == static_cast<qint64>(bytes.size());
+        };
+        QVERIFY(write("batch.pt", c10::IValue(dict)));
+        const DumpBatch back = readDumpBatch(dir.filePath("batch.pt"));
+        QCOMPARE(back.tensors.size(), d.tensors.size());
+        QCOMPARE(back.tensors.at("position_ids").ints, d.tensors.at("position_ids").ints);
+        QCOMPARE(checkBatch(back, configOf("qwen3vl-tiny"), false)[0].kind, FaultKind::None);
+        QVERIFY(write("list.pt", c10::IValue(std::vector<int64_t>{1, 2, 3})));
+        QVERIFY_THROWS_EXCEPTION(BadInputFile, readDumpBatch(dir.filePath("list.pt")));
+        QFile junk(dir.filePath("junk.pt"));
+        QVERIFY(junk.open(QIODevice::WriteOnly));
+        junk.write("PK\x03\x04 not really");
+        junk.close();
+        QVERIFY_THROWS_EXCEPTION(BadInputFile, readDumpBatch(dir.filePath("junk.pt")));
+    }
+
     void badDumpsAreRefused_data()
     {
         QTest::addColumn<QString>("what");
@@ -290,6 +320,7 @@ private Q_SLOTS:
         QTest::newRow("wrong shape") << "shape" << "'position_ids' must be [3, B, L] or [4, B, L]";
         QTest::newRow("grid rows left") << "extra grid" << "but input_ids has 1 image and 0 video token runs";
         QTest::newRow("fractional ids") << "fraction" << "'input_ids' holds numbers that are not whole";
+        QTest::newRow("ids out of range") << "range" << "outside the vocabulary";
     }
     void badDumpsAreRefused()
     {
@@ -302,6 +333,8 @@ private Q_SLOTS:
             d.tensors["position_ids"].shape = {1, 3, d.tensors["position_ids"].shape[2]};
         else if (what == "extra grid")
             d.tensors["image_grid_thw"] = ints({2, 3}, {1, 4, 6, 1, 4, 6});
+        else if (what == "range")
+            d.tensors["input_ids"].ints[3] = 1 << 30;
         else
             d.tensors["input_ids"].integral = false;
         try {

@@ -174,6 +174,9 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
     if (ids.shape.size() != 2 || ids.shape[0] < 1 || ids.shape[1] < 1)
         bad(batch, "'input_ids' must be [B, L]");
     const int64_t rows = ids.shape[0], length = ids.shape[1];
+    for (int64_t id : ids.ints) // a typed family's vocabulary is not known here: only negative ids are impossible
+        if (id < 0 || (!rule.byTokenTypes && id >= config.text.vocab))
+            bad(batch, "'input_ids' holds " + std::to_string(id) + ", outside the vocabulary (0.." + std::to_string(config.text.vocab - 1) + ")");
     if (pos.shape.size() != 3 || (pos.shape[0] != 3 && pos.shape[0] != 4) || pos.shape[1] != rows || pos.shape[2] != length)
         bad(batch, "'position_ids' must be [3, B, L] or [4, B, L] with input_ids' B = " + std::to_string(rows) + " and L = " + std::to_string(length));
     const int axisBase = pos.shape[0] == 4 ? 1 : 0; // [4, B, L]: row 0 is the text position, then t, h, w

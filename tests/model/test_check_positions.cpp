@@ -160,6 +160,25 @@ private Q_SLOTS:
         QCOMPARE(checkBatch(d, rule, false)[0].kind, FaultKind::OneD);
     }
 
+    // transformers 5's generate builds [4, B, L]: row 0 the plain text position 0..L-1, then t, h, w.
+    void fourRowTables()
+    {
+        DumpBatch d = fixtureDump("qwen35-tiny", "_video");
+        const DumpTensor three = d.tensors["position_ids"];
+        const int64_t L = three.shape[2];
+        std::vector<int64_t> four;
+        for (int64_t i = 0; i < L; ++i)
+            four.push_back(i);
+        four.insert(four.end(), three.ints.begin(), three.ints.end());
+        d.tensors["position_ids"] = ints({4, 1, L}, four);
+        QCOMPARE(checkBatch(d, configOf("qwen35-tiny"), false)[0].kind, FaultKind::None);
+        d.tensors["position_ids"].ints[5] = 9; // the text row's sixth token
+        const SampleCheck c = checkBatch(d, configOf("qwen35-tiny"), false)[0];
+        QCOMPARE(c.kind, FaultKind::Other);
+        QCOMPARE(c.axis, 3);
+        QCOMPARE(c.firstToken, int64_t(5));
+    }
+
     void oneDimensionalPositionsAreNamed()
     {
         DumpBatch d = fixtureDump("qwen2vl-tiny", "_multi");

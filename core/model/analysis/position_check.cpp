@@ -337,10 +337,13 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
                 }
             }
         if (c.firstToken >= 0) {
-            if (sameEverywhere && !expectedSame) {
+            if (c.axis == 3) {
+                c.kind = FaultKind::Other;
+                c.detail = "the text row (row 0 of a [4, B, L] table) is not 0, 1, 2, ... over the attended tokens";
+            } else if (sameEverywhere && !expectedSame) {
                 c.kind = FaultKind::OneD;
                 c.detail = QString("t = h = w on all %1 tokens").arg(n);
-            } else if (offsets.size() == 1) {
+            } else if (offsets.size() == 1 && *offsets.begin() != 0) {
                 c.kind = FaultKind::Offset;
                 c.detail = QString("every position is %1 %2 the rule's").arg(std::abs(*offsets.begin())).arg(*offsets.begin() > 0 ? "above" : "below");
             } else if (c.segment.startsWith("video") && c.axis == 0) {

@@ -8,6 +8,7 @@
 #include "views/widgets/chart_view.h"
 
 #include <QComboBox>
+#include <QScreen>
 #include <QDir>
 #include <QFileInfo>
 #include <QFutureWatcher>
@@ -25,6 +26,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <algorithm>
 #include <atomic>
 
 namespace ropescope::gui {
@@ -114,7 +116,10 @@ CheckPositionsDialog::CheckPositionsDialog(QWidget* parent) : QDialog(parent), d
     buttons->addWidget(open_);
     buttons->addWidget(close);
     root->addLayout(buttons);
-    resize(1100, 760);
+    // Large enough for the figure, never larger than the screen (at 1280x720 the buttons stay on it).
+    const QRect screen = parent && parent->screen() ? parent->screen()->availableGeometry() : QRect(0, 0, 1280, 720);
+    resize(std::min(1100, screen.width() * 9 / 10), std::min(760, screen.height() * 9 / 10));
+    dump_->setFocus();
 
     const auto updateRule = [this] {
         const bool fromModel = family_->currentText() == kFromModel;
@@ -148,6 +153,10 @@ CheckPositionsDialog::CheckPositionsDialog(QWidget* parent) : QDialog(parent), d
         try {
             const QString tables = QDir(QStandardPaths::writableLocation(QStandardPaths::CacheLocation)).filePath("checked-positions");
             Q_EMIT openPositionTable(writeSelectedTable(tables));
+            if (QWidget* window = parentWidget()) { // the explorer comes to the front, the dialog stays open behind it
+                window->raise();
+                window->activateWindow();
+            }
         } catch (const std::exception& e) {
             QMessageBox::warning(this, "Open in the explorer", e.what());
         }

@@ -14,6 +14,7 @@ packages=(
   cmake ninja-build g++ ccache pkg-config     # toolchain
   libtorch-dev                               # LibTorch 2.6 (CPU): the point of this chroot
   qt6-base-dev qt6-svg-dev libeigen3-dev libpcre2-dev   # what a build without GUI and VTK needs
+  zlib1g-dev                                 # .npz dumps (check-positions)
   python3-dev pybind11-dev python3-numpy     # Python schemes (model runs under a scheme file)
 )
 sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"

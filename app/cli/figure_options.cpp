@@ -120,7 +120,7 @@ QJsonObject figureMetadata(const GeometryRequest& req, const FigureOptions& figu
     o["labels"] = figure.scene.showLabels;
     o["dark"] = figure.scene.darkBackground;
     o["resolution"] = QString("%1x%2").arg(size.width()).arg(size.height());
-    o["generator"] = "ropescope 0.1.0";
+    o["generator"] = QString("ropescope ") + ROPESCOPE_VERSION;
     return o;
 }
 

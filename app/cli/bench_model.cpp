@@ -13,7 +13,7 @@
 #include <QJsonObject>
 #include <QThread>
 
-#ifdef ROPESCOPE_WITH_CUDA
+#ifdef ROPESCOPE_TORCH_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
 #endif
 
@@ -45,7 +45,7 @@ bool resetPeakRss()
     return f.open(QIODevice::WriteOnly) && f.write("5") == 1;
 }
 
-#ifdef ROPESCOPE_WITH_CUDA
+#ifdef ROPESCOPE_TORCH_CUDA
 // allocated_bytes[0] is StatType::AGGREGATE in LibTorch 1.13 and 2.x alike; the enum itself moved
 // namespace between them, the index did not.
 double gpuAllocatedMb(const torch::Device& device, bool peak)
@@ -138,7 +138,7 @@ int benchModel(const QCommandLineParser& parser)
         // Memory after loading is the weights (plus the runtime); the forward peak is measured above it.
         const double loadedRssMb = rssMb("VmRSS:");
         const bool rssPeakReset = resetPeakRss();
-#ifdef ROPESCOPE_WITH_CUDA
+#ifdef ROPESCOPE_TORCH_CUDA
         double loadedGpuMb = 0;
         if (device.is_cuda()) {
             loadedGpuMb = gpuAllocatedMb(device, false);
@@ -245,7 +245,7 @@ int benchModel(const QCommandLineParser& parser)
                         {"peak_rss_mb", rssMb("VmHWM:")}};
         if (rssPeakReset)
             row["forward_peak_rss_mb"] = rssMb("VmHWM:") - loadedRssMb;
-#ifdef ROPESCOPE_WITH_CUDA
+#ifdef ROPESCOPE_TORCH_CUDA
         if (device.is_cuda()) {
             const double peakGpuMb = gpuAllocatedMb(device, true);
             row["loaded_gpu_mb"] = loadedGpuMb;

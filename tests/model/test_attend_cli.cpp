@@ -2,7 +2,6 @@
 // files written, shapes, probabilities, positions equal to `ropescope positions`, errors.
 #include "core/model/analysis/attention_stats.h"
 #include "core/model/engine/tensor_io.h"
-#include "tests/model/tiny_model.h"
 #include "tests/support/csv_table.h"
 #include "tests/support/model_folder.h"
 #include "tests/support/run_ropescope.h"

@@ -9,7 +9,7 @@
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/tokenizer.h"
 #include "core/model/engine/vlm.h"
-#include "tests/model/tiny_model.h"
+#include "tests/support/model_folder.h"
 #include "tests/support/csv_table.h"
 #include "tests/support/run_ropescope.h"
 #include "views/charts/attention_heatmap.h"

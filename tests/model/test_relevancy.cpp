@@ -8,7 +8,7 @@
 #include "core/model/engine/checkpoint.h"
 #include "core/model/engine/tokenizer.h"
 #include "core/model/engine/vlm.h"
-#include "tests/model/tiny_model.h"
+#include "tests/support/model_folder.h"
 #include "tests/support/run_ropescope.h"
 
 #include <QImage>

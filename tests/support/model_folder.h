@@ -2,8 +2,10 @@
 // A runnable model folder from a transformers fixture: its config.json and weights, and the small
 // word-level tokenizer of tests/data/attend (the Qwen3-VL and Qwen3.5 fixtures share its special ids), so
 // `attend` and the Attention tab can ask the random model a question.
+#include <QColor>
 #include <QDir>
 #include <QFile>
+#include <QImage>
 #include <QString>
 
 namespace ropescope::test {
@@ -18,3 +20,20 @@ inline bool makeModelFolder(const QString& fixtureName, const QString& dir)
 }
 
 } // namespace ropescope::test
+
+// The tiny Qwen2-VL fixture as a model folder: what the attention tests run end to end.
+inline bool makeTinyModel(const QString& dir)
+{
+    return ropescope::test::makeModelFolder("qwen2vl-tiny", dir);
+}
+
+// A picture with content in every patch (red across, green down, a product pattern in blue), written to
+// `path`: 168x112 resizes to a 4x6 merged grid for the tiny model. False on failure.
+inline bool writeGradientImage(const QString& path, int width = 168, int height = 112)
+{
+    QImage image(width, height, QImage::Format_RGB888);
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x)
+            image.setPixelColor(x, y, QColor(x * 255 / width, y * 255 / height, (x * y) % 256));
+    return image.save(path);
+}

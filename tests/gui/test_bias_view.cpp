@@ -1,9 +1,11 @@
-// The Bias view opening results on disk (issue 44): a folder `ropescope bias` wrote, a `bias --slurm` run
+// The Bias view: a measurement in the window (cancel, a real run, export, the user's own samples), and results
+// opened from disk (issue 44): a folder `ropescope bias` wrote, a `bias --slurm` run
 // whose shards are all done (merged in the window, equal to the one-process result), one with a shard
 // missing (where the shards stand, no figure), and folders that are neither.
 #include "app/gui/bias_view.h"
 #include "core/cluster/sharded_run.h"
 #include "core/model/analysis/bias_state.h"
+#include "tests/gui/gui_test_support.h"
 #include "tests/support/run_ropescope.h"
 
 #include <QApplication>
@@ -37,6 +39,96 @@ QString statusOf(const BiasView& view)
 class TestBiasView : public QObject {
     Q_OBJECT
 private Q_SLOTS:
+    void biasViewMeasuresCancelsAndExports()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.resize(1280, 720);
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        QVERIFY(firstAttentionRun(w, finished));
+        auto* tabs = w.attention()->findChild<QTabWidget*>("attentionViews");
+        auto* bias = w.attention()->findChild<ropescope::gui::BiasView*>("biasView");
+        QVERIFY(tabs && bias);
+        tabs->setCurrentWidget(bias);
+        QSignalSpy done(bias, &ropescope::gui::BiasView::finished);
+
+        // Cancel: a long run stops between samples, says so, and keeps nothing.
+        bias->setSamples(100000);
+        bias->start();
+        QVERIFY(bias->busy());
+        QTRY_VERIFY_WITH_TIMEOUT(bias->findChild<QProgressBar*>("biasProgress")->value() > 0, 60000);
+        bias->cancel();
+        QVERIFY(done.wait(60000));
+        QCOMPARE(bias->error(), QString("Cancelled."));
+        QVERIFY(!bias->result());
+
+        // A real measurement: 12 samples, the model's own scheme and vrope, every layer.
+        bias->setSamples(12);
+        bias->setSchemes("vrope");
+        bias->start();
+        QVERIFY(done.wait(60000));
+        QVERIFY2(bias->error().isEmpty(), qPrintable(bias->error()));
+        QVERIFY(bias->result());
+        QCOMPARE(bias->result()->sampleCount(), 12);
+        QCOMPARE(bias->result()->schemes.size(), 2);
+        QCOMPARE(bias->findChild<QTableWidget*>("biasTable")->rowCount(), 2 * 4);
+        QVERIFY(bias->findChild<ropescope::views::ChartView*>("biasFigure")->chartPainter());
+        w.grab().save(dir.filePath("bias_1280.png"));
+        if (qEnvironmentVariableIsSet("ROPESCOPE_SCREENSHOTS"))
+            w.grab().save(qEnvironmentVariable("ROPESCOPE_SCREENSHOTS") + "/bias_1280.png");
+        bias->exportTo(dir.filePath("export"));
+        for (const char* name : {"bias.png", "bias.svg", "bias.pdf", "bias.csv", "bias.json", "bias_state.json"})
+            QVERIFY2(QFileInfo(QDir(dir.filePath("export")).filePath(name)).size() > 100, name);
+
+        // A scheme name that does not exist is said at once.
+        bias->setSchemes("vrope,nosuch");
+        bias->start();
+        QVERIFY(!bias->busy());
+        QVERIFY2(bias->error().contains("unknown scheme 'nosuch'"), qPrintable(bias->error()));
+
+        // The user's own samples: a question set (3 lines, images beside it) and a folder of two videos.
+        const QString data = QString(ROPESCOPE_TEST_DATA) + "/drawn/";
+        QDir().mkpath(dir.filePath("own/videos/a"));
+        QDir().mkpath(dir.filePath("own/videos/b"));
+        QByteArray lines;
+        for (int k = 0; k < 3; ++k) {
+            const QString name = QString("drawn_%1.png").arg(k, 2, 10, QChar('0'));
+            QVERIFY(QFile::copy(data + name, dir.filePath("own/" + name)));
+            QVERIFY(QFile::copy(data + name, dir.filePath(QString("own/videos/%1/f%2.png").arg(k < 2 ? "a" : "b").arg(k))));
+            lines += "{\"image\": \"" + name.toUtf8() + "\", \"question\": \"what colour is the circle\", \"answer\": \"red\"}\n";
+        }
+        QVERIFY(QFile::copy(data + "drawn_03.png", dir.filePath("own/videos/b/f3.png")));
+        QFile set(dir.filePath("own/questions.jsonl"));
+        QVERIFY(set.open(QIODevice::WriteOnly));
+        set.write(lines);
+        set.close();
+        bias->setSchemes("");
+        bias->setSource(ropescope::gui::BiasView::Source::QuestionSet, dir.filePath("own/questions.jsonl"));
+        bias->start();
+        QVERIFY(done.wait(60000));
+        QVERIFY2(bias->error().isEmpty(), qPrintable(bias->error()));
+        QCOMPARE(bias->result()->sampleCount(), 3);
+        QVERIFY(bias->result()->source.startsWith("questions questions.jsonl"));
+        QCOMPARE(bias->result()->frames, 0);
+        bias->setSource(ropescope::gui::BiasView::Source::VideoFolder, dir.filePath("own/videos"), "where is the square");
+        bias->start();
+        QVERIFY(done.wait(60000));
+        QVERIFY2(bias->error().isEmpty(), qPrintable(bias->error()));
+        QCOMPARE(bias->result()->sampleCount(), 2);
+        QCOMPARE(bias->result()->frames, 1); // two frames each: one temporal patch
+        if (qEnvironmentVariableIsSet("ROPESCOPE_SCREENSHOTS"))
+            w.grab().save(qEnvironmentVariable("ROPESCOPE_SCREENSHOTS") + "/bias_videos_1280.png");
+        // A folder without its question, or a missing question set, is said at once in one line.
+        bias->setSource(ropescope::gui::BiasView::Source::VideoFolder, dir.filePath("own/videos"), "");
+        bias->start();
+        QVERIFY(!bias->busy());
+        QVERIFY2(bias->error().contains("write the question"), qPrintable(bias->error()));
+        bias->setSource(ropescope::gui::BiasView::Source::QuestionSet, dir.filePath("own/none.jsonl"));
+        bias->start();
+        QVERIFY(!bias->busy());
+        QVERIFY2(bias->error().contains("none.jsonl") && !bias->error().contains('\n'), qPrintable(bias->error()));
+    }
+
     void opensResultsAndShardedRuns()
     {
         QTemporaryDir dir;
@@ -88,5 +180,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_MAIN(TestBiasView)
+ROPESCOPE_GUI_SUITE_MAIN(TestBiasView)
 #include "test_bias_view.moc"

@@ -2,6 +2,7 @@
 // checked against a fixture model's rule on the dialog's worker, the differing sample listed with its kind,
 // its figure shown, and "Open in the explorer" loading the pipeline's positions as the window's scheme.
 #include "app/gui/check_positions_dialog.h"
+#include "tests/gui/gui_test_support.h"
 #include "app/gui/main_window.h"
 #include "core/model/analysis/position_dump.h"
 #include "core/model/engine/safetensors.h"
@@ -116,5 +117,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_MAIN(TestCheckPositionsDialog)
+ROPESCOPE_GUI_SUITE_MAIN(TestCheckPositionsDialog)
 #include "test_check_positions_dialog.moc"

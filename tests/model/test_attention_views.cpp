@@ -396,7 +396,7 @@ private Q_SLOTS:
         std::fill(both.begin() + 24, both.end(), 0.5f);
         const QImage flat = views::attentionOverlay(pictures, both, o).copy(168 + views::kPictureGap, 0, 112, 84);
         QVERIFY(flat != views::attentionOverlay(a.images[1].resized, std::vector<float>(12, 0.5f), 3, 4, o));
-        // (Clicks on the strip: test_gui regionToTextSelectsChartsAndShowsIn3d, which has fonts.)
+        // (Clicks on the strip: test_gui_attention regionToTextSelectsChartsAndShowsIn3d, which has fonts.)
 
         // `attend` with two images: the same shares, the maps side by side, a region on image 2, errors by flag.
         const QString out = dir_.filePath("two");

@@ -52,4 +52,5 @@ if command -v clang++ >/dev/null 2>&1; then
 else
   echo "setup: clang++ not found; the fuzz targets are not built (scripts/check_fuzz.sh)"
 fi
-ctest --test-dir build --output-on-failure
+# Two at a time on the two cores (slurm_runs runs alone: RUN_SERIAL); serially it took 385 s here, 2026-11-25.
+ctest --test-dir build --output-on-failure -j2

@@ -109,6 +109,9 @@ ShardedCommand shardedBatch()
         } catch (const batch::JobError& e) {
             throw UsageError(e.what());
         }
+        for (const batch::BatchItem& item : items) // a bad item would fail on its node, after the queue's wait
+            if (!item.error.isEmpty())
+                throw UsageError(item.error.toStdString());
         if (!parser.isSet("trust-python")) // or every shard would be refused on its node
             for (const batch::BatchItem& item : items)
                 if (const QStringList files = batch::pythonFilesOf(item); !files.isEmpty())

@@ -290,7 +290,8 @@ int runBias(const QStringList& args)
     if (parser.isSet("skip-complete")) {
         const QStringList parts = parser.value("shard").split('/');
         const QString folder = parser.value("output");
-        if (model::folderHoldsShard(folder, parts[0].toInt(), parts[1].toInt()) && sameStream(readState(folder), setup.source)) {
+        const auto done = model::completeShardState(folder, parts[0].toInt(), parts[1].toInt());
+        if (done && sameStream(*done, setup.source)) {
             std::fprintf(stderr, "bias: shard %s is complete in %s already; skipped\n", qPrintable(parser.value("shard")), qPrintable(folder));
             return 0;
         }

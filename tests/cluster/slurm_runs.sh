@@ -117,6 +117,8 @@ bad "OUTPUT holding another measurement" "holds another measurement" "$ropescope
 bad "OUTPUT holding another sharded run" "holds another measurement (sharded_run.json" "$ropescope" "${measure[@]}" --slurm 2 --output "$work/run"
 bad "--resume on a folder that is not a sharded run" "is not a sharded run" "$ropescope" bias --resume "$work/one"
 bad "--status on a folder that is not a sharded run" "is not a sharded run" "$ropescope" bias --status "$work/one"
+printf '%s' '{"items": [{"type": "ptd", "layout": "text:4,image:4x4,text:4", "scheme=x.py": true, "output": "a.json"}]}' >"$work/badkey.json"
+bad "a batch item with a bad key, before any submission" "bad parameter name 'scheme=x.py'" "$ropescope" batch "$work/badkey.json" --slurm 1 --output "$work/badkey"
 bad "--slurm-args setting the array" "set by RopeScope itself" "$ropescope" "${measure[@]}" --slurm 2 --slurm-args "--array=0-9" --output "$work/args"
 
 echo "slurm_runs: $failures failed"

@@ -327,15 +327,22 @@ bool holdsShard(const BiasAccumulation& a, int shard, int shards)
     return true;
 }
 
-bool folderHoldsShard(const QString& folder, int shard, int shards)
+std::optional<BiasAccumulation> completeShardState(const QString& folder, int shard, int shards)
 {
     if (!QFileInfo(QDir(folder).filePath("bias_state.json")).isFile())
-        return false;
+        return std::nullopt;
     try {
-        return holdsShard(readBiasState(folder), shard, shards);
+        BiasAccumulation a = readBiasState(folder);
+        if (holdsShard(a, shard, shards))
+            return a;
     } catch (const std::exception&) {
-        return false; // unreadable or foreign: not complete, so it is measured again
-    }
+    } // unreadable or foreign: not complete, so it is measured again
+    return std::nullopt;
+}
+
+bool folderHoldsShard(const QString& folder, int shard, int shards)
+{
+    return completeShardState(folder, shard, shards).has_value();
 }
 
 } // namespace ropescope::model

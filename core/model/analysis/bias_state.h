@@ -10,6 +10,7 @@
 #include <QStringList>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace ropescope::model {
@@ -84,7 +85,8 @@ BiasAccumulation readBiasState(const QString& folder);
 // Whether `a` holds exactly shard `shard` of `shards` of its stream: every sample k < total with
 // k mod shards = shard, and no other (the state of a finished `bias --shard shard/shards`).
 bool holdsShard(const BiasAccumulation& a, int shard, int shards);
-// Whether `folder` holds such a state (false for a missing, unreadable or foreign one).
-bool folderHoldsShard(const QString& folder, int shard, int shards);
+// `folder`'s state when it holds exactly that shard; none for a missing, unreadable, foreign or partial one.
+std::optional<BiasAccumulation> completeShardState(const QString& folder, int shard, int shards);
+bool folderHoldsShard(const QString& folder, int shard, int shards); // completeShardState has a value
 
 } // namespace ropescope::model

@@ -295,7 +295,6 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
         c.expectedPositions.resize(static_cast<size_t>(3 * n));
         bool sameEverywhere = true, expectedSame = true;
         std::set<int64_t> offsets;
-        bool onlyT = true;
         int64_t maxExpected = 0;
         for (int64_t k = 0; k < n; ++k) {
             bool differs = false;
@@ -308,8 +307,6 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
                 offsets.insert(got - expected);
                 if (got != expected) {
                     differs = true;
-                    if (a != 0)
-                        onlyT = false;
                     if (c.firstToken < 0) {
                         c.firstToken = where[static_cast<size_t>(k)];
                         c.axis = a;
@@ -362,7 +359,6 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
                 const int64_t gotStep = gotT.size() > 1 ? gotT[1] - gotT[0] : 0, expectedStep = expectedT.size() > 1 ? expectedT[1] - expectedT[0] : 0;
                 c.detail = constant && expectedT.size() > 1 ? QString("t is constant within %1; the rule steps it by %2 a frame").arg(c.segment.section(' ', 0, 1)).arg(expectedStep)
                                                             : QString("t steps by %1 a frame in %2; the rule steps it by %3").arg(gotStep).arg(c.segment.section(' ', 0, 1)).arg(expectedStep);
-                (void)onlyT;
             } else {
                 c.kind = FaultKind::Other;
                 c.detail = QString("%1 of %2 tokens differ").arg(c.differing).arg(n);

@@ -270,6 +270,9 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     if (!a.unknownWords.isEmpty())
         s["unknown_words"] = QJsonArray::fromStringList(a.unknownWords);
     s["allocation"] = QString::fromStdString(r.layerTables.front().allocation.toString());
+    const geometry::RotaryConfig& rotary = r.layerTables.front().rotary;
+    s["rotary"] = QJsonObject{{"theta", rotary.theta}, {"rotary_dim", rotary.rotaryDim()}, {"head_dim", rotary.headDim},
+                              {"pairing", geometry::rotaryPairingName(rotary.pairing)}};
     if (!r.deepstackEmbeds.empty()) {
         // Qwen3-VL: which vision blocks feed which decoder layers (added to the image tokens after the layer).
         QJsonArray blocks, layers;

@@ -156,7 +156,8 @@ int benchModel(const QCommandLineParser& parser)
         torch::manual_seed(7);
         const auto pixels = torch::randn({images * rows * cols * m * m, cfg.vision.patchDim()});
         const auto grid = torch::tensor({int64_t(1), rows * m, cols * m}).view({1, 3}).repeat({images, 1});
-        const int64_t textCeiling = std::min<int64_t>({cfg.imageToken, cfg.visionStart, cfg.visionEnd, cfg.videoToken, cfg.text.vocab});
+        const int64_t textCeiling = std::min<int64_t>({cfg.imageToken, cfg.visionStart, cfg.visionEnd, cfg.videoToken, cfg.text.vocab,
+                                                       cfg.videoStart < 0 ? cfg.text.vocab : cfg.videoStart});
         std::vector<torch::Tensor> pieces, imageColumns;
         int64_t length = 0;
         for (int64_t i = 0; i <= images; ++i) {
@@ -182,7 +183,9 @@ int benchModel(const QCommandLineParser& parser)
         req.inputIds = ids;
         req.pixelValues = pixels;
         req.imageGridThw = grid;
-        req.scheme.kind = geometry::SchemeKind::Mrope;
+        req.scheme = geometry::defaultSchemeParams(model::ownSchemeKind(cfg));
+        if (cfg.architecture == model::Architecture::GlmV) // GLM-V reads image pads by their type (1)
+            req.tokenTypes = (ids == int64_t(cfg.imageToken)).to(torch::kInt64);
         vlm.run(req); // warm up and fill the vision cache: the decoder stages below re-run only the decoder
         sync();
         double cachedVisionMs = 0, positionsMs = 0, decoderMs = 0;

@@ -35,7 +35,7 @@ int runAttend(const QStringList& args)
         const int layers = model->vlm->config().text.layers;
         // With --schemes the first entry is the run whose heatmap, tensors and summary are written.
         const std::vector<model::SchemeEntry> entries = parseSchemeEntries(options.schemes, layers);
-        AttentionOutcome r = runAttentionOnce(*model, options, entries.empty() ? modelScheme(parseModelSchemeOptions(parser, layers)) : entries.front().scheme);
+        AttentionOutcome r = runAttentionOnce(*model, options, entries.empty() ? modelScheme(parseModelSchemeOptions(parser, layers, model::ownSchemeKind(model->vlm->config()))) : entries.front().scheme);
         std::optional<SchemesOutcome> compared;
         if (!entries.empty()) {
             compared = runAttentionSchemes(*model, options, entries, r.run);

@@ -155,7 +155,7 @@ private:
                 r.summary["schemes"] = compared.rows;
                 return QJsonDocument(r.summary).toJson();
             }
-            AttentionOutcome r = runAttentionOnce(*model_, options, modelScheme(parseModelSchemeOptions(parser, layers)));
+            AttentionOutcome r = runAttentionOnce(*model_, options, modelScheme(parseModelSchemeOptions(parser, layers, model::ownSchemeKind(model_->vlm->config()))));
             if (options.layersHeads && (figure || out.endsWith(".csv")))
                 return figure ? r.layersHeadsFigure(format) : r.layersHeadsCsv();
             if (options.region && (figure || out.endsWith(".csv")))

@@ -33,7 +33,8 @@ int runForward(const QStringList& args)
     addGeometryOptions(parser);
     parser.addOptions({
         {"model", "Model folder (config.json, *.safetensors).", "DIR"},
-        {"inputs", "input_ids, pixel_values, image_grid_thw; videos: pixel_values_videos, video_grid_thw (safetensors).", "IN"},
+        {"inputs", "input_ids, pixel_values, image_grid_thw; videos: pixel_values_videos, video_grid_thw; GLM-V: mm_token_type_ids "
+                   "(safetensors).", "IN"},
         {"output", "Where to write the outputs (safetensors).", "OUT"},
         {"generate", "Greedy tokens to generate after the prompt (default 5).", "N"},
         {"device", "cpu (default) or cuda.", "D"},
@@ -55,7 +56,7 @@ int runForward(const QStringList& args)
         model::Vlm vlm(parser.value("model"), device, dtype);
         if (const std::string note = vlm.unusedNote(); !note.empty())
             std::fprintf(stderr, "note: %s: %s\n", qPrintable(parser.value("model")), note.c_str());
-        const SchemeRequest scheme = parseModelSchemeOptions(parser, vlm.config().text.layers);
+        const SchemeRequest scheme = parseModelSchemeOptions(parser, vlm.config().text.layers, model::ownSchemeKind(vlm.config()));
         const model::SafeTensors inputs = model::SafeTensors::open(parser.value("inputs"));
         model::ForwardRequest req;
         req.inputIds = model::toTorch(inputs, "input_ids");
@@ -66,6 +67,8 @@ int runForward(const QStringList& args)
             req.pixelValues = model::toTorch(inputs, "pixel_values");
             req.imageGridThw = model::toTorch(inputs, "image_grid_thw");
         }
+        if (inputs.find("mm_token_type_ids")) // GLM-V's image / video-frame pad types (the processor's name)
+            req.tokenTypes = model::toTorch(inputs, "mm_token_type_ids").flatten();
         if (inputs.find("pixel_values_videos")) { // the processor's names for video inputs
             req.videoPixelValues = model::toTorch(inputs, "pixel_values_videos");
             req.videoGridThw = model::toTorch(inputs, "video_grid_thw");
@@ -80,6 +83,7 @@ int runForward(const QStringList& args)
         req.capture.deltaNet = hybrid;
         req.generate = generate;
         req.capture.allLogits = true; // the fixtures' logits are [1, L, vocab]
+        req.capture.layerOutputs = true;
         const model::ForwardResult r = vlm.run(req);
 
         const auto& table = r.layerTables[static_cast<size_t>(attentionLayers.front())];
@@ -100,6 +104,9 @@ int runForward(const QStringList& args)
             model::addTensor(out, "video_embeds", r.videoEmbeds);
         if (!r.deepstackEmbeds.empty())
             model::addTensor(out, "deepstack_embeds", torch::stack(r.deepstackEmbeds, 0));
+        model::addTensor(out, "inputs_embeds", r.inputsEmbeds.unsqueeze(0));
+        model::addTensor(out, "decoder_layer_outputs", torch::stack(r.prefill.layerOutputs, 0).unsqueeze(1));
+        model::addTensor(out, "final_norm_output", r.prefill.finalNorm.unsqueeze(0));
         model::addTensor(out, "logits", r.prefill.logits.unsqueeze(0));
         model::addTensor(out, "attentions", torch::stack(r.prefill.attentions, 0).unsqueeze(1));
         if (hybrid) { // as the Qwen3.5 fixtures name them: the DeltaNet's intermediates and end-of-prompt state

@@ -17,12 +17,12 @@ using geometry::FrequencyUsage;
 
 QByteArray usageCsv(const FrequencyUsage& u)
 {
-    QByteArray out = "pair,axis,inv_freq,wavelength,turn_across_grid,use,head_share\n";
+    QByteArray out = "pair,axis,inv_freq,wavelength,turn_across_grid,use,head_share,dim_a,dim_b\n";
     for (const FrequencyUsage::Pair& p : u.pairs)
         out += QByteArray::number(p.index) + "," + QByteArray::fromStdString(u.axes[static_cast<size_t>(p.component)]) + ","
                + QByteArray::number(p.invFreq, 'g', 17) + "," + QByteArray::number(p.wavelength, 'g', 17) + ","
                + QByteArray::number(p.turnAcross, 'g', 17) + "," + geometry::useName(p.use) + ","
-               + QByteArray::number(p.headShare, 'g', 17) + "\n";
+               + QByteArray::number(p.headShare, 'g', 17) + "," + QByteArray::number(p.dimA) + "," + QByteArray::number(p.dimB) + "\n";
     return out;
 }
 
@@ -36,7 +36,8 @@ QJsonObject usageJson(const FrequencyUsage& u)
                                  {"wavelength", p.wavelength},
                                  {"turn_across_grid", p.turnAcross},
                                  {"use", geometry::useName(p.use)},
-                                 {"head_share", p.headShare}});
+                                 {"head_share", p.headShare},
+                                 {"dims", QJsonArray{p.dimA, p.dimB}}});
     for (double d : u.distances)
         distances.append(d);
     QJsonObject spans, decay;

@@ -123,10 +123,12 @@ void addGeometryOptions(QCommandLineParser& parser)
         {"age", "AGE layer schedule: strategy_1..strategy_4 or a C/M pattern such as CCM.", "STRATEGY"},
         {"layer", "Decoder layer whose table to show under --age (default 0).", "I"},
         {"layers", QString("Number of decoder layers for --age (default %1, as the official code).").arg(kDefaultAgeLayers), "N"},
-        {"theta", "Rotary base theta (default 1e6).", "T"},
+        {"theta", "Rotary base theta (default 1e6; 1e4 for glm-v).", "T"},
         {"head-dim", "Rotary head dimension (default 128).", "D"},
-        {"partial-rotary", "Fraction of each head's dims that rotate, in (0, 1] (default 1; Qwen3.5 0.25, GLM-4.1V 0.5): "
+        {"partial-rotary", "Fraction of each head's dims that rotate, in (0, 1] (default 1, 0.5 for glm-v; Qwen3.5 0.25): "
                            "the frequencies and sections cover those dims, the rest carry no position.", "F"},
+        {"pairing", "Which dims each rotary frequency turns: half (j, j+d/2; Qwen, Llama) or adjacent (2j, 2j+1; GLM-4.1V/4.6V) "
+                    "(default: the scheme's own, adjacent for glm-v). Model runs use the model's.", "P"},
         {"allocation", "Frequency allocation: sectioned, interleaved (j mod C), interleaved-mrope (Qwen3-VL's MRoPE-I, "
                        "sections t,h,w default 24,20,20), hw-alternating (VideoRoPE's: h on odd, w on even pairs below "
                        "2h / 2w, t the rest; default " + QString::fromStdString(sectionsText(defaultMropeSection(128))) + "), distributed (MM-RoPE's T,T,H,W,H,W,H,W per 8 pairs) or "
@@ -199,8 +201,7 @@ std::optional<CustomSchemeRef> customScheme(const QCommandLineParser& parser, st
 
 SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind, std::optional<CustomSchemeRef> custom = std::nullopt)
 {
-    SchemeParams p;
-    p.kind = kind;
+    SchemeParams p = defaultSchemeParams(kind); // GLM-V's own theta, partial rotary and pairing unless given
     p.custom = std::move(custom);
     if (parser.isSet("alpha"))
         p.circle.alpha = parseNumber(parser, "alpha");
@@ -218,6 +219,12 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
         p.rotary.headDim = parseInteger(parser, "head-dim");
     if (parser.isSet("partial-rotary"))
         p.rotary.partial = parseNumber(parser, "partial-rotary");
+    if (parser.isSet("pairing")) {
+        const auto pairing = rotaryPairingFromName(str(parser.value("pairing")));
+        if (!pairing)
+            throw UsageError(str("--pairing: unknown pairing '" + parser.value("pairing") + "' (expected half or adjacent)"));
+        p.rotary.pairing = *pairing;
+    }
     if (parser.isSet("allocation")) {
         const QString a = parser.value("allocation");
         p.allocationKind = allocationKindFromName(str(a));
@@ -317,7 +324,7 @@ SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind de
 
 void refuseLayoutOnlyFlags(const QCommandLineParser& parser)
 {
-    for (const char* flag : {"theta", "head-dim", "partial-rotary", "kv-heads"})
+    for (const char* flag : {"theta", "head-dim", "partial-rotary", "pairing", "kv-heads"})
         if (parser.isSet(flag))
             throw UsageError(std::string("--") + flag + ": a model run uses its config.json's rotary settings; this flag is for layouts");
     for (const char* flag : {"layout", "layer"})
@@ -335,11 +342,11 @@ void checkModelLayers(const QCommandLineParser& parser, int layers)
                          + " decoder layers, and a model run takes its AGE layer count from the model (leave --layers out)");
 }
 
-SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int layers)
+SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int layers, SchemeKind own)
 {
     refuseLayoutOnlyFlags(parser);
     checkModelLayers(parser, layers);
-    return parseSchemeOptions(parser, SchemeKind::Mrope, layers);
+    return parseSchemeOptions(parser, own, layers);
 }
 
 GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)

@@ -421,6 +421,9 @@ bool AttentionPanel::finish(AttentionJob& job)
     d->token = -1;
     QString status = job.schemeText + ", layout " + QString::fromStdString(r.result.layout.toString()) + ", allocation "
                      + QString::fromStdString(r.result.layerTables.front().allocation.toString());
+    const geometry::RotaryConfig& rotary = r.result.layerTables.front().rotary;
+    if (rotary.pairing != geometry::RotaryPairing::Half || rotary.unrotatedDims() > 0) // GLM-V: say how its heads rotate
+        status += QString(", %1 of %2 dims rotate on %3 pairs").arg(rotary.rotaryDim()).arg(rotary.headDim).arg(geometry::rotaryPairingName(rotary.pairing));
     if (!r.result.deepstackEmbeds.empty()) // Qwen3-VL: image features also enter the residual stream after these layers
         status += QString(", DeepStack after layers 0-%1").arg(r.result.deepstackEmbeds.size() - 1);
     for (const std::string& note : {model::hybridNote(job.model->vlm->config().text), job.model->vlm->unusedNote()})

@@ -9,6 +9,25 @@
 
 namespace ropescope::geometry {
 
+const char* rotaryPairingName(RotaryPairing pairing)
+{
+    return pairing == RotaryPairing::Adjacent ? "adjacent" : "half";
+}
+
+std::optional<RotaryPairing> rotaryPairingFromName(const std::string& name)
+{
+    if (name == "half")
+        return RotaryPairing::Half;
+    if (name == "adjacent")
+        return RotaryPairing::Adjacent;
+    return std::nullopt;
+}
+
+std::pair<int, int> RotaryConfig::pairDims(int j) const
+{
+    return pairing == RotaryPairing::Adjacent ? std::make_pair(2 * j, 2 * j + 1) : std::make_pair(j, j + halfDim());
+}
+
 std::vector<double> inverseFrequencies(const RotaryConfig& rotary)
 {
     std::vector<double> inv(static_cast<size_t>(rotary.halfDim()));

@@ -1,11 +1,20 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ropescope::geometry {
 
-// Rotary frequencies: inv_freq_j = theta^(-2j/d) for j < d/2, paired NeoX style (i, i + d/2).
+// Which two dims of a head frequency j turns: NeoX's half split (j, j + r/2), as Qwen and Llama rotate, or
+// adjacent pairs (2j, 2j + 1), as GLM-4.1V / GLM-4.6V rotate (r: the rotated dims). Attention scores depend
+// only on which frequency drives which pair, so the pairing changes no position metric; it says which dims
+// of a checkpoint's q and k carry which frequency, and a model runs with its own.
+enum class RotaryPairing { Half, Adjacent };
+const char* rotaryPairingName(RotaryPairing pairing); // "half", "adjacent"
+std::optional<RotaryPairing> rotaryPairingFromName(const std::string& name);
+
+// Rotary frequencies: inv_freq_j = theta^(-2j/d) for j < d/2, on the dims `pairing` names.
 struct RotaryConfig {
     double theta = 1e6; // Qwen2-VL / Qwen2.5-VL rope_theta
     int headDim = 128;
@@ -15,10 +24,13 @@ struct RotaryConfig {
     // partial_rotary_factor: only the first rotaryDim() of each head's dims rotate (Qwen3.5 0.25, GLM-4.1V
     // 0.5); the rest pass through unturned and carry no position.
     double partial = 1.0;
+    RotaryPairing pairing = RotaryPairing::Half;
 
     int rotaryDim() const { return static_cast<int>(headDim * partial) / 2 * 2; } // truncated, then even
     int halfDim() const { return rotaryDim() / 2; }                                // the pairs that rotate
     int unrotatedDims() const { return headDim - rotaryDim(); }
+    // The two dims of a head that frequency j turns.
+    std::pair<int, int> pairDims(int j) const;
 };
 
 std::vector<double> inverseFrequencies(const RotaryConfig& rotary);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 #include <map>
 
 namespace ropescope::geometry {
@@ -61,6 +62,7 @@ FrequencyUsage frequencyUsage(const PositionTable& table, int samples)
             continue;
         FrequencyUsage::Pair p;
         p.index = ch.pair;
+        std::tie(p.dimA, p.dimB) = table.rotary.pairDims(ch.pair);
         p.component = std::min(ch.component, table.components() - 1);
         p.headShare = ch.weight;
         p.invFreq = ch.invFreq;

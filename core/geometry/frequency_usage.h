@@ -18,6 +18,7 @@ struct FrequencyUsage {
     struct Pair {
         int index = 0;
         int component = 0;       // the position component (axis) that drives it
+        int dimA = 0, dimB = 0;  // the two dims of a head it turns (RotaryConfig::pairDims)
         double headShare = 1;    // the share of heads it turns in (per-head allocations; 1 otherwise)
         double invFreq = 0;      // radians per unit of position
         double wavelength = 0;   // 2 pi / invFreq

@@ -100,6 +100,12 @@ FrequencyAllocation allocationFor(const SchemeParams& params);
 // VideoRoPE++'s NTK scale of the time axis' theta for a context extension factor and head_dim.
 double yarnVTimeThetaScale(double ntkFactor, int headDim);
 
+// The rotary settings a scheme's design fixes (GLM-V: theta 1e4, partial 0.5, adjacent pairs); Qwen2-VL's
+// for the others. Head dim and heads stay RotaryConfig's defaults.
+RotaryConfig schemeRotaryDefaults(SchemeKind kind);
+// A scheme with its own defaults: what choosing it on the command line, in a batch item or a file starts from.
+SchemeParams defaultSchemeParams(SchemeKind kind);
+
 // Whether the scheme reads --temporal-stride (the GUI enables its box, tables record it).
 bool usesTemporalStride(SchemeKind kind);
 

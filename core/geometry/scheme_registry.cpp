@@ -1,5 +1,5 @@
 // The built-in schemes, one row each: the only place a scheme's name, component count, one-line summary and
-// defaults (its own frequency allocation, video form and temporal stride) are written. Names, lookups, the
+// defaults (its own frequency allocation, video form, temporal stride and rotary settings) are written. Names, lookups, the
 // CLI's lists, the explorer's tooltips and the defaults SchemeParams falls back on all read this table. Rows
 // follow the enum's order and end at its last kind, checked when compiling (below); test_schemes counts the
 // kinds and pins every row's defaults, so a kind appended to the enum without a row fails there.
@@ -23,6 +23,11 @@ struct SchemeRow {
     std::optional<Alloc> allocation; // the scheme's own frequency allocation (its paper's), or kNone
     VideoForm videoForm;     // how a video is placed unless the user says: one T x H x W grid, or T one-frame grids
     double temporalStride;   // delta between frames for the schemes that read it; 0 where the scheme has none
+    // The rotary settings the scheme's model uses, where they are part of its design (GLM-V's half-rotated
+    // heads on adjacent pairs); the others take Qwen2-VL's (theta 1e6, every dim, half split).
+    double theta = 1e6;
+    double partial = 1.0;
+    RotaryPairing pairing = RotaryPairing::Half;
 };
 
 constexpr SchemeRow kSchemes[] = {
@@ -51,6 +56,10 @@ constexpr SchemeRow kSchemes[] = {
     {SchemeKind::TadRope, "tad-rope", 1, "tad-rope: TAD-RoPE (TC-LLaVA), one index: token index + delta * frame index", kNone, VideoForm::Grid, 1},
     {SchemeKind::VideoRopePlus, "videorope++", 3, "videorope++: VideoRoPE++, VideoRoPE's layout with the time axis on an NTK-scaled base (YaRN-V)", Alloc::HwAlternating, VideoForm::Grid, 2},
     {SchemeKind::MmRope, "mm-rope", 3, "mm-rope: MM-RoPE (Lumos-1), M-RoPE with visual offsets scaled (4,8,8) and every 8 pairs T,T,H,W,H,W,H,W", Alloc::Distributed, VideoForm::Grid, 1},
+    {SchemeKind::GlmV, "glm-v", 3,
+     "glm-v: GLM-4.1V / 4.6V, M-RoPE positions with every video frame its own image span; theta 1e4, half of each head "
+     "rotates, on adjacent pairs (2j, 2j+1), sections [8,12,12] (GLM-4.5V's glm4v_moe: the same with --pairing half)",
+     kNone, VideoForm::Split, 0, 1e4, 0.5, RotaryPairing::Adjacent},
 };
 
 // Row i is SchemeKind i: the enum and the table cannot drift apart.
@@ -63,7 +72,7 @@ constexpr bool rowsInEnumOrder()
 }
 static_assert(rowsInEnumOrder(), "kSchemes: one row per SchemeKind, in the enum's order");
 // The enum's last kind closes the table: a kind added after it needs its row (and to be named here).
-static_assert(static_cast<size_t>(SchemeKind::MmRope) + 1 == std::size(kSchemes), "kSchemes: a SchemeKind without a row");
+static_assert(static_cast<size_t>(SchemeKind::GlmV) + 1 == std::size(kSchemes), "kSchemes: a SchemeKind without a row");
 
 const SchemeRow& row(SchemeKind kind)
 {
@@ -85,6 +94,23 @@ const char* schemeSummary(SchemeKind kind)
 std::optional<FrequencyAllocation::Kind> designAllocation(SchemeKind kind)
 {
     return row(kind).allocation;
+}
+
+RotaryConfig schemeRotaryDefaults(SchemeKind kind)
+{
+    RotaryConfig rotary;
+    rotary.theta = row(kind).theta;
+    rotary.partial = row(kind).partial;
+    rotary.pairing = row(kind).pairing;
+    return rotary;
+}
+
+SchemeParams defaultSchemeParams(SchemeKind kind)
+{
+    SchemeParams p;
+    p.kind = kind;
+    p.rotary = schemeRotaryDefaults(kind);
+    return p;
 }
 
 bool usesTemporalStride(SchemeKind kind)

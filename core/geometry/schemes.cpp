@@ -362,7 +362,7 @@ bool operator==(const TemporalParams& a, const TemporalParams& b)
 bool operator==(const SchemeParams& a, const SchemeParams& b)
 {
     return a.kind == b.kind && a.circle == b.circle && a.temporal == b.temporal && a.rotary.theta == b.rotary.theta
-           && a.rotary.headDim == b.rotary.headDim && a.rotary.partial == b.rotary.partial && a.rotary.heads == b.rotary.heads && a.allocationKind == b.allocationKind
+           && a.rotary.headDim == b.rotary.headDim && a.rotary.partial == b.rotary.partial && a.rotary.pairing == b.rotary.pairing && a.rotary.heads == b.rotary.heads && a.allocationKind == b.allocationKind
            && a.sections == b.sections && a.temporalStride == b.temporalStride && a.visualStride == b.visualStride
            && a.positionScale == b.positionScale && a.ntkFactor == b.ntkFactor && a.custom == b.custom
            && a.videoFormOrDefault() == b.videoFormOrDefault();
@@ -569,6 +569,7 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
     case SchemeKind::SpatialReset: placeMropeReset(table, params.temporalStrideOrDefault()); break;
     case SchemeKind::MropeI:
     case SchemeKind::Mhrope:
+    case SchemeKind::GlmV:
         // Split (their default): every frame its own grid. As one grid, M-RoPE's placement of a T x H x W block.
         split ? placeMropeI(table) : placeMropeFamily(table, params.temporal, false);
         break;

@@ -80,6 +80,11 @@ QByteArray positionTableJson(const PositionTable& table, const QJsonObject& para
         rotary["rotary_dim"] = table.rotary.rotaryDim();
         root["rotary"] = rotary;
     }
+    if (table.rotary.pairing != RotaryPairing::Half) { // half split: files stay as they were
+        QJsonObject rotary = root["rotary"].toObject();
+        rotary["pairing"] = rotaryPairingName(table.rotary.pairing);
+        root["rotary"] = rotary;
+    }
 
     QJsonArray tokens;
     for (int i = 0; i < table.size(); ++i) {

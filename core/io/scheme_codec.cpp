@@ -129,8 +129,12 @@ void writeSchemeParams(QJsonObject& o, const SchemeParams& p)
     o["tokens_per_second"] = p.temporal.tokensPerSecond;
     o["theta"] = p.rotary.theta;
     o["head_dim"] = p.rotary.headDim;
-    if (p.rotary.partial != 1.0) // written only when set: files of full rotary stay as they were
+    // Written only where they differ from the scheme's own (files of full, half-split rotary stay as they were).
+    const RotaryConfig own = schemeRotaryDefaults(p.kind);
+    if (p.rotary.partial != own.partial)
         o["partial_rotary"] = p.rotary.partial;
+    if (p.rotary.pairing != own.pairing)
+        o["pairing"] = rotaryPairingName(p.rotary.pairing);
     o["kv_heads"] = p.rotary.heads;
     if (p.allocationKind)
         o["allocation"] = allocationKindName(*p.allocationKind);
@@ -176,9 +180,13 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
     p.temporal.mode = named(f, "temporal", p.temporal.mode, temporalModeName, temporalModeFromName, "qwen2vl or qwen25vl");
     p.temporal.secondPerGrid = f.number("second_per_grid", p.temporal.secondPerGrid);
     p.temporal.tokensPerSecond = f.number("tokens_per_second", p.temporal.tokensPerSecond);
-    p.rotary.theta = f.number("theta", p.rotary.theta);
+    // Missing: the scheme's own when the file names its scheme (partial and pairing are written only where
+    // they differ from it), else as it was.
+    const RotaryConfig own = f.has("scheme") ? schemeRotaryDefaults(p.kind) : p.rotary;
+    p.rotary.theta = f.number("theta", own.theta);
     p.rotary.headDim = f.integer("head_dim", p.rotary.headDim);
-    p.rotary.partial = f.number("partial_rotary", p.rotary.partial);
+    p.rotary.partial = f.number("partial_rotary", own.partial);
+    p.rotary.pairing = named(f, "pairing", own.pairing, rotaryPairingName, rotaryPairingFromName, "half or adjacent");
     p.rotary.heads = f.integer("kv_heads", p.rotary.heads);
     if (f.has("allocation")) {
         const std::string a = f.text("allocation", "");

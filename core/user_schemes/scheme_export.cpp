@@ -193,6 +193,11 @@ QByteArray exportSchemeModule(const SchemeParams& p, const std::string& provenan
     if (p.kind == SchemeKind::VideoRopePlus)
         note += "VideoRoPE++ also scales the time axis' rotary base (YaRN-V, ntk_factor " + number(p.ntkFactor)
                 + "): a rotary setting, not a position,\nso this file carries the positions only.\n";
+    if (p.rotary.partial != 1.0 || p.rotary.pairing != RotaryPairing::Half)
+        note += "Its rotary rotates " + number(p.rotary.partial) + " of each head's dims, paired "
+                + (p.rotary.pairing == RotaryPairing::Adjacent ? QByteArray("adjacent (2j, 2j+1)") : QByteArray("half (j, j+d/2)"))
+                + ": rotary settings, not positions,\nso this file carries the positions only (RopeScope: --partial-rotary "
+                + number(p.rotary.partial) + " --pairing " + rotaryPairingName(p.rotary.pairing) + ").\n";
     const QByteArray docstring = "\"\"\"" + QByteArray::fromStdString(name) + " as a Python scheme, exported by RopeScope:\n    "
                                  + QByteArray::fromStdString(provenance) + "\n\n"
                                  "positions(layout, **params) -> float64 [C, L]: RopeScope's Python scheme format (README \"Your own scheme\").\n"

@@ -213,10 +213,10 @@ def _place(layout, out, temporal_stride):
             nxt = nxt + max(temporal_stride * (s.frames - 1), float(s.rows - 1), float(s.cols - 1)) + 1
 #@end
 
-#@rule mrope-i mhrope
+#@rule mrope-i mhrope glm-v
 def _place(layout, out):
-    # MRoPE-I (Qwen3-VL): M-RoPE's placement with every frame its own one-frame grid; the next frame (and the text
-    # after the last) at s + max(H, W).
+    # MRoPE-I (Qwen3-VL) and GLM-V: M-RoPE's placement with every frame its own one-frame grid; the next frame
+    # (and the text after the last) at s + max(H, W).
     nxt = 0.0
     for s in layout.segments:
         if s.kind == "text":

@@ -71,15 +71,22 @@ private Q_SLOTS:
         QCOMPARE(csv.exitCode, 0);
         const QList<QByteArray> lines = csv.out.trimmed().split('\n');
         QCOMPARE(lines.size(), 65);
-        QCOMPARE(lines[0], QByteArray("pair,axis,inv_freq,wavelength,turn_across_grid,use,head_share"));
-        QVERIFY2(lines[17].startsWith("16,h,0.031622776601683") && lines[17].endsWith(",resolves,1"), lines[17].constData());
+        QCOMPARE(lines[0], QByteArray("pair,axis,inv_freq,wavelength,turn_across_grid,use,head_share,dim_a,dim_b"));
+        QVERIFY2(lines[17].startsWith("16,h,0.031622776601683") && lines[17].endsWith(",resolves,1,16,80"), lines[17].constData());
+        // Pair 16 of 64 turns dims 16 and 80 (the half split); GLM's adjacent pairs turn 32 and 33.
+        const Run adjacent = ropescope({"freqs", "--scheme", "mrope", "--layout", "text:2,image:8x8", "--pairing", "adjacent"});
+        QCOMPARE(adjacent.exitCode, 0);
+        QVERIFY(adjacent.out.trimmed().split('\n')[17].endsWith(",resolves,1,32,33"));
+        const Run badPairing = ropescope({"freqs", "--scheme", "mrope", "--layout", "text:2,image:8x8", "--pairing", "diagonal"});
+        QCOMPARE(badPairing.exitCode, 2);
+        QVERIFY2(badPairing.err.trimmed() == "ropescope freqs: --pairing: unknown pairing 'diagonal' (expected half or adjacent)", badPairing.err.constData());
         // MHRoPE: every pair once per axis, weighted by the axis' share of the 8 KV heads (2, 3, 3).
         const Run perHead = ropescope({"freqs", "--scheme", "mhrope", "--layout", "text:2,image:8x8"});
         QCOMPARE(perHead.exitCode, 0);
         const QList<QByteArray> headLines = perHead.out.trimmed().split('\n');
         QCOMPARE(headLines.size(), 1 + 3 * 64);
-        QVERIFY2(headLines[1].startsWith("0,t,1,") && headLines[1].endsWith(",0.25"), headLines[1].constData());
-        QVERIFY2(headLines[65].startsWith("0,h,1,") && headLines[65].endsWith(",0.375"), headLines[65].constData());
+        QVERIFY2(headLines[1].startsWith("0,t,1,") && headLines[1].endsWith(",0.25,0,64"), headLines[1].constData());
+        QVERIFY2(headLines[65].startsWith("0,h,1,") && headLines[65].endsWith(",0.375,0,64"), headLines[65].constData());
         const QString json = dir.filePath("f.json");
         QCOMPARE(ropescope(base + QStringList{"--allocation", "interleaved-mrope", "--output", json}).exitCode, 0);
         QFile f(json);
@@ -87,6 +94,7 @@ private Q_SLOTS:
         const QJsonObject root = QJsonDocument::fromJson(f.readAll()).object();
         QCOMPARE(root["allocation"].toString(), QString("interleaved-mrope[24,20,20]"));
         QCOMPARE(root["pairs"].toArray().size(), 64);
+        QCOMPARE(root["pairs"].toArray()[5].toObject()["dims"].toArray(), (QJsonArray{5, 69}));
         QCOMPARE(root["spans"].toObject()["h"].toDouble(), 7.0);
         QCOMPARE(root["decay"].toObject()["w"].toArray().size(), root["distances"].toArray().size());
         const QString svg = dir.filePath("f.svg");

@@ -497,6 +497,35 @@ private Q_SLOTS:
         QVERIFY(!w.attention()->findChild<QLabel*>("modelInputs")->isVisible()); // not a shapes-task model
     }
 
+    // A GLM-4.1V folder (the tiny fixture's weights, a small tokenizer with GLM's special tokens) runs in the
+    // Attention tab under the explorer's scheme and under its own: half of each head rotates on adjacent pairs,
+    // and the status says so.
+    void attentionTabRunsGlmV()
+    {
+        QTemporaryDir dir, model;
+        QVERIFY(ropescope::test::makeModelFolder("glm4v-tiny", model.path()));
+        MainWindow w(dir.path());
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        QVERIFY2(openedInAttentionTab(w, finished, model.path()), qPrintable(w.attention()->status()));
+        QString status = w.attention()->status();
+        QVERIFY2(status.startsWith("scheme circle") && status.contains("16 of 32 dims rotate on adjacent pairs")
+                     && status.contains("allocation sectioned[2,3,3]"), qPrintable(status));
+        const QImage circle = w.attention()->overlay();
+        QVERIFY(!circle.isNull());
+        QCOMPARE(w.attention()->layers(), 2);
+        // The explorer switched to GLM's own scheme: the tab runs it, and the map moves.
+        ropescope::session::ExplorerState s = w.state();
+        s.params = ropescope::geometry::defaultSchemeParams(ropescope::geometry::SchemeKind::GlmV);
+        QVERIFY(w.applyState(s));
+        QVERIFY(w.attention()->run());
+        QTRY_VERIFY_WITH_TIMEOUT(!w.attention()->busy(), 60000);
+        status = w.attention()->status();
+        QVERIFY2(status.startsWith("scheme glm-v"), qPrintable(status));
+        QVERIFY(w.attention()->overlay() != circle);
+        if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty())
+            w.grab().save(shots + "/attention_glm.png");
+    }
+
     // Qwen3.5's hybrid decoder: the layer slider steps through its attention layers (3 and 7), labelled with
     // the model's numbers; the status says what the DeltaNet layers are; sessions keep the model's number.
     void attentionTabRunsQwen35()

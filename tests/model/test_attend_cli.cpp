@@ -190,6 +190,34 @@ private Q_SLOTS:
         QVERIFY(!QFile::exists(dir_.filePath("qwen35-bad")));
     }
 
+    // A GLM-4.1V folder (the tiny fixture's weights, a word tokenizer with GLM's special tokens): GLM's chat
+    // template, its own scheme by default, half of each head rotated on adjacent pairs, every view on it.
+    void runsGlmV()
+    {
+        const QString glm = dir_.filePath("glm");
+        QVERIFY(ropescope::test::makeModelFolder("glm4v-tiny", glm));
+        const QString out = dir_.filePath("glm-out");
+        const auto r = runRopescope({"attend", "--model", glm, "--image", image_, "--question", "What colour is the circle?", "--output", out,
+                                     "--schemes", "glm-v,circle", "--own-prior", "--relevancy", "--max-new-tokens", "2"},
+                                    false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QFile s(out + "/summary.json");
+        QVERIFY(s.open(QIODevice::ReadOnly));
+        const QJsonObject summary = QJsonDocument::fromJson(s.readAll()).object();
+        QCOMPARE(summary["architecture"].toString(), QString("glm4v"));
+        QCOMPARE(summary["scheme"].toString(), QString("glm-v"));
+        QCOMPARE(summary["allocation"].toString(), QString("sectioned[2,3,3]"));
+        const QJsonObject rotary = summary["rotary"].toObject();
+        QCOMPARE(rotary["pairing"].toString(), QString("adjacent"));
+        QCOMPARE(rotary["rotary_dim"].toInt(), 16);
+        QCOMPARE(rotary["theta"].toDouble(), 1000.0);
+        // "[gMASK]<sop><|user|>" then <|begin_of_image|>: the image's tokens start at 4, after 4 text tokens.
+        QVERIFY2(summary["layout"].toString().startsWith("text:4,image:"), qPrintable(summary["layout"].toString()));
+        QCOMPARE(summary["per_layer"].toArray().size(), 2);
+        for (const char* file : {"heatmap.png", "schemes.csv", "own_prior.csv", "relevancy.png"})
+            QVERIFY2(QFile::exists(out + "/" + file), file);
+    }
+
     void flagsUntrainedSchemes()
     {
         const QString out = dir_.filePath("circle");

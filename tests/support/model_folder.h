@@ -1,6 +1,7 @@
 #pragma once
 // A runnable model folder from a transformers fixture: its config.json and weights, and the small
-// word-level tokenizer of tests/data/attend (the Qwen3-VL and Qwen3.5 fixtures share its special ids), so
+// word-level tokenizer of tests/data/attend (the Qwen3-VL and Qwen3.5 fixtures share its special ids; GLM-V
+// has its own), so
 // `attend` and the Attention tab can ask the random model a question.
 #include <QColor>
 #include <QDir>
@@ -10,13 +11,15 @@
 
 namespace ropescope::test {
 
-// False when a file could not be copied (the folder is made if missing).
+// False when a file could not be copied (the folder is made if missing). GLM-V fixtures get the same words
+// with GLM-4.1V's special tokens at the fixture's ids (attend/glm_tokenizer.json).
 inline bool makeModelFolder(const QString& fixtureName, const QString& dir)
 {
     const QString from = QString(ROPESCOPE_TEST_DATA) + "/fixtures/" + fixtureName + "/";
+    const QString tokenizer = fixtureName.startsWith("glm") ? "glm_tokenizer.json" : "tokenizer.json";
     return QDir().mkpath(dir) && QFile::copy(from + "config.json", dir + "/config.json")
            && QFile::copy(from + "model.safetensors", dir + "/model.safetensors")
-           && QFile::copy(QString(ROPESCOPE_TEST_DATA) + "/attend/tokenizer.json", dir + "/tokenizer.json");
+           && QFile::copy(QString(ROPESCOPE_TEST_DATA) + "/attend/" + tokenizer, dir + "/tokenizer.json");
 }
 
 } // namespace ropescope::test

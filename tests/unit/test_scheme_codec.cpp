@@ -27,8 +27,10 @@ SchemeParams everyFieldChanged()
     p.rotary.theta = 10000;
     p.rotary.headDim = 64;
     p.rotary.heads = 12;
+    p.rotary.partial = 0.75; // 48 of 64 dims rotate: 24 frequencies
+    p.rotary.pairing = RotaryPairing::Adjacent;
     p.allocationKind = FrequencyAllocation::Kind::HwAlternating;
-    p.sections = {8, 12, 12};
+    p.sections = {4, 10, 10};
     p.temporalStride = 1.5;
     p.visualStride = 7;
     p.positionScale = Eigen::Vector3d(1, 2, 3);
@@ -50,6 +52,8 @@ void compareParams(const SchemeParams& a, const SchemeParams& b)
     QCOMPARE(a.rotary.theta, b.rotary.theta);
     QCOMPARE(a.rotary.headDim, b.rotary.headDim);
     QCOMPARE(a.rotary.heads, b.rotary.heads);
+    QCOMPARE(a.rotary.partial, b.rotary.partial);
+    QCOMPARE(a.rotary.pairing, b.rotary.pairing);
     QCOMPARE(a.allocationKind, b.allocationKind);
     QCOMPARE(a.sections, b.sections);
     QCOMPARE(a.temporalStride, b.temporalStride);
@@ -86,6 +90,35 @@ private Q_SLOTS:
         expected.kind = SchemeKind::Circle;
         expected.circle.radius = 16;
         compareParams(io::readSchemeParams(io::JsonFields(old, "test")), expected);
+    }
+
+    // GLM-V's own rotary is what a record of it means unless it says otherwise; a Qwen-style scheme set to
+    // GLM's pairing keeps it. Partial rotary and pairing are written only where they differ from the scheme's.
+    void rotaryFollowsTheSchemesOwn()
+    {
+        QJsonObject glm;
+        io::writeSchemeParams(glm, defaultSchemeParams(SchemeKind::GlmV));
+        QVERIFY(!glm.contains("pairing") && !glm.contains("partial_rotary"));
+        const SchemeParams read = io::readSchemeParams(io::JsonFields(glm, "test"));
+        QCOMPARE(read.rotary.pairing, RotaryPairing::Adjacent);
+        QCOMPARE(read.rotary.partial, 0.5);
+        QCOMPARE(read.rotary.theta, 1e4);
+        SchemeParams glmHalf = defaultSchemeParams(SchemeKind::GlmV);
+        glmHalf.rotary.pairing = RotaryPairing::Half; // GLM-4.5V's rotation
+        QJsonObject o;
+        io::writeSchemeParams(o, glmHalf);
+        QCOMPARE(o["pairing"].toString(), QString("half"));
+        QCOMPARE(io::readSchemeParams(io::JsonFields(o, "test")).rotary.pairing, RotaryPairing::Half);
+        // A hand-written batch item names only the scheme: GLM's theta, fraction and pairing.
+        const SchemeParams item = io::readSchemeParams(io::JsonFields(QJsonObject{{"scheme", "glm-v"}}, "test"));
+        QCOMPARE(item.rotary.theta, 1e4);
+        QCOMPARE(item.rotary.pairing, RotaryPairing::Adjacent);
+        try {
+            io::readSchemeParams(io::JsonFields(QJsonObject{{"scheme", "mrope"}, {"pairing", "diagonal"}}, "session"));
+            QFAIL("accepted");
+        } catch (const InvalidInput& e) {
+            QVERIFY2(QString(e.what()).startsWith("session: 'pairing' must be half or adjacent"), e.what());
+        }
     }
 
     void badValuesAreNamed_data()

@@ -112,7 +112,7 @@ private Q_SLOTS:
             QCOMPARE(schemeFromName(schemeName(k)), std::optional<SchemeKind>(k));
         QVERIFY(!schemeFromName("circle-rope"));
         // The registry: every kind once, with its summary and the component count its table really has.
-        QCOMPARE(allSchemes().size(), size_t(17));
+        QCOMPARE(allSchemes().size(), size_t(18));
         Layout layout = parseLayout("text:2,image:2x2,text:2");
         for (SchemeKind k : allSchemes()) {
             const std::string summary = schemeSummary(k), name = schemeName(k);
@@ -144,7 +144,7 @@ private Q_SLOTS:
             {"ilrope", A::InterleavedMrope, VideoForm::Grid, 1}, {"spatial-reset", A::InterleavedMrope, VideoForm::Grid, 1},
             {"mrope-i", A::InterleavedMrope, VideoForm::Split, 0}, {"mhrope", A::PerHead, VideoForm::Split, 0},
             {"tad-rope", std::nullopt, VideoForm::Grid, 1},      {"videorope++", A::HwAlternating, VideoForm::Grid, 2},
-            {"mm-rope", A::Distributed, VideoForm::Grid, 1},
+            {"mm-rope", A::Distributed, VideoForm::Grid, 1},     {"glm-v", std::nullopt, VideoForm::Split, 0},
         };
         QCOMPARE(std::size(expected), allSchemes().size());
         for (const Expected& e : expected) {
@@ -158,6 +158,42 @@ private Q_SLOTS:
             QCOMPARE(p.temporalStrideOrDefault(), e.stride > 0 ? e.stride : 1.0);
             p.videoForm = e.video == VideoForm::Grid ? VideoForm::Split : VideoForm::Grid; // the user's choice wins
             QVERIFY2(p.videoFormOrDefault() != e.video, e.name);
+        }
+    }
+
+    // GLM-V's own rotary (GLM-4.1V-9B-Thinking's config.json: rope_theta 10000, partial_rotary_factor 0.5,
+    // adjacent pairs in transformers' apply_rotary_pos_emb); every other scheme keeps Qwen2-VL's.
+    void rotaryDefaultsFollowTheScheme()
+    {
+        for (SchemeKind k : allSchemes()) {
+            const RotaryConfig r = schemeRotaryDefaults(k);
+            const bool glm = k == SchemeKind::GlmV;
+            QCOMPARE(r.theta, glm ? 1e4 : 1e6);
+            QCOMPARE(r.partial, glm ? 0.5 : 1.0);
+            QCOMPARE(r.pairing, glm ? RotaryPairing::Adjacent : RotaryPairing::Half);
+            QCOMPARE(defaultSchemeParams(k).rotary.pairing, r.pairing);
+        }
+        // At head_dim 128 GLM rotates 64 dims: 32 frequencies in the sections [8, 12, 12] of its config.
+        const PositionTable t = buildPositionTable(parseLayout("text:2,image:2x2"), defaultSchemeParams(SchemeKind::GlmV));
+        QCOMPARE(t.rotary.rotaryDim(), 64);
+        QCOMPARE(t.allocation.sections, (std::vector<int>{8, 12, 12}));
+        QCOMPARE(t.rotary.pairDims(3), std::make_pair(6, 7));
+        RotaryConfig half = t.rotary;
+        half.pairing = RotaryPairing::Half;
+        QCOMPARE(half.pairDims(3), std::make_pair(3, 35));
+    }
+
+    // GLM-V places a video as MRoPE-I does, one image span per frame: frame f at s_f, the next at s_f + max(H, W).
+    void glmVPlacesEveryFrameAsAnImage()
+    {
+        const PositionTable t = buildPositionTable(parseLayout("text:2,video:2x2x3,text:1"), defaultSchemeParams(SchemeKind::GlmV));
+        const std::vector<double> tRow{0, 1, 2, 2, 2, 2, 2, 2, 5, 5, 5, 5, 5, 5, 8};
+        const std::vector<double> hRow{0, 1, 2, 2, 2, 3, 3, 3, 5, 5, 5, 6, 6, 6, 8};
+        const std::vector<double> wRow{0, 1, 2, 3, 4, 2, 3, 4, 5, 6, 7, 5, 6, 7, 8};
+        for (int i = 0; i < t.size(); ++i) {
+            QCOMPARE(t.positions(i, 0), tRow[static_cast<size_t>(i)]);
+            QCOMPARE(t.positions(i, 1), hRow[static_cast<size_t>(i)]);
+            QCOMPARE(t.positions(i, 2), wRow[static_cast<size_t>(i)]);
         }
     }
 

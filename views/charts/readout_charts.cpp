@@ -82,7 +82,11 @@ FrequencyChart frequencyChart(const PositionTable& table)
     const QString strip = table.allocation.perHead()
                               ? QString("each axis' heads (of %1): all pairs high -> low").arg(table.rotary.heads)
                               : QString("pairs high -> low frequency");
-    c.subtitle = QString("%1; span in the visual grids: %2").arg(strip, spans.join(", "));
+    // Which dims the pairs turn: (j, j+d/2) for NeoX's half split, (2j, 2j+1) for GLM's adjacent pairs.
+    const int half = table.rotary.halfDim();
+    const QString dims = table.rotary.pairing == geometry::RotaryPairing::Adjacent ? QString("pair j turns dims (2j, 2j+1)")
+                                                                                   : QString("pair j turns dims (j, j+%1)").arg(half);
+    c.subtitle = QString("%1 (%2); span in the visual grids: %3").arg(strip, dims, spans.join(", "));
     if (table.rotary.unrotatedDims() > 0) // partial rotary: say what the strip leaves out
         c.subtitle += QString("; dims %1-%2 of %3 are not rotated (no position)")
                           .arg(table.rotary.rotaryDim())

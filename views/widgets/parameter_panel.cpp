@@ -281,6 +281,12 @@ void ParameterPanel::buildUi()
     partialRotary_->setToolTip("partial_rotary_factor: the share of each head's dims that rotate (Qwen3.5 0.25, GLM-4.1V 0.5);\n"
                                "the frequencies, sections and the prior cover those dims, the frequency view names the rest");
     rotaryForm->addRow("rotated fraction", partialRotary_);
+    pairing_ = new QComboBox;
+    pairing_->setObjectName("pairing");
+    pairing_->addItems({rotaryPairingName(RotaryPairing::Half), rotaryPairingName(RotaryPairing::Adjacent)});
+    pairing_->setToolTip("Which dims each frequency turns: half (j, j+d/2), as Qwen and Llama; adjacent (2j, 2j+1), as GLM-4.1V/4.6V.\n"
+                         "The positions and the prior do not change; the frequency view names the dims. Model runs use the model's.");
+    rotaryForm->addRow("pairs", pairing_);
     allocation_ = new QComboBox;
     allocation_->setObjectName("allocation");
     allocation_->addItems({"scheme default", "sectioned", "interleaved", "interleaved-mrope", "hw-alternating", "distributed", "per-head"});
@@ -392,7 +398,7 @@ void ParameterPanel::buildUi()
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::structuredLayoutEdited);
     }
     connect(scheme_, qOverload<int>(&QComboBox::currentIndexChanged), this, &ParameterPanel::schemeChosen);
-    for (QComboBox* c : {radiusMode_, age_, allocation_, temporal_, videoForm_, colour_, projection_})
+    for (QComboBox* c : {radiusMode_, age_, allocation_, temporal_, videoForm_, colour_, projection_, pairing_})
         connect(c, qOverload<int>(&QComboBox::currentIndexChanged), this, &ParameterPanel::emitEdited);
     for (QSlider* s : {alpha_, layer_})
         connect(s, &QSlider::valueChanged, this, &ParameterPanel::emitEdited);
@@ -503,6 +509,7 @@ void ParameterPanel::schemeChosen(int index)
     if (updating_)
         return;
     if (index < builtinSchemes_) {
+        followRotaryDefaults();
         emitEdited();
         return;
     }
@@ -518,6 +525,24 @@ void ParameterPanel::schemeChosen(int index)
         Q_EMIT schemeFileRequested(file == "python" || file == "positions" ? QString() : file,
                                    file == "positions" || (!file.endsWith(".py") && file != "python") ? "positions" : "python");
     }
+}
+
+void ParameterPanel::followRotaryDefaults()
+{
+    // A scheme with rotary settings of its own (GLM-V) brings them, unless the user set theta, the rotated
+    // fraction or the pairing away from the previous scheme's: what was set by hand stays.
+    const auto kind = schemeFromName(scheme_->currentText().toStdString());
+    if (!kind || shownCustom_)
+        return;
+    const RotaryConfig before = schemeRotaryDefaults(lastBuiltin_), after = schemeRotaryDefaults(*kind);
+    const QSignalBlocker blockTheta(theta_), blockPartial(partialRotary_), blockPairing(pairing_);
+    if (theta_->text().toDouble() == before.theta)
+        theta_->setText(QString::number(after.theta, 'g', 10));
+    if (partialRotary_->value() == before.partial)
+        partialRotary_->setValue(after.partial);
+    if (pairing_->currentText().toStdString() == rotaryPairingName(before.pairing))
+        pairing_->setCurrentText(rotaryPairingName(after.pairing));
+    lastBuiltin_ = *kind;
 }
 
 void ParameterPanel::emitEdited()

@@ -56,6 +56,7 @@ private:
     void mirrorInStructuredEditor(const geometry::Layout& layout);
     void updateEnabled();
     void schemeChosen(int index);
+    void followRotaryDefaults(); // a built-in chosen: its own theta, rotated fraction and pairing, where not set by hand
     void selectSchemeOf(const session::ExplorerState& state);
 
     bool updating_ = false;
@@ -92,6 +93,7 @@ private:
     QLineEdit* theta_;
     QSpinBox* headDim_;
     QDoubleSpinBox* partialRotary_; // partial_rotary_factor
+    QComboBox* pairing_;            // half or adjacent
     QSpinBox* kvHeads_; // per-head allocation (MHRoPE)
     QComboBox* allocation_;
     QLineEdit* sections_;

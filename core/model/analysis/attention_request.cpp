@@ -22,6 +22,26 @@ void refuseOversizedPrompt(int64_t tokens, int heads)
                             "shorten the question or use a smaller image");
 }
 
+// The special tokens a family's prompts are written with: Qwen's, or GLM-V's (whose video frames are image
+// spans of <|image|> pads, typed as video by mm_token_type_ids).
+struct PromptTokens {
+    const char* imagePad;
+    const char* videoPad;
+    const char* start;
+    const char* end;
+    const char* chat; // present in the tokenizer when the model has a chat template
+    ChatTemplate chatTemplate;
+};
+
+PromptTokens promptTokens(const ModelConfig& cfg)
+{
+    if (cfg.architecture == Architecture::GlmV)
+        return {"<|image|>", "<|image|>", "<|begin_of_image|>", "<|end_of_image|>", "<|assistant|>",
+                cfg.glm46 ? ChatTemplate::Glm46V : ChatTemplate::Glm41V};
+    return {"<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|im_start|>",
+            hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL};
+}
+
 // What every prompt gets once its ids and visual tokens are known: the queries (the text after the last visual
 // token, its <|vision_end|> excluded), the chat flag, the unknown words, and the run that captures every
 // attention layer's queries x visual tokens.
@@ -30,7 +50,13 @@ void finishRequest(AttentionRequest& a, const ModelConfig& cfg, const Tokenizer&
     for (auto i = a.imageTokens.empty() ? 0 : a.imageTokens.back() + 1; i < static_cast<int64_t>(a.ids.size()); ++i)
         if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd)
             a.queryTokens.push_back(i);
-    a.chat = tokenizer.tokenId("<|im_start|>").has_value();
+    a.chat = tokenizer.tokenId(promptTokens(cfg).chat).has_value();
+    if (cfg.architecture == Architecture::GlmV) { // GLM-V tells image pads from video-frame pads by these
+        std::vector<int64_t> types(a.ids.size(), 0);
+        for (int64_t i : a.imageTokens)
+            types[static_cast<size_t>(i)] = a.video ? 2 : 1;
+        a.forward.tokenTypes = torch::tensor(types, torch::kInt64);
+    }
     a.unknownWords = tokenizer.unknownWords(question);
     ForwardRequest& f = a.forward;
     f.inputIds = torch::tensor(a.ids, torch::kInt64);
@@ -61,8 +87,9 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
                             const PreprocessOptions& preprocess, torch::Device device)
 {
     const ModelConfig& cfg = vlm.config();
-    if (tokenizer.tokenId("<|image_pad|>") != cfg.imageToken)
-        throw ModelError("tokenizer.json: <|image_pad|> is not the config's image_token_id " + std::to_string(cfg.imageToken));
+    const PromptTokens names = promptTokens(cfg);
+    if (tokenizer.tokenId(names.imagePad) != cfg.imageToken)
+        throw ModelError(std::string("tokenizer.json: ") + names.imagePad + " is not the config's image_token_id " + std::to_string(cfg.imageToken));
     if (images.empty() || images.size() > static_cast<size_t>(kMaxPromptImages))
         throw ModelError("images: a prompt takes 1 to " + std::to_string(kMaxPromptImages) + " images, got " + std::to_string(images.size()));
     // The images' token count follows from their sizes alone: check it before any pixel is resampled, so a
@@ -89,19 +116,18 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
         pixels.push_back(processed.pixels);
         grids.push_back(processed.grid);
     }
-    const ChatTemplate chat = hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL;
-    a.ids = tokenizer.encode(imagePrompt(tokenizer, question, tokensPerImage, chat));
+    a.ids = tokenizer.encode(imagePrompt(tokenizer, question, tokensPerImage, names.chatTemplate));
     refuseOversizedPrompt(static_cast<int64_t>(a.ids.size()), cfg.text.heads);
     for (size_t i = 0; i < a.ids.size(); ++i)
         if (a.ids[i] == cfg.imageToken)
             a.imageTokens.push_back(static_cast<int64_t>(i));
     if (a.imageTokens.size() != static_cast<size_t>(a.images.back().first + a.images.back().cells()))
-        throw ModelError("the question holds image tokens of its own: write it without <|image_pad|>");
+        throw ModelError(std::string("the question holds image tokens of its own: write it without ") + names.imagePad);
     // The prompt holds one <|vision_start|> ... <|vision_end|> per image and no video: any other vision
     // token came from the question, and would be read as a video or an image without its grid.
     const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
-    const std::pair<int, const char*> special[] = {{cfg.videoToken, "<|video_pad|>"}, {cfg.visionStart, "<|vision_start|>"},
-                                                  {cfg.visionEnd, "<|vision_end|>"}};
+    const std::pair<int, const char*> special[] = {{cfg.videoToken, names.videoPad == names.imagePad ? "<|video|>" : names.videoPad},
+                                                  {cfg.visionStart, names.start}, {cfg.visionEnd, names.end}};
     for (const auto& [id, name] : special)
         if (count(id) != (id == cfg.videoToken ? 0 : static_cast<std::ptrdiff_t>(images.size())))
             throw ModelError(std::string("the question holds the special token ") + name + ": write it without");
@@ -115,8 +141,12 @@ AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenize
                                  const PreprocessOptions& preprocess, torch::Device device)
 {
     const ModelConfig& cfg = vlm.config();
-    if (tokenizer.tokenId("<|video_pad|>") != cfg.videoToken)
-        throw ModelError("tokenizer.json: <|video_pad|> is not the config's video_token_id " + std::to_string(cfg.videoToken));
+    const PromptTokens names = promptTokens(cfg);
+    const bool glm = cfg.architecture == Architecture::GlmV;
+    const int padId = glm ? cfg.imageToken : cfg.videoToken; // GLM-V's frames are image pads
+    if (tokenizer.tokenId(names.videoPad) != padId)
+        throw ModelError(std::string("tokenizer.json: ") + names.videoPad + " is not the config's " + (glm ? "image_token_id " : "video_token_id ")
+                         + std::to_string(padId));
     if (frames.empty() || frames.size() > static_cast<size_t>(kMaxVideoFrames))
         throw ModelError("video: a prompt takes 1 to " + std::to_string(kMaxVideoFrames) + " frames, got " + std::to_string(frames.size()));
     const int64_t factor = static_cast<int64_t>(cfg.vision.patchSize) * cfg.vision.mergeSize;
@@ -136,21 +166,25 @@ AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenize
                                                                                         Qt::SmoothTransformation);
         a.images.push_back(p);
     }
-    const ChatTemplate chat = hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL;
+    const ChatTemplate chat = names.chatTemplate;
     a.ids = tokenizer.encode(videoPrompt(tokenizer, question, static_cast<int>(patches), rows * cols, cfg.vision.temporalPatch, chat));
     refuseOversizedPrompt(static_cast<int64_t>(a.ids.size()), cfg.text.heads);
     for (size_t i = 0; i < a.ids.size(); ++i)
-        if (a.ids[i] == cfg.videoToken)
+        if (a.ids[i] == padId)
             a.imageTokens.push_back(static_cast<int64_t>(i));
     if (a.imageTokens.size() != static_cast<size_t>(patches * rows * cols))
-        throw ModelError("the question holds video tokens of its own: write it without <|video_pad|>");
+        throw ModelError(std::string("the question holds video tokens of its own: write it without ") + names.videoPad);
     const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
-    const std::ptrdiff_t blocks = chat == ChatTemplate::Qwen3VL ? patches : 1;
-    const std::pair<int, const char*> special[] = {{cfg.imageToken, "<|image_pad|>"}, {cfg.visionStart, "<|vision_start|>"},
-                                                  {cfg.visionEnd, "<|vision_end|>"}};
+    // Qwen3-VL and GLM-V wrap every temporal patch; Qwen2/2.5-VL the whole video once.
+    const std::ptrdiff_t blocks = chat == ChatTemplate::Qwen2VL ? 1 : patches;
+    std::vector<std::pair<int, const char*>> special{{cfg.visionStart, names.start}, {cfg.visionEnd, names.end}};
+    if (!glm)
+        special.push_back({cfg.imageToken, "<|image_pad|>"});
     for (const auto& [id, name] : special)
         if (count(id) != (id == cfg.imageToken ? 0 : blocks))
             throw ModelError(std::string("the question holds the special token ") + name + ": write it without");
+    if (glm && (count(cfg.videoStart) != 1 || count(cfg.videoEnd) != 1 || count(cfg.videoToken) != 0))
+        throw ModelError("the question holds the special token <|begin_of_video|>, <|end_of_video|> or <|video|>: write it without");
     a.forward.videoPixelValues = processed.pixels;
     a.forward.videoGridThw = processed.grid;
     finishRequest(a, cfg, tokenizer, question, device);

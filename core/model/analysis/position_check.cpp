@@ -102,7 +102,7 @@ std::optional<PositionRule> ruleForFamily(const QString& name)
     else if (name == "qwen3.5")
         r.config.architecture = Architecture::Qwen35;
     else if (name == "glm-v" || name == "paddleocr-vl") {
-        r.config.architecture = Architecture::Qwen3VL; // one run per video frame, t at its start
+        r.config.architecture = name == "glm-v" ? Architecture::GlmV : Architecture::Qwen3VL; // one run per video frame, t at its start
         r.config.imageToken = kTypedImage;
         r.config.videoToken = kTypedVideo;
         r.byTokenTypes = true;
@@ -204,7 +204,7 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
 
     std::vector<SampleCheck> out;
     size_t nextImage = 0, nextVideo = 0;
-    const bool splitVideos = hasQwen3Vision(config.architecture);
+    const bool splitVideos = separatesVideoFrames(config.architecture);
     for (int64_t b = 0; b < rows; ++b) {
         SampleCheck c;
         c.batch = batch.name;

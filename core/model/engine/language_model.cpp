@@ -42,8 +42,11 @@ std::vector<LanguageModel::LayerTensor> LanguageModel::layerTensors(bool harope,
         {"self_attn.o_proj.weight", &Layer::oW, {h, q}, attention},
         {"self_attn.q_norm.weight", &Layer::qNorm, {d}, norm},
         {"self_attn.k_norm.weight", &Layer::kNorm, {d}, norm},
-        {"mlp.gate_proj.weight", &Layer::gateW, {m, h}, true},
-        {"mlp.up_proj.weight", &Layer::upW, {m, h}, true},
+        {"post_self_attn_layernorm.weight", &Layer::postAttnNorm, {h}, cfg_.sandwichNorms},
+        {"post_mlp_layernorm.weight", &Layer::postMlpNorm, {h}, cfg_.sandwichNorms},
+        {"mlp.gate_proj.weight", &Layer::gateW, {m, h}, !cfg_.fusedGateUp},
+        {"mlp.up_proj.weight", &Layer::upW, {m, h}, !cfg_.fusedGateUp},
+        {"mlp.gate_up_proj.weight", &Layer::gateUpW, {2 * m, h}, cfg_.fusedGateUp},
         {"mlp.down_proj.weight", &Layer::downW, {h, m}, true},
         {"self_attn.harope.a_u", &Layer::haropeAu, {cfg_.heads, d, d}, harope},
         {"self_attn.harope.a_v", &Layer::haropeAv, {cfg_.heads, d, d}, harope},
@@ -98,6 +101,11 @@ LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::
         if (l.haropeAu.defined())
             std::tie(l.haropeM, l.haropeMInvT) = haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma);
         layers_.push_back(std::move(l));
+    }
+    if (cfg_.pairing == geometry::RotaryPairing::Adjacent) {
+        const int64_t r = cfg_.rotaryDim(), d = cfg_.headDim();
+        const auto even = torch::arange(0, r, 2, torch::kInt64), odd = torch::arange(1, r, 2, torch::kInt64);
+        pairOrder_ = torch::cat({even, odd, torch::arange(r, d, torch::kInt64)}).to(device);
     }
 }
 
@@ -201,6 +209,15 @@ torch::Tensor LanguageModel::rmsNorm(const torch::Tensor& x, const torch::Tensor
     return w * normed.to(x.scalar_type());
 }
 
+torch::Tensor LanguageModel::mlp(const Layer& l, const torch::Tensor& x) const
+{
+    if (!l.gateUpW.defined())
+        return dense(torch::silu(dense(x, l.gateW)) * dense(x, l.upW), l.downW);
+    const auto both = dense(x, l.gateUpW); // one GEMM: the first half is the gate, the second up
+    const int64_t m = cfg_.intermediate;
+    return dense(torch::silu(both.narrow(-1, 0, m)) * both.narrow(-1, m, m), l.downW);
+}
+
 torch::Tensor LanguageModel::attend(const Layer& l, size_t i, const torch::Tensor& hn, const LayerRotary& r, KvCache* cache,
                                     const DecoderCapture& capture, const kernels::Masking& masking,
                                     const kernels::CaptureSelection& selection, bool single, DecoderOutput& out) const
@@ -218,6 +235,10 @@ torch::Tensor LanguageModel::attend(const Layer& l, size_t i, const torch::Tenso
     if (l.qNorm.defined()) {
         q = rmsNorm(q, l.qNorm);
         k = rmsNorm(k, l.kNorm);
+    }
+    if (pairOrder_.defined()) {
+        q = q.index_select(-1, pairOrder_);
+        k = k.index_select(-1, pairOrder_);
     }
     auto v = dense(hn, l.vW, l.vB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
     if (l.haropeM.defined()) {
@@ -309,10 +330,11 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
                 out.deltaStates.push_back(*state);
             }
         } else {
-            x = x + attend(l, i, hn, rotary[i], cache, capture, masking, selection, single, out);
+            const auto a = attend(l, i, hn, rotary[i], cache, capture, masking, selection, single, out);
+            x = x + (l.postAttnNorm.defined() ? rmsNorm(a, l.postAttnNorm) : a);
         }
-        const auto hp = rmsNorm(x, l.postNorm);
-        x = x + dense(torch::silu(dense(hp, l.gateW)) * dense(hp, l.upW), l.downW);
+        const auto m = mlp(l, rmsNorm(x, l.postNorm));
+        x = x + (l.postMlpNorm.defined() ? rmsNorm(m, l.postMlpNorm) : m);
         if (capture.layerOutputs)
             out.layerOutputs.push_back(single ? x.squeeze(0) : x);
         if (deepstack && i < deepstack->features.size()) {

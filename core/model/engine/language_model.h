@@ -106,6 +106,8 @@ private:
         torch::Tensor qW, qB, kW, kB, vW, vB, oW;
         torch::Tensor qNorm, kNorm; // Qwen3: [head_dim]
         torch::Tensor gateW, upW, downW;
+        torch::Tensor gateUpW;                          // GLM-V: gate and up fused, [2 * intermediate, hidden]
+        torch::Tensor postAttnNorm, postMlpNorm;        // GLM-V: each sublayer's output normed before the add
         torch::Tensor haropeAu, haropeAv, haropeSigma; // stored parameters, when present
         torch::Tensor haropeM, haropeMInvT;             // [heads, d, d], built from them
         bool linear = false;                            // a Gated DeltaNet layer (Qwen3.5)
@@ -131,8 +133,14 @@ private:
                          const DecoderCapture& capture, const kernels::Masking& masking, const kernels::CaptureSelection& selection,
                          bool single, DecoderOutput& out) const;
 
+    torch::Tensor mlp(const Layer& l, const torch::Tensor& x) const;
+
     TextConfig cfg_;
     torch::Device device_;
+    // Adjacent pairing (GLM-V): the head dims reordered so frequency j's pair (2j, 2j+1) sits at (j, j + r/2),
+    // where the half-split rotation turns it. q and k are permuted alike, so every score is unchanged; the
+    // captured mean queries and keys are in this order. Undefined for the half split.
+    torch::Tensor pairOrder_;
     torch::Tensor embedding_, finalNorm_, lmHead_;
     std::vector<Layer> layers_;
 };

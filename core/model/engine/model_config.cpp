@@ -115,6 +115,50 @@ void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const
         throw BadInputFile(file + ": 'layer_types' has no full_attention layer; RopeScope's views need at least one");
 }
 
+// GLM-V's decoder: half of each head rotates on adjacent pairs, sandwich norms, a fused gate_up_proj, q/k/v
+// biases always (Glm4vTextAttention ignores attention_bias), head_dim = hidden / heads.
+void readGlmText(const Reader& text, const Reader& rope, TextConfig& t, const std::string& file)
+{
+    t.pairing = geometry::RotaryPairing::Adjacent;
+    t.sandwichNorms = true;
+    t.fusedGateUp = true;
+    t.attentionBias = true;
+    // rope_parameters (transformers 5) first, then text_config's legacy key, 0.5 by default.
+    t.rotaryFraction = rope.number("partial_rotary_factor", text.number("partial_rotary_factor", 0.5, 1e-6, 1.0), 1e-6, 1.0);
+    if (t.explicitHeadDim != 0 && t.explicitHeadDim * t.heads != t.hidden)
+        throw BadInputFile(file + ": head_dim " + std::to_string(t.explicitHeadDim) + " is not hidden_size / num_attention_heads = "
+                         + std::to_string(t.hidden / t.heads) + ", which GLM-V's attention always uses");
+    t.explicitHeadDim = 0;
+    if (t.rotaryDim() < 2 || t.rotaryDim() % 2 != 0)
+        throw BadInputFile(file + ": partial_rotary_factor gives " + std::to_string(t.rotaryDim()) + " rotary dims of head_dim "
+                         + std::to_string(t.headDim()) + "; it must be a positive even number");
+}
+
+// GLM-V's vision tower (defaults: GLM-4.1V-9B-Thinking's vision_config).
+void readGlmVision(const Reader& v, VisionConfig& vc, int textHidden, const std::string& file)
+{
+    vc.depth = v.integer("depth", 24, 1, 1024);
+    vc.width = v.integer("hidden_size", 1536, 1);
+    vc.heads = v.integer("num_heads", 12, 1, 1024);
+    vc.patchSize = v.integer("patch_size", 14, 1, 1024);
+    vc.act = v.text("hidden_act", "silu");
+    if (vc.act != "silu")
+        throw BadInputFile(file + ": vision_config.hidden_act '" + vc.act + "': GLM-V's vision MLPs and merger run silu");
+    vc.rmsEps = v.number("rms_norm_eps", 1e-5, 1e-30, 1.0);
+    vc.attentionBias = v.boolean("attention_bias", false);
+    vc.mergerHidden = v.integer("intermediate_size", 13696, 1);
+    vc.outHidden = v.integer("out_hidden_size", textHidden, 1);
+    vc.mlpHidden = vc.outHidden; // Glm4VisionMlp is out_hidden_size wide
+    const int imageSize = v.integer("image_size", 336, 1, 1 << 16);
+    if (imageSize % vc.patchSize != 0)
+        throw BadInputFile(file + ": vision_config.image_size " + std::to_string(imageSize) + " is not a multiple of patch_size "
+                         + std::to_string(vc.patchSize));
+    const int side = imageSize / vc.patchSize;
+    if (static_cast<int64_t>(side) * side > (1 << 24))
+        throw BadInputFile(file + ": vision_config.image_size / patch_size gives a position table over 2^24 rows");
+    vc.positionEmbeddings = side * side;
+}
+
 } // namespace
 
 // "3, 7" (or "0-27" when every layer attends).
@@ -172,14 +216,31 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         c.architecture = Architecture::Qwen3VL;
     else if (type == "qwen3_5")
         c.architecture = Architecture::Qwen35;
+    else if (type == "glm4v" || type == "glm46v")
+        c.architecture = Architecture::GlmV;
+    else if (type == "glm4v_moe")
+        throw BadInputFile(file + ": GLM-4.5V / GLM-4.6V (glm4v_moe) is not supported: its decoder is a mixture of experts, which "
+                                  "RopeScope does not run; its positions and rotation are the explorer's glm-v scheme with --pairing half");
     else if (type == "qwen3_5_moe")
         throw BadInputFile(file + ": Qwen3.5-MoE (qwen3_5_moe) is not supported; RopeScope runs the dense Qwen3.5 models (qwen3_5)");
     else if (type == "qwen3_vl_moe")
         throw BadInputFile(file + ": Qwen3-VL-MoE (qwen3_vl_moe) is not supported; RopeScope runs the dense Qwen3-VL models (qwen3_vl)");
     else
-        throw BadInputFile(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5)");
+        throw BadInputFile(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5, glm4v, glm46v)");
     const bool qwen3 = hasQwen3Vision(c.architecture);
     const bool qwen35 = c.architecture == Architecture::Qwen35;
+    const bool glm = c.architecture == Architecture::GlmV;
+    if (glm) { // GLM-4.1V-9B-Thinking's text_config, where a key is missing
+        c.text.hidden = 4096;
+        c.text.intermediate = 13696;
+        c.text.layers = 40;
+        c.text.heads = 32;
+        c.text.kvHeads = 2;
+        c.text.vocab = 151552;
+        c.text.rmsEps = 1e-5;
+        c.text.ropeTheta = 1e4;
+        c.text.mropeSection = {8, 12, 12};
+    }
 
     // Newer configs nest the language model under text_config; older ones are flat.
     const Reader text = root.has("text_config") ? root.object("text_config") : root;
@@ -211,6 +272,8 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     t.mropeInterleaved = qwen3;
     if (qwen35)
         readQwen35Text(text, scaling, t, file);
+    if (glm)
+        readGlmText(text, scaling, t, file);
     if ((t.explicitHeadDim == 0 && t.hidden % t.heads != 0) || t.heads % t.kvHeads != 0)
         throw BadInputFile(file + ": hidden_size must divide into heads and heads into key/value heads");
     if (t.headDim() % 2 != 0)
@@ -245,7 +308,7 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         vc.fullAttentionBlocks = v.integers("fullatt_block_indexes", {7, 15, 23, 31});
         vc.windowSize = v.integer("window_size", vc.windowSize, 1);
         vc.tokensPerSecond = v.number("tokens_per_second", vc.tokensPerSecond, 0.0, 1e6);
-    } else {
+    } else if (!glm) {
         // Defaults of transformers' Qwen3VLVisionConfig.
         vc.depth = v.integer("depth", 27, 1, 1024);
         vc.patchSize = v.integer("patch_size", 16, 1, 1024);
@@ -270,6 +333,8 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         if (static_cast<int>(vc.deepstackBlocks.size()) > t.layers)
             throw BadInputFile(file + ": more DeepStack features (" + std::to_string(vc.deepstackBlocks.size()) + ") than decoder layers");
     }
+    if (glm)
+        readGlmVision(v, vc, t.hidden, file);
     if (vc.act != "quick_gelu" && vc.act != "gelu" && vc.act != "gelu_pytorch_tanh" && vc.act != "silu")
         throw BadInputFile(file + ": vision_config.hidden_act '" + vc.act + "' is not one of quick_gelu, gelu, gelu_pytorch_tanh, silu");
     if (vc.width % vc.heads != 0 || vc.headDim() % 4 != 0)
@@ -282,6 +347,16 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     c.videoToken = root.integer("video_token_id", c.videoToken);
     c.visionStart = root.integer("vision_start_token_id", c.visionStart);
     c.visionEnd = root.integer("vision_end_token_id", c.visionEnd);
+    if (glm) { // GLM-4.1V's ids, where the config leaves one out
+        c.imageToken = root.integer("image_token_id", 151343);
+        c.videoToken = root.integer("video_token_id", 151344);
+        c.visionStart = root.integer("image_start_token_id", 151339);
+        c.visionEnd = root.integer("image_end_token_id", 151340);
+        c.videoStart = root.integer("video_start_token_id", 151341);
+        c.videoEnd = root.integer("video_end_token_id", 151342);
+        c.glm46 = type == "glm46v";
+        c.eos = 151329;
+    }
     // eos_token_id may be a list (several stop tokens); the first is the one generation stops on.
     for (const Reader* r : {&text, &root}) {
         const QJsonValue e = r->json()["eos_token_id"];
@@ -304,6 +379,7 @@ const char* architectureName(Architecture a)
     case Architecture::Qwen25VL: return "qwen2_5_vl";
     case Architecture::Qwen3VL: return "qwen3_vl";
     case Architecture::Qwen35: return "qwen3_5";
+    case Architecture::GlmV: return "glm4v";
     }
     return "";
 }

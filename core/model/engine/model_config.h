@@ -1,4 +1,6 @@
 #pragma once
+#include "core/geometry/frequency.h"
+#include "core/geometry/scheme_kind.h"
 #include "core/model/engine/safetensors.h"
 
 #include <QString>
@@ -8,12 +10,20 @@
 
 namespace ropescope::model {
 
-enum class Architecture { Qwen2VL, Qwen25VL, Qwen3VL, Qwen35 };
+// GlmV: GLM-4.1V-9B-Thinking and GLM-4.6V-Flash (model_type glm4v / glm46v, one architecture).
+enum class Architecture { Qwen2VL, Qwen25VL, Qwen3VL, Qwen35, GlmV };
 
 // Qwen3-VL and Qwen3.5 share the vision tower, the processor, the chat template and the positions.
 inline bool hasQwen3Vision(Architecture a)
 {
     return a == Architecture::Qwen3VL || a == Architecture::Qwen35;
+}
+
+// Architectures whose processor writes every temporal patch of a video as its own run of pad tokens,
+// separated by timestamp text (Qwen3-VL, Qwen3.5, GLM-V): each is placed as a one-frame grid.
+inline bool separatesVideoFrames(Architecture a)
+{
+    return hasQwen3Vision(a) || a == Architecture::GlmV;
 }
 
 // The name config.json gives the architecture (model_type).
@@ -38,6 +48,11 @@ struct VisionConfig {
     // vision blocks whose output also goes through a DeepStack merger into the decoder's early layers.
     int positionEmbeddings = 0;
     std::vector<int> deepstackBlocks;
+    // GLM-V: RMSNorms of this eps, a qkv bias only when attention_bias, blocks whose MLP is outHidden wide
+    // (mlpHidden), and after the blocks a 2x2 Conv2d downsample and a gated merger of mergerHidden.
+    double rmsEps = 1e-6;
+    bool attentionBias = true;
+    int mergerHidden = 0;
 
     int positionGridSide() const;
 
@@ -67,6 +82,11 @@ struct TextConfig {
     bool zeroCentredNorm = false;
     bool attentionOutputGate = false;
     double rotaryFraction = 1.0;
+    // GLM-V: the rotated dims pair as (2j, 2j+1); four RMSNorms per layer (each sublayer's output is normed
+    // before the residual add); the MLP's gate and up projections are one fused gate_up_proj.
+    geometry::RotaryPairing pairing = geometry::RotaryPairing::Half;
+    bool sandwichNorms = false;
+    bool fusedGateUp = false;
     // Qwen3.5's hybrid decoder: per layer, whether its token mixer is a Gated DeltaNet (linear attention,
     // no positions) instead of softmax attention. Empty: every layer attends.
     std::vector<bool> linearLayers;
@@ -93,10 +113,22 @@ struct ModelConfig {
     int videoToken = 151656;
     int visionStart = 151652;
     int visionEnd = 151653;
+    // GLM-V wraps videos in these around their per-frame image spans (<|begin_of_video|>, <|end_of_video|>);
+    // -1 for Qwen, whose videos share <|vision_start|> / <|vision_end|>.
+    int videoStart = -1;
+    int videoEnd = -1;
+    bool glm46 = false; // model_type glm46v: GLM-4.6V's chat template ("{t:.1f} seconds" after each video frame)
     int eos = 151645;
     // HARoPE: per-head matrices in the checkpoint (see model README); detected at load.
     bool harope = false;
 };
+
+// The built-in scheme that places tokens as the model was trained: glm-v for GLM-V, mrope for Qwen (whose
+// runs take the model's own allocation, MRoPE-I's interleaving for Qwen3-VL, from its config).
+inline geometry::SchemeKind ownSchemeKind(const ModelConfig& config)
+{
+    return config.architecture == Architecture::GlmV ? geometry::SchemeKind::GlmV : geometry::SchemeKind::Mrope;
+}
 
 // Reads config.json in its Hub forms: flat Qwen2-VL / Qwen2.5-VL configs with rope_scaling.mrope_section,
 // the newer nesting with text_config / vision_config, rope_scaling or rope_parameters (transformers 5),

@@ -22,6 +22,8 @@ PreprocessOptions defaultPreprocessOptions(const ModelConfig& config)
         o.mean = {0.5f, 0.5f, 0.5f};
         o.stdev = {0.5f, 0.5f, 0.5f};
     }
+    if (config.architecture == Architecture::GlmV)
+        o.minPixels = 112 * 112; // Glm4vImageProcessor's size.shortest_edge; CLIP mean/std as Qwen2-VL
     return o;
 }
 

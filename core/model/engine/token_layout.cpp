@@ -9,7 +9,7 @@ geometry::Layout layoutFromTokens(const std::vector<int64_t>& ids, const std::ve
     // <|vision_start|> ... <|vision_end|> after a "<t seconds>" timestamp: every frame is its own run.
     std::vector<Grid> videoGrids;
     for (const Grid& g : givenVideoGrids) {
-        if (hasQwen3Vision(config.architecture) && g[0] > 1 && static_cast<size_t>(g[0]) <= ids.size())
+        if (separatesVideoFrames(config.architecture) && g[0] > 1 && static_cast<size_t>(g[0]) <= ids.size())
             videoGrids.insert(videoGrids.end(), static_cast<size_t>(g[0]), Grid{1, g[1], g[2]});
         else
             videoGrids.push_back(g);

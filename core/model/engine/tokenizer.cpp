@@ -443,8 +443,33 @@ QString qwenChatPrompt(const QString& question, const std::vector<int>& imageTok
     return prompt;
 }
 
+namespace {
+
+bool isGlm(ChatTemplate chat)
+{
+    return chat == ChatTemplate::Glm41V || chat == ChatTemplate::Glm46V;
+}
+
+QString glmChat(const QString& content)
+{
+    return "[gMASK]<sop><|user|>\n" + content + "<|assistant|>\n";
+}
+
+QString glmImage(int tokens)
+{
+    return "<|begin_of_image|>" + QString("<|image|>").repeated(tokens) + "<|end_of_image|>";
+}
+
+} // namespace
+
 QString imagePrompt(const Tokenizer& tokenizer, const QString& question, const std::vector<int>& imageTokens, ChatTemplate chat)
 {
+    if (isGlm(chat)) {
+        QString blocks;
+        for (int n : imageTokens)
+            blocks += glmImage(n);
+        return glmChat(blocks + question);
+    }
     if (tokenizer.tokenId("<|im_start|>"))
         return qwenChatPrompt(question, imageTokens, chat);
     return imageBlocks(imageTokens) + question;
@@ -455,6 +480,20 @@ QString videoPrompt(const Tokenizer& tokenizer, const QString& question, int fra
 {
     const QString pads = QString("<|video_pad|>").repeated(tokensPerFrame);
     QString block;
+    if (isGlm(chat)) {
+        // Each temporal patch an image span, then the time of its first frame (the processor's timestamps[::2]).
+        block = "<|begin_of_video|>";
+        for (int k = 0; k < frames; ++k) {
+            const double seconds = static_cast<double>(k) * temporalPatch / fps;
+            char stamp[48];
+            if (chat == ChatTemplate::Glm41V)
+                std::snprintf(stamp, sizeof stamp, "%lld", static_cast<long long>(seconds)); // int(t)
+            else
+                std::snprintf(stamp, sizeof stamp, "%.1f seconds", seconds);
+            block += glmImage(tokensPerFrame) + QString::fromLatin1(stamp);
+        }
+        return glmChat(block + "<|end_of_video|>" + question);
+    }
     if (chat == ChatTemplate::Qwen3VL) {
         for (int k = 0; k < frames; ++k) {
             const double seconds = (static_cast<double>(k) * temporalPatch + (static_cast<double>(k) * temporalPatch + temporalPatch - 1)) / 2.0 / fps;
@@ -473,10 +512,11 @@ QString videoPrompt(const Tokenizer& tokenizer, const QString& question, int fra
 
 QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos)
 {
-    const auto imEnd = tokenizer.tokenId("<|im_end|>");
+    // Qwen ends a turn with <|im_end|>; GLM-V's generation config also stops at <|user|> and <|observation|>.
+    const auto imEnd = tokenizer.tokenId("<|im_end|>"), user = tokenizer.tokenId("<|user|>"), observation = tokenizer.tokenId("<|observation|>");
     std::vector<int64_t> answer;
     for (int64_t id : generated) {
-        if (id == eos || imEnd == id)
+        if (id == eos || imEnd == id || user == id || observation == id)
             break;
         answer.push_back(id);
     }

@@ -59,9 +59,11 @@ private:
     mutable std::unordered_map<std::string, std::vector<int64_t>> cache_;
 };
 
-// Which Qwen chat template: Qwen2/2.5-VL's adds the default system turn "You are a helpful assistant.";
-// Qwen3-VL's has none unless the conversation brings one.
-enum class ChatTemplate { Qwen2VL, Qwen3VL };
+// Which chat template: Qwen2/2.5-VL's adds the default system turn "You are a helpful assistant.";
+// Qwen3-VL's has none unless the conversation brings one. GLM-4.1V's and GLM-4.6V's ("[gMASK]<sop><|user|>\n"
+// ... "<|assistant|>\n", images as <|begin_of_image|> <|image|> x tokens <|end_of_image|>) differ only in
+// the timestamp text after each video frame: "{int(t)}" and "{t:.1f} seconds".
+enum class ChatTemplate { Qwen2VL, Qwen3VL, Glm41V, Glm46V };
 
 // The Qwen chat prompt for one user turn with `images` images (each as <|vision_start|>
 // <|image_pad|> x tokens <|vision_end|>, tokens per image given), then the assistant header.
@@ -79,7 +81,8 @@ QString imagePrompt(const Tokenizer& tokenizer, const QString& question, const s
 QString videoPrompt(const Tokenizer& tokenizer, const QString& question, int frames, int tokensPerFrame, int temporalPatch,
                     ChatTemplate chat = ChatTemplate::Qwen2VL, double fps = 2.0);
 
-// The answer text of greedily generated ids: up to the first `eos` or <|im_end|>, special tokens dropped.
+// The answer text of greedily generated ids: up to the first `eos`, <|im_end|>, <|user|> or <|observation|>,
+// special tokens dropped.
 QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos);
 
 } // namespace ropescope::model

@@ -40,17 +40,20 @@ std::vector<int64_t> toVector(const torch::Tensor& t)
 } // namespace
 
 VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtype dtype)
-    : cfg_(ck.config().vision), arch_(ck.config().architecture), qwen25_(arch_ == Architecture::Qwen25VL), device_(device)
+    : cfg_(ck.config().vision), arch_(ck.config().architecture), qwen25_(arch_ == Architecture::Qwen25VL),
+      glm_(arch_ == Architecture::GlmV), device_(device)
 {
     const bool qwen3 = hasQwen3Vision(arch_);
     const int64_t w = cfg_.width;
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
     patchW_ = t(kPatchWeight, {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize})
                   .reshape({w, -1});
-    if (qwen3) {
+    if (qwen3 || glm_)
         patchB_ = t(kPatchBias, {w});
+    if (qwen3)
         positionTable_ = t(kPositionTable, {cfg_.positionEmbeddings, w});
-    }
+    if (glm_)
+        loadGlm(ck, dtype);
     const std::vector<BlockTensor> table = blockTensors();
     for (int i = 0; i < cfg_.depth; ++i) {
         const std::string p = "visual.blocks." + std::to_string(i) + ".";
@@ -59,7 +62,8 @@ VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtyp
             b.*bt.member = t(p + bt.name, bt.shape);
         blocks_.push_back(std::move(b));
     }
-    merger_ = loadMerger(ck, "visual.merger.", false, dtype);
+    if (!glm_)
+        merger_ = loadMerger(ck, "visual.merger.", false, dtype);
     for (size_t k = 0; k < cfg_.deepstackBlocks.size(); ++k)
         deepstackMergers_.push_back(loadMerger(ck, "visual.deepstack_merger_list." + std::to_string(k) + ".", true, dtype));
 }
@@ -92,6 +96,18 @@ VisionTower::Merger VisionTower::loadMerger(const Checkpoint& ck, const std::str
 std::vector<VisionTower::BlockTensor> VisionTower::blockTensors() const
 {
     const int64_t w = cfg_.width, h = cfg_.mlpHidden;
+    if (glm_) { // RMSNorms, no proj bias, a qkv bias only with attention_bias, a gated MLP without biases
+        std::vector<BlockTensor> out{{"norm1.weight", &Block::norm1W, {w}},
+                                     {"norm2.weight", &Block::norm2W, {w}},
+                                     {"attn.qkv.weight", &Block::qkvW, {3 * w, w}},
+                                     {"attn.proj.weight", &Block::projW, {w, w}},
+                                     {"mlp.gate_proj.weight", &Block::gateW, {h, w}},
+                                     {"mlp.up_proj.weight", &Block::upW, {h, w}},
+                                     {"mlp.down_proj.weight", &Block::downW, {w, h}}};
+        if (cfg_.attentionBias)
+            out.push_back({"attn.qkv.bias", &Block::qkvB, {3 * w}});
+        return out;
+    }
     std::vector<BlockTensor> out{{"norm1.weight", &Block::norm1W, {w}}, {"norm2.weight", &Block::norm2W, {w}}};
     if (!qwen25_)
         out.insert(out.end(), {{"norm1.bias", &Block::norm1B, {w}}, {"norm2.bias", &Block::norm2B, {w}}});
@@ -126,14 +142,20 @@ std::vector<VisionTower::NamedWeight> VisionTower::weights()
             out.push_back({name, &t, t.sizes().vec()});
     };
     add(kPatchBias, patchB_);
-    add(kPositionTable, positionTable_);
+    if (!glm_)
+        add(kPositionTable, positionTable_);
     const std::vector<BlockTensor> table = blockTensors();
     for (size_t i = 0; i < blocks_.size(); ++i) {
         const std::string p = "visual.blocks." + std::to_string(i) + ".";
         for (const BlockTensor& bt : table)
             add(p + bt.name, blocks_[i].*bt.member);
     }
-    std::vector<Merger*> mergers{&merger_};
+    if (glm_)
+        for (const GlmTensor& g : glmTensors())
+            add(g.name, g.member ? glmHead_.*g.member : positionTable_);
+    std::vector<Merger*> mergers;
+    if (!glm_)
+        mergers.push_back(&merger_);
     for (Merger& d : deepstackMergers_)
         mergers.push_back(&d);
     for (Merger* m : mergers)
@@ -144,14 +166,16 @@ std::vector<VisionTower::NamedWeight> VisionTower::weights()
 
 torch::Tensor VisionTower::norm(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) const
 {
-    if (!qwen25_)
+    if (!qwen25_ && !glm_)
         return torch::layer_norm(x, {x.size(-1)}, w, b, 1e-6);
-    const auto xf = x.to(torch::kFloat32);
-    return w * (xf * torch::rsqrt(xf.pow(2).mean(-1, true) + 1e-6)).to(x.scalar_type());
+    const auto xf = x.to(torch::kFloat32); // RMSNorm: Qwen2.5-VL's eps 1e-6, GLM-V's from its config
+    return w * (xf * torch::rsqrt(xf.pow(2).mean(-1, true) + (glm_ ? cfg_.rmsEps : 1e-6))).to(x.scalar_type());
 }
 
 torch::Tensor VisionTower::mlp(const Block& b, const torch::Tensor& x) const
 {
+    if (glm_)
+        return dense(activation(dense(x, b.gateW, b.gateB), cfg_.act) * dense(x, b.upW, b.upB), b.downW, b.downB);
     if (!qwen25_)
         return dense(activation(dense(x, b.fc1W, b.fc1B), cfg_.act), b.fc2W, b.fc2B);
     return dense(torch::silu(dense(x, b.gateW, b.gateB)) * dense(x, b.upW, b.upB), b.downW, b.downB);
@@ -203,21 +227,27 @@ torch::Tensor VisionTower::attend(const Block& b, const torch::Tensor& x, const 
     return dense(context, b.projW, b.projB);
 }
 
-torch::Tensor VisionTower::rotaryFreqs(const torch::Tensor& gridThw) const
+torch::Tensor VisionTower::patchCoordinates(const std::vector<int64_t>& grids) const
 {
     const int64_t m = cfg_.mergeSize;
-    const auto grids = toVector(gridThw);
     std::vector<torch::Tensor> ids;
-    int64_t maxGrid = 1;
     for (size_t i = 0; i + 2 < grids.size(); i += 3) {
         const int64_t t = grids[i], h = grids[i + 1], w = grids[i + 2];
-        maxGrid = std::max({maxGrid, h, w});
         // Positions in merge-window-major order: the order the processor flattens patches in.
         auto hpos = torch::arange(h).unsqueeze(1).expand({h, w}).reshape({h / m, m, w / m, m}).permute({0, 2, 1, 3}).flatten();
         auto wpos = torch::arange(w).unsqueeze(0).expand({h, w}).reshape({h / m, m, w / m, m}).permute({0, 2, 1, 3}).flatten();
         ids.push_back(torch::stack({hpos, wpos}, -1).repeat({t, 1}));
     }
-    const auto pos = torch::cat(ids, 0).to(device_);
+    return torch::cat(ids, 0).to(device_);
+}
+
+torch::Tensor VisionTower::rotaryFreqs(const torch::Tensor& gridThw) const
+{
+    const auto grids = toVector(gridThw);
+    int64_t maxGrid = 1;
+    for (size_t i = 0; i + 2 < grids.size(); i += 3)
+        maxGrid = std::max({maxGrid, grids[i + 1], grids[i + 2]});
+    const auto pos = patchCoordinates(grids);
     const auto inv = kernels::inverseFrequencies(10000.0, cfg_.headDim() / 2).to(device_);
     const auto full = torch::outer(torch::arange(maxGrid, torch::TensorOptions().dtype(torch::kFloat32).device(device_)), inv);
     return full.index_select(0, pos.flatten()).reshape({pos.size(0), -1}); // [N, 2 * d/4] = (h angles, w angles)
@@ -310,6 +340,20 @@ VisionFeatures VisionTower::forward(const torch::Tensor& pixels, const torch::Te
         trace->rotaryFreqs = freqs;
         trace->cuSeqlens = torch::tensor(imageBoundaries);
     }
+    if (glm_) { // RMSNorm, then the learned table resampled to each grid
+        x = norm(x, glmHead_.postConvNormW, {});
+        const auto coordinates = patchCoordinates(grids);
+        const auto positions = bicubicPositions(coordinates, grids).to(x.scalar_type());
+        if (trace) {
+            trace->postConvNorm = x;
+            trace->positionEmbeds = positions;
+            trace->positionH = coordinates.select(1, 0);
+            trace->positionW = coordinates.select(1, 1);
+        }
+        x = x + positions;
+        if (trace)
+            trace->embeddings = x;
+    }
 
     const int64_t unit = cfg_.mergeSize * cfg_.mergeSize;
     torch::Tensor window;
@@ -323,7 +367,7 @@ VisionFeatures VisionTower::forward(const torch::Tensor& pixels, const torch::Te
             trace->cuWindowSeqlens = torch::tensor(windowBoundaries);
         }
     }
-    if (positionTable_.defined())
+    if (positionTable_.defined() && !glm_) // Qwen3-VL's bilinear table (GLM-V added its bicubic one above)
         x = x + learnedPositions(grids);
     const auto emb = torch::cat({freqs, freqs}, -1);
     // Cast once here rather than in every block's rotation (a bf16 model rotates in bf16, as Hugging Face).
@@ -344,7 +388,7 @@ VisionFeatures VisionTower::forward(const torch::Tensor& pixels, const torch::Te
         if (listed != cfg_.deepstackBlocks.end())
             out.deepstack.push_back(merge(deepstackMergers_[static_cast<size_t>(listed - cfg_.deepstackBlocks.begin())], x));
     }
-    out.embeds = merge(merger_, x);
+    out.embeds = glm_ ? glmMerge(x, trace) : merge(merger_, x);
     if (qwen25_)
         out.embeds = out.embeds.index_select(0, torch::argsort(window));
     return out;

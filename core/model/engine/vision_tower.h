@@ -15,6 +15,9 @@ struct VisionTrace {
     torch::Tensor cuSeqlens;     // per-image boundaries (patches)
     torch::Tensor windowIndex;   // Qwen2.5-VL: merged-unit permutation
     torch::Tensor cuWindowSeqlens;
+    // GLM-V: the post-conv RMSNorm, the bicubic position table and its sum with the patches, each row's
+    // (h, w) in its grid, the post-layernorm and the 2x2 downsample.
+    torch::Tensor postConvNorm, positionEmbeds, embeddings, positionH, positionW, postLayernorm, downsample;
 };
 
 // What the vision tower hands the decoder: one embedding per merged token [M, hidden], and for Qwen3-VL
@@ -27,7 +30,8 @@ struct VisionFeatures {
 // The vision encoder and patch merger of Qwen2-VL (LayerNorm, QuickGELU MLP, full attention per image),
 // Qwen2.5-VL (RMSNorm, gated SiLU MLP, window attention with full-attention blocks) and Qwen3-VL
 // (LayerNorm, gelu-tanh MLP, a biased patch projection plus a learned position table resampled to each
-// image, DeepStack mergers), all with the 2-D (h, w) vision rotary. Input: patch-flattened pixels
+// image, DeepStack mergers) and GLM-V (RMSNorms, a learned position table resampled bicubically, a 2x2
+// Conv2d downsample and a gated merger), all with the 2-D (h, w) vision rotary. Input: patch-flattened pixels
 // [N, C*T*P*P] in the processor's row order and the (t, h, w) patch grid of each image.
 class VisionTower {
 public:
@@ -76,6 +80,25 @@ private:
     torch::Tensor norm(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) const;
     torch::Tensor mlp(const Block& b, const torch::Tensor& x) const;
     torch::Tensor learnedPositions(const std::vector<int64_t>& grids) const;
+    // Each patch's (h, w) in its image's or frame's patch grid, in the processor's merge-window row order [N, 2].
+    torch::Tensor patchCoordinates(const std::vector<int64_t>& grids) const;
+
+    // GLM-V (vision_tower_glm.cpp): its own tensors, the table resampled as F.grid_sample(bicubic,
+    // align_corners=False, border) does for each grid, and the head after the blocks.
+    struct GlmHead {
+        torch::Tensor postConvNormW, postNormW;
+        torch::Tensor downsampleW, downsampleB; // [out, width * merge^2] (the Conv2d as a matmul), [out]
+        torch::Tensor projW, normW, normB, gateW, upW, downW;
+    };
+    struct GlmTensor {
+        const char* name;
+        torch::Tensor GlmHead::*member;
+        std::vector<int64_t> shape;
+    };
+    std::vector<GlmTensor> glmTensors() const;
+    void loadGlm(const Checkpoint& ck, torch::Dtype dtype);
+    torch::Tensor bicubicPositions(const torch::Tensor& coordinates, const std::vector<int64_t>& grids) const;
+    torch::Tensor glmMerge(const torch::Tensor& x, VisionTrace* trace) const;
     // Attention is block-diagonal (per image, frame or window). Blocks of one length form a group that
     // goes through one batched attention call.
     struct BlockGroup {
@@ -92,6 +115,8 @@ private:
     VisionConfig cfg_;
     Architecture arch_;
     bool qwen25_ = false;
+    bool glm_ = false;
+    GlmHead glmHead_;
     torch::Device device_;
     torch::Tensor patchW_, patchB_; // [width, C*T*P*P], [width] (Qwen3-VL)
     torch::Tensor positionTable_;   // Qwen3-VL: [side*side, width]

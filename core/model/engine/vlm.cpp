@@ -44,6 +44,38 @@ void refuseOversizedRun(const ForwardRequest& req, const ModelConfig& cfg, int64
     refuseOverHalfTheMemory(bytes, "input_ids: the prompt is " + std::to_string(tokens) + " tokens; this run", "use a shorter prompt");
 }
 
+// GLM-V's pads: image and video frames share the image token, and mm_token_type_ids says which is which. The
+// ids the layout and the scatter read mark video-frame pads with the (otherwise unused) video token instead.
+std::vector<int64_t> glmTypedIds(const std::vector<int64_t>& ids, const torch::Tensor& types, const ModelConfig& cfg)
+{
+    const bool hasVision = std::find(ids.begin(), ids.end(), cfg.imageToken) != ids.end();
+    if (std::find(ids.begin(), ids.end(), cfg.videoToken) != ids.end())
+        throw ModelError("input_ids holds the video placeholder " + std::to_string(cfg.videoToken) + " unexpanded; GLM-V's processor "
+                         "writes each frame as image pads (" + std::to_string(cfg.imageToken) + ") typed 2 in mm_token_type_ids");
+    if (!types.defined() || types.numel() == 0) {
+        if (hasVision)
+            throw ModelError("mm_token_type_ids: GLM-V needs it to tell image pads from video-frame pads (transformers silently "
+                             "falls back to 1-D positions without it); give it with input_ids");
+        return ids;
+    }
+    if (!torch::isIntegralType(types.scalar_type(), false) || types.numel() != static_cast<int64_t>(ids.size()))
+        throw ModelError("mm_token_type_ids: expected one whole number per input id (" + std::to_string(ids.size()) + "), got "
+                         + std::to_string(types.numel()) + " values of " + c10::toString(types.scalar_type()));
+    const auto t = types.to(torch::kCPU, torch::kInt64).contiguous().flatten();
+    std::vector<int64_t> out = ids;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        const int64_t type = t.data_ptr<int64_t>()[i];
+        const bool pad = ids[i] == cfg.imageToken;
+        if (type < 0 || type > 2 || (type != 0) != pad)
+            throw ModelError("mm_token_type_ids: token " + std::to_string(i) + " has type " + std::to_string(type) + " but id "
+                             + std::to_string(ids[i]) + "; types 1 (image) and 2 (video) mark exactly the image-token pads ("
+                             + std::to_string(cfg.imageToken) + ")");
+        if (type == 2)
+            out[i] = cfg.videoToken;
+    }
+    return out;
+}
+
 } // namespace
 
 torch::Tensor evenSampleIndices(int64_t n, int64_t k)
@@ -83,6 +115,7 @@ geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& request
     p.rotary.theta = t.ropeTheta;
     p.rotary.headDim = t.headDim();
     p.rotary.partial = t.rotaryFraction; // Qwen3.5: a quarter of each head rotates
+    p.rotary.pairing = t.pairing;         // GLM-V: adjacent pairs
     // MHRoPE spreads its axes over the KV heads; a model with fewer than one per axis spreads them over its
     // query heads instead (keys are then repeated per query head).
     p.rotary.heads = t.kvHeads >= 3 ? t.kvHeads : t.heads;
@@ -186,8 +219,11 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
                          + (req.inputIds.defined() ? c10::toString(req.inputIds.scalar_type()) : "no tensor"));
     refuseOversizedRun(req, config(), req.inputIds.numel());
     const auto ids = req.inputIds.to(torch::kCPU, torch::kInt64).contiguous().flatten();
-    const std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+    std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+    if (config().architecture == Architecture::GlmV)
+        idList = glmTypedIds(idList, req.tokenTypes, config());
     r.layout = layoutFromTokens(idList, grids(req.imageGridThw, "image_grid_thw"), grids(req.videoGridThw, "video_grid_thw"), config());
+    const auto padIds = torch::tensor(idList, torch::kInt64); // the pads as the layout read them (GLM-V: video frames typed)
 
     const LayerTables tables = layerTables(r.layout, req.scheme, req.age);
     r.layerTables = tables.perLayer();
@@ -197,7 +233,7 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     auto embeds = language_.embed(ids);
     // Images and videos go through the same vision tower; their embeddings replace their pad tokens.
     // DeepStack features of both are joined in token order, as transformers' visual_pos_masks.
-    const auto imageMask = ids == config().imageToken, videoMask = ids == config().videoToken;
+    const auto imageMask = padIds == config().imageToken, videoMask = padIds == config().videoToken;
     const auto visualMask = imageMask | videoMask;
     DeepStackInput deepstack;
     deepstack.positions = visualMask.nonzero().flatten().to(device_);

@@ -24,6 +24,9 @@ struct ForwardRequest {
     torch::Tensor imageGridThw;    // [images, 3]
     torch::Tensor videoPixelValues; // [N, patch_dim] of every video's temporal patches (optional)
     torch::Tensor videoGridThw;     // [videos, 3]
+    // mm_token_type_ids [L]: 0 text, 1 image, 2 video. GLM-V needs it: its video frames are pads of the image
+    // token, told apart only by this (refused without it when the prompt holds vision tokens).
+    torch::Tensor tokenTypes;
     geometry::SchemeParams scheme; // kind and scheme parameters; rotary settings come from the model
     std::optional<geometry::AgeSchedule> age;
     DecoderCapture capture;

@@ -1,0 +1,219 @@
+// Parity with Hugging Face transformers 5.3 (eager, float32) on the tiny GLM-4V fixture in
+// tests/data/fixtures/glm4v-tiny (../shared/fixtures README, "GLM-4V fixture"): partial M-RoPE on adjacent
+// pairs, sandwich norms, a fused gate_up_proj, and a vision tower with a bicubically resampled position table,
+// a 2x2 downsample and a gated merger. All five cases, every tensor the fixture records, through the normal
+// loader and model code with the model's own scheme (glm-v), at the fixture README's tolerances.
+#include "core/geometry/scheme.h"
+#include "core/model/engine/tensor_io.h"
+#include "core/model/engine/vlm.h"
+
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+#include "tests/support/parity.h"
+
+using namespace ropescope;
+using namespace ropescope::model;
+using ropescope::test::fixture;
+
+namespace {
+
+// The fixture README's suggested tolerances.
+constexpr double kOutputs = 2e-4, kVision = 1e-4, kAttention = 2e-5;
+
+ForwardRequest requestFor(const SafeTensors& inputs)
+{
+    ForwardRequest req;
+    req.inputIds = toTorch(inputs, "input_ids").flatten();
+    req.tokenTypes = toTorch(inputs, "mm_token_type_ids").flatten();
+    if (inputs.find("pixel_values")) {
+        req.pixelValues = toTorch(inputs, "pixel_values");
+        req.imageGridThw = toTorch(inputs, "image_grid_thw");
+    }
+    if (inputs.find("pixel_values_videos")) {
+        req.videoPixelValues = toTorch(inputs, "pixel_values_videos");
+        req.videoGridThw = toTorch(inputs, "video_grid_thw");
+    }
+    return req;
+}
+
+torch::Tensor positionsOf(const geometry::PositionTable& t)
+{
+    return torch::from_blob(const_cast<double*>(t.positions.data()), {t.components(), t.size()}, torch::kFloat64).to(torch::kInt64);
+}
+
+} // namespace
+
+class TestGlm4vParity : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    // The Hub's legacy rope keys at text_config level, folded as transformers 5 folds them.
+    void config()
+    {
+        const ModelConfig c = loadModelConfig(fixture("glm4v-tiny/config.json"));
+        QCOMPARE(c.architecture, Architecture::GlmV);
+        QCOMPARE(c.text.headDim(), 32);
+        QCOMPARE(c.text.rotaryDim(), 16);
+        QCOMPARE(c.text.ropeTheta, 1000.0);
+        QCOMPARE(c.text.mropeSection, (std::vector<int>{2, 3, 3}));
+        QCOMPARE(c.text.pairing, geometry::RotaryPairing::Adjacent);
+        QVERIFY(c.text.sandwichNorms && c.text.fusedGateUp && c.text.attentionBias && !c.text.tieEmbeddings);
+        QCOMPARE(c.vision.positionGridSide(), 4);
+        QCOMPARE(c.vision.mlpHidden, 128);
+        QCOMPARE(c.vision.mergerHidden, 96);
+        QVERIFY(!c.vision.attentionBias);
+        QCOMPARE(c.imageToken, 254);
+        QCOMPARE(c.visionStart, 250);
+        QCOMPARE(c.videoStart, 252);
+        QCOMPARE(c.eos, 240);
+        QCOMPARE(ownSchemeKind(c), geometry::SchemeKind::GlmV);
+    }
+
+    // transformers 5's rope_parameters and the glm46v model type read the same; glm4v_moe is refused in one line.
+    void ropeParametersAndModelTypes()
+    {
+        QFile file(fixture("glm4v-tiny/config.json"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray legacy = file.readAll();
+        // transformers 5's form: the rope keys folded into text_config.rope_parameters, model_type glm46v.
+        QJsonObject root = QJsonDocument::fromJson(legacy).object(), text = root["text_config"].toObject();
+        QJsonObject rope = text["rope_scaling"].toObject();
+        rope["rope_theta"] = text.take("rope_theta");
+        rope["partial_rotary_factor"] = text.take("partial_rotary_factor");
+        rope["rope_type"] = rope.take("type");
+        text.remove("rope_scaling");
+        text["rope_parameters"] = rope;
+        root["text_config"] = text;
+        root["model_type"] = "glm46v";
+        const QByteArray modern = QJsonDocument(root).toJson();
+        QVERIFY(!modern.contains("rope_scaling") && !text.contains("rope_theta"));
+        const ModelConfig a = parseModelConfig(legacy, "legacy"), b = parseModelConfig(modern, "modern");
+        QCOMPARE(b.architecture, Architecture::GlmV);
+        QCOMPARE(b.text.ropeTheta, a.text.ropeTheta);
+        QCOMPARE(b.text.rotaryDim(), a.text.rotaryDim());
+        QCOMPARE(b.text.mropeSection, a.text.mropeSection);
+        QVERIFY(b.glm46 && !a.glm46); // GLM-4.6V's chat template: "{t:.1f} seconds" after each video frame
+        QByteArray moe = legacy;
+        moe.replace("\"model_type\": \"glm4v\",", "\"model_type\": \"glm4v_moe\",");
+        try {
+            parseModelConfig(moe, "moe/config.json");
+            QFAIL("glm4v_moe loaded");
+        } catch (const BadInputFile& e) {
+            const QString m = e.what();
+            QVERIFY2(m.contains("glm4v_moe") && m.contains("mixture of experts") && !m.contains('\n'), e.what());
+        }
+    }
+
+    void matchesTransformers_data()
+    {
+        QTest::addColumn<QString>("suffix");
+        for (const char* s : {"", "_mid", "_multi", "_video", "_text"})
+            QTest::newRow(*s ? s : "main") << QString(s);
+    }
+    void matchesTransformers()
+    {
+        QFETCH(QString, suffix);
+        const SafeTensors inputs = SafeTensors::open(fixture("glm4v-tiny/inputs" + suffix + ".safetensors"));
+        const SafeTensors expected = SafeTensors::open(fixture("glm4v-tiny/expected" + suffix + ".safetensors"));
+        auto want = [&](const char* name) { return toTorch(expected, name); };
+        const bool video = suffix == "_video", image = inputs.find("pixel_values") != nullptr;
+
+        Vlm vlm(fixture("glm4v-tiny"));
+        ForwardRequest req = requestFor(inputs);
+        req.scheme = geometry::defaultSchemeParams(ownSchemeKind(vlm.config()));
+        req.capture.layers = {0, 1};
+        req.capture.layerOutputs = true;
+        req.capture.allLogits = true;
+        req.generate = 5;
+        const ForwardResult r = vlm.run(req, /*traceVision=*/true);
+        const int64_t L = req.inputIds.numel();
+
+        // Positions and rope_deltas exactly; the rotary tables as the decoder's cos/sin.
+        const auto& table = r.layerTables[0];
+        QCOMPARE(table.rotary.pairing, geometry::RotaryPairing::Adjacent);
+        QVERIFY(torch::equal(positionsOf(table).unsqueeze(1), want("position_ids")));
+        QCOMPARE(static_cast<int64_t>(table.positions.maxCoeff()) + 1 - L, want("rope_deltas").item<int64_t>());
+        const auto generatePositions = want("generate_position_ids");
+        QVERIFY(torch::equal(generatePositions.narrow(0, 1, 3), want("position_ids")));
+        QVERIFY(torch::equal(generatePositions[0][0], torch::arange(L)));
+        const LayerRotary rotary = vlm.rotaryFor(table, 0, L);
+        EXPECT_CLOSE(rotary.cos, want("text_rope_cos").squeeze(0), 1e-6, "text_rope_cos");
+        EXPECT_CLOSE(rotary.sin, want("text_rope_sin").squeeze(0), 1e-6, "text_rope_sin");
+
+        if (image) { // every intermediate of the tower
+            const VisionTrace& v = r.vision;
+            QVERIFY(torch::equal(toTorch(inputs, "image_grid_thw"), want("vision_tower_grid_thw")));
+            QVERIFY(torch::equal(v.cuSeqlens.to(torch::kInt64), want("vision_cu_seqlens").to(torch::kInt64)));
+            QVERIFY(torch::equal(v.positionH, want("vision_pos_h").to(torch::kInt64)));
+            QVERIFY(torch::equal(v.positionW, want("vision_pos_w").to(torch::kInt64)));
+            EXPECT_CLOSE(v.patchEmbeds, want("vision_patch_embeds"), kVision, "vision_patch_embeds");
+            EXPECT_CLOSE(v.postConvNorm, want("vision_post_conv_norm"), kVision, "vision_post_conv_norm");
+            EXPECT_CLOSE(v.positionEmbeds, want("vision_pos_embeds"), kVision, "vision_pos_embeds");
+            EXPECT_CLOSE(v.embeddings, want("vision_embeddings"), kVision, "vision_embeddings");
+            EXPECT_CLOSE(v.rotaryFreqs, want("vision_rotary_freqs"), kVision, "vision_rotary_freqs");
+            const auto emb = torch::cat({v.rotaryFreqs, v.rotaryFreqs}, -1);
+            EXPECT_CLOSE(emb.cos(), want("vision_rotary_cos"), kVision, "vision_rotary_cos");
+            EXPECT_CLOSE(emb.sin(), want("vision_rotary_sin"), kVision, "vision_rotary_sin");
+            EXPECT_CLOSE(torch::stack(v.blockOutputs, 0), want("vision_block_outputs"), kVision, "vision_block_outputs");
+            EXPECT_CLOSE(v.postLayernorm, want("vision_post_layernorm"), kVision, "vision_post_layernorm");
+            EXPECT_CLOSE(v.downsample, want("vision_downsample"), kVision, "vision_downsample");
+            EXPECT_CLOSE(r.imageEmbeds, want("image_embeds"), kVision, "image_embeds");
+        }
+        if (video) {
+            // The tower sees one [1, h, w] grid per temporal patch, as transformers splits video_grid_thw.
+            const auto perFrame = torch::tensor({1, 4, 4}, torch::kInt64).repeat({2, 1});
+            QVERIFY(torch::equal(perFrame, want("video_tower_grid_thw")));
+            VisionTrace v;
+            const VisionFeatures f = vlm.encodeImages(req.videoPixelValues, perFrame, &v);
+            QVERIFY(torch::equal(v.cuSeqlens.to(torch::kInt64), want("video_cu_seqlens").to(torch::kInt64)));
+            EXPECT_CLOSE(v.positionEmbeds, want("video_pos_embeds"), kVision, "video_pos_embeds");
+            EXPECT_CLOSE(torch::stack(v.blockOutputs, 0), want("video_block_outputs"), kVision, "video_block_outputs");
+            EXPECT_CLOSE(v.downsample, want("video_downsample"), kVision, "video_downsample");
+            EXPECT_CLOSE(f.embeds, want("video_embeds"), kVision, "video_embeds (per-frame grids)");
+            EXPECT_CLOSE(r.videoEmbeds, want("video_embeds"), kVision, "video_embeds (the processor's grid)");
+        }
+        EXPECT_CLOSE(r.inputsEmbeds.unsqueeze(0), want("inputs_embeds"), kVision, "inputs_embeds");
+
+        const DecoderOutput& p = r.prefill;
+        EXPECT_CLOSE(torch::stack(p.attentions, 0).unsqueeze(1), want("attentions"), kAttention, "attentions");
+        EXPECT_CLOSE(torch::stack(p.layerOutputs, 0).unsqueeze(1), want("decoder_layer_outputs"), kOutputs, "decoder_layer_outputs");
+        EXPECT_CLOSE(p.finalNorm.unsqueeze(0), want("final_norm_output"), kOutputs, "final_norm_output");
+        EXPECT_CLOSE(p.logits.unsqueeze(0), want("logits"), kOutputs, "logits");
+        QVERIFY(torch::equal(r.generatedIds.unsqueeze(0), want("generated_ids")));
+        EXPECT_CLOSE(r.generatedLogits.unsqueeze(0), want("generated_logits"), kOutputs, "generated_logits");
+    }
+
+    // Without mm_token_type_ids the image and video pads cannot be told apart: refused in one line.
+    void tokenTypesAreRequired()
+    {
+        Vlm vlm(fixture("glm4v-tiny"));
+        ForwardRequest req = requestFor(SafeTensors::open(fixture("glm4v-tiny/inputs.safetensors")));
+        req.tokenTypes = torch::Tensor();
+        try {
+            vlm.run(req);
+            QFAIL("ran without mm_token_type_ids");
+        } catch (const ModelError& e) {
+            const QString m = e.what();
+            QVERIFY2(m.startsWith("mm_token_type_ids") && !m.contains('\n'), e.what());
+        }
+        // A type on a text token is named with its index.
+        req = requestFor(SafeTensors::open(fixture("glm4v-tiny/inputs.safetensors")));
+        req.tokenTypes = req.tokenTypes.clone();
+        req.tokenTypes[0] = 1;
+        try {
+            vlm.run(req);
+            QFAIL("ran with a typed text token");
+        } catch (const ModelError& e) {
+            QVERIFY2(QString(e.what()).contains("token 0 has type 1"), e.what());
+        }
+        // Text alone needs none: its positions are 1-D either way.
+        ForwardRequest text = requestFor(SafeTensors::open(fixture("glm4v-tiny/inputs_text.safetensors")));
+        text.tokenTypes = torch::Tensor();
+        QCOMPARE(vlm.run(text).prefill.logits.size(0), int64_t(1));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestGlm4vParity)
+#include "test_glm4v_parity.moc"

@@ -94,6 +94,11 @@ int runForward(const QStringList& args)
         out.setMetadata("allocation", table.allocation.toString());
         const auto positions = positionTensor(table);
         model::addTensor(out, "position_ids", positions);
+        if (positions.scalar_type() == torch::kInt64 && positions.size(0) == 3)
+            // As transformers 5 (Qwen3.5, GLM-V) hands them to generation: row 0 (plain 0..L-1) feeds only the
+            // causal mask, rows 1-3 are t, h, w.
+            model::addTensor(out, "generate_position_ids",
+                             torch::cat({torch::arange(table.size(), torch::kInt64).view({1, 1, -1}), positions}, 0));
         const double delta = table.positions.maxCoeff() + 1 - table.size();
         model::addTensor(out, "rope_deltas",
                          positions.scalar_type() == torch::kInt64 ? torch::full({1, 1}, static_cast<int64_t>(std::llround(delta)))

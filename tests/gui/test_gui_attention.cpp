@@ -498,8 +498,8 @@ private Q_SLOTS:
     }
 
     // A GLM-4.1V folder (the tiny fixture's weights, a small tokenizer with GLM's special tokens) runs in the
-    // Attention tab under the explorer's scheme and under its own: half of each head rotates on adjacent pairs,
-    // and the status says so.
+    // Attention tab under its own scheme (glm-v, as a Hub checkpoint records none) and under the explorer's:
+    // half of each head rotates on adjacent pairs, and the status says so.
     void attentionTabRunsGlmV()
     {
         QTemporaryDir dir, model;
@@ -507,21 +507,25 @@ private Q_SLOTS:
         MainWindow w(dir.path());
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
         QVERIFY2(openedInAttentionTab(w, finished, model.path()), qPrintable(w.attention()->status()));
-        QString status = w.attention()->status();
-        QVERIFY2(status.startsWith("scheme circle") && status.contains("16 of 32 dims rotate on adjacent pairs")
+        const QString status = w.attention()->status();
+        QVERIFY2(status.startsWith("scheme glm-v") && status.contains("16 of 32 dims rotate on adjacent pairs")
                      && status.contains("allocation sectioned[2,3,3]"), qPrintable(status));
-        const QImage circle = w.attention()->overlay();
-        QVERIFY(!circle.isNull());
+        const QImage own = w.attention()->overlay();
+        QVERIFY(!own.isNull());
         QCOMPARE(w.attention()->layers(), 2);
-        // The explorer switched to GLM's own scheme: the tab runs it, and the map moves.
-        ropescope::session::ExplorerState s = w.state();
-        s.params = ropescope::geometry::defaultSchemeParams(ropescope::geometry::SchemeKind::GlmV);
-        QVERIFY(w.applyState(s));
-        QVERIFY(w.attention()->run());
-        QTRY_VERIFY_WITH_TIMEOUT(!w.attention()->busy(), 60000);
-        status = w.attention()->status();
-        QVERIFY2(status.startsWith("scheme glm-v"), qPrintable(status));
-        QVERIFY(w.attention()->overlay() != circle);
+        // Under the explorer's scheme: M-RoPE places an image as GLM does (the same map); Circle-RoPE moves it.
+        w.attention()->useExplorerScheme(true);
+        auto runWith = [&](ropescope::geometry::SchemeKind kind) {
+            ropescope::session::ExplorerState s = w.state();
+            s.params = ropescope::geometry::defaultSchemeParams(kind);
+            return w.applyState(s) && w.attention()->run();
+        };
+        QVERIFY(runWith(ropescope::geometry::SchemeKind::Mrope));
+        QVERIFY2(w.attention()->status().startsWith("scheme mrope"), qPrintable(w.attention()->status()));
+        QCOMPARE(w.attention()->overlay(), own);
+        QVERIFY(runWith(ropescope::geometry::SchemeKind::Circle));
+        QVERIFY(w.attention()->overlay() != own);
+        QVERIFY(runWith(ropescope::geometry::SchemeKind::GlmV));
         if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty())
             w.grab().save(shots + "/attention_glm.png");
     }

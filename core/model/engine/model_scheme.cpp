@@ -117,6 +117,11 @@ ModelScheme recordedScheme(const QString& modelDir)
     return schemeFromJson(recordedSection(modelDir));
 }
 
+bool hasRecordedScheme(const QString& modelDir)
+{
+    return recordedSection(modelDir).contains("scheme");
+}
+
 QJsonObject recordedTraining(const QString& modelDir)
 {
     return recordedSection(modelDir)["training"].toObject();

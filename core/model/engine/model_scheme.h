@@ -37,6 +37,9 @@ std::string schemeDifference(const ModelScheme& a, const ModelScheme& b, int lay
 
 // The scheme recorded in a model folder's config.json (mrope for Hugging Face checkpoints).
 ModelScheme recordedScheme(const QString& modelDir);
+// Whether the folder's config.json records the scheme it was trained with (RopeScope's own models); a Hub
+// checkpoint has none, and runs under its family's placement.
+bool hasRecordedScheme(const QString& modelDir);
 // The "training" record of a model folder (empty if none).
 QJsonObject recordedTraining(const QString& modelDir);
 // Whether the folder holds a model RopeScope trained on its synthetic shapes task (its record says so).

@@ -15,6 +15,7 @@
 #include "core/model/analysis/positional_bias.h"
 #include "tests/support/model_folder.h"
 #include "views/charts/attention_figures.h"
+#include "views/charts/readout_charts.h"
 #include "views/charts/region_chart.h"
 #include "views/widgets/chart_view.h"
 #include "views/widgets/parameter_panel.h"

@@ -48,6 +48,44 @@ private Q_SLOTS:
         QCOMPARE(restored.panel()->findChild<QDoubleSpinBox*>("partialRotary")->value(), 0.25);
     }
 
+    // Choosing glm-v brings GLM's rotary (theta 1e4, half of each head, adjacent pairs) in one undoable step;
+    // what the user set by hand stays when the scheme changes; the frequency view names the pairs' dims.
+    void glmVBringsItsOwnRotary()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.resize(1280, 720);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* scheme = w.panel()->findChild<QComboBox*>("scheme");
+        auto* fraction = w.panel()->findChild<QDoubleSpinBox*>("partialRotary");
+        auto* pairing = w.panel()->findChild<QComboBox*>("pairing");
+        auto* theta = w.panel()->findChild<QLineEdit*>("theta");
+        QVERIFY(scheme && fraction && pairing && theta);
+        scheme->setCurrentText("glm-v");
+        QCOMPARE(w.state().params.kind, ropescope::geometry::SchemeKind::GlmV);
+        QCOMPARE(w.state().params.rotary.theta, 1e4);
+        QCOMPARE(w.state().params.rotary.partial, 0.5);
+        QCOMPARE(w.state().params.rotary.pairing, ropescope::geometry::RotaryPairing::Adjacent);
+        QCOMPARE(pairing->currentText(), QString("adjacent"));
+        QCOMPARE(w.readouts().table.allocation.toString(), std::string("sectioned[8,12,12]"));
+        QVERIFY(ropescope::views::frequencyChart(w.readouts().table).subtitle.contains("pair j turns dims (2j, 2j+1)"));
+        // One undo step back to the scheme and rotary before.
+        w.undoStack()->undo();
+        QCOMPARE(w.state().params.kind, ropescope::geometry::SchemeKind::Circle);
+        QCOMPARE(w.state().params.rotary.partial, 1.0);
+        QCOMPARE(w.state().params.rotary.pairing, ropescope::geometry::RotaryPairing::Half);
+        w.undoStack()->redo();
+        QCOMPARE(w.state().params.rotary.pairing, ropescope::geometry::RotaryPairing::Adjacent);
+        // A fraction set by hand stays; the untouched theta and pairing go back to Qwen's with mrope.
+        fraction->setValue(0.75);
+        scheme->setCurrentText("mrope");
+        QCOMPARE(w.state().params.rotary.partial, 0.75);
+        QCOMPARE(w.state().params.rotary.theta, 1e6);
+        QCOMPARE(w.state().params.rotary.pairing, ropescope::geometry::RotaryPairing::Half);
+        QVERIFY(ropescope::views::frequencyChart(w.readouts().table).subtitle.contains("pair j turns dims (j, j+48)"));
+    }
+
     // A Python scheme in the explorer (issue "Your own scheme"): opened, its PARAMETERS as controls, watched
     // (saving the file re-runs it and the readouts follow), a syntax error keeps the last positions and shows
     // file:line; a session naming a file whose content is not trusted runs nothing and loses nothing.

@@ -48,7 +48,7 @@ PromptTokens promptTokens(const ModelConfig& cfg)
 void finishRequest(AttentionRequest& a, const ModelConfig& cfg, const Tokenizer& tokenizer, const QString& question, torch::Device device)
 {
     for (auto i = a.imageTokens.empty() ? 0 : a.imageTokens.back() + 1; i < static_cast<int64_t>(a.ids.size()); ++i)
-        if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd)
+        if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd && a.ids[static_cast<size_t>(i)] != cfg.videoEnd) // GLM-V: <|end_of_video|>
             a.queryTokens.push_back(i);
     a.chat = tokenizer.tokenId(promptTokens(cfg).chat).has_value();
     if (cfg.architecture == Architecture::GlmV) { // GLM-V tells image pads from video-frame pads by these

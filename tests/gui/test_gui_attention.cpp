@@ -530,6 +530,22 @@ private Q_SLOTS:
             w.grab().save(shots + "/attention_glm.png");
     }
 
+    // A PaddleOCR-VL folder runs in the Attention tab: the ERNIE decoder's three layers, Qwen2-VL's M-RoPE.
+    void attentionTabRunsPaddleOcrVl()
+    {
+        QTemporaryDir dir, model;
+        QVERIFY(ropescope::test::makeModelFolder("paddleocr-vl-tiny", model.path()));
+        MainWindow w(dir.path());
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        QVERIFY2(openedInAttentionTab(w, finished, model.path()), qPrintable(w.attention()->status()));
+        const QString status = w.attention()->status();
+        QVERIFY2(status.startsWith("scheme mrope") && status.contains("allocation sectioned[4,6,6]"), qPrintable(status));
+        QCOMPARE(w.attention()->layers(), 3);
+        QVERIFY(!w.attention()->overlay().isNull());
+        if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty())
+            w.grab().save(shots + "/attention_paddleocr.png");
+    }
+
     // Qwen3.5's hybrid decoder: the layer slider steps through its attention layers (3 and 7), labelled with
     // the model's numbers; the status says what the DeltaNet layers are; sessions keep the model's number.
     void attentionTabRunsQwen35()

@@ -218,6 +218,30 @@ private Q_SLOTS:
             QVERIFY2(QFile::exists(out + "/" + file), file);
     }
 
+    // A PaddleOCR-VL folder (the tiny fixture's weights, a word tokenizer with its special tokens): its chat
+    // template, raster-order patches of one frame, Qwen2-VL's M-RoPE on the ERNIE decoder; a video is refused.
+    void runsPaddleOcrVl()
+    {
+        const QString paddle = dir_.filePath("paddle");
+        QVERIFY(ropescope::test::makeModelFolder("paddleocr-vl-tiny", paddle));
+        const QString out = dir_.filePath("paddle-out");
+        const auto r = runRopescope({"attend", "--model", paddle, "--image", image_, "--question", "What colour is the circle?", "--output", out,
+                                     "--schemes", "mrope,circle", "--own-prior", "--relevancy", "--max-new-tokens", "2"},
+                                    false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QFile s(out + "/summary.json");
+        QVERIFY(s.open(QIODevice::ReadOnly));
+        const QJsonObject summary = QJsonDocument::fromJson(s.readAll()).object();
+        QCOMPARE(summary["architecture"].toString(), QString("paddleocr_vl"));
+        QCOMPARE(summary["allocation"].toString(), QString("sectioned[4,6,6]"));
+        QCOMPARE(summary["rotary"].toObject()["pairing"].toString(), QString("half"));
+        // "<|begin_of_sentence|>User:" then <|IMAGE_START|>: the image's tokens start at 3.
+        QVERIFY2(summary["layout"].toString().startsWith("text:3,image:"), qPrintable(summary["layout"].toString()));
+        QCOMPARE(summary["per_layer"].toArray().size(), 3);
+        for (const char* file : {"heatmap.png", "schemes.csv", "own_prior.csv", "relevancy.png"})
+            QVERIFY2(QFile::exists(out + "/" + file), file);
+    }
+
     void flagsUntrainedSchemes()
     {
         const QString out = dir_.filePath("circle");

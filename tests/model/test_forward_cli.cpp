@@ -36,6 +36,7 @@ private Q_SLOTS:
         QTest::newRow("qwen3vl") << "qwen3vl-tiny";
         QTest::newRow("qwen35") << "qwen35-tiny";
         QTest::newRow("glm4v") << "glm4v-tiny";
+        QTest::newRow("paddleocr-vl") << "paddleocr-vl-tiny";
     }
     void matchesFixtures()
     {
@@ -72,7 +73,7 @@ private Q_SLOTS:
         // Every tensor forward writes is named as the fixture names it, and holds what the fixture does.
         // (The older fixtures lack some: Qwen3-VL's has no generated_logits, the 4.50 ones no generate_position_ids.)
         for (const TensorInfo& t : got.tensors()) {
-            const bool older = model != "glm4v-tiny" && model != "qwen35-tiny";
+            const bool older = model != "glm4v-tiny" && model != "qwen35-tiny" && model != "paddleocr-vl-tiny";
             QVERIFY2(want.find(t.name) || older, t.name.c_str());
             if (want.find(t.name))
                 QVERIFY2(toTorch(got, t.name).sizes() == toTorch(want, t.name).sizes(), t.name.c_str());
@@ -80,12 +81,13 @@ private Q_SLOTS:
         for (const char* name : {"inputs_embeds", "decoder_layer_outputs", "final_norm_output"})
             if (want.find(name))
                 QVERIFY2(maxAbs(toTorch(got, name), toTorch(want, name)) < (qwen35 ? 3e-4 : 2e-4), name);
-        if (want.find("generate_position_ids")) // GLM-V: row 0 plain, rows 1-3 the positions
+        if (want.find("generate_position_ids")) // transformers 5: row 0 plain, rows 1-3 the positions
             QVERIFY(torch::equal(toTorch(got, "generate_position_ids"), toTorch(want, "generate_position_ids")));
         QCOMPARE(QString::fromStdString(got.metadata().at("allocation")),
-                 model == "qwen3vl-tiny" ? QString("interleaved-mrope[6,5,5]")
-                 : qwen35                ? QString("interleaved-mrope[2,1,1]")
-                                         : QString("sectioned[2,3,3]"));
+                 model == "qwen3vl-tiny"       ? QString("interleaved-mrope[6,5,5]")
+                 : qwen35                      ? QString("interleaved-mrope[2,1,1]")
+                 : model == "paddleocr-vl-tiny" ? QString("sectioned[4,6,6]")
+                                               : QString("sectioned[2,3,3]"));
     }
 
     // The bf16 path (the GPU default) on the CPU: the same model in bfloat16 stays within bf16's precision

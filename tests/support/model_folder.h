@@ -12,11 +12,14 @@
 namespace ropescope::test {
 
 // False when a file could not be copied (the folder is made if missing). GLM-V fixtures get the same words
-// with GLM-4.1V's special tokens at the fixture's ids (attend/glm_tokenizer.json).
+// with GLM-4.1V's special tokens at the fixture's ids (attend/glm_tokenizer.json), PaddleOCR-VL fixtures with
+// its own (attend/paddleocr_tokenizer.json).
 inline bool makeModelFolder(const QString& fixtureName, const QString& dir)
 {
     const QString from = QString(ROPESCOPE_TEST_DATA) + "/fixtures/" + fixtureName + "/";
-    const QString tokenizer = fixtureName.startsWith("glm") ? "glm_tokenizer.json" : "tokenizer.json";
+    const QString tokenizer = fixtureName.startsWith("glm")      ? "glm_tokenizer.json"
+                              : fixtureName.startsWith("paddle") ? "paddleocr_tokenizer.json"
+                                                                 : "tokenizer.json";
     return QDir().mkpath(dir) && QFile::copy(from + "config.json", dir + "/config.json")
            && QFile::copy(from + "model.safetensors", dir + "/model.safetensors")
            && QFile::copy(QString(ROPESCOPE_TEST_DATA) + "/attend/" + tokenizer, dir + "/tokenizer.json");

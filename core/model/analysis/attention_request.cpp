@@ -38,6 +38,9 @@ PromptTokens promptTokens(const ModelConfig& cfg)
     if (cfg.architecture == Architecture::GlmV)
         return {"<|image|>", "<|image|>", "<|begin_of_image|>", "<|end_of_image|>", "<|assistant|>",
                 cfg.glm46 ? ChatTemplate::Glm46V : ChatTemplate::Glm41V};
+    if (cfg.architecture == Architecture::PaddleOcrVl) // no video path: its "video pad" is never written
+        return {"<|IMAGE_PLACEHOLDER|>", "<|IMAGE_PLACEHOLDER|>", "<|IMAGE_START|>", "<|IMAGE_END|>", "<|begin_of_sentence|>",
+                ChatTemplate::PaddleOcrVl};
     return {"<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|im_start|>",
             hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL};
 }
@@ -51,7 +54,7 @@ void finishRequest(AttentionRequest& a, const ModelConfig& cfg, const Tokenizer&
         if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd && a.ids[static_cast<size_t>(i)] != cfg.videoEnd) // GLM-V: <|end_of_video|>
             a.queryTokens.push_back(i);
     a.chat = tokenizer.tokenId(promptTokens(cfg).chat).has_value();
-    if (cfg.architecture == Architecture::GlmV) { // GLM-V tells image pads from video-frame pads by these
+    if (needsTokenTypes(cfg.architecture)) { // GLM-V and PaddleOCR-VL place their pads by these
         std::vector<int64_t> types(a.ids.size(), 0);
         for (int64_t i : a.imageTokens)
             types[static_cast<size_t>(i)] = a.video ? 2 : 1;
@@ -126,7 +129,8 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
     // The prompt holds one <|vision_start|> ... <|vision_end|> per image and no video: any other vision
     // token came from the question, and would be read as a video or an image without its grid.
     const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
-    const std::pair<int, const char*> special[] = {{cfg.videoToken, names.videoPad == names.imagePad ? "<|video|>" : names.videoPad},
+    const char* videoName = cfg.architecture == Architecture::GlmV ? "<|video|>" : names.videoPad == names.imagePad ? "the video token" : names.videoPad;
+    const std::pair<int, const char*> special[] = {{cfg.videoToken, videoName},
                                                   {cfg.visionStart, names.start}, {cfg.visionEnd, names.end}};
     for (const auto& [id, name] : special)
         if (count(id) != (id == cfg.videoToken ? 0 : static_cast<std::ptrdiff_t>(images.size())))
@@ -142,6 +146,8 @@ AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenize
 {
     const ModelConfig& cfg = vlm.config();
     const PromptTokens names = promptTokens(cfg);
+    if (cfg.architecture == Architecture::PaddleOcrVl)
+        throw ModelError("video: PaddleOCR-VL has no video path (its processor and model take images only)");
     const bool glm = cfg.architecture == Architecture::GlmV;
     const int padId = glm ? cfg.imageToken : cfg.videoToken; // GLM-V's frames are image pads
     if (tokenizer.tokenId(names.videoPad) != padId)

@@ -155,12 +155,15 @@ torch::Tensor normalisedPixels(const QImage& source, int64_t h, int64_t w, const
 }
 
 // Frames [N, 3, h, w] (N a multiple of the temporal patch) as the processor's patch rows, merge-window-major
-// within each temporal patch: transformers' reshape(grid_t, tp, C, gh/m, m, p, gw/m, m, p) and permute.
+// within each temporal patch: transformers' reshape(grid_t, tp, C, gh/m, m, p, gw/m, m, p) and permute; in
+// raster order for PaddleOCR-VL.
 ProcessedImage patchRows(const torch::Tensor& frames, const VisionConfig& v)
 {
     const int64_t t = v.temporalPatch, p = v.patchSize, m = v.mergeSize, h = frames.size(2), w = frames.size(3), gh = h / p, gw = w / p;
     const int64_t gt = frames.size(0) / t;
-    const auto x = frames.reshape({gt, t, 3, gh / m, m, p, gw / m, m, p}).permute({0, 3, 6, 4, 7, 2, 1, 5, 8});
+    // PaddleOCR-VL's processor flattens in raster order (its projector groups the 2x2 windows itself).
+    const auto x = v.rasterPatches ? frames.reshape({gt, t, 3, gh, p, gw, p}).permute({0, 3, 5, 2, 1, 4, 6})
+                                   : frames.reshape({gt, t, 3, gh / m, m, p, gw / m, m, p}).permute({0, 3, 6, 4, 7, 2, 1, 5, 8});
     ProcessedImage out;
     out.pixels = x.reshape({gt * gh * gw, 3 * t * p * p}).contiguous();
     out.grid = torch::tensor({gt, gh, gw}).view({1, 3});

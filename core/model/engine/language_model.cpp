@@ -102,15 +102,35 @@ LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::
             std::tie(l.haropeM, l.haropeMInvT) = haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma);
         layers_.push_back(std::move(l));
     }
-    if (cfg_.pairing == geometry::RotaryPairing::Adjacent) {
-        const int64_t r = cfg_.rotaryDim(), d = cfg_.headDim();
-        const auto even = torch::arange(0, r, 2, torch::kInt64), odd = torch::arange(1, r, 2, torch::kInt64);
-        pairOrder_ = torch::cat({even, odd, torch::arange(r, d, torch::kInt64)}).to(device);
+    if (cfg_.pairing == geometry::RotaryPairing::Adjacent)
+        permuteToHalfSplit();
+}
+
+void LanguageModel::permuteToHalfSplit()
+{
+    // Pair (2j, 2j+1) of each head moves to (j, j + r/2): the rows of q_proj and k_proj (and their biases)
+    // are reordered once, so the half-split rotation turns each pair at no cost per pass. Measured on this
+    // 2-core CPU at GLM-4.1V's shapes (32 + 2 heads of 128): permuting q and k per layer instead took 45 ms at
+    // 1002 tokens and 385 ms at 4098 (3-5% of a layer); rotating the pairs in place 18 / 133 ms against the
+    // half split's 20 / 117 ms.
+    const int64_t r = cfg_.rotaryDim(), d = cfg_.headDim();
+    pairOrder_ = torch::cat({torch::arange(0, r, 2), torch::arange(1, r, 2), torch::arange(r, d)}).to(device_);
+    auto rows = [&](torch::Tensor& t, int64_t heads) {
+        if (t.defined())
+            t = t.view({heads, d, -1}).index_select(1, pairOrder_).reshape(t.sizes()).contiguous();
+    };
+    for (Layer& l : layers_) {
+        rows(l.qW, cfg_.heads);
+        rows(l.qB, cfg_.heads);
+        rows(l.kW, cfg_.kvHeads);
+        rows(l.kB, cfg_.kvHeads);
     }
 }
 
 std::vector<std::pair<std::string, torch::Tensor*>> LanguageModel::weights()
 {
+    if (pairOrder_.defined()) // q_proj and k_proj are held reordered (adjacent pairs), not as the checkpoint stores them
+        throw ModelError("a decoder with adjacent rotary pairs (GLM-V) cannot be trained or saved by RopeScope");
     std::vector<std::pair<std::string, torch::Tensor*>> out{{kEmbedding, &embedding_}, {kFinalNorm, &finalNorm_}};
     if (!lmHead_.is_same(embedding_))
         out.push_back({kLmHead, &lmHead_});
@@ -235,10 +255,6 @@ torch::Tensor LanguageModel::attend(const Layer& l, size_t i, const torch::Tenso
     if (l.qNorm.defined()) {
         q = rmsNorm(q, l.qNorm);
         k = rmsNorm(k, l.kNorm);
-    }
-    if (pairOrder_.defined()) {
-        q = q.index_select(-1, pairOrder_);
-        k = k.index_select(-1, pairOrder_);
     }
     auto v = dense(hn, l.vW, l.vB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
     if (l.haropeM.defined()) {

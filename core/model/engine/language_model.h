@@ -138,9 +138,10 @@ private:
     TextConfig cfg_;
     torch::Device device_;
     // Adjacent pairing (GLM-V): the head dims reordered so frequency j's pair (2j, 2j+1) sits at (j, j + r/2),
-    // where the half-split rotation turns it. q and k are permuted alike, so every score is unchanged; the
-    // captured mean queries and keys are in this order. Undefined for the half split.
+    // where the half-split rotation turns it. q_proj and k_proj rows are permuted alike at load, so every
+    // score is unchanged; the captured mean queries and keys are in this order. Undefined for the half split.
     torch::Tensor pairOrder_;
+    void permuteToHalfSplit();
     torch::Tensor embedding_, finalNorm_, lmHead_;
     std::vector<Layer> layers_;
 };

@@ -144,12 +144,39 @@ void readGlmVision(const Reader& v, VisionConfig& vc, int textHidden, const std:
     vc.act = v.text("hidden_act", "silu");
     if (vc.act != "silu")
         throw BadInputFile(file + ": vision_config.hidden_act '" + vc.act + "': GLM-V's vision MLPs and merger run silu");
-    vc.rmsEps = v.number("rms_norm_eps", 1e-5, 1e-30, 1.0);
+    vc.normEps = v.number("rms_norm_eps", 1e-5, 1e-30, 1.0);
     vc.attentionBias = v.boolean("attention_bias", false);
     vc.mergerHidden = v.integer("intermediate_size", 13696, 1);
     vc.outHidden = v.integer("out_hidden_size", textHidden, 1);
     vc.mlpHidden = vc.outHidden; // Glm4VisionMlp is out_hidden_size wide
     const int imageSize = v.integer("image_size", 336, 1, 1 << 16);
+    if (imageSize % vc.patchSize != 0)
+        throw BadInputFile(file + ": vision_config.image_size " + std::to_string(imageSize) + " is not a multiple of patch_size "
+                         + std::to_string(vc.patchSize));
+    const int side = imageSize / vc.patchSize;
+    if (static_cast<int64_t>(side) * side > (1 << 24))
+        throw BadInputFile(file + ": vision_config.image_size / patch_size gives a position table over 2^24 rows");
+    vc.positionEmbeddings = side * side;
+}
+
+// PaddleOCR-VL's SigLIP-NaViT tower (defaults: the Hub's PaddlePaddle/PaddleOCR-VL vision_config): LayerNorm
+// encoder layers, a learned table of (image_size / patch)^2 positions resized bilinearly per image, patches in
+// raster order one frame deep (its image processor's temporal_patch_size is 1, whatever the config says),
+// and a projector that merges 2x2 patches into the decoder's width.
+void readSiglipVision(const Reader& v, VisionConfig& vc, int textHidden, const std::string& file)
+{
+    vc.depth = v.integer("num_hidden_layers", 27, 1, 1024);
+    vc.width = v.integer("hidden_size", 1152, 1);
+    vc.heads = v.integer("num_attention_heads", 16, 1, 1024);
+    vc.mlpHidden = v.integer("intermediate_size", 4304, 1);
+    vc.patchSize = v.integer("patch_size", 14, 1, 1024);
+    vc.inChannels = v.integer("num_channels", 3, 1, 16);
+    vc.act = v.text("hidden_act", "gelu_pytorch_tanh");
+    vc.normEps = v.number("layer_norm_eps", 1e-6, 1e-30, 1.0);
+    vc.temporalPatch = 1;
+    vc.rasterPatches = true;
+    vc.outHidden = textHidden;
+    const int imageSize = v.integer("image_size", 384, 1, 1 << 16);
     if (imageSize % vc.patchSize != 0)
         throw BadInputFile(file + ": vision_config.image_size " + std::to_string(imageSize) + " is not a multiple of patch_size "
                          + std::to_string(vc.patchSize));
@@ -218,6 +245,8 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         c.architecture = Architecture::Qwen35;
     else if (type == "glm4v" || type == "glm46v")
         c.architecture = Architecture::GlmV;
+    else if (type == "paddleocr_vl")
+        c.architecture = Architecture::PaddleOcrVl;
     else if (type == "glm4v_moe")
         throw BadInputFile(file + ": GLM-4.5V / GLM-4.6V (glm4v_moe) is not supported: its decoder is a mixture of experts, which "
                                   "RopeScope does not run; its positions and rotation are the explorer's glm-v scheme with --pairing half");
@@ -226,10 +255,11 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     else if (type == "qwen3_vl_moe")
         throw BadInputFile(file + ": Qwen3-VL-MoE (qwen3_vl_moe) is not supported; RopeScope runs the dense Qwen3-VL models (qwen3_vl)");
     else
-        throw BadInputFile(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5, glm4v, glm46v)");
+        throw BadInputFile(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5, glm4v, glm46v, paddleocr_vl)");
     const bool qwen3 = hasQwen3Vision(c.architecture);
     const bool qwen35 = c.architecture == Architecture::Qwen35;
     const bool glm = c.architecture == Architecture::GlmV;
+    const bool paddle = c.architecture == Architecture::PaddleOcrVl;
     if (glm) { // GLM-4.1V-9B-Thinking's text_config, where a key is missing
         c.text.hidden = 4096;
         c.text.intermediate = 13696;
@@ -255,6 +285,8 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     t.tieEmbeddings = root.boolean("tie_word_embeddings", text.boolean("tie_word_embeddings", false));
     t.explicitHeadDim = text.integer("head_dim", 0, 0, 4096);
     t.attentionBias = text.boolean("attention_bias", !qwen3);
+    if (paddle) // ERNIE-4.5: one use_bias for every projection of the decoder (false on the Hub)
+        t.attentionBias = text.boolean("use_bias", false);
     t.qkNorm = qwen3;
     if (qwen3)
         t.mropeSection = {24, 20, 20};
@@ -308,7 +340,7 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         vc.fullAttentionBlocks = v.integers("fullatt_block_indexes", {7, 15, 23, 31});
         vc.windowSize = v.integer("window_size", vc.windowSize, 1);
         vc.tokensPerSecond = v.number("tokens_per_second", vc.tokensPerSecond, 0.0, 1e6);
-    } else if (!glm) {
+    } else if (!glm && !paddle) {
         // Defaults of transformers' Qwen3VLVisionConfig.
         vc.depth = v.integer("depth", 27, 1, 1024);
         vc.patchSize = v.integer("patch_size", 16, 1, 1024);
@@ -335,6 +367,8 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     }
     if (glm)
         readGlmVision(v, vc, t.hidden, file);
+    if (paddle)
+        readSiglipVision(v, vc, t.hidden, file);
     if (vc.act != "quick_gelu" && vc.act != "gelu" && vc.act != "gelu_pytorch_tanh" && vc.act != "silu")
         throw BadInputFile(file + ": vision_config.hidden_act '" + vc.act + "' is not one of quick_gelu, gelu, gelu_pytorch_tanh, silu");
     if (vc.width % vc.heads != 0 || vc.headDim() % 4 != 0)
@@ -380,6 +414,7 @@ const char* architectureName(Architecture a)
     case Architecture::Qwen3VL: return "qwen3_vl";
     case Architecture::Qwen35: return "qwen3_5";
     case Architecture::GlmV: return "glm4v";
+    case Architecture::PaddleOcrVl: return "paddleocr_vl";
     }
     return "";
 }

@@ -11,7 +11,15 @@
 namespace ropescope::model {
 
 // GlmV: GLM-4.1V-9B-Thinking and GLM-4.6V-Flash (model_type glm4v / glm46v, one architecture).
-enum class Architecture { Qwen2VL, Qwen25VL, Qwen3VL, Qwen35, GlmV };
+// PaddleOcrVl: PaddleOCR-VL (ERNIE-4.5-0.3B with Qwen2-VL's M-RoPE, a SigLIP-NaViT vision tower).
+enum class Architecture { Qwen2VL, Qwen25VL, Qwen3VL, Qwen35, GlmV, PaddleOcrVl };
+
+// Architectures whose image (and video-frame) pads are told apart only by mm_token_type_ids, which their
+// runs therefore need (transformers silently falls back to 1-D positions without it).
+inline bool needsTokenTypes(Architecture a)
+{
+    return a == Architecture::GlmV || a == Architecture::PaddleOcrVl;
+}
 
 // Qwen3-VL and Qwen3.5 share the vision tower, the processor, the chat template and the positions.
 inline bool hasQwen3Vision(Architecture a)
@@ -50,7 +58,10 @@ struct VisionConfig {
     std::vector<int> deepstackBlocks;
     // GLM-V: RMSNorms of this eps, a qkv bias only when attention_bias, blocks whose MLP is outHidden wide
     // (mlpHidden), and after the blocks a 2x2 Conv2d downsample and a gated merger of mergerHidden.
-    double rmsEps = 1e-6;
+    // PaddleOCR-VL: the encoder's LayerNorm eps; patches flattened in raster order (Qwen and GLM-V: merge
+    // window by merge window).
+    double normEps = 1e-6;
+    bool rasterPatches = false;
     bool attentionBias = true;
     int mergerHidden = 0;
 

@@ -24,6 +24,11 @@ PreprocessOptions defaultPreprocessOptions(const ModelConfig& config)
     }
     if (config.architecture == Architecture::GlmV)
         o.minPixels = 112 * 112; // Glm4vImageProcessor's size.shortest_edge; CLIP mean/std as Qwen2-VL
+    if (config.architecture == Architecture::PaddleOcrVl) { // the Hub's preprocessor_config.json
+        o.minPixels = 147384;
+        o.mean = {0.5f, 0.5f, 0.5f};
+        o.stdev = {0.5f, 0.5f, 0.5f};
+    }
     return o;
 }
 

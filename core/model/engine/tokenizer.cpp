@@ -470,6 +470,12 @@ QString imagePrompt(const Tokenizer& tokenizer, const QString& question, const s
             blocks += glmImage(n);
         return glmChat(blocks + question);
     }
+    if (chat == ChatTemplate::PaddleOcrVl) {
+        QString prompt = "<|begin_of_sentence|>User: ";
+        for (int n : imageTokens)
+            prompt += "<|IMAGE_START|>" + QString("<|IMAGE_PLACEHOLDER|>").repeated(n) + "<|IMAGE_END|>";
+        return prompt + question + "\nAssistant:\n";
+    }
     if (tokenizer.tokenId("<|im_start|>"))
         return qwenChatPrompt(question, imageTokens, chat);
     return imageBlocks(imageTokens) + question;

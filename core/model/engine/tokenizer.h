@@ -63,7 +63,9 @@ private:
 // Qwen3-VL's has none unless the conversation brings one. GLM-4.1V's and GLM-4.6V's ("[gMASK]<sop><|user|>\n"
 // ... "<|assistant|>\n", images as <|begin_of_image|> <|image|> x tokens <|end_of_image|>) differ only in
 // the timestamp text after each video frame: "{int(t)}" and "{t:.1f} seconds".
-enum class ChatTemplate { Qwen2VL, Qwen3VL, Glm41V, Glm46V };
+// PaddleOCR-VL's: "<|begin_of_sentence|>User: " ... "\nAssistant:\n", images as <|IMAGE_START|>
+// <|IMAGE_PLACEHOLDER|> x tokens <|IMAGE_END|> (no video).
+enum class ChatTemplate { Qwen2VL, Qwen3VL, Glm41V, Glm46V, PaddleOcrVl };
 
 // The Qwen chat prompt for one user turn with `images` images (each as <|vision_start|>
 // <|image_pad|> x tokens <|vision_end|>, tokens per image given), then the assistant header.

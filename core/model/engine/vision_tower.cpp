@@ -41,8 +41,12 @@ std::vector<int64_t> toVector(const torch::Tensor& t)
 
 VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtype dtype)
     : cfg_(ck.config().vision), arch_(ck.config().architecture), qwen25_(arch_ == Architecture::Qwen25VL),
-      glm_(arch_ == Architecture::GlmV), device_(device)
+      glm_(arch_ == Architecture::GlmV), siglip_(arch_ == Architecture::PaddleOcrVl), device_(device)
 {
+    if (siglip_) {
+        loadSiglip(ck, dtype);
+        return;
+    }
     const bool qwen3 = hasQwen3Vision(arch_);
     const int64_t w = cfg_.width;
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
@@ -135,6 +139,8 @@ std::vector<VisionTower::BlockTensor> VisionTower::blockTensors() const
 
 std::vector<VisionTower::NamedWeight> VisionTower::weights()
 {
+    if (siglip_) // its q, k and v are fused at load, so they have no checkpoint names to save under
+        throw ModelError("PaddleOCR-VL's vision tower cannot be trained or saved by RopeScope");
     const int64_t w = cfg_.width;
     std::vector<NamedWeight> out{{kPatchWeight, &patchW_, {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize}}};
     auto add = [&](const std::string& name, torch::Tensor& t) {
@@ -167,9 +173,9 @@ std::vector<VisionTower::NamedWeight> VisionTower::weights()
 torch::Tensor VisionTower::norm(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) const
 {
     if (!qwen25_ && !glm_)
-        return torch::layer_norm(x, {x.size(-1)}, w, b, 1e-6);
+        return torch::layer_norm(x, {x.size(-1)}, w, b, siglip_ ? cfg_.normEps : 1e-6);
     const auto xf = x.to(torch::kFloat32); // RMSNorm: Qwen2.5-VL's eps 1e-6, GLM-V's from its config
-    return w * (xf * torch::rsqrt(xf.pow(2).mean(-1, true) + (glm_ ? cfg_.rmsEps : 1e-6))).to(x.scalar_type());
+    return w * (xf * torch::rsqrt(xf.pow(2).mean(-1, true) + (glm_ ? cfg_.normEps : 1e-6))).to(x.scalar_type());
 }
 
 torch::Tensor VisionTower::mlp(const Block& b, const torch::Tensor& x) const
@@ -233,6 +239,10 @@ torch::Tensor VisionTower::patchCoordinates(const std::vector<int64_t>& grids) c
     std::vector<torch::Tensor> ids;
     for (size_t i = 0; i + 2 < grids.size(); i += 3) {
         const int64_t t = grids[i], h = grids[i + 1], w = grids[i + 2];
+        if (siglip_) { // PaddleOCR-VL: raster order
+            ids.push_back(torch::stack({torch::arange(h * w).div(w, "floor"), torch::arange(h * w).remainder(w)}, -1).repeat({t, 1}));
+            continue;
+        }
         // Positions in merge-window-major order: the order the processor flattens patches in.
         auto hpos = torch::arange(h).unsqueeze(1).expand({h, w}).reshape({h / m, m, w / m, m}).permute({0, 2, 1, 3}).flatten();
         auto wpos = torch::arange(w).unsqueeze(0).expand({h, w}).reshape({h / m, m, w / m, m}).permute({0, 2, 1, 3}).flatten();
@@ -314,8 +324,10 @@ void VisionTower::windowIndex(const torch::Tensor& gridThw, torch::Tensor& index
     index = torch::cat(parts, 0).to(device_);
 }
 
-VisionFeatures VisionTower::forward(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace) const
+VisionFeatures VisionTower::forward(const torch::Tensor& given, const torch::Tensor& gridThw, VisionTrace* trace) const
 {
+    // PaddleOCR-VL's processor hands patches as [N, C, P, P]: the same values, flattened.
+    const auto pixels = given.dim() == 4 && given.size(1) * given.size(2) * given.size(3) == cfg_.patchDim() ? given.flatten(1) : given;
     if (pixels.dim() != 2 || pixels.size(1) != cfg_.patchDim())
         throw ModelError("pixel_values: expected [N, " + std::to_string(cfg_.patchDim()) + "] patches");
     const auto grids = toVector(gridThw);
@@ -367,7 +379,14 @@ VisionFeatures VisionTower::forward(const torch::Tensor& pixels, const torch::Te
             trace->cuWindowSeqlens = torch::tensor(windowBoundaries);
         }
     }
-    if (positionTable_.defined() && !glm_) // Qwen3-VL's bilinear table (GLM-V added its bicubic one above)
+    if (siglip_) {
+        const auto positions = bilinearPositions(grids).to(x.scalar_type());
+        x = x + positions;
+        if (trace) {
+            trace->positionEmbeds = positions;
+            trace->embeddings = x;
+        }
+    } else if (positionTable_.defined() && !glm_) // Qwen3-VL's bilinear table (GLM-V added its bicubic one above)
         x = x + learnedPositions(grids);
     const auto emb = torch::cat({freqs, freqs}, -1);
     // Cast once here rather than in every block's rotation (a bf16 model rotates in bf16, as Hugging Face).
@@ -387,6 +406,13 @@ VisionFeatures VisionTower::forward(const torch::Tensor& pixels, const torch::Te
         const auto listed = std::find(cfg_.deepstackBlocks.begin(), cfg_.deepstackBlocks.end(), static_cast<int>(i));
         if (listed != cfg_.deepstackBlocks.end())
             out.deepstack.push_back(merge(deepstackMergers_[static_cast<size_t>(listed - cfg_.deepstackBlocks.begin())], x));
+    }
+    if (siglip_) {
+        x = norm(x, siglipHead_.postNormW, siglipHead_.postNormB);
+        if (trace)
+            trace->postLayernorm = x;
+        out.embeds = siglipProject(x, grids, trace);
+        return out;
     }
     out.embeds = glm_ ? glmMerge(x, trace) : merge(merger_, x);
     if (qwen25_)

@@ -18,6 +18,9 @@ struct VisionTrace {
     // GLM-V: the post-conv RMSNorm, the bicubic position table and its sum with the patches, each row's
     // (h, w) in its grid, the post-layernorm and the 2x2 downsample.
     torch::Tensor postConvNorm, positionEmbeds, embeddings, positionH, positionW, postLayernorm, downsample;
+    // PaddleOCR-VL: the projector's pre-norm and its 2x2 raster merge (also positionEmbeds, embeddings,
+    // postLayernorm above).
+    torch::Tensor projectorPreNorm, projectorMerged;
 };
 
 // What the vision tower hands the decoder: one embedding per merged token [M, hidden], and for Qwen3-VL
@@ -30,8 +33,9 @@ struct VisionFeatures {
 // The vision encoder and patch merger of Qwen2-VL (LayerNorm, QuickGELU MLP, full attention per image),
 // Qwen2.5-VL (RMSNorm, gated SiLU MLP, window attention with full-attention blocks) and Qwen3-VL
 // (LayerNorm, gelu-tanh MLP, a biased patch projection plus a learned position table resampled to each
-// image, DeepStack mergers) and GLM-V (RMSNorms, a learned position table resampled bicubically, a 2x2
-// Conv2d downsample and a gated merger), all with the 2-D (h, w) vision rotary. Input: patch-flattened pixels
+// image, DeepStack mergers), GLM-V (RMSNorms, a learned position table resampled bicubically, a 2x2
+// Conv2d downsample and a gated merger) and PaddleOCR-VL's SigLIP-NaViT (patches in raster order, a table
+// resized bilinearly, a projector that merges 2x2 patches), all with the 2-D (h, w) vision rotary. Input: patch-flattened pixels
 // [N, C*T*P*P] in the processor's row order and the (t, h, w) patch grid of each image.
 class VisionTower {
 public:
@@ -99,6 +103,15 @@ private:
     void loadGlm(const Checkpoint& ck, torch::Dtype dtype);
     torch::Tensor bicubicPositions(const torch::Tensor& coordinates, const std::vector<int64_t>& grids) const;
     torch::Tensor glmMerge(const torch::Tensor& x, VisionTrace* trace) const;
+
+    // PaddleOCR-VL (vision_tower_siglip.cpp): its tensors (q, k and v loaded into the blocks' fused qkv), the
+    // table resized as F.interpolate(bilinear, align_corners=False) does per image, and the projector.
+    struct SiglipHead {
+        torch::Tensor postNormW, postNormB, preNormW, preNormB, linear1W, linear1B, linear2W, linear2B;
+    };
+    void loadSiglip(const Checkpoint& ck, torch::Dtype dtype);
+    torch::Tensor bilinearPositions(const std::vector<int64_t>& grids) const;
+    torch::Tensor siglipProject(const torch::Tensor& x, const std::vector<int64_t>& grids, VisionTrace* trace) const;
     // Attention is block-diagonal (per image, frame or window). Blocks of one length form a group that
     // goes through one batched attention call.
     struct BlockGroup {
@@ -117,6 +130,8 @@ private:
     bool qwen25_ = false;
     bool glm_ = false;
     GlmHead glmHead_;
+    bool siglip_ = false; // PaddleOCR-VL
+    SiglipHead siglipHead_;
     torch::Device device_;
     torch::Tensor patchW_, patchB_; // [width, C*T*P*P], [width] (Qwen3-VL)
     torch::Tensor positionTable_;   // Qwen3-VL: [side*side, width]

@@ -44,17 +44,19 @@ void refuseOversizedRun(const ForwardRequest& req, const ModelConfig& cfg, int64
     refuseOverHalfTheMemory(bytes, "input_ids: the prompt is " + std::to_string(tokens) + " tokens; this run", "use a shorter prompt");
 }
 
-// GLM-V's pads: image and video frames share the image token, and mm_token_type_ids says which is which. The
-// ids the layout and the scatter read mark video-frame pads with the (otherwise unused) video token instead.
-std::vector<int64_t> glmTypedIds(const std::vector<int64_t>& ids, const torch::Tensor& types, const ModelConfig& cfg)
+// GLM-V's and PaddleOCR-VL's pads: images (and GLM-V's video frames) share the image token, and
+// mm_token_type_ids says which is which. The ids the layout and the scatter read mark video-frame pads with
+// the (otherwise unused) video token instead.
+std::vector<int64_t> typedPadIds(const std::vector<int64_t>& ids, const torch::Tensor& types, const ModelConfig& cfg)
 {
     const bool hasVision = std::find(ids.begin(), ids.end(), cfg.imageToken) != ids.end();
+    const std::string family = cfg.architecture == Architecture::GlmV ? "GLM-V" : "PaddleOCR-VL";
     if (std::find(ids.begin(), ids.end(), cfg.videoToken) != ids.end())
-        throw ModelError("input_ids holds the video placeholder " + std::to_string(cfg.videoToken) + " unexpanded; GLM-V's processor "
-                         "writes each frame as image pads (" + std::to_string(cfg.imageToken) + ") typed 2 in mm_token_type_ids");
+        throw ModelError("input_ids holds the video token " + std::to_string(cfg.videoToken) + ", which " + family
+                         + " never feeds its model (GLM-V's processor writes each frame as image pads typed 2 in mm_token_type_ids)");
     if (!types.defined() || types.numel() == 0) {
         if (hasVision)
-            throw ModelError("mm_token_type_ids: GLM-V needs it to tell image pads from video-frame pads (transformers silently "
+            throw ModelError("mm_token_type_ids: " + family + " needs it to place its image pads (transformers silently "
                              "falls back to 1-D positions without it); give it with input_ids");
         return ids;
     }
@@ -62,14 +64,15 @@ std::vector<int64_t> glmTypedIds(const std::vector<int64_t>& ids, const torch::T
         throw ModelError("mm_token_type_ids: expected one whole number per input id (" + std::to_string(ids.size()) + "), got "
                          + std::to_string(types.numel()) + " values of " + c10::toString(types.scalar_type()));
     const auto t = types.to(torch::kCPU, torch::kInt64).contiguous().flatten();
+    const int64_t maxType = cfg.architecture == Architecture::GlmV ? 2 : 1; // PaddleOCR-VL has no video path
     std::vector<int64_t> out = ids;
     for (size_t i = 0; i < ids.size(); ++i) {
         const int64_t type = t.data_ptr<int64_t>()[i];
         const bool pad = ids[i] == cfg.imageToken;
-        if (type < 0 || type > 2 || (type != 0) != pad)
+        if (type < 0 || type > maxType || (type != 0) != pad)
             throw ModelError("mm_token_type_ids: token " + std::to_string(i) + " has type " + std::to_string(type) + " but id "
-                             + std::to_string(ids[i]) + "; types 1 (image) and 2 (video) mark exactly the image-token pads ("
-                             + std::to_string(cfg.imageToken) + ")");
+                             + std::to_string(ids[i]) + "; " + (maxType == 2 ? "types 1 (image) and 2 (video) mark" : "type 1 (image) marks")
+                             + " exactly the image-token pads (" + std::to_string(cfg.imageToken) + ")");
         if (type == 2)
             out[i] = cfg.videoToken;
     }
@@ -220,8 +223,8 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     refuseOversizedRun(req, config(), req.inputIds.numel());
     const auto ids = req.inputIds.to(torch::kCPU, torch::kInt64).contiguous().flatten();
     std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
-    if (config().architecture == Architecture::GlmV)
-        idList = glmTypedIds(idList, req.tokenTypes, config());
+    if (needsTokenTypes(config().architecture))
+        idList = typedPadIds(idList, req.tokenTypes, config());
     r.layout = layoutFromTokens(idList, grids(req.imageGridThw, "image_grid_thw"), grids(req.videoGridThw, "video_grid_thw"), config());
     const auto padIds = torch::tensor(idList, torch::kInt64); // the pads as the layout read them (GLM-V: video frames typed)
 

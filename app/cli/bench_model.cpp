@@ -184,7 +184,7 @@ int benchModel(const QCommandLineParser& parser)
         req.pixelValues = pixels;
         req.imageGridThw = grid;
         req.scheme = geometry::defaultSchemeParams(model::ownSchemeKind(cfg));
-        if (cfg.architecture == model::Architecture::GlmV) // GLM-V reads image pads by their type (1)
+        if (model::needsTokenTypes(cfg.architecture)) // GLM-V and PaddleOCR-VL place image pads by their type (1)
             req.tokenTypes = (ids == int64_t(cfg.imageToken)).to(torch::kInt64);
         vlm.run(req); // warm up and fill the vision cache: the decoder stages below re-run only the decoder
         sync();

@@ -132,7 +132,8 @@ void addGeometryOptions(QCommandLineParser& parser)
         {"allocation", "Frequency allocation: sectioned, interleaved (j mod C), interleaved-mrope (Qwen3-VL's MRoPE-I, "
                        "sections t,h,w default 24,20,20), hw-alternating (VideoRoPE's: h on odd, w on even pairs below "
                        "2h / 2w, t the rest; default " + QString::fromStdString(sectionsText(defaultMropeSection(128))) + "), distributed (MM-RoPE's T,T,H,W,H,W,H,W per 8 pairs) or "
-                       "per-head (MHRoPE's: --mrope-section gives heads per axis, default 2,3,3 of 8) "
+                       "per-head (MHRoPE's: --mrope-section gives heads per axis, default 2,3,3 of 8) or hw-interleaved (ERNIE-4.5-VL's: "
+                       "h and w alternate over the high frequencies, t the lowest; sections t,h,w default 20,22,22) "
                        "(default: the scheme's own).", "KIND"},
         {"temporal-stride", "VideoRoPE(++) / HoPE / OmniRoPE / ILRoPE / spatial-reset / MM-RoPE: frame f sits at s + delta*f "
                             "on the time axis; TAD-RoPE: the frame index' weight (default 2 for videorope(++), 1 for the others).", "DELTA"},
@@ -230,7 +231,7 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
         p.allocationKind = allocationKindFromName(str(a));
         if (!p.allocationKind)
             throw UsageError(str("--allocation: unknown allocation '" + a
-                                 + "' (expected sectioned, interleaved, interleaved-mrope, hw-alternating, distributed or per-head)"));
+                                 + "' (expected sectioned, interleaved, interleaved-mrope, hw-alternating, distributed, per-head or hw-interleaved)"));
     }
     if (parser.isSet("temporal-stride"))
         p.temporalStride = parseNumber(parser, "temporal-stride");

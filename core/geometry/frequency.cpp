@@ -55,6 +55,12 @@ int FrequencyAllocation::componentOf(int j) const
             return 2;
         return 0;
     }
+    if (kind == Kind::HwInterleaved) { // ERNIE: h on even, w on odd frequencies above the t lowest
+        const int half = sections[0] + sections[1] + sections[2]; // the frequencies (validateAllocation checks)
+        if (j >= half - sections[0])
+            return 0;
+        return j % 2 == 0 ? 1 : 2;
+    }
     if (kind == Kind::HwAlternating) {
         if (j % 2 == 1 && j < 2 * sections[1])
             return 1;
@@ -177,6 +183,13 @@ FrequencyAllocation FrequencyAllocation::hwAlternating(std::vector<int> sections
     return a;
 }
 
+FrequencyAllocation FrequencyAllocation::hwInterleaved(std::vector<int> sections)
+{
+    FrequencyAllocation a = interleavedMrope(std::move(sections));
+    a.kind = Kind::HwInterleaved;
+    return a;
+}
+
 FrequencyAllocation FrequencyAllocation::distributed()
 {
     FrequencyAllocation a;
@@ -211,6 +224,7 @@ const char* allocationKindName(FrequencyAllocation::Kind kind)
     case FrequencyAllocation::Kind::Distributed: return "distributed";
     case FrequencyAllocation::Kind::PerHead: return "per-head";
     case FrequencyAllocation::Kind::PerPair: return "per-pair";
+    case FrequencyAllocation::Kind::HwInterleaved: return "hw-interleaved";
     }
     return "sectioned";
 }
@@ -219,10 +233,18 @@ std::optional<FrequencyAllocation::Kind> allocationKindFromName(const std::strin
 {
     for (auto kind : {FrequencyAllocation::Kind::Sectioned, FrequencyAllocation::Kind::Interleaved,
                       FrequencyAllocation::Kind::InterleavedMrope, FrequencyAllocation::Kind::HwAlternating,
-                      FrequencyAllocation::Kind::Distributed, FrequencyAllocation::Kind::PerHead})
+                      FrequencyAllocation::Kind::Distributed, FrequencyAllocation::Kind::PerHead,
+                      FrequencyAllocation::Kind::HwInterleaved})
         if (name == allocationKindName(kind))
             return kind;
     return std::nullopt;
+}
+
+std::vector<int> defaultHwInterleavedSection(int rotaryDim)
+{
+    const int half = rotaryDim / 2;
+    const int t = half * 20 / 64; // 20 of 64
+    return {t, (half - t + 1) / 2, (half - t) / 2};
 }
 
 std::vector<int> defaultInterleavedMropeSection(int headDim)
@@ -318,6 +340,13 @@ void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfi
         && 2LL * std::max(allocation.sections[1], allocation.sections[2]) > rotary.halfDim())
         throw InvalidInput("sections", "hw-alternating places h and w on every other of the " + std::to_string(rotary.halfDim())
                            + " frequencies, so neither may exceed " + std::to_string(rotary.halfDim() / 2));
+    if (allocation.kind == FrequencyAllocation::Kind::HwInterleaved && sum == rotary.halfDim()) {
+        const int above = rotary.halfDim() - allocation.sections[0];
+        if (allocation.sections[1] != (above + 1) / 2 || allocation.sections[2] != above / 2)
+            throw InvalidInput("sections", "hw-interleaved alternates h and w over the " + std::to_string(above)
+                               + " frequencies above t's " + std::to_string(allocation.sections[0]) + ", so h must be "
+                               + std::to_string((above + 1) / 2) + " and w " + std::to_string(above / 2));
+    }
     if (sum != rotary.halfDim())
         throw InvalidInput("sections", "sum to " + std::to_string(sum) + " but head_dim "
                            + std::to_string(rotary.headDim) + (rotary.rotaryDim() < rotary.headDim ? " rotated by " + std::to_string(rotary.rotaryDim()) : std::string())

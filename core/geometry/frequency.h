@@ -49,7 +49,10 @@ struct FrequencyAllocation {
     // rotate every pair by t, the next h by h, then w; the remaining heads (of RotaryConfig::heads) have no
     // rotary at all.
     // PerPair: a custom scheme's own table, sections[j] = the component driving pair j.
-    enum class Kind { Sectioned, Interleaved, InterleavedMrope, HwAlternating, Distributed, PerHead, PerPair };
+    // HwInterleaved: ERNIE-4.5-VL's, three components with sections [t, h, w]: the t lowest frequencies carry t,
+    // the others alternate h (even j) and w (odd j) from the highest down ([20, 22, 22] at head_dim 128, its
+    // mrope_section [22, 22, 20] in (h, w, t) order, or freq_allocation 20).
+    enum class Kind { Sectioned, Interleaved, InterleavedMrope, HwAlternating, Distributed, PerHead, PerPair, HwInterleaved };
 
     Kind kind = Kind::Sectioned;
     int components = 1;
@@ -70,6 +73,7 @@ struct FrequencyAllocation {
     static FrequencyAllocation interleavedMrope(std::vector<int> sections);
     static FrequencyAllocation hwAlternating(std::vector<int> sections);
     static FrequencyAllocation distributed();
+    static FrequencyAllocation hwInterleaved(std::vector<int> sections);
     static FrequencyAllocation perHeadAxes(std::vector<int> headsPerComponent);
     static FrequencyAllocation perPair(std::vector<int> pairComponents, int components);
 };
@@ -92,6 +96,8 @@ std::optional<FrequencyAllocation::Kind> allocationKindFromName(const std::strin
 // Qwen2-VL's mrope_section [16,24,24] for head_dim 128, scaled in the same 2:3:3 ratio to other
 // head dims (the remainder goes to the last sections so the sum is always d/2).
 std::vector<int> defaultMropeSection(int headDim);
+// ERNIE-4.5-VL's [t, h, w] for hw-interleaved, scaled to the rotated dims: [20, 22, 22] at 128.
+std::vector<int> defaultHwInterleavedSection(int rotaryDim);
 // A section list as help text and placeholders write it ("16,24,24"): the values come from the functions
 // above, so no help text states a default of its own.
 std::string sectionsText(const std::vector<int>& sections);

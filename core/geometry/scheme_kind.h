@@ -8,10 +8,10 @@ namespace ropescope::geometry {
 // The seeds' schemes, then the 2025 family (JJJYmmm/Multimodal-RoPEs and each design's own code): VideoRoPE,
 // HoPE, V2PE, the spatial-reset pair OmniRoPE (sectioned) / ILRoPE (interleaved), MRoPE-I with spatial
 // reset, MRoPE-I (Qwen3-VL), MHRoPE, TAD-RoPE, VideoRoPE++ (YaRN-V) and MM-RoPE (Lumos-1); then the model
-// families' own designs: GLM-V (GLM-4.1V / 4.6V).
+// families' own designs: GLM-V (GLM-4.1V / 4.6V) and ERNIE-4.5-VL.
 enum class SchemeKind {
     Hard, Unordered, Mrope, Compact, Circle, Vrope, VideoRope, Hope, V2pe, OmniRope, IlRope, SpatialReset,
-    MropeI, Mhrope, TadRope, VideoRopePlus, MmRope, GlmV
+    MropeI, Mhrope, TadRope, VideoRopePlus, MmRope, GlmV, ErnieVl
 };
 
 // Read from one table (scheme_registry.cpp): name, component count and summary of each built-in scheme.

@@ -60,6 +60,10 @@ constexpr SchemeRow kSchemes[] = {
      "glm-v: GLM-4.1V / 4.6V, M-RoPE positions with every video frame its own image span; theta 1e4, half of each head "
      "rotates, on adjacent pairs (2j, 2j+1), sections [8,12,12] (GLM-4.5V's glm4v_moe: the same with --pairing half)",
      kNone, VideoForm::Split, 0, 1e4, 0.5, RotaryPairing::Adjacent},
+    {SchemeKind::ErnieVl, "ernie-vl", 3,
+     "ernie-vl: ERNIE-4.5-VL, one span per image or video, frame f at t = s + f (one per two video frames), text resuming "
+     "at s + max(H, W); h and w alternate over the high frequencies, t takes the 20 lowest of 64; theta 5e5, adjacent pairs",
+     Alloc::HwInterleaved, VideoForm::Grid, 0, 5e5, 1.0, RotaryPairing::Adjacent},
 };
 
 // Row i is SchemeKind i: the enum and the table cannot drift apart.
@@ -72,7 +76,7 @@ constexpr bool rowsInEnumOrder()
 }
 static_assert(rowsInEnumOrder(), "kSchemes: one row per SchemeKind, in the enum's order");
 // The enum's last kind closes the table: a kind added after it needs its row (and to be named here).
-static_assert(static_cast<size_t>(SchemeKind::GlmV) + 1 == std::size(kSchemes), "kSchemes: a SchemeKind without a row");
+static_assert(static_cast<size_t>(SchemeKind::ErnieVl) + 1 == std::size(kSchemes), "kSchemes: a SchemeKind without a row");
 
 const SchemeRow& row(SchemeKind kind)
 {

@@ -236,6 +236,24 @@ void placeMropeI(PositionTable& t)
     });
 }
 
+// ERNIE-4.5-VL (transformers' Ernie4_5_VLMoeModel.get_rope_index with the fixed get_vision_position_ids of
+// huggingface/transformers#45400): a visual segment is one span starting at s, frame (temporal patch) f at
+// (s + f, s + r, s + c); the text after it resumes at s + max(H, W), whatever T is, so a long video's later
+// frames share t values with that text.
+void placeErnieVl(PositionTable& t)
+{
+    walk(t, [&t](const Segment& seg, int& token, double next) {
+        for (int f = 0; f < seg.frames; ++f)
+            for (int r = 0; r < seg.rows; ++r)
+                for (int c = 0; c < seg.cols; ++c, ++token) {
+                    t.positions(token, 0) = next + f;
+                    t.positions(token, 1) = next + r;
+                    t.positions(token, 2) = next + c;
+                }
+        return next + std::max(seg.rows, seg.cols);
+    });
+}
+
 // TAD-RoPE (TC-LLaVA's temporal-aware dual RoPE): the 1-D index plus gamma x the time index, where the
 // time index counts frames through the sequence (frame f of a video at its start + f; text and images
 // keep the index reached so far), so the two rotations compose to one at i + gamma * tau.
@@ -482,6 +500,8 @@ FrequencyAllocation allocationKindFor(const SchemeParams& p)
         return FrequencyAllocation::hwAlternating(p.sections.empty() ? defaultMropeSection(p.rotary.rotaryDim()) : p.sections);
     if (kind == FrequencyAllocation::Kind::Distributed)
         return FrequencyAllocation::distributed();
+    if (kind == FrequencyAllocation::Kind::HwInterleaved)
+        return FrequencyAllocation::hwInterleaved(p.sections.empty() ? defaultHwInterleavedSection(p.rotary.rotaryDim()) : p.sections);
     if (kind == FrequencyAllocation::Kind::PerHead)
         return FrequencyAllocation::perHeadAxes(p.sections.empty() ? defaultHeadSections(p.rotary.heads) : p.sections);
     if (!p.sections.empty())
@@ -576,6 +596,7 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
     case SchemeKind::TadRope: placeTadRope(table, params.temporalStrideOrDefault()); break;
     case SchemeKind::VideoRopePlus: placeVideoRope(table, params.temporalStrideOrDefault(), false); break;
     case SchemeKind::MmRope: placeMmRope(table, params.positionScale, params.temporalStrideOrDefault()); break;
+    case SchemeKind::ErnieVl: placeErnieVl(table); break;
     }
     return table;
 }

@@ -130,6 +130,9 @@ def allocation(head_dim):
         return [j % c for j in range(half)]
     if ALLOCATION == "distributed":  # MM-RoPE: T,T,H,W,H,W,H,W in every 8 pairs
         return [(0, 0, 1, 2, 1, 2, 1, 2)[j % 8] for j in range(half)]
+    if ALLOCATION == "hw-interleaved":  # ERNIE-4.5-VL: h on even, w on odd pairs above the t lowest
+        t = SECTIONS[0] if SECTIONS else half * 20 // 64
+        return [0 if j >= half - t else 1 if j % 2 == 0 else 2 for j in range(half)]
     if ALLOCATION == "interleaved-mrope":  # Qwen3-VL: h on j % 3 == 1 below 3h, w on j % 3 == 2 below 3w, t the rest
         hw = half * 20 // 64
         t, h, w = SECTIONS or (half - 2 * hw, hw, hw)

@@ -213,6 +213,26 @@ def _place(layout, out, temporal_stride):
             nxt = nxt + max(temporal_stride * (s.frames - 1), float(s.rows - 1), float(s.cols - 1)) + 1
 #@end
 
+#@rule ernie-vl
+def _place(layout, out):
+    # ERNIE-4.5-VL: one span per image or video, frame f at (s + f, s + r, s + c); the text after it resumes at
+    # s + max(H, W), whatever the number of frames.
+    nxt = 0.0
+    for s in layout.segments:
+        if s.kind == "text":
+            _text(out, s.start, s.length, nxt)
+            nxt += s.length
+            continue
+        r, c = _grid(s)
+        per = s.rows * s.cols
+        for f in range(s.frames):
+            block = slice(s.start + f * per, s.start + (f + 1) * per)
+            out[0, block] = nxt + f
+            out[1, block] = nxt + r
+            out[2, block] = nxt + c
+        nxt += max(s.rows, s.cols)
+#@end
+
 #@rule mrope-i mhrope glm-v
 def _place(layout, out):
     # MRoPE-I (Qwen3-VL) and GLM-V: M-RoPE's placement with every frame its own one-frame grid; the next frame

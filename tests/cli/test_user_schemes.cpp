@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -83,7 +84,7 @@ private Q_SLOTS:
     void exportedSchemesRoundTrip()
     {
         const QStringList schemes{"hard", "unordered", "mrope", "compact", "circle", "vrope", "videorope", "hope", "v2pe", "omnirope",
-                                  "ilrope", "spatial-reset", "mrope-i", "mhrope", "tad-rope", "videorope++", "mm-rope"};
+                                  "ilrope", "spatial-reset", "mrope-i", "mhrope", "tad-rope", "videorope++", "mm-rope", "glm-v", "ernie-vl"};
         const QStringList layouts{"text:5,image:3x4,text:3", "text:2,image:2x3,text:1,image:4x2,text:2", "text:3,video:3x2x2,text:2",
                                   "text:7", "image:3x3,text:4"};
         const QMap<QString, QJsonObject> extra{{"circle", {{"alpha", 0.3}, {"radius", "auto-1.5"}, {"text-vector", "1,2,3"}}},
@@ -91,6 +92,12 @@ private Q_SLOTS:
                                                {"videorope", {{"temporal-stride", 1.5}}},
                                                {"v2pe", {{"visual-stride", 5}}},
                                                {"mm-rope", {{"position-scale", "2,3,5"}}}};
+        // The list is every built-in the binary knows (its help names each under "Built-in schemes:").
+        const QString help = QString::fromUtf8(runRopescope({"positions", "--help"}).out);
+        QStringList builtIns;
+        for (const QString& line : help.section("Built-in schemes:", 1).section("\n\n", 0, 0).split('\n', Qt::SkipEmptyParts))
+            builtIns << line.trimmed().section(QRegularExpression("[: ]"), 0, 0);
+        QCOMPARE(builtIns, schemes);
         QTemporaryDir dir;
         // One batch job computes every table, built-in and loaded back (a process per table would take minutes).
         QJsonArray items;
@@ -152,8 +159,8 @@ print(json.dumps(out))
                 worst = std::max({worst, embedded, python});
                 ++compared;
             }
-        QCOMPARE(compared, 17 * 5);
-        qInfo("17 schemes x 5 layouts: largest difference %.3g", worst);
+        QCOMPARE(compared, static_cast<int>(schemes.size()) * 5);
+        qInfo("%d schemes x 5 layouts: largest difference %.3g", static_cast<int>(schemes.size()), worst);
     }
 
     // Loaded back, an export gives the built-in's PTD; a changed parameter changes it (the file's parameters

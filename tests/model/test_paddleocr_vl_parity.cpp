@@ -110,13 +110,7 @@ private Q_SLOTS:
             EXPECT_CLOSE(r.imageEmbeds, want("image_embeds"), kVision, "image_embeds");
         }
         EXPECT_CLOSE(r.inputsEmbeds.unsqueeze(0), want("inputs_embeds"), kVision, "inputs_embeds");
-        const DecoderOutput& p = r.prefill;
-        EXPECT_CLOSE(torch::stack(p.attentions, 0).unsqueeze(1), want("attentions"), kAttention, "attentions");
-        EXPECT_CLOSE(torch::stack(p.layerOutputs, 0).unsqueeze(1), want("decoder_layer_outputs"), kOutputs, "decoder_layer_outputs");
-        EXPECT_CLOSE(p.finalNorm.unsqueeze(0), want("final_norm_output"), kOutputs, "final_norm_output");
-        EXPECT_CLOSE(p.logits.unsqueeze(0), want("logits"), kOutputs, "logits");
-        QVERIFY(torch::equal(r.generatedIds.unsqueeze(0), want("generated_ids")));
-        EXPECT_CLOSE(r.generatedLogits.unsqueeze(0), want("generated_logits"), kOutputs, "generated_logits");
+        EXPECT_DECODER_MATCHES(r, want, kOutputs, kAttention);
     }
 
     // Without mm_token_type_ids the image pads are not placed: refused in one line, as for GLM-V.

@@ -29,3 +29,17 @@ inline double maxAbs(const torch::Tensor& a, const torch::Tensor& b)
         qInfo("%s: max abs error %.3g", qPrintable(QString(what)), e_);                                              \
         QVERIFY2(e_ <= (tolerance), qPrintable(QString("%1: max abs error %2 > %3").arg(what).arg(e_).arg(tolerance))); \
     } while (0)
+
+// The decoder's part of a run against a fixture's expected tensors (`want(name)`): attentions, every layer's
+// output, the final norm, logits, and the generated ids and their logits. A failure returns from the caller's
+// test function through QVERIFY, as inline checks would.
+#define EXPECT_DECODER_MATCHES(result, want, outputs, attention)                                                              \
+    do {                                                                                                                    \
+        const auto& p_ = (result).prefill;                                                                                  \
+        EXPECT_CLOSE(torch::stack(p_.attentions, 0).unsqueeze(1), want("attentions"), attention, "attentions");               \
+        EXPECT_CLOSE(torch::stack(p_.layerOutputs, 0).unsqueeze(1), want("decoder_layer_outputs"), outputs, "decoder_layer_outputs"); \
+        EXPECT_CLOSE(p_.finalNorm.unsqueeze(0), want("final_norm_output"), outputs, "final_norm_output");                    \
+        EXPECT_CLOSE(p_.logits.unsqueeze(0), want("logits"), outputs, "logits");                                              \
+        QVERIFY(torch::equal((result).generatedIds.unsqueeze(0), want("generated_ids")));                                    \
+        EXPECT_CLOSE((result).generatedLogits.unsqueeze(0), want("generated_logits"), outputs, "generated_logits");          \
+    } while (0)

@@ -112,7 +112,7 @@ private Q_SLOTS:
             QCOMPARE(schemeFromName(schemeName(k)), std::optional<SchemeKind>(k));
         QVERIFY(!schemeFromName("circle-rope"));
         // The registry: every kind once, with its summary and the component count its table really has.
-        QCOMPARE(allSchemes().size(), size_t(18));
+        QCOMPARE(allSchemes().size(), size_t(19));
         Layout layout = parseLayout("text:2,image:2x2,text:2");
         for (SchemeKind k : allSchemes()) {
             const std::string summary = schemeSummary(k), name = schemeName(k);
@@ -145,6 +145,7 @@ private Q_SLOTS:
             {"mrope-i", A::InterleavedMrope, VideoForm::Split, 0}, {"mhrope", A::PerHead, VideoForm::Split, 0},
             {"tad-rope", std::nullopt, VideoForm::Grid, 1},      {"videorope++", A::HwAlternating, VideoForm::Grid, 2},
             {"mm-rope", A::Distributed, VideoForm::Grid, 1},     {"glm-v", std::nullopt, VideoForm::Split, 0},
+            {"ernie-vl", A::HwInterleaved, VideoForm::Grid, 0},
         };
         QCOMPARE(std::size(expected), allSchemes().size());
         for (const Expected& e : expected) {
@@ -162,15 +163,16 @@ private Q_SLOTS:
     }
 
     // GLM-V's own rotary (GLM-4.1V-9B-Thinking's config.json: rope_theta 10000, partial_rotary_factor 0.5,
-    // adjacent pairs in transformers' apply_rotary_pos_emb); every other scheme keeps Qwen2-VL's.
+    // adjacent pairs in transformers' apply_rotary_pos_emb) and ERNIE-VL's; every other scheme keeps Qwen2-VL's.
     void rotaryDefaultsFollowTheScheme()
     {
+        // ERNIE-4.5-VL's config: rope_theta 500000, the whole head on adjacent pairs.
         for (SchemeKind k : allSchemes()) {
             const RotaryConfig r = schemeRotaryDefaults(k);
-            const bool glm = k == SchemeKind::GlmV;
-            QCOMPARE(r.theta, glm ? 1e4 : 1e6);
+            const bool glm = k == SchemeKind::GlmV, ernie = k == SchemeKind::ErnieVl;
+            QCOMPARE(r.theta, glm ? 1e4 : ernie ? 5e5 : 1e6);
             QCOMPARE(r.partial, glm ? 0.5 : 1.0);
-            QCOMPARE(r.pairing, glm ? RotaryPairing::Adjacent : RotaryPairing::Half);
+            QCOMPARE(r.pairing, glm || ernie ? RotaryPairing::Adjacent : RotaryPairing::Half);
             QCOMPARE(defaultSchemeParams(k).rotary.pairing, r.pairing);
         }
         // At head_dim 128 GLM rotates 64 dims: 32 frequencies in the sections [8, 12, 12] of its config.

@@ -289,7 +289,8 @@ void ParameterPanel::buildUi()
     rotaryForm->addRow("pairs", pairing_);
     allocation_ = new QComboBox;
     allocation_->setObjectName("allocation");
-    allocation_->addItems({"scheme default", "sectioned", "interleaved", "interleaved-mrope", "hw-alternating", "distributed", "per-head"});
+    allocation_->addItems({"scheme default", "sectioned", "interleaved", "interleaved-mrope", "hw-alternating", "distributed", "per-head",
+                           "hw-interleaved"});
     allocation_->setToolTip("Which position axis drives each frequency pair");
     const QString sections = QString::fromStdString(sectionsText(defaultMropeSection(128)));
     allocation_->setItemData(0, "The scheme's own: sectioned [" + sections + "] for the 3-axis schemes, interleaved for VRoPE", Qt::ToolTipRole);
@@ -302,6 +303,8 @@ void ParameterPanel::buildUi()
     allocation_->setItemData(5, "MM-RoPE's: every 8 pairs T,T,H,W,H,W,H,W, so each axis spans all frequencies", Qt::ToolTipRole);
     allocation_->setItemData(6, "MHRoPE's: whole heads per axis (sections = heads for t,h,w; default 2,3,3 of 8); each such head "
                                 "turns all its pairs by its axis, the remaining heads have no rotary", Qt::ToolTipRole);
+    allocation_->setItemData(7, "ERNIE-4.5-VL's: h on even, w on odd frequencies from the highest down, t on the lowest "
+                                "(sections t,h,w; default 20,22,22)", Qt::ToolTipRole);
     rotaryForm->addRow("Allocation", allocation_);
     kvHeads_ = spin(1, 1024, 8, "kvHeads");
     kvHeads_->setToolTip("The heads a per-head allocation (MHRoPE) spreads its axes over: the KV heads (a model run uses its own)");
@@ -588,9 +591,16 @@ void ParameterPanel::updateEnabled()
         alphaBox_->setValue(alpha_->value() / 1000.0);
     }
     layerNumber_->setText(QString::number(layer_->value()));
-    sections_->setPlaceholderText(perHead ? "default 2,3,3 heads (t,h,w)"
-                                  : allocation_->currentText() == "interleaved-mrope" ? "default 24,20,20 (t,h,w)"
-                                                                                      : "default " + QString::fromStdString(sectionsText(defaultMropeSection(128))));
+    // The default the allocation in use takes at the rotated dims shown (GLM-V's half head: 8,12,12).
+    RotaryConfig rotary;
+    rotary.headDim = headDim_->value();
+    rotary.partial = partialRotary_->value();
+    const int rotated = rotary.rotaryDim();
+    const std::vector<int> defaults = perHead                                                  ? defaultHeadSections(kvHeads_->value())
+                                      : chosen == FrequencyAllocation::Kind::InterleavedMrope ? defaultInterleavedMropeSection(rotated)
+                                      : chosen == FrequencyAllocation::Kind::HwInterleaved    ? defaultHwInterleavedSection(rotated)
+                                                                                              : defaultMropeSection(rotated);
+    sections_->setPlaceholderText("default " + QString::fromStdString(sectionsText(defaults)) + (perHead ? " heads (t,h,w)" : " (t,h,w)"));
     // Sections mean nothing to the allocations that fix every pair (interleaved, distributed) or to 1-D schemes.
     const int components = kind ? componentCount(*kind) : shownCustom_ && shownCustom_->scheme ? shownCustom_->scheme->components() : 0;
     sections_->setEnabled(components > 1 && chosen != FrequencyAllocation::Kind::Interleaved

@@ -115,6 +115,19 @@ void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const
         throw BadInputFile(file + ": 'layer_types' has no full_attention layer; RopeScope's views need at least one");
 }
 
+// The rows of a learned position table of image_size / patch_size on a side (GLM-V, PaddleOCR-VL).
+int learnedTableRows(const Reader& v, int defaultImageSize, int patchSize, const std::string& file)
+{
+    const int imageSize = v.integer("image_size", defaultImageSize, 1, 1 << 16);
+    if (imageSize % patchSize != 0)
+        throw BadInputFile(file + ": vision_config.image_size " + std::to_string(imageSize) + " is not a multiple of patch_size "
+                         + std::to_string(patchSize));
+    const int side = imageSize / patchSize;
+    if (static_cast<int64_t>(side) * side > (1 << 24))
+        throw BadInputFile(file + ": vision_config.image_size / patch_size gives a position table over 2^24 rows");
+    return side * side;
+}
+
 // GLM-V's decoder: half of each head rotates on adjacent pairs, sandwich norms, a fused gate_up_proj, q/k/v
 // biases always (Glm4vTextAttention ignores attention_bias), head_dim = hidden / heads.
 void readGlmText(const Reader& text, const Reader& rope, TextConfig& t, const std::string& file)
@@ -149,14 +162,7 @@ void readGlmVision(const Reader& v, VisionConfig& vc, int textHidden, const std:
     vc.mergerHidden = v.integer("intermediate_size", 13696, 1);
     vc.outHidden = v.integer("out_hidden_size", textHidden, 1);
     vc.mlpHidden = vc.outHidden; // Glm4VisionMlp is out_hidden_size wide
-    const int imageSize = v.integer("image_size", 336, 1, 1 << 16);
-    if (imageSize % vc.patchSize != 0)
-        throw BadInputFile(file + ": vision_config.image_size " + std::to_string(imageSize) + " is not a multiple of patch_size "
-                         + std::to_string(vc.patchSize));
-    const int side = imageSize / vc.patchSize;
-    if (static_cast<int64_t>(side) * side > (1 << 24))
-        throw BadInputFile(file + ": vision_config.image_size / patch_size gives a position table over 2^24 rows");
-    vc.positionEmbeddings = side * side;
+    vc.positionEmbeddings = learnedTableRows(v, 336, vc.patchSize, file);
 }
 
 // PaddleOCR-VL's SigLIP-NaViT tower (defaults: the Hub's PaddlePaddle/PaddleOCR-VL vision_config): LayerNorm
@@ -176,14 +182,7 @@ void readSiglipVision(const Reader& v, VisionConfig& vc, int textHidden, const s
     vc.temporalPatch = 1;
     vc.rasterPatches = true;
     vc.outHidden = textHidden;
-    const int imageSize = v.integer("image_size", 384, 1, 1 << 16);
-    if (imageSize % vc.patchSize != 0)
-        throw BadInputFile(file + ": vision_config.image_size " + std::to_string(imageSize) + " is not a multiple of patch_size "
-                         + std::to_string(vc.patchSize));
-    const int side = imageSize / vc.patchSize;
-    if (static_cast<int64_t>(side) * side > (1 << 24))
-        throw BadInputFile(file + ": vision_config.image_size / patch_size gives a position table over 2^24 rows");
-    vc.positionEmbeddings = side * side;
+    vc.positionEmbeddings = learnedTableRows(v, 384, vc.patchSize, file);
 }
 
 } // namespace

@@ -69,6 +69,11 @@ private Q_SLOTS:
         QCOMPARE(c.videoStart, 252);
         QCOMPARE(c.eos, 240);
         QCOMPARE(ownSchemeKind(c), geometry::SchemeKind::GlmV);
+        // GLM-4.1V-9B's real shapes (resources/configs): a 24 x 24 table, 64 of 128 dims rotating.
+        const ModelConfig hub = loadModelConfig(ROPESCOPE_TEST_DATA "/../../resources/configs/glm4v-9b.json");
+        QCOMPARE(hub.vision.positionEmbeddings, 576);
+        QCOMPARE(hub.text.rotaryDim(), 64);
+        QCOMPARE(hub.text.mropeSection, (std::vector<int>{8, 12, 12}));
     }
 
     // transformers 5's rope_parameters and the glm46v model type read the same; glm4v_moe is refused in one line.

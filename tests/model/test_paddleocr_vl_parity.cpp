@@ -54,6 +54,11 @@ private Q_SLOTS:
         QCOMPARE(c.visionStart, 252);
         QCOMPARE(c.eos, 2);
         QVERIFY(needsTokenTypes(c.architecture));
+        // The real shapes (resources/configs): SigLIP's 384 / 14 floors to a 27 x 27 table, as num_patches does.
+        const ModelConfig hub = loadModelConfig(ROPESCOPE_TEST_DATA "/../../resources/configs/paddleocr-vl.json");
+        QCOMPARE(hub.vision.positionEmbeddings, 729);
+        QCOMPARE(hub.text.headDim(), 128);
+        QCOMPARE(hub.text.mropeSection, (std::vector<int>{16, 24, 24}));
     }
 
     void matchesTransformers_data()

@@ -115,12 +115,13 @@ void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const
         throw BadInputFile(file + ": 'layer_types' has no full_attention layer; RopeScope's views need at least one");
 }
 
-// The rows of a learned position table of image_size / patch_size on a side (GLM-V, PaddleOCR-VL).
+// The rows of a learned position table of image_size // patch_size on a side (GLM-V, PaddleOCR-VL), floored as
+// transformers' num_patches is: SigLIP's 384 / 14 gives 27 x 27.
 int learnedTableRows(const Reader& v, int defaultImageSize, int patchSize, const std::string& file)
 {
     const int imageSize = v.integer("image_size", defaultImageSize, 1, 1 << 16);
-    if (imageSize % patchSize != 0)
-        throw BadInputFile(file + ": vision_config.image_size " + std::to_string(imageSize) + " is not a multiple of patch_size "
+    if (imageSize < patchSize)
+        throw BadInputFile(file + ": vision_config.image_size " + std::to_string(imageSize) + " is smaller than patch_size "
                          + std::to_string(patchSize));
     const int side = imageSize / patchSize;
     if (static_cast<int64_t>(side) * side > (1 << 24))

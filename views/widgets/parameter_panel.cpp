@@ -561,7 +561,7 @@ void ParameterPanel::updateEnabled()
     // A scheme file places every token itself: the built-ins' own parameters do not apply to it.
     const auto kind = scheme_->currentIndex() < builtinSchemes_ ? schemeFromName(scheme_->currentText().toStdString()) : std::nullopt;
     const bool circle = kind == SchemeKind::Circle;
-    for (QWidget* w : {static_cast<QWidget*>(alpha_), static_cast<QWidget*>(radiusMode_), static_cast<QWidget*>(radius_),
+    for (QWidget* w : {static_cast<QWidget*>(alpha_), static_cast<QWidget*>(alphaBox_), static_cast<QWidget*>(radiusMode_), static_cast<QWidget*>(radius_),
                        static_cast<QWidget*>(vector_[0]), static_cast<QWidget*>(vector_[1]), static_cast<QWidget*>(vector_[2]),
                        static_cast<QWidget*>(stride_)})
         w->setEnabled(circle);

@@ -25,6 +25,7 @@
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
+#include <QEvent>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -77,6 +78,7 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     views_->setMinimumWidth(views_->tabBar()->sizeHint().width() + 2 * views_->style()->pixelMetric(QStyle::PM_DefaultFrameWidth) + 4);
     root->addWidget(views_, 1);
     ui_ = new AttentionControls;
+    ui_->status->installEventFilter(this); // its height follows its width (fitStatus)
     root->addWidget(ui_);
     connectControls();
     if (QFile::exists(io::bundledModel() + "/config.json"))
@@ -295,6 +297,13 @@ void AttentionPanel::setScheme(const session::ExplorerState& state)
         d->staleWhileHidden = true;
 }
 
+bool AttentionPanel::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == ui_->status && event->type() == QEvent::Resize)
+        fitStatus();
+    return QWidget::eventFilter(watched, event);
+}
+
 void AttentionPanel::showEvent(QShowEvent* event)
 {
     QWidget::showEvent(event);
@@ -360,6 +369,18 @@ QString AttentionPanel::status() const
 void AttentionPanel::setStatus(const QString& text)
 {
     ui_->status->setText(text);
+    fitStatus();
+}
+
+void AttentionPanel::fitStatus()
+{
+    // A word-wrapped label in a scroll area is laid out at its one-line height: the scroll area asks for the
+    // panel's minimum size without height-for-width, so a long status (model notes, GLM-V's rotary) was cut
+    // off with no scroll bar. Its minimum height follows the width it has.
+    QLabel* status = ui_->status;
+    const int width = status->width() > 0 ? status->width() : status->parentWidget() ? status->parentWidget()->width() : 0;
+    if (width > 0)
+        status->setMinimumHeight(status->heightForWidth(width));
 }
 
 bool AttentionPanel::busy() const

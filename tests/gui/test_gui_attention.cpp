@@ -505,9 +505,17 @@ private Q_SLOTS:
         QTemporaryDir dir, model;
         QVERIFY(ropescope::test::makeModelFolder("glm4v-tiny", model.path()));
         MainWindow w(dir.path());
+        w.resize(1280, 720);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
         QVERIFY2(openedInAttentionTab(w, finished, model.path()), qPrintable(w.attention()->status()));
         const QString status = w.attention()->status();
+        // The long status wraps to as many lines as it needs: none is cut off at the panel's bottom.
+        auto* label = w.attention()->findChild<QLabel*>("attentionStatus");
+        QTRY_VERIFY(label->isVisible() && label->width() > 0);
+        QVERIFY2(label->height() >= label->heightForWidth(label->width()),
+                 qPrintable(QString("status %1 px high, its text needs %2").arg(label->height()).arg(label->heightForWidth(label->width()))));
         QVERIFY2(status.startsWith("scheme glm-v") && status.contains("16 of 32 dims rotate on adjacent pairs")
                      && status.contains("allocation sectioned[2,3,3]"), qPrintable(status));
         const QImage own = w.attention()->overlay();

@@ -129,7 +129,8 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
     // The prompt holds one <|vision_start|> ... <|vision_end|> per image and no video: any other vision
     // token came from the question, and would be read as a video or an image without its grid.
     const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
-    const char* videoName = cfg.architecture == Architecture::GlmV ? "<|video|>" : names.videoPad == names.imagePad ? "the video token" : names.videoPad;
+    // GLM-V's and PaddleOCR-VL's video pads are their image pads: name the token their config calls the video token.
+    const char* videoName = cfg.architecture == Architecture::GlmV ? "<|video|>" : needsTokenTypes(cfg.architecture) ? "the video token" : names.videoPad;
     const std::pair<int, const char*> special[] = {{cfg.videoToken, videoName},
                                                   {cfg.visionStart, names.start}, {cfg.visionEnd, names.end}};
     for (const auto& [id, name] : special)

@@ -18,9 +18,8 @@ ModelBundle ModelBundle::load(const QString& dir, std::shared_ptr<Vlm> vlm)
     m.dir = dir;
     m.vlm = std::move(vlm);
     m.tokenizer = std::make_shared<const Tokenizer>(Tokenizer::load(QDir(dir).filePath("tokenizer.json")));
-    m.own = recordedScheme(dir); // a malformed "ropescope" record fails here, not at the first run
-    if (!hasRecordedScheme(dir)) // a Hub checkpoint: its family's own placement (glm-v for GLM-V, mrope for Qwen)
-        m.own.params = geometry::defaultSchemeParams(ownSchemeKind(m.vlm->config()));
+    // A malformed "ropescope" record fails here, not at the first run; a Hub checkpoint gets its family's placement.
+    m.own = recordedScheme(dir, ownSchemeKind(m.vlm->config()));
     m.preprocess = loadPreprocessOptions(dir, m.vlm->config());
     m.taskModel = isTaskModel(dir);
     return m;

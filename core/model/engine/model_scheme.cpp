@@ -112,14 +112,15 @@ QJsonObject recordedSection(const QString& modelDir)
 
 } // namespace
 
-ModelScheme recordedScheme(const QString& modelDir)
+ModelScheme recordedScheme(const QString& modelDir, geometry::SchemeKind unrecorded)
 {
-    return schemeFromJson(recordedSection(modelDir));
-}
-
-bool hasRecordedScheme(const QString& modelDir)
-{
-    return recordedSection(modelDir).contains("scheme");
+    const QJsonObject section = recordedSection(modelDir); // config.json read once
+    if (!section.contains("scheme")) { // a Hub checkpoint: its family's own placement
+        ModelScheme m;
+        m.params = geometry::defaultSchemeParams(unrecorded);
+        return m;
+    }
+    return schemeFromJson(section);
 }
 
 QJsonObject recordedTraining(const QString& modelDir)

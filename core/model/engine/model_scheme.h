@@ -35,11 +35,9 @@ bool sameScheme(const ModelScheme& a, const ModelScheme& b, int layers);
 // trained one.
 std::string schemeDifference(const ModelScheme& a, const ModelScheme& b, int layers);
 
-// The scheme recorded in a model folder's config.json (mrope for Hugging Face checkpoints).
-ModelScheme recordedScheme(const QString& modelDir);
-// Whether the folder's config.json records the scheme it was trained with (RopeScope's own models); a Hub
-// checkpoint has none, and runs under its family's placement.
-bool hasRecordedScheme(const QString& modelDir);
+// The scheme recorded in a model folder's config.json (RopeScope's own models); a Hugging Face checkpoint records
+// none and gets `unrecorded` with that scheme's defaults (its family's placement: ownSchemeKind).
+ModelScheme recordedScheme(const QString& modelDir, geometry::SchemeKind unrecorded = geometry::SchemeKind::Mrope);
 // The "training" record of a model folder (empty if none).
 QJsonObject recordedTraining(const QString& modelDir);
 // Whether the folder holds a model RopeScope trained on its synthetic shapes task (its record says so).

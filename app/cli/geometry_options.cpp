@@ -123,7 +123,7 @@ void addGeometryOptions(QCommandLineParser& parser)
         {"age", "AGE layer schedule: strategy_1..strategy_4 or a C/M pattern such as CCM.", "STRATEGY"},
         {"layer", "Decoder layer whose table to show under --age (default 0).", "I"},
         {"layers", QString("Number of decoder layers for --age (default %1, as the official code).").arg(kDefaultAgeLayers), "N"},
-        {"theta", "Rotary base theta (default 1e6; 1e4 for glm-v).", "T"},
+        {"theta", "Rotary base theta (default 1e6; 1e4 for glm-v and xd-rope, 5e5 for ernie-vl).", "T"},
         {"head-dim", "Rotary head dimension (default 128).", "D"},
         {"partial-rotary", "Fraction of each head's dims that rotate, in (0, 1] (default 1, 0.5 for glm-v; Qwen3.5 0.25): "
                            "the frequencies and sections cover those dims, the rest carry no position.", "F"},
@@ -139,6 +139,9 @@ void addGeometryOptions(QCommandLineParser& parser)
                             "on the time axis; TAD-RoPE: the frame index' weight (default 2 for videorope(++), 1 for the others).", "DELTA"},
         {"position-scale", "MM-RoPE: visual offsets scaled per axis t,h,w (default 4,8,8, Lumos-1's).", "t,h,w"},
         {"ntk-factor", "VideoRoPE++ (YaRN-V): context extension factor s of the time axis' NTK-scaled base (default 4).", "S"},
+        {"ntk-alpha", "xd-rope: every pair turns at theta * alpha^(d/(d-2)) (Hunyuan's NTK-alpha; default 1000, 1 = theta).", "A"},
+        {"newline-column", "xd-rope: on (default) adds each image row's newline token and each span's begin and end, "
+                           "H(W+1)+2 tokens per image; off places only the layout's tokens, as a model runs it.", "on|off"},
         {"video", "How a video:TxHxW is placed: grid (one T x H x W grid) or split (T one-frame grids, Qwen3-VL's form and "
                   "the reference library's for every scheme). Default: split for mrope-i and mhrope, grid for the others.", "FORM"},
         {"kv-heads", "Heads a per-head allocation (MHRoPE) spreads its axes over (default 8; model runs use the model's).", "N"},
@@ -243,6 +246,14 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
     }
     if (parser.isSet("ntk-factor"))
         p.ntkFactor = parseNumber(parser, "ntk-factor");
+    if (parser.isSet("ntk-alpha"))
+        p.ntkAlpha = parseNumber(parser, "ntk-alpha");
+    if (parser.isSet("newline-column")) {
+        const QString v = parser.value("newline-column");
+        if (v != "on" && v != "off")
+            throw UsageError("--newline-column: expected on or off, got '" + str(v) + "'");
+        p.newlineColumn = v == "on";
+    }
     if (parser.isSet("video") && p.custom)
         throw UsageError("--video: a scheme file or position table places videos itself");
     if (parser.isSet("video")) {

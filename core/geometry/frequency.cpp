@@ -116,14 +116,18 @@ std::string FrequencyAllocation::toString() const
     }
     if (temporalThetaScale != 1.0)
         out += " t-theta x" + shortNumber(temporalThetaScale);
+    if (thetaScale != 1.0)
+        out += " theta x" + shortNumber(thetaScale);
     return out;
 }
 
 std::vector<RotaryChannel> rotaryChannels(const RotaryConfig& rotary, const FrequencyAllocation& allocation)
 {
-    const std::vector<double> inv = inverseFrequencies(rotary);
-    RotaryConfig scaled = rotary;
-    scaled.theta = rotary.theta * allocation.temporalThetaScale;
+    RotaryConfig base = rotary;
+    base.theta = rotary.theta * allocation.thetaScale;
+    const std::vector<double> inv = inverseFrequencies(base);
+    RotaryConfig scaled = base;
+    scaled.theta = base.theta * allocation.temporalThetaScale;
     const std::vector<double> invTime = allocation.temporalThetaScale != 1.0 ? inverseFrequencies(scaled) : inv;
     std::vector<RotaryChannel> out;
     const int half = rotary.halfDim();
@@ -285,6 +289,8 @@ void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfi
     if (!(rotary.partial > 0 && rotary.partial <= 1) || rotary.rotaryDim() < 2)
         throw InvalidInput("partial_rotary", "must leave at least one rotating pair: a fraction in (0, 1] of head_dim " + std::to_string(rotary.headDim)
                                                  + ", got " + shortNumber(rotary.partial));
+    if (!(allocation.thetaScale >= 1.0 && allocation.thetaScale <= 1e12))
+        throw InvalidInput("ntk_alpha", "the base scale must be from 1 to 1e12, got " + shortNumber(allocation.thetaScale));
     if (!(allocation.temporalThetaScale >= 1.0 && allocation.temporalThetaScale <= 1e6))
         throw InvalidInput("ntk_factor", "the time axis' base scale must be from 1 to 1e6, got " + shortNumber(allocation.temporalThetaScale));
     if (allocation.kind == FrequencyAllocation::Kind::Interleaved || allocation.kind == FrequencyAllocation::Kind::Distributed)

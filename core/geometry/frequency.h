@@ -59,6 +59,8 @@ struct FrequencyAllocation {
     std::vector<int> sections; // frequencies per component summing to d/2 (PerHead: heads per component)
     // Pairs driven by component 0 use theta * temporalThetaScale (VideoRoPE++'s YaRN-V NTK-scaled time base).
     double temporalThetaScale = 1.0;
+    // Every pair uses theta * thetaScale (XD-RoPE's NTK-alpha base); it multiplies temporalThetaScale.
+    double thetaScale = 1.0;
 
     // The component driving pair j. PerHead has none (its pairs depend on the head): throws std::logic_error.
     int componentOf(int j) const;

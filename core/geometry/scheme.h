@@ -64,6 +64,13 @@ struct SchemeParams {
     // VideoRoPE++ (YaRN-V): the context extension factor s of the time axis' NTK-scaled base,
     // theta_t = theta * ((L s - 1) / (L - 1))^(d / (d - 2)) with its code's L = 32768.
     double ntkFactor = 4.0;
+    // XD-RoPE (HunyuanVL): every pair's base is theta * alpha^(d / (d - 2)) (Hunyuan's dynamic NTK-alpha; d the
+    // rotated dims), 1000 in HunyuanOCR's config.
+    double ntkAlpha = 1000.0;
+    // XD-RoPE: each image row ends with a newline token and each image (or frame) span has a begin and an end
+    // token, so an H x W grid takes H(W+1)+2 tokens and the table has more tokens than the layout names. Off:
+    // only the layout's own tokens, as a model without those tokens runs the scheme (Vlm::schemeForModel).
+    bool newlineColumn = true;
     // A scheme from outside RopeScope's C++ (a Python file, a position table read from a file): when set, it
     // places the tokens and `kind` is unused for placement; the rotary settings and --allocation still apply.
     std::optional<CustomSchemeRef> custom;
@@ -99,6 +106,8 @@ FrequencyAllocation allocationFor(const SchemeParams& params);
 
 // VideoRoPE++'s NTK scale of the time axis' theta for a context extension factor and head_dim.
 double yarnVTimeThetaScale(double ntkFactor, int headDim);
+// XD-RoPE's NTK-alpha scale of the base: alpha^(d / (d - 2)) for d rotated dims.
+double ntkAlphaThetaScale(double alpha, int rotaryDim);
 
 // The rotary settings a scheme's design fixes (GLM-V: theta 1e4, partial 0.5, adjacent pairs); Qwen2-VL's
 // for the others. Head dim and heads stay RotaryConfig's defaults.

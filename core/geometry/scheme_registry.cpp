@@ -64,6 +64,11 @@ constexpr SchemeRow kSchemes[] = {
      "ernie-vl: ERNIE-4.5-VL, one span per image or video, frame f at t = s + f (one per two video frames), text resuming "
      "at s + max(H, W); h and w alternate over the high frequencies, t takes the 20 lowest of 64; theta 5e5, adjacent pairs",
      Alloc::HwInterleaved, VideoForm::Grid, 0, 5e5, 1.0, RotaryPairing::Adjacent},
+    {SchemeKind::XdRope, "xd-rope", 4,
+     "xd-rope: HunyuanOCR / HunyuanVL's XD-RoPE, four axes (p, w, h, t): p the plain index, an image's rows and columns "
+     "from 0 with a newline column (H(W+1)+2 tokens with begin and end), t the image's number; [16,16,16,16], base "
+     "theta * alpha^(d/(d-2)) (NTK-alpha 1000)",
+     Alloc::Sectioned, VideoForm::Split, 0, 1e4, 1.0, RotaryPairing::Half},
 };
 
 // Row i is SchemeKind i: the enum and the table cannot drift apart.
@@ -76,7 +81,7 @@ constexpr bool rowsInEnumOrder()
 }
 static_assert(rowsInEnumOrder(), "kSchemes: one row per SchemeKind, in the enum's order");
 // The enum's last kind closes the table: a kind added after it needs its row (and to be named here).
-static_assert(static_cast<size_t>(SchemeKind::ErnieVl) + 1 == std::size(kSchemes), "kSchemes: a SchemeKind without a row");
+static_assert(static_cast<size_t>(SchemeKind::XdRope) + 1 == std::size(kSchemes), "kSchemes: a SchemeKind without a row");
 
 const SchemeRow& row(SchemeKind kind)
 {
@@ -167,6 +172,8 @@ int componentCount(SchemeKind kind)
 
 std::vector<std::string> componentNames(SchemeKind kind)
 {
+    if (kind == SchemeKind::XdRope) // its code's order: position_ids rows [p, w, h, t]
+        return {"p", "w", "h", "t"};
     switch (componentCount(kind)) {
     case 1: return {"n"};
     case 4: return {"v1", "v2", "v3", "v4"};

@@ -1,6 +1,7 @@
 #include "core/geometry/circle_projection.h"
 #include "core/geometry/errors.h"
 #include "core/geometry/scheme.h"
+#include "core/geometry/xd_rope.h"
 
 #include <algorithm>
 #include <cmath>
@@ -359,6 +360,11 @@ double yarnVTimeThetaScale(double ntkFactor, int headDim)
     return std::pow((kOriginalContext * ntkFactor - 1) / (kOriginalContext - 1), double(headDim) / (headDim - 2));
 }
 
+double ntkAlphaThetaScale(double alpha, int rotaryDim)
+{
+    return std::pow(alpha, double(rotaryDim) / (rotaryDim - 2));
+}
+
 long long TemporalParams::tau(int frame) const
 {
     if (mode == Mode::Qwen2VL)
@@ -382,7 +388,8 @@ bool operator==(const SchemeParams& a, const SchemeParams& b)
     return a.kind == b.kind && a.circle == b.circle && a.temporal == b.temporal && a.rotary.theta == b.rotary.theta
            && a.rotary.headDim == b.rotary.headDim && a.rotary.partial == b.rotary.partial && a.rotary.pairing == b.rotary.pairing && a.rotary.heads == b.rotary.heads && a.allocationKind == b.allocationKind
            && a.sections == b.sections && a.temporalStride == b.temporalStride && a.visualStride == b.visualStride
-           && a.positionScale == b.positionScale && a.ntkFactor == b.ntkFactor && a.custom == b.custom
+           && a.positionScale == b.positionScale && a.ntkFactor == b.ntkFactor && a.ntkAlpha == b.ntkAlpha
+           && a.newlineColumn == b.newlineColumn && a.custom == b.custom
            && a.videoFormOrDefault() == b.videoFormOrDefault();
 }
 
@@ -447,6 +454,10 @@ void validate(const SchemeParams& p)
             throw InvalidInput("position_scale", "each scale must be from 0 to 1e6, got " + shortNumber(p.positionScale[a]));
     if (!(p.ntkFactor >= 1.0 && p.ntkFactor <= 1024.0))
         throw InvalidInput("ntk_factor", "must be from 1 to 1024, got " + shortNumber(p.ntkFactor));
+    if (!(p.ntkAlpha >= 1.0 && p.ntkAlpha <= 1e4))
+        throw InvalidInput("ntk_alpha", "must be from 1 to 10000, got " + shortNumber(p.ntkAlpha));
+    if (p.kind == SchemeKind::XdRope && p.rotary.rotaryDim() < 4)
+        throw InvalidInput("head_dim", "xd-rope's NTK-alpha base needs at least 4 rotated dims, got " + std::to_string(p.rotary.rotaryDim()));
     if (p.kind == SchemeKind::VideoRopePlus && p.rotary.headDim < 4)
         throw InvalidInput("head_dim", "videorope++'s NTK time base needs head_dim of at least 4, got " + std::to_string(p.rotary.headDim));
     validateAllocation(allocationFor(p), p.rotary);
@@ -520,6 +531,8 @@ FrequencyAllocation allocationFor(const SchemeParams& p)
     FrequencyAllocation a = allocationKindFor(p);
     if (p.kind == SchemeKind::VideoRopePlus && p.rotary.rotaryDim() >= 4)
         a.temporalThetaScale = yarnVTimeThetaScale(p.ntkFactor, p.rotary.rotaryDim());
+    if (p.kind == SchemeKind::XdRope && p.rotary.rotaryDim() >= 4)
+        a.thetaScale = ntkAlphaThetaScale(p.ntkAlpha, p.rotary.rotaryDim());
     return a;
 }
 
@@ -564,8 +577,15 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
         placeCustom(table, *params.custom);
         return table;
     }
-    table.positions.resize(table.size(), componentCount(params.kind));
     const bool split = params.videoFormOrDefault() == VideoForm::Split;
+    if (params.kind == SchemeKind::XdRope) { // its own token table: the newline column adds tokens
+        PositionTable placed = xdRopeTable(layout, params.newlineColumn, split);
+        placed.scheme = table.scheme;
+        placed.rotary = table.rotary;
+        placed.allocation = table.allocation;
+        return placed;
+    }
+    table.positions.resize(table.size(), componentCount(params.kind));
     if (split && splitsVideos(layout)) {
         // Placed on the split layout (T one-frame videos in a row), kept under the user's layout: the
         // tokens and their frames are the same, only where the scheme puts them changes.
@@ -597,6 +617,7 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
     case SchemeKind::VideoRopePlus: placeVideoRope(table, params.temporalStrideOrDefault(), false); break;
     case SchemeKind::MmRope: placeMmRope(table, params.positionScale, params.temporalStrideOrDefault()); break;
     case SchemeKind::ErnieVl: placeErnieVl(table); break;
+    case SchemeKind::XdRope: break; // placed above
     }
     return table;
 }

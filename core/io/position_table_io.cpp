@@ -136,6 +136,11 @@ QJsonObject schemeParamsJson(const SchemeParams& p)
         o["ntk_factor"] = p.ntkFactor;
         o["time_theta"] = p.rotary.theta * allocation.temporalThetaScale;
     }
+    if (p.kind == SchemeKind::XdRope) {
+        o["ntk_alpha"] = p.ntkAlpha;
+        o["base"] = p.rotary.theta * allocation.thetaScale; // the theta every pair turns at
+        o["newline_column"] = p.newlineColumn;
+    }
     if (allocation.perHead())
         o["kv_heads"] = p.rotary.heads;
     if (p.kind == SchemeKind::Mrope || p.kind == SchemeKind::Compact) {

@@ -147,6 +147,10 @@ void writeSchemeParams(QJsonObject& o, const SchemeParams& p)
     o["visual_stride"] = p.visualStride;
     o["position_scale"] = array3(p.positionScale);
     o["ntk_factor"] = p.ntkFactor;
+    if (p.kind == SchemeKind::XdRope) { // written for the scheme that reads them: older files stay as they were
+        o["ntk_alpha"] = p.ntkAlpha;
+        o["newline_column"] = p.newlineColumn;
+    }
     if (p.videoForm)
         o["video_form"] = videoFormName(*p.videoForm);
     if (p.custom)
@@ -214,6 +218,9 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
     const auto scale = f.triple("position_scale", {p.positionScale.x(), p.positionScale.y(), p.positionScale.z()});
     p.positionScale = Eigen::Vector3d(scale[0], scale[1], scale[2]);
     p.ntkFactor = f.number("ntk_factor", p.ntkFactor);
+    p.ntkAlpha = f.number("ntk_alpha", p.ntkAlpha);
+    if (f.has("newline_column"))
+        p.newlineColumn = f.boolean("newline_column", p.newlineColumn);
     if (f.has("video_form")) {
         const std::string form = f.text("video_form", "");
         if (form == "default")

@@ -41,7 +41,7 @@ private:
 // Every parameter (the allocation only when one is chosen), under the keys sessions have always used:
 // scheme, alpha, radius_mode, radius, text_vector, stride, temporal, second_per_grid, tokens_per_second,
 // theta, head_dim, kv_heads, allocation, sections, temporal_stride, visual_stride, position_scale,
-// ntk_factor.
+// ntk_factor; for xd-rope also ntk_alpha and newline_column.
 void writeSchemeParams(QJsonObject& o, const geometry::SchemeParams& params);
 // A custom scheme as files record it: {"path", "sha256", "params": {name: value}} (key "scheme_file").
 // Read back, it names the file without loading it: the application loads (and trusts) it.

@@ -28,6 +28,10 @@ SchemeParams placementParams(SchemeParams params)
         params.positionScale = defaults.positionScale;
     if (kind != SchemeKind::VideoRopePlus)
         params.ntkFactor = defaults.ntkFactor;
+    if (kind != SchemeKind::XdRope) {
+        params.ntkAlpha = defaults.ntkAlpha;
+        params.newlineColumn = defaults.newlineColumn;
+    }
     return params;
 }
 

@@ -196,6 +196,10 @@ QByteArray exportSchemeModule(const SchemeParams& p, const std::string& provenan
     if (p.kind == SchemeKind::VideoRopePlus)
         note += "VideoRoPE++ also scales the time axis' rotary base (YaRN-V, ntk_factor " + number(p.ntkFactor)
                 + "): a rotary setting, not a position,\nso this file carries the positions only.\n";
+    if (p.kind == SchemeKind::XdRope)
+        note += "XD-RoPE turns every pair at theta * alpha^(d/(d-2)) (NTK-alpha " + number(p.ntkAlpha)
+                + "): a rotary setting, not a position. Its newline column\nand span begin/end add tokens, which a scheme "
+                  "file cannot: this file places the layout's own tokens,\nas RopeScope runs a model (--newline-column off).\n";
     if (p.rotary.partial != 1.0 || p.rotary.pairing != RotaryPairing::Half)
         note += "Its rotary rotates " + number(p.rotary.partial) + " of each head's dims, paired "
                 + (p.rotary.pairing == RotaryPairing::Adjacent ? QByteArray("adjacent (2j, 2j+1)") : QByteArray("half (j, j+d/2)"))

@@ -253,6 +253,26 @@ def _place(layout, out):
             nxt += max(s.rows, s.cols)
 #@end
 
+#@rule xd-rope
+def _place(layout, out):
+    # XD-RoPE (HunyuanVL), rows (p, w, h, t): every axis at the token's index, except on an image's grid, where w is
+    # the column, h the row (both from 0) and t the image's number (every video frame its own span). p is never
+    # touched. Without the newline column: a scheme file places the layout's own tokens.
+    out[:, :] = np.arange(layout.tokens, dtype=np.float64)
+    spans = 0
+    for s in layout.segments:
+        if s.kind == "text":
+            continue
+        r, c = _grid(s)
+        per = s.rows * s.cols
+        for f in range(s.frames):
+            block = slice(s.start + f * per, s.start + (f + 1) * per)
+            out[1, block] = c
+            out[2, block] = r
+            out[3, block] = spans
+            spans += 1
+#@end
+
 #@rule tad-rope
 def _place(layout, out, temporal_stride):
     # TAD-RoPE: the 1-D index plus gamma x the time index (frames counted through the sequence).

@@ -84,14 +84,17 @@ private Q_SLOTS:
     void exportedSchemesRoundTrip()
     {
         const QStringList schemes{"hard", "unordered", "mrope", "compact", "circle", "vrope", "videorope", "hope", "v2pe", "omnirope",
-                                  "ilrope", "spatial-reset", "mrope-i", "mhrope", "tad-rope", "videorope++", "mm-rope", "glm-v", "ernie-vl"};
+                                  "ilrope", "spatial-reset", "mrope-i", "mhrope", "tad-rope", "videorope++", "mm-rope", "glm-v", "ernie-vl",
+                                  "xd-rope"};
         const QStringList layouts{"text:5,image:3x4,text:3", "text:2,image:2x3,text:1,image:4x2,text:2", "text:3,video:3x2x2,text:2",
                                   "text:7", "image:3x3,text:4"};
         const QMap<QString, QJsonObject> extra{{"circle", {{"alpha", 0.3}, {"radius", "auto-1.5"}, {"text-vector", "1,2,3"}}},
                                                {"mrope", {{"temporal", "qwen25vl"}, {"second-per-grid", 0.7}}},
                                                {"videorope", {{"temporal-stride", 1.5}}},
                                                {"v2pe", {{"visual-stride", 5}}},
-                                               {"mm-rope", {{"position-scale", "2,3,5"}}}};
+                                               {"mm-rope", {{"position-scale", "2,3,5"}}},
+                                               // A scheme file places the layout's own tokens: xd-rope without its newline column.
+                                               {"xd-rope", {{"newline-column", "off"}}}};
         // The list is every built-in the binary knows (its help names each under "Built-in schemes:").
         const QString help = QString::fromUtf8(runRopescope({"positions", "--help"}).out);
         QStringList builtIns;

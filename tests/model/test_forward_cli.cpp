@@ -170,6 +170,8 @@ private Q_SLOTS:
         QTest::newRow("circle") << QStringList{"--scheme", "circle", "--alpha", "0.3", "--radius", "auto-2"};
         QTest::newRow("vrope") << QStringList{"--scheme", "vrope"};
         QTest::newRow("hard") << QStringList{"--scheme", "hard"};
+        // A model runs xd-rope's four axes on its own tokens: the table printed without the newline column.
+        QTest::newRow("xd-rope") << QStringList{"--scheme", "xd-rope", "--newline-column", "off"};
     }
     void schemeInjectionUsesThePrintedTable()
     {

@@ -1,5 +1,5 @@
 // The 2025 allocations in the decoder: MHRoPE's per-head axes (over KV heads, or over query heads with keys
-// repeated per query head) and VideoRoPE++'s NTK-scaled time base. Each is checked against an allocation
+// repeated per query head), VideoRoPE++'s NTK-scaled time base and XD-RoPE's four axes at its NTK-alpha base. Each is checked against an allocation
 // the decoder already runs: a per-head head on axis c attends exactly as that head under "every pair on c".
 #include "core/geometry/scheme.h"
 #include "core/model/engine/checkpoint.h"
@@ -139,6 +139,36 @@ private Q_SLOTS:
         const auto videoRope = geometry::buildPositionTable(geometry::parseLayout("text:2,video:3x2x3,text:2"), p);
         QVERIFY(torch::equal(rotaryForTable(plain, text, torch::kCPU, 0, plain.size()).cos,
                              rotaryForTable(videoRope, text, torch::kCPU, 0, videoRope.size()).cos));
+    }
+
+    // XD-RoPE's four axes in the decoder: pair j turns by component j / (d/8) ([2,2,2,2] at head_dim 16), every
+    // pair at theta * alpha^(d/(d-2)); the model's tokens only (no newline column: the prompt has no such tokens).
+    void xdRopeTurnsFourAxesAtTheAlphaBase()
+    {
+        const Checkpoint ck = Checkpoint::open(kFixture);
+        const TextConfig& text = ck.config().text;
+        geometry::SchemeParams p = geometry::defaultSchemeParams(geometry::SchemeKind::XdRope);
+        p.rotary.theta = text.ropeTheta;
+        p.rotary.headDim = text.headDim();
+        p.newlineColumn = false;
+        const auto layout = geometry::parseLayout("text:2,image:2x3,text:3,video:2x2x2,text:2");
+        const auto table = geometry::buildPositionTable(layout, p);
+        QCOMPARE(static_cast<long long>(table.size()), layout.tokenCount());
+        QCOMPARE(table.components(), 4);
+        const double base = text.ropeTheta * std::pow(1000.0, 16.0 / 14.0);
+        const LayerRotary r = rotaryForTable(table, text, torch::kCPU, 0, table.size());
+        for (int token = 0; token < table.size(); ++token)
+            for (int j = 0; j < 8; ++j) {
+                const double angle = table.positions(token, j / 2) * std::pow(base, -2.0 * j / 16);
+                QVERIFY2(std::abs(r.cos[token][j].item<double>() - std::cos(angle)) < 1e-5 && std::abs(r.sin[token][j].item<double>() - std::sin(angle)) < 1e-5,
+                         qPrintable(QString("token %1 pair %2").arg(token).arg(j)));
+            }
+        // The grid's w and h restart per image, t counts images and frames: image 0, frames 1 and 2.
+        QCOMPARE(table.positions(2, 3), 0.0);
+        QCOMPARE(table.positions(2 + 6 + 3, 3), 1.0);
+        QCOMPARE(table.positions(2 + 6 + 3 + 4, 3), 2.0);
+        QCOMPARE(table.positions(2 + 5, 1), 2.0); // row 1, column 2 of the image
+        QCOMPARE(table.positions(2 + 5, 2), 1.0);
     }
 };
 

@@ -112,7 +112,7 @@ private Q_SLOTS:
             QCOMPARE(schemeFromName(schemeName(k)), std::optional<SchemeKind>(k));
         QVERIFY(!schemeFromName("circle-rope"));
         // The registry: every kind once, with its summary and the component count its table really has.
-        QCOMPARE(allSchemes().size(), size_t(19));
+        QCOMPARE(allSchemes().size(), size_t(20));
         Layout layout = parseLayout("text:2,image:2x2,text:2");
         for (SchemeKind k : allSchemes()) {
             const std::string summary = schemeSummary(k), name = schemeName(k);
@@ -145,7 +145,7 @@ private Q_SLOTS:
             {"mrope-i", A::InterleavedMrope, VideoForm::Split, 0}, {"mhrope", A::PerHead, VideoForm::Split, 0},
             {"tad-rope", std::nullopt, VideoForm::Grid, 1},      {"videorope++", A::HwAlternating, VideoForm::Grid, 2},
             {"mm-rope", A::Distributed, VideoForm::Grid, 1},     {"glm-v", std::nullopt, VideoForm::Split, 0},
-            {"ernie-vl", A::HwInterleaved, VideoForm::Grid, 0},
+            {"ernie-vl", A::HwInterleaved, VideoForm::Grid, 0}, {"xd-rope", A::Sectioned, VideoForm::Split, 0},
         };
         QCOMPARE(std::size(expected), allSchemes().size());
         for (const Expected& e : expected) {
@@ -170,7 +170,7 @@ private Q_SLOTS:
         for (SchemeKind k : allSchemes()) {
             const RotaryConfig r = schemeRotaryDefaults(k);
             const bool glm = k == SchemeKind::GlmV, ernie = k == SchemeKind::ErnieVl;
-            QCOMPARE(r.theta, glm ? 1e4 : ernie ? 5e5 : 1e6);
+            QCOMPARE(r.theta, glm || k == SchemeKind::XdRope ? 1e4 : ernie ? 5e5 : 1e6); // HunyuanOCR: rope_theta 10000
             QCOMPARE(r.partial, glm ? 0.5 : 1.0);
             QCOMPARE(r.pairing, glm || ernie ? RotaryPairing::Adjacent : RotaryPairing::Half);
             QCOMPARE(defaultSchemeParams(k).rotary.pairing, r.pairing);

@@ -224,6 +224,16 @@ void ParameterPanel::buildUi()
     ntkFactor_->setToolTip("VideoRoPE++ (YaRN-V): the time axis' pairs use theta * ((L s - 1) / (L - 1))^(d / (d - 2)),\n"
                            "s this context extension factor, L = 32768 as its code");
     strideForm->addRow("VideoRoPE++ NTK factor", ntkFactor_);
+    ntkAlpha_ = doubleSpin(1, 10000, 1000, 10, 3, "ntkAlpha");
+    ntkAlpha_->setToolTip("XD-RoPE (HunyuanVL): every pair turns at theta * alpha^(d / (d - 2)), Hunyuan's NTK-alpha\n"
+                          "(1000 in HunyuanOCR; 1 keeps theta)");
+    strideForm->addRow("XD-RoPE NTK alpha", ntkAlpha_);
+    newlineColumn_ = new QCheckBox("Newline column, span begin and end");
+    newlineColumn_->setObjectName("newlineColumn");
+    newlineColumn_->setChecked(true);
+    newlineColumn_->setToolTip("XD-RoPE: each image row ends with a newline token and each image or frame has a begin and an\n"
+                               "end token, H(W+1)+2 tokens per H x W grid. Off: only the layout's tokens, as a model runs it");
+    strideForm->addRow("XD-RoPE tokens", newlineColumn_);
     root->addWidget(strideBox);
 
     // AGE
@@ -410,13 +420,13 @@ void ParameterPanel::buildUi()
             alpha_->setValue(static_cast<int>(std::lround(v * 1000))); // emits through the slider
     });
     for (QDoubleSpinBox* s : {radius_, vector_[0], vector_[1], vector_[2], stride_, secondPerGrid_, tokensPerSecond_, temporalStride_,
-                              visualStride_, positionScale_[0], positionScale_[1], positionScale_[2], ntkFactor_, partialRotary_})
+                              visualStride_, positionScale_[0], positionScale_[1], positionScale_[2], ntkFactor_, ntkAlpha_, partialRotary_})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
     for (QSpinBox* s : {ageLayers_, headDim_, kvHeads_})
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
     for (QLineEdit* e : {agePattern_, theta_, sections_})
         connect(e, &QLineEdit::textEdited, this, &ParameterPanel::emitEdited);
-    for (QCheckBox* c : {coneLines_, coneSurface_, labels_, dark_})
+    for (QCheckBox* c : {coneLines_, coneSurface_, labels_, dark_, newlineColumn_})
         connect(c, &QCheckBox::toggled, this, &ParameterPanel::emitEdited);
 }
 
@@ -570,6 +580,8 @@ void ParameterPanel::updateEnabled()
     for (QDoubleSpinBox* scale : positionScale_)
         scale->setEnabled(kind == SchemeKind::MmRope);
     ntkFactor_->setEnabled(kind == SchemeKind::VideoRopePlus);
+    ntkAlpha_->setEnabled(kind == SchemeKind::XdRope);
+    newlineColumn_->setEnabled(kind == SchemeKind::XdRope);
     videoForm_->setEnabled(kind.has_value());
     // The allocation in use: the one chosen, or the scheme's own design.
     const auto chosen = allocation_->currentIndex() > 0 ? allocationKindFromName(allocation_->currentText().toStdString())

@@ -85,6 +85,8 @@ private:
     QDoubleSpinBox* visualStride_;   // V2PE
     QDoubleSpinBox* positionScale_[3]; // MM-RoPE (t, h, w)
     QDoubleSpinBox* ntkFactor_;        // VideoRoPE++
+    QDoubleSpinBox* ntkAlpha_;         // XD-RoPE
+    QCheckBox* newlineColumn_;         // XD-RoPE
     QComboBox* age_;
     QLineEdit* agePattern_;
     QSpinBox* ageLayers_;

@@ -65,6 +65,8 @@ void ParameterPanel::applyTo(session::ExplorerState& s) const
     s.params.visualStride = visualStride_->value();
     s.params.positionScale = Eigen::Vector3d(positionScale_[0]->value(), positionScale_[1]->value(), positionScale_[2]->value());
     s.params.ntkFactor = ntkFactor_->value();
+    s.params.ntkAlpha = ntkAlpha_->value();
+    s.params.newlineColumn = newlineColumn_->isChecked();
     s.params.rotary.heads = kvHeads_->value();
     // The combo lists the modes in enum order.
     s.colourMode = static_cast<session::ColourMode>(std::clamp(colour_->currentIndex(), 0, 2));
@@ -139,6 +141,8 @@ void ParameterPanel::setState(const session::ExplorerState& s)
     for (int i = 0; i < 3; ++i)
         positionScale_[i]->setValue(s.params.positionScale[i]);
     ntkFactor_->setValue(s.params.ntkFactor);
+    ntkAlpha_->setValue(s.params.ntkAlpha);
+    newlineColumn_->setChecked(s.params.newlineColumn);
     kvHeads_->setValue(s.params.rotary.heads);
     colour_->setCurrentIndex(static_cast<int>(s.colourMode));
     coneLines_->setChecked(s.showConeLines);

@@ -10,7 +10,8 @@ namespace ropescope::model {
 static bool sameRotaryInput(const geometry::PositionTable& a, const geometry::PositionTable& b)
 {
     return a.scheme == b.scheme && a.allocation.toString() == b.allocation.toString()
-           && a.allocation.temporalThetaScale == b.allocation.temporalThetaScale && a.positions.rows() == b.positions.rows()
+           && a.allocation.temporalThetaScale == b.allocation.temporalThetaScale
+           && a.allocation.thetaScale == b.allocation.thetaScale && a.positions.rows() == b.positions.rows()
            && a.positions.cols() == b.positions.cols() && a.positions == b.positions;
 }
 

@@ -178,10 +178,12 @@ LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfi
                                 torch::TensorOptions().dtype(torch::kFloat32).device(device));
     }
     const geometry::FrequencyAllocation& allocation = table.allocation;
-    const auto inv = kernels::inverseFrequencies(text.ropeTheta, text.rotaryDim()).to(device);
+    // XD-RoPE: every pair at the NTK-alpha base (thetaScale 1 for the other schemes).
+    const double theta = text.ropeTheta * allocation.thetaScale;
+    const auto inv = kernels::inverseFrequencies(theta, text.rotaryDim()).to(device);
     // VideoRoPE++: the time axis' pairs at the NTK-scaled base.
     const auto invTime = allocation.temporalThetaScale != 1.0
-                             ? kernels::inverseFrequencies(text.ropeTheta * allocation.temporalThetaScale, text.rotaryDim()).to(device)
+                             ? kernels::inverseFrequencies(theta * allocation.temporalThetaScale, text.rotaryDim()).to(device)
                              : inv;
     if (!allocation.perHead()) {
         const auto component = allocation.componentTable(static_cast<int>(half));

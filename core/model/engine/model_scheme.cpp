@@ -54,6 +54,8 @@ std::string schemeDifference(const ModelScheme& a, const ModelScheme& b, int lay
     };
     if (p.kind == geometry::SchemeKind::VideoRopePlus && p.ntkFactor != q.ntkFactor) // before the allocation it scales
         return differs("NTK factor", p.ntkFactor, q.ntkFactor);
+    if (p.kind == geometry::SchemeKind::XdRope && p.ntkAlpha != q.ntkAlpha)
+        return differs("NTK alpha", p.ntkAlpha, q.ntkAlpha);
     // The allocation as it applies (an explicit "sectioned" is the default's sectioned[16,24,24]).
     const std::string used = geometry::allocationFor(a.params).toString(), trained = geometry::allocationFor(b.params).toString();
     if (used != trained)

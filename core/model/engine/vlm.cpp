@@ -119,6 +119,9 @@ geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& request
     p.rotary.headDim = t.headDim();
     p.rotary.partial = t.rotaryFraction; // Qwen3.5: a quarter of each head rotates
     p.rotary.pairing = t.pairing;         // GLM-V: adjacent pairs
+    // XD-RoPE's newline column and span begin/end are tokens of HunyuanVL's prompt; a model without them runs
+    // the scheme's axes on its own tokens (the newline column is only drawn).
+    p.newlineColumn = false;
     // MHRoPE spreads its axes over the KV heads; a model with fewer than one per axis spreads them over its
     // query heads instead (keys are then repeated per query head).
     p.rotary.heads = t.kvHeads >= 3 ? t.kvHeads : t.heads;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <stdexcept>
 
@@ -116,8 +117,11 @@ std::string FrequencyAllocation::toString() const
     }
     if (temporalThetaScale != 1.0)
         out += " t-theta x" + shortNumber(temporalThetaScale);
-    if (thetaScale != 1.0)
-        out += " theta x" + shortNumber(thetaScale);
+    if (thetaScale != 1.0) { // six digits name it (the scale itself is compared where identity matters)
+        char scale[32];
+        std::snprintf(scale, sizeof scale, "%.6g", thetaScale);
+        out += std::string(" theta x") + scale;
+    }
     return out;
 }
 

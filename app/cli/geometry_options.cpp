@@ -2,6 +2,7 @@
 
 #include "app/cli/cli_error.h"
 #include "core/geometry/errors.h"
+#include "core/geometry/scheme_parameters.h"
 #include "core/io/atomic_file.h"
 #include "core/user_schemes/position_file.h"
 #include "core/user_schemes/python_scheme.h"
@@ -115,11 +116,9 @@ void addGeometryOptions(QCommandLineParser& parser)
         {"positions", "Positions read from a table instead of a scheme: the CSV or JSON `positions` writes, a .npy [C,L] "
                       "array, or a .safetensors with position_ids [3,1,L] as transformers returns them.", "FILE"},
         {"layout", "Sequence layout, e.g. text:4,image:8x8,text:6 (video:TxHxW).", "L"},
-        {"alpha", "Circle-RoPE angle mixing: alpha*SA + (1-alpha)*GA, in [0,1] (default 0.5).", "A"},
         {"radius", "Circle-RoPE radius: R (default 10), auto-K (paper: K*max||(x,y)||), code-auto-K (official code: "
                    "K*max coordinate).", "R"},
         {"text-vector", "Circle-RoPE text axis in (w,h,t) order (default 1,1,1).", "x,y,z"},
-        {"stride", "Circle-RoPE video: frame t's ring centre moves t*D along (1,1,1) (default 1).", "D"},
         {"age", "AGE layer schedule: strategy_1..strategy_4 or a C/M pattern such as CCM.", "STRATEGY"},
         {"layer", "Decoder layer whose table to show under --age (default 0).", "I"},
         {"layers", QString("Number of decoder layers for --age (default %1, as the official code).").arg(kDefaultAgeLayers), "N"},
@@ -135,24 +134,20 @@ void addGeometryOptions(QCommandLineParser& parser)
                        "per-head (MHRoPE's: --mrope-section gives heads per axis, default 2,3,3 of 8) or hw-interleaved (ERNIE-4.5-VL's: "
                        "h and w alternate over the high frequencies, t the lowest; sections t,h,w default 20,22,22) "
                        "(default: the scheme's own).", "KIND"},
-        {"temporal-stride", "VideoRoPE(++) / HoPE / OmniRoPE / ILRoPE / spatial-reset / MM-RoPE: frame f sits at s + delta*f "
-                            "on the time axis; TAD-RoPE: the frame index' weight (default 2 for videorope(++), 1 for the others).", "DELTA"},
         {"position-scale", "MM-RoPE: visual offsets scaled per axis t,h,w (default 4,8,8, Lumos-1's).", "t,h,w"},
-        {"ntk-factor", "VideoRoPE++ (YaRN-V): context extension factor s of the time axis' NTK-scaled base (default 4).", "S"},
-        {"ntk-alpha", "xd-rope: every pair turns at theta * alpha^(d/(d-2)) (Hunyuan's NTK-alpha; default 1000, 1 = theta).", "A"},
         {"newline-column", "xd-rope: on (default) adds each image row's newline token and each span's begin and end, "
                            "H(W+1)+2 tokens per image; off places only the layout's tokens, as a model runs it.", "on|off"},
         {"video", "How a video:TxHxW is placed: grid (one T x H x W grid) or split (T one-frame grids, Qwen3-VL's form and "
                   "the reference library's for every scheme). Default: split for mrope-i and mhrope, grid for the others.", "FORM"},
         {"kv-heads", "Heads a per-head allocation (MHRoPE) spreads its axes over (default 8; model runs use the model's).", "N"},
-        {"visual-stride", "V2PE: positions one visual segment spans; each visual token advances by stride/N "
-                          "(default 16).", "S"},
         {"mrope-section", "Frequencies per component for sectioned allocation (default " + QString::fromStdString(sectionsText(defaultMropeSection(128))) + " at head_dim 128).",
          "a,b,c"},
         {"temporal", "Video time index for mrope/compact: qwen2vl (t) or qwen25vl (floor(t*spg*tps)).", "MODE"},
-        {"second-per-grid", "Qwen2.5-VL seconds per temporal grid (default 1).", "S"},
-        {"tokens-per-second", "Qwen2.5-VL tokens_per_second (default 2).", "N"},
     });
+    // The scheme parameters that are one number: flag, help and placeholder from the parameter table.
+    for (const SchemeParameter& row : schemeParameters())
+        if (row.type == SchemeParameter::Type::Number)
+            parser.addOption(QCommandLineOption(row.flag, row.help, row.valueName));
 }
 
 namespace {
@@ -207,16 +202,15 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
 {
     SchemeParams p = defaultSchemeParams(kind); // GLM-V's own theta, partial rotary and pairing unless given
     p.custom = std::move(custom);
-    if (parser.isSet("alpha"))
-        p.circle.alpha = parseNumber(parser, "alpha");
+    for (const SchemeParameter& row : schemeParameters()) // the table's one-number parameters
+        if (row.type == SchemeParameter::Type::Number && parser.isSet(row.flag))
+            row.set(p, parseNumber(parser, row.flag));
     if (parser.isSet("radius"))
         parseRadius(parser.value("radius"), p.circle);
     if (parser.isSet("text-vector")) {
         const auto v = parseList(parser, "text-vector", 3);
         p.circle.textVector = Eigen::Vector3d(v[0], v[1], v[2]);
     }
-    if (parser.isSet("stride"))
-        p.circle.stride = parseNumber(parser, "stride");
     if (parser.isSet("theta"))
         p.rotary.theta = parseNumber(parser, "theta");
     if (parser.isSet("head-dim"))
@@ -236,18 +230,10 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
             throw UsageError(str("--allocation: unknown allocation '" + a
                                  + "' (expected sectioned, interleaved, interleaved-mrope, hw-alternating, distributed, per-head or hw-interleaved)"));
     }
-    if (parser.isSet("temporal-stride"))
-        p.temporalStride = parseNumber(parser, "temporal-stride");
-    if (parser.isSet("visual-stride"))
-        p.visualStride = parseNumber(parser, "visual-stride");
     if (parser.isSet("position-scale")) {
         const auto v = parseList(parser, "position-scale", 3);
         p.positionScale = Eigen::Vector3d(v[0], v[1], v[2]);
     }
-    if (parser.isSet("ntk-factor"))
-        p.ntkFactor = parseNumber(parser, "ntk-factor");
-    if (parser.isSet("ntk-alpha"))
-        p.ntkAlpha = parseNumber(parser, "ntk-alpha");
     if (parser.isSet("newline-column")) {
         const QString v = parser.value("newline-column");
         if (v != "on" && v != "off")
@@ -279,10 +265,6 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
         else
             throw UsageError(str("--temporal: unknown mode '" + t + "' (expected qwen2vl or qwen25vl)"));
     }
-    if (parser.isSet("second-per-grid"))
-        p.temporal.secondPerGrid = parseNumber(parser, "second-per-grid");
-    if (parser.isSet("tokens-per-second"))
-        p.temporal.tokensPerSecond = parseNumber(parser, "tokens-per-second");
     return p;
 }
 

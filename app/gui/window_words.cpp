@@ -1,28 +1,28 @@
 #include "app/gui/window_words.h"
 
+#include "core/geometry/scheme_parameters.h"
+
 #include <utility>
 
 namespace ropescope::gui {
 
 namespace {
 
+// The window's words for the settings that are not scheme parameters (those are the parameter table's labels).
 const std::pair<const char*, const char*> kLabels[] = {
-        {"alpha", "alpha"}, {"radius", "R or k"}, {"text_vector", "Text vector"}, {"stride", "Video stride"},
         {"age", "AGE schedule"}, {"age_layers", "AGE layers"}, {"layer", "AGE layer"}, {"theta", "theta"},
-        {"head_dim", "head_dim"}, {"sections", "Sections"}, {"allocation", "Allocation"},
-        {"second_per_grid", "seconds per grid (spg)"}, {"tokens_per_second", "tokens per second (tps)"},
-        {"temporal_stride", "Frame spacing delta"}, {"visual_stride", "V2PE visual stride"},
-        {"position_scale", "MM-RoPE scale"}, {"ntk_factor", "VideoRoPE++ NTK factor"}, {"ntk_alpha", "XD-RoPE NTK alpha"},
-        {"newline_column", "XD-RoPE newline column"}, {"kv_heads", "KV heads"},
+        {"head_dim", "head_dim"}, {"sections", "Sections"}, {"allocation", "Allocation"}, {"kv_heads", "KV heads"},
         {"partial_rotary", "rotated fraction"}, {"param", "Scheme parameter"}, {"positions", "Position table"},
         {"layout", "layout"}, {"selected_token", "selected token"}, {"scheme_file", "scheme file"}, {"camera", "camera"},
-        {"colour", "colouring"}, {"highlighted", "highlights"}, {"radius_mode", "radius mode"}, {"video_form", "video form"},
+        {"colour", "colouring"}, {"highlighted", "highlights"}, {"video_form", "video form"},
         {"cone_lines", "cone lines"}, {"cone_surface", "cone surface"}, {"attention", "Attention"}};
 
 } // namespace
 
 QString settingWord(const QString& key)
 {
+    if (const geometry::SchemeParameter* row = geometry::findSchemeParameter(key.toStdString()))
+        return row->label;
     for (const auto& [k, word] : kLabels)
         if (key == k)
             return word;

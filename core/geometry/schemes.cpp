@@ -1,6 +1,7 @@
 #include "core/geometry/circle_projection.h"
 #include "core/geometry/errors.h"
 #include "core/geometry/scheme.h"
+#include "core/geometry/scheme_parameters.h"
 #include "core/geometry/xd_rope.h"
 
 #include <algorithm>
@@ -427,9 +428,9 @@ void validate(const SchemeParams& p)
 {
     if (p.custom)
         validateCustom(*p.custom);
+    // The Number rows of the parameter table (alpha, stride, the temporal and stride parameters, the NTK ones).
+    validateParameterRanges(p);
     const CircleParams& c = p.circle;
-    if (!(c.alpha >= 0.0 && c.alpha <= 1.0))
-        throw InvalidInput("alpha", "must be in [0, 1], got " + shortNumber(c.alpha));
     // Upper bounds keep every position, distance and PTD finite in double precision (and the Qwen2.5-VL
     // time index inside int64) for the largest layouts.
     if (!(c.radius > 0.0 && c.radius <= kMaxScale))
@@ -437,25 +438,9 @@ void validate(const SchemeParams& p)
                            + " must be above 0 and at most 1e6, got " + shortNumber(c.radius));
     if (!finite3(c.textVector) || c.textVector.cwiseAbs().maxCoeff() < 1e-6)
         throw InvalidInput("text_vector", "must be a finite non-zero vector");
-    if (!(c.stride >= 0.0 && c.stride <= kMaxScale))
-        throw InvalidInput("stride", "must be from 0 to 1e6, got " + shortNumber(c.stride));
-    const TemporalParams& tp = p.temporal;
-    if (!(tp.secondPerGrid >= 0.0 && tp.secondPerGrid <= kMaxScale))
-        throw InvalidInput("second_per_grid", "must be from 0 to 1e6, got " + shortNumber(tp.secondPerGrid));
-    if (!(tp.tokensPerSecond >= 0.0 && tp.tokensPerSecond <= kMaxScale))
-        throw InvalidInput("tokens_per_second", "must be from 0 to 1e6, got " + shortNumber(tp.tokensPerSecond));
-    const double delta = p.temporalStrideOrDefault();
-    if (!(delta >= 0.0 && delta <= kMaxScale))
-        throw InvalidInput("temporal_stride", "must be from 0 to 1e6, got " + shortNumber(delta));
-    if (!(p.visualStride > 0.0 && p.visualStride <= kMaxScale))
-        throw InvalidInput("visual_stride", "must be above 0 and at most 1e6, got " + shortNumber(p.visualStride));
     for (int a = 0; a < 3; ++a)
         if (!(p.positionScale[a] >= 0.0 && p.positionScale[a] <= kMaxScale))
             throw InvalidInput("position_scale", "each scale must be from 0 to 1e6, got " + shortNumber(p.positionScale[a]));
-    if (!(p.ntkFactor >= 1.0 && p.ntkFactor <= 1024.0))
-        throw InvalidInput("ntk_factor", "must be from 1 to 1024, got " + shortNumber(p.ntkFactor));
-    if (!(p.ntkAlpha >= 1.0 && p.ntkAlpha <= 1e4))
-        throw InvalidInput("ntk_alpha", "must be from 1 to 10000, got " + shortNumber(p.ntkAlpha));
     if (p.kind == SchemeKind::XdRope && p.rotary.rotaryDim() < 4)
         throw InvalidInput("head_dim", "xd-rope's NTK-alpha base needs at least 4 rotated dims, got " + std::to_string(p.rotary.rotaryDim()));
     if (p.kind == SchemeKind::VideoRopePlus && p.rotary.headDim < 4)

@@ -1,44 +1,18 @@
 #include "core/session/readouts.h"
 
 #include "core/geometry/errors.h"
+#include "core/geometry/scheme_parameters.h"
 
 #include <cmath>
 
 namespace ropescope::session {
 using namespace geometry;
 
-namespace {
-
-// The parameters that decide where `params.kind` puts tokens: those the scheme never reads are reset to
-// their defaults, so a PTD cached for one alpha serves every alpha of the schemes that ignore it (the
-// chart of all schemes recomputed all 17 PTDs on every alpha step).
-SchemeParams placementParams(SchemeParams params)
-{
-    const SchemeParams defaults;
-    const SchemeKind kind = params.kind;
-    if (kind != SchemeKind::Circle)
-        params.circle = defaults.circle;
-    if (kind != SchemeKind::Mrope && kind != SchemeKind::Compact)
-        params.temporal = defaults.temporal;
-    if (!usesTemporalStride(kind))
-        params.temporalStride = defaults.temporalStride;
-    if (kind != SchemeKind::V2pe)
-        params.visualStride = defaults.visualStride;
-    if (kind != SchemeKind::MmRope)
-        params.positionScale = defaults.positionScale;
-    if (kind != SchemeKind::VideoRopePlus)
-        params.ntkFactor = defaults.ntkFactor;
-    if (kind != SchemeKind::XdRope) {
-        params.ntkAlpha = defaults.ntkAlpha;
-        params.newlineColumn = defaults.newlineColumn;
-    }
-    return params;
-}
-
-} // namespace
-
 double ReadoutEngine::schemePtd(const Layout& layout, const SchemeParams& given)
 {
+    // The parameters the scheme never reads are reset to their defaults (the parameter table's "reads"), so a
+    // PTD cached for one alpha serves every alpha of the schemes that ignore it (the chart of all schemes
+    // recomputed every PTD on every alpha step before).
     const SchemeParams params = placementParams(given);
     const std::string key = layout.toString();
     for (const CachedPtd& c : cache_)

@@ -2,6 +2,7 @@
 
 #include "core/geometry/errors.h"
 #include "core/geometry/layout.h"
+#include "core/geometry/scheme_parameters.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -20,6 +21,9 @@
 #include <QSpinBox>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <utility>
+#include <vector>
 
 #include <cmath>
 #include <utility>
@@ -570,18 +574,25 @@ void ParameterPanel::updateEnabled()
 {
     // A scheme file places every token itself: the built-ins' own parameters do not apply to it.
     const auto kind = scheme_->currentIndex() < builtinSchemes_ ? schemeFromName(scheme_->currentText().toStdString()) : std::nullopt;
-    const bool circle = kind == SchemeKind::Circle;
-    for (QWidget* w : {static_cast<QWidget*>(alpha_), static_cast<QWidget*>(alphaBox_), static_cast<QWidget*>(radiusMode_), static_cast<QWidget*>(radius_),
-                       static_cast<QWidget*>(vector_[0]), static_cast<QWidget*>(vector_[1]), static_cast<QWidget*>(vector_[2]),
-                       static_cast<QWidget*>(stride_)})
-        w->setEnabled(circle);
-    temporalStride_->setEnabled(kind && usesTemporalStride(*kind));
-    visualStride_->setEnabled(kind == SchemeKind::V2pe);
-    for (QDoubleSpinBox* scale : positionScale_)
-        scale->setEnabled(kind == SchemeKind::MmRope);
-    ntkFactor_->setEnabled(kind == SchemeKind::VideoRopePlus);
-    ntkAlpha_->setEnabled(kind == SchemeKind::XdRope);
-    newlineColumn_->setEnabled(kind == SchemeKind::XdRope);
+    // A control is enabled when the scheme reads its parameter: the parameter table's "reads" column
+    // (core/geometry/scheme_parameters.cpp), not a list kept here.
+    const auto reads = [&kind](const char* key) { return kind && schemeReads(*kind, key); };
+    const std::pair<const char*, std::vector<QWidget*>> controls[] = {
+        {"alpha", {alpha_, alphaBox_}},
+        {"radius_mode", {radiusMode_}},
+        {"radius", {radius_}},
+        {"text_vector", {vector_[0], vector_[1], vector_[2]}},
+        {"stride", {stride_}},
+        {"temporal_stride", {temporalStride_}},
+        {"visual_stride", {visualStride_}},
+        {"position_scale", {positionScale_[0], positionScale_[1], positionScale_[2]}},
+        {"ntk_factor", {ntkFactor_}},
+        {"ntk_alpha", {ntkAlpha_}},
+        {"newline_column", {newlineColumn_}},
+    };
+    for (const auto& [key, widgets] : controls)
+        for (QWidget* w : widgets)
+            w->setEnabled(reads(key));
     videoForm_->setEnabled(kind.has_value());
     // The allocation in use: the one chosen, or the scheme's own design.
     const auto chosen = allocation_->currentIndex() > 0 ? allocationKindFromName(allocation_->currentText().toStdString())
@@ -593,7 +604,7 @@ void ParameterPanel::updateEnabled()
     ageLayers_->setEnabled(ageOn);
     layer_->setEnabled(ageOn);
     layer_->setMaximum(ageLayers_->value() - 1);
-    const bool mropeFamily = kind == SchemeKind::Mrope || kind == SchemeKind::Compact || ageOn;
+    const bool mropeFamily = reads("temporal") || ageOn; // AGE's M layers are mrope
     temporal_->setEnabled(mropeFamily);
     const bool q25 = temporal_->currentIndex() == 1;
     secondPerGrid_->setEnabled(mropeFamily && q25);

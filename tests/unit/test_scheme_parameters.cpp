@@ -1,0 +1,144 @@
+// The scheme parameter table (core/geometry/scheme_parameters.h) against the struct it describes: every row's
+// value is seen by operator==, survives the session codec, is range-checked by validate (Number rows), and is
+// reset by placementParams exactly for the schemes that do not read it; and every key the codec writes is a row
+// or a rotary/common setting, so a parameter added without a row fails here.
+#include "core/geometry/errors.h"
+#include "core/geometry/scheme_parameters.h"
+#include "core/io/scheme_codec.h"
+
+#include <QJsonObject>
+#include <QSet>
+#include <QtTest>
+
+#include <map>
+
+using namespace ropescope;
+using namespace ropescope::geometry;
+
+namespace {
+
+// A value other than the default, inside the range, for each row.
+SchemeParams changed(const SchemeParameter& row, SchemeKind kind)
+{
+    SchemeParams p = defaultSchemeParams(kind);
+    if (row.type == SchemeParameter::Type::Number) {
+        row.set(p, row.get(p) == row.max ? row.min + (row.max - row.min) / 4 : std::min(row.max, row.get(p) + 0.25));
+        return p;
+    }
+    const std::string key = row.key;
+    if (key == "radius_mode")
+        p.circle.radiusMode = RadiusMode::AutoPaper;
+    else if (key == "radius")
+        p.circle.radius = 3.5;
+    else if (key == "text_vector")
+        p.circle.textVector = {1, 2, 3};
+    else if (key == "temporal")
+        p.temporal.mode = TemporalParams::Mode::Qwen25VL;
+    else if (key == "position_scale")
+        p.positionScale = {1, 2, 3};
+    else if (key == "newline_column")
+        p.newlineColumn = false;
+    else
+        qFatal("test_scheme_parameters: row %s has no changed value here", row.key);
+    return p;
+}
+
+// A scheme that reads the row and one that does not.
+std::pair<SchemeKind, SchemeKind> readerAndNot(const SchemeParameter& row)
+{
+    std::optional<SchemeKind> reader, other;
+    for (SchemeKind k : allSchemes())
+        (row.reads(k) ? reader : other) = (row.reads(k) ? reader : other).value_or(k);
+    return {reader.value(), other.value()};
+}
+
+} // namespace
+
+class TestSchemeParameters : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void rowsAreUniqueAndReadBySomeScheme()
+    {
+        QSet<QString> keys, flags;
+        for (const SchemeParameter& row : schemeParameters()) {
+            QVERIFY2(!keys.contains(row.key), row.key);
+            keys.insert(row.key);
+            QVERIFY(findSchemeParameter(row.key) == &row);
+            if (row.type == SchemeParameter::Type::Number) {
+                QVERIFY2(!flags.contains(row.flag), row.flag);
+                flags.insert(row.flag);
+                QVERIFY2(*row.help && *row.valueName && *row.rangeText, row.key);
+                QVERIFY2(row.min < row.max, row.key);
+            }
+            QVERIFY2(*row.label, row.key);
+            const auto [reader, other] = readerAndNot(row);
+            QVERIFY(row.reads(reader) && !row.reads(other));
+        }
+        QVERIFY(!findSchemeParameter("theta")); // a rotary setting, not a scheme parameter
+        QVERIFY(schemeReads(SchemeKind::XdRope, "ntk_alpha") && !schemeReads(SchemeKind::Circle, "ntk_alpha"));
+    }
+
+    void everyRowIsTheStructsField_data()
+    {
+        QTest::addColumn<QString>("key");
+        for (const SchemeParameter& row : schemeParameters())
+            QTest::newRow(row.key) << QString(row.key);
+    }
+    void everyRowIsTheStructsField()
+    {
+        QFETCH(QString, key);
+        const SchemeParameter& row = *findSchemeParameter(key.toStdString());
+        const auto [reader, other] = readerAndNot(row);
+        const SchemeParams base = defaultSchemeParams(reader), moved = changed(row, reader);
+        QVERIFY(!row.equal(base, moved));
+        QVERIFY(!(base == moved)); // operator== sees the field
+        validate(moved);
+        // The session codec keeps it.
+        QJsonObject o;
+        io::writeSchemeParams(o, moved);
+        const SchemeParams read = io::readSchemeParams(io::JsonFields(o, "test"));
+        QVERIFY2(row.equal(read, moved), qPrintable(key));
+        // copy restores the default.
+        SchemeParams restored = moved;
+        row.copy(restored, base);
+        QVERIFY(row.equal(restored, base));
+        // placementParams keeps it for a scheme that reads it, resets it for one that does not.
+        QVERIFY(row.equal(placementParams(moved), moved));
+        SchemeParams elsewhere = changed(row, other);
+        QVERIFY(row.equal(placementParams(elsewhere), defaultSchemeParams(other)));
+        // Out of range, a Number row's value is named by its key.
+        if (row.type == SchemeParameter::Type::Number) {
+            SchemeParams bad = base;
+            row.set(bad, row.max * 2 + 1);
+            try {
+                validate(bad);
+                QFAIL("accepted a value above the range");
+            } catch (const InvalidInput& e) {
+                QCOMPARE(e.parameter(), std::string(row.key));
+                QVERIFY2(QString(e.what()).contains(row.rangeText), e.what());
+            }
+        }
+    }
+
+    // Every key the session codec writes is a row, or one of the settings that are not scheme parameters. A
+    // parameter written to sessions without a row fails here.
+    void theCodecWritesNoParameterWithoutARow()
+    {
+        const QSet<QString> notParameters{"scheme", "theta", "head_dim", "partial_rotary", "pairing", "kv_heads",
+                                          "allocation", "sections", "video_form", "scheme_file"};
+        for (SchemeKind k : allSchemes()) {
+            SchemeParams p = defaultSchemeParams(k);
+            p.temporalStride = 1.5;
+            p.videoForm = VideoForm::Grid;
+            p.rotary.partial = 0.5;
+            p.rotary.pairing = p.rotary.pairing == RotaryPairing::Half ? RotaryPairing::Adjacent : RotaryPairing::Half;
+            QJsonObject o;
+            io::writeSchemeParams(o, p);
+            for (const QString& key : o.keys())
+                QVERIFY2(notParameters.contains(key) || findSchemeParameter(key.toStdString()), qPrintable(key + " has no row"));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestSchemeParameters)
+#include "test_scheme_parameters.moc"

@@ -269,6 +269,14 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     }
     if (!a.unknownWords.isEmpty())
         s["unknown_words"] = QJsonArray::fromStringList(a.unknownWords);
+    // heatmap.png as the window exports it: the colour bar (least .. most) and what the map shows.
+    const QString headWords = out.head.kind == model::HeadChoice::Kind::Mean  ? QString("mean over heads")
+                              : out.head.kind == model::HeadChoice::Kind::Max ? QString("max over heads")
+                                                                              : QString("head %1").arg(out.head.index);
+    out.heatmapFigure = views::captionedHeatmap(
+        out.heatmap, o.heat,
+        {"Q: " + o.question + "   A: " + out.answer,
+         QString("map of the question tokens, layer %1, %2, scheme %3").arg(heatLayer).arg(headWords, s["scheme"].toString())});
     s["allocation"] = QString::fromStdString(r.layerTables.front().allocation.toString());
     const geometry::RotaryConfig& rotary = r.layerTables.front().rotary;
     s["rotary"] = QJsonObject{{"theta", rotary.theta}, {"rotary_dim", rotary.rotaryDim()}, {"head_dim", rotary.headDim},

@@ -62,7 +62,8 @@ struct ModelOnDevice : model::ModelBundle {
 struct AttentionOutcome {
     model::AttentionRun run;
     QString answer;
-    QImage heatmap;           // the overlay; encode with the summary as metadata
+    QImage heatmap;           // the overlay
+    QImage heatmapFigure;     // heatmap.png: the overlay with its colour bar and caption (as the window exports it)
     QImage difference;        // own scheme -> this one (with AttentionOptions::difference; else null)
     QJsonObject summary;      // answer, scheme, layout, per-layer image mass, entropy, centre of mass, sinks
     size_t heatIndex = 0;     // the heatmap's layer among the captured ones

@@ -53,7 +53,7 @@ int runAttend(const QStringList& args)
             written << name;
         };
         stage("answer.txt", r.answer.toUtf8() + "\n");
-        stage("heatmap.png", views::encodePng(r.heatmap, r.summary));
+        stage("heatmap.png", views::encodePng(r.heatmapFigure, r.summary));
         if (!r.difference.isNull())
             stage("difference.png", views::encodePng(r.difference, r.summary));
         stage("attention.safetensors", r.tensorFile());

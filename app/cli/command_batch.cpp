@@ -165,7 +165,7 @@ private:
             if (options.perToken && (figure || out.endsWith(".json")))
                 return figure ? r.tokenSheet(format) : r.tokensJson();
             if (out.endsWith(".png")) // "difference": true makes the figure the difference map, "relevancy": true the relevancy map
-                return encodePng(options.difference ? r.difference : options.relevancy ? r.relevancyMap : r.heatmap, r.summary);
+                return encodePng(options.difference ? r.difference : options.relevancy ? r.relevancyMap : r.heatmapFigure, r.summary);
             if (out.endsWith(".json"))
                 return QJsonDocument(r.summary).toJson();
             return out.endsWith(".csv") ? r.positionsCsv() : r.tensorFile();

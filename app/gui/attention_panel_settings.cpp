@@ -224,7 +224,7 @@ QStringList AttentionPanel::exportHeatmaps(const QString& path) const
     auto write = [&](const QString& file, const QImage& image, const QString& figure) {
         QJsonObject m = meta;
         m["figure"] = figure;
-        io::writeFileAtomically(file, views::encodePng(captionedHeatmap(image, heatmapOptions(), caption + QStringList{figure}), m));
+        io::writeFileAtomically(file, views::encodePng(views::captionedHeatmap(image, heatmapOptions(), caption + QStringList{figure}), m));
         written << file;
     };
     write(path, overlay_, "heatmap");

@@ -26,8 +26,4 @@ QString exportFigureWithDialog(QWidget* parent, const QString& title, const QStr
 // Says in the window's status bar that `path` was written (every export confirms, as the Bias view's did).
 void confirmExport(QWidget* anyWidgetOfTheWindow, const QString& path);
 
-// The heatmap as exported: the overlay, under it the colour bar of `options` (least .. most), then the
-// caption lines.
-QImage captionedHeatmap(const QImage& overlay, const views::HeatmapOptions& options, const QStringList& caption);
-
 } // namespace ropescope::gui

@@ -7,6 +7,7 @@
 #include <QComboBox>
 #include <QKeyEvent>
 #include <QKeySequence>
+#include <QLineEdit>
 #include <QScrollBar>
 #include <QWheelEvent>
 
@@ -51,12 +52,15 @@ bool WheelGuard::eventFilter(QObject* watched, QEvent* event)
         return false;
     }
     // Ctrl+Z / Ctrl+Shift+Z in a spin box are the window's Undo and Redo, not the spin box's text undo
-    // (which took them silently): the override is left unaccepted so the window's shortcut fires.
+    // (which took them silently): the override is left unaccepted so the window's shortcut fires. In a text
+    // field the same holds once its text is applied (not modified since): its own undo only takes back typing
+    // that is not applied yet (the layout field before its pause or Enter, the Attention tab's question).
     if (event->type() == QEvent::ShortcutOverride) {
         auto* key = static_cast<QKeyEvent*>(event);
         QWidget* w = static_cast<QWidget*>(watched);
         const bool inSpinBox = qobject_cast<QAbstractSpinBox*>(w) || qobject_cast<QAbstractSpinBox*>(w->parentWidget());
-        if (inSpinBox && isUndoOrRedo(key)) {
+        auto* field = inSpinBox ? nullptr : qobject_cast<QLineEdit*>(w);
+        if ((inSpinBox || (field && !field->isModified())) && isUndoOrRedo(key)) {
             key->ignore();
             return true;
         }

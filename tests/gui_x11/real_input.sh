@@ -98,11 +98,19 @@ key ctrl+z; expect "Ctrl+Z from the scene again" "$radius0" saved radius
 click layout
 key ctrl+a; xdotool type --delay 20 "text:2,image:3x3,text:2"; key Return
 expect "a typed layout applies" "text:2,image:3x3,text:2" saved layout
-menu_undo
-expect "undo while the layout field has focus" "$layout0" saved layout
+key ctrl+z
+expect "Ctrl+Z in the layout field, its text applied, is the window's Undo (before: the field's own undo took it)" "$layout0" saved layout
 expect "the focused field shows the undone layout (before: the stale text)" "$layout0" get layout text
 key Return
 expect_still "Enter in the field keeps the undone layout" "$layout0" saved layout
+# A change made elsewhere, then Ctrl+Z with the focus in the layout field: the window's Undo, not the field's.
+click radius
+wheel radius 4 1
+expect "R stepped up again" "10.5" saved radius
+click layout
+key ctrl+z
+expect "Ctrl+Z in the layout field undoes the last change made elsewhere" "$radius0" saved radius
+expect "the layout field still shows the layout" "$layout0" get layout text
 
 # 6. The structured editor after an undo shows the layout undone to, and editing it starts from there.
 click layout

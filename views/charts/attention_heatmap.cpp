@@ -2,6 +2,7 @@
 
 #include "views/scene/colormap.h"
 
+#include <QFontMetrics>
 #include <QPainter>
 
 #include <algorithm>
@@ -247,6 +248,42 @@ QImage colourBar(const HeatmapOptions& options, int width, int height)
     QImage white(width, height, QImage::Format_RGB888);
     white.fill(Qt::white);
     return attentionOverlay(white, ramp, 1, kSteps, o);
+}
+
+QImage captionedHeatmap(const QImage& overlay, const HeatmapOptions& options, const QStringList& caption)
+{
+    const int width = std::max(overlay.width(), 360);
+    const QImage bar = colourBar(options, std::max(120, width / 2), 14); // as the view shows it
+
+    QFont font;
+    font.setPixelSize(13);
+    const QFontMetrics metrics(font);
+    const int line = metrics.height(), pad = 8;
+    const QStringList& lines = caption; // each wrapped to the picture's width: nothing is cut
+    const int captionHeight = [&] {
+        int h = 0;
+        for (const QString& text : lines)
+            h += metrics.boundingRect(QRect(0, 0, width - 2 * pad, 1 << 16), Qt::TextWordWrap, text).height();
+        return h;
+    }();
+    QImage out(width, overlay.height() + pad + bar.height() + line + pad + captionHeight + pad, QImage::Format_RGB888);
+    out.fill(Qt::white);
+    QPainter p(&out);
+    p.setFont(font);
+    p.drawImage((width - overlay.width()) / 2, 0, overlay);
+    int y = overlay.height() + pad;
+    const int barX = (width - bar.width()) / 2;
+    p.setPen(Qt::black);
+    p.drawText(QRect(pad, y, barX - 2 * pad, bar.height()), Qt::AlignRight | Qt::AlignVCenter, "least");
+    p.drawImage(barX, y, bar);
+    p.drawText(QRect(barX + bar.width() + pad, y, width, bar.height()), Qt::AlignLeft | Qt::AlignVCenter, "most");
+    y += bar.height() + line / 2 + pad;
+    for (const QString& text : lines) {
+        const QRect box = metrics.boundingRect(QRect(pad, y, width - 2 * pad, 1 << 16), Qt::TextWordWrap, text);
+        p.drawText(QRect(pad, y, width - 2 * pad, box.height()), Qt::TextWordWrap, text);
+        y += box.height();
+    }
+    return out;
 }
 
 } // namespace ropescope::views

@@ -1,6 +1,7 @@
 #pragma once
 #include <QImage>
 #include <QRect>
+#include <QStringList>
 
 #include <vector>
 
@@ -41,6 +42,9 @@ QImage attentionOverlay(const MapPictures& pictures, const std::vector<float>& g
 // The colour scale of `options`' colormap from least (left) to most, drawn by the maps' own code (full
 // opacity, no smoothing or gamma), `width` x `height` pixels: the bar under a map on screen and in exports.
 QImage colourBar(const HeatmapOptions& options, int width, int height);
+// The heatmap as a figure (the window's export and `attend`'s heatmap.png): the overlay, under it the colour bar
+// of `options` (least .. most), then the caption lines, each wrapped to the figure's width (at least 360 px).
+QImage captionedHeatmap(const QImage& overlay, const HeatmapOptions& options, const QStringList& caption);
 // The same for a difference: one symmetric scale over every picture.
 QImage attentionDifferenceOverlay(const MapPictures& pictures, const std::vector<float>& from, const std::vector<float>& to,
                                   const HeatmapOptions& options);

@@ -428,8 +428,11 @@ void ParameterPanel::buildUi()
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
     for (QSpinBox* s : {ageLayers_, headDim_, kvHeads_})
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
-    for (QLineEdit* e : {agePattern_, theta_, sections_})
+    for (QLineEdit* e : {agePattern_, theta_, sections_}) {
         connect(e, &QLineEdit::textEdited, this, &ParameterPanel::emitEdited);
+        // Applied as typed: not "modified", so Ctrl+Z in the field is the window's Undo (app/gui/wheel_guard.cpp).
+        connect(e, &QLineEdit::textEdited, e, [e] { e->setModified(false); });
+    }
     for (QCheckBox* c : {coneLines_, coneSurface_, labels_, dark_, newlineColumn_})
         connect(c, &QCheckBox::toggled, this, &ParameterPanel::emitEdited);
 }
@@ -464,8 +467,10 @@ void ParameterPanel::commitLayout()
 {
     layoutPause_->stop();
     const std::string text = layout_->text().trimmed().toStdString();
-    if (text == committedLayout_)
+    if (text == committedLayout_) {
+        layout_->setModified(false); // applied: Ctrl+Z in the field is now the window's Undo
         return;
+    }
     try {
         parseLayout(text);
     } catch (const InvalidInput& e) {
@@ -476,6 +481,7 @@ void ParameterPanel::commitLayout()
         return;
     }
     committedLayout_ = text;
+    layout_->setModified(false);
     mirrorInStructuredEditor(parseLayout(text));
     emitEdited();
 }

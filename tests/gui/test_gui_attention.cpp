@@ -52,6 +52,9 @@ private Q_SLOTS:
         QVERIFY(note->text().contains("config.json"));
         const QRect inWindow(note->mapTo(&w, QPoint(0, 0)), note->size());
         QVERIFY2(w.rect().contains(inWindow.center()) && !note->visibleRegion().isEmpty(), "the error is on screen");
+        // The model in use stays, and so does its Question field, on screen (issue 45 item 6: it was hidden).
+        auto* question = w.attention()->findChild<QWidget*>("question");
+        QVERIFY(question && question->isVisible() && !question->visibleRegion().isEmpty());
         if (qEnvironmentVariableIsSet("ROPESCOPE_SCREENSHOTS"))
             w.grab().save(qEnvironmentVariable("ROPESCOPE_SCREENSHOTS") + "/bad_model_1280.png");
     }

@@ -202,12 +202,23 @@ void AttentionPanel::installModel(std::shared_ptr<const AttentionModel> model)
     d->restoredHead.reset();
 }
 
+namespace {
+
+// An empty answer says why (issue 45: "(empty)" alone gave no reason).
+QString emptyAnswerWords(const model::ModelBundle* bundle, const model::AttentionRun& run)
+{
+    const QString reason = bundle ? model::emptyAnswerReason(*bundle->tokenizer, run.generated, bundle->vlm->config().eos) : QString();
+    return reason.isEmpty() ? QString("(empty)") : "(empty: " + reason + ")";
+}
+
+} // namespace
+
 void AttentionPanel::markStaleAnswer()
 {
     // An answer stays beside the question it answered: once the question is edited it is greyed and says so.
     const bool stale = d->run && ui_->question->text() != d->answeredQuestion;
     ui_->answer->setEnabled(!stale);
-    const QString shown = d->run ? (d->run->answer.isEmpty() ? QString("(empty)") : d->run->answer) : QString();
+    const QString shown = d->run ? (d->run->answer.isEmpty() ? emptyAnswerWords(d->model.get(), *d->run) : d->run->answer) : QString();
     ui_->answer->setText(stale ? shown + " (previous question)" : shown);
     ui_->answer->setToolTip(stale ? "The answer to '" + d->answeredQuestion + "'; Run to ask the edited question" : QString());
 }
@@ -454,7 +465,7 @@ bool AttentionPanel::finish(AttentionJob& job)
         status += "\nuntrained scheme (" + QString::fromStdString(r.untrained) + "): this model was trained with "
                   + QString::fromStdString(geometry::schemeLabel(r.own.params));
     d->answeredQuestion = job.query.question;
-    ui_->answer->setText(r.answer.isEmpty() ? "(empty)" : r.answer);
+    ui_->answer->setText(r.answer.isEmpty() ? emptyAnswerWords(job.model.get(), r) : r.answer);
     markStaleAnswer();
     setStatus(status);
     layerHeads_->setRun(r);

@@ -70,6 +70,26 @@ private Q_SLOTS:
         QVERIFY(tokenizer.unknownWords("zqxj wug? \u00e9t\u00e9").isEmpty()); // byte-level BPE spells every word
     }
 
+    // An empty answer says why: nothing generated, a turn ended at once, or only special / blank tokens before the end.
+    void emptyAnswersSayWhy()
+    {
+        const Tokenizer& t = *tokenizer_;
+        const int64_t eos = 151645, imEnd = *t.tokenId("<|im_end|>"), think = *t.tokenId("<think>"), thinkEnd = *t.tokenId("</think>");
+        const std::vector<int64_t> red = t.encode("red");
+        std::vector<int64_t> answered = red;
+        answered.push_back(imEnd);
+        QCOMPARE(answerText(t, answered, eos), QString("red"));
+        QVERIFY(emptyAnswerReason(t, answered, eos).isEmpty());
+        QCOMPARE(emptyAnswerReason(t, {}, eos), QString("no token was generated"));
+        QCOMPARE(emptyAnswerReason(t, {imEnd, red.front()}, eos), QString("the model ended its turn at once: <|im_end|>"));
+        // <think> is an ordinary added token in this vocabulary: a thinking block is part of the answer text.
+        QCOMPARE(answerText(t, {think, thinkEnd, imEnd}, eos), QString("<think></think>"));
+        const int64_t visionStart = *t.tokenId("<|vision_start|>"), blank = t.encode("\n\n").front();
+        QCOMPARE(answerText(t, {visionStart, blank, imEnd}, eos), QString());
+        QCOMPARE(emptyAnswerReason(t, {visionStart, blank, imEnd}, eos), QString("its 2 tokens before the end are special or blank: <|vision_start|>"));
+        QCOMPARE(emptyAnswerReason(t, {blank, imEnd}, eos), QString("its 1 token before the end is blank"));
+    }
+
     void matchesReferenceOnCorpus()
     {
         const QJsonArray texts = QJsonDocument::fromJson(readAll(kData + "corpus.json")).array();

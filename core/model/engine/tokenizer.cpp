@@ -516,9 +516,12 @@ QString videoPrompt(const Tokenizer& tokenizer, const QString& question, int fra
     return prompt + "<|im_start|>user\n" + block + question + "<|im_end|>\n<|im_start|>assistant\n";
 }
 
-QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos)
+namespace {
+
+// The generated ids up to the end of the turn: Qwen ends a turn with <|im_end|>; GLM-V's generation config also
+// stops at <|user|> and <|observation|>.
+std::vector<int64_t> answerIds(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos)
 {
-    // Qwen ends a turn with <|im_end|>; GLM-V's generation config also stops at <|user|> and <|observation|>.
     const auto imEnd = tokenizer.tokenId("<|im_end|>"), user = tokenizer.tokenId("<|user|>"), observation = tokenizer.tokenId("<|observation|>");
     std::vector<int64_t> answer;
     for (int64_t id : generated) {
@@ -526,7 +529,34 @@ QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& gener
             break;
         answer.push_back(id);
     }
-    return tokenizer.decode(answer, true).trimmed();
+    return answer;
+}
+
+} // namespace
+
+QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos)
+{
+    return tokenizer.decode(answerIds(tokenizer, generated, eos), true).trimmed();
+}
+
+QString emptyAnswerReason(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos)
+{
+    if (!answerText(tokenizer, generated, eos).isEmpty())
+        return {};
+    if (generated.empty())
+        return "no token was generated";
+    const std::vector<int64_t> answer = answerIds(tokenizer, generated, eos);
+    if (answer.empty())
+        return "the model ended its turn at once: " + tokenizer.decode({generated.front()}).trimmed();
+    // Tokens that decode to nothing once special tokens are dropped (markers, or blanks): say which, as the
+    // tokenizer writes them.
+    const QString count = QString("its %1 token%2 before the end").arg(answer.size()).arg(answer.size() == 1 ? "" : "s");
+    QString shown = tokenizer.decode(answer).simplified();
+    if (shown.isEmpty())
+        return count + (answer.size() == 1 ? " is blank" : " are blank");
+    if (shown.size() > 60)
+        shown = shown.left(57) + "...";
+    return count + (answer.size() == 1 ? " is special: " : " are special or blank: ") + shown;
 }
 
 } // namespace ropescope::model

@@ -86,5 +86,8 @@ QString videoPrompt(const Tokenizer& tokenizer, const QString& question, int fra
 // The answer text of greedily generated ids: up to the first `eos`, <|im_end|>, <|user|> or <|observation|>,
 // special tokens dropped.
 QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos);
+// Why answerText is empty, in a few words for the window ("the model ended its turn at once: <|im_end|>");
+// empty when it is not.
+QString emptyAnswerReason(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos);
 
 } // namespace ropescope::model

@@ -554,21 +554,18 @@ Layout splitVideos(const Layout& layout)
 PositionTable buildPositionTable(const Layout& layout, const SchemeParams& params)
 {
     validate(params);
-    PositionTable table = tokenMetadata(layout);
+    const bool split = params.videoFormOrDefault() == VideoForm::Split;
+    // XD-RoPE builds its own token table (the newline column adds tokens); the others place the layout's.
+    const bool xdRope = params.kind == SchemeKind::XdRope && !params.custom;
+    PositionTable table = xdRope ? xdRopeTable(layout, params.newlineColumn, split) : tokenMetadata(layout);
     table.scheme = params.kind;
     table.rotary = params.rotary;
     table.allocation = allocationFor(params);
+    if (xdRope)
+        return table;
     if (params.custom) { // it places videos itself (the video form is a built-in's setting)
         placeCustom(table, *params.custom);
         return table;
-    }
-    const bool split = params.videoFormOrDefault() == VideoForm::Split;
-    if (params.kind == SchemeKind::XdRope) { // its own token table: the newline column adds tokens
-        PositionTable placed = xdRopeTable(layout, params.newlineColumn, split);
-        placed.scheme = table.scheme;
-        placed.rotary = table.rotary;
-        placed.allocation = table.allocation;
-        return placed;
     }
     table.positions.resize(table.size(), componentCount(params.kind));
     if (split && splitsVideos(layout)) {
@@ -602,7 +599,7 @@ PositionTable buildPositionTable(const Layout& layout, const SchemeParams& param
     case SchemeKind::VideoRopePlus: placeVideoRope(table, params.temporalStrideOrDefault(), false); break;
     case SchemeKind::MmRope: placeMmRope(table, params.positionScale, params.temporalStrideOrDefault()); break;
     case SchemeKind::ErnieVl: placeErnieVl(table); break;
-    case SchemeKind::XdRope: break; // placed above
+    case SchemeKind::XdRope: break; // placed by xdRopeTable above
     }
     return table;
 }

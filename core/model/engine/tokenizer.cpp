@@ -541,11 +541,11 @@ QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& gener
 
 QString emptyAnswerReason(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos)
 {
-    if (!answerText(tokenizer, generated, eos).isEmpty())
+    const std::vector<int64_t> answer = answerIds(tokenizer, generated, eos);
+    if (!tokenizer.decode(answer, true).trimmed().isEmpty())
         return {};
     if (generated.empty())
         return "no token was generated";
-    const std::vector<int64_t> answer = answerIds(tokenizer, generated, eos);
     if (answer.empty())
         return "the model ended its turn at once: " + tokenizer.decode({generated.front()}).trimmed();
     // Tokens that decode to nothing once special tokens are dropped (markers, or blanks): say which, as the

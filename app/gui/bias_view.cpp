@@ -23,7 +23,9 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
@@ -32,6 +34,12 @@
 #include <atomic>
 
 namespace ropescope::gui {
+namespace {
+
+// The smallest scale the figure is drawn at in the window: its captions stay about 8 px and larger.
+constexpr double kReadableScale = 0.8;
+
+} // namespace
 
 struct BiasView::Private {
     QString modelDir;
@@ -111,13 +119,24 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     root->addWidget(status_);
     figure_ = new views::ChartView;
     figure_->setObjectName("biasFigure");
-    root->addWidget(figure_, 3);
+    // The figure scrolls at a readable size rather than shrinking to the dock (at 1280x720 its captions were
+    // 5-pixel text); the splitter lets the table take the room back.
+    auto* figureScroll = new QScrollArea;
+    figureScroll->setWidget(figure_);
+    figureScroll->setWidgetResizable(true);
+    figureScroll->setFrameShape(QFrame::NoFrame);
+    auto* split = new QSplitter(Qt::Vertical);
+    split->setChildrenCollapsible(false);
+    split->addWidget(figureScroll);
     table_ = new QTableWidget(0, 7);
     table_->setObjectName("biasTable");
     table_->setHorizontalHeaderLabels({"scheme", "layer", "PTD", "centre offset (rows, cols)", "last/first row", "last/first col", "r(distance)"});
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    root->addWidget(table_, 1);
+    split->addWidget(table_);
+    split->setStretchFactor(0, 3);
+    split->setStretchFactor(1, 1);
+    root->addWidget(split, 1);
 
     connect(source_, &QComboBox::currentIndexChanged, this, &BiasView::updateSourceControls);
     connect(browse_, &QPushButton::clicked, this, [this] {
@@ -177,6 +196,7 @@ void BiasView::setModel(const QString& dir)
     d->result.reset();
     export_->setEnabled(false);
     figure_->setPainter({});
+    figure_->setMinimumSize(0, 0);
     table_->setRowCount(0);
 }
 
@@ -317,6 +337,7 @@ void BiasView::showResult(std::shared_ptr<model::BiasAccumulation> result)
     const cli::BiasReport report = cli::biasReport(*d->result);
     const views::BiasFigure f = report.figureData;
     figure_->setPainter([f](QPainter& p, const QRectF& area) { views::paintBiasFigure(p, area, f); });
+    figure_->setMinimumSize(views::biasFigureSize(f) * kReadableScale);
     table_->setRowCount(0);
     const model::BiasAccumulation& a = *d->result;
     for (qsizetype s = 0; s < a.schemes.size(); ++s)
@@ -373,6 +394,7 @@ void BiasView::openResult(const QString& folder)
             d->result.reset();
             export_->setEnabled(false);
             figure_->setPainter({});
+    figure_->setMinimumSize(0, 0);
             table_->setRowCount(0);
             status_->setText(QString("%1: %2 of %3 shards done, %4 failed, %5 not run or still queued; the merged figure comes when all are "
                                      "done (`ropescope bias --status` says more, `--resume` reruns the missing)")

@@ -35,6 +35,7 @@
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QRegularExpression>
+#include <QResizeEvent>
 #include <QScreen>
 #include <QScrollArea>
 #include <QScrollBar>
@@ -112,6 +113,25 @@ void MainWindow::fitTo(const QRect& available)
     const int parameters = small ? 330 : std::clamp(size.width() * 23 / 100, 400, 560);
     const int readouts = small ? 300 : std::clamp(size.width() * 25 / 100, 440, 640);
     resizeDocks({parametersDock_, readoutsDock_}, {parameters, readouts}, Qt::Horizontal);
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event)
+{
+    QMainWindow::resizeEvent(event);
+    // The layout has already given the whole change to the 3-D view: share it out again in proportion. An
+    // invalid old size is the first show, which fitTo has sized.
+    const int before = event->oldSize().width(), after = event->size().width();
+    if (before <= 0 || after <= 0 || before == after)
+        return;
+    QList<QDockWidget*> docks;
+    QList<int> widths;
+    for (QDockWidget* dock : {parametersDock_, readoutsDock_})
+        if (dock && dock->isVisible() && !dock->isFloating()) {
+            docks << dock;
+            widths << std::max(dock->minimumSizeHint().width(), static_cast<int>(static_cast<long long>(dock->width()) * after / before));
+        }
+    if (!docks.isEmpty())
+        resizeDocks(docks, widths, Qt::Horizontal);
 }
 
 QString MainWindow::autosavePath() const
@@ -286,7 +306,7 @@ void MainWindow::buildUi()
         panel_->applyTo(s);
         request(s, false);
     });
-    connect(panel_, &ParameterPanel::layoutRejected, this, &MainWindow::showError);
+    connect(panel_, &ParameterPanel::layoutRejected, this, [this](const QString& message) { showError(message, "layout"); });
     schemeFiles_ = new SchemeFiles(this);
     panel_->setRecentSchemeFiles(schemeFiles_->recent());
     connect(schemeFiles_, &SchemeFiles::recentChanged, panel_, &ParameterPanel::setRecentSchemeFiles);
@@ -514,10 +534,10 @@ void MainWindow::writeAutosave()
     }
 }
 
-void MainWindow::showError(const QString& message)
+void MainWindow::showError(const QString& message, const QString& parameter)
 {
     lastError_ = message;
-    panel_->setError(message);
+    panel_->setError(message, parameter);
     statusBar()->showMessage(message, 10000);
 }
 
@@ -558,7 +578,7 @@ bool MainWindow::adopt(ReadoutRunner::Result result)
             showError(problem);
             return false;
         }
-        showError(result.error);
+        showError(result.error, result.parameter);
         return false;
     }
     session::ExplorerState s = std::move(result.state);

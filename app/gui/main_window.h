@@ -83,6 +83,10 @@ public:
     // screen, with narrower docks (what a 1280x720 laptop gets).
     void fitTo(const QRect& available);
 
+protected:
+    // Docks keep their share of the window's width as it grows or shrinks (maximised, they widen with it).
+    void resizeEvent(QResizeEvent* event) override;
+
 private:
     void buildUi();
     bool request(const session::ExplorerState& state, bool showInPanel);
@@ -106,7 +110,8 @@ private:
     void loadImage(const QString& path);
     views::SceneOptions sceneOptions() const;
     views::ChartPainter chartPainter(ChartKind kind) const;
-    void showError(const QString& message);
+    // The message in the panel and the status bar; the controls of `parameter` (a session key) are marked.
+    void showError(const QString& message, const QString& parameter = {});
     void schemeFileReloaded(const geometry::CustomSchemeRef& ref);
     void exportWithDialog(ChartKind kind);
 

@@ -32,6 +32,7 @@ Result compute(session::ReadoutEngine& engine, session::ExplorerState s)
         r.detail = QString::fromStdString(e.detail());
     } catch (const geometry::InvalidInput& e) {
         r.error = inWindowWords(e);
+        r.parameter = QString::fromStdString(e.parameter());
     }
     r.state = std::move(s);
     return r;

@@ -26,6 +26,7 @@ public:
         session::ExplorerState state; // as requested, with the selection moved onto a text token if needed
         session::Readouts readouts;
         QString error; // set when the state cannot be drawn (the message names the parameter)
+        QString parameter; // the parameter the error is about, as sessions spell it ("alpha", "layout"), or empty
         QString detail; // a scheme file's error: the traceback's last lines
     };
 

@@ -352,6 +352,19 @@ def positions(layout, spread):
         QVERIFY(!w.applyState(longer));
         QVERIFY2(w.lastError().contains("table.csv holds positions for 20 tokens") && w.lastError().contains("has 40"), qPrintable(w.lastError()));
         QVERIFY(w.readouts().table.positions == want.positions);
+        // The layout field is marked, as for a layout that does not parse; a fitting layout clears it.
+        QVERIFY2(w.panel()->layoutEdit()->styleSheet().contains("#fde7e4"), qPrintable(w.panel()->layoutEdit()->styleSheet()));
+        ropescope::session::ExplorerState fitting = w.state();
+        fitting.layout = "text:3,image:3x2,text:2,video:2x2x2,text:1";
+        QVERIFY2(w.applyState(fitting), qPrintable(w.lastError()));
+        QVERIFY(w.panel()->layoutEdit()->styleSheet().isEmpty());
+        // A parameter out of range marks its own controls (alpha: the slider and its number box).
+        ropescope::session::ExplorerState badAlpha = w.state();
+        badAlpha.params = circle;
+        badAlpha.params.circle.alpha = 7;
+        QVERIFY(!w.applyState(badAlpha));
+        QVERIFY(w.panel()->alphaSlider()->styleSheet().contains("#fde7e4"));
+        QVERIFY(w.panel()->layoutEdit()->styleSheet().isEmpty());
     }
 
     void alphaSliderChangesReadoutAndScene()
@@ -606,6 +619,27 @@ def positions(layout, spread):
         QCOMPARE(QString::fromStdString(w.state().layout), QString("text:2,image:3x3,text:1"));
         QTRY_COMPARE_WITH_TIMEOUT(w.scene().world().rows(), Eigen::Index(15), 3000); // after a pause
         QVERIFY(w.lastError().isEmpty());
+    }
+
+    // Maximising on a large screen (or any resize) shares the new width out: the docks keep their share
+    // of the window rather than leaving all of it to the 3-D view.
+    void docksKeepTheirShareOfTheWindow()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.fitTo(QRect(0, 0, 1280, 720));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* parameters = w.findChild<QDockWidget*>("parametersDock");
+        auto* readouts = w.findChild<QDockWidget*>("readoutsDock");
+        QVERIFY(parameters && readouts);
+        const double parametersShare = double(parameters->width()) / w.width(), readoutsShare = double(readouts->width()) / w.width();
+        w.resize(1920, 1040);
+        QTRY_COMPARE(w.width(), 1920);
+        QTRY_VERIFY2(std::abs(double(parameters->width()) / w.width() - parametersShare) < 0.02,
+                     qPrintable(QString("%1 of %2, was %3").arg(parameters->width()).arg(w.width()).arg(parametersShare)));
+        QTRY_VERIFY2(std::abs(double(readouts->width()) / w.width() - readoutsShare) < 0.02,
+                     qPrintable(QString("%1 of %2, was %3").arg(readouts->width()).arg(w.width()).arg(readoutsShare)));
     }
 
     void windowFitsALaptopScreen()

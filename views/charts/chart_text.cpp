@@ -54,6 +54,16 @@ double fittedLines(QPainter& p, double left, double top, double width, const QSt
     return 2 * m.height();
 }
 
+double fittedLinesHeight(const QFont& font, double width, const QString& text)
+{
+    QFont f = font;
+    const int floor = std::max(8, f.pixelSize() * 4 / 5);
+    while (f.pixelSize() > floor && QFontMetricsF(f).horizontalAdvance(text) > width)
+        f.setPixelSize(f.pixelSize() - 1);
+    const QFontMetricsF m(f);
+    return m.horizontalAdvance(text) <= width ? m.height() : 2 * m.height();
+}
+
 void captionLine(QPainter& p, const QRectF& box, int alignment, const QString& text)
 {
     p.save();

@@ -4,6 +4,7 @@
 #include <QRectF>
 #include <QString>
 
+class QFont;
 class QPainter;
 
 namespace ropescope::views::chart {
@@ -18,6 +19,9 @@ void fitFont(QPainter& p, const QString& text, double width);
 // that it wraps onto a second line (cut at the end only if two are not enough), so a long title or subtitle
 // in a narrow dock stays readable instead of losing both ends. Returns the height used.
 double fittedLines(QPainter& p, double left, double top, double width, const QString& text);
+// The height fittedLines would use for `text` in `width` with `font`, so a chart can leave a caption its room
+// before painting the plot above it.
+double fittedLinesHeight(const QFont& font, double width, const QString& text);
 // One line of caption in `box`: shrunk by up to a fifth to fit, then cut at its end (never at both ends, as a
 // centred line wider than its box would be).
 void captionLine(QPainter& p, const QRectF& box, int alignment, const QString& text);

@@ -148,7 +148,11 @@ void paintProfileChart(QPainter& p, const QRectF& area, const ProfileChart& char
     QRectF plot = titled(p, area, chart.title);
     setFont(p, area, 0.8);
     const QFontMetricsF fm(p.font());
-    plot.adjust(fm.horizontalAdvance("00000.0") + 10, fm.height() * 0.6, -10, -fm.height() * 2.4);
+    static const QString caption = "text tokens in order (band: min-max distance to visual tokens, line: mean)";
+    const double left = fm.horizontalAdvance("00000.0") + 10;
+    // The caption wraps onto a second line in a narrow dock rather than losing its end.
+    const double captionHeight = chart::fittedLinesHeight(p.font(), plot.width() - left - 10, caption);
+    plot.adjust(left, fm.height() * 0.6, -10, -(fm.height() * 1.4 + captionHeight));
     const int n = static_cast<int>(chart.profile.rows());
     if (n == 0) {
         p.restore();
@@ -194,8 +198,7 @@ void paintProfileChart(QPainter& p, const QRectF& area, const ProfileChart& char
                QString("token %1").arg(chart.tokens.front()));
     p.drawText(QRectF(plot.left(), plot.bottom() + 4, plot.width(), fm.height()), Qt::AlignRight,
                QString("token %1").arg(chart.tokens.back()));
-    chart::captionLine(p, QRectF(plot.left(), plot.bottom() + 4 + fm.height(), plot.width(), fm.height()), Qt::AlignCenter,
-                       "text tokens in order (band: min-max distance to visual tokens, line: mean)");
+    chart::fittedLines(p, plot.left(), plot.bottom() + 4 + fm.height(), plot.width(), caption);
     p.restore();
 }
 
@@ -283,23 +286,33 @@ void paintFrequencyChart(QPainter& p, const QRectF& area, const FrequencyChart& 
     p.setPen(kGrid);
     p.drawRect(QRectF(plot.left(), plot.top() + stripHeight + 2, plot.width(), stripHeight * 0.6));
     // Legend: axis colours and use shades, with counts.
+    // Legend: an entry that would pass the right edge starts a new line (a narrow dock at 1280x720 would cut it).
     double x = plot.left();
-    const double legendY = plot.top() + stripHeight * 1.6 + 6;
-    auto legend = [&](const QColor& colour, const QString& text) {
+    double legendY = plot.top() + stripHeight * 1.6 + 6;
+    auto legend = [&](const QColor& colour, const QString& text, double gapBefore) {
+        const double width = fm.height() * 0.8 + fm.horizontalAdvance(text);
+        if (x > plot.left() && x + gapBefore + width > plot.right()) {
+            x = plot.left();
+            legendY += fm.height() * 1.2;
+        } else if (x > plot.left()) {
+            x += gapBefore;
+        }
         p.fillRect(QRectF(x, legendY + fm.height() * 0.2, fm.height() * 0.6, fm.height() * 0.6), colour);
         p.setPen(kInk);
         p.drawText(QPointF(x + fm.height() * 0.8, legendY + fm.ascent()), text);
-        x += fm.height() * 1.2 + fm.horizontalAdvance(text);
+        x += width;
     };
     for (size_t a = 0; a < chart.axes.size() && a < 4; ++a)
-        legend(axisColours[a], QString("%1 %2").arg(chart.axes[a]).arg(std::count(chart.pairAxis.begin(), chart.pairAxis.end(), static_cast<int>(a))));
-    x += fm.height();
+        legend(axisColours[a], QString("%1 %2").arg(chart.axes[a]).arg(std::count(chart.pairAxis.begin(), chart.pairAxis.end(), static_cast<int>(a))),
+               fm.height() * 0.4);
     for (int u = 0; u < 3; ++u)
-        legend(useColours[u], QString("%1 %2").arg(useNames[u]).arg(std::count(chart.pairUse.begin(), chart.pairUse.end(), u)));
+        legend(useColours[u], QString("%1 %2").arg(useNames[u]).arg(std::count(chart.pairUse.begin(), chart.pairUse.end(), u)),
+               fm.height() * (u == 0 ? 1.4 : 0.4));
 
-    // Decay of the prior along each axis alone.
+    // Decay of the prior along each axis alone, its caption wrapped onto two lines where one is too narrow.
+    static const QString decayCaption = "prior / prior at 0, moving along one axis alone (distance in positions)";
     QRectF decay(plot.left(), legendY + fm.height() * 1.8, plot.width(), 0);
-    decay.setBottom(area.bottom() - fm.height() * 2.4);
+    decay.setBottom(area.bottom() - fm.height() * 1.4 - chart::fittedLinesHeight(p.font(), plot.width(), decayCaption));
     double lo = 1.0;
     for (const auto& line : chart.decay)
         for (double v : line)
@@ -324,8 +337,8 @@ void paintFrequencyChart(QPainter& p, const QRectF& area, const FrequencyChart& 
         p.setPen(kInk);
         p.drawText(QRectF(decay.left(), decay.bottom() + 2, decay.width(), fm.height()), Qt::AlignLeft, "0");
         p.drawText(QRectF(decay.left(), decay.bottom() + 2, decay.width(), fm.height()), Qt::AlignRight, number(reach));
-        chart::captionLine(p, QRectF(decay.left(), decay.bottom() + 2 + fm.height(), decay.width(), fm.height()), Qt::AlignCenter,
-                           "prior / prior at 0, moving along one axis alone (distance in positions)");
+        setFont(p, area, 0.6); // the caption is measured above at this size (the axis may have changed it)
+        chart::fittedLines(p, plot.left(), decay.bottom() + 2 + fm.height(), plot.width(), decayCaption);
     }
     p.restore();
 }

@@ -204,7 +204,10 @@ void paintRegionChart(QPainter& p, const QRectF& area, const RegionChart& chart,
     const double chanceY = bars.bottom() - bars.height() * std::min(1.0, chart.area / scaleTop);
     p.setPen(QPen(kChance, 1.5, Qt::DashLine));
     p.drawLine(QPointF(bars.left(), chanceY), QPointF(bars.right(), chanceY));
-    p.drawText(QRectF(bars.right() - 200, chanceY - gap, 200, gap), Qt::AlignRight | Qt::AlignBottom, "region's area");
+    // Named in the axis margin, where no bar can cover it (inside the plot it sat on the last bars), unless it
+    // would overlap the axis' own 0 or top label.
+    if (std::abs(chanceY - bars.bottom()) > gap && std::abs(chanceY - bars.top()) > gap)
+        p.drawText(QRectF(bars.left() - labelWidth, chanceY - gap / 2, labelWidth - 4, gap), Qt::AlignRight | Qt::AlignVCenter, "area");
 }
 
 } // namespace ropescope::views

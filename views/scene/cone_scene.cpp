@@ -355,10 +355,10 @@ void ConeScene::updateCone(const PositionTable& table, const SceneOptions& optio
 
 void ConeScene::updateAxes()
 {
-    // Three arrows from just outside the scene's low corner, as long as a quarter of its largest extent.
+    // Three arrows from outside the scene's low corner (clear of an image's ring in the default view), as long as a quarter of its largest extent.
     const Eigen::Vector3d extent = boundsMax_ - boundsMin_;
     const double length = std::max(2.0, 0.25 * extent.maxCoeff());
-    const Eigen::Vector3d origin = boundsMin_ - Eigen::Vector3d::Constant(0.08 * extent.maxCoeff() + glyphRadius_ * 3);
+    const Eigen::Vector3d origin = boundsMin_ - Eigen::Vector3d::Constant(0.14 * extent.maxCoeff() + glyphRadius_ * 3);
     vtkNew<vtkPoints> points;
     vtkNew<vtkCellArray> lines;
     points->InsertNextPoint(origin.data());
@@ -438,8 +438,11 @@ void ConeScene::applyCamera(CameraPreset preset)
     const Eigen::Vector3d q = Eigen::Vector3d(-1, -1, 2).normalized();
     Eigen::Vector3d direction = p, up = q;
     switch (preset) {
-    case CameraPreset::Isometric: // 35 degrees off the side view: rings read as ellipses, the cone opens up
-        direction = (std::cos(0.61) * p + std::sin(0.61) * a).normalized();
+    case CameraPreset::Isometric:
+        // 50 degrees round from the side view: a ring orthogonal to the text axis reads as an open ellipse (3:4)
+        // and the axis still runs left to right. 35 degrees showed the ring nearly edge-on; lifting the camera
+        // tilted the text axis and put the axis arrows over the ring.
+        direction = (std::cos(0.87) * p + std::sin(0.87) * a).normalized();
         break;
     case CameraPreset::DownTextAxis: // rings as full circles, the text axis as a point
         direction = a;

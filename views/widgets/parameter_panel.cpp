@@ -476,7 +476,7 @@ void ParameterPanel::commitLayout()
     } catch (const InvalidInput& e) {
         // The view keeps the last valid layout; nothing is applied or autosaved.
         const QString message = QString("%1 (showing the last valid layout, %2)").arg(e.what(), QString::fromStdString(committedLayout_));
-        setError(message);
+        setError(message, "layout");
         Q_EMIT layoutRejected(message);
         return;
     }
@@ -583,22 +583,9 @@ void ParameterPanel::updateEnabled()
     // A control is enabled when the scheme reads its parameter: the parameter table's "reads" column
     // (core/geometry/scheme_parameters.cpp), not a list kept here.
     const auto reads = [&kind](const char* key) { return kind && schemeReads(*kind, key); };
-    const std::pair<const char*, std::vector<QWidget*>> controls[] = {
-        {"alpha", {alpha_, alphaBox_}},
-        {"radius_mode", {radiusMode_}},
-        {"radius", {radius_}},
-        {"text_vector", {vector_[0], vector_[1], vector_[2]}},
-        {"stride", {stride_}},
-        {"temporal_stride", {temporalStride_}},
-        {"visual_stride", {visualStride_}},
-        {"position_scale", {positionScale_[0], positionScale_[1], positionScale_[2]}},
-        {"ntk_factor", {ntkFactor_}},
-        {"ntk_alpha", {ntkAlpha_}},
-        {"newline_column", {newlineColumn_}},
-    };
-    for (const auto& [key, widgets] : controls)
-        for (QWidget* w : widgets)
-            w->setEnabled(reads(key));
+    for (const SchemeParameter& row : schemeParameters())
+        for (QWidget* w : controlsOf(QString::fromUtf8(row.key)))
+            w->setEnabled(reads(row.key));
     videoForm_->setEnabled(kind.has_value());
     // The allocation in use: the one chosen, or the scheme's own design.
     const auto chosen = allocation_->currentIndex() > 0 ? allocationKindFromName(allocation_->currentText().toStdString())
@@ -682,11 +669,44 @@ void ParameterPanel::mirrorInStructuredEditor(const Layout& l)
     updating_ = wasUpdating;
 }
 
-void ParameterPanel::setError(const QString& message)
+std::vector<QWidget*> ParameterPanel::controlsOf(const QString& key) const
+{
+    const std::pair<const char*, std::vector<QWidget*>> controls[] = {
+        {"layout", {layout_}},
+        {"alpha", {alpha_, alphaBox_}},
+        {"radius_mode", {radiusMode_}},
+        {"radius", {radius_}},
+        {"text_vector", {vector_[0], vector_[1], vector_[2]}},
+        {"stride", {stride_}},
+        {"temporal_stride", {temporalStride_}},
+        {"visual_stride", {visualStride_}},
+        {"position_scale", {positionScale_[0], positionScale_[1], positionScale_[2]}},
+        {"ntk_factor", {ntkFactor_}},
+        {"ntk_alpha", {ntkAlpha_}},
+        {"newline_column", {newlineColumn_}},
+    };
+    for (const auto& [name, widgets] : controls)
+        if (key == QLatin1String(name))
+            return widgets;
+    return {};
+}
+
+void ParameterPanel::setError(const QString& message, const QString& parameter)
 {
     error_->setText(message);
-    if (!layoutPause_->isActive())
-        layout_->setStyleSheet(message.startsWith("layout") ? "background: #fde7e4;" : "");
+    for (const QPointer<QWidget>& w : marked_)
+        if (w)
+            w->setStyleSheet({});
+    marked_.clear();
+    if (message.isEmpty())
+        return;
+    const QString key = parameter == "positions" ? QString("layout") : parameter;
+    for (QWidget* w : controlsOf(key)) {
+        if (w == layout_ && layoutPause_->isActive())
+            continue; // still being typed: marked only once applied
+        w->setStyleSheet("background: #fde7e4;");
+        marked_.emplace_back(w);
+    }
 }
 
 void ParameterPanel::setLayerScheme(const QString& text)

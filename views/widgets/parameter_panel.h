@@ -2,7 +2,10 @@
 #include "core/session/explorer_state.h"
 #include "views/widgets/custom_scheme_controls.h"
 
+#include <QPointer>
 #include <QWidget>
+
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
@@ -27,7 +30,10 @@ public:
 
     void setState(const session::ExplorerState& state); // without emitting
     void applyTo(session::ExplorerState& state) const;
-    void setError(const QString& message); // empty clears
+    // Shows `message` (empty clears) and marks the controls of `parameter`, a session key ("layout", "alpha").
+    // A position table that does not fit the layout ("positions") marks the layout field: that is what the user
+    // changed, and what the error asks them to change back.
+    void setError(const QString& message, const QString& parameter = {});
     void setLayerScheme(const QString& text); // "layer 3 of 36: mrope"
     void setEffectiveRadius(const QString& text); // "effective R 12.73" in the auto radius modes, else empty
 
@@ -55,6 +61,8 @@ private:
     void commitLayout();
     void mirrorInStructuredEditor(const geometry::Layout& layout);
     void updateEnabled();
+    std::vector<QWidget*> controlsOf(const QString& key) const; // the widgets that set a session key
+
     void schemeChosen(int index);
     void followRotaryDefaults(); // a built-in chosen: its own theta, rotated fraction and pairing, where not set by hand
     void selectSchemeOf(const session::ExplorerState& state);
@@ -64,6 +72,7 @@ private:
     // leaving the field, or after a pause, and only when it parses.
     std::string committedLayout_;
     QTimer* layoutPause_;
+    std::vector<QPointer<QWidget>> marked_; // controls setError marked, unmarked by the next call
 
     QComboBox* scheme_;
     int builtinSchemes_ = 0; // the scheme list's first entries; files and the two "..." entries follow

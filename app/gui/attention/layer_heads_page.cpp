@@ -17,7 +17,10 @@ LayerHeadsPage::LayerHeadsPage(QWidget* parent) : QWidget(parent), grid_(std::ma
     auto* box = new QVBoxLayout(this);
     auto* row = new QHBoxLayout;
     show_ = new QComboBox;
-    show_->addItems({"maps (each cell min-max on its own)", "image-attention mass"});
+    // Short item names, so the combo is not cut in a 1280x720 window; the tooltip says what each shows.
+    show_->addItems({"maps", "image-attention mass"});
+    show_->setToolTip("maps: each cell's text -> image map, scaled min-max on its own; image-attention mass: the share of "
+                      "each layer and head's attention that goes to the image");
     row->addWidget(new QLabel("Show"));
     row->addWidget(show_, 1);
     auto* exportFigure = new QPushButton("Export...");

@@ -1,5 +1,6 @@
 #include "core/model/engine/vlm.h"
 
+#include "core/model/engine/cpu_threads.h"
 #include "core/model/engine/host_allocator.h"
 
 #include "core/geometry/errors.h"
@@ -92,13 +93,15 @@ torch::Tensor evenSampleIndices(int64_t n, int64_t k)
 
 Vlm::Vlm(const QString& dir, torch::Device device, torch::Dtype dtype) : Vlm(Checkpoint::open(dir), device, dtype) {}
 
-// Threads: LibTorch's intra-op pool is left as it starts (1 thread on Debian's build unless
+// Threads: LibTorch's intra-op pool is left as it starts (1 thread on Debian 12's build unless
 // OMP_NUM_THREADS is set) while OpenBLAS threads every GEMM over all cores. Measured on 2 cores
 // (bench model, 1000 tokens): 1 + 2 BLAS threads gives decoder 47 ms / capture 56 ms; 2 + 2
-// oversubscribes (59 / 97 ms); 2 + 1 gives 53 / 59 ms.
+// oversubscribes (59 / 97 ms; with LibTorch 2.6, 633 ms); 2 + 1 gives 53 / 59 ms. balanceCpuThreads
+// keeps to one of the two levels.
 Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
     : checkpoint_(std::move(checkpoint)), device_(device), vision_(checkpoint_, device, dtype), language_(checkpoint_, device, dtype)
 {
+    balanceCpuThreads();
     reuseLargeHostAllocations();
     releaseFreeHostMemory();
 }

@@ -13,6 +13,7 @@ mirror=${ROPESCOPE_TRIXIE_MIRROR:-http://deb.debian.org/debian}
 packages=(
   cmake ninja-build g++ ccache pkg-config     # toolchain
   libtorch-dev                               # LibTorch 2.6 (CPU): the point of this chroot
+  libopenblas0-pthread                       # its GEMMs: trixie's default libblas.so.3 is the reference BLAS (8x slower)
   qt6-base-dev qt6-svg-dev libeigen3-dev libpcre2-dev   # what a build without GUI and VTK needs
   zlib1g-dev                                 # .npz dumps (check-positions)
   python3-dev pybind11-dev python3-numpy     # Python schemes (model runs under a scheme file)
@@ -68,7 +69,7 @@ $sudo rm -rf "$root/src/ropescope" && $sudo mkdir -p "$root/src/ropescope"
 git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | $sudo tar -xmf - -C "$root/src/ropescope"
 
 in_root "$root" "cd /src/ropescope && export CCACHE_DIR=/root/.ccache CCACHE_BASEDIR=/src/ropescope && \
-  cmake -S . -B /src/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DROPESCOPE_GUI=OFF -DROPESCOPE_RENDER=OFF \
+  cmake --preset headless -B /src/build \
         -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache > /src/configure.log 2>&1 || { tail -40 /src/configure.log; exit 1; } && \
   echo \"check_libtorch2: LibTorch \$(grep -A1 'define TORCH_VERSION ' /usr/include/torch/csrc/api/include/torch/version.h | tail -1)\" && \
   cmake --build /src/build -j2 > /src/build.log 2>&1 || { tail -40 /src/build.log; exit 1; } && \

@@ -2,10 +2,11 @@
 // layers x heads grid.
 #include "app/cli/attend_run.h"
 
-#include "app/attention_sheets.h"
+#include "app/reports/attention_sheets.h"
 
 #include "app/cli/output.h"
-#include "app/map_pictures.h"
+#include "core/io/csv.h"
+#include "app/reports/map_pictures.h"
 #include "core/io/position_table_io.h"
 #include "core/model/analysis/attention_stats.h"
 #include "core/model/engine/tensor_io.h"
@@ -53,8 +54,8 @@ QByteArray AttentionOutcome::positionsCsv() const
 
 QByteArray AttentionOutcome::tokenSheet(views::FigureFormat format) const
 {
-    const views::MapSheet sheet = ropescope::tokenSheet(run, heatIndex, head, heat, schemeTitle(run));
-    const QSize size = views::mapSheetSize(sheet, sheetCellWidth(run.prompt));
+    const views::MapSheet sheet = reports::tokenSheet(run, heatIndex, head, heat, schemeTitle(run));
+    const QSize size = views::mapSheetSize(sheet, reports::sheetCellWidth(run.prompt));
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, summary);
 }
 
@@ -62,7 +63,7 @@ QByteArray AttentionOutcome::tokensJson() const
 {
     const model::AttentionRequest& a = run.prompt;
     QJsonArray tokens;
-    for (const model::MapToken& t : sheetTokens(run)) {
+    for (const model::MapToken& t : reports::sheetTokens(run)) {
         QJsonObject entry{{"index", static_cast<double>(t.index)},
                           {"id", static_cast<double>(t.id)},
                           {"text", t.text},
@@ -87,14 +88,14 @@ QByteArray AttentionOutcome::tokensJson() const
         tokens.append(entry);
     }
     QJsonObject root{{"answer", answer}, {"heatmap_layer", run.layers[heatIndex]}, {"tokens", tokens}};
-    if (run.mapTokens().size() > kMaxSheetMaps)
-        root["truncated_to"] = static_cast<int>(kMaxSheetMaps);
+    if (run.mapTokens().size() > reports::kMaxSheetMaps)
+        root["truncated_to"] = static_cast<int>(reports::kMaxSheetMaps);
     return QJsonDocument(root).toJson();
 }
 
 QByteArray AttentionOutcome::layersHeadsFigure(views::FigureFormat format) const
 {
-    views::LayerHeadGrid grid = layerHeadGrid(run);
+    views::LayerHeadGrid grid = reports::layerHeadGrid(run);
     grid.title = "text -> image attention, layers x heads (mean over question tokens) - " + schemeTitle(run);
     const QSize size = views::layerHeadFigureSize(grid);
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, grid); }, size, format, summary);
@@ -129,16 +130,16 @@ QByteArray AttentionOutcome::ownPriorFigure(views::FigureFormat format) const
     sheet.title = QString("model's own positional prior vs attention, layer %1, token #%2 %3 - %4")
                       .arg(run.layers[heatIndex])
                       .arg(ownPriorToken.index)
-                      .arg(visibleToken(ownPriorToken.text), schemeTitle(run));
+                      .arg(reports::visibleToken(ownPriorToken.text), schemeTitle(run));
     sheet.columns = 2;
     for (size_t h = 0; h < heads; ++h) {
         const model::OwnPrior& p = ownPriors[heatIndex * heads + h];
-        sheet.maps.push_back({views::attentionOverlay(mapPictures(a.images), p.prior, heat),
+        sheet.maps.push_back({views::attentionOverlay(reports::mapPictures(a.images), p.prior, heat),
                               {QString("head %1: prior (mean q, k)").arg(h), QString("r = %1").arg(p.correlation, 0, 'f', 3)}});
-        sheet.maps.push_back({views::attentionOverlay(mapPictures(a.images), p.actual, heat),
+        sheet.maps.push_back({views::attentionOverlay(reports::mapPictures(a.images), p.actual, heat),
                               {QString("head %1: attention").arg(h), QString()}});
     }
-    const QSize size = views::mapSheetSize(sheet, sheetCellWidth(a));
+    const QSize size = views::mapSheetSize(sheet, reports::sheetCellWidth(a));
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, summary);
 }
 
@@ -165,9 +166,9 @@ QByteArray AttentionOutcome::regionFigure(views::FigureFormat format) const
                       .arg(std::max(cells.col0, cells.col1))
                       .arg(schemeTitle(run));
     const model::PromptImage& image = run.prompt.images.at(static_cast<size_t>(cells.image));
-    chart.image = views::outlineCells(mapPictures(run.prompt.images), cells.image, cells.cells(image.rows, image.cols));
+    chart.image = views::outlineCells(reports::mapPictures(run.prompt.images), cells.image, cells.cells(image.rows, image.cols));
     for (const model::MapToken& t : r.tokens) {
-        chart.tokens << visibleToken(t.text);
+        chart.tokens << reports::visibleToken(t.text);
         chart.answer.push_back(t.answer);
     }
     chart.layers = r.layers;
@@ -185,7 +186,7 @@ QByteArray AttentionOutcome::regionCsv() const
     for (size_t k = 0; k < r.layers.size(); ++k)
         for (size_t t = 0; t < r.tokens.size(); ++t) {
             // The token text is joined, not substituted: a later arg() would replace a "%4" in it.
-            csv += (QString("%1,%2,").arg(r.layers[k]).arg(r.tokens[t].index) + csvField(r.tokens[t].text) +
+            csv += (QString("%1,%2,").arg(r.layers[k]).arg(r.tokens[t].index) + io::csvField(r.tokens[t].text) +
                     QString(",%1,%2,%3\n").arg(r.tokens[t].answer ? 1 : 0).arg(r.mass[k][t], 0, 'g', 9).arg(r.share[k][t], 0, 'g', 9))
                        .toUtf8();
         }

@@ -2,7 +2,7 @@
 
 #include "app/cli/cli_error.h"
 #include "app/cli/model_options.h"
-#include "app/map_pictures.h"
+#include "app/reports/map_pictures.h"
 #include "core/io/position_table_io.h"
 #include "core/io/resource_paths.h"
 #include "core/model/analysis/attention_request.h"
@@ -229,7 +229,7 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     out.answer = run.answer;
     const model::AttentionRequest& a = run.prompt;
     const std::vector<float> grid = model::headMap(run.attention()[out.heatIndex], out.head);
-    const views::MapPictures pictures = mapPictures(a.images);
+    const views::MapPictures pictures = reports::mapPictures(a.images);
     out.heatmap = views::attentionOverlay(pictures, grid, o.heat);
     if (run.ownResult)
         out.difference = views::attentionDifferenceOverlay(pictures, model::headMap(run.ownResult->prefill.attentions[out.heatIndex], out.head),

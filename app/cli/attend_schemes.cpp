@@ -1,9 +1,10 @@
 #include "app/cli/attend_schemes.h"
 
-#include "app/map_pictures.h"
+#include "app/reports/map_pictures.h"
 
 #include "app/cli/cli_error.h"
 #include "app/cli/output.h"
+#include "core/io/csv.h"
 #include "core/model/analysis/attention_stats.h"
 #include "views/charts/attention_figures.h"
 
@@ -101,10 +102,10 @@ QByteArray SchemesOutcome::figure(views::FigureFormat format, const views::Heatm
     sheet.title = QString("one prompt, %1 schemes - layer %2, mean over heads and question tokens").arg(c.rows.size()).arg(c.layer);
     sheet.columns = static_cast<int>(c.rows.size());
     for (const model::SchemeRow& r : c.rows)
-        sheet.maps.push_back({views::attentionOverlay(mapPictures(c.images), r.map, heat), r.caption()});
+        sheet.maps.push_back({views::attentionOverlay(reports::mapPictures(c.images), r.map, heat), r.caption()});
     if (std::any_of(c.rows.begin(), c.rows.end(), [](const model::SchemeRow& r) { return !r.untrained.empty(); }))
         sheet.title += " (* not the scheme the model was trained with)";
-    const QSize size = views::mapSheetSize(sheet, std::clamp(views::stripSize(mapPictures(c.images)).width(), 200, 280 * static_cast<int>(c.images.size())));
+    const QSize size = views::mapSheetSize(sheet, std::clamp(views::stripSize(reports::mapPictures(c.images)).width(), 200, 280 * static_cast<int>(c.images.size())));
     const QJsonObject meta{{"figure", "schemes side by side"}, {"layout", c.layout}, {"layer", c.layer}, {"schemes", rows}};
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, meta);
 }
@@ -128,7 +129,7 @@ QByteArray SchemesOutcome::csv() const
                                     .arg(r.stats.borderShare, 0, 'g', 9)
                                     .arg(r.stats.firstShare, 0, 'g', 9)
                                     .arg(shares.join('/'));
-        out += (csvField(r.entry.label) + ',' + csvField(r.answer) + ',' + numbers + '\n')
+        out += (io::csvField(r.entry.label) + ',' + io::csvField(r.answer) + ',' + numbers + '\n')
                    .toUtf8();
     }
     return out;

@@ -3,7 +3,7 @@
 #include "app/cli/attend_run.h"
 #include "app/cli/bench_timing.h"
 #include "app/cli/output.h"
-#include "app/map_pictures.h"
+#include "app/reports/map_pictures.h"
 #include "core/io/resource_paths.h"
 #include "core/model/analysis/attention_run.h"
 #include "core/model/analysis/attention_stats.h"
@@ -52,14 +52,14 @@ int benchAttention(const QCommandLineParser& parser)
         {"run (all layers, answer maps)", [&] { run = model::runAttention(model, query); }},
         {"one token's map", [&] {
              const model::MapToken& t = run.questionTokens.front();
-             views::attentionOverlay(mapPictures(a.images), model::headMap(run.tokenAttention(last, t), {}), heat);
+             views::attentionOverlay(reports::mapPictures(a.images), model::headMap(run.tokenAttention(last, t), {}), heat);
          }},
         {"own positional prior (mean over heads)", [&] {
              const model::OwnPrior p = model::ownPositionalPrior(vlm, run, run.layers.back(), model::HeadChoice{}, run.questionTokens.back());
-             views::attentionOverlay(mapPictures(a.images), p.prior, heat);
+             views::attentionOverlay(reports::mapPictures(a.images), p.prior, heat);
          }},
         {"layers x heads grid", [&] {
-             const views::LayerHeadGrid g = layerHeadGrid(run);
+             const views::LayerHeadGrid g = reports::layerHeadGrid(run);
              QPainter p(&canvas);
              views::paintLayerHeadGrid(p, QRectF(canvas.rect()), g);
          }},
@@ -68,7 +68,7 @@ int benchAttention(const QCommandLineParser& parser)
              const model::CellRegion region{3, 3, 4, 4};
              const model::RegionAttention r = model::regionAttention(run, region.tokensIn(a), {});
              views::RegionChart chart;
-             chart.image = views::outlineCells(mapPictures(a.images), 0, region.cells(a.image().rows, a.image().cols));
+             chart.image = views::outlineCells(reports::mapPictures(a.images), 0, region.cells(a.image().rows, a.image().cols));
              for (const model::MapToken& t : r.tokens)
                  chart.tokens << t.text;
              chart.layers = r.layers;
@@ -79,13 +79,13 @@ int benchAttention(const QCommandLineParser& parser)
          }},
         {"gradient relevancy (backward, all layers)", [&] {
              const model::Relevancy r = model::gradientRelevancy(vlm, run);
-             views::attentionOverlay(mapPictures(a.images), r.map, heat);
+             views::attentionOverlay(reports::mapPictures(a.images), r.map, heat);
          }},
         {"two images: run, a map on each, shares", [&] {
              model::AttentionQuery two = query;
              two.images.push_back(query.images.front().mirrored(true, false));
              const model::AttentionRun both = model::runAttention(model, two);
-             views::attentionOverlay(mapPictures(both.prompt.images), model::headMap(both.attention()[last], {}), heat);
+             views::attentionOverlay(reports::mapPictures(both.prompt.images), model::headMap(both.attention()[last], {}), heat);
              for (const torch::Tensor& probs : both.attention())
                  model::imageShares(probs, both.prompt.grids());
          }},

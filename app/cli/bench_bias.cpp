@@ -37,7 +37,7 @@ int benchBias(const QCommandLineParser& parser)
     const model::BiasAccumulation a = model::measureBias(*m, request);
     const double measureS = static_cast<double>(timer.nsecsElapsed()) / 1e9;
     timer.restart();
-    const BiasReport report = biasReport(a);
+    const reports::BiasReport report = reports::biasReport(a);
     const double reportS = static_cast<double>(timer.nsecsElapsed()) / 1e9;
     rusage usage{};
     ::getrusage(RUSAGE_SELF, &usage);

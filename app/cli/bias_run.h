@@ -1,6 +1,6 @@
 #pragma once
 // The flags of `ropescope bias` and of batch `bias` items, and the measurement they ask for (command_bias.cpp).
-#include "app/bias_report.h"
+#include "app/reports/bias_report.h"
 #include "core/model/analysis/bias_samples.h"
 
 #include <QCommandLineParser>

@@ -194,7 +194,7 @@ private:
                 model_.reset();
                 model_ = ModelOnDevice::load(parser.value("model"), torch::kCPU, torch::kFloat32);
             }
-            const BiasReport report = biasReport(measureBiasFromFlags(parser, setup, *model_));
+            const reports::BiasReport report = reports::biasReport(measureBiasFromFlags(parser, setup, *model_));
             if (figure)
                 return report.figure(figureFormatFor(out));
             return out.endsWith(".csv") ? report.csv : QJsonDocument(report.json).toJson();

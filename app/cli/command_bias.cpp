@@ -100,7 +100,7 @@ std::vector<int64_t> shardIndices(const QCommandLineParser& parser, int64_t tota
 void writeOutputs(const QString& folder, const model::BiasAccumulation& a)
 {
     try {
-        writeBiasFiles(folder, a);
+        reports::writeBiasFiles(folder, a);
     } catch (const io::IoError& e) {
         throw Failure(e.what());
     }

@@ -109,7 +109,7 @@ void addGeometryOptions(QCommandLineParser& parser)
     parser.setApplicationDescription(parser.applicationDescription().isEmpty() ? schemes : parser.applicationDescription() + "\n\n" + schemes);
     parser.addOptions({
         {"scheme", QString::fromStdString("Position scheme: " + schemeNameList() + ", or a Python scheme file (my_scheme.py: "
-                                          "README \"Your own scheme\")."), "S"},
+                                          "docs/USER_SCHEMES.md)."), "S"},
         {"param", "A Python scheme's parameter (one of its PARAMETERS), NAME=VALUE; repeat for several.", "NAME=VALUE"},
         {"scheme-imports", "Let the Python scheme import the .py files beside it (read once with it, and covered by its sha256); "
                            "without this its folder is not on sys.path."},

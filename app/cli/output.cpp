@@ -22,11 +22,6 @@ void writeOutput(const QString& path, const QByteArray& data)
     }
 }
 
-QString csvField(QString text)
-{
-    return '"' + text.replace('"', "\"\"") + '"';
-}
-
 std::string terminalSafe(const std::string& text)
 {
     std::string out;

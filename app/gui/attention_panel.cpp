@@ -10,7 +10,7 @@
 #include "app/gui/attention/schemes_page.h"
 #include "app/gui/bias_view.h"
 #include "app/gui/file_dialogs.h"
-#include "app/map_pictures.h"
+#include "app/reports/map_pictures.h"
 #include "core/geometry/frequency.h"
 #include "core/io/atomic_file.h"
 #include "core/io/resource_paths.h"
@@ -655,7 +655,7 @@ void AttentionPanel::repaintOverlay()
     const torch::Tensor rows = oneToken ? run.tokenAttention(layer, tokens[static_cast<size_t>(d->token)]) : run.attention()[layer];
     const std::vector<float> grid = model::headMap(rows, choice);
     const views::HeatmapOptions o = heatmapOptions();
-    const views::MapPictures pictures = mapPictures(a.images);
+    const views::MapPictures pictures = reports::mapPictures(a.images);
     overlay_ = views::attentionOverlay(pictures, grid, o);
     ui_->priorFit->clear();
     QStringList shares;

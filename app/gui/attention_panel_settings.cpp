@@ -1,7 +1,7 @@
 // AttentionPanel's session settings and exports (the panel's widgets and runs: attention_panel.cpp).
 #include "app/gui/attention_panel.h"
 
-#include "app/attention_sheets.h"
+#include "app/reports/attention_sheets.h"
 #include "app/gui/attention/attention_controls.h"
 #include "app/gui/attention/attention_panel_state.h"
 #include "app/gui/attention/layer_heads_page.h"
@@ -180,12 +180,12 @@ void AttentionPanel::exportTokenSheet(const QString& path) const
 {
     if (!d->run)
         throw std::runtime_error("no attention to export yet: run the model first");
-    const views::MapSheet sheet = tokenSheet(*d->run, shownLayer(), headChoiceAt(ui_->head->currentIndex()), heatmapOptions(),
+    const views::MapSheet sheet = reports::tokenSheet(*d->run, shownLayer(), headChoiceAt(ui_->head->currentIndex()), heatmapOptions(),
                                              QString::fromStdString(geometry::schemeLabel(d->run->scheme.params)));
     QJsonObject meta = runMetadata();
     meta["figure"] = "per-token maps";
     writeFigure(path, [sheet](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); },
-                views::mapSheetSize(sheet, sheetCellWidth(d->run->prompt)), meta);
+                views::mapSheetSize(sheet, reports::sheetCellWidth(d->run->prompt)), meta);
 }
 
 QStringList AttentionPanel::exportHeatmaps(const QString& path) const

@@ -1,6 +1,6 @@
 #include "app/gui/bias_view.h"
 
-#include "app/bias_report.h"
+#include "app/reports/bias_report.h"
 #include "app/gui/file_dialogs.h"
 #include "core/cluster/sharded_run.h"
 #include "core/model/analysis/bias_state.h"
@@ -334,7 +334,7 @@ void BiasView::start()
 void BiasView::showResult(std::shared_ptr<model::BiasAccumulation> result)
 {
     d->result = std::move(result);
-    const cli::BiasReport report = cli::biasReport(*d->result);
+    const reports::BiasReport report = reports::biasReport(*d->result);
     const views::BiasFigure f = report.figureData;
     figure_->setPainter([f](QPainter& p, const QRectF& area) { views::paintBiasFigure(p, area, f); });
     figure_->setMinimumSize(views::biasFigureSize(f) * kReadableScale);
@@ -418,7 +418,7 @@ void BiasView::exportTo(const QString& folder) const
     if (!d->result)
         throw std::runtime_error("nothing measured yet");
     try {
-        cli::writeBiasFiles(folder, *d->result);
+        reports::writeBiasFiles(folder, *d->result);
     } catch (const std::exception& e) {
         throw std::runtime_error(e.what());
     }

@@ -1,10 +1,10 @@
-#include "app/attention_sheets.h"
+#include "app/reports/attention_sheets.h"
 
-#include "app/map_pictures.h"
+#include "app/reports/map_pictures.h"
 
 #include <algorithm>
 
-namespace ropescope {
+namespace ropescope::reports {
 
 QString visibleToken(const QString& text)
 {
@@ -47,4 +47,4 @@ views::MapSheet tokenSheet(const model::AttentionRun& run, size_t heatIndex, con
     return sheet;
 }
 
-} // namespace ropescope
+} // namespace ropescope::reports

@@ -10,7 +10,7 @@
 
 #include <vector>
 
-namespace ropescope {
+namespace ropescope::reports {
 
 constexpr size_t kMaxSheetMaps = 256; // a long chat prompt's sheet stays a figure, not a poster
 
@@ -25,4 +25,4 @@ int sheetCellWidth(const model::AttentionRequest& prompt);
 views::MapSheet tokenSheet(const model::AttentionRun& run, size_t heatIndex, const model::HeadChoice& head, const views::HeatmapOptions& heat,
                            const QString& schemeTitle);
 
-} // namespace ropescope
+} // namespace ropescope::reports

@@ -1,6 +1,6 @@
-#include "app/bias_report.h"
+#include "app/reports/bias_report.h"
 
-#include "app/cli/output.h"
+#include "core/io/csv.h"
 #include "core/io/atomic_file.h"
 
 #include <QDir>
@@ -8,7 +8,7 @@
 
 #include <QJsonArray>
 
-namespace ropescope::cli {
+namespace ropescope::reports {
 namespace {
 
 QJsonObject estimateJson(const model::Estimate& e)
@@ -45,7 +45,7 @@ QByteArray biasSamplesCsv(const model::BiasAccumulation& a)
             for (int m = 0; m < model::kBiasMaps; ++m) {
                 const model::BiasCell& cell = a.cell(static_cast<size_t>(s), l, static_cast<model::BiasMap>(m));
                 for (size_t k = 0; k < cell.samples.size() && k < cell.sampleMaps.size(); ++k) {
-                    csv += csvField(a.schemes[s]).toUtf8() + "," + QByteArray::number(a.layers[l]) + ","
+                    csv += io::csvField(a.schemes[s]).toUtf8() + "," + QByteArray::number(a.layers[l]) + ","
                            + model::biasMapName(static_cast<model::BiasMap>(m)) + "," + QByteArray::number(static_cast<qlonglong>(cell.samples[k].sample));
                     for (double v : cell.sampleMaps[k])
                         csv += "," + QByteArray::number(v, 'g', 17);
@@ -110,7 +110,7 @@ BiasReport biasReport(const model::BiasAccumulation& a)
                     withFrames["last_vs_first_frame"] = estimateJson(sum.lastVsFirstFrame);
                     layer[model::biasMapName(map)] = withFrames;
                 }
-                r.csv += csvField(a.schemes[s]).toUtf8() + "," + QByteArray::number(a.layers[l]) + "," + model::biasMapName(map) + ","
+                r.csv += io::csvField(a.schemes[s]).toUtf8() + "," + QByteArray::number(a.layers[l]) + "," + model::biasMapName(map) + ","
                          + QByteArray::number(sum.samples) + "," + QByteArray::number(ptd, 'g', 10) + "," + QByteArray::number(spread, 'g', 10)
                          + "," + csvEstimate(sum.centreRow) + "," + csvEstimate(sum.centreCol) + "," + csvEstimate(sum.lastVsFirstRow) + ","
                          + csvEstimate(sum.lastVsFirstCol) + "," + csvEstimate(sum.distanceCorrelation) + "," + csvEstimate(sum.toLast) + ","
@@ -167,4 +167,4 @@ void writeBiasFiles(const QString& folder, const model::BiasAccumulation& a)
     staged.commit();
 }
 
-} // namespace ropescope::cli
+} // namespace ropescope::reports

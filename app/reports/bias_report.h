@@ -8,7 +8,7 @@
 #include <QByteArray>
 #include <QJsonObject>
 
-namespace ropescope::cli {
+namespace ropescope::reports {
 
 struct BiasReport {
     views::BiasFigure figureData; // question maps, every scheme x measured layer
@@ -24,4 +24,4 @@ QByteArray biasSamplesCsv(const model::BiasAccumulation& accumulation);
 // (io::StagedFiles); throws io::IoError naming the file.
 void writeBiasFiles(const QString& folder, const model::BiasAccumulation& accumulation);
 
-} // namespace ropescope::cli
+} // namespace ropescope::reports

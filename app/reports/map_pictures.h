@@ -7,7 +7,7 @@
 #include "views/charts/attention_figures.h"
 #include "views/charts/attention_heatmap.h"
 
-namespace ropescope {
+namespace ropescope::reports {
 
 inline views::MapPictures mapPictures(const std::vector<model::PromptImage>& images)
 {
@@ -31,4 +31,4 @@ inline views::LayerHeadGrid layerHeadGrid(const model::AttentionRun& run)
     return grid;
 }
 
-} // namespace ropescope
+} // namespace ropescope::reports

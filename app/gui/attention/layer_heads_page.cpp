@@ -1,6 +1,6 @@
 #include "app/gui/attention/layer_heads_page.h"
 
-#include "app/map_pictures.h"
+#include "app/reports/map_pictures.h"
 #include "views/widgets/chart_view.h"
 
 #include <QComboBox>
@@ -45,7 +45,7 @@ LayerHeadsPage::~LayerHeadsPage() = default;
 
 void LayerHeadsPage::setRun(const model::AttentionRun& run)
 {
-    *grid_ = layerHeadGrid(run);
+    *grid_ = reports::layerHeadGrid(run);
     grid_->title = "layers x heads, mean over question tokens";
 }
 

@@ -1,7 +1,7 @@
 #include "app/gui/attention/region_page.h"
 
 #include "app/gui/attention/attention_choices.h"
-#include "app/map_pictures.h"
+#include "app/reports/map_pictures.h"
 #include "core/model/analysis/attention_run.h"
 #include "core/model/analysis/region_attention.h"
 #include "views/charts/region_chart.h"
@@ -65,7 +65,7 @@ RegionPage::RegionPage(QWidget* parent) : QWidget(parent), s_(std::make_unique<S
     const auto cellAt = [this](QPointF at) -> std::optional<std::array<int, 3>> { // image, row, column
         if (!s_->run)
             return std::nullopt;
-        const views::PictureCell c = views::regionCellAt(QRectF(view_->rect()), mapPictures(s_->run->prompt.images), at);
+        const views::PictureCell c = views::regionCellAt(QRectF(view_->rect()), reports::mapPictures(s_->run->prompt.images), at);
         if (c.picture < 0)
             return std::nullopt;
         const int cols = s_->run->prompt.images[static_cast<size_t>(c.picture)].cols;
@@ -215,7 +215,7 @@ void RegionPage::repaint()
             }
             const model::RegionAttention& r = *s_->regionOf;
             const model::PromptImage& image = a.images[static_cast<size_t>(region.image)];
-            chart.image = views::outlineCells(mapPictures(a.images), region.image, region.cells(image.rows, image.cols));
+            chart.image = views::outlineCells(reports::mapPictures(a.images), region.image, region.cells(image.rows, image.cols));
             chart.title = QString("which tokens attend %1rows %2-%3, columns %4-%5")
                               .arg(a.images.size() > 1 ? QString("image %1, ").arg(region.image + 1) : QString())
                               .arg(std::min(region.row0, region.row1))

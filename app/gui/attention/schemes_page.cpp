@@ -1,6 +1,6 @@
 #include "app/gui/attention/schemes_page.h"
 
-#include "app/map_pictures.h"
+#include "app/reports/map_pictures.h"
 #include "core/model/analysis/scheme_comparison.h"
 #include "views/charts/attention_figures.h"
 #include "views/widgets/chart_view.h"
@@ -101,11 +101,11 @@ void SchemesPage::showComparison(const model::SchemeComparison& c, const views::
     sheet.title = QString("layer %1, mean over heads and question tokens (* untrained)").arg(c.layer);
     sheet.columns = std::min<int>(3, static_cast<int>(c.rows.size()));
     for (const model::SchemeRow& r : c.rows) {
-        sheet.maps.push_back({views::attentionOverlay(mapPictures(c.images), r.map, options), r.caption()});
+        sheet.maps.push_back({views::attentionOverlay(reports::mapPictures(c.images), r.map, options), r.caption()});
         shifts_.push_back(r.shift);
     }
     sheet_ = std::make_shared<views::MapSheet>(sheet);
-    cellWidth_ = std::clamp(views::stripSize(mapPictures(c.images)).width(), 120, 220 * static_cast<int>(c.images.size()));
+    cellWidth_ = std::clamp(views::stripSize(reports::mapPictures(c.images)).width(), 120, 220 * static_cast<int>(c.images.size()));
     view_->setPainter([sheet](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); });
 }
 

@@ -69,7 +69,7 @@ build() {
   torch=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
   pkgconfig=$(command -v pkg-config || echo "$root/usr/bin/pkgconf")
   # FindOpenGL (Qt6Gui's package needs it) does not look inside the prefix: name what it looks for.
-  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DROPESCOPE_GUI=OFF -DROPESCOPE_RENDER=OFF \
+  cmake --preset headless -B build-gpu \
         -DCMAKE_PREFIX_PATH="${torch:+$torch;}$lib/cmake;$root/usr/share/eigen3/cmake" \
         -DQt6_DIR="$lib/cmake/Qt6" -DPKG_CONFIG_EXECUTABLE="$pkgconfig" \
         -DOPENGL_opengl_LIBRARY="$lib/libOpenGL.so.0" -DOPENGL_glx_LIBRARY="$lib/libGLX.so.0" \

@@ -39,8 +39,11 @@ fi
 
 # Paths relative to the checkout in ccache's keys: a fresh clone elsewhere (CI) reuses the cache.
 export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DROPESCOPE_WERROR="${ROPESCOPE_WERROR:-OFF}"
-cmake --build build -j2
+# CMakePresets.json holds the flags: "default", or "ci" (the same with warnings as errors) for .ci/run.
+preset=default
+[ "${ROPESCOPE_WERROR:-OFF}" = ON ] && preset=ci
+cmake --preset "$preset"
+cmake --build --preset "$preset"
 
 if [ "$mode" = run ]; then
   exec build/bin/ropescope "$@"
@@ -53,4 +56,4 @@ else
   echo "setup: clang++ not found; the fuzz targets are not built (scripts/check_fuzz.sh)"
 fi
 # Two at a time on the two cores (slurm_runs runs alone: RUN_SERIAL); serially it took 385 s here, 2026-11-25.
-ctest --test-dir build --output-on-failure -j2
+ctest --preset "$preset" --output-on-failure

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the bundled models (resources/models/*) and their measured evaluations, the source of the
-# README's Results table (eval.json: the generator's pictures; eval_drawn.json: the second test set, drawn
+# docs/MODELS.md's Results table (eval.json: the generator's pictures; eval_drawn.json: the second test set, drawn
 # otherwise; eval_user_drawn.json: tests/data/drawn, pictures made with ImageMagick). Training draws every other picture with the Varied rendering (core/model/training/synthetic_task.h). The paper's protocol: a base trained from scratch with mrope, then each other
 # scheme fine-tunes the decoder from it with the vision tower and merger frozen.
 #   bash scripts/train_bundled_models.sh [OUTPUT_DIR]     (default resources/models; ROPESCOPE=binary)

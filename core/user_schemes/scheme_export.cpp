@@ -207,7 +207,7 @@ QByteArray exportSchemeModule(const SchemeParams& p, const std::string& provenan
                 + number(p.rotary.partial) + " --pairing " + rotaryPairingName(p.rotary.pairing) + ").\n";
     const QByteArray docstring = "\"\"\"" + QByteArray::fromStdString(name) + " as a Python scheme, exported by RopeScope:\n    "
                                  + QByteArray::fromStdString(provenance) + "\n\n"
-                                 "positions(layout, **params) -> float64 [C, L]: RopeScope's Python scheme format (README \"Your own scheme\").\n"
+                                 "positions(layout, **params) -> float64 [C, L]: RopeScope's Python scheme format (docs/USER_SCHEMES.md).\n"
                                  "get_rope_index(input_ids, image_grid_thw, video_grid_thw, attention_mask) -> (position_ids [C, B, L],\n"
                                  "rope_deltas [B, 1]) for training code, as transformers' Qwen2-VL returns them.\n"
                                  "python3 this_file.py text:4,image:3x3,text:2 prints the positions, one line per component.\n"

@@ -1,5 +1,5 @@
 // Every bundled model (resources/models/*) through the whole inference path on 200 held-out samples:
-// accuracy must stay within 3 points of the figure recorded beside it (eval.json, the README table's
+// accuracy must stay within 3 points of the figure recorded beside it (eval.json, the docs/MODELS.md table's
 // source). An end-to-end check of loader, tokenizer, preprocessing, positions and decoder.
 #include "core/geometry/age.h"
 #include "core/io/resource_paths.h"
@@ -67,7 +67,7 @@ private Q_SLOTS:
         QVERIFY2(!drawn.isEmpty() && !user.isEmpty(), qPrintable(dir + ": eval_drawn.json or eval_user_drawn.json missing"));
         QCOMPARE(drawn["rendering"].toString(), QString("drawn"));
         QVERIFY2(drawn["accuracy"].toDouble() >= 0.85, qPrintable(QString("drawn %1").arg(drawn["accuracy"].toDouble())));
-        // Before the augmentation the generator's own pictures scored 92-95%; now 93-96% (README, Results).
+        // Before the augmentation the generator's own pictures scored 92-95%; now 93-96% (docs/MODELS.md, Results).
         QVERIFY2(grid["accuracy"].toDouble() >= 0.92, qPrintable(QString("grid %1").arg(grid["accuracy"].toDouble())));
         const model::EvalResult r = model::evaluate(dir, 200, static_cast<uint64_t>(drawn["seed"].toInteger(1000003)), std::nullopt, model::Rendering::Drawn);
         QVERIFY2(std::abs(r.accuracy() - drawn["accuracy"].toDouble()) <= 0.03,
@@ -83,7 +83,7 @@ private Q_SLOTS:
     // The vision tower every bundled model shares (tunes freeze it) names what each merged token's cell
     // holds through the tied LM head, and names nothing where no object's centre lies, also on pictures
     // drawn off the grid, where objects spill into their neighbours' tokens (the training's "none" class,
-    // logit 0: README, Training). Without the empty cells' target the spill read as a second red object
+    // logit 0: docs/MODELS.md, Training). Without the empty cells' target the spill read as a second red object
     // and count questions lost 10 points.
     void visionTowerNamesEachCellOrNothing_data()
     {

@@ -497,7 +497,7 @@ void ParameterPanel::setRecentSchemeFiles(const QStringList& paths)
         scheme_->setItemData(scheme_->count() - 1, path, Qt::ToolTipRole);
     }
     scheme_->addItem("Python scheme...", "python");
-    scheme_->setItemData(scheme_->count() - 1, "A .py file defining positions(layout, **params) -> [C, L] (README \"Your own scheme\")", Qt::ToolTipRole);
+    scheme_->setItemData(scheme_->count() - 1, "A .py file defining positions(layout, **params) -> [C, L] (docs/USER_SCHEMES.md)", Qt::ToolTipRole);
     scheme_->addItem("Position table...", "positions");
     scheme_->setItemData(scheme_->count() - 1, "Positions from a file: the CSV or JSON `ropescope positions` writes, .npy, or a .safetensors "
                                               "with position_ids as transformers returns them", Qt::ToolTipRole);

@@ -9,7 +9,7 @@ namespace ropescope::model {
 // model, 2 cores, 1002 tokens, three alternating runs): Qwen2-VL-tiny vision 278-295 -> 154-177 ms, decoder
 // 67-73 -> 43-53 ms; Qwen2.5-VL-tiny vision 153-175 -> 85-106 ms; real Qwen2-VL-2B shapes, 256 patches:
 // vision 9.4 -> 6.1 s (its decoder is GEMM-bound either way); tiny models' forward peak unchanged (+2 MB),
-// at full 2B shapes it grows 0.59 -> 1.43 GB (fragmentation; README "Speed" has the trade-off).
+// at full 2B shapes it grows 0.59 -> 1.43 GB (fragmentation; docs/SPEED.md has the trade-off).
 // Idempotent; a no-op off glibc.
 void reuseLargeHostAllocations();
 

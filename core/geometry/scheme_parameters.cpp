@@ -31,7 +31,7 @@ bool xdRope(SchemeKind k) { return k == SchemeKind::XdRope; }
 
 const SchemeParams kDefaults;
 
-const std::vector<SchemeParameter> kParameters = {
+std::vector<SchemeParameter> kParameters = {
     {"alpha", "alpha", "alpha", "Circle-RoPE angle mixing: alpha*SA + (1-alpha)*GA, in [0,1] (default 0.5).", "A", T::Number,
      kDefaults.circle.alpha, 0, 1, false, "must be in [0, 1]", circle, ROPESCOPE_NUMBER(circle.alpha)},
     {"radius_mode", "radius", "radius mode", "", "", T::Other, 0, 0, 0, false, "", circle, ROPESCOPE_OTHER(circle.radiusMode)},
@@ -52,7 +52,8 @@ const std::vector<SchemeParameter> kParameters = {
      T::Number, 1, 0, 1e6, false, "must be from 0 to 1e6", usesTemporalStride,
      [](const SchemeParams& p) { return p.temporalStrideOrDefault(); }, [](SchemeParams& p, double v) { p.temporalStride = v; },
      [](const SchemeParams& a, const SchemeParams& b) { return a.temporalStrideOrDefault() == b.temporalStrideOrDefault(); },
-     [](SchemeParams& to, const SchemeParams& from) { to.temporalStride = from.temporalStride; }},
+     [](SchemeParams& to, const SchemeParams& from) { to.temporalStride = from.temporalStride; },
+     [](const SchemeParams& p) { return p.temporalStride.has_value(); }},
     {"visual_stride", "visual-stride", "V2PE visual stride",
      "V2PE: positions one visual segment spans; each visual token advances by stride/N (default 16).", "S", T::Number,
      kDefaults.visualStride, 0, 1e6, true, "must be above 0 and at most 1e6", v2pe, ROPESCOPE_NUMBER(visualStride)},
@@ -62,7 +63,8 @@ const std::vector<SchemeParameter> kParameters = {
      kDefaults.ntkFactor, 1, 1024, false, "must be from 1 to 1024", videoRopePlus, ROPESCOPE_NUMBER(ntkFactor)},
     {"ntk_alpha", "ntk-alpha", "XD-RoPE NTK alpha",
      "xd-rope: every pair turns at theta * alpha^(d/(d-2)) (Hunyuan's NTK-alpha; default 1000, 1 = theta).", "A", T::Number,
-     kDefaults.ntkAlpha, 1, 1e4, false, "must be from 1 to 10000", xdRope, ROPESCOPE_NUMBER(ntkAlpha)},
+     kDefaults.ntkAlpha, 1, 1e4, false, "must be from 1 to 10000", xdRope, ROPESCOPE_NUMBER(ntkAlpha),
+     [](const SchemeParams& p) { return p.kind == SchemeKind::XdRope; }},
     {"newline_column", "newline-column", "XD-RoPE newline column", "", "on|off", T::Other, 0, 0, 0, false, "", xdRope, ROPESCOPE_OTHER(newlineColumn)},
 };
 
@@ -74,6 +76,11 @@ const std::vector<SchemeParameter> kParameters = {
 const std::vector<SchemeParameter>& schemeParameters()
 {
     return kParameters;
+}
+
+void appendSchemeParameter(const SchemeParameter& row)
+{
+    kParameters.push_back(row);
 }
 
 const SchemeParameter* findSchemeParameter(const std::string& key)

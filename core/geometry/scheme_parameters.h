@@ -32,9 +32,16 @@ struct SchemeParameter {
     // Every row: is the value the same, and copy it (a default over a value the scheme does not read).
     bool (*equal)(const SchemeParams& a, const SchemeParams& b);
     void (*copy)(SchemeParams& to, const SchemeParams& from);
+    // Number rows: whether a session file holds the value (nullptr: always). An unset optional is left out, and
+    // so is a value only one scheme reads, so files of other schemes stay as they were.
+    bool (*written)(const SchemeParams& p) = nullptr;
 };
 
 const std::vector<SchemeParameter>& schemeParameters();
+// Adds a row after the built-in ones. For tests: a parameter the struct does not have (its get and set keep
+// the value elsewhere) shows that the CLI, the codec and the panel read the table. Call before anything
+// reads the table.
+void appendSchemeParameter(const SchemeParameter& row);
 // The row with this key, or nullptr.
 const SchemeParameter* findSchemeParameter(const std::string& key);
 // Whether a built-in scheme reads the parameter with this key (false for an unknown key).

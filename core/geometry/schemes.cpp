@@ -386,11 +386,14 @@ bool operator==(const TemporalParams& a, const TemporalParams& b)
 
 bool operator==(const SchemeParams& a, const SchemeParams& b)
 {
-    return a.kind == b.kind && a.circle == b.circle && a.temporal == b.temporal && a.rotary.theta == b.rotary.theta
-           && a.rotary.headDim == b.rotary.headDim && a.rotary.partial == b.rotary.partial && a.rotary.pairing == b.rotary.pairing && a.rotary.heads == b.rotary.heads && a.allocationKind == b.allocationKind
-           && a.sections == b.sections && a.temporalStride == b.temporalStride && a.visualStride == b.visualStride
-           && a.positionScale == b.positionScale && a.ntkFactor == b.ntkFactor && a.ntkAlpha == b.ntkAlpha
-           && a.newlineColumn == b.newlineColumn && a.custom == b.custom
+    // The scheme parameters are compared row by row (their table); then what is not a row: the rotary box,
+    // the allocation, the scheme file, the video form. A frame spacing left unset is not one set to the
+    // scheme's own value (the row compares values in use), so the optional itself is compared too.
+    const std::vector<SchemeParameter>& rows = schemeParameters();
+    return a.kind == b.kind && std::all_of(rows.begin(), rows.end(), [&](const SchemeParameter& row) { return row.equal(a, b); })
+           && a.temporalStride == b.temporalStride && a.rotary.theta == b.rotary.theta && a.rotary.headDim == b.rotary.headDim
+           && a.rotary.partial == b.rotary.partial && a.rotary.pairing == b.rotary.pairing && a.rotary.heads == b.rotary.heads
+           && a.allocationKind == b.allocationKind && a.sections == b.sections && a.custom == b.custom
            && a.videoFormOrDefault() == b.videoFormOrDefault();
 }
 

@@ -1,6 +1,7 @@
 #include "core/io/position_table_io.h"
 
 #include "core/io/scheme_codec.h"
+#include "core/geometry/scheme_parameters.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -119,25 +120,22 @@ QJsonObject schemeParamsJson(const SchemeParams& p)
     o["allocation"] = QString::fromStdString(allocation.toString());
     if (p.custom)
         return o; // the file placed the tokens: the built-ins' parameters did not apply
+    // The one-number parameters the scheme reads, from their table (the value in use: a frame spacing left
+    // unset is the scheme's own); the rest below.
+    for (const SchemeParameter& row : schemeParameters())
+        if (row.type == SchemeParameter::Type::Number && row.reads(p.kind))
+            o[QString::fromUtf8(row.key)] = row.get(p);
     if (p.kind == SchemeKind::Circle) {
-        o["alpha"] = p.circle.alpha;
         o["radius_mode"] = radiusModeName(p.circle.radiusMode);
         o["radius"] = p.circle.radius;
         o["text_vector"] = QJsonArray{p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()};
-        o["stride"] = p.circle.stride;
     }
-    if (usesTemporalStride(p.kind))
-        o["temporal_stride"] = p.temporalStrideOrDefault();
-    if (p.kind == SchemeKind::V2pe)
-        o["visual_stride"] = p.visualStride;
     if (p.kind == SchemeKind::MmRope)
         o["position_scale"] = QJsonArray{p.positionScale.x(), p.positionScale.y(), p.positionScale.z()};
     if (p.kind == SchemeKind::VideoRopePlus) {
-        o["ntk_factor"] = p.ntkFactor;
         o["time_theta"] = p.rotary.theta * allocation.temporalThetaScale;
     }
     if (p.kind == SchemeKind::XdRope) {
-        o["ntk_alpha"] = p.ntkAlpha;
         o["base"] = p.rotary.theta * allocation.thetaScale; // the theta every pair turns at
         o["newline_column"] = p.newlineColumn;
     }
@@ -145,9 +143,9 @@ QJsonObject schemeParamsJson(const SchemeParams& p)
         o["kv_heads"] = p.rotary.heads;
     if (p.kind == SchemeKind::Mrope || p.kind == SchemeKind::Compact) {
         o["temporal"] = temporalModeName(p.temporal.mode);
-        if (p.temporal.mode == TemporalParams::Mode::Qwen25VL) {
-            o["second_per_grid"] = p.temporal.secondPerGrid;
-            o["tokens_per_second"] = p.temporal.tokensPerSecond;
+        if (p.temporal.mode != TemporalParams::Mode::Qwen25VL) { // Qwen2-VL's time is the frame index: not read
+            o.remove("second_per_grid");
+            o.remove("tokens_per_second");
         }
     }
     return o;

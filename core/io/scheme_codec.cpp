@@ -1,6 +1,7 @@
 #include "core/io/scheme_codec.h"
 
 #include "core/geometry/errors.h"
+#include "core/geometry/scheme_parameters.h"
 
 #include <QJsonArray>
 
@@ -119,14 +120,14 @@ Enum named(const JsonFields& f, const char* key, Enum current, const char* (*nam
 void writeSchemeParams(QJsonObject& o, const SchemeParams& p)
 {
     o["scheme"] = schemeName(p.kind);
-    o["alpha"] = p.circle.alpha;
+    // The one-number parameters, from their table (core/geometry/scheme_parameters.cpp); the rest below.
+    for (const SchemeParameter& row : schemeParameters())
+        if (row.type == SchemeParameter::Type::Number && (!row.written || row.written(p)))
+            o[QString::fromUtf8(row.key)] = row.get(p);
     o["radius_mode"] = radiusModeName(p.circle.radiusMode);
     o["radius"] = p.circle.radius;
     o["text_vector"] = array3(p.circle.textVector);
-    o["stride"] = p.circle.stride;
     o["temporal"] = temporalModeName(p.temporal.mode);
-    o["second_per_grid"] = p.temporal.secondPerGrid;
-    o["tokens_per_second"] = p.temporal.tokensPerSecond;
     o["theta"] = p.rotary.theta;
     o["head_dim"] = p.rotary.headDim;
     // Written only where they differ from the scheme's own (files of full, half-split rotary stay as they were).
@@ -142,15 +143,9 @@ void writeSchemeParams(QJsonObject& o, const SchemeParams& p)
     for (int s : p.sections)
         sections.append(s);
     o["sections"] = sections;
-    if (p.temporalStride)
-        o["temporal_stride"] = *p.temporalStride;
-    o["visual_stride"] = p.visualStride;
     o["position_scale"] = array3(p.positionScale);
-    o["ntk_factor"] = p.ntkFactor;
-    if (p.kind == SchemeKind::XdRope) { // written for the scheme that reads them: older files stay as they were
-        o["ntk_alpha"] = p.ntkAlpha;
+    if (p.kind == SchemeKind::XdRope) // written for the scheme that reads it: older files stay as they were
         o["newline_column"] = p.newlineColumn;
-    }
     if (p.videoForm)
         o["video_form"] = videoFormName(*p.videoForm);
     if (p.custom)
@@ -175,15 +170,14 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
     if (!kind)
         f.bad("scheme", "is not a known scheme: " + scheme + " (expected " + schemeNameList() + ")");
     p.kind = *kind;
-    p.circle.alpha = f.number("alpha", p.circle.alpha);
+    for (const SchemeParameter& row : schemeParameters())
+        if (row.type == SchemeParameter::Type::Number && f.has(row.key))
+            row.set(p, f.number(row.key, row.get(p)));
     p.circle.radiusMode = named(f, "radius_mode", p.circle.radiusMode, radiusModeName, radiusModeFromName, "fixed, auto or code-auto");
     p.circle.radius = f.number("radius", p.circle.radius);
     const auto v = f.triple("text_vector", {p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()});
     p.circle.textVector = Eigen::Vector3d(v[0], v[1], v[2]);
-    p.circle.stride = f.number("stride", p.circle.stride);
     p.temporal.mode = named(f, "temporal", p.temporal.mode, temporalModeName, temporalModeFromName, "qwen2vl or qwen25vl");
-    p.temporal.secondPerGrid = f.number("second_per_grid", p.temporal.secondPerGrid);
-    p.temporal.tokensPerSecond = f.number("tokens_per_second", p.temporal.tokensPerSecond);
     // Missing: the scheme's own when the file names its scheme (partial and pairing are written only where
     // they differ from it), else as it was.
     const RotaryConfig own = f.has("scheme") ? schemeRotaryDefaults(p.kind) : p.rotary;
@@ -212,13 +206,8 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
             p.sections.push_back(x.toInt());
         }
     }
-    if (f.has("temporal_stride"))
-        p.temporalStride = f.number("temporal_stride", 1.0);
-    p.visualStride = f.number("visual_stride", p.visualStride);
     const auto scale = f.triple("position_scale", {p.positionScale.x(), p.positionScale.y(), p.positionScale.z()});
     p.positionScale = Eigen::Vector3d(scale[0], scale[1], scale[2]);
-    p.ntkFactor = f.number("ntk_factor", p.ntkFactor);
-    p.ntkAlpha = f.number("ntk_alpha", p.ntkAlpha);
     if (f.has("newline_column"))
         p.newlineColumn = f.boolean("newline_column", p.newlineColumn);
     if (f.has("video_form")) {

@@ -238,6 +238,16 @@ void ParameterPanel::buildUi()
     newlineColumn_->setToolTip("XD-RoPE: each image row ends with a newline token and each image or frame has a begin and an\n"
                                "end token, H(W+1)+2 tokens per H x W grid. Off: only the layout's tokens, as a model runs it");
     strideForm->addRow("XD-RoPE tokens", newlineColumn_);
+    // A one-number parameter of the table with no control above gets a box of its own here, from its row (words,
+    // range, default, help): a new parameter needs no code in this panel to be set, applied, restored and enabled.
+    for (const SchemeParameter& row : schemeParameters())
+        if (row.type == SchemeParameter::Type::Number && controlsOf(QString::fromUtf8(row.key)).empty()) {
+            const QByteArray name = QByteArray("param_") + row.key;
+            QDoubleSpinBox* box = doubleSpin(row.min, row.max, row.defaultValue, row.max - row.min > 10 ? 1.0 : 0.05, 3, name.constData());
+            box->setToolTip(QString::fromUtf8(row.help));
+            strideForm->addRow(QString::fromUtf8(row.label), box);
+            tableBoxes_.emplace_back(row.key, box);
+        }
     root->addWidget(strideBox);
 
     // AGE
@@ -426,6 +436,8 @@ void ParameterPanel::buildUi()
     for (QDoubleSpinBox* s : {radius_, vector_[0], vector_[1], vector_[2], stride_, secondPerGrid_, tokensPerSecond_, temporalStride_,
                               visualStride_, positionScale_[0], positionScale_[1], positionScale_[2], ntkFactor_, ntkAlpha_, partialRotary_})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
+    for (const auto& [key, box] : tableBoxes_)
+        connect(box, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
     for (QSpinBox* s : {ageLayers_, headDim_, kvHeads_})
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
     for (QLineEdit* e : {agePattern_, theta_, sections_}) {
@@ -688,6 +700,9 @@ std::vector<QWidget*> ParameterPanel::controlsOf(const QString& key) const
     for (const auto& [name, widgets] : controls)
         if (key == QLatin1String(name))
             return widgets;
+    for (const auto& [name, box] : tableBoxes_)
+        if (key == QLatin1String(name))
+            return {box};
     return {};
 }
 

@@ -5,6 +5,7 @@
 #include <QPointer>
 #include <QWidget>
 
+#include <utility>
 #include <vector>
 
 class QCheckBox;
@@ -73,6 +74,8 @@ private:
     std::string committedLayout_;
     QTimer* layoutPause_;
     std::vector<QPointer<QWidget>> marked_; // controls setError marked, unmarked by the next call
+    // Boxes built from the parameter table for its one-number rows that have no control of their own: key, box.
+    std::vector<std::pair<const char*, QDoubleSpinBox*>> tableBoxes_;
 
     QComboBox* scheme_;
     int builtinSchemes_ = 0; // the scheme list's first entries; files and the two "..." entries follow

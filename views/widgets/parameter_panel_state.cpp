@@ -4,6 +4,7 @@
 
 #include "core/geometry/errors.h"
 #include "core/geometry/layout.h"
+#include "core/geometry/scheme_parameters.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -65,6 +66,8 @@ void ParameterPanel::applyTo(session::ExplorerState& s) const
     s.params.visualStride = visualStride_->value();
     s.params.positionScale = Eigen::Vector3d(positionScale_[0]->value(), positionScale_[1]->value(), positionScale_[2]->value());
     s.params.ntkFactor = ntkFactor_->value();
+    for (const auto& [key, box] : tableBoxes_)
+        findSchemeParameter(key)->set(s.params, box->value());
     s.params.ntkAlpha = ntkAlpha_->value();
     s.params.newlineColumn = newlineColumn_->isChecked();
     s.params.rotary.heads = kvHeads_->value();
@@ -141,6 +144,8 @@ void ParameterPanel::setState(const session::ExplorerState& s)
     for (int i = 0; i < 3; ++i)
         positionScale_[i]->setValue(s.params.positionScale[i]);
     ntkFactor_->setValue(s.params.ntkFactor);
+    for (const auto& [key, box] : tableBoxes_)
+        box->setValue(findSchemeParameter(key)->get(s.params));
     ntkAlpha_->setValue(s.params.ntkAlpha);
     newlineColumn_->setChecked(s.params.newlineColumn);
     kvHeads_->setValue(s.params.rotary.heads);

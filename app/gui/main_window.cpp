@@ -362,20 +362,18 @@ bool MainWindow::restoreAutosave()
 {
     session::Autosave::Restored restored = autosave_.restore();
     if (restored.session) {
-        restoring_ = true;
-        restoreCall_ = true;
-        const bool applied = applySession(*restored.session);
-        restoreCall_ = false;
-        restoring_ = applied && runner_->busy(); // a large layout still computing on the worker
-        if (applied)
+        origin_.beginRestore();
+        const SessionApplied applied = applySession(*restored.session);
+        origin_.restoreCallReturned(applied == SessionApplied::Yes && runner_->busy()); // a large layout on the worker
+        if (applied == SessionApplied::Yes)
             return true;
-        if (std::exchange(untrustedScheme_, false)) {
+        if (applied == SessionApplied::SchemeFileNotRun) {
             // The session is fine; its scheme file was not run (missing, failing or not trusted). Keep the
             // file as it is, start on the defaults, and write nothing until the user changes something.
             const QString why = lastError_;
-            restoreCall_ = true;
+            origin_.beginFallback();
             applyState(session::ExplorerState{});
-            restoreCall_ = false;
+            origin_.fallbackApplied();
             showError(why + " (the session's other settings are kept in the autosave until you change something)");
             return true;
         }
@@ -445,31 +443,28 @@ void MainWindow::schemeFileReloaded(const geometry::CustomSchemeRef& ref)
 bool MainWindow::openSession(const QString& path)
 {
     try {
-        const bool applied = applySession(session::readSessionFile(path));
-        untrustedScheme_ = false; // the message says so; the window keeps its state
-        return applied;
+        return applySession(session::readSessionFile(path)) == SessionApplied::Yes; // else the window keeps its state
     } catch (const session::SessionFileError& e) {
         lastError_ = e.path + ": " + inWindowWords(e.parameter, e.detail);
         return false;
     }
 }
 
-bool MainWindow::applySession(const session::SessionFile& file)
+MainWindow::SessionApplied MainWindow::applySession(const session::SessionFile& file)
 {
     session::ExplorerState s = file.state;
     // A scheme file the session names: loaded only once trusted (SchemeFiles asks); otherwise nothing runs.
     if (QString error; !schemeFiles_->resolve(s.params, &error)) {
         lastError_ = error;
-        untrustedScheme_ = true;
-        return false;
+        return SessionApplied::SchemeFileNotRun;
     }
     if (!s.imagePath.isEmpty() && !image_.load(s.imagePath))
         s.imagePath.clear(); // a missing or unreadable image is not fatal
     if (!applyState(s))
-        return false;
+        return SessionApplied::No;
     if (!file.attention.isEmpty())
         attention_->applySettings(file.attention);
-    return true;
+    return SessionApplied::Yes;
 }
 
 session::SessionFile MainWindow::sessionFile() const
@@ -485,12 +480,8 @@ void MainWindow::saveSession(const QString& path)
 
 void MainWindow::autosave()
 {
-    if (restoreCall_)
-        return; // the restored session's own settings arriving
-    if (restoring_) {
-        editedWhileRestoring_ = true;
-        return;
-    }
+    if (origin_.edited() != EditOrigin::Edit::Record)
+        return; // the restored session's own settings arriving, or an edit saved once it is in
     recordEdit();
     if (autosave_.enabled())
         autosaveTimer_->start();
@@ -498,7 +489,7 @@ void MainWindow::autosave()
 
 void MainWindow::recordEdit()
 {
-    if (undoing_ || !undo_)
+    if (origin_.undoing() || !undo_)
         return;
     const session::SessionFile now = sessionFile();
     if (recorded_.attention.isEmpty()) // the Attention tab had no settings yet (its model still loading): its first are the baseline
@@ -512,20 +503,20 @@ void MainWindow::recordEdit()
 
 void MainWindow::applySnapshot(const session::SessionFile& file)
 {
-    undoing_ = true;
+    origin_.beginUndo();
     applyState(file.state);
     if (settingsKey({state_, file.attention}) != settingsKey(sessionFile()))
         attention_->applySettings(file.attention);
-    undoing_ = false;
+    origin_.undoApplied();
     recorded_ = file;
-    if (autosave_.enabled() && !restoring_)
+    if (autosave_.enabled() && origin_.mayAutosave())
         autosaveTimer_->start();
 }
 
 void MainWindow::writeAutosave()
 {
     autosaveTimer_->stop();
-    if (restoring_ || restoreCall_)
+    if (!origin_.mayAutosave())
         return;
     try {
         autosave_.write(sessionFile());
@@ -548,10 +539,7 @@ bool MainWindow::applyState(const session::ExplorerState& requested)
 
 bool MainWindow::request(const session::ExplorerState& requested, bool showInPanel)
 {
-    if (!restoreCall_ && restoring_) { // the user's request overtakes the restored state still computing
-        restoring_ = false;
-        editedWhileRestoring_ = true;
-    }
+    origin_.requested(); // a request of the user's overtakes a restored state still computing
     showInPanel_ = showInPanel; // only the newest request's result is adopted (ReadoutRunner)
     std::optional<ReadoutRunner::Result> result = runner_->request(requested);
     return !result || adopt(std::move(*result)); // a large state arrives through ReadoutRunner::finished
@@ -564,9 +552,7 @@ bool MainWindow::readoutsBusy() const
 
 bool MainWindow::adopt(ReadoutRunner::Result result)
 {
-    const bool restored = restoring_ && !restoreCall_; // the restored session, computed on the worker
-    if (restored)
-        restoring_ = false;
+    const bool restored = origin_.restoredArrived(); // the restored session, computed on the worker
     // A run's own error, else the watched file's standing one (its file on disk is still broken).
     if (!result.state.params.custom || !state_.params.custom || result.state.params.custom->file != state_.params.custom->file)
         schemeFileError_.clear();
@@ -605,7 +591,7 @@ bool MainWindow::adopt(ReadoutRunner::Result result)
     refresh();
     if (restored)
         recorded_ = sessionFile(); // the restored session is where undo starts
-    if (!restoring_ && !restoreCall_ && !(restored && !std::exchange(editedWhileRestoring_, false)))
+    if (origin_.adoptedIsTheUsers(restored))
         autosave();
     return true;
 }

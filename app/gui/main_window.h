@@ -1,4 +1,5 @@
 #pragma once
+#include "app/gui/edit_origin.h"
 #include "app/gui/readout_runner.h"
 #include "app/gui/scheme_files.h"
 #include "core/session/explorer_state.h"
@@ -101,7 +102,10 @@ private:
     void autosave();      // schedules a write after a short pause in the edits
     void writeAutosave(); // writes now
     session::SessionFile sessionFile() const;
-    bool applySession(const session::SessionFile& file);
+    // Applied; not applied because its scheme file was not run (missing, failing or not trusted: the session
+    // itself is fine); or not applied because it is wrong (lastError() says why).
+    enum class SessionApplied { Yes, SchemeFileNotRun, No };
+    SessionApplied applySession(const session::SessionFile& file);
     bool restoreAutosave(); // true when a session was restored (or is still computing)
     void recordEdit();      // pushes the change since the last recorded settings onto the undo stack
     void applySnapshot(const session::SessionFile& file); // undo / redo: the explorer and the Attention tab as they were
@@ -126,17 +130,11 @@ private:
     bool cameraStale_ = false;
     bool showInPanel_ = true; // the newest request came from elsewhere than the panel: show its state there
     QTimer* autosaveTimer_ = nullptr;
-    // The autosave is replaced only by a state the user made: not while the restored session is applied
-    // (restoreCall_), nor by the restored state itself, nor by defaults when it fails (restoring_: a large
-    // restored layout computes on a worker). Edits made meanwhile are saved once it is in (editedWhileRestoring_).
-    bool restoreCall_ = false;
+    // The autosave and the undo stack take only states the user made (app/gui/edit_origin.h).
+    EditOrigin origin_;
     QUndoStack* undo_ = nullptr;
     session::SessionFile recorded_; // the settings as of the last undo step
-    bool undoing_ = false;
     QString nextEditName_;          // names the next recorded step ("Show region in 3-D")
-    bool restoring_ = false;
-    bool untrustedScheme_ = false; // the session being applied names a scheme file that was not loaded
-    bool editedWhileRestoring_ = false;
     QImage image_;
 
     views::ParameterPanel* panel_ = nullptr;

@@ -1,6 +1,6 @@
 // `ropescope attend`: an image and a question through a VLM under any position scheme; the answer, a
 // text->image attention heatmap, the captured attention, the positions used and a per-layer summary.
-#include "app/cli/attend_schemes.h"
+#include "app/cli/attend_output_table.h"
 #include "app/cli/cli_error.h"
 #include "app/cli/commands.h"
 #include "app/cli/model_options.h"
@@ -45,50 +45,18 @@ int runAttend(const QStringList& args)
         const QDir out(parser.value("output"));
         if (!QDir().mkpath(out.path()))
             throw Failure(out.path().toStdString() + ": cannot create the output directory");
-        // All files of one run or none: a folder never mixes two runs' outputs.
+        // All files of one run or none: a folder never mixes two runs' outputs. Every output the flags enable
+        // (the table in attend_output_table.cpp); an earlier run's files of the others would not match this run.
         io::StagedFiles staged(out.path());
-        QStringList written;
-        const auto stage = [&](const QString& name, const QByteArray& data) {
-            staged.stage(name, data);
-            written << name;
-        };
-        stage("answer.txt", r.answer.toUtf8() + "\n");
-        stage("heatmap.png", views::encodePng(r.heatmapFigure, r.summary));
-        if (!r.difference.isNull())
-            stage("difference.png", views::encodePng(r.difference, r.summary));
-        stage("attention.safetensors", r.tensorFile());
-        stage("positions.csv", r.positionsCsv());
-        stage("summary.json", QJsonDocument(r.summary).toJson());
-        if (options.perToken) {
-            stage(options.figureName("tokens"), r.tokenSheet(options.figureFormat));
-            stage("tokens.json", r.tokensJson());
+        const AttendResult result{r, compared ? &*compared : nullptr, options};
+        for (const AttendOutput& row : attendOutputs()) {
+            const QString name = attendFileName(row, options.figureFormat);
+            if (row.enabled(options))
+                staged.stage(name, row.write(result, options.figureFormat));
+            for (const QString& other : attendFileNames(row))
+                if (other != name || !row.enabled(options))
+                    staged.removeStale(other);
         }
-        if (options.layersHeads) {
-            stage(options.figureName("layers_heads"), r.layersHeadsFigure(options.figureFormat));
-            stage("layers_heads.csv", r.layersHeadsCsv());
-        }
-        if (options.ownPrior) {
-            stage(options.figureName("own_prior"), r.ownPriorFigure(options.figureFormat));
-            stage("own_prior.csv", r.ownPriorCsv());
-        }
-        if (options.relevancy)
-            stage("relevancy.png", views::encodePng(r.relevancyMap, r.summary));
-        if (options.region) {
-            stage(options.figureName("region"), r.regionFigure(options.figureFormat));
-            stage("region.csv", r.regionCsv());
-        }
-        if (compared) {
-            stage(options.figureName("schemes"), compared->figure(options.figureFormat, options.heat));
-            stage("schemes.csv", compared->csv());
-        }
-        // An earlier run's optional outputs would not match this run.
-        QStringList optional{"difference.png", "relevancy.png", "tokens.json", "layers_heads.csv", "schemes.csv", "own_prior.csv", "region.csv"};
-        for (const char* stem : {"tokens", "layers_heads", "schemes", "own_prior", "region"})
-            for (const char* ext : {".png", ".svg", ".pdf"})
-                optional << QString(stem) + ext;
-        for (const QString& name : optional)
-            if (!written.contains(name))
-                staged.removeStale(name);
         staged.commit();
         if (!r.run.prompt.unknownWords.isEmpty())
             std::fprintf(stderr, "warning: %s\n", terminalSafe(model::unknownWordsNote(r.run.prompt.unknownWords).toStdString()).c_str());

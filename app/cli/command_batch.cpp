@@ -1,5 +1,5 @@
 #include "app/batch/batch_job.h"
-#include "app/cli/attend_schemes.h"
+#include "app/cli/attend_output_table.h"
 #include "app/cli/batch_shards.h"
 #include "app/cli/bias_run.h"
 #include "app/cli/check_positions_report.h"
@@ -31,6 +31,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 namespace ropescope::cli {
 using namespace views;
@@ -125,50 +126,25 @@ private:
             flags.remove(at, 2);
         parseOrThrow(parser, QStringList{"batch"} + flags);
         const AttentionOptions options = parseAttentionOptions(parser);
+        // Which of the run's files this item is (attend_output_table.cpp), decided before the model runs.
+        const AttendOutput& output = attendOutputFor(item.output, options);
         const QString out = item.output.toLower();
-        const bool figure = out.endsWith(".png") || out.endsWith(".svg") || out.endsWith(".pdf");
-        if (!figure && !out.endsWith(".json") && !out.endsWith(".safetensors") && !out.endsWith(".csv"))
-            throw UsageError("attention items write .png/.svg/.pdf (heatmap or figure), .json (summary), .safetensors (attention) or "
-                             ".csv (positions or table)");
-        const bool extraFigure = !options.schemes.isEmpty() || options.layersHeads || options.perToken || options.ownPrior || options.region;
-        if (figure && !out.endsWith(".png") && !extraFigure)
-            throw UsageError("attention items write the heatmap as .png; .svg and .pdf are for schemes, layers-heads, per-token, "
-                             "own-prior and region figures");
+        const views::FigureFormat format = output.type == AttendOutput::Type::Figure ? figureFormatFor(out) : views::FigureFormat::Png;
         return runModelCommand([&] {
             if (!model_ || model_->dir != options.modelDir || model_->device != options.device || model_->dtype != options.dtype) {
                 model_.reset(); // one model in memory at a time
                 model_ = ModelOnDevice::load(options.modelDir, options.device, options.dtype);
             }
             const int layers = model_->vlm->config().text.layers;
-            const views::FigureFormat format = figure ? figureFormatFor(out) : views::FigureFormat::Png;
-            // "schemes": the side-by-side figure or table; the summary of the first scheme gains the rows.
-            if (!options.schemes.isEmpty()) {
-                const std::vector<model::SchemeEntry> entries = parseSchemeEntries(options.schemes, layers);
-                if (!figure && !out.endsWith(".csv") && !out.endsWith(".json"))
-                    throw UsageError("a schemes item writes a figure, .csv or .json");
-                AttentionOutcome r = runAttentionOnce(*model_, options, entries.front().scheme);
-                const SchemesOutcome compared = runAttentionSchemes(*model_, options, entries, r.run);
-                if (figure)
-                    return compared.figure(format, options.heat);
-                if (out.endsWith(".csv"))
-                    return compared.csv();
-                r.summary["schemes"] = compared.rows;
-                return QJsonDocument(r.summary).toJson();
+            // --schemes: the first entry is the run; the comparison gives its figure and table, and the summary its rows.
+            const std::vector<model::SchemeEntry> entries = parseSchemeEntries(options.schemes, layers);
+            AttentionOutcome r = runAttentionOnce(*model_, options, entries.empty() ? modelScheme(parseModelSchemeOptions(parser, layers, model::ownSchemeKind(model_->vlm->config()))) : entries.front().scheme);
+            std::optional<SchemesOutcome> compared;
+            if (!entries.empty()) {
+                compared = runAttentionSchemes(*model_, options, entries, r.run);
+                r.summary["schemes"] = compared->rows;
             }
-            AttentionOutcome r = runAttentionOnce(*model_, options, modelScheme(parseModelSchemeOptions(parser, layers, model::ownSchemeKind(model_->vlm->config()))));
-            if (options.layersHeads && (figure || out.endsWith(".csv")))
-                return figure ? r.layersHeadsFigure(format) : r.layersHeadsCsv();
-            if (options.region && (figure || out.endsWith(".csv")))
-                return figure ? r.regionFigure(format) : r.regionCsv();
-            if (options.ownPrior && (figure || out.endsWith(".csv")))
-                return figure ? r.ownPriorFigure(format) : r.ownPriorCsv();
-            if (options.perToken && (figure || out.endsWith(".json")))
-                return figure ? r.tokenSheet(format) : r.tokensJson();
-            if (out.endsWith(".png")) // "difference": true makes the figure the difference map, "relevancy": true the relevancy map
-                return encodePng(options.difference ? r.difference : options.relevancy ? r.relevancyMap : r.heatmapFigure, r.summary);
-            if (out.endsWith(".json"))
-                return QJsonDocument(r.summary).toJson();
-            return out.endsWith(".csv") ? r.positionsCsv() : r.tensorFile();
+            return output.write(AttendResult{r, compared ? &*compared : nullptr, options}, format);
         });
     }
 

@@ -181,7 +181,16 @@ private Q_SLOTS:
         QCOMPARE(layers.size(), 2);
         QCOMPARE(layers[0].toObject()["layer"].toInt(), 3);
         QCOMPARE(layers[1].toObject()["layer"].toInt(), 7);
-        for (const char* file : {"heatmap.png", "schemes.csv", "own_prior.csv", "relevancy.png", "region.csv"})
+        for (const char* file : {"heatmap.png", "schemes.csv", "schemes.png", "own_prior.csv", "own_prior.png", "relevancy.png", "region.csv", "region.png"})
+            QVERIFY2(QFile::exists(out + "/" + file), file);
+        // A second run into the folder with fewer flags: the first run's files of the outputs it does not write go.
+        const auto again = runRopescope({"attend", "--model", q35, "--image", image_, "--question", "What colour is the circle?", "--output", out,
+                                         "--region", "1,1,2,2", "--max-new-tokens", "2"},
+                                        false);
+        QVERIFY2(again.exitCode == 0, again.err.constData());
+        for (const char* file : {"schemes.csv", "schemes.png", "own_prior.csv", "own_prior.png", "relevancy.png"})
+            QVERIFY2(!QFile::exists(out + "/" + file), file);
+        for (const char* file : {"heatmap.png", "region.csv", "region.png", "summary.json", "answer.txt"})
             QVERIFY2(QFile::exists(out + "/" + file), file);
         const auto bad = runRopescope({"attend", "--model", q35, "--image", image_, "--question", "What colour is the circle?", "--output",
                                        dir_.filePath("qwen35-bad"), "--capture-layers", "2,3"},
@@ -283,14 +292,19 @@ private Q_SLOTS:
                                     {"items", QJsonArray{QJsonObject{{"type", "attention"}, {"output", "heat_{scheme}.png"},
                                                                      {"sweep", QJsonObject{{"scheme", QJsonArray{"mrope", "circle"}}}}},
                                                          QJsonObject{{"type", "attention"}, {"output", "summary.json"}, {"scheme", "circle"}},
-                                                         QJsonObject{{"type", "attention"}, {"output", "heat.gif"}}}}})
+                                                         QJsonObject{{"type", "attention"}, {"output", "heat.gif"}},
+                                                         QJsonObject{{"type", "attention"}, {"output", "answer_circle.txt"}, {"scheme", "circle"}},
+                                                         QJsonObject{{"type", "attention"}, {"output", "heat.svg"}}}}})
                       .toJson());
         job.close();
         const QString out = dir_.filePath("batch-out");
         const auto r = runRopescope({"batch", job.fileName(), "--output", out}, false);
-        QCOMPARE(r.exitCode, 1); // the .gif item fails, alone
-        QVERIFY2(r.err.contains("item 3: attention items write .png"), r.err.constData());
-        QVERIFY2(r.out.contains("3 written, 1 failed"), r.out.constData());
+        QCOMPARE(r.exitCode, 1); // the .gif item fails, alone, naming what an item can write; so does the heatmap as .svg
+        QVERIFY2(r.err.contains("item 3: attention items write .png (heatmap), .json (summary), .csv (positions), .safetensors "
+                                "(attention), .txt (answer)"),
+                 r.err.constData());
+        QVERIFY2(r.err.contains("item 5: attention items write .png (heatmap)") && r.err.contains("no output for 'heat.svg'"), r.err.constData());
+        QVERIFY2(r.out.contains("4 written, 2 failed"), r.out.constData());
 
         for (const char* scheme : {"mrope", "circle"}) {
             const QString single = dir_.filePath(QString("single-") + scheme);
@@ -305,6 +319,9 @@ private Q_SLOTS:
                 QFile batchSummary(out + "/summary.json"), attendSummary(single + "/summary.json");
                 QVERIFY(batchSummary.open(QIODevice::ReadOnly) && attendSummary.open(QIODevice::ReadOnly));
                 QCOMPARE(QJsonDocument::fromJson(batchSummary.readAll()), QJsonDocument::fromJson(attendSummary.readAll()));
+                QFile batchAnswer(out + "/answer_circle.txt"), attendAnswer(single + "/answer.txt"); // a .txt item: the answer
+                QVERIFY(batchAnswer.open(QIODevice::ReadOnly) && attendAnswer.open(QIODevice::ReadOnly));
+                QCOMPARE(batchAnswer.readAll(), attendAnswer.readAll());
             }
         }
         QVERIFY(QImage(out + "/heat_mrope.png") != QImage(out + "/heat_circle.png")); // other positions, other attention

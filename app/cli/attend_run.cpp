@@ -5,6 +5,7 @@
 #include "app/reports/map_pictures.h"
 #include "core/io/position_table_io.h"
 #include "core/io/resource_paths.h"
+#include "core/model/analysis/attention_analyses.h"
 #include "core/model/analysis/attention_request.h"
 #include "core/model/analysis/attention_stats.h"
 #include "core/model/analysis/scheme_comparison.h"
@@ -329,17 +330,33 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
         perLayer.append(entry);
     }
     s["per_layer"] = perLayer;
+
+    // The analyses asked for (core/model/analysis/attention_analyses.h), then what the files say of them.
+    model::AnalysesAsked asked;
+    asked.ownPrior = o.ownPrior;
+    asked.region = o.region;
+    asked.regionHead = out.head;
+    asked.relevancy = o.relevancy;
+    model::AttentionAnalyses analyses;
+    try {
+        analyses = model::analyseAttention(*m.vlm, run, asked);
+    } catch (const std::invalid_argument& e) { // only a region that does not fit the prompt's images throws this
+        throw UsageError(std::string("--region: ") + e.what());
+    }
+    out.ownPriorToken = analyses.ownPriorToken;
+    out.ownPriors = std::move(analyses.ownPriors);
+    out.region = std::move(analyses.region);
+    out.relevancy = std::move(analyses.relevancy);
     if (o.ownPrior) {
         // For the row that predicts the answer: how much of each head's map position alone explains.
-        out.ownPriorToken = run.questionTokens.back();
         QJsonArray priorLayers;
+        const size_t heads = static_cast<size_t>(cfg.text.heads);
         for (size_t k = 0; k < run.layers.size(); ++k) {
             QJsonArray perHead;
             double sum = 0;
-            for (model::OwnPrior& p : model::ownPositionalPriors(*m.vlm, run, run.layers[k], out.ownPriorToken)) {
-                perHead.append(p.correlation);
-                sum += p.correlation;
-                out.ownPriors.push_back(std::move(p));
+            for (size_t h = 0; h < heads && k * heads + h < out.ownPriors.size(); ++h) {
+                perHead.append(out.ownPriors[k * heads + h].correlation);
+                sum += out.ownPriors[k * heads + h].correlation;
             }
             priorLayers.append(QJsonObject{{"layer", run.layers[k]}, {"correlation", perHead}, {"mean_correlation", sum / cfg.text.heads}});
         }
@@ -348,13 +365,6 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     }
     if (o.region) {
         const model::CellRegion& cells = *o.region;
-        std::vector<int> tokens;
-        try {
-            tokens = cells.tokensIn(a);
-        } catch (const std::invalid_argument& e) {
-            throw UsageError(std::string("--region: ") + e.what());
-        }
-        out.region = model::regionAttention(run, tokens, out.head);
         out.regionCells = cells;
         QJsonArray regionLayers;
         for (size_t k = 0; k < run.layers.size(); ++k) {
@@ -366,7 +376,6 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
         s["region"] = QJsonObject{{"cells", cells.toString()}, {"area", out.region->area}, {"per_layer", regionLayers}};
     }
     if (o.relevancy) {
-        out.relevancy = model::gradientRelevancy(*m.vlm, run);
         out.relevancyMap = views::attentionOverlay(pictures, out.relevancy->map, o.heat);
         s["relevancy"] = QJsonObject{{"token", static_cast<double>(out.relevancy->target)},
                                      {"token_text", m.tokenizer->decode({out.relevancy->target})},

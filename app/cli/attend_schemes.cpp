@@ -64,6 +64,21 @@ std::vector<model::SchemeEntry> parseSchemeEntries(const QStringList& entries, i
     return out;
 }
 
+AttentionAsAsked runAttentionAsAsked(ModelOnDevice& model, const QCommandLineParser& parser, const AttentionOptions& options)
+{
+    const int layers = model.vlm->config().text.layers;
+    const std::vector<model::SchemeEntry> entries = parseSchemeEntries(options.schemes, layers);
+    AttentionAsAsked out{runAttentionOnce(model, options,
+                                          entries.empty() ? modelScheme(parseModelSchemeOptions(parser, layers, model::ownSchemeKind(model.vlm->config())))
+                                                          : entries.front().scheme),
+                         std::nullopt};
+    if (!entries.empty()) {
+        out.compared = runAttentionSchemes(model, options, entries, out.run.run);
+        out.run.summary["schemes"] = out.compared->rows;
+    }
+    return out;
+}
+
 SchemesOutcome runAttentionSchemes(ModelOnDevice& m, const AttentionOptions& o, const std::vector<model::SchemeEntry>& schemes,
                                 const model::AttentionRun& first)
 {

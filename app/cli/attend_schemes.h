@@ -20,4 +20,12 @@ std::vector<model::SchemeEntry> parseSchemeEntries(const QStringList& entries, i
 SchemesOutcome runAttentionSchemes(ModelOnDevice& model, const AttentionOptions& options, const std::vector<model::SchemeEntry>& schemes,
                                 const model::AttentionRun& first);
 
+// One attention run as `attend` and batch items make it: under --schemes' first entry, compared with the rest
+// (the summary gains the comparison's rows), else under the scheme flags (the model's own scheme by default).
+struct AttentionAsAsked {
+    AttentionOutcome run;
+    std::optional<SchemesOutcome> compared; // with --schemes
+};
+AttentionAsAsked runAttentionAsAsked(ModelOnDevice& model, const QCommandLineParser& parser, const AttentionOptions& options);
+
 } // namespace ropescope::cli

@@ -32,15 +32,9 @@ int runAttend(const QStringList& args)
 
     return runModelCommand([&] {
         const std::unique_ptr<ModelOnDevice> model = ModelOnDevice::load(options.modelDir, options.device, options.dtype);
-        const int layers = model->vlm->config().text.layers;
         // With --schemes the first entry is the run whose heatmap, tensors and summary are written.
-        const std::vector<model::SchemeEntry> entries = parseSchemeEntries(options.schemes, layers);
-        AttentionOutcome r = runAttentionOnce(*model, options, entries.empty() ? modelScheme(parseModelSchemeOptions(parser, layers, model::ownSchemeKind(model->vlm->config()))) : entries.front().scheme);
-        std::optional<SchemesOutcome> compared;
-        if (!entries.empty()) {
-            compared = runAttentionSchemes(*model, options, entries, r.run);
-            r.summary["schemes"] = compared->rows;
-        }
+        const AttentionAsAsked asked = runAttentionAsAsked(*model, parser, options);
+        const AttentionOutcome& r = asked.run;
 
         const QDir out(parser.value("output"));
         if (!QDir().mkpath(out.path()))
@@ -48,7 +42,7 @@ int runAttend(const QStringList& args)
         // All files of one run or none: a folder never mixes two runs' outputs. Every output the flags enable
         // (the table in attend_output_table.cpp); an earlier run's files of the others would not match this run.
         io::StagedFiles staged(out.path());
-        const AttendResult result{r, compared ? &*compared : nullptr, options};
+        const AttendResult result{r, asked.compared ? &*asked.compared : nullptr, options};
         for (const AttendOutput& row : attendOutputs()) {
             const QString name = attendFileName(row, options.figureFormat);
             if (row.enabled(options))

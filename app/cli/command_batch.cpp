@@ -135,16 +135,8 @@ private:
                 model_.reset(); // one model in memory at a time
                 model_ = ModelOnDevice::load(options.modelDir, options.device, options.dtype);
             }
-            const int layers = model_->vlm->config().text.layers;
-            // --schemes: the first entry is the run; the comparison gives its figure and table, and the summary its rows.
-            const std::vector<model::SchemeEntry> entries = parseSchemeEntries(options.schemes, layers);
-            AttentionOutcome r = runAttentionOnce(*model_, options, entries.empty() ? modelScheme(parseModelSchemeOptions(parser, layers, model::ownSchemeKind(model_->vlm->config()))) : entries.front().scheme);
-            std::optional<SchemesOutcome> compared;
-            if (!entries.empty()) {
-                compared = runAttentionSchemes(*model_, options, entries, r.run);
-                r.summary["schemes"] = compared->rows;
-            }
-            return output.write(AttendResult{r, compared ? &*compared : nullptr, options}, format);
+            const AttentionAsAsked a = runAttentionAsAsked(*model_, parser, options);
+            return output.write(AttendResult{a.run, a.compared ? &*a.compared : nullptr, options}, format);
         });
     }
 

@@ -1,5 +1,6 @@
 #include "app/gui/attention/attention_job.h"
 
+#include "core/model/analysis/attention_analyses.h"
 #include "core/model/engine/model_scheme.h"
 #include "core/model/engine/tokenizer.h"
 #include "core/model/engine/vlm.h"
@@ -26,8 +27,9 @@ void AttentionJob::execute()
     try {
         if (schemes.empty()) {
             run = model::runAttention(*model, query);
-            if (relevancy)
-                relevancyOf = model::gradientRelevancy(*model->vlm, *run);
+            model::AnalysesAsked asked; // the own prior and regions follow the user's picks on the pages, later
+            asked.relevancy = relevancy;
+            relevancyOf = model::analyseAttention(*model->vlm, *run, asked).relevancy;
             return;
         }
         comparison = model::compareSchemes(*model, query, schemes, comparedLayer, [this](int done, int total) {

@@ -334,15 +334,16 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     // The analyses asked for (core/model/analysis/attention_analyses.h), then what the files say of them.
     model::AnalysesAsked asked;
     asked.ownPrior = o.ownPrior;
-    asked.region = o.region;
+    if (o.region) {
+        try {
+            asked.regionCells = o.region->tokensIn(a);
+        } catch (const std::invalid_argument& e) { // the region does not fit the prompt's images
+            throw UsageError(std::string("--region: ") + e.what());
+        }
+    }
     asked.regionHead = out.head;
     asked.relevancy = o.relevancy;
-    model::AttentionAnalyses analyses;
-    try {
-        analyses = model::analyseAttention(*m.vlm, run, asked);
-    } catch (const std::invalid_argument& e) { // only a region that does not fit the prompt's images throws this
-        throw UsageError(std::string("--region: ") + e.what());
-    }
+    model::AttentionAnalyses analyses = model::analyseAttention(*m.vlm, run, asked);
     out.ownPriorToken = analyses.ownPriorToken;
     out.ownPriors = std::move(analyses.ownPriors);
     out.region = std::move(analyses.region);

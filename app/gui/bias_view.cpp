@@ -195,8 +195,7 @@ void BiasView::setModel(const QString& dir)
     d->modelDir = dir;
     d->result.reset();
     export_->setEnabled(false);
-    figure_->setPainter({});
-    figure_->setMinimumSize(0, 0);
+    clearFigure();
     table_->setRowCount(0);
 }
 
@@ -331,6 +330,12 @@ void BiasView::start()
     }));
 }
 
+void BiasView::clearFigure()
+{
+    figure_->setPainter({});
+    figure_->setMinimumSize(0, 0); // no figure: the scroll area's whole room, not the last one's readable size
+}
+
 void BiasView::showResult(std::shared_ptr<model::BiasAccumulation> result)
 {
     d->result = std::move(result);
@@ -393,8 +398,7 @@ void BiasView::openResult(const QString& folder)
         if (done < run.shards) {
             d->result.reset();
             export_->setEnabled(false);
-            figure_->setPainter({});
-    figure_->setMinimumSize(0, 0);
+            clearFigure();
             table_->setRowCount(0);
             status_->setText(QString("%1: %2 of %3 shards done, %4 failed, %5 not run or still queued; the merged figure comes when all are "
                                      "done (`ropescope bias --status` says more, `--resume` reruns the missing)")

@@ -54,6 +54,7 @@ Q_SIGNALS:
 
 private:
     void showResult(std::shared_ptr<model::BiasAccumulation> result); // not show(): that is QWidget's
+    void clearFigure();
     struct Private;
     std::unique_ptr<Private> d;
     void updateSourceControls();

@@ -13,8 +13,8 @@ AttentionAnalyses analyseAttention(Vlm& vlm, const AttentionRun& run, const Anal
             for (OwnPrior& p : ownPositionalPriors(vlm, run, layer, out.ownPriorToken))
                 out.ownPriors.push_back(std::move(p));
     }
-    if (asked.region)
-        out.region = regionAttention(run, asked.region->tokensIn(run.prompt), asked.regionHead);
+    if (asked.regionCells)
+        out.region = regionAttention(run, *asked.regionCells, asked.regionHead);
     if (asked.relevancy)
         out.relevancy = gradientRelevancy(vlm, run);
     return out;

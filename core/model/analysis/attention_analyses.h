@@ -15,7 +15,7 @@ namespace ropescope::model {
 
 struct AnalysesAsked {
     bool ownPrior = false;              // of the row that predicts the answer (the question's last token)
-    std::optional<CellRegion> region;   // image cells -> text: which tokens attend them
+    std::optional<std::vector<int>> regionCells; // image cells -> text (CellRegion::tokensIn): which tokens attend them
     HeadChoice regionHead;              // the region's head (mean, max or one head)
     bool relevancy = false;             // gradient relevancy of the answer's first token (Chefer et al. 2021)
 };
@@ -27,7 +27,6 @@ struct AttentionAnalyses {
     std::optional<Relevancy> relevancy;
 };
 
-// Throws std::invalid_argument when the region does not fit the prompt's images (the message names why).
 AttentionAnalyses analyseAttention(Vlm& vlm, const AttentionRun& run, const AnalysesAsked& asked);
 
 } // namespace ropescope::model

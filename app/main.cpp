@@ -34,13 +34,16 @@ const Command kCommands[] = {
     {"freqs", "which axis drives each rotary frequency, what each resolves in the grids, prior decay", true, ropescope::cli::runFreqs},
     {"render", "render the cone view to a PNG (no display needed)", true, ropescope::cli::runRender},
     {"batch", "run a JSON job of figures, tables and sweeps (no display needed)", true, ropescope::cli::runBatch},
-    {"forward", "run a Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen3.5 checkpoint on given tensors under any scheme", false, ropescope::cli::runForward},
+    {"forward", "run a Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen3.5 checkpoint on given tensors under any scheme", false,
+     ropescope::cli::runForward},
     {"attend", "answer a question about an image and map text->image attention under any scheme", true, ropescope::cli::runAttend},
     {"train", "train a tiny Qwen2-VL on the synthetic shapes task under a scheme", true, ropescope::cli::runTrain},
     {"eval", "accuracy per question type and grounding per layer on held-out samples", true, ropescope::cli::runEval},
     {"bias", "text->image attention averaged over many samples, per scheme and layer (--shard, --merge)", true, ropescope::cli::runBias},
-    {"export-scheme", "write a built-in scheme with its parameters as a Python scheme file (numpy only)", false, ropescope::cli::runExportScheme},
-    {"check-positions", "check a training pipeline's position ids (a dump of its batches) against the model family's rule", true, ropescope::cli::runCheckPositions},
+    {"export-scheme", "write a built-in scheme with its parameters as a Python scheme file (numpy only)", false,
+     ropescope::cli::runExportScheme},
+    {"check-positions", "check a training pipeline's position ids (a dump of its batches) against the model family's rule", true,
+     ropescope::cli::runCheckPositions},
     {"tokenize", "encode text with a model's tokenizer.json (JSON arrays of ids)", false, ropescope::cli::runTokenize},
     {"bench", "timings: bench geometry | live | model | attention | bias [--json]", true, ropescope::cli::runBench},
 };
@@ -140,7 +143,8 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "ropescope %s: %s\n", qPrintable(command), oneLine(e.what()).c_str());
         return kExitFailure;
     } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "ropescope %s: out of memory: the input is too large for this machine (use a smaller layout, image or prompt)\n",
+        std::fprintf(stderr,
+                     "ropescope %s: out of memory: the input is too large for this machine (use a smaller layout, image or prompt)\n",
                      qPrintable(command));
         return kExitFailure;
     } catch (const std::exception& e) { // LibTorch's c10::Error among them: a fault no command turned into words

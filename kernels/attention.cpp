@@ -41,7 +41,8 @@ torch::Tensor visibleKeys(const torch::Tensor& rows, int64_t past, int64_t keys)
 
 torch::Tensor additiveMask(const torch::Tensor& visible, torch::ScalarType dtype)
 {
-    return torch::zeros(visible.sizes(), visible.options().dtype(dtype)).masked_fill(visible.logical_not(), -std::numeric_limits<float>::infinity());
+    return torch::zeros(visible.sizes(), visible.options().dtype(dtype))
+        .masked_fill(visible.logical_not(), -std::numeric_limits<float>::infinity());
 }
 
 torch::Tensor repeatHeads(const torch::Tensor& t, int64_t groups)
@@ -56,8 +57,9 @@ torch::Tensor probabilities(const torch::Tensor& q, const torch::Tensor& keys, c
 {
     const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(2)));
     // Scale and mask fused into the matmul: no extra passes over the scores.
-    const auto scores = mask.defined() ? torch::baddbmm(mask.expand({q.size(0), q.size(1), keys.size(1)}), q.contiguous(), keys.transpose(1, 2), 1.0, scale)
-                                       : torch::matmul(q.contiguous() * scale, keys.transpose(1, 2));
+    const auto scores = mask.defined()
+        ? torch::baddbmm(mask.expand({q.size(0), q.size(1), keys.size(1)}), q.contiguous(), keys.transpose(1, 2), 1.0, scale)
+        : torch::matmul(q.contiguous() * scale, keys.transpose(1, 2));
     return torch::softmax(scores, -1, torch::kFloat32).to(q.scalar_type());
 }
 
@@ -91,7 +93,8 @@ torch::Tensor explicitAttention(const torch::Tensor& q, const torch::Tensor& k, 
         for (int64_t start = 0; start < q.size(1); start += chunk) {
             const int64_t len = std::min(chunk, q.size(1) - start);
             const auto mask = masking.additive.defined() ? masking.additive.narrow(0, start, len) : torch::Tensor();
-            parts.push_back(explicitAttention(q.narrow(1, start, len), k, v, {masking.causal, masking.past + start, mask}, nullptr, nullptr));
+            parts.push_back(
+                explicitAttention(q.narrow(1, start, len), k, v, {masking.causal, masking.past + start, mask}, nullptr, nullptr));
         }
         return torch::cat(parts, 1);
     }
@@ -99,8 +102,9 @@ torch::Tensor explicitAttention(const torch::Tensor& q, const torch::Tensor& k, 
     const auto keys = repeatHeads(k, groups), values = repeatHeads(v, groups);
     torch::Tensor mask;
     if (hidesKeys(masking, q.size(1), keys.size(1)))
-        mask = masking.additive.defined() ? masking.additive
-                                          : causalRowsMask(torch::arange(q.size(1), q.options().dtype(torch::kInt64)), masking.past, keys.size(1), q.scalar_type());
+        mask = masking.additive.defined()
+            ? masking.additive
+            : causalRowsMask(torch::arange(q.size(1), q.options().dtype(torch::kInt64)), masking.past, keys.size(1), q.scalar_type());
     const auto probs = probabilities(q, keys, mask);
     if (capture && captured)
         *captured = selectColumns(someRows(capture) ? probs.index_select(1, capture->rows) : probs, *capture);
@@ -134,7 +138,8 @@ torch::Tensor fusedAttention(const torch::Tensor& q, const torch::Tensor& k, con
         const auto rows = someRows(capture) ? capture->rows : torch::arange(queries, q.options().dtype(torch::kInt64));
         torch::Tensor mask;
         if (causal)
-            mask = capture->rowsMask.defined() && someRows(capture) ? capture->rowsMask : causalRowsMask(rows, masking.past, keyCount, q.scalar_type());
+            mask = capture->rowsMask.defined() && someRows(capture) ? capture->rowsMask
+                                                                    : causalRowsMask(rows, masking.past, keyCount, q.scalar_type());
         *captured = selectColumns(probabilities(q.index_select(1, rows), keys, mask), *capture);
     }
     return context;

@@ -13,7 +13,8 @@
 namespace ropescope::batch {
 namespace {
 
-const QStringList kTypes{"cone", "ptd-chart", "profile-chart", "prior-heatmap", "table", "ptd", "freqs", "attention", "bias", "check-positions"};
+const QStringList kTypes{"cone", "ptd-chart", "profile-chart", "prior-heatmap", "table",
+                         "ptd",  "freqs",     "attention",     "bias",          "check-positions"};
 
 QString valueText(const QJsonValue& v)
 {
@@ -42,8 +43,8 @@ QStringList flagsFor(const QJsonObject& params)
         static const QRegularExpression paramName("^param\\.[A-Za-z_][A-Za-z0-9_]*$");
         if (!flagName.match(key).hasMatch() && !paramName.match(key).hasMatch()) {
             static const QRegularExpression control("[\\x00-\\x1f\\x7f]");
-            throw std::invalid_argument("bad parameter name '" + QString(key).replace(control, "?").toStdString()
-                                        + "' (a flag's name without '--', or param.NAME)");
+            throw std::invalid_argument("bad parameter name '" + QString(key).replace(control, "?").toStdString() +
+                                        "' (a flag's name without '--', or param.NAME)");
         }
         // Flags that print and end the process would end the whole batch (with success).
         if (key == "h" || key == "help" || key == "help-all" || key == "v" || key == "version")
@@ -51,7 +52,8 @@ QStringList flagsFor(const QJsonObject& params)
         // A NUL or newline would cut or split the one-line error that names the item.
         static const QRegularExpression control("[\\x00-\\x1f\\x7f]");
         if (key.contains(control) || valueText(it.value()).contains(control))
-            throw std::invalid_argument("parameter '" + QString(key).replace(control, "?").toStdString() + "' contains a control character");
+            throw std::invalid_argument("parameter '" + QString(key).replace(control, "?").toStdString() +
+                                        "' contains a control character");
         const QJsonValue v = it.value();
         if (v.isBool()) {
             if (v.toBool())
@@ -157,7 +159,9 @@ void refuseSharedOutputs(std::vector<BatchItem>& items)
             if (const auto it = writer.constFind(file); it != writer.constEnd()) {
                 item.error = QString("item %1: output '%2' is also written by an earlier item (expanded item %3); "
                                      "give each output its own name")
-                                 .arg(item.jobItem).arg(file).arg(*it);
+                                 .arg(item.jobItem)
+                                 .arg(file)
+                                 .arg(*it);
                 break;
             }
         }
@@ -185,8 +189,8 @@ std::vector<BatchItem> parseJob(const QByteArray& bytes, const QString& path)
     QJsonParseError parseError;
     const QJsonDocument doc = QJsonDocument::fromJson(bytes, &parseError);
     if (doc.isNull())
-        throw JobError(path.toStdString() + ": not JSON: " + parseError.errorString().toStdString() + " at offset "
-                       + std::to_string(parseError.offset));
+        throw JobError(path.toStdString() + ": not JSON: " + parseError.errorString().toStdString() + " at offset " +
+                       std::to_string(parseError.offset));
     const QJsonObject root = doc.object();
     if (!doc.isObject() || !root["items"].isArray())
         throw JobError(path.toStdString() + ": expected an object with an \"items\" array");
@@ -197,8 +201,8 @@ std::vector<BatchItem> parseJob(const QByteArray& bytes, const QString& path)
     if (items.isEmpty())
         throw JobError(path.toStdString() + ": \"items\" is empty");
     if (items.size() > kMaxBatchItems)
-        throw JobError(path.toStdString() + ": " + std::to_string(items.size()) + " items; a job may list at most "
-                       + std::to_string(kMaxBatchItems));
+        throw JobError(path.toStdString() + ": " + std::to_string(items.size()) + " items; a job may list at most " +
+                       std::to_string(kMaxBatchItems));
 
     std::vector<BatchItem> out;
     for (int j = 0; j < items.size(); ++j) {
@@ -210,7 +214,8 @@ std::vector<BatchItem> parseJob(const QByteArray& bytes, const QString& path)
             const QJsonObject item = items[j].toObject();
             base.type = item["type"].toString();
             if (!kTypes.contains(base.type))
-                throw std::invalid_argument("unknown type '" + base.type.toStdString() + "' (expected " + kTypes.join(", ").toStdString() + ")");
+                throw std::invalid_argument("unknown type '" + base.type.toStdString() + "' (expected " + kTypes.join(", ").toStdString() +
+                                            ")");
             if (!item["output"].isString())
                 throw std::invalid_argument("missing \"output\"");
             QJsonObject params = defaults;

@@ -16,13 +16,13 @@ public:
 
 // One figure or table to produce, after sweeps are expanded.
 struct BatchItem {
-    int index = 0;        // position in the expanded list, 1-based
-    int jobItem = 0;      // the item of the job file it came from, 1-based
-    QString type;         // cone | ptd-chart | profile-chart | prior-heatmap | table | ptd | freqs | attention
-    QString output;       // relative to the output directory
-    QStringList flags;    // CLI-style flags, e.g. {"--alpha", "0.25"}
+    int index = 0;          // position in the expanded list, 1-based
+    int jobItem = 0;        // the item of the job file it came from, 1-based
+    QString type;           // cone | ptd-chart | profile-chart | prior-heatmap | table | ptd | freqs | attention
+    QString output;         // relative to the output directory
+    QStringList flags;      // CLI-style flags, e.g. {"--alpha", "0.25"}
     QJsonObject parameters; // the item's own parameters (defaults merged, sweep values filled in)
-    QString error;        // set when the item is malformed; the runner reports it and moves on
+    QString error;          // set when the item is malformed; the runner reports it and moves on
 };
 
 // Reads a job: {"defaults": {...}, "items": [{"type": ..., "output": ..., params..., "sweep": {...}}]}.

@@ -9,7 +9,10 @@ namespace {
 
 using Type = AttendOutput::Type;
 
-bool always(const AttentionOptions&) { return true; }
+bool always(const AttentionOptions&)
+{
+    return true;
+}
 
 // The figure rows: a figure and its table (or token list), each behind one flag.
 const std::vector<AttendOutput> kOutputs = {
@@ -71,7 +74,10 @@ QString attendFileName(const AttendOutput& row, views::FigureFormat figureFormat
 {
     if (row.type != Type::Figure)
         return row.stem + extensions(row.type).front();
-    return row.stem + QString(figureFormat == views::FigureFormat::Svg ? ".svg" : figureFormat == views::FigureFormat::Pdf ? ".pdf" : ".png");
+    return row.stem +
+        QString(figureFormat == views::FigureFormat::Svg       ? ".svg"
+                    : figureFormat == views::FigureFormat::Pdf ? ".pdf"
+                                                               : ".png");
 }
 
 QStringList attendFileNames(const AttendOutput& row)
@@ -95,8 +101,8 @@ const AttendOutput& attendOutputFor(const QString& output, const AttentionOption
                 return row;
         offered << types.join('/') + " (" + row.what + ")";
     }
-    throw UsageError("attention items write " + offered.join(", ").toStdString() + "; this item's flags give no output for '"
-                     + output.toStdString() + "'");
+    throw UsageError("attention items write " + offered.join(", ").toStdString() + "; this item's flags give no output for '" +
+                     output.toStdString() + "'");
 }
 
 } // namespace ropescope::cli

@@ -30,9 +30,10 @@ QByteArray AttentionOutcome::tensorFile() const
 {
     model::SafeTensorsWriter tensors;
     tensors.setMetadata("format", "pt");
-    tensors.setMetadata("dims", "attention: [captured layers, heads, query tokens, image tokens]; answer_attention: "
-                                "[captured layers, heads, answer tokens, image tokens], row k from the query that produced answer token k; "
-                                "image_grids: [images, 2] rows, cols per image, whose tokens are image_tokens in that order");
+    tensors.setMetadata("dims",
+                        "attention: [captured layers, heads, query tokens, image tokens]; answer_attention: "
+                        "[captured layers, heads, answer tokens, image tokens], row k from the query that produced answer token k; "
+                        "image_grids: [images, 2] rows, cols per image, whose tokens are image_tokens in that order");
     model::addTensor(tensors, "attention", torch::stack(run.attention(), 0).to(torch::kCPU));
     if (!run.answerAttention.empty())
         model::addTensor(tensors, "answer_attention", torch::stack(run.answerAttention, 0).to(torch::kCPU));
@@ -136,8 +137,8 @@ QByteArray AttentionOutcome::ownPriorFigure(views::FigureFormat format) const
         const model::OwnPrior& p = ownPriors[heatIndex * heads + h];
         sheet.maps.push_back({views::attentionOverlay(reports::mapPictures(a.images), p.prior, heat),
                               {QString("head %1: prior (mean q, k)").arg(h), QString("r = %1").arg(p.correlation, 0, 'f', 3)}});
-        sheet.maps.push_back({views::attentionOverlay(reports::mapPictures(a.images), p.actual, heat),
-                              {QString("head %1: attention").arg(h), QString()}});
+        sheet.maps.push_back(
+            {views::attentionOverlay(reports::mapPictures(a.images), p.actual, heat), {QString("head %1: attention").arg(h), QString()}});
     }
     const QSize size = views::mapSheetSize(sheet, reports::sheetCellWidth(a));
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, summary);
@@ -149,7 +150,12 @@ QByteArray AttentionOutcome::ownPriorCsv() const
     const size_t heads = ownPriors.size() / run.layers.size();
     for (size_t k = 0; k < run.layers.size(); ++k)
         for (size_t h = 0; h < heads; ++h)
-            csv += QString("%1,%2,%3,%4\n").arg(run.layers[k]).arg(h).arg(ownPriorToken.index).arg(ownPriors[k * heads + h].correlation, 0, 'g', 9).toUtf8();
+            csv += QString("%1,%2,%3,%4\n")
+                       .arg(run.layers[k])
+                       .arg(h)
+                       .arg(ownPriorToken.index)
+                       .arg(ownPriors[k * heads + h].correlation, 0, 'g', 9)
+                       .toUtf8();
     return csv;
 }
 
@@ -175,8 +181,8 @@ QByteArray AttentionOutcome::regionFigure(views::FigureFormat format) const
     chart.share = r.share;
     chart.shownLayer = static_cast<int>(heatIndex);
     chart.area = r.area;
-    return views::renderFigure([&](QPainter& p, const QRectF& area) { views::paintRegionChart(p, area, chart); }, views::regionChartSize(chart),
-                               format, summary);
+    return views::renderFigure([&](QPainter& p, const QRectF& area) { views::paintRegionChart(p, area, chart); },
+                               views::regionChartSize(chart), format, summary);
 }
 
 QByteArray AttentionOutcome::regionCsv() const

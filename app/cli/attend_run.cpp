@@ -56,34 +56,46 @@ void addAttentionOptions(QCommandLineParser& parser)
 {
     parser.addOptions({
         {"model", "Model folder (config.json, *.safetensors, tokenizer.json); default: the bundled mrope model.", "DIR"},
-        {"image", "Image file (default: the bundled sample). Repeat it for a prompt of several images (up to 8): maps are drawn "
-                  "on each image side by side, on one colour scale, and summary.json gives each image's share per layer.", "IMG"},
+        {"image",
+         "Image file (default: the bundled sample). Repeat it for a prompt of several images (up to 8): maps are drawn "
+         "on each image side by side, on one colour scale, and summary.json gives each image's share per layer.",
+         "IMG"},
         {"question", "The question about the image (default: the sample's).", "Q"},
         {"capture-layers", "Layers whose text->image attention to keep: all (default) or e.g. 0,5,27.", "L"},
         {"heatmap-layer", "Layer of the heatmap (default: the last captured).", "I"},
         {"head", "Heatmap head: mean (default), max, or an index.", "H"},
         {"max-new-tokens", "Answer length limit (default 32; 1 for models without a chat template, such as the bundled ones).", "N"},
-        {"max-pixels", "Largest resized image in pixels (default: the model's, capped at 1280 merged tokens: 1280*28*28 for Qwen2-VL, 1280*32*32 for Qwen3-VL).", "P"},
+        {"max-pixels",
+         "Largest resized image in pixels (default: the model's, capped at 1280 merged tokens: 1280*28*28 for Qwen2-VL, 1280*32*32 for "
+         "Qwen3-VL).",
+         "P"},
         {"colormap", "jet (default) or viridis.", "C"},
         {"opacity", "Heat layer opacity 0..1 (default 0.55).", "A"},
         {"smoothing", "Gaussian sigma in grid cells (default 1).", "S"},
         {"gamma", "Power-law contrast (default 0.6).", "G"},
         {"difference", "Also run the model's own scheme: difference.png (where attention moved) and per-layer shift."},
         {"per-token", "A map for every question token and every answer token at the heatmap layer: tokens.png and tokens.json."},
-        {"layers-heads", "Every captured layer x head: layers_heads.png (small multiples of the maps) and layers_heads.csv "
-                         "(image mass, entropy and sink shares per head)."},
-        {"own-prior", "The model's own positional prior of every captured layer and head for the question's last token "
-                      "(mean q and k rotated to each image token): own_prior.png (prior next to attention at the heatmap "
-                      "layer) and own_prior.csv (their correlation per layer and head)."},
-        {"region", "Image region -> text: the merged-grid cells ROW0,COL0,ROW1,COL1 (corners, inclusive) or ROW,COL, of the first "
-                   "image or, as N:ROW0,COL0,ROW1,COL1, of image N (from 1); which tokens "
-                   "attend them, per layer: region.png (or --figure-format) and region.csv (mass and share per layer and token; "
-                   "answer tokens too with --per-token).", "CELLS"},
-        {"relevancy", "Gradient-weighted attention relevancy of the answer's first token (Chefer et al. 2021, through every "
-                      "layer with autograd): relevancy.png (over the image) and summary.json relevancy."},
-        {"schemes", "Compare 2 to 6 schemes side by side on this prompt: schemes.png and schemes.csv, e.g. "
-                    "mrope,circle:alpha=0.3,vrope,circle:age=strategy_4 (vector values with '/': "
-                    "mm-rope:position-scale=4/8/8).", "LIST"},
+        {"layers-heads",
+         "Every captured layer x head: layers_heads.png (small multiples of the maps) and layers_heads.csv "
+         "(image mass, entropy and sink shares per head)."},
+        {"own-prior",
+         "The model's own positional prior of every captured layer and head for the question's last token "
+         "(mean q and k rotated to each image token): own_prior.png (prior next to attention at the heatmap "
+         "layer) and own_prior.csv (their correlation per layer and head)."},
+        {"region",
+         "Image region -> text: the merged-grid cells ROW0,COL0,ROW1,COL1 (corners, inclusive) or ROW,COL, of the first "
+         "image or, as N:ROW0,COL0,ROW1,COL1, of image N (from 1); which tokens "
+         "attend them, per layer: region.png (or --figure-format) and region.csv (mass and share per layer and token; "
+         "answer tokens too with --per-token).",
+         "CELLS"},
+        {"relevancy",
+         "Gradient-weighted attention relevancy of the answer's first token (Chefer et al. 2021, through every "
+         "layer with autograd): relevancy.png (over the image) and summary.json relevancy."},
+        {"schemes",
+         "Compare 2 to 6 schemes side by side on this prompt: schemes.png and schemes.csv, e.g. "
+         "mrope,circle:alpha=0.3,vrope,circle:age=strategy_4 (vector values with '/': "
+         "mm-rope:position-scale=4/8/8).",
+         "LIST"},
         {"figure-format", "png (default), svg or pdf: the format of tokens, layers_heads, own_prior, region and schemes figures.", "F"},
         {"device", "cpu (default) or cuda.", "D"},
         {"dtype", "fp32 (default) or bf16.", "T"},
@@ -98,8 +110,8 @@ AttentionOptions parseAttentionOptions(const QCommandLineParser& parser)
     o.modelDir = parser.isSet("model") ? parser.value("model") : io::bundledModel();
     o.imagePaths = parser.isSet("image") ? parser.values("image") : QStringList{io::sampleImage()};
     if (o.imagePaths.size() > model::kMaxPromptImages)
-        throw UsageError("--image: at most " + std::to_string(model::kMaxPromptImages) + " images in one prompt, got "
-                         + std::to_string(o.imagePaths.size()));
+        throw UsageError("--image: at most " + std::to_string(model::kMaxPromptImages) + " images in one prompt, got " +
+                         std::to_string(o.imagePaths.size()));
     o.question = parser.isSet("question") ? parser.value("question") : io::sampleQuestion();
     o.captureLayers = parser.value("capture-layers");
     o.head = parser.value("head");
@@ -138,8 +150,8 @@ AttentionOptions parseAttentionOptions(const QCommandLineParser& parser)
         for (const QString& entry : parser.value("schemes").split(','))
             o.schemes << entry.trimmed();
         if (o.schemes.size() < 2 || o.schemes.size() > model::kMaxComparedSchemes)
-            throw UsageError("--schemes: expected 2 to " + std::to_string(model::kMaxComparedSchemes) + " schemes, got "
-                             + std::to_string(o.schemes.size()));
+            throw UsageError("--schemes: expected 2 to " + std::to_string(model::kMaxComparedSchemes) + " schemes, got " +
+                             std::to_string(o.schemes.size()));
     }
     const QString format = parser.value("figure-format");
     if (format == "svg")
@@ -233,8 +245,8 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     const views::MapPictures pictures = reports::mapPictures(a.images);
     out.heatmap = views::attentionOverlay(pictures, grid, o.heat);
     if (run.ownResult)
-        out.difference = views::attentionDifferenceOverlay(pictures, model::headMap(run.ownResult->prefill.attentions[out.heatIndex], out.head),
-                                                           grid, o.heat);
+        out.difference = views::attentionDifferenceOverlay(
+            pictures, model::headMap(run.ownResult->prefill.attentions[out.heatIndex], out.head), grid, o.heat);
 
     const QString trained = QString::fromStdString(geometry::schemeLabel(run.own.params));
     QJsonObject& s = out.summary;
@@ -271,16 +283,18 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     if (!a.unknownWords.isEmpty())
         s["unknown_words"] = QJsonArray::fromStringList(a.unknownWords);
     // heatmap.png as the window exports it: the colour bar (least .. most) and what the map shows.
-    const QString headWords = out.head.kind == model::HeadChoice::Kind::Mean  ? QString("mean over heads")
-                              : out.head.kind == model::HeadChoice::Kind::Max ? QString("max over heads")
-                                                                              : QString("head %1").arg(out.head.index);
+    const QString headWords = out.head.kind == model::HeadChoice::Kind::Mean ? QString("mean over heads")
+        : out.head.kind == model::HeadChoice::Kind::Max                      ? QString("max over heads")
+                                                                             : QString("head %1").arg(out.head.index);
     out.heatmapFigure = views::captionedHeatmap(
         out.heatmap, o.heat,
         {"Q: " + o.question + "   A: " + out.answer,
          QString("map of the question tokens, layer %1, %2, scheme %3").arg(heatLayer).arg(headWords, s["scheme"].toString())});
     s["allocation"] = QString::fromStdString(r.layerTables.front().allocation.toString());
     const geometry::RotaryConfig& rotary = r.layerTables.front().rotary;
-    s["rotary"] = QJsonObject{{"theta", rotary.theta}, {"rotary_dim", rotary.rotaryDim()}, {"head_dim", rotary.headDim},
+    s["rotary"] = QJsonObject{{"theta", rotary.theta},
+                              {"rotary_dim", rotary.rotaryDim()},
+                              {"head_dim", rotary.headDim},
                               {"pairing", geometry::rotaryPairingName(rotary.pairing)}};
     if (!r.deepstackEmbeds.empty()) {
         // Qwen3-VL: which vision blocks feed which decoder layers (added to the image tokens after the layer).
@@ -312,17 +326,17 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
             shares.append(v);
         for (double v : perImage)
             masses.append(v);
-        QJsonObject entry{{"layer", layer},
-                          {"scheme", QString::fromStdString(r.layerTables[static_cast<size_t>(layer)].schemeLabel())},
-                          {"image_mass", st.imageMass},
-                          {"entropy", st.entropy},
-                          {"normalized_entropy", st.normalizedEntropy},
-                          {"centre_of_mass", QJsonObject{{"image", st.centreImage}, {"row", st.centreRow}, {"col", st.centreCol}}},
-                          {"image_masses", masses}, // per image: the probability on its tokens
-                          {"image_shares", shares}, // per image: its share of the attention on images
-                          {"sinks", QJsonObject{{"top1_share", sinks.topShare},
-                                                {"border_share", sinks.borderShare},
-                                                {"first_token_share", sinks.firstShare}}}};
+        QJsonObject entry{
+            {"layer", layer},
+            {"scheme", QString::fromStdString(r.layerTables[static_cast<size_t>(layer)].schemeLabel())},
+            {"image_mass", st.imageMass},
+            {"entropy", st.entropy},
+            {"normalized_entropy", st.normalizedEntropy},
+            {"centre_of_mass", QJsonObject{{"image", st.centreImage}, {"row", st.centreRow}, {"col", st.centreCol}}},
+            {"image_masses", masses}, // per image: the probability on its tokens
+            {"image_shares", shares}, // per image: its share of the attention on images
+            {"sinks",
+             QJsonObject{{"top1_share", sinks.topShare}, {"border_share", sinks.borderShare}, {"first_token_share", sinks.firstShare}}}};
         if (static_cast<size_t>(layer) < r.deepstackEmbeds.size())
             entry["deepstack_after"] = true;
         if (run.ownResult) // total-variation distance between the two schemes' maps over the image
@@ -361,8 +375,8 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
             }
             priorLayers.append(QJsonObject{{"layer", run.layers[k]}, {"correlation", perHead}, {"mean_correlation", sum / cfg.text.heads}});
         }
-        s["own_prior"] = QJsonObject{{"token", static_cast<double>(out.ownPriorToken.index)}, {"token_text", out.ownPriorToken.text},
-                                     {"per_layer", priorLayers}};
+        s["own_prior"] = QJsonObject{
+            {"token", static_cast<double>(out.ownPriorToken.index)}, {"token_text", out.ownPriorToken.text}, {"per_layer", priorLayers}};
     }
     if (o.region) {
         const model::CellRegion& cells = *o.region;
@@ -371,8 +385,10 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
         for (size_t k = 0; k < run.layers.size(); ++k) {
             const int best = out.region->strongest(k, 1).front();
             const model::MapToken& t = out.region->tokens[static_cast<size_t>(best)];
-            regionLayers.append(QJsonObject{{"layer", run.layers[k]}, {"strongest_token", static_cast<double>(t.index)}, {"strongest_text", t.text},
-                                        {"share", out.region->share[k][static_cast<size_t>(best)]}});
+            regionLayers.append(QJsonObject{{"layer", run.layers[k]},
+                                            {"strongest_token", static_cast<double>(t.index)},
+                                            {"strongest_text", t.text},
+                                            {"share", out.region->share[k][static_cast<size_t>(best)]}});
         }
         s["region"] = QJsonObject{{"cells", cells.toString()}, {"area", out.region->area}, {"per_layer", regionLayers}};
     }

@@ -25,18 +25,18 @@ void addAttentionOptions(QCommandLineParser& parser); // model, image, question,
 
 struct AttentionOptions {
     QString modelDir, question;
-    QStringList imagePaths;        // one or more (--image repeated): the prompt's images in order, a map on each
-    QString captureLayers, head;   // as given; checked against the model once it is loaded
+    QStringList imagePaths;      // one or more (--image repeated): the prompt's images in order, a map on each
+    QString captureLayers, head; // as given; checked against the model once it is loaded
     std::optional<int> heatmapLayer;
-    int maxNewTokens = 0;          // 0: the model's default (32 with a chat template, else 1)
+    int maxNewTokens = 0; // 0: the model's default (32 with a chat template, else 1)
     std::optional<int64_t> maxPixels;
-    bool difference = false;       // also run the model's own scheme: where attention moved, and how much
-    bool perToken = false;         // a map for every question and answer token
-    bool layersHeads = false;      // every captured layer x head: small multiples and a table
-    bool ownPrior = false;         // the model's own positional prior per layer and head
+    bool difference = false;                 // also run the model's own scheme: where attention moved, and how much
+    bool perToken = false;                   // a map for every question and answer token
+    bool layersHeads = false;                // every captured layer x head: small multiples and a table
+    bool ownPrior = false;                   // the model's own positional prior per layer and head
     std::optional<model::CellRegion> region; // image region -> text: which tokens attend these cells
-    bool relevancy = false;        // gradient relevancy of the answer's first token (Chefer et al. 2021)
-    QStringList schemes;           // --schemes: entries as written, compared side by side
+    bool relevancy = false;                  // gradient relevancy of the answer's first token (Chefer et al. 2021)
+    QStringList schemes;                     // --schemes: entries as written, compared side by side
     views::FigureFormat figureFormat = views::FigureFormat::Png;
     views::HeatmapOptions heat;
     torch::Device device = torch::kCPU;
@@ -62,11 +62,11 @@ struct ModelOnDevice : model::ModelBundle {
 struct AttentionOutcome {
     model::AttentionRun run;
     QString answer;
-    QImage heatmap;           // the overlay
-    QImage heatmapFigure;     // heatmap.png: the overlay with its colour bar and caption (as the window exports it)
-    QImage difference;        // own scheme -> this one (with AttentionOptions::difference; else null)
-    QJsonObject summary;      // answer, scheme, layout, per-layer image mass, entropy, centre of mass, sinks
-    size_t heatIndex = 0;     // the heatmap's layer among the captured ones
+    QImage heatmap;       // the overlay
+    QImage heatmapFigure; // heatmap.png: the overlay with its colour bar and caption (as the window exports it)
+    QImage difference;    // own scheme -> this one (with AttentionOptions::difference; else null)
+    QJsonObject summary;  // answer, scheme, layout, per-layer image mass, entropy, centre of mass, sinks
+    size_t heatIndex = 0; // the heatmap's layer among the captured ones
     model::HeadChoice head;
     views::HeatmapOptions heat;
     // --own-prior: for ownPriorToken, every captured layer's heads in order (layer-major).
@@ -77,8 +77,8 @@ struct AttentionOutcome {
     std::optional<model::Relevancy> relevancy;    // --relevancy
     QImage relevancyMap;                          // its overlay on the image
 
-    QByteArray tensorFile() const;        // attention.safetensors (answer tokens' rows too, with --per-token)
-    QByteArray positionsCsv() const;      // the first layer's positions
+    QByteArray tensorFile() const;                           // attention.safetensors (answer tokens' rows too, with --per-token)
+    QByteArray positionsCsv() const;                         // the first layer's positions
     QByteArray tokenSheet(views::FigureFormat format) const; // --per-token: every token's map at the heatmap layer
     QByteArray tokensJson() const;
     QByteArray layersHeadsFigure(views::FigureFormat format) const; // --layers-heads

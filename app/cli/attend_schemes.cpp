@@ -28,7 +28,8 @@ SchemeRequest parseEntry(const QString& entry, int layers)
         const qsizetype eq = parts[i].indexOf('=');
         const QString key = parts[i].left(eq), value = parts[i].mid(eq + 1);
         if (eq <= 0 || value.isEmpty())
-            throw UsageError("--schemes: '" + entry.toStdString() + "': expected key=value after ':', got '" + parts[i].toStdString() + "'");
+            throw UsageError("--schemes: '" + entry.toStdString() + "': expected key=value after ':', got '" + parts[i].toStdString() +
+                             "'");
         // help / h would print the help and end the run as a success: not a parameter either.
         if (key == "scheme" || key == "layout" || key == "help" || key == "h" || key == "help-all" || key == "?" || key.startsWith('-'))
             throw UsageError("--schemes: '" + entry.toStdString() + "': '" + key.toStdString() + "' is not a scheme parameter");
@@ -68,10 +69,11 @@ AttentionAsAsked runAttentionAsAsked(ModelOnDevice& model, const QCommandLinePar
 {
     const int layers = model.vlm->config().text.layers;
     const std::vector<model::SchemeEntry> entries = parseSchemeEntries(options.schemes, layers);
-    AttentionAsAsked out{runAttentionOnce(model, options,
-                                          entries.empty() ? modelScheme(parseModelSchemeOptions(parser, layers, model::ownSchemeKind(model.vlm->config())))
-                                                          : entries.front().scheme),
-                         std::nullopt};
+    AttentionAsAsked out{
+        runAttentionOnce(model, options,
+                         entries.empty() ? modelScheme(parseModelSchemeOptions(parser, layers, model::ownSchemeKind(model.vlm->config())))
+                                         : entries.front().scheme),
+        std::nullopt};
     if (!entries.empty()) {
         out.compared = runAttentionSchemes(model, options, entries, out.run.run);
         out.run.summary["schemes"] = out.compared->rows;
@@ -80,16 +82,19 @@ AttentionAsAsked runAttentionAsAsked(ModelOnDevice& model, const QCommandLinePar
 }
 
 SchemesOutcome runAttentionSchemes(ModelOnDevice& m, const AttentionOptions& o, const std::vector<model::SchemeEntry>& schemes,
-                                const model::AttentionRun& first)
+                                   const model::AttentionRun& first)
 {
     const model::AttentionQuery query = attentionQuery(m, o);
     const int layer = heatmapLayer(o, first.layers);
     SchemesOutcome out;
-    out.comparison = model::compareSchemes(m, query, schemes, layer, [&](int done, int total) {
-        if (done < total)
-            std::fprintf(stderr, "scheme %d/%d: %s\n", done + 1, total, qPrintable(schemes[static_cast<size_t>(done)].label));
-        return true;
-    }, &first);
+    out.comparison = model::compareSchemes(
+        m, query, schemes, layer,
+        [&](int done, int total) {
+            if (done < total)
+                std::fprintf(stderr, "scheme %d/%d: %s\n", done + 1, total, qPrintable(schemes[static_cast<size_t>(done)].label));
+            return true;
+        },
+        &first);
     for (const model::SchemeRow& r : out.comparison.rows) {
         QJsonArray shares;
         for (double share : r.imageShares)
@@ -120,15 +125,17 @@ QByteArray SchemesOutcome::figure(views::FigureFormat format, const views::Heatm
         sheet.maps.push_back({views::attentionOverlay(reports::mapPictures(c.images), r.map, heat), r.caption()});
     if (std::any_of(c.rows.begin(), c.rows.end(), [](const model::SchemeRow& r) { return !r.untrained.empty(); }))
         sheet.title += " (* not the scheme the model was trained with)";
-    const QSize size = views::mapSheetSize(sheet, std::clamp(views::stripSize(reports::mapPictures(c.images)).width(), 200, 280 * static_cast<int>(c.images.size())));
+    const QSize size = views::mapSheetSize(
+        sheet, std::clamp(views::stripSize(reports::mapPictures(c.images)).width(), 200, 280 * static_cast<int>(c.images.size())));
     const QJsonObject meta{{"figure", "schemes side by side"}, {"layout", c.layout}, {"layer", c.layer}, {"schemes", rows}};
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); }, size, format, meta);
 }
 
 QByteArray SchemesOutcome::csv() const
 {
-    QByteArray out = "scheme,answer,ptd,prior_spread,shift_from_first,image_mass,normalized_entropy,top1_share,border_share,first_token_share,"
-                     "image_shares\n"; // image_shares: per image, '/'-separated
+    QByteArray out =
+        "scheme,answer,ptd,prior_spread,shift_from_first,image_mass,normalized_entropy,top1_share,border_share,first_token_share,"
+        "image_shares\n"; // image_shares: per image, '/'-separated
     for (const model::SchemeRow& r : comparison.rows) {
         QStringList shares;
         for (double share : r.imageShares)
@@ -144,8 +151,7 @@ QByteArray SchemesOutcome::csv() const
                                     .arg(r.stats.borderShare, 0, 'g', 9)
                                     .arg(r.stats.firstShare, 0, 'g', 9)
                                     .arg(shares.join('/'));
-        out += (io::csvField(r.entry.label) + ',' + io::csvField(r.answer) + ',' + numbers + '\n')
-                   .toUtf8();
+        out += (io::csvField(r.entry.label) + ',' + io::csvField(r.answer) + ',' + numbers + '\n').toUtf8();
     }
     return out;
 }

@@ -27,8 +27,7 @@ std::optional<QJsonObject> readManifest(const QString& path)
         const QJsonDocument doc = QJsonDocument::fromJson(io::readInputFile(path, int64_t(256) << 20, "batch manifest"));
         if (doc.isObject())
             return doc.object();
-    } catch (const io::IoError&) {
-    }
+    } catch (const io::IoError&) { }
     return std::nullopt;
 }
 
@@ -69,13 +68,18 @@ int mergeBatchShards(const QString& output)
             items.append(v);
     }
     std::vector<QJsonValue> sorted(items.begin(), items.end()); // the job's order, as one process writes it
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const QJsonValue& a, const QJsonValue& b) { return a.toObject().value("index").toInt() < b.toObject().value("index").toInt(); });
+    std::stable_sort(sorted.begin(), sorted.end(), [](const QJsonValue& a, const QJsonValue& b) {
+        return a.toObject().value("index").toInt() < b.toObject().value("index").toInt();
+    });
     QJsonArray ordered;
     for (const QJsonValue& v : sorted)
         ordered.append(v);
-    const QJsonObject root{{"job", job},        {"shard", QString("all %1").arg(run.shards)}, {"complete", true},
-                           {"items_total", ordered.size()}, {"written", ordered.size()},             {"failed", 0},
+    const QJsonObject root{{"job", job},
+                           {"shard", QString("all %1").arg(run.shards)},
+                           {"complete", true},
+                           {"items_total", ordered.size()},
+                           {"written", ordered.size()},
+                           {"failed", 0},
                            {"items", ordered}};
     try {
         io::writeFileInside(output, "manifest.json", QJsonDocument(root).toJson());
@@ -116,7 +120,9 @@ ShardedCommand shardedBatch()
             for (const batch::BatchItem& item : items)
                 if (const QStringList files = batch::pythonFilesOf(item); !files.isEmpty())
                     throw UsageError(QString("item %1 names the Python scheme %2, whose code would run: pass --trust-python to allow it")
-                                         .arg(item.jobItem).arg(files.first()).toStdString());
+                                         .arg(item.jobItem)
+                                         .arg(files.first())
+                                         .toStdString());
         return static_cast<int64_t>(items.size());
     };
     return c;

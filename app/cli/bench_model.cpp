@@ -76,8 +76,7 @@ kernels::AttentionPath parseAttentionPath(const QCommandLineParser& parser)
     return kernels::AttentionPath::Fused;
 }
 
-template <class Fn>
-double medianMs(int runs, Fn&& fn)
+template <class Fn> double medianMs(int runs, Fn&& fn)
 {
     std::vector<double> ms;
     for (int i = 0; i < runs; ++i) {
@@ -117,8 +116,8 @@ int benchModel(const QCommandLineParser& parser)
     const int textTokens = parser.isSet("text-tokens") ? parseInteger(parser, "text-tokens") : 216;
     const int runs = parser.isSet("runs") ? parseInteger(parser, "runs") : 3;
     const int images = parser.isSet("images") ? parseInteger(parser, "images") : 1;
-    if (imageTokens < 1 || imageTokens > 65536 || textTokens < 2 || textTokens > 65536 || runs < 1 || runs > 100 || images < 1
-        || images > 64 || images > imageTokens)
+    if (imageTokens < 1 || imageTokens > 65536 || textTokens < 2 || textTokens > 65536 || runs < 1 || runs > 100 || images < 1 ||
+        images > 64 || images > imageTokens)
         throw UsageError("--image-tokens 1..65536, --text-tokens 2..65536, --runs 1..100, --images 1..64 (at most one per image token)");
     const torch::Device device = parseDevice(parser);
     const torch::Dtype dtype = parseDtype(parser);
@@ -226,26 +225,29 @@ int benchModel(const QCommandLineParser& parser)
                 capturedBytes += a.numel() * static_cast<int64_t>(a.element_size());
         });
 
-        QJsonObject row{{"model", parser.isSet("model") ? parser.value("model") : parser.value("config") + " (random weights)"},
-                        {"device", device.is_cuda() ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(torch::get_num_threads())},
-                        {"dtype", dtype == torch::kBFloat16 ? "bf16" : "fp32"},
-                        {"attention", attention == kernels::AttentionPath::Fused ? "fused (LibTorch " TORCH_VERSION ")" : "explicit (LibTorch " TORCH_VERSION ")"},
-                        {"tokens", static_cast<double>(L)},
-                        {"images", static_cast<double>(images)},
-                        {"image_tokens", static_cast<double>(images * rows * cols)},
-                        {"captured_rows", static_cast<double>(req.capture.selection.rows.numel())},
-                        {"load_ms", loadMs},
-                        {"vision_ms", visionMs},
-                        {"prefill_ms", prefillMs},
-                        {"cached_vision_lookup_ms", cachedVisionMs},
-                        {"positions_ms", positionsMs},
-                        {"decoder_ms", decoderMs},
-                        {"prefill_capture_ms", captureMs},
-                        {"decode_step_ms", decodeStepMs},
-                        {"capture_overhead_ms", captureMs - prefillMs},
-                        {"captured_mb", static_cast<double>(capturedBytes) / 1048576.0},
-                        {"loaded_rss_mb", loadedRssMb},
-                        {"peak_rss_mb", rssMb("VmHWM:")}};
+        QJsonObject row{
+            {"model", parser.isSet("model") ? parser.value("model") : parser.value("config") + " (random weights)"},
+            {"device",
+             device.is_cuda() ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(torch::get_num_threads())},
+            {"dtype", dtype == torch::kBFloat16 ? "bf16" : "fp32"},
+            {"attention",
+             attention == kernels::AttentionPath::Fused ? "fused (LibTorch " TORCH_VERSION ")" : "explicit (LibTorch " TORCH_VERSION ")"},
+            {"tokens", static_cast<double>(L)},
+            {"images", static_cast<double>(images)},
+            {"image_tokens", static_cast<double>(images * rows * cols)},
+            {"captured_rows", static_cast<double>(req.capture.selection.rows.numel())},
+            {"load_ms", loadMs},
+            {"vision_ms", visionMs},
+            {"prefill_ms", prefillMs},
+            {"cached_vision_lookup_ms", cachedVisionMs},
+            {"positions_ms", positionsMs},
+            {"decoder_ms", decoderMs},
+            {"prefill_capture_ms", captureMs},
+            {"decode_step_ms", decodeStepMs},
+            {"capture_overhead_ms", captureMs - prefillMs},
+            {"captured_mb", static_cast<double>(capturedBytes) / 1048576.0},
+            {"loaded_rss_mb", loadedRssMb},
+            {"peak_rss_mb", rssMb("VmHWM:")}};
         if (rssPeakReset)
             row["forward_peak_rss_mb"] = rssMb("VmHWM:") - loadedRssMb;
 #ifdef ROPESCOPE_TORCH_CUDA
@@ -258,9 +260,8 @@ int benchModel(const QCommandLineParser& parser)
 #endif
         QByteArray text;
         for (auto it = row.begin(); it != row.end(); ++it)
-            text += it.key().toUtf8().leftJustified(24) + (it.value().isDouble() ? QByteArray::number(it.value().toDouble(), 'f', 2)
-                                                                                 : it.value().toString().toUtf8())
-                    + "\n";
+            text += it.key().toUtf8().leftJustified(24) +
+                (it.value().isDouble() ? QByteArray::number(it.value().toDouble(), 'f', 2) : it.value().toString().toUtf8()) + "\n";
         writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(row).toJson() : text);
         return 0;
     });

@@ -119,12 +119,18 @@ int benchPositions(const QCommandLineParser& parser)
     const double ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
     if (differing != 0)
         throw Failure("bench positions: " + std::to_string(differing) + " samples differ from the rule that wrote them");
-    const QJsonObject row{{"suite", "positions"}, {"samples", static_cast<double>(samples)}, {"batches", kBatches}, {"ms", ms}, {"goal_ms", kGoalMs},
-                          {"within_goal", ms <= kGoalMs}};
-    const QByteArray text = QString("check-positions: %1 Qwen2.5-VL samples (%2 safetensors batches, text + a 14x14 image + a 4x8x8 video each) "
-                                    "read and checked in %3 ms (goal %4 ms)%5\n")
-                                .arg(samples).arg(kBatches).arg(ms, 0, 'f', 0).arg(kGoalMs, 0, 'f', 0).arg(ms <= kGoalMs ? "" : ": OVER THE GOAL")
-                                .toUtf8();
+    const QJsonObject row{{"suite", "positions"}, {"samples", static_cast<double>(samples)},
+                          {"batches", kBatches},  {"ms", ms},
+                          {"goal_ms", kGoalMs},   {"within_goal", ms <= kGoalMs}};
+    const QByteArray text =
+        QString("check-positions: %1 Qwen2.5-VL samples (%2 safetensors batches, text + a 14x14 image + a 4x8x8 video each) "
+                "read and checked in %3 ms (goal %4 ms)%5\n")
+            .arg(samples)
+            .arg(kBatches)
+            .arg(ms, 0, 'f', 0)
+            .arg(kGoalMs, 0, 'f', 0)
+            .arg(ms <= kGoalMs ? "" : ": OVER THE GOAL")
+            .toUtf8();
     writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(QJsonArray{row}).toJson() : text);
     return 0;
 }

@@ -20,11 +20,13 @@ void addPositionRuleOptions(QCommandLineParser& parser)
 model::PositionRule positionRuleFrom(const QCommandLineParser& parser)
 {
     if (parser.isSet("family") == parser.isSet("model"))
-        throw UsageError("give the family's rule with --family " + model::familyNames().replace(", ", "|").toStdString() + " or --model DIR");
+        throw UsageError("give the family's rule with --family " + model::familyNames().replace(", ", "|").toStdString() +
+                         " or --model DIR");
     if (parser.isSet("family")) {
         const auto rule = model::ruleForFamily(parser.value("family"));
         if (!rule)
-            throw UsageError("--family: expected one of " + model::familyNames().toStdString() + ", got '" + parser.value("family").toStdString() + "'");
+            throw UsageError("--family: expected one of " + model::familyNames().toStdString() + ", got '" +
+                             parser.value("family").toStdString() + "'");
         return *rule;
     }
     return runModelCommand([&] { return model::ruleForModel(parser.value("model")); });

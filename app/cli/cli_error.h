@@ -16,7 +16,7 @@ public:
 };
 
 // Thrown after a command printed its --help text: exit code 0.
-struct HelpShown {};
+struct HelpShown { };
 
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;

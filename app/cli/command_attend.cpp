@@ -21,8 +21,10 @@ int runAttend(const QStringList& args)
     QCommandLineParser parser;
     addGeometryOptions(parser);
     addAttentionOptions(parser);
-    parser.addOption({"output", "Directory for answer.txt, heatmap.png, attention.safetensors, positions.csv, summary.json "
-                                "(and difference.png with --difference).", "DIR"});
+    parser.addOption({"output",
+                      "Directory for answer.txt, heatmap.png, attention.safetensors, positions.csv, summary.json "
+                      "(and difference.png with --difference).",
+                      "DIR"});
     parseOrThrow(parser, args);
     if (!parser.isSet("output"))
         throw UsageError("--output is required");

@@ -191,7 +191,8 @@ private:
             if (!figure)
                 return QJsonDocument(model::dumpCheckJson(check, family, parser.value("dump"))).toJson();
             if (check.differing.empty())
-                throw UsageError("every sample matches " + family.toStdString() + "'s rule: there is no differing sample to draw (write .json)");
+                throw UsageError("every sample matches " + family.toStdString() +
+                                 "'s rule: there is no differing sample to draw (write .json)");
             return positionCheckFigure(check.differing.front(), figureFormatFor(out));
         });
     }
@@ -212,8 +213,9 @@ int runBatch(const QStringList& args)
     parser.addOptions({
         {"output", "Directory for everything the job writes (created if missing).", "DIR"},
         {"shard", "Run only shard i of n (0-based i), e.g. 0/4: every n-th item starting at i.", "i/n"},
-        {"trust-python", "Run the Python scheme files the job names (their code runs as you; without this flag a job "
-                         "that names one is refused before anything runs)."},
+        {"trust-python",
+         "Run the Python scheme files the job names (their code runs as you; without this flag a job "
+         "that names one is refused before anything runs)."},
     });
     parser.addOption({"merge", "With --output holding a --slurm run: write its manifest.json once every shard is complete."});
     addShardedOptions(parser, "job");
@@ -253,13 +255,16 @@ int runBatch(const QStringList& args)
         for (const batch::BatchItem& item : items)
             if (const QStringList files = batch::pythonFilesOf(item); !files.isEmpty())
                 throw UsageError(QString("item %1 names the Python scheme %2, whose code would run: pass --trust-python to allow it")
-                                     .arg(item.jobItem).arg(files.first()).toStdString());
+                                     .arg(item.jobItem)
+                                     .arg(files.first())
+                                     .toStdString());
         // And whatever way an item might still name a .py file, loading one is refused before it runs.
         user_schemes::refusePythonSchemes("a batch job's Python scheme runs only with --trust-python");
     }
     const QString jobPath = QFileInfo(parser.positionalArguments().first()).absoluteFilePath();
     if (parser.isSet("skip-complete") && batchShardComplete(parser.value("output"), shardIndex, shardCount, jobPath)) {
-        std::fprintf(stderr, "batch: shard %d/%d is complete in %s already; skipped\n", shardIndex, shardCount, qPrintable(parser.value("output")));
+        std::fprintf(stderr, "batch: shard %d/%d is complete in %s already; skipped\n", shardIndex, shardCount,
+                     qPrintable(parser.value("output")));
         return 0;
     }
     const QDir outDir(parser.value("output"));
@@ -272,12 +277,9 @@ int runBatch(const QStringList& args)
     QJsonArray manifest;
     int failed = 0, done = 0;
     const auto writeManifest = [&](bool complete) {
-        const QJsonObject root{{"job", jobPath},
-                               {"shard", QString("%1/%2").arg(shardIndex).arg(shardCount)},
-                               {"complete", complete},
-                               {"items_total", static_cast<int>(items.size())},
-                               {"written", done - failed},
-                               {"failed", failed},
+        const QJsonObject root{{"job", jobPath},           {"shard", QString("%1/%2").arg(shardIndex).arg(shardCount)},
+                               {"complete", complete},     {"items_total", static_cast<int>(items.size())},
+                               {"written", done - failed}, {"failed", failed},
                                {"items", manifest}};
         try {
             io::writeFileInside(outDir.path(), manifestName, QJsonDocument(root).toJson());
@@ -294,7 +296,10 @@ int runBatch(const QStringList& args)
         ++done;
         QElapsedTimer timer;
         timer.start();
-        QJsonObject entry{{"index", item.index}, {"job_item", item.jobItem}, {"type", item.type}, {"output", item.output},
+        QJsonObject entry{{"index", item.index},
+                          {"job_item", item.jobItem},
+                          {"type", item.type},
+                          {"output", item.output},
                           {"parameters", item.parameters}};
         try {
             if (!item.error.isEmpty())

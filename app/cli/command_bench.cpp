@@ -78,11 +78,10 @@ int benchGeometry(const QCommandLineParser& parser)
     };
 
     QJsonArray rows;
-    QByteArray text = "scheme " + QByteArray(schemeName(params.kind)) + ", "
-                      + QByteArray::number(std::max(1u, std::thread::hardware_concurrency())) + " threads\n";
-    text += QByteArray("layout").leftJustified(36) + QByteArray("tokens").leftJustified(8)
-            + QByteArray("stage").leftJustified(11) + QByteArray("min_ms").rightJustified(10)
-            + QByteArray("median_ms").rightJustified(11) + QByteArray("runs").rightJustified(6) + "\n";
+    QByteArray text = "scheme " + QByteArray(schemeName(params.kind)) + ", " +
+        QByteArray::number(std::max(1u, std::thread::hardware_concurrency())) + " threads\n";
+    text += QByteArray("layout").leftJustified(36) + QByteArray("tokens").leftJustified(8) + QByteArray("stage").leftJustified(11) +
+        QByteArray("min_ms").rightJustified(10) + QByteArray("median_ms").rightJustified(11) + QByteArray("runs").rightJustified(6) + "\n";
     for (size_t i = 0; i < layouts.size(); ++i) {
         const Layout layout = parseLayout(layouts[i]);
         const PositionTable table = buildPositionTable(layout, params);
@@ -105,10 +104,9 @@ int benchGeometry(const QCommandLineParser& parser)
             row["median_ms"] = t.medianMs;
             row["runs"] = t.runs;
             rows.append(row);
-            text += QByteArray::fromStdString(labels[i]).leftJustified(36) + QByteArray::number(table.size()).leftJustified(8)
-                    + QByteArray(stage).leftJustified(11) + QByteArray::number(t.minMs, 'f', 3).rightJustified(10)
-                    + QByteArray::number(t.medianMs, 'f', 3).rightJustified(11) + QByteArray::number(t.runs).rightJustified(6)
-                    + "\n";
+            text += QByteArray::fromStdString(labels[i]).leftJustified(36) + QByteArray::number(table.size()).leftJustified(8) +
+                QByteArray(stage).leftJustified(11) + QByteArray::number(t.minMs, 'f', 3).rightJustified(10) +
+                QByteArray::number(t.medianMs, 'f', 3).rightJustified(11) + QByteArray::number(t.runs).rightJustified(6) + "\n";
         }
     }
     writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(rows).toJson() : text);
@@ -119,7 +117,7 @@ int benchGeometry(const QCommandLineParser& parser)
 // positions from memory: bench live's way of timing the same frames with and without a Python worker.
 class RecordedScheme final : public CustomScheme {
 public:
-    explicit RecordedScheme(std::shared_ptr<const CustomScheme> inner) : inner_(std::move(inner)) {}
+    explicit RecordedScheme(std::shared_ptr<const CustomScheme> inner) : inner_(std::move(inner)) { }
     void replay() { replaying_ = true; }
     const std::string& file() const override { return inner_->file(); }
     const std::string& sha256() const override { return inner_->sha256(); }
@@ -200,12 +198,12 @@ int benchLive(const QCommandLineParser& parser)
         throw Failure(e.what());
     }
     QJsonArray rows;
-    QByteArray text = "offscreen " + QByteArray::fromStdString(view->route()) + ", " + QByteArray::number(size.width()) + "x"
-                      + QByteArray::number(size.height()) + ", scheme " + QByteArray::fromStdString(geometry::schemeLabel(base.params)) + ", "
-                      + QByteArray::number(steps) + " steps of " + sweptName + "\n";
-    text += QByteArray("layout").leftJustified(46) + QByteArray("tokens").leftJustified(8) + QByteArray("median_ms").rightJustified(10)
-            + QByteArray("p95_ms").rightJustified(10) + QByteArray("first_ms").rightJustified(10)
-            + QByteArray("readouts_ms").rightJustified(12) + QByteArray("scene_ms").rightJustified(10) + QByteArray("render_ms").rightJustified(11) + "\n";
+    QByteArray text = "offscreen " + QByteArray::fromStdString(view->route()) + ", " + QByteArray::number(size.width()) + "x" +
+        QByteArray::number(size.height()) + ", scheme " + QByteArray::fromStdString(geometry::schemeLabel(base.params)) + ", " +
+        QByteArray::number(steps) + " steps of " + sweptName + "\n";
+    text += QByteArray("layout").leftJustified(46) + QByteArray("tokens").leftJustified(8) + QByteArray("median_ms").rightJustified(10) +
+        QByteArray("p95_ms").rightJustified(10) + QByteArray("first_ms").rightJustified(10) + QByteArray("readouts_ms").rightJustified(12) +
+        QByteArray("scene_ms").rightJustified(10) + QByteArray("render_ms").rightJustified(11) + "\n";
     // One pass of the sweep over a layout with `params`; the row's timings.
     struct Pass {
         int tokens = 0;
@@ -273,10 +271,10 @@ int benchLive(const QCommandLineParser& parser)
         row["route"] = QString::fromStdString(view->route());
         row["scheme"] = QString::fromStdString(geometry::schemeLabel(params));
         rows.append(row);
-        text += QByteArray::fromStdString(label).leftJustified(46) + QByteArray::number(pass.tokens).leftJustified(8)
-                + QByteArray::number(pass.median, 'f', 2).rightJustified(10) + QByteArray::number(pass.p95, 'f', 2).rightJustified(10)
-                + QByteArray::number(pass.first, 'f', 1).rightJustified(10) + QByteArray::number(pass.readouts, 'f', 2).rightJustified(12)
-                + QByteArray::number(pass.scene, 'f', 2).rightJustified(10) + QByteArray::number(pass.render, 'f', 2).rightJustified(11) + "\n";
+        text += QByteArray::fromStdString(label).leftJustified(46) + QByteArray::number(pass.tokens).leftJustified(8) +
+            QByteArray::number(pass.median, 'f', 2).rightJustified(10) + QByteArray::number(pass.p95, 'f', 2).rightJustified(10) +
+            QByteArray::number(pass.first, 'f', 1).rightJustified(10) + QByteArray::number(pass.readouts, 'f', 2).rightJustified(12) +
+            QByteArray::number(pass.scene, 'f', 2).rightJustified(10) + QByteArray::number(pass.render, 'f', 2).rightJustified(11) + "\n";
     };
     for (const auto& [layout, label] : layouts) {
         if (!base.params.custom) {
@@ -295,9 +293,9 @@ int benchLive(const QCommandLineParser& parser)
         addRow(layout, label + " (replayed)", replayed, base.params);
         // The scene and the render see the same positions in both passes: their difference is noise, and the
         // readouts' difference (where positions() is called) is what Python costs.
-        text += QByteArray("  Python's cost per frame: ") + QByteArray::number(python.readouts - replayed.readouts, 'f', 2)
-                + " ms in the readouts (the goal: under 2 ms); whole frames " + QByteArray::number(python.median, 'f', 2) + " vs "
-                + QByteArray::number(replayed.median, 'f', 2) + " ms replayed\n";
+        text += QByteArray("  Python's cost per frame: ") + QByteArray::number(python.readouts - replayed.readouts, 'f', 2) +
+            " ms in the readouts (the goal: under 2 ms); whole frames " + QByteArray::number(python.median, 'f', 2) + " vs " +
+            QByteArray::number(replayed.median, 'f', 2) + " ms replayed\n";
     }
     writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(rows).toJson() : text);
     return 0;
@@ -312,7 +310,8 @@ int runBench(const QStringList& args)
     parser.addPositionalArgument("suite", "geometry, live, model, attention, bias or positions");
     parser.addOptions({
         {"json", "Print JSON rows (layout, stage, min_ms, median_ms) instead of a table."},
-        {"scheme", "Scheme to time (geometry, live; default circle): a built-in or a Python scheme file (live sweeps its first parameter).", "S"},
+        {"scheme", "Scheme to time (geometry, live; default circle): a built-in or a Python scheme file (live sweeps its first parameter).",
+         "S"},
         {"output", "Write to this file (atomically) instead of standard output.", "F"},
         {"layout", "live: time this layout instead of the two standard ones.", "L"},
         {"steps", "live: alpha steps to time (default 200).", "N"},

@@ -30,7 +30,8 @@ model::BiasSampleSource sampleSource(const QCommandLineParser& parser)
 {
     const int given = parser.isSet("samples") + parser.isSet("questions") + parser.isSet("images") + parser.isSet("videos");
     if (given != 1)
-        throw UsageError("give one sample source: --samples N, --questions FILE.jsonl, --images DIR --question Q or --videos DIR --question Q");
+        throw UsageError(
+            "give one sample source: --samples N, --questions FILE.jsonl, --images DIR --question Q or --videos DIR --question Q");
     if (parser.isSet("question") != (parser.isSet("images") || parser.isSet("videos")))
         throw UsageError("--question Q goes with --images DIR or --videos DIR");
     for (const char* flag : {"seed", "rendering", "frames"})
@@ -121,8 +122,8 @@ bool sameStream(const model::BiasAccumulation& a, const model::BiasSampleSource&
 
 int runMerge(const QCommandLineParser& parser)
 {
-    for (const char* flag : {"model", "samples", "frames", "questions", "images", "videos", "question", "scheme", "schemes", "shard", "grid", "capture-layers",
-                             "keep-samples"})
+    for (const char* flag : {"model", "samples", "frames", "questions", "images", "videos", "question", "scheme", "schemes", "shard",
+                             "grid", "capture-layers", "keep-samples"})
         if (parser.isSet(flag))
             throw UsageError(std::string("--") + flag + ": --merge takes its settings from the shards");
     QStringList folders = parser.positionalArguments();
@@ -138,7 +139,8 @@ int runMerge(const QCommandLineParser& parser)
     const QString output = QFileInfo(parser.value("output")).canonicalFilePath();
     for (const QString& folder : folders)
         if (!output.isEmpty() && QFileInfo(folder).canonicalFilePath() == output)
-            throw UsageError("--output: " + parser.value("output").toStdString() + " is one of the shards being merged; give a folder of its own");
+            throw UsageError("--output: " + parser.value("output").toStdString() +
+                             " is one of the shards being merged; give a folder of its own");
     return runModelCommand([&] {
         std::optional<model::BiasAccumulation> merged;
         for (const QString& folder : folders) {
@@ -183,7 +185,9 @@ ShardedCommand shardedBias()
                            QDir(output).filePath(QString("shards/") + cluster::kShardIndex), "--skip-complete"};
     };
     c.mergeArgs = [](const QString& output) { return QStringList{"bias", "--merge", "--output", output}; };
-    c.complete = [](const QString& output, int shard, int shards) { return model::folderHoldsShard(cluster::shardFolder(output, shard), shard, shards); };
+    c.complete = [](const QString& output, int shard, int shards) {
+        return model::folderHoldsShard(cluster::shardFolder(output, shard), shard, shards);
+    };
     c.merged = [](const QString& output, int) {
         if (!QFileInfo(QDir(output).filePath("bias_state.json")).isFile())
             return false;
@@ -285,14 +289,16 @@ int runBias(const QStringList& args)
     if (parser.isSet("merge"))
         return runMerge(parser);
     if (!parser.positionalArguments().isEmpty())
-        throw UsageError("unexpected argument '" + parser.positionalArguments().first().toStdString() + "' (shard folders go with --merge)");
+        throw UsageError("unexpected argument '" + parser.positionalArguments().first().toStdString() +
+                         "' (shard folders go with --merge)");
     const BiasSetup setup = parseBiasOptions(parser);
     if (parser.isSet("skip-complete")) {
         const QStringList parts = parser.value("shard").split('/');
         const QString folder = parser.value("output");
         const auto done = model::completeShardState(folder, parts[0].toInt(), parts[1].toInt());
         if (done && sameStream(*done, setup.source)) {
-            std::fprintf(stderr, "bias: shard %s is complete in %s already; skipped\n", qPrintable(parser.value("shard")), qPrintable(folder));
+            std::fprintf(stderr, "bias: shard %s is complete in %s already; skipped\n", qPrintable(parser.value("shard")),
+                         qPrintable(folder));
             return 0;
         }
     }

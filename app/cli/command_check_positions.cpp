@@ -29,7 +29,11 @@ QString sampleWords(const model::SampleCheck& c)
     if (!c.detail.isEmpty())
         s += " (" + c.detail + ")";
     if (c.firstToken >= 0)
-        s += QString("; first at token %1 (%2), axis %3: got %4, expected %5").arg(c.firstToken).arg(c.segment, axes[c.axis]).arg(c.got).arg(c.expected);
+        s += QString("; first at token %1 (%2), axis %3: got %4, expected %5")
+                 .arg(c.firstToken)
+                 .arg(c.segment, axes[c.axis])
+                 .arg(c.got)
+                 .arg(c.expected);
     return s;
 }
 
@@ -38,8 +42,9 @@ QString sampleWords(const model::SampleCheck& c)
 int runCheckPositions(const QStringList& args)
 {
     QCommandLineParser parser;
-    parser.addPositionalArgument("dump", "A batch dump (.safetensors, .npz or .pt: input_ids, attention_mask, image_grid_thw / video_grid_thw, "
-                                         "second_per_grid_ts, position_ids [3|4, B, L], rope_deltas) or a folder of them, one batch each.");
+    parser.addPositionalArgument("dump",
+                                 "A batch dump (.safetensors, .npz or .pt: input_ids, attention_mask, image_grid_thw / video_grid_thw, "
+                                 "second_per_grid_ts, position_ids [3|4, B, L], rope_deltas) or a folder of them, one batch each.");
     parser.addOptions({
         {"report", "Also write report.json and figures of the first differing samples (PNG, SVG, PDF) into this folder.", "DIR"},
         {"list", "How many differing samples to list (default 20; the report lists them all).", "N"},
@@ -91,8 +96,8 @@ int runCheckPositions(const QStringList& args)
     if (parser.isSet("json")) {
         writeOutput({}, QJsonDocument(json).toJson());
     } else {
-        std::printf("check-positions: %lld samples in %lld batches against %s\n", static_cast<long long>(checked), static_cast<long long>(batches),
-                    qPrintable(family));
+        std::printf("check-positions: %lld samples in %lld batches against %s\n", static_cast<long long>(checked),
+                    static_cast<long long>(batches), qPrintable(family));
         for (size_t k = 0; k < differing.size() && static_cast<int>(k) < listed; ++k)
             std::printf("  %s\n", terminalSafe(sampleWords(differing[k]).toStdString()).c_str());
         if (static_cast<int>(differing.size()) > listed)
@@ -103,8 +108,11 @@ int runCheckPositions(const QStringList& args)
         std::printf("summary: %lld checked, %zu differ%s\n", static_cast<long long>(checked), differing.size(),
                     counts.isEmpty() ? "" : qPrintable(": " + counts.join(", ")));
         for (const auto& [k, n] : kinds) {
-            const auto kind = k == "1-d" ? model::FaultKind::OneD : k == "temporal" ? model::FaultKind::Temporal : k == "offset" ? model::FaultKind::Offset
-                              : k == "rope-deltas" ? model::FaultKind::RopeDeltas : model::FaultKind::Other;
+            const auto kind = k == "1-d" ? model::FaultKind::OneD
+                : k == "temporal"        ? model::FaultKind::Temporal
+                : k == "offset"          ? model::FaultKind::Offset
+                : k == "rope-deltas"     ? model::FaultKind::RopeDeltas
+                                         : model::FaultKind::Other;
             std::printf("  %s: %s\n", k.c_str(), model::faultKindWords(kind));
         }
     }

@@ -44,9 +44,10 @@ void saveSamples(const QString& folder, uint64_t seed, model::Rendering renderin
         QJsonArray mask;
         for (bool m : s.mask)
             mask.append(m ? 1 : 0);
-        lines += QJsonDocument(QJsonObject{{"image", name}, {"question", s.question}, {"answer", s.answer}, {"type", s.type}, {"mask", mask}})
-                     .toJson(QJsonDocument::Compact)
-                 + "\n";
+        lines +=
+            QJsonDocument(QJsonObject{{"image", name}, {"question", s.question}, {"answer", s.answer}, {"type", s.type}, {"mask", mask}})
+                .toJson(QJsonDocument::Compact) +
+            "\n";
     }
     files.emplace_back("questions.jsonl", lines);
     if (!QDir().mkpath(folder))
@@ -133,17 +134,22 @@ int runEval(const QStringList& args)
         {"model", "Model folder.", "DIR"},
         {"samples", "Held-out samples (default 200).", "N"},
         {"seed", "Held-out stream (default 1000003; training uses small seeds).", "K"},
-        {"rendering", "How the test pictures are drawn: grid (the training generator's own, default) or drawn (the second test set: "
-                      "antialiased, off the grid, other shades and gradients) or varied (training's augmentation).", "R"},
-        {"questions", "Your own labelled questions instead of the synthetic stream: a questions.jsonl (one {\"image\", \"question\", "
-                      "\"answer\"[, \"type\", \"mask\"]} per line, images relative to it), e.g. what --save-samples writes.", "FILE"},
+        {"rendering",
+         "How the test pictures are drawn: grid (the training generator's own, default) or drawn (the second test set: "
+         "antialiased, off the grid, other shades and gradients) or varied (training's augmentation).",
+         "R"},
+        {"questions",
+         "Your own labelled questions instead of the synthetic stream: a questions.jsonl (one {\"image\", \"question\", "
+         "\"answer\"[, \"type\", \"mask\"]} per line, images relative to it), e.g. what --save-samples writes.",
+         "FILE"},
         {"json", "Print JSON."},
         {"save-samples", "Also write the first 20 held-out samples (PNG + questions.jsonl with answers and masks) here.", "DIR"},
         {"output", "Write to this file instead of standard output (with --slurm: the run's folder).", "F"},
         {"shard", "Evaluate only shard i of n (0-based: samples k with k mod n = i), for a job array; needs --state.", "i/n"},
         {"state", "Also write every sample's outcome here (eval_state.json), which --merge reads.", "FILE"},
-        {"merge", "Merge the state files given as arguments into one report (--output, --json), or a --slurm run's shards when "
-                  "--output is its folder."},
+        {"merge",
+         "Merge the state files given as arguments into one report (--output, --json), or a --slurm run's shards when "
+         "--output is its folder."},
     });
     addShardedOptions(parser, "evaluation");
     parseOrThrow(parser, args, true);
@@ -164,7 +170,8 @@ int runEval(const QStringList& args)
         throw UsageError("--skip-complete: only with --shard i/n");
     const EvalRequest q = parseEvalRequest(parser);
     if (parser.isSet("skip-complete") && evalStateHoldsShard(parser.value("state"), q.shard.index, q.shard.count, &q.source)) {
-        std::fprintf(stderr, "eval: shard %s is complete in %s already; skipped\n", qPrintable(parser.value("shard")), qPrintable(parser.value("state")));
+        std::fprintf(stderr, "eval: shard %s is complete in %s already; skipped\n", qPrintable(parser.value("shard")),
+                     qPrintable(parser.value("state")));
         return 0;
     }
     return runModelCommand([&] {
@@ -173,14 +180,15 @@ int runEval(const QStringList& args)
             const int layers = model::loadModelConfig(QDir(parser.value("model")).filePath("config.json")).text.layers;
             scheme = modelSchemeFrom(parser, layers);
         }
-        const model::EvalResult r =
-            q.ownQuestions ? model::evaluateQuestions(parser.value("model"), model::readQuestionSet(parser.value("questions")), scheme,
-                                                      [](int done, int total) {
-                                                          if (done % 50 == 0 || done == total)
-                                                              std::fprintf(stderr, "%d/%d questions\n", done, total);
-                                                      },
-                                                      q.shard)
-                           : model::evaluate(parser.value("model"), q.samples, q.seed, scheme, q.rendering, q.shard);
+        const model::EvalResult r = q.ownQuestions
+            ? model::evaluateQuestions(
+                  parser.value("model"), model::readQuestionSet(parser.value("questions")), scheme,
+                  [](int done, int total) {
+                      if (done % 50 == 0 || done == total)
+                          std::fprintf(stderr, "%d/%d questions\n", done, total);
+                  },
+                  q.shard)
+            : model::evaluate(parser.value("model"), q.samples, q.seed, scheme, q.rendering, q.shard);
         if (parser.isSet("save-samples"))
             saveSamples(parser.value("save-samples"), q.seed, q.rendering);
         if (parser.isSet("state")) {
@@ -189,7 +197,8 @@ int runEval(const QStringList& args)
                 throw Failure("--state " + state.toStdString() + ": cannot create its folder");
             writeOutput(state, QJsonDocument(evalStateJson(r, q.source)).toJson(QJsonDocument::Compact));
         }
-        writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(evalReportJson(r, q.source)).toJson() : evalReportText(r, q.source));
+        writeOutput(parser.value("output"),
+                    parser.isSet("json") ? QJsonDocument(evalReportJson(r, q.source)).toJson() : evalReportText(r, q.source));
         return 0;
     });
 }

@@ -33,8 +33,10 @@ int runForward(const QStringList& args)
     addGeometryOptions(parser);
     parser.addOptions({
         {"model", "Model folder (config.json, *.safetensors).", "DIR"},
-        {"inputs", "input_ids, pixel_values, image_grid_thw; videos: pixel_values_videos, video_grid_thw; GLM-V: mm_token_type_ids "
-                   "(safetensors).", "IN"},
+        {"inputs",
+         "input_ids, pixel_values, image_grid_thw; videos: pixel_values_videos, video_grid_thw; GLM-V: mm_token_type_ids "
+         "(safetensors).",
+         "IN"},
         {"output", "Where to write the outputs (safetensors).", "OUT"},
         {"generate", "Greedy tokens to generate after the prompt (default 5).", "N"},
         {"device", "cpu (default) or cuda.", "D"},
@@ -102,7 +104,7 @@ int runForward(const QStringList& args)
         const double delta = table.positions.maxCoeff() + 1 - table.size();
         model::addTensor(out, "rope_deltas",
                          positions.scalar_type() == torch::kInt64 ? torch::full({1, 1}, static_cast<int64_t>(std::llround(delta)))
-                                                                    : torch::full({1, 1}, static_cast<float>(delta)));
+                                                                  : torch::full({1, 1}, static_cast<float>(delta)));
         if (r.imageEmbeds.defined())
             model::addTensor(out, "image_embeds", r.imageEmbeds);
         if (r.videoEmbeds.defined())

@@ -48,7 +48,8 @@ QJsonObject paperTable1Json()
 QString blockLabel(const PositionTable& t, const VisualBlock& b)
 {
     const Segment& seg = t.layout.segments[static_cast<size_t>(b.segment)];
-    QString label = QString("segment %1 %2 %3x%4").arg(b.segment).arg(seg.kind == SegmentKind::Video ? "video" : "image").arg(b.rows).arg(b.cols);
+    QString label =
+        QString("segment %1 %2 %3x%4").arg(b.segment).arg(seg.kind == SegmentKind::Video ? "video" : "image").arg(b.rows).arg(b.cols);
     if (seg.kind == SegmentKind::Video)
         label += QString(" frame %1").arg(b.frame);
     return label;
@@ -99,7 +100,10 @@ QJsonObject ptdReport(const GeometryRequest& req, const PositionTable& table, bo
             const auto& p = ptd.profiles;
             tokens.append(QJsonObject{{"index", table.textTokens[i]},
                                       {"deviation", ptd.perToken(row)},
-                                      {"min", p(row, 0)}, {"mean", p(row, 1)}, {"max", p(row, 2)}, {"std", p(row, 3)}});
+                                      {"min", p(row, 0)},
+                                      {"mean", p(row, 1)},
+                                      {"max", p(row, 2)},
+                                      {"std", p(row, 3)}});
         }
         root["per_token"] = tokens;
     }
@@ -136,26 +140,26 @@ int runPtd(const QStringList& args)
     }
     const auto [ptd, crowding] = measure(table);
 
-    QByteArray out = "scheme " + QByteArray::fromStdString(table.schemeLabel()) + ", layout " + QByteArray::fromStdString(table.layout.toString());
+    QByteArray out =
+        "scheme " + QByteArray::fromStdString(table.schemeLabel()) + ", layout " + QByteArray::fromStdString(table.layout.toString());
     if (req.age)
         out += ", AGE " + QByteArray::fromStdString(req.age->name) + " layer " + QByteArray::number(req.layer);
     out += "\nPTD " + num(ptd.mean) + "\n";
     for (size_t b = 0; b < table.blocks.size(); ++b)
         out += "  " + blockLabel(table, table.blocks[b]).toUtf8() + ": " + num(ptd.perBlock[b]) + "\n";
-    out += "visual tokens " + QByteArray::number(table.visualTokenCount()) + ", collisions "
-           + QByteArray::number(crowding.collisions) + ", min pair distance ";
-    out += std::isfinite(crowding.minPairDistance)
-               ? QByteArray::number(crowding.minPairDistance, 'g', 6) + " (tokens " + QByteArray::number(crowding.tokenA)
-                     + ", " + QByteArray::number(crowding.tokenB) + ")\n"
-               : QByteArray("n/a\n");
+    out += "visual tokens " + QByteArray::number(table.visualTokenCount()) + ", collisions " + QByteArray::number(crowding.collisions) +
+        ", min pair distance ";
+    out += std::isfinite(crowding.minPairDistance) ? QByteArray::number(crowding.minPairDistance, 'g', 6) + " (tokens " +
+            QByteArray::number(crowding.tokenA) + ", " + QByteArray::number(crowding.tokenB) + ")\n"
+                                                   : QByteArray("n/a\n");
     if (perToken) {
         out += "\ntoken  deviation  dist_min   dist_mean  dist_max   dist_std\n";
         for (size_t i = 0; i < table.textTokens.size(); ++i) {
             const auto row = static_cast<Eigen::Index>(i);
             const auto& p = ptd.profiles;
-            out += QByteArray::number(table.textTokens[i]).leftJustified(7) + num(ptd.perToken(row)).leftJustified(11)
-                   + num(p(row, 0)).leftJustified(11) + num(p(row, 1)).leftJustified(11) + num(p(row, 2)).leftJustified(11)
-                   + num(p(row, 3)) + "\n";
+            out += QByteArray::number(table.textTokens[i]).leftJustified(7) + num(ptd.perToken(row)).leftJustified(11) +
+                num(p(row, 0)).leftJustified(11) + num(p(row, 1)).leftJustified(11) + num(p(row, 2)).leftJustified(11) + num(p(row, 3)) +
+                "\n";
         }
     }
     writeOutput(output, out);

@@ -43,8 +43,8 @@ int runTrain(const QStringList& args)
     refuseLayoutOnlyFlags(parser);
     // The AGE schedule is checked against the layers of the model that trains: the base's, or the tiny one's.
     o.scheme = runModelCommand([&] {
-        const int layers = o.from.isEmpty() ? model::kTinyModelLayers
-                                            : model::loadModelConfig(QDir(o.from).filePath("config.json")).text.layers;
+        const int layers =
+            o.from.isEmpty() ? model::kTinyModelLayers : model::loadModelConfig(QDir(o.from).filePath("config.json")).text.layers;
         return modelSchemeFrom(parser, layers);
     });
     o.trainVision = parser.isSet("train-vision");

@@ -68,9 +68,9 @@ QJsonObject evalStateJson(const model::EvalResult& r, const EvalSource& source)
         }
         samples.append(o);
     }
-    return QJsonObject{{"format", kStateFormat}, {"scheme", r.scheme},      {"rendering", model::renderingName(r.rendering)},
-                       {"layers", r.layers},     {"swapped", r.swapped},    {"source", source.json},
-                       {"total", static_cast<double>(source.total)},        {"samples", samples}};
+    return QJsonObject{
+        {"format", kStateFormat}, {"scheme", r.scheme},    {"rendering", model::renderingName(r.rendering)}, {"layers", r.layers},
+        {"swapped", r.swapped},   {"source", source.json}, {"total", static_cast<double>(source.total)},     {"samples", samples}};
 }
 
 model::EvalResult readEvalState(const QString& path, EvalSource* source)
@@ -137,12 +137,17 @@ QJsonObject evalReportJson(const model::EvalResult& r, const EvalSource& source)
 {
     QJsonObject types;
     for (const auto& [type, counts] : r.byType)
-        types[type] = QJsonObject{{"accuracy", static_cast<double>(counts.first) / counts.second}, {"correct", counts.first}, {"total", counts.second}};
+        types[type] = QJsonObject{
+            {"accuracy", static_cast<double>(counts.first) / counts.second}, {"correct", counts.first}, {"total", counts.second}};
     QJsonArray grounding;
     for (double g : r.grounding)
         grounding.append(g);
-    QJsonObject json{{"model", source.json.value("model")}, {"scheme", r.scheme}, {"samples", r.samples}, {"accuracy", r.accuracy()},
-                     {"by_type", types}, {"grounding", grounding}};
+    QJsonObject json{{"model", source.json.value("model")},
+                     {"scheme", r.scheme},
+                     {"samples", r.samples},
+                     {"accuracy", r.accuracy()},
+                     {"by_type", types},
+                     {"grounding", grounding}};
     if (source.json.contains("questions")) {
         json["questions"] = source.json.value("questions");
     } else {
@@ -160,14 +165,15 @@ QJsonObject evalReportJson(const model::EvalResult& r, const EvalSource& source)
 
 QByteArray evalReportText(const model::EvalResult& r, const EvalSource& source)
 {
-    const QByteArray from = source.json.contains("questions") ? "questions " + source.json.value("questions").toString().toUtf8()
-                                                              : "held-out samples, rendering " + QByteArray(model::renderingName(r.rendering));
+    const QByteArray from = source.json.contains("questions")
+        ? "questions " + source.json.value("questions").toString().toUtf8()
+        : "held-out samples, rendering " + QByteArray(model::renderingName(r.rendering));
     QByteArray text = "model " + source.json.value("model").toString().toUtf8() + ", scheme " + r.scheme.toUtf8() + ", " +
-                      QByteArray::number(r.samples) + " " + from + "\n";
+        QByteArray::number(r.samples) + " " + from + "\n";
     for (const auto& [type, counts] : r.byType) {
         const double acc = static_cast<double>(counts.first) / counts.second;
-        text += "  " + type.toUtf8().leftJustified(10) + QByteArray::number(100 * acc, 'f', 1) + "%  (" + QByteArray::number(counts.first) + "/" +
-                QByteArray::number(counts.second) + ")\n";
+        text += "  " + type.toUtf8().leftJustified(10) + QByteArray::number(100 * acc, 'f', 1) + "%  (" + QByteArray::number(counts.first) +
+            "/" + QByteArray::number(counts.second) + ")\n";
     }
     text += "  overall   " + QByteArray::number(100 * r.accuracy(), 'f', 1) + "%\n";
     if (!r.grounding.empty()) {
@@ -229,7 +235,8 @@ int mergeEval(const QCommandLineParser& parser)
             settings = r;
         } else if (s.json != source->json || s.total != source->total || r.scheme != settings.scheme || r.layers != settings.layers ||
                    r.swapped != settings.swapped || r.rendering != settings.rendering) {
-            throw UsageError(path.toStdString() + ": another evaluation than " + states.first().toStdString() + " (model, samples or scheme differ)");
+            throw UsageError(path.toStdString() + ": another evaluation than " + states.first().toStdString() +
+                             " (model, samples or scheme differ)");
         }
         samples.insert(samples.end(), std::make_move_iterator(r.perSample.begin()), std::make_move_iterator(r.perSample.end()));
     }
@@ -250,7 +257,8 @@ int mergeEval(const QCommandLineParser& parser)
             throw Failure(e.what());
         }
     } else {
-        writeOutput(output, parser.isSet("json") ? QJsonDocument(evalReportJson(merged, *source)).toJson() : evalReportText(merged, *source));
+        writeOutput(output,
+                    parser.isSet("json") ? QJsonDocument(evalReportJson(merged, *source)).toJson() : evalReportText(merged, *source));
     }
     std::fprintf(stderr, "eval: merged %d of %lld samples from %lld shards\n", merged.samples, static_cast<long long>(source->total),
                  static_cast<long long>(states.size()));

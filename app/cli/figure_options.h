@@ -31,5 +31,4 @@ session::ExplorerState explorerState(const GeometryRequest& req, const FigureOpt
 // Everything that shaped a figure, recorded in the PNG's text chunk "ropescope".
 QJsonObject figureMetadata(const GeometryRequest& req, const FigureOptions& figure, QSize size);
 
-
 } // namespace ropescope::cli

@@ -19,10 +19,10 @@ QByteArray usageCsv(const FrequencyUsage& u)
 {
     QByteArray out = "pair,axis,inv_freq,wavelength,turn_across_grid,use,head_share,dim_a,dim_b\n";
     for (const FrequencyUsage::Pair& p : u.pairs)
-        out += QByteArray::number(p.index) + "," + QByteArray::fromStdString(u.axes[static_cast<size_t>(p.component)]) + ","
-               + QByteArray::number(p.invFreq, 'g', 17) + "," + QByteArray::number(p.wavelength, 'g', 17) + ","
-               + QByteArray::number(p.turnAcross, 'g', 17) + "," + geometry::useName(p.use) + ","
-               + QByteArray::number(p.headShare, 'g', 17) + "," + QByteArray::number(p.dimA) + "," + QByteArray::number(p.dimB) + "\n";
+        out += QByteArray::number(p.index) + "," + QByteArray::fromStdString(u.axes[static_cast<size_t>(p.component)]) + "," +
+            QByteArray::number(p.invFreq, 'g', 17) + "," + QByteArray::number(p.wavelength, 'g', 17) + "," +
+            QByteArray::number(p.turnAcross, 'g', 17) + "," + geometry::useName(p.use) + "," + QByteArray::number(p.headShare, 'g', 17) +
+            "," + QByteArray::number(p.dimA) + "," + QByteArray::number(p.dimB) + "\n";
     return out;
 }
 

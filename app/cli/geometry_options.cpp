@@ -26,8 +26,8 @@ std::vector<double> parseList(const QCommandLineParser& parser, const QString& f
 {
     const QStringList parts = parser.value(flag).split(',');
     if (parts.size() != expected)
-        throw UsageError(str("--" + flag + ": expected " + QString::number(expected) + " comma-separated numbers, got '"
-                             + parser.value(flag) + "'"));
+        throw UsageError(
+            str("--" + flag + ": expected " + QString::number(expected) + " comma-separated numbers, got '" + parser.value(flag) + "'"));
     std::vector<double> values;
     for (const QString& p : parts) {
         bool ok = false;
@@ -106,41 +106,64 @@ void addGeometryOptions(QCommandLineParser& parser)
     QString schemes = "Built-in schemes:";
     for (const SchemeKind kind : allSchemes())
         schemes += QString("\n  ") + schemeSummary(kind);
-    parser.setApplicationDescription(parser.applicationDescription().isEmpty() ? schemes : parser.applicationDescription() + "\n\n" + schemes);
+    parser.setApplicationDescription(parser.applicationDescription().isEmpty() ? schemes
+                                                                               : parser.applicationDescription() + "\n\n" + schemes);
     parser.addOptions({
-        {"scheme", QString::fromStdString("Position scheme: " + schemeNameList() + ", or a Python scheme file (my_scheme.py: "
-                                          "docs/USER_SCHEMES.md)."), "S"},
+        {"scheme",
+         QString::fromStdString("Position scheme: " + schemeNameList() +
+                                ", or a Python scheme file (my_scheme.py: "
+                                "docs/USER_SCHEMES.md)."),
+         "S"},
         {"param", "A Python scheme's parameter (one of its PARAMETERS), NAME=VALUE; repeat for several.", "NAME=VALUE"},
-        {"scheme-imports", "Let the Python scheme import the .py files beside it (read once with it, and covered by its sha256); "
-                           "without this its folder is not on sys.path."},
-        {"positions", "Positions read from a table instead of a scheme: the CSV or JSON `positions` writes, a .npy [C,L] "
-                      "array, or a .safetensors with position_ids [3,1,L] as transformers returns them.", "FILE"},
+        {"scheme-imports",
+         "Let the Python scheme import the .py files beside it (read once with it, and covered by its sha256); "
+         "without this its folder is not on sys.path."},
+        {"positions",
+         "Positions read from a table instead of a scheme: the CSV or JSON `positions` writes, a .npy [C,L] "
+         "array, or a .safetensors with position_ids [3,1,L] as transformers returns them.",
+         "FILE"},
         {"layout", "Sequence layout, e.g. text:4,image:8x8,text:6 (video:TxHxW).", "L"},
-        {"radius", "Circle-RoPE radius: R (default 10), auto-K (paper: K*max||(x,y)||), code-auto-K (official code: "
-                   "K*max coordinate).", "R"},
+        {"radius",
+         "Circle-RoPE radius: R (default 10), auto-K (paper: K*max||(x,y)||), code-auto-K (official code: "
+         "K*max coordinate).",
+         "R"},
         {"text-vector", "Circle-RoPE text axis in (w,h,t) order (default 1,1,1).", "x,y,z"},
         {"age", "AGE layer schedule: strategy_1..strategy_4 or a C/M pattern such as CCM.", "STRATEGY"},
         {"layer", "Decoder layer whose table to show under --age (default 0).", "I"},
         {"layers", QString("Number of decoder layers for --age (default %1, as the official code).").arg(kDefaultAgeLayers), "N"},
         {"theta", "Rotary base theta (default 1e6; 1e4 for glm-v and xd-rope, 5e5 for ernie-vl).", "T"},
         {"head-dim", "Rotary head dimension (default 128).", "D"},
-        {"partial-rotary", "Fraction of each head's dims that rotate, in (0, 1] (default 1, 0.5 for glm-v; Qwen3.5 0.25): "
-                           "the frequencies and sections cover those dims, the rest carry no position.", "F"},
-        {"pairing", "Which dims each rotary frequency turns: half (j, j+d/2; Qwen, Llama) or adjacent (2j, 2j+1; GLM-4.1V/4.6V) "
-                    "(default: the scheme's own, adjacent for glm-v). Model runs use the model's.", "P"},
-        {"allocation", "Frequency allocation: sectioned, interleaved (j mod C), interleaved-mrope (Qwen3-VL's MRoPE-I, "
-                       "sections t,h,w default 24,20,20), hw-alternating (VideoRoPE's: h on odd, w on even pairs below "
-                       "2h / 2w, t the rest; default " + QString::fromStdString(sectionsText(defaultMropeSection(128))) + "), distributed (MM-RoPE's T,T,H,W,H,W,H,W per 8 pairs) or "
-                       "per-head (MHRoPE's: --mrope-section gives heads per axis, default 2,3,3 of 8) or hw-interleaved (ERNIE-4.5-VL's: "
-                       "h and w alternate over the high frequencies, t the lowest; sections t,h,w default 20,22,22) "
-                       "(default: the scheme's own).", "KIND"},
+        {"partial-rotary",
+         "Fraction of each head's dims that rotate, in (0, 1] (default 1, 0.5 for glm-v; Qwen3.5 0.25): "
+         "the frequencies and sections cover those dims, the rest carry no position.",
+         "F"},
+        {"pairing",
+         "Which dims each rotary frequency turns: half (j, j+d/2; Qwen, Llama) or adjacent (2j, 2j+1; GLM-4.1V/4.6V) "
+         "(default: the scheme's own, adjacent for glm-v). Model runs use the model's.",
+         "P"},
+        {"allocation",
+         "Frequency allocation: sectioned, interleaved (j mod C), interleaved-mrope (Qwen3-VL's MRoPE-I, "
+         "sections t,h,w default 24,20,20), hw-alternating (VideoRoPE's: h on odd, w on even pairs below "
+         "2h / 2w, t the rest; default " +
+             QString::fromStdString(sectionsText(defaultMropeSection(128))) +
+             "), distributed (MM-RoPE's T,T,H,W,H,W,H,W per 8 pairs) or "
+             "per-head (MHRoPE's: --mrope-section gives heads per axis, default 2,3,3 of 8) or hw-interleaved (ERNIE-4.5-VL's: "
+             "h and w alternate over the high frequencies, t the lowest; sections t,h,w default 20,22,22) "
+             "(default: the scheme's own).",
+         "KIND"},
         {"position-scale", "MM-RoPE: visual offsets scaled per axis t,h,w (default 4,8,8, Lumos-1's).", "t,h,w"},
-        {"newline-column", "xd-rope: on (default) adds each image row's newline token and each span's begin and end, "
-                           "H(W+1)+2 tokens per image; off places only the layout's tokens, as a model runs it.", "on|off"},
-        {"video", "How a video:TxHxW is placed: grid (one T x H x W grid) or split (T one-frame grids, Qwen3-VL's form and "
-                  "the reference library's for every scheme). Default: split for mrope-i and mhrope, grid for the others.", "FORM"},
+        {"newline-column",
+         "xd-rope: on (default) adds each image row's newline token and each span's begin and end, "
+         "H(W+1)+2 tokens per image; off places only the layout's tokens, as a model runs it.",
+         "on|off"},
+        {"video",
+         "How a video:TxHxW is placed: grid (one T x H x W grid) or split (T one-frame grids, Qwen3-VL's form and "
+         "the reference library's for every scheme). Default: split for mrope-i and mhrope, grid for the others.",
+         "FORM"},
         {"kv-heads", "Heads a per-head allocation (MHRoPE) spreads its axes over (default 8; model runs use the model's).", "N"},
-        {"mrope-section", "Frequencies per component for sectioned allocation (default " + QString::fromStdString(sectionsText(defaultMropeSection(128))) + " at head_dim 128).",
+        {"mrope-section",
+         "Frequencies per component for sectioned allocation (default " + QString::fromStdString(sectionsText(defaultMropeSection(128))) +
+             " at head_dim 128).",
          "a,b,c"},
         {"temporal", "Video time index for mrope/compact: qwen2vl (t) or qwen25vl (floor(t*spg*tps)).", "MODE"},
     });
@@ -180,8 +203,8 @@ std::optional<CustomSchemeRef> customScheme(const QCommandLineParser& parser, st
         throw UsageError("--scheme-imports: lets a Python scheme import its neighbours; --scheme names no .py file");
     try {
         if (python) {
-            CustomSchemeRef ref = user_schemes::pythonSchemeRef(user_schemes::loadPythonScheme(str(parser.value("scheme")), parser.isSet("scheme-imports")),
-                                                             parseCustomValues(parser));
+            CustomSchemeRef ref = user_schemes::pythonSchemeRef(
+                user_schemes::loadPythonScheme(str(parser.value("scheme")), parser.isSet("scheme-imports")), parseCustomValues(parser));
             return ref;
         }
         if (parser.isSet("positions")) {
@@ -227,8 +250,9 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
         const QString a = parser.value("allocation");
         p.allocationKind = allocationKindFromName(str(a));
         if (!p.allocationKind)
-            throw UsageError(str("--allocation: unknown allocation '" + a
-                                 + "' (expected sectioned, interleaved, interleaved-mrope, hw-alternating, distributed, per-head or hw-interleaved)"));
+            throw UsageError(
+                str("--allocation: unknown allocation '" + a +
+                    "' (expected sectioned, interleaved, interleaved-mrope, hw-alternating, distributed, per-head or hw-interleaved)"));
     }
     if (parser.isSet("position-scale")) {
         const auto v = parseList(parser, "position-scale", 3);
@@ -298,7 +322,8 @@ SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind de
     const SchemeKind kind = parser.isSet("scheme") ? schemeKind(parser) : defaultScheme;
     req.params = parseSchemeParams(parser, kind, customScheme(parser, fileLayout));
     if (req.params.custom && parser.isSet("age"))
-        throw UsageError("--age: switches layers between circle and mrope; " + customLabel(*req.params.custom) + " places every layer itself");
+        throw UsageError("--age: switches layers between circle and mrope; " + customLabel(*req.params.custom) +
+                         " places every layer itself");
     try {
         validate(req.params);
         if (parser.isSet("age"))
@@ -332,8 +357,8 @@ void checkModelLayers(const QCommandLineParser& parser, int layers)
         return;
     const int given = parseInteger(parser, "layers");
     if (given != layers)
-        throw UsageError("--layers " + std::to_string(given) + ": the model has " + std::to_string(layers)
-                         + " decoder layers, and a model run takes its AGE layer count from the model (leave --layers out)");
+        throw UsageError("--layers " + std::to_string(given) + ": the model has " + std::to_string(layers) +
+                         " decoder layers, and a model run takes its AGE layer count from the model (leave --layers out)");
 }
 
 SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int layers, SchemeKind own)
@@ -357,10 +382,12 @@ GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
         throw usageError(e);
     }
     std::optional<Layout> fileLayout;
-    static_cast<SchemeRequest&>(req) = parseSchemeOptions(parser, parser.isSet("scheme") ? schemeKind(parser) : SchemeKind::Mrope, kDefaultAgeLayers, &fileLayout);
+    static_cast<SchemeRequest&>(req) =
+        parseSchemeOptions(parser, parser.isSet("scheme") ? schemeKind(parser) : SchemeKind::Mrope, kDefaultAgeLayers, &fileLayout);
     if (!parser.isSet("layout")) {
         if (!fileLayout)
-            throw UsageError("--layout is required: " + customLabel(*req.params.custom) + " has no modality columns (a .npy or .safetensors holds positions only)");
+            throw UsageError("--layout is required: " + customLabel(*req.params.custom) +
+                             " has no modality columns (a .npy or .safetensors holds positions only)");
         req.layout = *fileLayout;
     }
     if (req.params.custom) {

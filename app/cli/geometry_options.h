@@ -41,8 +41,7 @@ SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, geometry::Sch
 // --layout and --layer are refused too (the prompt decides the layout), and so is a --layers other than
 // the model's `layers`, naming both counts.
 // `own`: the scheme used when --scheme is not given (the model's: glm-v for GLM-V, mrope for Qwen).
-SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int layers,
-                                      geometry::SchemeKind own = geometry::SchemeKind::Mrope);
+SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int layers, geometry::SchemeKind own = geometry::SchemeKind::Mrope);
 // The flag checks of parseModelSchemeOptions for commands that learn the model's layer count later
 // (train, eval): what they refuse before any model is read.
 void refuseLayoutOnlyFlags(const QCommandLineParser& parser);

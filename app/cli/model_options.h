@@ -51,8 +51,7 @@ inline model::ModelScheme modelSchemeFrom(const QCommandLineParser& parser, int 
 }
 
 // Runs a model command (or one batch item), turning model, LibTorch and file errors into one-line CLI errors.
-template <class Fn>
-auto runModelCommand(Fn&& fn) -> decltype(fn())
+template <class Fn> auto runModelCommand(Fn&& fn) -> decltype(fn())
 {
     try {
         return fn();
@@ -68,7 +67,8 @@ auto runModelCommand(Fn&& fn) -> decltype(fn())
         const std::string what = e.what_without_backtrace();
         if (what.find("can't allocate memory") != std::string::npos || what.find("out of memory") != std::string::npos)
             throw Failure("out of memory: the model run's inputs are too large for this machine (use a smaller image, "
-                          "--max-pixels, fewer images or a shorter prompt); LibTorch: " + what.substr(0, what.find('\n')));
+                          "--max-pixels, fewer images or a shorter prompt); LibTorch: " +
+                          what.substr(0, what.find('\n')));
         throw Failure("LibTorch: " + what);
     } catch (const std::bad_alloc&) {
         throw Failure("out of memory: the model run's inputs are too large for this machine (use a smaller image, --max-pixels, "

@@ -108,7 +108,8 @@ int submitNew(const QCommandLineParser& parser, const QStringList& args, const S
     bool ok = false;
     const int shards = parser.value("slurm").toInt(&ok);
     if (!ok || shards < 1 || shards > cluster::kMaxShards)
-        throw UsageError("--slurm: expected a number of shards 1.." + std::to_string(cluster::kMaxShards) + ", got '" + parser.value("slurm").toStdString() + "'");
+        throw UsageError("--slurm: expected a number of shards 1.." + std::to_string(cluster::kMaxShards) + ", got '" +
+                         parser.value("slurm").toStdString() + "'");
     cluster::ShardedRun run;
     run.kind = command.kind;
     run.shards = shards;
@@ -123,10 +124,12 @@ int submitNew(const QCommandLineParser& parser, const QStringList& args, const S
     }
     const int64_t most = command.validate(parser);
     if (shards > most)
-        throw UsageError(QString("--slurm %1: the measurement has %2 parts to split; give at most %2 shards").arg(shards).arg(most).toStdString());
+        throw UsageError(
+            QString("--slurm %1: the measurement has %2 parts to split; give at most %2 shards").arg(shards).arg(most).toStdString());
     const bool dryRun = parser.isSet("dry-run");
     if (!dryRun && cluster::findSbatch().isEmpty())
-        throw UsageError("--slurm: sbatch is not on PATH, so nothing can be submitted to Slurm here (--dry-run writes the job script only)");
+        throw UsageError(
+            "--slurm: sbatch is not on PATH, so nothing can be submitted to Slurm here (--dry-run writes the job script only)");
 
     const QString output = absolute(parser.value("output"));
     if (cluster::isShardedRun(output)) {
@@ -134,8 +137,8 @@ int submitNew(const QCommandLineParser& parser, const QStringList& args, const S
         if (existing.sameMeasurement(run))
             throw UsageError(output.toStdString() + " already holds this sharded run: `ropescope " + command.kind.toStdString() +
                              " --status` says where it stands, `--resume` reruns what is not done");
-        throw UsageError(output.toStdString() + " holds another measurement (" + cluster::kRunFile + ": " + existing.kind.toStdString() + " in " +
-                         std::to_string(existing.shards) + " shards); give a new folder");
+        throw UsageError(output.toStdString() + " holds another measurement (" + cluster::kRunFile + ": " + existing.kind.toStdString() +
+                         " in " + std::to_string(existing.shards) + " shards); give a new folder");
     }
     if (QFileInfo(output).exists() && !QFileInfo(output).isDir())
         throw UsageError("--output " + output.toStdString() + ": not a folder");
@@ -148,7 +151,8 @@ int submitNew(const QCommandLineParser& parser, const QStringList& args, const S
     try {
         io::writeFileInside(output, cluster::kScriptFile, script.toUtf8());
         QFile::setPermissions(QDir(output).filePath(cluster::kScriptFile),
-                              QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup | QFile::ReadOther | QFile::ExeOther);
+                              QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup |
+                                  QFile::ReadOther | QFile::ExeOther);
         cluster::writeRun(output, run);
     } catch (const std::exception& e) {
         throw Failure(e.what());
@@ -163,7 +167,8 @@ int submitNew(const QCommandLineParser& parser, const QStringList& args, const S
     try {
         cluster::writeRun(output, run);
     } catch (const cluster::RunError& e) {
-        throw Failure(std::string(e.what()) + " (jobs " + s.arrayJob.toStdString() + " and " + s.mergeJob.toStdString() + " were submitted)");
+        throw Failure(std::string(e.what()) + " (jobs " + s.arrayJob.toStdString() + " and " + s.mergeJob.toStdString() +
+                      " were submitted)");
     }
     printSubmission(output, run, s);
     return 0;
@@ -207,10 +212,12 @@ int printStatus(const QString& given, const ShardedCommand& command)
                     qPrintable(run.submissions.back().arrayJob.isEmpty() ? QString("-") : run.submissions.back().arrayJob),
                     qPrintable(run.submissions.back().mergeJob));
     using S = cluster::ShardState;
-    std::printf("  done %zu, running %zu, pending %zu, failed %zu, missing %zu\n", inState(st, {S::Done}).size(), inState(st, {S::Running}).size(),
-                inState(st, {S::Pending}).size(), inState(st, {S::Failed}).size(), inState(st, {S::Missing}).size());
+    std::printf("  done %zu, running %zu, pending %zu, failed %zu, missing %zu\n", inState(st, {S::Done}).size(),
+                inState(st, {S::Running}).size(), inState(st, {S::Pending}).size(), inState(st, {S::Failed}).size(),
+                inState(st, {S::Missing}).size());
     if (const auto failed = inState(st, {S::Failed}); !failed.empty())
-        std::printf("  failed: %s (logs: %s)\n", qPrintable(cluster::listShards(failed)), qPrintable(QDir(output).filePath("logs/shard-<i>.log")));
+        std::printf("  failed: %s (logs: %s)\n", qPrintable(cluster::listShards(failed)),
+                    qPrintable(QDir(output).filePath("logs/shard-<i>.log")));
     if (const auto missing = inState(st, {S::Missing}); !missing.empty())
         std::printf("  missing: %s (never ran, or cancelled before it started)\n", qPrintable(cluster::listShards(missing)));
     QString merge;
@@ -244,7 +251,8 @@ int resume(const QCommandLineParser& parser, const ShardedCommand& command)
         }
     }
     if (!QFileInfo(QDir(output).filePath(cluster::kScriptFile)).isFile())
-        throw UsageError(QDir(output).filePath(cluster::kScriptFile).toStdString() + " is gone: the run cannot be resubmitted without its job script");
+        throw UsageError(QDir(output).filePath(cluster::kScriptFile).toStdString() +
+                         " is gone: the run cannot be resubmitted without its job script");
     if (!parser.isSet("dry-run") && cluster::findSbatch().isEmpty())
         throw UsageError("--resume: sbatch is not on PATH, so nothing can be submitted to Slurm here");
     const Standing st = standing(output, run, command);
@@ -256,11 +264,13 @@ int resume(const QCommandLineParser& parser, const ShardedCommand& command)
                           .toStdString());
     const std::vector<int> rerun = inState(st, {S::Failed, S::Missing});
     if (rerun.empty() && command.merged(output, run.shards)) {
-        std::printf("%s: nothing to resume: all %d shards are done and merged in %s\n", qPrintable(run.kind), run.shards, qPrintable(output));
+        std::printf("%s: nothing to resume: all %d shards are done and merged in %s\n", qPrintable(run.kind), run.shards,
+                    qPrintable(output));
         return 0;
     }
     if (!st.queue.merge.isEmpty() && rerun.empty())
-        throw Failure("--resume: every shard is done and the merge is queued already (job " + run.submissions.back().mergeJob.toStdString() + ")");
+        throw Failure("--resume: every shard is done and the merge is queued already (job " +
+                      run.submissions.back().mergeJob.toStdString() + ")");
     if (parser.isSet("dry-run")) {
         std::printf("%s: would resubmit %s, then the merge (not submitted)\n", qPrintable(run.kind),
                     rerun.empty() ? "no shard" : qPrintable("shards " + cluster::listShards(rerun)));
@@ -282,14 +292,19 @@ int resume(const QCommandLineParser& parser, const ShardedCommand& command)
 void addShardedOptions(QCommandLineParser& parser, const QString& kind)
 {
     parser.addOptions({
-        {"slurm", QString("Submit the %1 to Slurm as a job array of N shards into OUTPUT/shards/<i>, then a merge job into OUTPUT "
-                          "(docs/CLUSTER.md).").arg(kind), "N"},
-        {"slurm-args", "With --slurm or --resume: sbatch options passed through, e.g. \"--partition=gpu --time=2:00:00 --mem=32G\".", "ARGS"},
+        {"slurm",
+         QString("Submit the %1 to Slurm as a job array of N shards into OUTPUT/shards/<i>, then a merge job into OUTPUT "
+                 "(docs/CLUSTER.md).")
+             .arg(kind),
+         "N"},
+        {"slurm-args", "With --slurm or --resume: sbatch options passed through, e.g. \"--partition=gpu --time=2:00:00 --mem=32G\".",
+         "ARGS"},
         {"dry-run", "With --slurm or --resume: write the job script (OUTPUT/slurm_job.sh) and submit nothing."},
         {"resume", "Resubmit the shards of a --slurm run that are missing or failed, then its merge.", "DIR"},
         {"status", "Where the shards of a --slurm run stand: done, running, pending, failed, missing.", "DIR"},
-        {"skip-complete", "With --shard: leave the shard alone when --output already holds its complete result (what the job "
-                          "script asks, so a rerun array skips finished shards)."},
+        {"skip-complete",
+         "With --shard: leave the shard alone when --output already holds its complete result (what the job "
+         "script asks, so a rerun array skips finished shards)."},
     });
 }
 
@@ -333,7 +348,8 @@ cluster::ShardedRun runToMerge(const QString& output, const ShardedCommand& comm
         throw Failure(QString("--merge: shard%1 %2 of %3 %4 not complete (%5); `ropescope %6 --resume %7` reruns %8")
                           .arg(missing.size() > 1 ? "s" : "", cluster::listShards(missing))
                           .arg(run.shards)
-                          .arg(missing.size() > 1 ? "are" : "is", complete, command.kind, cluster::shellQuote(output), missing.size() > 1 ? "them" : "it")
+                          .arg(missing.size() > 1 ? "are" : "is", complete, command.kind, cluster::shellQuote(output),
+                               missing.size() > 1 ? "them" : "it")
                           .toStdString());
     return run;
 }

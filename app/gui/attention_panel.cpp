@@ -451,19 +451,22 @@ bool AttentionPanel::finish(AttentionJob& job)
     const model::AttentionRun& r = *d->run;
     region_->setRun(d->run);
     d->token = -1;
-    QString status = job.schemeText + ", layout " + QString::fromStdString(r.result.layout.toString()) + ", allocation "
-                     + QString::fromStdString(r.result.layerTables.front().allocation.toString());
+    QString status = job.schemeText + ", layout " + QString::fromStdString(r.result.layout.toString()) + ", allocation " +
+        QString::fromStdString(r.result.layerTables.front().allocation.toString());
     const geometry::RotaryConfig& rotary = r.result.layerTables.front().rotary;
     if (rotary.pairing != geometry::RotaryPairing::Half || rotary.unrotatedDims() > 0) // GLM-V: say how its heads rotate
-        status += QString(", %1 of %2 dims rotate on %3 pairs").arg(rotary.rotaryDim()).arg(rotary.headDim).arg(geometry::rotaryPairingName(rotary.pairing));
+        status += QString(", %1 of %2 dims rotate on %3 pairs")
+                      .arg(rotary.rotaryDim())
+                      .arg(rotary.headDim)
+                      .arg(geometry::rotaryPairingName(rotary.pairing));
     if (!r.result.deepstackEmbeds.empty()) // Qwen3-VL: image features also enter the residual stream after these layers
         status += QString(", DeepStack after layers 0-%1").arg(r.result.deepstackEmbeds.size() - 1);
     for (const std::string& note : {model::hybridNote(job.model->vlm->config().text), job.model->vlm->unusedNote()})
         if (!note.empty())
             status += "\n" + QString::fromStdString(note);
     if (!r.untrained.empty())
-        status += "\nuntrained scheme (" + QString::fromStdString(r.untrained) + "): this model was trained with "
-                  + QString::fromStdString(geometry::schemeLabel(r.own.params));
+        status += "\nuntrained scheme (" + QString::fromStdString(r.untrained) + "): this model was trained with " +
+            QString::fromStdString(geometry::schemeLabel(r.own.params));
     d->answeredQuestion = job.query.question;
     ui_->answer->setText(r.answer.isEmpty() ? emptyAnswerWords(job.model.get(), r) : r.answer);
     markStaleAnswer();
@@ -535,7 +538,8 @@ std::vector<double> AttentionPanel::regionShares() const
 
 void AttentionPanel::showRegionInExplorer()
 {
-    const std::optional<session::ExplorerState> s = region_->inExplorer(d->scheme, d->model ? d->model->vlm->config().text.layers : d->scheme.ageLayers);
+    const std::optional<session::ExplorerState> s =
+        region_->inExplorer(d->scheme, d->model ? d->model->vlm->config().text.layers : d->scheme.ageLayers);
     if (!s) {
         fail("select an image region first (drag on the picture in the Region tab)");
         return;
@@ -587,10 +591,13 @@ void AttentionPanel::requestCompare()
     job->comparedLayer = modelLayer();
     QPointer<QLabel> status = ui_->status;
     job->progress = [status](int done, int total) { // from the worker: the label is updated on the UI thread
-        QMetaObject::invokeMethod(status, [status, done, total] {
-            if (status && done < total)
-                status->setText(QString("comparing schemes: %1 of %2 ...").arg(done + 1).arg(total));
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            status,
+            [status, done, total] {
+                if (status && done < total)
+                    status->setText(QString("comparing schemes: %1 of %2 ...").arg(done + 1).arg(total));
+            },
+            Qt::QueuedConnection);
     };
     schemes_->setRunning(true);
     runner_->start(job);
@@ -664,8 +671,10 @@ void AttentionPanel::repaintOverlay()
         for (size_t i = 0; i < of.size(); ++i)
             shares << QString("image %1: %2%").arg(i + 1).arg(100 * of[i], 0, 'f', 1);
     }
-    map_->showShares(shares.isEmpty() ? QString()
-                                      : QString("share of the image attention at layer %1 (mean over heads): %2").arg(run.layers[layer]).arg(shares.join(", ")));
+    map_->showShares(
+        shares.isEmpty()
+            ? QString()
+            : QString("share of the image attention at layer %1 (mean over heads): %2").arg(run.layers[layer]).arg(shares.join(", ")));
     if (mapType() == MapType::OwnPrior && d->runModel) {
         // "all" has no single query: the prior is the row that predicts the answer (the question's last token).
         const model::MapToken token = oneToken ? tokens[static_cast<size_t>(d->token)] : run.questionTokens.back();
@@ -673,16 +682,16 @@ void AttentionPanel::repaintOverlay()
         overlay_ = views::attentionOverlay(pictures, prior.prior, o);
         d->priorCorrelation = prior.correlation;
         ui_->priorFit->setText(QString("own positional prior of '%1' (mean q, k): r = %2 with its attention")
-                                 .arg(token.text.trimmed())
-                                 .arg(prior.correlation, 0, 'f', 3));
+                                   .arg(token.text.trimmed())
+                                   .arg(prior.correlation, 0, 'f', 3));
     } else if (mapType() == MapType::Relevancy) {
         if (d->relevancy) {
             overlay_ = views::attentionOverlay(pictures, d->relevancy->map, o);
             ui_->priorFit->setText(QString("relevancy of '%1' through all layers (attention x gradient; layer, head and token do not "
-                                         "apply): %2% of it on text; r = %3 with the answer row's attention, last layer")
-                                     .arg(d->runModel->tokenizer->decode({d->relevancy->target}).trimmed())
-                                     .arg(100 * d->relevancy->textShare, 0, 'f', 1)
-                                     .arg(d->relevancy->attentionCorrelation, 0, 'f', 3));
+                                           "apply): %2% of it on text; r = %3 with the answer row's attention, last layer")
+                                       .arg(d->runModel->tokenizer->decode({d->relevancy->target}).trimmed())
+                                       .arg(100 * d->relevancy->textShare, 0, 'f', 1)
+                                       .arg(d->relevancy->attentionCorrelation, 0, 'f', 3));
         } else {
             ui_->priorFit->setText("computing the relevancy ...");
         }

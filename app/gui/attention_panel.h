@@ -13,7 +13,6 @@
 
 class QTabWidget;
 
-
 namespace ropescope::gui {
 
 class AttentionControls;
@@ -38,13 +37,13 @@ public:
     ~AttentionPanel() override;
 
     void setScheme(const session::ExplorerState& state); // re-runs (in the background) when it drives the model
-    void useExplorerScheme(bool on);                      // off: the scheme the model was trained with
-    void compareWithOwnScheme(bool on);                   // also run the model's own scheme: difference map
+    void useExplorerScheme(bool on);                     // off: the scheme the model was trained with
+    void compareWithOwnScheme(bool on);                  // also run the model's own scheme: difference map
     bool run();                                          // blocking (scripts, tests); false and a message on failure
     void requestRun();                                   // in the background; emits runFinished
     bool busy() const;
-    bool setModel(const QString& dir);                  // blocking; on failure the current model stays
-    void openModel(const QString& dir);                 // loads on a worker, then runs; emits runFinished
+    bool setModel(const QString& dir);  // blocking; on failure the current model stays
+    void openModel(const QString& dir); // loads on a worker, then runs; emits runFinished
     bool setImage(const QString& path); // the prompt's only image (further images are dropped)
     // A further image of the prompt (up to model::kMaxPromptImages): maps are drawn on each image side by
     // side on one colour scale, with each image's share of the attention beside them.
@@ -105,7 +104,7 @@ Q_SIGNALS:
     void runFinished(bool ok);
     void settingsChanged();
     void showInExplorer(const session::ExplorerState& state); // showRegionInExplorer's request
-    void errorShown(const QString& message);                   // a failure the window shows in its status bar too
+    void errorShown(const QString& message);                  // a failure the window shows in its status bar too
 
 protected:
     void showEvent(QShowEvent* event) override;
@@ -127,8 +126,8 @@ private:
     bool takeImage(const QString& path, bool further); // the only image, or a further one
     void updateQuestionNote();
     MapType mapType() const;
-    size_t shownLayer() const; // the captured layer shown, clamped to the run's
-    int modelLayer() const;    // the model's number of the layer the slider shows
+    size_t shownLayer() const;          // the captured layer shown, clamped to the run's
+    int modelLayer() const;             // the model's number of the layer the slider shows
     int sliderIndexOf(int layer) const; // the slider position of a model layer (the last when it has none)
     views::HeatmapOptions heatmapOptions() const;
     struct Impl;

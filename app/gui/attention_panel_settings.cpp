@@ -67,8 +67,7 @@ std::optional<std::vector<model::SchemeEntry>> schemesFromJson(const QJsonValue&
             continue;
         try {
             schemes.push_back({entry["label"].toString().left(200), model::schemeFromJson(entry["scheme"].toObject())});
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) { }
     }
     return schemes;
 }
@@ -104,8 +103,8 @@ void AttentionPanel::applySettings(const QJsonObject& s)
             addImage(path); // one that no longer reads is dropped
     const QString dir = s["model"].toString();
     const int layer = s["layer"].toInt(-1), head = s["head"].toInt(-1);
-    if (!dir.isEmpty() && (!d->model || QFileInfo(dir).absoluteFilePath() != QFileInfo(d->model->dir).absoluteFilePath())
-        && QFileInfo(dir + "/config.json").isFile()) {
+    if (!dir.isEmpty() && (!d->model || QFileInfo(dir).absoluteFilePath() != QFileInfo(d->model->dir).absoluteFilePath()) &&
+        QFileInfo(dir + "/config.json").isFile()) {
         if (layer >= 0)
             d->restoredLayer = layer;
         if (head >= 0)
@@ -181,11 +180,12 @@ void AttentionPanel::exportTokenSheet(const QString& path) const
     if (!d->run)
         throw std::runtime_error("no attention to export yet: run the model first");
     const views::MapSheet sheet = reports::tokenSheet(*d->run, shownLayer(), headChoiceAt(ui_->head->currentIndex()), heatmapOptions(),
-                                             QString::fromStdString(geometry::schemeLabel(d->run->scheme.params)));
+                                                      QString::fromStdString(geometry::schemeLabel(d->run->scheme.params)));
     QJsonObject meta = runMetadata();
     meta["figure"] = "per-token maps";
-    writeFigure(path, [sheet](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); },
-                views::mapSheetSize(sheet, reports::sheetCellWidth(d->run->prompt)), meta);
+    writeFigure(
+        path, [sheet](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); },
+        views::mapSheetSize(sheet, reports::sheetCellWidth(d->run->prompt)), meta);
 }
 
 QStringList AttentionPanel::exportHeatmaps(const QString& path) const
@@ -214,11 +214,12 @@ QStringList AttentionPanel::exportHeatmaps(const QString& path) const
     // Under each picture its colour bar and a caption: what was asked, answered and shown.
     // The map's own state (its token, layer, head, scheme), never the panel's status line, which may be another
     // view's ("compared 4 of 4 schemes at layer 3").
-    const QString shownToken = d->token >= 0 ? QString("token '%1'").arg(d->mapTokens()[static_cast<size_t>(d->token)].text)
-                                             : QString("all question tokens");
+    const QString shownToken =
+        d->token >= 0 ? QString("token '%1'").arg(d->mapTokens()[static_cast<size_t>(d->token)].text) : QString("all question tokens");
     const QString scheme = d->run ? QString::fromStdString(geometry::schemeLabel(d->run->scheme.params)) : QString();
-    QStringList caption{"Q: " + ui_->question->text() + "   A: " + answer(),
-                        QString("map of %1, layer %2, head %3, scheme %4").arg(shownToken).arg(modelLayer()).arg(ui_->head->currentText(), scheme)};
+    QStringList caption{
+        "Q: " + ui_->question->text() + "   A: " + answer(),
+        QString("map of %1, layer %2, head %3, scheme %4").arg(shownToken).arg(modelLayer()).arg(ui_->head->currentText(), scheme)};
     if (meta.contains("map"))
         caption << meta["map"].toString();
     auto write = [&](const QString& file, const QImage& image, const QString& figure) {

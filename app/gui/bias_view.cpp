@@ -113,7 +113,8 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     progress_->setObjectName("biasProgress");
     progress_->setVisible(false);
     root->addWidget(progress_);
-    status_ = new QLabel("Measure averages the model's text -> image attention over many samples, under its own scheme and the ones named.");
+    status_ =
+        new QLabel("Measure averages the model's text -> image attention over many samples, under its own scheme and the ones named.");
     status_->setObjectName("biasStatus");
     status_->setWordWrap(true);
     root->addWidget(status_);
@@ -130,7 +131,8 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     split->addWidget(figureScroll);
     table_ = new QTableWidget(0, 7);
     table_->setObjectName("biasTable");
-    table_->setHorizontalHeaderLabels({"scheme", "layer", "PTD", "centre offset (rows, cols)", "last/first row", "last/first col", "r(distance)"});
+    table_->setHorizontalHeaderLabels(
+        {"scheme", "layer", "PTD", "centre offset (rows, cols)", "last/first row", "last/first col", "r(distance)"});
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     split->addWidget(table_);
@@ -141,9 +143,10 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     connect(source_, &QComboBox::currentIndexChanged, this, &BiasView::updateSourceControls);
     connect(browse_, &QPushButton::clicked, this, [this] {
         const auto source = static_cast<Source>(source_->currentIndex());
-        const QString chosen = source == Source::QuestionSet ? chooseOpenFile(this, "Question set", "Question sets (*.jsonl);;All files (*)")
-                                                             : chooseFolder(this, source == Source::VideoFolder ? "A folder of videos (one sub-folder of frames each)"
-                                                                                                                : "A folder of images");
+        const QString chosen = source == Source::QuestionSet
+            ? chooseOpenFile(this, "Question set", "Question sets (*.jsonl);;All files (*)")
+            : chooseFolder(this,
+                           source == Source::VideoFolder ? "A folder of videos (one sub-folder of frames each)" : "A folder of images");
         if (!chosen.isEmpty()) {
             path_->setText(chosen);
             path_->setToolTip(chosen);
@@ -153,7 +156,8 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     connect(run_, &QPushButton::clicked, this, &BiasView::start);
     connect(cancel_, &QPushButton::clicked, this, &BiasView::cancel);
     connect(export_, &QPushButton::clicked, this, [this] {
-        const QString folder = chooseExportFolder(this, "Export the bias measurement into a folder (an existing one, or a new name)", "bias");
+        const QString folder =
+            chooseExportFolder(this, "Export the bias measurement into a folder (an existing one, or a new name)", "bias");
         if (folder.isEmpty())
             return;
         try {
@@ -221,7 +225,9 @@ void BiasView::updateSourceControls()
     path_->setEnabled(!synthetic);
     path_->setToolTip(path_->text());
     browse_->setEnabled(!synthetic);
-    path_->setPlaceholderText(synthetic ? "the bundled task's held-out samples" : source == Source::QuestionSet ? "questions.jsonl" : "folder");
+    path_->setPlaceholderText(synthetic                           ? "the bundled task's held-out samples"
+                                  : source == Source::QuestionSet ? "questions.jsonl"
+                                                                  : "folder");
     question_->setVisible(folder);
 }
 
@@ -261,7 +267,8 @@ void BiasView::start()
     for (const QString& name : schemes_->text().split(',', Qt::SkipEmptyParts)) {
         const auto kind = geometry::schemeFromName(name.trimmed().toStdString());
         if (!kind) {
-            d->error = "Schemes: unknown scheme '" + name.trimmed() + "' (expected " + QString::fromStdString(geometry::schemeNameList()) + ")";
+            d->error =
+                "Schemes: unknown scheme '" + name.trimmed() + "' (expected " + QString::fromStdString(geometry::schemeNameList()) + ")";
             status_->setText(d->error);
             Q_EMIT finished();
             return;
@@ -368,10 +375,8 @@ void BiasView::showResult(std::shared_ptr<model::BiasAccumulation> result)
             }
         }
     export_->setEnabled(true);
-    status_->setText(QString("%1 samples, %2 schemes, %3 layers (95% intervals)")
-                         .arg(a.sampleCount())
-                         .arg(a.schemes.size())
-                         .arg(a.layers.size()));
+    status_->setText(
+        QString("%1 samples, %2 schemes, %3 layers (95% intervals)").arg(a.sampleCount()).arg(a.schemes.size()).arg(a.layers.size()));
 }
 
 void BiasView::openResult(const QString& folder)
@@ -400,9 +405,14 @@ void BiasView::openResult(const QString& folder)
             export_->setEnabled(false);
             clearFigure();
             table_->setRowCount(0);
-            status_->setText(QString("%1: %2 of %3 shards done, %4 failed, %5 not run or still queued; the merged figure comes when all are "
-                                     "done (`ropescope bias --status` says more, `--resume` reruns the missing)")
-                                 .arg(folder).arg(done).arg(run.shards).arg(count(cluster::ShardState::Failed)).arg(count(cluster::ShardState::Missing)));
+            status_->setText(
+                QString("%1: %2 of %3 shards done, %4 failed, %5 not run or still queued; the merged figure comes when all are "
+                        "done (`ropescope bias --status` says more, `--resume` reruns the missing)")
+                    .arg(folder)
+                    .arg(done)
+                    .arg(run.shards)
+                    .arg(count(cluster::ShardState::Failed))
+                    .arg(count(cluster::ShardState::Missing)));
             return;
         }
         // Every shard is done but the merge job has not written the result (yet): merge here, as it would.
@@ -410,7 +420,8 @@ void BiasView::openResult(const QString& folder)
         for (int i = 1; i < run.shards; ++i)
             merged->merge(model::readBiasState(cluster::shardFolder(folder, i)));
         showResult(merged);
-        status_->setText(status_->text() + QString(" - merged here from the %1 shards of %2 (its merge job has not written it)").arg(run.shards).arg(folder));
+        status_->setText(status_->text() +
+                         QString(" - merged here from the %1 shards of %2 (its merge job has not written it)").arg(run.shards).arg(folder));
     } catch (const std::exception& e) {
         d->error = QString("Open: ") + e.what();
         status_->setText(d->error);

@@ -86,7 +86,8 @@ CheckPositionsDialog::CheckPositionsDialog(QWidget* parent) : QDialog(parent), d
     progress_ = new QProgressBar;
     progress_->setVisible(false);
     root->addWidget(progress_);
-    status_ = new QLabel("Checks each sample's position ids against the family's rule, as `ropescope check-positions` (docs/CHECK_POSITIONS.md).");
+    status_ = new QLabel(
+        "Checks each sample's position ids against the family's rule, as `ropescope check-positions` (docs/CHECK_POSITIONS.md).");
     status_->setObjectName("checkStatus");
     status_->setWordWrap(true);
     root->addWidget(status_);
@@ -110,7 +111,8 @@ CheckPositionsDialog::CheckPositionsDialog(QWidget* parent) : QDialog(parent), d
     open_ = new QPushButton("Open in the explorer");
     open_->setObjectName("checkOpen");
     open_->setEnabled(false);
-    open_->setToolTip("The selected sample's pipeline positions as a position table in the main window (compare them with the rule's scheme there)");
+    open_->setToolTip(
+        "The selected sample's pipeline positions as a position table in the main window (compare them with the rule's scheme there)");
     auto* close = new QPushButton("Close");
     buttons->addStretch(1);
     buttons->addWidget(open_);
@@ -178,9 +180,15 @@ CheckPositionsDialog::CheckPositionsDialog(QWidget* parent) : QDialog(parent), d
         for (const model::SampleCheck& c : d->result->differing) {
             const int row = table_->rowCount();
             table_->insertRow(row);
-            const QStringList cells{QFileInfo(c.batch).fileName(), QString::number(c.row), QString::number(c.tokens), model::faultKindName(c.kind),
-                                    c.firstToken >= 0 ? QString::number(c.firstToken) : QString(), c.segment,
-                                    c.axis >= 0 ? axes[c.axis] : QString(), QString("%1 / %2").arg(c.got).arg(c.expected), c.detail};
+            const QStringList cells{QFileInfo(c.batch).fileName(),
+                                    QString::number(c.row),
+                                    QString::number(c.tokens),
+                                    model::faultKindName(c.kind),
+                                    c.firstToken >= 0 ? QString::number(c.firstToken) : QString(),
+                                    c.segment,
+                                    c.axis >= 0 ? axes[c.axis] : QString(),
+                                    QString("%1 / %2").arg(c.got).arg(c.expected),
+                                    c.detail};
             for (int col = 0; col < cells.size(); ++col) {
                 auto* item = new QTableWidgetItem(cells[col]);
                 item->setToolTip(col == 3 ? QString(model::faultKindWords(c.kind)) : cells[col]);
@@ -195,8 +203,9 @@ CheckPositionsDialog::CheckPositionsDialog(QWidget* parent) : QDialog(parent), d
                              .arg(d->result->samples)
                              .arg(d->result->batches)
                              .arg(d->rule.family)
-                             .arg(d->result->differing.empty() ? QString("every sample matches the rule")
-                                                               : QString("%1 differ (%2)").arg(d->result->differing.size()).arg(kinds.join(", "))));
+                             .arg(d->result->differing.empty()
+                                      ? QString("every sample matches the rule")
+                                      : QString("%1 differ (%2)").arg(d->result->differing.size()).arg(kinds.join(", "))));
         if (!d->result->differing.empty())
             table_->setCurrentCell(0, 0);
         Q_EMIT finished();
@@ -304,7 +313,10 @@ void CheckPositionsDialog::selectSample(int row)
         return;
     }
     views::PositionDiffChart chart;
-    chart.title = QString("%1 row %2: %3 (%4)").arg(QFileInfo(listed.batch).fileName()).arg(listed.row).arg(model::faultKindName(listed.kind), listed.detail);
+    chart.title = QString("%1 row %2: %3 (%4)")
+                      .arg(QFileInfo(listed.batch).fileName())
+                      .arg(listed.row)
+                      .arg(model::faultKindName(listed.kind), listed.detail);
     chart.tokens = d->shown.tokens;
     chart.got = d->shown.gotPositions;
     chart.expected = d->shown.expectedPositions;

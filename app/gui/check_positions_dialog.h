@@ -30,11 +30,11 @@ public:
     // For tests and for a dump named elsewhere: the dump, and the rule (a family name, or a model folder).
     void setDump(const QString& path);
     void setRule(const QString& familyOrModelDir);
-    void start();  // on a worker; emits finished
+    void start(); // on a worker; emits finished
     bool busy() const;
-    int differingCount() const;   // rows of the table
-    QString summary() const;      // the status line
-    void selectSample(int row);   // shows its figure
+    int differingCount() const; // rows of the table
+    QString summary() const;    // the status line
+    void selectSample(int row); // shows its figure
     // Writes the selected sample's pipeline positions as a position table (CSV) and returns its path; throws
     // std::runtime_error when none is selected or it cannot be written.
     QString writeSelectedTable(const QString& folder) const;

@@ -48,5 +48,4 @@ void confirmExport(QWidget* anyWidgetOfTheWindow, const QString& path)
         window->statusBar()->showMessage(QString("Exported %1 (%2 KB)").arg(path).arg((QFileInfo(path).size() + 1023) / 1024), 8000);
 }
 
-
 } // namespace ropescope::gui

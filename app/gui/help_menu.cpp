@@ -75,9 +75,11 @@ void addHelpMenu(QMainWindow* window)
     QAction* docs = help->addAction("&Documentation", window, [window] {
         const QString path = documentationPath();
         if (path.isEmpty() || !QDesktopServices::openUrl(QUrl::fromLocalFile(path)))
-            QMessageBox::information(window, "Documentation",
-                                     path.isEmpty() ? QString("The docs folder is not installed beside RopeScope's resources.")
-                                                    : QString("No application opens Markdown here; the documentation is in\n%1").arg(QFileInfo(path).absolutePath()));
+            QMessageBox::information(
+                window, "Documentation",
+                path.isEmpty()
+                    ? QString("The docs folder is not installed beside RopeScope's resources.")
+                    : QString("No application opens Markdown here; the documentation is in\n%1").arg(QFileInfo(path).absolutePath()));
     });
     docs->setShortcut(QKeySequence::HelpContents);
     help->addAction("&About RopeScope", window, [window] {

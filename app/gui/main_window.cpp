@@ -49,7 +49,6 @@
 #include <QUndoStack>
 #include <QVBoxLayout>
 
-
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -65,7 +64,7 @@ MainWindow::MainWindow(const QString& sessionDir, QWidget* parent) : QMainWindow
     buildUi();
     buildMenus();
     if (!restoreAutosave())
-        writeAutosave(); // a new session is on disk at once; later edits are debounced
+        writeAutosave();       // a new session is on disk at once; later edits are debounced
     recorded_ = sessionFile(); // undo starts here (a restore still computing records its state when it arrives)
 }
 
@@ -73,7 +72,7 @@ MainWindow::~MainWindow()
 {
     if (autosaveTimer_->isActive())
         writeAutosave(); // the last edit, still waiting for its pause
-    scene_.reset(); // its actors belong to the view's renderer
+    scene_.reset();      // its actors belong to the view's renderer
 }
 
 QDockWidget* MainWindow::addScrollDock(const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area, int width)
@@ -251,11 +250,12 @@ void MainWindow::buildUi()
         nextEditName_ = "Show region in 3-D";
         if (applyState(state)) {
             tabs_->setCurrentIndex(0);
-            statusBar()->showMessage(QString("Show in 3-D replaced the explorer's layout %1, scheme %2 (%3 tokens highlighted); Edit > Undo "
-                                             "(Ctrl+Z) brings them back, Edit > Clear highlights removes the marks")
-                                         .arg(QString::fromStdString(before.layout), QString::fromStdString(geometry::schemeLabel(before.params)))
-                                         .arg(state.highlighted.size()),
-                                     15000);
+            statusBar()->showMessage(
+                QString("Show in 3-D replaced the explorer's layout %1, scheme %2 (%3 tokens highlighted); Edit > Undo "
+                        "(Ctrl+Z) brings them back, Edit > Clear highlights removes the marks")
+                    .arg(QString::fromStdString(before.layout), QString::fromStdString(geometry::schemeLabel(before.params)))
+                    .arg(state.highlighted.size()),
+                15000);
         }
         nextEditName_.clear();
     });
@@ -310,11 +310,13 @@ void MainWindow::buildUi()
     schemeFiles_ = new SchemeFiles(this);
     panel_->setRecentSchemeFiles(schemeFiles_->recent());
     connect(schemeFiles_, &SchemeFiles::recentChanged, panel_, &ParameterPanel::setRecentSchemeFiles);
-    connect(panel_, &ParameterPanel::schemeFileRequested, this, [this](const QString& path, const QString& kind) { openSchemeFile(path, kind); });
-    connect(panel_->customControls(), &views::CustomSchemeControls::importsFolderRequested, this, [this](const QString& file, bool imports) {
-        if (!openSchemeFile(file, "python", imports, false))
-            panel_->customControls()->setScheme(state_.params.custom); // the box goes back to what runs
-    });
+    connect(panel_, &ParameterPanel::schemeFileRequested, this,
+            [this](const QString& path, const QString& kind) { openSchemeFile(path, kind); });
+    connect(panel_->customControls(), &views::CustomSchemeControls::importsFolderRequested, this,
+            [this](const QString& file, bool imports) {
+                if (!openSchemeFile(file, "python", imports, false))
+                    panel_->customControls()->setScheme(state_.params.custom); // the box goes back to what runs
+            });
     connect(schemeFiles_, &SchemeFiles::reloaded, this, &MainWindow::schemeFileReloaded);
     connect(schemeFiles_, &SchemeFiles::reloadFailed, this, [this](const QString& error, const QString& detail) {
         // The last valid positions stay on screen; the file's error is shown until it loads again (a slider
@@ -335,7 +337,8 @@ void MainWindow::buildUi()
         if (readouts_.table.isText(token)) {
             selectToken(token);
             // Said like a visual token's, so the status bar never keeps an earlier pick.
-            statusBar()->showMessage(QString("token %1: text (segment %2)").arg(token).arg(readouts_.table.segment[static_cast<size_t>(token)]));
+            statusBar()->showMessage(
+                QString("token %1: text (segment %2)").arg(token).arg(readouts_.table.segment[static_cast<size_t>(token)]));
         } else {
             const auto i = static_cast<size_t>(token);
             const QString frame = readouts_.table.frame[i] > 0 ? QString(", frame %1").arg(readouts_.table.frame[i]) : QString();
@@ -397,12 +400,13 @@ bool MainWindow::openSchemeFile(QString path, const QString& kind, bool importsF
     // A scheme that imports a module lying beside it: offer to let it import its folder (its hash then
     // covers those files), rather than leave the user to find the checkbox of a scheme that never opened.
     static const QRegularExpression missing("ModuleNotFoundError: No module named '([A-Za-z_][A-Za-z0-9_]*)'");
-    if (const auto m = missing.match(error); !loaded && !importsFolder && offerFolder && m.hasMatch()
-        && QFileInfo(QFileInfo(path).absoluteDir().filePath(m.captured(1) + ".py")).isFile()) {
-        const auto answer = QMessageBox::question(this, "Import the files beside it?",
-                                                  QString("%1 imports %2.py, which lies beside it. Let the scheme import the .py files in its "
-                                                          "folder? They run too, and trust covers them with the scheme.")
-                                                      .arg(QFileInfo(path).fileName(), m.captured(1)));
+    if (const auto m = missing.match(error); !loaded && !importsFolder && offerFolder && m.hasMatch() &&
+        QFileInfo(QFileInfo(path).absoluteDir().filePath(m.captured(1) + ".py")).isFile()) {
+        const auto answer =
+            QMessageBox::question(this, "Import the files beside it?",
+                                  QString("%1 imports %2.py, which lies beside it. Let the scheme import the .py files in its "
+                                          "folder? They run too, and trust covers them with the scheme.")
+                                      .arg(QFileInfo(path).fileName(), m.captured(1)));
         if (answer == QMessageBox::Yes)
             loaded = schemeFiles_->open(path, &error, &detail, true);
     }
@@ -539,7 +543,7 @@ bool MainWindow::applyState(const session::ExplorerState& requested)
 
 bool MainWindow::request(const session::ExplorerState& requested, bool showInPanel)
 {
-    origin_.requested(); // a request of the user's overtakes a restored state still computing
+    origin_.requested();        // a request of the user's overtakes a restored state still computing
     showInPanel_ = showInPanel; // only the newest request's result is adopted (ReadoutRunner)
     std::optional<ReadoutRunner::Result> result = runner_->request(requested);
     return !result || adopt(std::move(*result)); // a large state arrives through ReadoutRunner::finished
@@ -627,12 +631,13 @@ SceneOptions MainWindow::sceneOptions() const
     if (o.colour == ColourMode::ImagePatch && !image_.isNull()) {
         // Each grid samples the image at its own resolution: the colour of the patch a token stands for.
         for (const geometry::VisualBlock& b : readouts_.table.blocks) {
-            const QImage small = image_.scaled(b.cols, b.rows, Qt::IgnoreAspectRatio, Qt::SmoothTransformation).convertToFormat(QImage::Format_RGB888);
+            const QImage small =
+                image_.scaled(b.cols, b.rows, Qt::IgnoreAspectRatio, Qt::SmoothTransformation).convertToFormat(QImage::Format_RGB888);
             for (int r = 0; r < b.rows; ++r)
                 for (int c = 0; c < b.cols; ++c) {
                     const QRgb px = small.pixel(c, r);
-                    o.patchColours.push_back({static_cast<std::uint8_t>(qRed(px)), static_cast<std::uint8_t>(qGreen(px)),
-                                              static_cast<std::uint8_t>(qBlue(px))});
+                    o.patchColours.push_back(
+                        {static_cast<std::uint8_t>(qRed(px)), static_cast<std::uint8_t>(qGreen(px)), static_cast<std::uint8_t>(qBlue(px))});
                 }
         }
     }

@@ -106,8 +106,8 @@ private:
     // itself is fine); or not applied because it is wrong (lastError() says why).
     enum class SessionApplied { Yes, SchemeFileNotRun, No };
     SessionApplied applySession(const session::SessionFile& file);
-    bool restoreAutosave(); // true when a session was restored (or is still computing)
-    void recordEdit();      // pushes the change since the last recorded settings onto the undo stack
+    bool restoreAutosave();                               // true when a session was restored (or is still computing)
+    void recordEdit();                                    // pushes the change since the last recorded settings onto the undo stack
     void applySnapshot(const session::SessionFile& file); // undo / redo: the explorer and the Attention tab as they were
     void captureCamera();
     void settleCamera(); // a camera move still waiting for cameraSaveTimer_ is the user's camera now

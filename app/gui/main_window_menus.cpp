@@ -70,7 +70,8 @@ void MainWindow::buildMenus()
         auto* dialog = findChild<CheckPositionsDialog*>("checkPositionsDialog");
         if (!dialog) {
             dialog = new CheckPositionsDialog(this);
-            connect(dialog, &CheckPositionsDialog::openPositionTable, this, [this](const QString& path) { openSchemeFile(path, "positions"); });
+            connect(dialog, &CheckPositionsDialog::openPositionTable, this,
+                    [this](const QString& path) { openSchemeFile(path, "positions"); });
         }
         dialog->show();
         dialog->raise();
@@ -167,7 +168,8 @@ void MainWindow::buildMenus()
         {"Isometric", CameraPreset::Isometric}, {"Down text axis", CameraPreset::DownTextAxis}, {"Side", CameraPreset::Side}};
     int key = 1;
     for (const auto& [name, preset] : presets) {
-        QAction* a = viewMenu->addAction(name, QKeySequence(QString("Ctrl+%1").arg(key++)), this, [this, p = preset] { setCameraPreset(p); });
+        QAction* a =
+            viewMenu->addAction(name, QKeySequence(QString("Ctrl+%1").arg(key++)), this, [this, p = preset] { setCameraPreset(p); });
         toolbar->addAction(a);
     }
     viewMenu->addSeparator();
@@ -183,8 +185,8 @@ void MainWindow::buildMenus()
 void MainWindow::exportWithDialog(ChartKind kind)
 {
     const char* names[] = {"ptd", "profile", "prior", "frequencies"};
-    const QString path = chooseSaveFile(this, "Export chart", QString("%1.svg").arg(names[static_cast<int>(kind)]),
-                                                      "SVG (*.svg);;PDF (*.pdf);;PNG (*.png)");
+    const QString path =
+        chooseSaveFile(this, "Export chart", QString("%1.svg").arg(names[static_cast<int>(kind)]), "SVG (*.svg);;PDF (*.pdf);;PNG (*.png)");
     if (path.isEmpty())
         return;
     try {

@@ -7,8 +7,7 @@
 
 #include <optional>
 
-template <typename T>
-class QFutureWatcher;
+template <typename T> class QFutureWatcher;
 
 namespace ropescope::gui {
 
@@ -25,9 +24,9 @@ public:
     struct Result {
         session::ExplorerState state; // as requested, with the selection moved onto a text token if needed
         session::Readouts readouts;
-        QString error; // set when the state cannot be drawn (the message names the parameter)
+        QString error;     // set when the state cannot be drawn (the message names the parameter)
         QString parameter; // the parameter the error is about, as sessions spell it ("alpha", "layout"), or empty
-        QString detail; // a scheme file's error: the traceback's last lines
+        QString detail;    // a scheme file's error: the traceback's last lines
     };
 
     explicit ReadoutRunner(QObject* parent = nullptr);
@@ -50,7 +49,7 @@ private:
     session::ReadoutEngine workerEngine_; // one worker at a time
     QFutureWatcher<Result>* watcher_;
     std::optional<session::ExplorerState> waiting_;
-    bool running_ = false; // from launch() until its result is handled (the future ends earlier)
+    bool running_ = false;                      // from launch() until its result is handled (the future ends earlier)
     unsigned long long generation_ = 0;         // of the newest request
     unsigned long long launchedGeneration_ = 0; // of the request the worker computes
 };

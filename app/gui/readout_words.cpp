@@ -7,7 +7,6 @@
 
 namespace ropescope::gui {
 
-
 QString groupedPattern(const std::string& pattern)
 {
     QStringList groups;
@@ -24,7 +23,6 @@ QString number(double v)
 }
 
 } // namespace
-
 
 QString effectiveRadius(const session::Readouts& readouts, const geometry::SchemeParams& params)
 {
@@ -44,7 +42,7 @@ QString ptdReadout(const session::Readouts& readouts)
 {
     if (readouts.ptdBySchemes.empty())
         return readouts.table.textTokens.empty() || readouts.table.blocks.empty() ? "PTD: n/a (needs text and visual tokens)"
-                                                                                   : "PTD: n/a (too many distances; see the warning)";
+                                                                                  : "PTD: n/a (too many distances; see the warning)";
     QString s = QString("PTD %1 (%2)").arg(number(readouts.ptd.mean), QString::fromStdString(readouts.table.schemeLabel()));
     if (readouts.ptd.perBlock.size() > 1) {
         QStringList blocks;

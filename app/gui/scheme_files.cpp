@@ -31,7 +31,8 @@ bool isPython(const QString& path)
 
 } // namespace
 
-SchemeFiles::SchemeFiles(QWidget* window) : QObject(window), window_(window), watcher_(new QFileSystemWatcher(this)), settle_(new QTimer(this))
+SchemeFiles::SchemeFiles(QWidget* window)
+    : QObject(window), window_(window), watcher_(new QFileSystemWatcher(this)), settle_(new QTimer(this))
 {
     settle_->setSingleShot(true);
     settle_->setInterval(200);
@@ -41,7 +42,8 @@ SchemeFiles::SchemeFiles(QWidget* window) : QObject(window), window_(window), wa
         const QString text = QString("%1 names the Python scheme\n%2\nsha256 %3\n\nIts code runs with your permissions. Run it?\n"
                                      "(RopeScope remembers the answer for this exact content.)")
                                  .arg(changed ? "The file changed since the session was saved. The session" : "The session", path, sha);
-        return QMessageBox::question(window_, "Run a Python scheme?", text, QMessageBox::Yes | QMessageBox::No, QMessageBox::No) == QMessageBox::Yes;
+        return QMessageBox::question(window_, "Run a Python scheme?", text, QMessageBox::Yes | QMessageBox::No, QMessageBox::No) ==
+            QMessageBox::Yes;
     };
     if (defaultPrompt())
         prompt_ = defaultPrompt();
@@ -75,12 +77,14 @@ std::optional<SchemeFiles::Loaded> SchemeFiles::open(const QString& path, QStrin
 }
 
 // Loads a file: a Python scheme from `source` when given (bytes already read and trusted), else read here.
-std::optional<SchemeFiles::Loaded> SchemeFiles::load(const QString& path, const user_schemes::SchemeSource* source, QString* error, QString* detail)
+std::optional<SchemeFiles::Loaded> SchemeFiles::load(const QString& path, const user_schemes::SchemeSource* source, QString* error,
+                                                     QString* detail)
 {
     try {
         Loaded out;
         if (isPython(path)) {
-            out.ref = user_schemes::pythonSchemeRef(source ? user_schemes::loadPythonScheme(*source) : user_schemes::loadPythonScheme(path.toStdString()));
+            out.ref = user_schemes::pythonSchemeRef(source ? user_schemes::loadPythonScheme(*source)
+                                                           : user_schemes::loadPythonScheme(path.toStdString()));
         } else {
             const user_schemes::PositionFile file = user_schemes::readPositionFile(path.toStdString());
             out.ref = user_schemes::positionFileRef(file);
@@ -195,8 +199,8 @@ void SchemeFiles::fileChanged()
             trust(sha);
         else if (!allowed(watched_, sha, true)) {
             watchedSha_ = QByteArray::fromStdString(source->sha256); // asked once for this content
-            error = QFileInfo(watched_).fileName() + " changed on disk and was not run: the new content is not trusted (sha256 "
-                    + sha.left(12) + "...)";
+            error = QFileInfo(watched_).fileName() + " changed on disk and was not run: the new content is not trusted (sha256 " +
+                sha.left(12) + "...)";
             failReload(error, error);
             return;
         }

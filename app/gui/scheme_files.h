@@ -67,7 +67,7 @@ private:
     QByteArray watchedSha_;
     bool watchedImports_ = false;
     bool reloadFailed_ = false; // the watched file's last change did not load // read the watched scheme with its folder's .py files
-    QStringList namedByUser_; // files the user opened in this window (absolute paths): reloaded without asking
+    QStringList namedByUser_;   // files the user opened in this window (absolute paths): reloaded without asking
     TrustPrompt prompt_;
 };
 

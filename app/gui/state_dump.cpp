@@ -21,8 +21,12 @@ namespace {
 QJsonObject describe(const QWidget* w)
 {
     const QPoint topLeft = w->mapToGlobal(QPoint(0, 0));
-    QJsonObject o{{"x", topLeft.x()}, {"y", topLeft.y()}, {"w", w->width()}, {"h", w->height()},
-                  {"focus", w->hasFocus() || (w->focusProxy() && w->focusProxy()->hasFocus())}, {"enabled", w->isEnabled()}};
+    QJsonObject o{{"x", topLeft.x()},
+                  {"y", topLeft.y()},
+                  {"w", w->width()},
+                  {"h", w->height()},
+                  {"focus", w->hasFocus() || (w->focusProxy() && w->focusProxy()->hasFocus())},
+                  {"enabled", w->isEnabled()}};
     if (auto* e = qobject_cast<const QLineEdit*>(w))
         o["text"] = e->text();
     else if (auto* s = qobject_cast<const QAbstractSpinBox*>(w))
@@ -50,10 +54,12 @@ void startStateDump(QWidget* window, const QString& autosavePath, const QString&
             if (!w->objectName().isEmpty() && w->isVisible() && !w->objectName().startsWith("qt_"))
                 widgets[w->objectName()] = describe(w);
         const QWidget* focus = QApplication::focusWidget();
-        const QJsonObject root{{"autosave", autosavePath}, {"widgets", widgets},
-                               {"focus", focus ? (focus->objectName().isEmpty() && focus->parentWidget() ? focus->parentWidget()->objectName()
-                                                                                                          : focus->objectName())
-                                               : QString()}};
+        const QJsonObject root{
+            {"autosave", autosavePath},
+            {"widgets", widgets},
+            {"focus",
+             focus ? (focus->objectName().isEmpty() && focus->parentWidget() ? focus->parentWidget()->objectName() : focus->objectName())
+                   : QString()}};
         const QByteArray bytes = QJsonDocument(root).toJson();
         if (bytes == *last)
             return;

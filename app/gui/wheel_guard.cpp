@@ -26,14 +26,14 @@ namespace {
 
 bool isGuarded(QWidget* control)
 {
-    return qobject_cast<QAbstractSpinBox*>(control) || qobject_cast<QComboBox*>(control)
-           || (qobject_cast<QAbstractSlider*>(control) && !qobject_cast<QScrollBar*>(control));
+    return qobject_cast<QAbstractSpinBox*>(control) || qobject_cast<QComboBox*>(control) ||
+        (qobject_cast<QAbstractSlider*>(control) && !qobject_cast<QScrollBar*>(control));
 }
 
 bool isUndoOrRedo(const QKeyEvent* key)
 {
-    return key->matches(QKeySequence::Undo) || key->matches(QKeySequence::Redo)
-           || key->keyCombination() == QKeyCombination(Qt::ControlModifier | Qt::ShiftModifier, Qt::Key_Z);
+    return key->matches(QKeySequence::Undo) || key->matches(QKeySequence::Redo) ||
+        key->keyCombination() == QKeyCombination(Qt::ControlModifier | Qt::ShiftModifier, Qt::Key_Z);
 }
 
 } // namespace

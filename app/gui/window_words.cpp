@@ -9,13 +9,27 @@ namespace ropescope::gui {
 namespace {
 
 // The window's words for the settings that are not scheme parameters (those are the parameter table's labels).
-const std::pair<const char*, const char*> kLabels[] = {
-        {"age", "AGE schedule"}, {"age_layers", "AGE layers"}, {"layer", "AGE layer"}, {"theta", "theta"},
-        {"head_dim", "head_dim"}, {"sections", "Sections"}, {"allocation", "Allocation"}, {"kv_heads", "KV heads"},
-        {"partial_rotary", "rotated fraction"}, {"param", "Scheme parameter"}, {"positions", "Position table"},
-        {"layout", "layout"}, {"selected_token", "selected token"}, {"scheme_file", "scheme file"}, {"camera", "camera"},
-        {"colour", "colouring"}, {"highlighted", "highlights"}, {"video_form", "video form"},
-        {"cone_lines", "cone lines"}, {"cone_surface", "cone surface"}, {"attention", "Attention"}};
+const std::pair<const char*, const char*> kLabels[] = {{"age", "AGE schedule"},
+                                                       {"age_layers", "AGE layers"},
+                                                       {"layer", "AGE layer"},
+                                                       {"theta", "theta"},
+                                                       {"head_dim", "head_dim"},
+                                                       {"sections", "Sections"},
+                                                       {"allocation", "Allocation"},
+                                                       {"kv_heads", "KV heads"},
+                                                       {"partial_rotary", "rotated fraction"},
+                                                       {"param", "Scheme parameter"},
+                                                       {"positions", "Position table"},
+                                                       {"layout", "layout"},
+                                                       {"selected_token", "selected token"},
+                                                       {"scheme_file", "scheme file"},
+                                                       {"camera", "camera"},
+                                                       {"colour", "colouring"},
+                                                       {"highlighted", "highlights"},
+                                                       {"video_form", "video form"},
+                                                       {"cone_lines", "cone lines"},
+                                                       {"cone_surface", "cone surface"},
+                                                       {"attention", "Attention"}};
 
 } // namespace
 

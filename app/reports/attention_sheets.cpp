@@ -27,15 +27,15 @@ int sheetCellWidth(const model::AttentionRequest& prompt)
     return std::clamp(views::stripSize(mapPictures(prompt.images)).width(), 120, 220 * images);
 }
 
-views::MapSheet tokenSheet(const model::AttentionRun& run, size_t heatIndex, const model::HeadChoice& head, const views::HeatmapOptions& heat,
-                           const QString& schemeTitle)
+views::MapSheet tokenSheet(const model::AttentionRun& run, size_t heatIndex, const model::HeadChoice& head,
+                           const views::HeatmapOptions& heat, const QString& schemeTitle)
 {
     views::MapSheet sheet;
     sheet.title = QString("text -> image attention per token, layer %1, %2 - %3")
                       .arg(run.layers[heatIndex])
-                      .arg(head.kind == model::HeadChoice::Kind::Index ? "head " + QString::number(head.index)
-                           : head.kind == model::HeadChoice::Kind::Max ? "max over heads"
-                                                                        : "mean over heads",
+                      .arg(head.kind == model::HeadChoice::Kind::Index     ? "head " + QString::number(head.index)
+                               : head.kind == model::HeadChoice::Kind::Max ? "max over heads"
+                                                                           : "mean over heads",
                            schemeTitle);
     for (const model::MapToken& t : sheetTokens(run)) {
         const torch::Tensor rows = run.tokenAttention(heatIndex, t);

@@ -22,7 +22,7 @@ std::vector<model::MapToken> sheetTokens(const model::AttentionRun& run);
 int sheetCellWidth(const model::AttentionRequest& prompt);
 // Every sheet token's map at captured layer `heatIndex` under `head`, captioned with its image mass; titled
 // with the layer, the head and `schemeTitle`.
-views::MapSheet tokenSheet(const model::AttentionRun& run, size_t heatIndex, const model::HeadChoice& head, const views::HeatmapOptions& heat,
-                           const QString& schemeTitle);
+views::MapSheet tokenSheet(const model::AttentionRun& run, size_t heatIndex, const model::HeadChoice& head,
+                           const views::HeatmapOptions& heat, const QString& schemeTitle);
 
 } // namespace ropescope::reports

@@ -45,8 +45,9 @@ QByteArray biasSamplesCsv(const model::BiasAccumulation& a)
             for (int m = 0; m < model::kBiasMaps; ++m) {
                 const model::BiasCell& cell = a.cell(static_cast<size_t>(s), l, static_cast<model::BiasMap>(m));
                 for (size_t k = 0; k < cell.samples.size() && k < cell.sampleMaps.size(); ++k) {
-                    csv += io::csvField(a.schemes[s]).toUtf8() + "," + QByteArray::number(a.layers[l]) + ","
-                           + model::biasMapName(static_cast<model::BiasMap>(m)) + "," + QByteArray::number(static_cast<qlonglong>(cell.samples[k].sample));
+                    csv += io::csvField(a.schemes[s]).toUtf8() + "," + QByteArray::number(a.layers[l]) + "," +
+                        model::biasMapName(static_cast<model::BiasMap>(m)) + "," +
+                        QByteArray::number(static_cast<qlonglong>(cell.samples[k].sample));
                     for (double v : cell.sampleMaps[k])
                         csv += "," + QByteArray::number(v, 'g', 17);
                     csv += "\n";
@@ -58,8 +59,8 @@ QByteArray biasSamplesCsv(const model::BiasAccumulation& a)
 QByteArray BiasReport::figure(views::FigureFormat format) const
 {
     const views::BiasFigure f = figureData;
-    return views::renderFigure([f](QPainter& p, const QRectF& area) { views::paintBiasFigure(p, area, f); }, views::biasFigureSize(f), format,
-                               QJsonObject{{"figure", "positional bias"}, {"title", f.title}});
+    return views::renderFigure([f](QPainter& p, const QRectF& area) { views::paintBiasFigure(p, area, f); }, views::biasFigureSize(f),
+                               format, QJsonObject{{"figure", "positional bias"}, {"title", f.title}});
 }
 
 BiasReport biasReport(const model::BiasAccumulation& a)
@@ -76,11 +77,12 @@ BiasReport biasReport(const model::BiasAccumulation& a)
     f.layers = a.layers;
     f.rows = a.rows;
     f.cols = a.cols;
-    r.csv = "scheme,layer,map,samples,ptd,prior_spread,centre_row,centre_row_low,centre_row_high,centre_col,centre_col_low,centre_col_high,"
-            "last_vs_first_row,last_vs_first_row_low,last_vs_first_row_high,last_vs_first_col,last_vs_first_col_low,last_vs_first_col_high,"
-            "distance_correlation,distance_correlation_low,distance_correlation_high,to_last,to_last_low,to_last_high,to_first,to_first_low,"
-            "to_first_high,to_text_before,to_text_before_low,to_text_before_high,last_vs_first_frame,last_vs_first_frame_low,"
-            "last_vs_first_frame_high\n";
+    r.csv =
+        "scheme,layer,map,samples,ptd,prior_spread,centre_row,centre_row_low,centre_row_high,centre_col,centre_col_low,centre_col_high,"
+        "last_vs_first_row,last_vs_first_row_low,last_vs_first_row_high,last_vs_first_col,last_vs_first_col_low,last_vs_first_col_high,"
+        "distance_correlation,distance_correlation_low,distance_correlation_high,to_last,to_last_low,to_last_high,to_first,to_first_low,"
+        "to_first_high,to_text_before,to_text_before_low,to_text_before_high,last_vs_first_frame,last_vs_first_frame_low,"
+        "last_vs_first_frame_high\n";
     QJsonArray schemes;
     for (qsizetype s = 0; s < a.schemes.size(); ++s) {
         const model::BiasGeometry& g = a.geometry[static_cast<size_t>(s)];
@@ -101,8 +103,10 @@ BiasReport biasReport(const model::BiasAccumulation& a)
                     {"last_vs_first_row", estimateJson(sum.lastVsFirstRow)},
                     {"last_vs_first_col", estimateJson(sum.lastVsFirstCol)},
                     {"distance_correlation", estimateJson(sum.distanceCorrelation)},
-                    {"boundary", QJsonObject{{"to_last_visual", estimateJson(sum.toLast)}, {"to_first_visual", estimateJson(sum.toFirst)},
-                                             {"to_text_before", estimateJson(sum.toTextBefore)}}},
+                    {"boundary",
+                     QJsonObject{{"to_last_visual", estimateJson(sum.toLast)},
+                                 {"to_first_visual", estimateJson(sum.toFirst)},
+                                 {"to_text_before", estimateJson(sum.toTextBefore)}}},
                 };
                 if (a.frames > 0) {
                     QJsonObject withFrames = layer[model::biasMapName(map)].toObject();
@@ -110,12 +114,12 @@ BiasReport biasReport(const model::BiasAccumulation& a)
                     withFrames["last_vs_first_frame"] = estimateJson(sum.lastVsFirstFrame);
                     layer[model::biasMapName(map)] = withFrames;
                 }
-                r.csv += io::csvField(a.schemes[s]).toUtf8() + "," + QByteArray::number(a.layers[l]) + "," + model::biasMapName(map) + ","
-                         + QByteArray::number(sum.samples) + "," + QByteArray::number(ptd, 'g', 10) + "," + QByteArray::number(spread, 'g', 10)
-                         + "," + csvEstimate(sum.centreRow) + "," + csvEstimate(sum.centreCol) + "," + csvEstimate(sum.lastVsFirstRow) + ","
-                         + csvEstimate(sum.lastVsFirstCol) + "," + csvEstimate(sum.distanceCorrelation) + "," + csvEstimate(sum.toLast) + ","
-                         + csvEstimate(sum.toFirst) + "," + csvEstimate(sum.toTextBefore) + ","
-                         + (a.frames > 0 ? csvEstimate(sum.lastVsFirstFrame) : QByteArray(",,")) + "\n";
+                r.csv += io::csvField(a.schemes[s]).toUtf8() + "," + QByteArray::number(a.layers[l]) + "," + model::biasMapName(map) + "," +
+                    QByteArray::number(sum.samples) + "," + QByteArray::number(ptd, 'g', 10) + "," + QByteArray::number(spread, 'g', 10) +
+                    "," + csvEstimate(sum.centreRow) + "," + csvEstimate(sum.centreCol) + "," + csvEstimate(sum.lastVsFirstRow) + "," +
+                    csvEstimate(sum.lastVsFirstCol) + "," + csvEstimate(sum.distanceCorrelation) + "," + csvEstimate(sum.toLast) + "," +
+                    csvEstimate(sum.toFirst) + "," + csvEstimate(sum.toTextBefore) + "," +
+                    (a.frames > 0 ? csvEstimate(sum.lastVsFirstFrame) : QByteArray(",,")) + "\n";
                 if (map != model::BiasMap::Question)
                     continue;
                 f.maps.push_back(sum.meanMap);
@@ -142,8 +146,9 @@ BiasReport biasReport(const model::BiasAccumulation& a)
                          {"complete", measured == a.total},
                          {"grid", QJsonObject{{"rows", a.rows}, {"cols", a.cols}}},
                          {"frames", a.frames},
-                         {"video_rule", "videos: the map is the within-frame map (the video's attention summed over its temporal patches, "
-                                        "normalised); frame_profile is the mass per temporal patch on the most common patch count"},
+                         {"video_rule",
+                          "videos: the map is the within-frame map (the video's attention summed over its temporal patches, "
+                          "normalised); frame_profile is the mass per temporal patch on the most common patch count"},
                          {"layers", layerList},
                          {"intervals", "95% percentile bootstrap over samples, 1000 resamples, fixed seed"},
                          {"schemes", schemes}};

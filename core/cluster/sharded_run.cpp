@@ -94,7 +94,8 @@ ShardedRun ShardedRun::fromJson(const QJsonObject& json, const QString& name)
 
 bool ShardedRun::sameMeasurement(const ShardedRun& other) const
 {
-    return kind == other.kind && shards == other.shards && program == other.program && shardArgs == other.shardArgs && workingDir == other.workingDir;
+    return kind == other.kind && shards == other.shards && program == other.program && shardArgs == other.shardArgs &&
+        workingDir == other.workingDir;
 }
 
 bool isShardedRun(const QString& output)
@@ -163,7 +164,8 @@ std::vector<ShardState> shardStates(const QString& output, int shards, const std
             states.push_back(ShardState::Done);
         else if (q == "RUNNING" || q == "COMPLETING" || q == "CONFIGURING")
             states.push_back(ShardState::Running);
-        else if (!q.isEmpty() && q != "FAILED" && q != "CANCELLED" && q != "TIMEOUT" && q != "OUT_OF_MEMORY" && q != "NODE_FAIL" && q != "COMPLETED")
+        else if (!q.isEmpty() && q != "FAILED" && q != "CANCELLED" && q != "TIMEOUT" && q != "OUT_OF_MEMORY" && q != "NODE_FAIL" &&
+                 q != "COMPLETED")
             states.push_back(ShardState::Pending);
         else
             states.push_back(QFileInfo::exists(shardLog(output, i)) ? ShardState::Failed : ShardState::Missing);

@@ -31,17 +31,17 @@ struct Submission {
 };
 
 struct ShardedRun {
-    QString kind;             // the command: "bias", "batch" or "eval"
+    QString kind; // the command: "bias", "batch" or "eval"
     int shards = 0;
-    QString program;          // the absolute path of the ropescope that submitted it (the nodes run it too)
-    QStringList shardArgs;    // the command's arguments, less --output, --shard and the --slurm flags
-    QString workingDir;       // relative paths in shardArgs are relative to it
-    QString slurmArgs;        // passed through to sbatch (partition, time, memory, GPUs, account)
+    QString program;       // the absolute path of the ropescope that submitted it (the nodes run it too)
+    QStringList shardArgs; // the command's arguments, less --output, --shard and the --slurm flags
+    QString workingDir;    // relative paths in shardArgs are relative to it
+    QString slurmArgs;     // passed through to sbatch (partition, time, memory, GPUs, account)
     std::vector<Submission> submissions;
 
     QJsonObject toJson() const;
     static ShardedRun fromJson(const QJsonObject& json, const QString& name); // throws RunError naming `name`
-    bool sameMeasurement(const ShardedRun& other) const; // kind, shards, program, arguments and folder
+    bool sameMeasurement(const ShardedRun& other) const;                      // kind, shards, program, arguments and folder
 };
 
 // `output`/sharded_run.json; RunError when absent ("is not a sharded run") or malformed.

@@ -27,8 +27,8 @@ QString runClient(const QString& program, const QStringList& args)
     }
     const QString err = QString::fromLocal8Bit(p.readAllStandardError()).trimmed();
     if (p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
-        throw RunError(QFileInfo(program).fileName().toStdString() + " refused: " +
-                       (err.isEmpty() ? QString("exit code %1").arg(p.exitCode()) : err.section('\n', 0, 0)).toStdString());
+        throw RunError(QFileInfo(program).fileName().toStdString() +
+                       " refused: " + (err.isEmpty() ? QString("exit code %1").arg(p.exitCode()) : err.section('\n', 0, 0)).toStdString());
     return QString::fromLocal8Bit(p.readAllStandardOutput()).trimmed();
 }
 
@@ -88,7 +88,8 @@ QString jobScript(const ShardedRun& run, const QString& output, const QStringLis
     text += "#!/bin/bash\n";
     text += QString("# RopeScope: a %1 measurement in %2 shards, written by `ropescope %1 --slurm %2`.\n").arg(run.kind).arg(run.shards);
     text += "# Each array task runs one shard into shards/<task>; the merge job then writes the result into this folder.\n";
-    text += QString("#   ropescope %1 --status %2    where the shards stand (done, running, failed, missing)\n").arg(run.kind, shellQuote(out));
+    text +=
+        QString("#   ropescope %1 --status %2    where the shards stand (done, running, failed, missing)\n").arg(run.kind, shellQuote(out));
     text += QString("#   ropescope %1 --resume %2    resubmits the shards not done, then the merge\n").arg(run.kind, shellQuote(out));
     text += "# To submit it yourself, as --slurm did:\n";
     text += QString("#   jid=$(sbatch --parsable --array=%1 --output=%2 %3)\n")
@@ -116,14 +117,17 @@ QStringList parseSlurmArgs(const QString& text)
     if (text.contains('\n') || text.contains('#'))
         throw RunError("--slurm-args: one line of sbatch options, without '#' or line breaks");
     const QStringList args = QProcess::splitCommand(text);
-    static const QStringList ours{"--array", "-a", "--dependency", "-d", "--output", "-o", "--error", "-e", "--wrap", "--chdir", "-D", "--parsable"};
+    static const QStringList ours{"--array", "-a", "--dependency", "-d",      "--output", "-o",
+                                  "--error", "-e", "--wrap",       "--chdir", "-D",       "--parsable"};
     for (const QString& a : args) {
         const QString option = a.section('=', 0, 0);
         if (ours.contains(option))
-            throw RunError("--slurm-args: " + option.toStdString() + " is set by RopeScope itself (the array, the merge's dependency and the logs)");
+            throw RunError("--slurm-args: " + option.toStdString() +
+                           " is set by RopeScope itself (the array, the merge's dependency and the logs)");
     }
     if (!args.isEmpty() && !args.first().startsWith('-'))
-        throw RunError("--slurm-args: expected sbatch options such as \"--partition=gpu --time=2:00:00\", got '" + args.first().toStdString() + "'");
+        throw RunError("--slurm-args: expected sbatch options such as \"--partition=gpu --time=2:00:00\", got '" +
+                       args.first().toStdString() + "'");
     return args;
 }
 
@@ -147,16 +151,19 @@ Submission submit(const ShardedRun& run, const QString& output, const std::vecto
     s.submittedAt = QDateTime::currentDateTimeUtc().toString(Qt::ISODate);
     QStringList mergeArgs{"--parsable", "--output=" + mergeLog(out)};
     if (!shards.empty()) {
-        s.arrayJob = jobIdFrom(runClient(sbatch, QStringList{"--parsable", "--array=" + arraySpec(shards, run.shards),
-                                                             "--output=" + QDir(out).filePath("logs/shard-%a.log")}
-                                                     + passed + QStringList{script}));
+        s.arrayJob = jobIdFrom(runClient(
+            sbatch,
+            QStringList{"--parsable", "--array=" + arraySpec(shards, run.shards), "--output=" + QDir(out).filePath("logs/shard-%a.log")} +
+                passed + QStringList{script}));
         mergeArgs << "--dependency=afterok:" + s.arrayJob << "--kill-on-invalid-dep=yes";
     }
     try {
         s.mergeJob = jobIdFrom(runClient(sbatch, mergeArgs + passed + QStringList{script, "merge"}));
     } catch (const RunError& e) {
-        throw RunError(std::string(e.what()) + (s.arrayJob.isEmpty() ? "" : " (the shards went in as job " + s.arrayJob.toStdString() +
-                                                                                  "; `--resume` submits the merge once they are done)"));
+        throw RunError(std::string(e.what()) +
+                       (s.arrayJob.isEmpty() ? ""
+                                             : " (the shards went in as job " + s.arrayJob.toStdString() +
+                                "; `--resume` submits the merge once they are done)"));
     }
     return s;
 }

@@ -17,8 +17,9 @@ AgeSchedule parseAgeSchedule(const std::string& spec, int layers)
     if (layers < 1 || layers > 1024)
         throw InvalidInput("age_layers", "must be from 1 to 1024, got " + std::to_string(layers));
     if (spec.size() > static_cast<size_t>(layers) && spec.find_first_not_of("CMcm") == std::string::npos)
-        throw InvalidInput("age", "the pattern has " + std::to_string(spec.size()) + " letters but the model has "
-                           + std::to_string(layers) + " layers (a shorter pattern repeats; a longer one is refused)");
+        throw InvalidInput("age",
+                           "the pattern has " + std::to_string(spec.size()) + " letters but the model has " + std::to_string(layers) +
+                               " layers (a shorter pattern repeats; a longer one is refused)");
     AgeSchedule s;
     s.name = spec;
     s.usesScheme.resize(static_cast<size_t>(layers));
@@ -34,8 +35,7 @@ AgeSchedule parseAgeSchedule(const std::string& spec, int layers)
             c = i % 2 == 0;
         else {
             if (spec.empty() || spec.find_first_not_of("CMcm") != std::string::npos)
-                throw InvalidInput("age", "'" + spec
-                                   + "' is neither strategy_1..strategy_4 nor a pattern of C (circle) and M (mrope)");
+                throw InvalidInput("age", "'" + spec + "' is neither strategy_1..strategy_4 nor a pattern of C (circle) and M (mrope)");
             const char letter = spec[static_cast<size_t>(i) % spec.size()];
             c = letter == 'C' || letter == 'c';
         }

@@ -18,7 +18,7 @@ struct AgeSchedule {
     std::vector<bool> usesScheme; // per layer: true = the scheme ('C'), false = mrope ('M')
 
     int layers() const { return static_cast<int>(usesScheme.size()); }
-    std::string pattern() const;  // one letter per layer, e.g. "CMCM"
+    std::string pattern() const; // one letter per layer, e.g. "CMCM"
 };
 
 // strategy_1: all C. strategy_2: first half C (layers i with 2i < N). strategy_3: the rest C.

@@ -11,11 +11,10 @@ namespace ropescope::geometry {
 // "layout"; what() is "<parameter>: <reason>"); the CLI says the flag instead, the GUI the control.
 class InvalidInput : public std::invalid_argument {
 public:
-    explicit InvalidInput(const std::string& message) : std::invalid_argument(message), reason_(message) {}
+    explicit InvalidInput(const std::string& message) : std::invalid_argument(message), reason_(message) { }
     InvalidInput(const std::string& parameter, const std::string& reason)
         : std::invalid_argument(parameter + ": " + reason), parameter_(parameter), reason_(reason)
-    {
-    }
+    { }
     const std::string& parameter() const { return parameter_; } // empty when the message names no parameter
     const std::string& reason() const { return reason_; }
 

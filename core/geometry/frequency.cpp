@@ -56,7 +56,7 @@ int FrequencyAllocation::componentOf(int j) const
             return 2;
         return 0;
     }
-    if (kind == Kind::HwInterleaved) { // ERNIE: h on even, w on odd frequencies above the t lowest
+    if (kind == Kind::HwInterleaved) {                            // ERNIE: h on even, w on odd frequencies above the t lowest
         const int half = sections[0] + sections[1] + sections[2]; // the frequencies (validateAllocation checks)
         if (j >= half - sections[0])
             return 0;
@@ -108,8 +108,7 @@ std::string FrequencyAllocation::toString() const
         for (size_t j = 0; j < sections.size(); ++j)
             out += std::to_string(sections[j]);
         out += ")";
-    }
-    else {
+    } else {
         out = std::string(allocationKindName(kind)) + "[";
         for (size_t i = 0; i < sections.size(); ++i)
             out += (i ? "," : "") + std::to_string(sections[i]);
@@ -241,8 +240,7 @@ std::optional<FrequencyAllocation::Kind> allocationKindFromName(const std::strin
 {
     for (auto kind : {FrequencyAllocation::Kind::Sectioned, FrequencyAllocation::Kind::Interleaved,
                       FrequencyAllocation::Kind::InterleavedMrope, FrequencyAllocation::Kind::HwAlternating,
-                      FrequencyAllocation::Kind::Distributed, FrequencyAllocation::Kind::PerHead,
-                      FrequencyAllocation::Kind::HwInterleaved})
+                      FrequencyAllocation::Kind::Distributed, FrequencyAllocation::Kind::PerHead, FrequencyAllocation::Kind::HwInterleaved})
         if (name == allocationKindName(kind))
             return kind;
     return std::nullopt;
@@ -291,22 +289,26 @@ void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfi
     if (rotary.headDim < 2 || rotary.headDim % 2 != 0 || rotary.headDim > 4096)
         throw InvalidInput("head_dim", "must be an even number from 2 to 4096, got " + std::to_string(rotary.headDim));
     if (!(rotary.partial > 0 && rotary.partial <= 1) || rotary.rotaryDim() < 2)
-        throw InvalidInput("partial_rotary", "must leave at least one rotating pair: a fraction in (0, 1] of head_dim " + std::to_string(rotary.headDim)
-                                                 + ", got " + shortNumber(rotary.partial));
+        throw InvalidInput("partial_rotary",
+                           "must leave at least one rotating pair: a fraction in (0, 1] of head_dim " + std::to_string(rotary.headDim) +
+                               ", got " + shortNumber(rotary.partial));
     if (!(allocation.thetaScale >= 1.0 && allocation.thetaScale <= 1e12))
         throw InvalidInput("ntk_alpha", "the base scale must be from 1 to 1e12, got " + shortNumber(allocation.thetaScale));
     if (!(allocation.temporalThetaScale >= 1.0 && allocation.temporalThetaScale <= 1e6))
-        throw InvalidInput("ntk_factor", "the time axis' base scale must be from 1 to 1e6, got " + shortNumber(allocation.temporalThetaScale));
+        throw InvalidInput("ntk_factor",
+                           "the time axis' base scale must be from 1 to 1e6, got " + shortNumber(allocation.temporalThetaScale));
     if (allocation.kind == FrequencyAllocation::Kind::Interleaved || allocation.kind == FrequencyAllocation::Kind::Distributed)
         return;
     if (allocation.kind == FrequencyAllocation::Kind::PerPair) {
         if (static_cast<int>(allocation.sections.size()) != rotary.halfDim())
-            throw InvalidInput("allocation", "names a component for " + std::to_string(allocation.sections.size()) + " pairs; head_dim "
-                               + std::to_string(rotary.headDim) + " rotates " + std::to_string(rotary.halfDim()));
+            throw InvalidInput("allocation",
+                               "names a component for " + std::to_string(allocation.sections.size()) + " pairs; head_dim " +
+                                   std::to_string(rotary.headDim) + " rotates " + std::to_string(rotary.halfDim()));
         for (int c : allocation.sections)
             if (c < 0 || c >= allocation.components)
-                throw InvalidInput("allocation", "component " + std::to_string(c) + " is not one of the scheme's "
-                                   + std::to_string(allocation.components) + " (0.." + std::to_string(allocation.components - 1) + ")");
+                throw InvalidInput("allocation",
+                                   "component " + std::to_string(c) + " is not one of the scheme's " +
+                                       std::to_string(allocation.components) + " (0.." + std::to_string(allocation.components - 1) + ")");
         return;
     }
     if (allocation.kind == FrequencyAllocation::Kind::PerHead) {
@@ -319,15 +321,19 @@ void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfi
             heads += s;
         }
         if (allocation.sections.size() != 3)
-            throw InvalidInput("sections", "per-head needs 3 sections (heads for t, h, w), got " + std::to_string(allocation.sections.size()));
+            throw InvalidInput("sections",
+                               "per-head needs 3 sections (heads for t, h, w), got " + std::to_string(allocation.sections.size()));
         if (heads > rotary.heads)
-            throw InvalidInput("sections", "per-head sections give " + std::to_string(heads) + " heads but there are only "
-                               + std::to_string(rotary.heads) + " (--kv-heads)");
+            throw InvalidInput("sections",
+                               "per-head sections give " + std::to_string(heads) + " heads but there are only " +
+                                   std::to_string(rotary.heads) + " (--kv-heads)");
         // A split with no h or no w head cannot tell rows or columns apart (2 heads gave [2, 0, 0]).
         if (allocation.sections[1] == 0 || allocation.sections[2] == 0)
-            throw InvalidInput(allocation.sections == defaultHeadSections(rotary.heads) ? "kv_heads" : "sections", "the per-head split [" + std::to_string(allocation.sections[0]) + "," + std::to_string(allocation.sections[1])
-                               + "," + std::to_string(allocation.sections[2]) + "] of " + std::to_string(rotary.heads)
-                               + " heads leaves no head turning by h or w; MHRoPE needs at least 3 heads (the paper splits 8 as 2,3,3)");
+            throw InvalidInput(allocation.sections == defaultHeadSections(rotary.heads) ? "kv_heads" : "sections",
+                               "the per-head split [" + std::to_string(allocation.sections[0]) + "," +
+                                   std::to_string(allocation.sections[1]) + "," + std::to_string(allocation.sections[2]) + "] of " +
+                                   std::to_string(rotary.heads) +
+                                   " heads leaves no head turning by h or w; MHRoPE needs at least 3 heads (the paper splits 8 as 2,3,3)");
         return;
     }
     long long sum = 0; // int could wrap on hostile sections
@@ -337,30 +343,34 @@ void validateAllocation(const FrequencyAllocation& allocation, const RotaryConfi
         sum += s;
     }
     if (static_cast<int>(allocation.sections.size()) != allocation.components)
-        throw InvalidInput("sections", "needs " + std::to_string(allocation.components) + " sections, got "
-                           + std::to_string(allocation.sections.size()));
+        throw InvalidInput(
+            "sections", "needs " + std::to_string(allocation.components) + " sections, got " + std::to_string(allocation.sections.size()));
     // Pairs j = 1, 4, 7, ... take h and j = 2, 5, 8, ... take w (below half): (half + 1) / 3 and half / 3 of
     // them, e.g. 11 and 10 of Qwen3.5's 32 rotary pairs (its sections [11, 11, 10]).
-    if (allocation.kind == FrequencyAllocation::Kind::InterleavedMrope
-        && (3LL * allocation.sections[1] > rotary.halfDim() + 1 || 3LL * allocation.sections[2] > rotary.halfDim()))
-        throw InvalidInput("sections", "interleaved-mrope places h and w on every third of the " + std::to_string(rotary.halfDim())
-                           + " frequencies, so h may not exceed " + std::to_string((rotary.halfDim() + 1) / 3) + " and w "
-                           + std::to_string(rotary.halfDim() / 3));
-    if (allocation.kind == FrequencyAllocation::Kind::HwAlternating
-        && 2LL * std::max(allocation.sections[1], allocation.sections[2]) > rotary.halfDim())
-        throw InvalidInput("sections", "hw-alternating places h and w on every other of the " + std::to_string(rotary.halfDim())
-                           + " frequencies, so neither may exceed " + std::to_string(rotary.halfDim() / 2));
+    if (allocation.kind == FrequencyAllocation::Kind::InterleavedMrope &&
+        (3LL * allocation.sections[1] > rotary.halfDim() + 1 || 3LL * allocation.sections[2] > rotary.halfDim()))
+        throw InvalidInput("sections",
+                           "interleaved-mrope places h and w on every third of the " + std::to_string(rotary.halfDim()) +
+                               " frequencies, so h may not exceed " + std::to_string((rotary.halfDim() + 1) / 3) + " and w " +
+                               std::to_string(rotary.halfDim() / 3));
+    if (allocation.kind == FrequencyAllocation::Kind::HwAlternating &&
+        2LL * std::max(allocation.sections[1], allocation.sections[2]) > rotary.halfDim())
+        throw InvalidInput("sections",
+                           "hw-alternating places h and w on every other of the " + std::to_string(rotary.halfDim()) +
+                               " frequencies, so neither may exceed " + std::to_string(rotary.halfDim() / 2));
     if (allocation.kind == FrequencyAllocation::Kind::HwInterleaved && sum == rotary.halfDim()) {
         const int above = rotary.halfDim() - allocation.sections[0];
         if (allocation.sections[1] != (above + 1) / 2 || allocation.sections[2] != above / 2)
-            throw InvalidInput("sections", "hw-interleaved alternates h and w over the " + std::to_string(above)
-                               + " frequencies above t's " + std::to_string(allocation.sections[0]) + ", so h must be "
-                               + std::to_string((above + 1) / 2) + " and w " + std::to_string(above / 2));
+            throw InvalidInput("sections",
+                               "hw-interleaved alternates h and w over the " + std::to_string(above) + " frequencies above t's " +
+                                   std::to_string(allocation.sections[0]) + ", so h must be " + std::to_string((above + 1) / 2) +
+                                   " and w " + std::to_string(above / 2));
     }
     if (sum != rotary.halfDim())
-        throw InvalidInput("sections", "sum to " + std::to_string(sum) + " but head_dim "
-                           + std::to_string(rotary.headDim) + (rotary.rotaryDim() < rotary.headDim ? " rotated by " + std::to_string(rotary.rotaryDim()) : std::string())
-                           + " has " + std::to_string(rotary.halfDim()) + " frequencies");
+        throw InvalidInput("sections",
+                           "sum to " + std::to_string(sum) + " but head_dim " + std::to_string(rotary.headDim) +
+                               (rotary.rotaryDim() < rotary.headDim ? " rotated by " + std::to_string(rotary.rotaryDim()) : std::string()) +
+                               " has " + std::to_string(rotary.halfDim()) + " frequencies");
 }
 
 } // namespace ropescope::geometry

@@ -27,7 +27,7 @@ struct RotaryConfig {
     RotaryPairing pairing = RotaryPairing::Half;
 
     int rotaryDim() const { return static_cast<int>(headDim * partial) / 2 * 2; } // truncated, then even
-    int halfDim() const { return rotaryDim() / 2; }                                // the pairs that rotate
+    int halfDim() const { return rotaryDim() / 2; }                               // the pairs that rotate
     int unrotatedDims() const { return headDim - rotaryDim(); }
     // The two dims of a head that frequency j turns.
     std::pair<int, int> pairDims(int j) const;

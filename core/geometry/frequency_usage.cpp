@@ -68,9 +68,9 @@ FrequencyUsage frequencyUsage(const PositionTable& table, int samples)
         p.invFreq = ch.invFreq;
         p.wavelength = kTwoPi / ch.invFreq;
         p.turnAcross = ch.invFreq * u.spans[static_cast<size_t>(p.component)];
-        p.use = p.turnAcross > kTwoPi ? FrequencyUsage::Use::Wraps
-                : p.turnAcross < kConstantBelow ? FrequencyUsage::Use::Constant
-                                                : FrequencyUsage::Use::Resolves;
+        p.use = p.turnAcross > kTwoPi       ? FrequencyUsage::Use::Wraps
+            : p.turnAcross < kConstantBelow ? FrequencyUsage::Use::Constant
+                                            : FrequencyUsage::Use::Resolves;
         u.pairs.push_back(p);
     }
 

@@ -17,17 +17,17 @@ struct FrequencyUsage {
     };
     struct Pair {
         int index = 0;
-        int component = 0;       // the position component (axis) that drives it
-        int dimA = 0, dimB = 0;  // the two dims of a head it turns (RotaryConfig::pairDims)
-        double headShare = 1;    // the share of heads it turns in (per-head allocations; 1 otherwise)
-        double invFreq = 0;      // radians per unit of position
-        double wavelength = 0;   // 2 pi / invFreq
-        double turnAcross = 0;   // radians turned across the axis's span in the visual tokens
+        int component = 0;      // the position component (axis) that drives it
+        int dimA = 0, dimB = 0; // the two dims of a head it turns (RotaryConfig::pairDims)
+        double headShare = 1;   // the share of heads it turns in (per-head allocations; 1 otherwise)
+        double invFreq = 0;     // radians per unit of position
+        double wavelength = 0;  // 2 pi / invFreq
+        double turnAcross = 0;  // radians turned across the axis's span in the visual tokens
         Use use = Use::Constant;
     };
-    std::vector<std::string> axes;   // component names, e.g. t, h, w
-    std::vector<double> spans;       // per component: the largest spread of a visual segment's positions
-    std::vector<Pair> pairs;         // head_dim / 2 of them (per head: that many per axis with heads)
+    std::vector<std::string> axes; // component names, e.g. t, h, w
+    std::vector<double> spans;     // per component: the largest spread of a visual segment's positions
+    std::vector<Pair> pairs;       // head_dim / 2 of them (per head: that many per axis with heads)
     // The positional prior (q = k = ones) as the distance grows along one axis alone, divided by its value at
     // distance 0: decay[c][k] at distances[k]. 1 means no positional bias at that distance.
     std::vector<double> distances;

@@ -109,8 +109,7 @@ std::string Segment::toString() const
     switch (kind) {
     case SegmentKind::Text: return "text:" + std::to_string(length);
     case SegmentKind::Image: return "image:" + std::to_string(rows) + "x" + std::to_string(cols);
-    case SegmentKind::Video:
-        return "video:" + std::to_string(frames) + "x" + std::to_string(rows) + "x" + std::to_string(cols);
+    case SegmentKind::Video: return "video:" + std::to_string(frames) + "x" + std::to_string(rows) + "x" + std::to_string(cols);
     }
     return {};
 }
@@ -141,15 +140,15 @@ Layout parseLayout(const std::string& spec)
     Layout layout;
     const std::vector<std::string> parts = split(spec, ',');
     if (parts.size() > static_cast<size_t>(kMaxLayoutSegments))
-        throw InvalidInput("layout", std::to_string(parts.size()) + " segments exceed the limit of " + std::to_string(kMaxLayoutSegments)
-                                         + " segments");
+        throw InvalidInput(
+            "layout", std::to_string(parts.size()) + " segments exceed the limit of " + std::to_string(kMaxLayoutSegments) + " segments");
     long long total = 0;
     for (size_t i = 0; i < parts.size(); ++i) {
         layout.segments.push_back(parseSegment(parts[i], i));
         total += layout.segments.back().tokenCount();
         if (total > kMaxLayoutTokens)
-            throw InvalidInput("layout", std::to_string(total) + "+ tokens exceed the limit of "
-                               + std::to_string(kMaxLayoutTokens) + " tokens");
+            throw InvalidInput("layout",
+                               std::to_string(total) + "+ tokens exceed the limit of " + std::to_string(kMaxLayoutTokens) + " tokens");
     }
     return layout;
 }

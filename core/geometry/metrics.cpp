@@ -74,10 +74,10 @@ PtdResult computePtd(const PositionTable& table)
     const int texts = static_cast<int>(table.textTokens.size());
     const double pairs = static_cast<double>(texts) * static_cast<double>(table.visualTokenCount());
     if (pairs > static_cast<double>(kMaxPtdPairs))
-        throw InvalidInput("PTD of this layout compares " + std::to_string(texts) + " text tokens with "
-                           + std::to_string(table.visualTokenCount()) + " visual tokens (" + shortNumber(pairs)
-                           + " distances); the limit is " + shortNumber(static_cast<double>(kMaxPtdPairs))
-                           + ": use fewer text or visual tokens");
+        throw InvalidInput("PTD of this layout compares " + std::to_string(texts) + " text tokens with " +
+                           std::to_string(table.visualTokenCount()) + " visual tokens (" + shortNumber(pairs) +
+                           " distances); the limit is " + shortNumber(static_cast<double>(kMaxPtdPairs)) +
+                           ": use fewer text or visual tokens");
     const Columns cols(table);
     const int blocks = static_cast<int>(table.blocks.size());
     PtdResult result;

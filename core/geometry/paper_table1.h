@@ -10,7 +10,7 @@ struct Table1Row {
     std::string label;
     std::string positions; // how the tokens are placed
     double ptd = 0.0;
-    std::string paper;     // the paper's printed value, or "-" where the paper has none
+    std::string paper; // the paper's printed value, or "-" where the paper has none
 };
 
 std::vector<Table1Row> paperTable1();

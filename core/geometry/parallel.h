@@ -7,8 +7,7 @@ namespace ropescope::geometry {
 
 // Runs fn(begin, end) over [0, n) in contiguous chunks, one per hardware thread, when the work is large
 // enough to repay starting threads (~20 us each); otherwise on the calling thread.
-template <class Fn>
-void parallelFor(int n, double workPerItem, Fn&& fn)
+template <class Fn> void parallelFor(int n, double workPerItem, Fn&& fn)
 {
     constexpr double kWorkPerThread = 2e5; // ~0.1 ms of simple arithmetic
     const int hardware = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

@@ -30,8 +30,8 @@ struct CircleParams {
 // Video frame index -> temporal position offset tau(t) for the M-RoPE family.
 struct TemporalParams {
     enum class Mode { Qwen2VL, Qwen25VL };
-    Mode mode = Mode::Qwen2VL;   // tau(t) = t
-    double secondPerGrid = 1.0;  // Qwen2.5-VL: tau(t) = floor(t * second_per_grid * tokens_per_second)
+    Mode mode = Mode::Qwen2VL;  // tau(t) = t
+    double secondPerGrid = 1.0; // Qwen2.5-VL: tau(t) = floor(t * second_per_grid * tokens_per_second)
     double tokensPerSecond = 2.0;
 
     long long tau(int frame) const;
@@ -86,7 +86,10 @@ struct SchemeParams {
 bool operator==(const CircleParams& a, const CircleParams& b);
 bool operator==(const TemporalParams& a, const TemporalParams& b);
 bool operator==(const SchemeParams& a, const SchemeParams& b);
-inline bool operator!=(const SchemeParams& a, const SchemeParams& b) { return !(a == b); }
+inline bool operator!=(const SchemeParams& a, const SchemeParams& b)
+{
+    return !(a == b);
+}
 
 // The scheme's name as views, tables and messages show it: the built-in's name, or the custom file's name.
 std::string schemeLabel(const SchemeParams& params);

@@ -10,8 +10,26 @@ namespace ropescope::geometry {
 // reset, MRoPE-I (Qwen3-VL), MHRoPE, TAD-RoPE, VideoRoPE++ (YaRN-V) and MM-RoPE (Lumos-1); then the model
 // families' own designs: GLM-V (GLM-4.1V / 4.6V), ERNIE-4.5-VL and XD-RoPE (HunyuanOCR / HunyuanVL).
 enum class SchemeKind {
-    Hard, Unordered, Mrope, Compact, Circle, Vrope, VideoRope, Hope, V2pe, OmniRope, IlRope, SpatialReset,
-    MropeI, Mhrope, TadRope, VideoRopePlus, MmRope, GlmV, ErnieVl, XdRope
+    Hard,
+    Unordered,
+    Mrope,
+    Compact,
+    Circle,
+    Vrope,
+    VideoRope,
+    Hope,
+    V2pe,
+    OmniRope,
+    IlRope,
+    SpatialReset,
+    MropeI,
+    Mhrope,
+    TadRope,
+    VideoRopePlus,
+    MmRope,
+    GlmV,
+    ErnieVl,
+    XdRope
 };
 
 // Read from one table (scheme_registry.cpp): name, component count and summary of each built-in scheme.

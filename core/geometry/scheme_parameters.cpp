@@ -12,21 +12,39 @@ namespace {
 
 using T = SchemeParameter::Type;
 
-bool circle(SchemeKind k) { return k == SchemeKind::Circle; }
-bool mropeFamily(SchemeKind k) { return k == SchemeKind::Mrope || k == SchemeKind::Compact; }
-bool v2pe(SchemeKind k) { return k == SchemeKind::V2pe; }
-bool videoRopePlus(SchemeKind k) { return k == SchemeKind::VideoRopePlus; }
-bool mmRope(SchemeKind k) { return k == SchemeKind::MmRope; }
-bool xdRope(SchemeKind k) { return k == SchemeKind::XdRope; }
+bool circle(SchemeKind k)
+{
+    return k == SchemeKind::Circle;
+}
+bool mropeFamily(SchemeKind k)
+{
+    return k == SchemeKind::Mrope || k == SchemeKind::Compact;
+}
+bool v2pe(SchemeKind k)
+{
+    return k == SchemeKind::V2pe;
+}
+bool videoRopePlus(SchemeKind k)
+{
+    return k == SchemeKind::VideoRopePlus;
+}
+bool mmRope(SchemeKind k)
+{
+    return k == SchemeKind::MmRope;
+}
+bool xdRope(SchemeKind k)
+{
+    return k == SchemeKind::XdRope;
+}
 
 // A Number row over one double member (or a member of a member).
-#define ROPESCOPE_NUMBER(field)                                                                                                  \
-    [](const SchemeParams& p) { return p.field; }, [](SchemeParams& p, double v) { p.field = v; },                              \
-        [](const SchemeParams& a, const SchemeParams& b) { return a.field == b.field; },                                         \
+#define ROPESCOPE_NUMBER(field)                                                                                                            \
+    [](const SchemeParams& p) { return p.field; }, [](SchemeParams& p, double v) { p.field = v; },                                         \
+        [](const SchemeParams& a, const SchemeParams& b) { return a.field == b.field; },                                                   \
         [](SchemeParams& to, const SchemeParams& from) { to.field = from.field; }
 // An Other row over any member with ==.
-#define ROPESCOPE_OTHER(field)                                                                                                   \
-    nullptr, nullptr, [](const SchemeParams& a, const SchemeParams& b) { return a.field == b.field; },                          \
+#define ROPESCOPE_OTHER(field)                                                                                                             \
+    nullptr, nullptr, [](const SchemeParams& a, const SchemeParams& b) { return a.field == b.field; },                                     \
         [](SchemeParams& to, const SchemeParams& from) { to.field = from.field; }
 
 const SchemeParams kDefaults;
@@ -48,8 +66,8 @@ std::vector<SchemeParameter> kParameters = {
     // Unset means the scheme's own delta (scheme_registry.cpp): the Number row reads and writes the value in use.
     {"temporal_stride", "temporal-stride", "Frame spacing delta",
      "VideoRoPE(++) / HoPE / OmniRoPE / ILRoPE / spatial-reset / MM-RoPE: frame f sits at s + delta*f on the time axis; "
-     "TAD-RoPE: the frame index' weight (default 2 for videorope(++), 1 for the others).", "DELTA",
-     T::Number, 1, 0, 1e6, false, "must be from 0 to 1e6", usesTemporalStride,
+     "TAD-RoPE: the frame index' weight (default 2 for videorope(++), 1 for the others).",
+     "DELTA", T::Number, 1, 0, 1e6, false, "must be from 0 to 1e6", usesTemporalStride,
      [](const SchemeParams& p) { return p.temporalStrideOrDefault(); }, [](SchemeParams& p, double v) { p.temporalStride = v; },
      [](const SchemeParams& a, const SchemeParams& b) { return a.temporalStrideOrDefault() == b.temporalStrideOrDefault(); },
      [](SchemeParams& to, const SchemeParams& from) { to.temporalStride = from.temporalStride; },
@@ -57,15 +75,17 @@ std::vector<SchemeParameter> kParameters = {
     {"visual_stride", "visual-stride", "V2PE visual stride",
      "V2PE: positions one visual segment spans; each visual token advances by stride/N (default 16).", "S", T::Number,
      kDefaults.visualStride, 0, 1e6, true, "must be above 0 and at most 1e6", v2pe, ROPESCOPE_NUMBER(visualStride)},
-    {"position_scale", "position-scale", "MM-RoPE scale", "", "t,h,w", T::Other, 0, 0, 0, false, "", mmRope, ROPESCOPE_OTHER(positionScale)},
+    {"position_scale", "position-scale", "MM-RoPE scale", "", "t,h,w", T::Other, 0, 0, 0, false, "", mmRope,
+     ROPESCOPE_OTHER(positionScale)},
     {"ntk_factor", "ntk-factor", "VideoRoPE++ NTK factor",
-     "VideoRoPE++ (YaRN-V): context extension factor s of the time axis' NTK-scaled base (default 4).", "S", T::Number,
-     kDefaults.ntkFactor, 1, 1024, false, "must be from 1 to 1024", videoRopePlus, ROPESCOPE_NUMBER(ntkFactor)},
+     "VideoRoPE++ (YaRN-V): context extension factor s of the time axis' NTK-scaled base (default 4).", "S", T::Number, kDefaults.ntkFactor,
+     1, 1024, false, "must be from 1 to 1024", videoRopePlus, ROPESCOPE_NUMBER(ntkFactor)},
     {"ntk_alpha", "ntk-alpha", "XD-RoPE NTK alpha",
      "xd-rope: every pair turns at theta * alpha^(d/(d-2)) (Hunyuan's NTK-alpha; default 1000, 1 = theta).", "A", T::Number,
      kDefaults.ntkAlpha, 1, 1e4, false, "must be from 1 to 10000", xdRope, ROPESCOPE_NUMBER(ntkAlpha),
      [](const SchemeParams& p) { return p.kind == SchemeKind::XdRope; }},
-    {"newline_column", "newline-column", "XD-RoPE newline column", "", "on|off", T::Other, 0, 0, 0, false, "", xdRope, ROPESCOPE_OTHER(newlineColumn)},
+    {"newline_column", "newline-column", "XD-RoPE newline column", "", "on|off", T::Other, 0, 0, 0, false, "", xdRope,
+     ROPESCOPE_OTHER(newlineColumn)},
 };
 
 #undef ROPESCOPE_NUMBER

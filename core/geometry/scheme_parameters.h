@@ -16,10 +16,10 @@ struct SchemeParameter {
     // still named, compared and reset here.
     enum class Type { Number, Other };
 
-    const char* key;   // JSON, session and batch key ("alpha", "ntk_alpha")
-    const char* flag;  // CLI flag without "--" ("ntk-alpha")
-    const char* label; // the window's words ("XD-RoPE NTK alpha")
-    const char* help;  // CLI help for Number rows (Other rows keep their own, with their syntax)
+    const char* key;       // JSON, session and batch key ("alpha", "ntk_alpha")
+    const char* flag;      // CLI flag without "--" ("ntk-alpha")
+    const char* label;     // the window's words ("XD-RoPE NTK alpha")
+    const char* help;      // CLI help for Number rows (Other rows keep their own, with their syntax)
     const char* valueName; // the help's placeholder ("--alpha <A>")
     Type type;
     double defaultValue; // Number rows: SchemeParams{}'s value

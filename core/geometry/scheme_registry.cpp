@@ -21,8 +21,8 @@ struct SchemeRow {
     int components;
     const char* summary;
     std::optional<Alloc> allocation; // the scheme's own frequency allocation (its paper's), or kNone
-    VideoForm videoForm;     // how a video is placed unless the user says: one T x H x W grid, or T one-frame grids
-    double temporalStride;   // delta between frames for the schemes that read it; 0 where the scheme has none
+    VideoForm videoForm;             // how a video is placed unless the user says: one T x H x W grid, or T one-frame grids
+    double temporalStride;           // delta between frames for the schemes that read it; 0 where the scheme has none
     // The rotary settings the scheme's model uses, where they are part of its design (GLM-V's half-rotated
     // heads on adjacent pairs); the others take Qwen2-VL's (theta 1e6, every dim, half split).
     double theta = 1e6;
@@ -31,31 +31,49 @@ struct SchemeRow {
 };
 
 constexpr SchemeRow kSchemes[] = {
-    {SchemeKind::Hard, "hard", 1, "hard: one index per token, images flattened row-major (LLaVA, plain 1-D RoPE)", kNone, VideoForm::Grid, 0},
-    {SchemeKind::Unordered, "unordered", 1, "unordered (mPLUG-Owl3, RoPE-Share): every token of an image or frame shares one index", kNone, VideoForm::Grid, 0},
+    {SchemeKind::Hard, "hard", 1, "hard: one index per token, images flattened row-major (LLaVA, plain 1-D RoPE)", kNone, VideoForm::Grid,
+     0},
+    {SchemeKind::Unordered, "unordered", 1, "unordered (mPLUG-Owl3, RoPE-Share): every token of an image or frame shares one index", kNone,
+     VideoForm::Grid, 0},
     {SchemeKind::Mrope, "mrope", 3, "mrope: Qwen2-VL's (t, h, w) grid; text on the diagonal (n, n, n)", kNone, VideoForm::Grid, 0},
-    {SchemeKind::Compact, "compact", 3, "compact (RoPE-Compact): as mrope, but after a video each axis continues from its own last value", kNone, VideoForm::Grid, 0},
-    {SchemeKind::Circle, "circle", 3, "circle: Circle-RoPE, image rings orthogonal to the text axis (alpha, radius, text vector)", kNone, VideoForm::Grid, 0},
-    {SchemeKind::Vrope, "vrope", 4, "vrope: VRoPE, a symmetric 4-component layout with interleaved frequencies", Alloc::Interleaved, VideoForm::Grid, 0},
+    {SchemeKind::Compact, "compact", 3, "compact (RoPE-Compact): as mrope, but after a video each axis continues from its own last value",
+     kNone, VideoForm::Grid, 0},
+    {SchemeKind::Circle, "circle", 3, "circle: Circle-RoPE, image rings orthogonal to the text axis (alpha, radius, text vector)", kNone,
+     VideoForm::Grid, 0},
+    {SchemeKind::Vrope, "vrope", 4, "vrope: VRoPE, a symmetric 4-component layout with interleaved frequencies", Alloc::Interleaved,
+     VideoForm::Grid, 0},
     {SchemeKind::VideoRope, "videorope", 3,
      "videorope: VideoRoPE, frames at s + delta*t, each grid centred on the diagonal; h/w alternate over the high "
-     "frequencies, t keeps the lowest", Alloc::HwAlternating, VideoForm::Grid, 2},
-    {SchemeKind::Hope, "hope", 3, "hope: HoPE, VideoRoPE's layout with zero frequency on the time channels (t = 0)", Alloc::HwAlternating, VideoForm::Grid, 1},
-    {SchemeKind::V2pe, "v2pe", 1, "v2pe: V2PE, one index; visual tokens advance by a fraction (visual stride / tokens)", kNone, VideoForm::Grid, 0},
+     "frequencies, t keeps the lowest",
+     Alloc::HwAlternating, VideoForm::Grid, 2},
+    {SchemeKind::Hope, "hope", 3, "hope: HoPE, VideoRoPE's layout with zero frequency on the time channels (t = 0)", Alloc::HwAlternating,
+     VideoForm::Grid, 1},
+    {SchemeKind::V2pe, "v2pe", 1, "v2pe: V2PE, one index; visual tokens advance by a fraction (visual stride / tokens)", kNone,
+     VideoForm::Grid, 0},
     {SchemeKind::OmniRope, "omnirope", 3,
-     "omnirope: OmniRoPE, spatial reset: image rows and columns restart at 0, time at the text index; sectioned frequencies", Alloc::Sectioned, VideoForm::Grid, 1},
-    {SchemeKind::IlRope, "ilrope", 3, "ilrope: ILRoPE, OmniRoPE's positions with Qwen3-VL's interleaved frequencies", Alloc::InterleavedMrope, VideoForm::Grid, 1},
+     "omnirope: OmniRoPE, spatial reset: image rows and columns restart at 0, time at the text index; sectioned frequencies",
+     Alloc::Sectioned, VideoForm::Grid, 1},
+    {SchemeKind::IlRope, "ilrope", 3, "ilrope: ILRoPE, OmniRoPE's positions with Qwen3-VL's interleaved frequencies",
+     Alloc::InterleavedMrope, VideoForm::Grid, 1},
     {SchemeKind::SpatialReset, "spatial-reset", 3,
      "spatial-reset: MRoPE-I with spatial reset (Revisiting paper): rows and columns restart at 0, time at s + delta*t; "
-     "interleaved frequencies", Alloc::InterleavedMrope, VideoForm::Grid, 1},
+     "interleaved frequencies",
+     Alloc::InterleavedMrope, VideoForm::Grid, 1},
     {SchemeKind::MropeI, "mrope-i", 3,
-     "mrope-i: Qwen3-VL's MRoPE-I, M-RoPE positions with every video frame its own grid; interleaved frequencies [24,20,20]", Alloc::InterleavedMrope, VideoForm::Split, 0},
+     "mrope-i: Qwen3-VL's MRoPE-I, M-RoPE positions with every video frame its own grid; interleaved frequencies [24,20,20]",
+     Alloc::InterleavedMrope, VideoForm::Split, 0},
     {SchemeKind::Mhrope, "mhrope", 3,
      "mhrope: MHRoPE's per-head allocation on MRoPE-I positions (no spatial reset); whole heads per axis (2,3,3 of 8 KV "
-     "heads), the rest without rotary. The paper's setting adds spatial reset: spatial-reset with Allocation per-head", Alloc::PerHead, VideoForm::Split, 0},
-    {SchemeKind::TadRope, "tad-rope", 1, "tad-rope: TAD-RoPE (TC-LLaVA), one index: token index + delta * frame index", kNone, VideoForm::Grid, 1},
-    {SchemeKind::VideoRopePlus, "videorope++", 3, "videorope++: VideoRoPE++, VideoRoPE's layout with the time axis on an NTK-scaled base (YaRN-V)", Alloc::HwAlternating, VideoForm::Grid, 2},
-    {SchemeKind::MmRope, "mm-rope", 3, "mm-rope: MM-RoPE (Lumos-1), M-RoPE with visual offsets scaled (4,8,8) and every 8 pairs T,T,H,W,H,W,H,W", Alloc::Distributed, VideoForm::Grid, 1},
+     "heads), the rest without rotary. The paper's setting adds spatial reset: spatial-reset with Allocation per-head",
+     Alloc::PerHead, VideoForm::Split, 0},
+    {SchemeKind::TadRope, "tad-rope", 1, "tad-rope: TAD-RoPE (TC-LLaVA), one index: token index + delta * frame index", kNone,
+     VideoForm::Grid, 1},
+    {SchemeKind::VideoRopePlus, "videorope++", 3,
+     "videorope++: VideoRoPE++, VideoRoPE's layout with the time axis on an NTK-scaled base (YaRN-V)", Alloc::HwAlternating,
+     VideoForm::Grid, 2},
+    {SchemeKind::MmRope, "mm-rope", 3,
+     "mm-rope: MM-RoPE (Lumos-1), M-RoPE with visual offsets scaled (4,8,8) and every 8 pairs T,T,H,W,H,W,H,W", Alloc::Distributed,
+     VideoForm::Grid, 1},
     {SchemeKind::GlmV, "glm-v", 3,
      "glm-v: GLM-4.1V / 4.6V, M-RoPE positions with every video frame its own image span; theta 1e4, half of each head "
      "rotates, on adjacent pairs (2j, 2j+1), sections [8,12,12] (GLM-4.5V's glm4v_moe: the same with --pairing half)",

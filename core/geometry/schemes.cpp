@@ -22,8 +22,7 @@ void placeText(PositionTable& t, int& token, double& next, int length)
 // Walks the layout for the schemes whose text sits on the diagonal: text runs go to next, next+1, ...;
 // each visual segment is placed by visual(segment, token, next), which advances token and returns
 // where the following text resumes.
-template <class Visual>
-void walk(PositionTable& t, Visual visual)
+template <class Visual> void walk(PositionTable& t, Visual visual)
 {
     double next = 0;
     int token = 0;
@@ -95,8 +94,8 @@ void placeCircle(PositionTable& t, const CircleParams& circle)
             auto block = t.positions.middleRows(token, perFrame);
             block = ring.array() + centre;
             segmentMax = std::max(segmentMax, block.maxCoeff());
-            t.rings.push_back({static_cast<int>(t.rings.size()), Eigen::Vector3d::Constant(centre), reverseAxes(basis.u), reverseAxes(basis.v),
-                               circleRadius(circle, seg.rows, seg.cols)});
+            t.rings.push_back({static_cast<int>(t.rings.size()), Eigen::Vector3d::Constant(centre), reverseAxes(basis.u),
+                               reverseAxes(basis.v), circleRadius(circle, seg.rows, seg.cols)});
             token += perFrame;
         }
         return segmentMax + 1;
@@ -300,16 +299,20 @@ void placeCustom(PositionTable& t, const CustomSchemeRef& ref)
     Eigen::MatrixXd p = scheme.positions(t.layout, ref.resolvedValues());
     const std::string label = scheme.label();
     if (p.rows() != t.size())
-        throw InvalidInput("scheme", label + " gave positions for " + std::to_string(p.rows()) + " tokens; the layout "
-                                         + t.layout.toString() + " has " + std::to_string(t.size()));
+        throw InvalidInput("scheme",
+                           label + " gave positions for " + std::to_string(p.rows()) + " tokens; the layout " + t.layout.toString() +
+                               " has " + std::to_string(t.size()));
     if (p.cols() != scheme.components())
-        throw InvalidInput("scheme", label + " gave " + std::to_string(p.cols()) + " position components; it has "
-                                         + std::to_string(scheme.components()));
+        throw InvalidInput(
+            "scheme", label + " gave " + std::to_string(p.cols()) + " position components; it has " + std::to_string(scheme.components()));
     for (Eigen::Index c = 0; c < p.cols(); ++c)
         for (Eigen::Index i = 0; i < p.rows(); ++i)
             if (!std::isfinite(p(i, c)) || std::abs(p(i, c)) > 1e15)
-                throw InvalidInput("scheme", label + " gave " + (std::isfinite(p(i, c)) ? "a position beyond 1e15 (" + shortNumber(p(i, c)) + ")" : std::string("a non-finite position"))
-                                                 + " for token " + std::to_string(i) + ", component " + std::to_string(c));
+                throw InvalidInput("scheme",
+                                   label + " gave " +
+                                       (std::isfinite(p(i, c)) ? "a position beyond 1e15 (" + shortNumber(p(i, c)) + ")"
+                                                               : std::string("a non-finite position")) +
+                                       " for token " + std::to_string(i) + ", component " + std::to_string(c));
     t.positions = std::move(p);
     t.customScheme = label;
     t.customComponents = scheme.componentNames();
@@ -375,8 +378,8 @@ long long TemporalParams::tau(int frame) const
 
 bool operator==(const CircleParams& a, const CircleParams& b)
 {
-    return a.alpha == b.alpha && a.radiusMode == b.radiusMode && a.radius == b.radius && a.textVector == b.textVector
-           && a.stride == b.stride;
+    return a.alpha == b.alpha && a.radiusMode == b.radiusMode && a.radius == b.radius && a.textVector == b.textVector &&
+        a.stride == b.stride;
 }
 
 bool operator==(const TemporalParams& a, const TemporalParams& b)
@@ -390,11 +393,11 @@ bool operator==(const SchemeParams& a, const SchemeParams& b)
     // the allocation, the scheme file, the video form. A frame spacing left unset is not one set to the
     // scheme's own value (the row compares values in use), so the optional itself is compared too.
     const std::vector<SchemeParameter>& rows = schemeParameters();
-    return a.kind == b.kind && std::all_of(rows.begin(), rows.end(), [&](const SchemeParameter& row) { return row.equal(a, b); })
-           && a.temporalStride == b.temporalStride && a.rotary.theta == b.rotary.theta && a.rotary.headDim == b.rotary.headDim
-           && a.rotary.partial == b.rotary.partial && a.rotary.pairing == b.rotary.pairing && a.rotary.heads == b.rotary.heads
-           && a.allocationKind == b.allocationKind && a.sections == b.sections && a.custom == b.custom
-           && a.videoFormOrDefault() == b.videoFormOrDefault();
+    return a.kind == b.kind && std::all_of(rows.begin(), rows.end(), [&](const SchemeParameter& row) { return row.equal(a, b); }) &&
+        a.temporalStride == b.temporalStride && a.rotary.theta == b.rotary.theta && a.rotary.headDim == b.rotary.headDim &&
+        a.rotary.partial == b.rotary.partial && a.rotary.pairing == b.rotary.pairing && a.rotary.heads == b.rotary.heads &&
+        a.allocationKind == b.allocationKind && a.sections == b.sections && a.custom == b.custom &&
+        a.videoFormOrDefault() == b.videoFormOrDefault();
 }
 
 namespace {
@@ -416,12 +419,14 @@ void validateCustom(const CustomSchemeRef& ref)
             std::string names;
             for (const CustomParameter& p : declared)
                 names += (names.empty() ? "" : ", ") + p.name;
-            throw InvalidInput("param", label + " has no parameter '" + name + "'"
-                                            + (names.empty() ? std::string(" (it declares none)") : " (it declares " + names + ")"));
+            throw InvalidInput("param",
+                               label + " has no parameter '" + name + "'" +
+                                   (names.empty() ? std::string(" (it declares none)") : " (it declares " + names + ")"));
         }
         if (!(value >= found->min && value <= found->max))
-            throw InvalidInput("param", name + " must be from " + shortNumber(found->min) + " to " + shortNumber(found->max)
-                                            + " (" + label + "'s PARAMETERS), got " + shortNumber(value));
+            throw InvalidInput("param",
+                               name + " must be from " + shortNumber(found->min) + " to " + shortNumber(found->max) + " (" + label +
+                                   "'s PARAMETERS), got " + shortNumber(value));
     }
 }
 
@@ -437,15 +442,17 @@ void validate(const SchemeParams& p)
     // Upper bounds keep every position, distance and PTD finite in double precision (and the Qwen2.5-VL
     // time index inside int64) for the largest layouts.
     if (!(c.radius > 0.0 && c.radius <= kMaxScale))
-        throw InvalidInput("radius", std::string() + (c.radiusMode == RadiusMode::Fixed ? "R" : "k")
-                           + " must be above 0 and at most 1e6, got " + shortNumber(c.radius));
+        throw InvalidInput("radius",
+                           std::string() + (c.radiusMode == RadiusMode::Fixed ? "R" : "k") + " must be above 0 and at most 1e6, got " +
+                               shortNumber(c.radius));
     if (!finite3(c.textVector) || c.textVector.cwiseAbs().maxCoeff() < 1e-6)
         throw InvalidInput("text_vector", "must be a finite non-zero vector");
     for (int a = 0; a < 3; ++a)
         if (!(p.positionScale[a] >= 0.0 && p.positionScale[a] <= kMaxScale))
             throw InvalidInput("position_scale", "each scale must be from 0 to 1e6, got " + shortNumber(p.positionScale[a]));
     if (p.kind == SchemeKind::XdRope && p.rotary.rotaryDim() < 4)
-        throw InvalidInput("head_dim", "xd-rope's NTK-alpha base needs at least 4 rotated dims, got " + std::to_string(p.rotary.rotaryDim()));
+        throw InvalidInput("head_dim",
+                           "xd-rope's NTK-alpha base needs at least 4 rotated dims, got " + std::to_string(p.rotary.rotaryDim()));
     if (p.kind == SchemeKind::VideoRopePlus && p.rotary.headDim < 4)
         throw InvalidInput("head_dim", "videorope++'s NTK time base needs head_dim of at least 4, got " + std::to_string(p.rotary.headDim));
     validateAllocation(allocationFor(p), p.rotary);
@@ -464,7 +471,8 @@ FrequencyAllocation namedAllocation(const std::vector<int>& table, int component
             ++counts[static_cast<size_t>(c)];
     std::vector<FrequencyAllocation> candidates{FrequencyAllocation::sectioned(counts), FrequencyAllocation::interleaved(components)};
     if (components == 3)
-        for (FrequencyAllocation a : {FrequencyAllocation::interleavedMrope(counts), FrequencyAllocation::hwAlternating(counts), FrequencyAllocation::distributed()})
+        for (FrequencyAllocation a : {FrequencyAllocation::interleavedMrope(counts), FrequencyAllocation::hwAlternating(counts),
+                                      FrequencyAllocation::distributed()})
             candidates.push_back(a);
     for (const FrequencyAllocation& a : candidates)
         if (a.components == components && a.componentTable(half) == table)
@@ -481,20 +489,22 @@ FrequencyAllocation allocationKindFor(const SchemeParams& p)
             return namedAllocation(*own, components);
     if (components == 1) {
         // One axis drives every pair; an allocation that spreads pairs over axes would be silently ignored.
-        if (p.allocationKind && *p.allocationKind != FrequencyAllocation::Kind::Sectioned
-            && *p.allocationKind != FrequencyAllocation::Kind::Interleaved)
-            throw InvalidInput("allocation", std::string() + allocationKindName(*p.allocationKind) + " spreads pairs over the axes t, h, w; "
-                               + schemeLabel(p) + " has one position axis, which drives every pair");
+        if (p.allocationKind && *p.allocationKind != FrequencyAllocation::Kind::Sectioned &&
+            *p.allocationKind != FrequencyAllocation::Kind::Interleaved)
+            throw InvalidInput("allocation",
+                               std::string() + allocationKindName(*p.allocationKind) + " spreads pairs over the axes t, h, w; " +
+                                   schemeLabel(p) + " has one position axis, which drives every pair");
         return FrequencyAllocation::sectioned({half});
     }
     const auto kind = p.allocationKind.value_or(designAllocation(p.kind).value_or(FrequencyAllocation::Kind::Sectioned));
     if (kind == FrequencyAllocation::Kind::Interleaved)
         return FrequencyAllocation::interleaved(components);
     if (kind != FrequencyAllocation::Kind::Sectioned && components != 3)
-        throw InvalidInput("allocation", std::string() + allocationKindName(kind) + " is for the three-axis schemes (t, h, w), not "
-                           + schemeLabel(p));
+        throw InvalidInput("allocation",
+                           std::string() + allocationKindName(kind) + " is for the three-axis schemes (t, h, w), not " + schemeLabel(p));
     if (kind == FrequencyAllocation::Kind::InterleavedMrope)
-        return FrequencyAllocation::interleavedMrope(p.sections.empty() ? defaultInterleavedMropeSection(p.rotary.rotaryDim()) : p.sections);
+        return FrequencyAllocation::interleavedMrope(p.sections.empty() ? defaultInterleavedMropeSection(p.rotary.rotaryDim())
+                                                                        : p.sections);
     if (kind == FrequencyAllocation::Kind::HwAlternating)
         return FrequencyAllocation::hwAlternating(p.sections.empty() ? defaultMropeSection(p.rotary.rotaryDim()) : p.sections);
     if (kind == FrequencyAllocation::Kind::Distributed)

@@ -24,13 +24,13 @@ const char kTempPrefix[] = ".ropescope-tmp-";
 
 class Fd {
 public:
-    explicit Fd(int fd = -1) : fd_(fd) {}
+    explicit Fd(int fd = -1) : fd_(fd) { }
     ~Fd()
     {
         if (fd_ >= 0)
             ::close(fd_);
     }
-    Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+    Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) { }
     Fd& operator=(Fd&& o) noexcept
     {
         std::swap(fd_, o.fd_);
@@ -60,7 +60,7 @@ std::string joined(const std::string& dir, const std::string& name)
 // Whether a file `name` in `dir` exists; throws unless it is a regular file, and reports its mode.
 bool existingRegularFile(int dir, const std::string& name, const std::string& shown, mode_t* mode = nullptr)
 {
-    struct stat st {};
+    struct stat st { };
     if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT)
             return false;
@@ -79,7 +79,7 @@ bool existingRegularFile(int dir, const std::string& name, const std::string& sh
 // directory and process (a batch writes thousands of files into one folder).
 void removeLeftoverTemps(int dir)
 {
-    struct stat st {};
+    struct stat st { };
     if (::fstat(dir, &st) != 0)
         return;
     static std::mutex mutex;
@@ -108,7 +108,7 @@ void removeLeftoverTemps(int dir)
             continue;
         if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
             continue; // its writer may still be running
-        struct stat tmp {};
+        struct stat tmp { };
         if (::fstatat(dir, name, &tmp, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(tmp.st_mode))
             ::unlinkat(dir, name, 0);
     }
@@ -130,8 +130,7 @@ std::string writeTemp(int dir, const std::string& name, const QByteArray& data, 
     mode_t mode = 0;
     const bool replacing = existingRegularFile(dir, name, shown, &mode);
     static std::atomic<unsigned> counter{0};
-    const std::string temp = kTempPrefix + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-"
-                             + name.substr(0, 150);
+    const std::string temp = kTempPrefix + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + name.substr(0, 150);
     const int fd = ::openat(dir, temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0)
         fail(shown, std::string("cannot write: ") + std::strerror(errno));
@@ -195,7 +194,7 @@ Fd openChild(int parent, const std::string& name, const std::string& shown)
     if (fd.get() >= 0)
         return fd;
     const int error = errno;
-    struct stat st {};
+    struct stat st { };
     if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
         fail(shown, "is a symbolic link; outputs never leave their output folder");
     if (error == ENOTDIR)
@@ -272,9 +271,9 @@ void StagedFiles::removeStale(const QString& name)
     const std::string n = encoded(name);
     const std::string shown = joined(state_->shownDir, n);
     checkName(n, shown);
-    struct stat st {};
-    if (::fstatat(state_->dir.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)
-        && ::unlinkat(state_->dir.get(), n.c_str(), 0) != 0)
+    struct stat st { };
+    if (::fstatat(state_->dir.get(), n.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+        ::unlinkat(state_->dir.get(), n.c_str(), 0) != 0)
         fail(shown, std::string("cannot remove the output of an earlier run: ") + std::strerror(errno));
 }
 

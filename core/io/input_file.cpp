@@ -37,7 +37,7 @@ int openRegular(const QString& path, const char* what, struct stat& st)
 
 QByteArray readInputFile(const QString& path, qint64 maxBytes, const char* what)
 {
-    struct stat st {};
+    struct stat st { };
     const int fd = openRegular(path, what, st);
     if (st.st_size > maxBytes) {
         ::close(fd);
@@ -66,7 +66,7 @@ QByteArray readInputFile(const QString& path, qint64 maxBytes, const char* what)
 
 void requireRegularFile(const QString& path, const char* what)
 {
-    struct stat st {};
+    struct stat st { };
     ::close(openRegular(path, what, st));
 }
 
@@ -75,7 +75,8 @@ QJsonObject readJsonObjectFile(const QString& path, qint64 maxBytes, const char*
     QJsonParseError error{};
     const QJsonDocument doc = QJsonDocument::fromJson(readInputFile(path, maxBytes, what), &error);
     if (!doc.isObject())
-        throw IoError(path.toStdString() + ": not JSON (" + (doc.isNull() ? error.errorString().toStdString() : std::string("not an object")) + ")");
+        throw IoError(path.toStdString() + ": not JSON (" +
+                      (doc.isNull() ? error.errorString().toStdString() : std::string("not an object")) + ")");
     return doc.object();
 }
 

@@ -10,9 +10,9 @@
 namespace ropescope::io {
 
 struct NpyHeader {
-    std::string dtype;             // kind and bytes, little-endian: "f8", "f4", "i8", "i4", "u1", "b1", ...
+    std::string dtype; // kind and bytes, little-endian: "f8", "f4", "i8", "i4", "u1", "b1", ...
     std::vector<long long> shape;
-    qsizetype dataOffset = 0;      // where the C-ordered data starts
+    qsizetype dataOffset = 0; // where the C-ordered data starts
 };
 // Throws IoError (without a file name; the caller adds it) for anything but a little-endian, C-ordered array
 // whose every dimension is at most `maxDimension`.

@@ -37,8 +37,8 @@ QByteArray positionTableCsv(const PositionTable& table)
         if (table.isText(i)) {
             out += ",,,";
         } else {
-            out += ',' + QByteArray::number(table.frame[k]) + ',' + QByteArray::number(table.row[k]) + ','
-                + QByteArray::number(table.col[k]);
+            out +=
+                ',' + QByteArray::number(table.frame[k]) + ',' + QByteArray::number(table.row[k]) + ',' + QByteArray::number(table.col[k]);
         }
         for (int c = 0; c < table.components(); ++c) {
             out += ',';

@@ -193,7 +193,8 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
         else if (const auto allocation = allocationKindFromName(a))
             p.allocationKind = allocation;
         else
-            f.bad("allocation", "must be default, sectioned, interleaved, interleaved-mrope, hw-alternating, distributed, per-head or hw-interleaved");
+            f.bad("allocation",
+                  "must be default, sectioned, interleaved, interleaved-mrope, hw-alternating, distributed, per-head or hw-interleaved");
     }
     if (f.has("sections")) {
         const QJsonValue s = f.object()["sections"];

@@ -22,7 +22,7 @@ std::optional<geometry::TemporalParams::Mode> temporalModeFromName(const std::st
 // geometry::InvalidInput "<context>: '<key>' must be ...".
 class JsonFields {
 public:
-    JsonFields(const QJsonObject& object, std::string context) : o_(object), context_(std::move(context)) {}
+    JsonFields(const QJsonObject& object, std::string context) : o_(object), context_(std::move(context)) { }
 
     bool has(const char* key) const { return o_.contains(key); }
     double number(const char* key, double fallback) const;

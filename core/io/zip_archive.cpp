@@ -92,7 +92,8 @@ std::vector<std::pair<QString, QByteArray>> readZipMembers(const QByteArray& arc
         } else if (method == 8) {
             out.emplace_back(name, inflateRaw(packed, size));
         } else {
-            throw IoError("member '" + name.toStdString() + "' uses compression method " + std::to_string(method) + " (stored and deflate are read)");
+            throw IoError("member '" + name.toStdString() + "' uses compression method " + std::to_string(method) +
+                          " (stored and deflate are read)");
         }
     }
     return out;

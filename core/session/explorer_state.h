@@ -18,12 +18,12 @@ namespace ropescope::session {
 struct ExplorerState {
     std::string layout = "text:4,image:8x8,text:6";
     geometry::SchemeParams params = defaultParams();
-    std::string age;    // empty: no AGE schedule
+    std::string age; // empty: no AGE schedule
     int ageLayers = geometry::kDefaultAgeLayers;
     int layer = 0;
 
     // View
-    int selectedToken = 3; // the text token before the image in the default layout
+    int selectedToken = 3;        // the text token before the image in the default layout
     std::vector<int> highlighted; // tokens drawn marked, e.g. those attending an image region (Attention tab)
     ColourMode colourMode = ColourMode::RowCol;
     bool showConeLines = true;

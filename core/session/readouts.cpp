@@ -79,9 +79,8 @@ Readouts ReadoutEngine::compute(const ExplorerState& state)
     if (r.crowding.collisions > 0)
         r.warnings.push_back(std::to_string(r.crowding.collisions) + " visual tokens share a position with another");
     else if (std::isfinite(r.crowding.minPairDistance) && r.crowding.minPairDistance < 0.05)
-        r.warnings.push_back("crowded: closest visual tokens are " + std::to_string(r.crowding.minPairDistance).substr(0, 7)
-                             + " apart (tokens " + std::to_string(r.crowding.tokenA) + ", "
-                             + std::to_string(r.crowding.tokenB) + ")");
+        r.warnings.push_back("crowded: closest visual tokens are " + std::to_string(r.crowding.minPairDistance).substr(0, 7) +
+                             " apart (tokens " + std::to_string(r.crowding.tokenA) + ", " + std::to_string(r.crowding.tokenB) + ")");
     if (state.params.kind == SchemeKind::Circle && state.params.circle.alpha >= 0.999)
         r.warnings.push_back("alpha = 1 maps the extreme angles to 0 and 2pi: tokens collide");
     return r;

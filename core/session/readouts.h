@@ -18,12 +18,12 @@ struct SchemePtd {
 // Everything the explorer's panels show for one state.
 struct Readouts {
     geometry::PositionTable table;
-    geometry::PtdResult ptd;               // the shown scheme, per block and per text token
-    std::vector<SchemePtd> ptdBySchemes;   // every scheme on this layout with the state's parameters
+    geometry::PtdResult ptd;             // the shown scheme, per block and per text token
+    std::vector<SchemePtd> ptdBySchemes; // every scheme on this layout with the state's parameters
     geometry::Crowding crowding;
-    int selectedText = -1;                 // a valid text token, or -1
+    int selectedText = -1;                   // a valid text token, or -1
     std::optional<geometry::PriorMap> prior; // for the selected text token
-    std::vector<std::string> warnings;     // collisions, crowding, untrained settings
+    std::vector<std::string> warnings;       // collisions, crowding, untrained settings
 };
 
 // Computes readouts; remembers other schemes' PTD keyed by layout and their own parameters, so a change

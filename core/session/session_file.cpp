@@ -16,8 +16,7 @@ namespace ropescope::session {
 
 SessionFileError::SessionFileError(const QString& p, const std::string& d, const std::string& param)
     : std::runtime_error(p.toStdString() + ": " + (param.empty() ? d : param + ": " + d)), path(p), detail(d), parameter(param)
-{
-}
+{ }
 
 SessionFile readSessionFile(const QString& path)
 {
@@ -32,8 +31,8 @@ SessionFile readSessionFile(const QString& path)
     QJsonParseError parseError;
     const QJsonDocument doc = QJsonDocument::fromJson(bytes, &parseError);
     if (doc.isNull() || !doc.isObject())
-        throw SessionFileError(path, "not a session file: "
-                                         + (doc.isNull() ? parseError.errorString().toStdString() : std::string("expected a JSON object")));
+        throw SessionFileError(
+            path, "not a session file: " + (doc.isNull() ? parseError.errorString().toStdString() : std::string("expected a JSON object")));
     SessionFile s;
     try {
         s.state = ExplorerState::fromJson(doc.object());
@@ -59,9 +58,7 @@ void writeSessionFile(const QString& path, const SessionFile& session)
     io::writeFileAtomically(path, sessionFileJson(session));
 }
 
-Autosave::Autosave(QString dir) : dir_(std::move(dir))
-{
-}
+Autosave::Autosave(QString dir) : dir_(std::move(dir)) { }
 
 QString Autosave::path() const
 {
@@ -92,8 +89,9 @@ QString Autosave::setAside(const QString& why)
     // rename(2) moves the entry itself (a symlink stays a symlink) and never follows it.
     const bool kept = ::rename(QFile::encodeName(path()).constData(), QFile::encodeName(aside).constData()) == 0;
     enabled_ = kept;
-    return why + (kept ? " (kept as " + QFileInfo(aside).fileName() + "; starting from defaults)"
-                       : " (could not be set aside; starting from defaults, autosave is off)");
+    return why +
+        (kept ? " (kept as " + QFileInfo(aside).fileName() + "; starting from defaults)"
+              : " (could not be set aside; starting from defaults, autosave is off)");
 }
 
 void Autosave::write(const SessionFile& session) const

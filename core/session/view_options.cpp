@@ -7,8 +7,7 @@ namespace {
 const char* const kColourNames[] = {"rowcol", "patch", "distance"};
 const char* const kCameraNames[] = {"isometric", "axis", "side"};
 
-template <class Enum, size_t N>
-std::optional<Enum> fromName(const char* const (&names)[N], const std::string& name)
+template <class Enum, size_t N> std::optional<Enum> fromName(const char* const (&names)[N], const std::string& name)
 {
     for (size_t i = 0; i < N; ++i)
         if (name == names[i])

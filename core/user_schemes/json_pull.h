@@ -18,12 +18,20 @@ public:
 
 class JsonPull {
 public:
-    explicit JsonPull(const QByteArray& text) : p_(text.constData()), begin_(text.constData()), end_(text.constData() + text.size()) {}
+    explicit JsonPull(const QByteArray& text) : p_(text.constData()), begin_(text.constData()), end_(text.constData() + text.size()) { }
 
-    void beginObject() { expect('{'); first_ = true; }
+    void beginObject()
+    {
+        expect('{');
+        first_ = true;
+    }
     // The next key of the object being read (false at its end); the reader then stands at the key's value.
     bool nextKey(std::string* key);
-    void beginArray() { expect('['); first_ = true; }
+    void beginArray()
+    {
+        expect('[');
+        first_ = true;
+    }
     // Whether the array being read has another item (false at its end); the reader then stands at the item.
     bool nextItem();
 

@@ -29,8 +29,7 @@ class FixedPositions final : public geometry::CustomScheme {
 public:
     FixedPositions(std::string file, std::string sha256, Eigen::MatrixXd positions, std::vector<std::string> names)
         : file_(std::move(file)), sha256_(std::move(sha256)), positions_(std::move(positions)), names_(std::move(names))
-    {
-    }
+    { }
     const std::string& file() const override { return file_; }
     const std::string& sha256() const override { return sha256_; }
     std::string label() const override { return QFileInfo(QString::fromStdString(file_)).fileName().toStdString(); }
@@ -39,8 +38,9 @@ public:
     Eigen::MatrixXd positions(const geometry::Layout& layout, const geometry::CustomValues&) const override
     {
         if (layout.tokenCount() != positions_.rows())
-            throw InvalidInput("positions", label() + " holds positions for " + std::to_string(positions_.rows()) + " tokens; the "
-                                                + "sequence (" + layout.toString() + ") has " + std::to_string(layout.tokenCount()));
+            throw InvalidInput("positions",
+                               label() + " holds positions for " + std::to_string(positions_.rows()) + " tokens; the " + "sequence (" +
+                                   layout.toString() + ") has " + std::to_string(layout.tokenCount()));
         return positions_;
     }
 
@@ -68,7 +68,8 @@ void checkFinite(const QString& path, const Eigen::MatrixXd& p)
     for (Eigen::Index c = 0; c < p.cols(); ++c)
         for (Eigen::Index i = 0; i < p.rows(); ++i)
             if (!std::isfinite(p(i, c)) || std::abs(p(i, c)) > 1e15)
-                bad(path, "position of token " + std::to_string(i) + ", component " + std::to_string(c) + " is not a finite number within 1e15");
+                bad(path,
+                    "position of token " + std::to_string(i) + ", component " + std::to_string(c) + " is not a finite number within 1e15");
 }
 
 // One token's place as `positions` writes it.
@@ -86,8 +87,9 @@ geometry::Layout layoutFromPlaces(const QString& path, const std::vector<TokenPl
     while (i < places.size()) {
         const TokenPlace& first = places[i];
         if (first.segment != static_cast<int>(layout.segments.size()))
-            bad(path, "token " + std::to_string(i) + " is in segment " + std::to_string(first.segment) + "; expected segment "
-                          + std::to_string(layout.segments.size()));
+            bad(path,
+                "token " + std::to_string(i) + " is in segment " + std::to_string(first.segment) + "; expected segment " +
+                    std::to_string(layout.segments.size()));
         size_t end = i;
         while (end < places.size() && places[end].segment == first.segment)
             ++end;
@@ -108,10 +110,10 @@ geometry::Layout layoutFromPlaces(const QString& path, const std::vector<TokenPl
         for (size_t k = i; k < end; ++k) {
             const TokenPlace& p = places[k];
             const long long at = static_cast<long long>(k - i);
-            const bool inOrder = p.modality == first.modality
-                                 && (seg.kind == geometry::SegmentKind::Text
-                                     || (p.frame >= 0 && p.row >= 0 && p.col >= 0
-                                         && (static_cast<long long>(p.frame) * seg.rows + p.row) * seg.cols + p.col == at));
+            const bool inOrder = p.modality == first.modality &&
+                (seg.kind == geometry::SegmentKind::Text ||
+                 (p.frame >= 0 && p.row >= 0 && p.col >= 0 &&
+                  (static_cast<long long>(p.frame) * seg.rows + p.row) * seg.cols + p.col == at));
             if (!inOrder)
                 bad(path, "token " + std::to_string(k) + " is out of its segment's order (modality, frame, row, col)");
         }
@@ -149,7 +151,7 @@ int parseIndex(const QString& path, const QString& text, long long line, const c
 // about 28 times the file).
 class CsvCursor {
 public:
-    explicit CsvCursor(const QByteArray& bytes) : p_(bytes.constData()), end_(bytes.constData() + bytes.size()) {}
+    explicit CsvCursor(const QByteArray& bytes) : p_(bytes.constData()), end_(bytes.constData() + bytes.size()) { }
     // The next line without its end (and without surrounding blanks); false at the end of the file.
     bool nextLine(const char** begin, const char** finish)
     {
@@ -235,7 +237,8 @@ PositionFile readCsv(const QString& path, const QByteArray& bytes, const std::st
         const long long l = cursor.line();
         const int n = splitFields(b, e, f, kMaxFields);
         if (n != 6 + components)
-            bad(path, "line " + std::to_string(l) + " has " + std::to_string(n) + " columns; the header has " + std::to_string(6 + components));
+            bad(path,
+                "line " + std::to_string(l) + " has " + std::to_string(n) + " columns; the header has " + std::to_string(6 + components));
         if (parseIndex(path, text(f[0]), l, "index", false) != token)
             bad(path, "line " + std::to_string(l) + ": index must be " + std::to_string(token));
         const auto modality = modalityFrom(text(f[1]));
@@ -314,7 +317,10 @@ PositionFile readJson(const QString& path, const QByteArray& bytes, const std::s
                         place.modality = *modality;
                         modalitySeen = true;
                     } else if (field == "segment" || field == "frame" || field == "row" || field == "col") {
-                        int* slot = field == "segment" ? &place.segment : field == "frame" ? &place.frame : field == "row" ? &place.row : &place.col;
+                        int* slot = field == "segment" ? &place.segment
+                            : field == "frame"         ? &place.frame
+                            : field == "row"           ? &place.row
+                                                       : &place.col;
                         if (json.isNull())
                             continue;
                         const double d = json.number();
@@ -328,7 +334,9 @@ PositionFile readJson(const QString& path, const QByteArray& bytes, const std::s
                 if (i == 0)
                     components = given;
                 if (given != components)
-                    bad(path, "token " + std::to_string(i) + " has " + std::to_string(given) + " positions; token 0 has " + std::to_string(components));
+                    bad(path,
+                        "token " + std::to_string(i) + " has " + std::to_string(given) + " positions; token 0 has " +
+                            std::to_string(components));
                 if (!modalitySeen)
                     bad(path, "token " + std::to_string(i) + ": modality must be text, image or video");
                 places.push_back(place);
@@ -370,8 +378,7 @@ std::pair<long long, long long> tableShape(const QString& path, const std::vecto
     bad(path, "position array has shape [" + text + "]; expected [C, L], [C, 1, L] or [L] (one sequence)");
 }
 
-template <class T>
-void fill(Eigen::MatrixXd& p, const uint8_t* data, long long components, long long tokens)
+template <class T> void fill(Eigen::MatrixXd& p, const uint8_t* data, long long components, long long tokens)
 {
     for (long long c = 0; c < components; ++c)
         for (long long i = 0; i < tokens; ++i) {
@@ -381,7 +388,8 @@ void fill(Eigen::MatrixXd& p, const uint8_t* data, long long components, long lo
         }
 }
 
-PositionFile fromArray(const QString& path, const std::string& sha, const std::string& dtype, const std::vector<long long>& shape, const uint8_t* data, size_t bytes)
+PositionFile fromArray(const QString& path, const std::string& sha, const std::string& dtype, const std::vector<long long>& shape,
+                       const uint8_t* data, size_t bytes)
 {
     const auto [components, tokens] = tableShape(path, shape);
     checkShape(path, components, tokens);
@@ -401,7 +409,8 @@ PositionFile fromArray(const QString& path, const std::string& sha, const std::s
         fill<int32_t>(p, data, components, tokens);
     checkFinite(path, p);
     PositionFile out;
-    out.scheme = std::make_shared<FixedPositions>(path.toStdString(), sha, std::move(p), geometry::defaultComponentNames(static_cast<int>(components)));
+    out.scheme = std::make_shared<FixedPositions>(path.toStdString(), sha, std::move(p),
+                                                  geometry::defaultComponentNames(static_cast<int>(components)));
     return out;
 }
 
@@ -428,8 +437,11 @@ PositionFile readSafetensors(const QString& path, const QByteArray& bytes, const
         if (!t)
             bad(path, "has no tensor 'position_ids' ([3,1,L] as transformers' get_rope_index returns it)");
         std::vector<long long> shape(t->shape.begin(), t->shape.end());
-        const char* dtype = t->dtype == model::DType::F64 ? "f8" : t->dtype == model::DType::F32 ? "f4" : t->dtype == model::DType::I64 ? "i8"
-                            : t->dtype == model::DType::I32 ? "i4" : model::dtypeName(t->dtype);
+        const char* dtype = t->dtype == model::DType::F64 ? "f8"
+            : t->dtype == model::DType::F32               ? "f4"
+            : t->dtype == model::DType::I64               ? "i8"
+            : t->dtype == model::DType::I32               ? "i4"
+                                                          : model::dtypeName(t->dtype);
         return fromArray(path, sha, dtype, shape, file.data(*t), static_cast<size_t>(t->end - t->begin));
     } catch (const model::ModelError& e) {
         bad(path, e.what());

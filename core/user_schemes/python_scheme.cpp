@@ -62,8 +62,7 @@ public:
     explicit PythonScheme(SchemeSource source)
         : file_(source.path), source_(source.bytes), sha256_(source.sha256), modules_(std::move(source.modules)),
           importsFolder_(source.importsFolder), worker_(label())
-    {
-    }
+    { }
 
     const std::string& file() const override { return file_; }
     const std::string& sha256() const override { return sha256_; }
@@ -121,8 +120,8 @@ public:
             if (present) {
                 const std::uint32_t n = in.u32();
                 if (n != static_cast<std::uint32_t>(halfDim))
-                    bad("allocation(" + std::to_string(2 * halfDim) + ") returned " + std::to_string(n) + " indices; expected "
-                        + std::to_string(halfDim) + ", one per rotated pair");
+                    bad("allocation(" + std::to_string(2 * halfDim) + ") returned " + std::to_string(n) + " indices; expected " +
+                        std::to_string(halfDim) + ", one per rotated pair");
                 std::vector<int> indices(n);
                 for (std::uint32_t i = 0; i < n; ++i) {
                     const std::int64_t v = in.i64();
@@ -225,8 +224,8 @@ private:
                 p.max = in.f64();
                 if (!isIdentifier(p.name) || !seen.insert(p.name).second)
                     bad("PARAMETERS: '" + oneLine(p.name, 60) + "' is not a parameter name");
-                if (!std::isfinite(p.defaultValue) || !std::isfinite(p.min) || !std::isfinite(p.max) || p.min > p.defaultValue
-                    || p.defaultValue > p.max)
+                if (!std::isfinite(p.defaultValue) || !std::isfinite(p.min) || !std::isfinite(p.max) || p.min > p.defaultValue ||
+                    p.defaultValue > p.max)
                     bad("PARAMETERS['" + p.name + "']: need finite min <= default <= max");
                 parameters.push_back(p);
             }
@@ -285,7 +284,8 @@ private:
             if (components() > 0 && static_cast<int>(c) != components())
                 bad("positions() returned " + std::to_string(c) + " components; the scheme has " + std::to_string(components()));
             if (n != tokens)
-                bad("positions() returned " + std::to_string(n) + " positions per component for a layout of " + std::to_string(tokens) + " tokens");
+                bad("positions() returned " + std::to_string(n) + " positions per component for a layout of " + std::to_string(tokens) +
+                    " tokens");
             out.resize(n, c);
             // [C, L] row-major is L x C column-major: one copy.
             in.f64s(out.data(), static_cast<std::size_t>(n) * c);
@@ -296,7 +296,8 @@ private:
         for (Eigen::Index i = 0; i < out.rows(); ++i)
             for (Eigen::Index k = 0; k < out.cols(); ++k)
                 if (!std::isfinite(out(i, k)))
-                    bad(std::string("positions() returned ") + (std::isnan(out(i, k)) ? "NaN" : "an infinite value") + " at token " + std::to_string(i));
+                    bad(std::string("positions() returned ") + (std::isnan(out(i, k)) ? "NaN" : "an infinite value") + " at token " +
+                        std::to_string(i));
         return out;
     }
 
@@ -386,7 +387,8 @@ std::shared_ptr<const geometry::CustomScheme> loadPythonScheme(const SchemeSourc
     {
         std::lock_guard<std::mutex> lock(refusalMutex);
         if (!refusal().empty()) {
-            const std::string line = oneLine(QFileInfo(QString::fromStdString(source.path)).fileName().toStdString(), 200) + ": " + refusal();
+            const std::string line =
+                oneLine(QFileInfo(QString::fromStdString(source.path)).fileName().toStdString(), 200) + ": " + refusal();
             throw PythonError(line, line);
         }
     }

@@ -18,7 +18,7 @@ namespace ropescope::user_schemes {
 // detail() the traceback's last lines for the window.
 class PythonError : public geometry::InvalidInput {
 public:
-    PythonError(const std::string& line, std::string detail) : InvalidInput("scheme", line), detail_(std::move(detail)) {}
+    PythonError(const std::string& line, std::string detail) : InvalidInput("scheme", line), detail_(std::move(detail)) { }
     const std::string& detail() const { return detail_; }
 
 private:

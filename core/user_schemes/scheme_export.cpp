@@ -73,22 +73,26 @@ QByteArray constantsOf(const SchemeParams& p)
     switch (p.kind) {
     case SchemeKind::Mrope:
     case SchemeKind::Compact:
-        line("COMPACT = " + QByteArray(p.kind == SchemeKind::Compact ? "True" : "False") + "  # each axis resumes after its own last value");
-        line("TEMPORAL = " + quoted(p.temporal.mode == TemporalParams::Mode::Qwen2VL ? "qwen2vl" : "qwen25vl")
-             + "  # video time index: qwen2vl (frame) or qwen25vl (floor(frame * second_per_grid * tokens_per_second))");
+        line("COMPACT = " + QByteArray(p.kind == SchemeKind::Compact ? "True" : "False") +
+             "  # each axis resumes after its own last value");
+        line("TEMPORAL = " + quoted(p.temporal.mode == TemporalParams::Mode::Qwen2VL ? "qwen2vl" : "qwen25vl") +
+             "  # video time index: qwen2vl (frame) or qwen25vl (floor(frame * second_per_grid * tokens_per_second))");
         break;
     case SchemeKind::Circle:
         line("RADIUS_MODE = " + quoted(radiusModeWord(p.circle.radiusMode)) + "  # fixed: radius is R; auto / code-auto: radius is k");
-        line("TEXT_VECTOR = (" + number(p.circle.textVector.x()) + ", " + number(p.circle.textVector.y()) + ", "
-             + number(p.circle.textVector.z()) + ")  # the text axis in (w, h, t) order");
+        line("TEXT_VECTOR = (" + number(p.circle.textVector.x()) + ", " + number(p.circle.textVector.y()) + ", " +
+             number(p.circle.textVector.z()) + ")  # the text axis in (w, h, t) order");
         break;
     case SchemeKind::VideoRope:
     case SchemeKind::Hope:
-    case SchemeKind::VideoRopePlus: line("HOPE = " + QByteArray(p.kind == SchemeKind::Hope ? "True" : "False") + "  # t positions at 0"); break;
+    case SchemeKind::VideoRopePlus:
+        line("HOPE = " + QByteArray(p.kind == SchemeKind::Hope ? "True" : "False") + "  # t positions at 0");
+        break;
     case SchemeKind::OmniRope:
     case SchemeKind::IlRope:
     case SchemeKind::SpatialReset:
-        line("RESET_RULE = " + quoted(p.kind == SchemeKind::SpatialReset ? "mrope-i" : "omnirope") + "  # how text resumes after a visual segment");
+        line("RESET_RULE = " + quoted(p.kind == SchemeKind::SpatialReset ? "mrope-i" : "omnirope") +
+             "  # how text resumes after a visual segment");
         break;
     default: line("# (none)");
     }
@@ -194,25 +198,26 @@ QByteArray exportSchemeModule(const SchemeParams& p, const std::string& provenan
     QByteArray note;
     const QByteArray allocation = allocationOf(p, &note);
     if (p.kind == SchemeKind::VideoRopePlus)
-        note += "VideoRoPE++ also scales the time axis' rotary base (YaRN-V, ntk_factor " + number(p.ntkFactor)
-                + "): a rotary setting, not a position,\nso this file carries the positions only.\n";
+        note += "VideoRoPE++ also scales the time axis' rotary base (YaRN-V, ntk_factor " + number(p.ntkFactor) +
+            "): a rotary setting, not a position,\nso this file carries the positions only.\n";
     if (p.kind == SchemeKind::XdRope)
-        note += "XD-RoPE turns every pair at theta * alpha^(d/(d-2)) (NTK-alpha " + number(p.ntkAlpha)
-                + "): a rotary setting, not a position. Its newline column\nand span begin/end add tokens, which a scheme "
-                  "file cannot: this file places the layout's own tokens,\nas RopeScope runs a model (--newline-column off).\n";
+        note += "XD-RoPE turns every pair at theta * alpha^(d/(d-2)) (NTK-alpha " + number(p.ntkAlpha) +
+            "): a rotary setting, not a position. Its newline column\nand span begin/end add tokens, which a scheme "
+            "file cannot: this file places the layout's own tokens,\nas RopeScope runs a model (--newline-column off).\n";
     if (p.rotary.partial != 1.0 || p.rotary.pairing != RotaryPairing::Half)
-        note += "Its rotary rotates " + number(p.rotary.partial) + " of each head's dims, paired "
-                + (p.rotary.pairing == RotaryPairing::Adjacent ? QByteArray("adjacent (2j, 2j+1)") : QByteArray("half (j, j+d/2)"))
-                + ": rotary settings, not positions,\nso this file carries the positions only (RopeScope: --partial-rotary "
-                + number(p.rotary.partial) + " --pairing " + rotaryPairingName(p.rotary.pairing) + ").\n";
-    const QByteArray docstring = "\"\"\"" + QByteArray::fromStdString(name) + " as a Python scheme, exported by RopeScope:\n    "
-                                 + QByteArray::fromStdString(provenance) + "\n\n"
-                                 "positions(layout, **params) -> float64 [C, L]: RopeScope's Python scheme format (docs/USER_SCHEMES.md).\n"
-                                 "get_rope_index(input_ids, image_grid_thw, video_grid_thw, attention_mask) -> (position_ids [C, B, L],\n"
-                                 "rope_deltas [B, 1]) for training code, as transformers' Qwen2-VL returns them.\n"
-                                 "python3 this_file.py text:4,image:3x3,text:2 prints the positions, one line per component.\n"
-                                 "Needs numpy only.\n"
-                                 + (note.isEmpty() ? QByteArray() : "\n" + note) + "\"\"\"";
+        note += "Its rotary rotates " + number(p.rotary.partial) + " of each head's dims, paired " +
+            (p.rotary.pairing == RotaryPairing::Adjacent ? QByteArray("adjacent (2j, 2j+1)") : QByteArray("half (j, j+d/2)")) +
+            ": rotary settings, not positions,\nso this file carries the positions only (RopeScope: --partial-rotary " +
+            number(p.rotary.partial) + " --pairing " + rotaryPairingName(p.rotary.pairing) + ").\n";
+    const QByteArray docstring = "\"\"\"" + QByteArray::fromStdString(name) + " as a Python scheme, exported by RopeScope:\n    " +
+        QByteArray::fromStdString(provenance) +
+        "\n\n"
+        "positions(layout, **params) -> float64 [C, L]: RopeScope's Python scheme format (docs/USER_SCHEMES.md).\n"
+        "get_rope_index(input_ids, image_grid_thw, video_grid_thw, attention_mask) -> (position_ids [C, B, L],\n"
+        "rope_deltas [B, 1]) for training code, as transformers' Qwen2-VL returns them.\n"
+        "python3 this_file.py text:4,image:3x3,text:2 prints the positions, one line per component.\n"
+        "Needs numpy only.\n" +
+        (note.isEmpty() ? QByteArray() : "\n" + note) + "\"\"\"";
     QByteArray module = keepRule(kSchemeTemplateSource, name);
     module.replace("{{DOCSTRING}}", docstring);
     module.replace("{{SCHEME}}", quoted(name));

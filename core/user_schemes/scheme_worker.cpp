@@ -110,7 +110,7 @@ std::uint64_t workerMemoryLimit()
     return mb << 20;
 }
 
-SchemeWorker::SchemeWorker(std::string label) : label_(std::move(label)) {}
+SchemeWorker::SchemeWorker(std::string label) : label_(std::move(label)) { }
 
 SchemeWorker::~SchemeWorker()
 {
@@ -140,7 +140,8 @@ void SchemeWorker::start()
     // Everything the child needs is prepared before fork: between fork and exec only async-signal-safe calls.
     const std::string limitText = std::to_string(callTimeLimit().count());
     const std::string parentText = std::to_string(getpid());
-    std::vector<char*> argv{const_cast<char*>(exe.c_str()), const_cast<char*>(limitText.c_str()), const_cast<char*>(parentText.c_str()), nullptr};
+    std::vector<char*> argv{const_cast<char*>(exe.c_str()), const_cast<char*>(limitText.c_str()), const_cast<char*>(parentText.c_str()),
+                            nullptr};
     const std::vector<std::string> envStrings = workerEnvironment();
     std::vector<char*> envp;
     for (const std::string& e : envStrings)
@@ -205,12 +206,12 @@ void SchemeWorker::start()
     bool ready = false;
     try {
         ready = wire::receiveFrame(socket_, &kind, &payload, Clock::now() + kStartLimit);
-    } catch (const wire::WireError&) {
-    }
+    } catch (const wire::WireError&) { }
     if (!ready || kind != static_cast<std::uint32_t>(wire::Kind::Ready)) {
         const std::string printed = output(300);
         stop();
-        throw WorkerFailure(label_ + ": the Python worker did not start" + (printed.empty() ? std::string() : " (it printed: " + printed + ")"));
+        throw WorkerFailure(label_ + ": the Python worker did not start" +
+                            (printed.empty() ? std::string() : " (it printed: " + printed + ")"));
     }
 }
 
@@ -226,8 +227,7 @@ int SchemeWorker::reap()
     kill(-pid_, SIGKILL);
     kill(pid_, SIGKILL);
     int status = 0;
-    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) { }
     kill(-pid_, SIGKILL); // what the scheme forked, now that its leader is gone
     {
         std::lock_guard<std::mutex> lock(liveMutex);
@@ -265,8 +265,7 @@ SchemeWorker::Reply SchemeWorker::call(std::uint32_t kind, const std::string& pa
 {
     if (!running())
         start();
-    if (capture_ >= 0 && ftruncate(capture_, 0) != 0) {
-    }
+    if (capture_ >= 0 && ftruncate(capture_, 0) != 0) { }
     const std::chrono::milliseconds limit = callTimeLimit();
     const Clock::time_point deadline = Clock::now() + limit + kGrace;
     std::uint32_t status = 0;
@@ -279,7 +278,8 @@ SchemeWorker::Reply SchemeWorker::call(std::uint32_t kind, const std::string& pa
         // has its status from before the kill in reap().
         const bool closed = std::string(e.what()).find("closed") != std::string::npos; // it ended on its own
         const int end = reap();
-        fail(std::string(what) + ": the scheme's process " + (closed ? "ended (" + describeEnd(end) + ")" : std::string("sent a malformed message: ") + e.what()));
+        fail(std::string(what) + ": the scheme's process " +
+             (closed ? "ended (" + describeEnd(end) + ")" : std::string("sent a malformed message: ") + e.what()));
     }
     if (!inTime) {
         stop();

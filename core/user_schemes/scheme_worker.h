@@ -33,7 +33,7 @@ public:
     SchemeWorker& operator=(const SchemeWorker&) = delete;
 
     struct Reply {
-        bool ok = false;       // false: the worker reported an error (payload: its line and detail)
+        bool ok = false; // false: the worker reported an error (payload: its line and detail)
         std::string payload;
     };
     // Sends one request and waits for its reply. The worker's own cooperative limit interrupts Python code

@@ -45,7 +45,7 @@ private:
 
 class WireReader {
 public:
-    explicit WireReader(const std::string& payload) : p_(payload.data()), left_(payload.size()) {}
+    explicit WireReader(const std::string& payload) : p_(payload.data()), left_(payload.size()) { }
     std::uint32_t u32();
     std::int64_t i64();
     double f64();

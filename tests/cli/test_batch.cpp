@@ -63,7 +63,7 @@ private Q_SLOTS:
         const QString job = writeJob(dir, kJob);
         const QString out = dir.filePath("out");
         const Run r = ropescope({"batch", job, "--output", out});
-        QCOMPARE(r.exitCode, 1); // some items failed, the rest ran
+        QCOMPARE(r.exitCode, 1);                // some items failed, the rest ran
         QCOMPARE(r.out.count("\n"), 5 + 6 + 1); // 5 good items + 6 sweep points, then the summary
         QVERIFY2(r.err.contains("item 6: --alpha: must be in [0, 1]"), r.err.constData());
         QVERIFY(r.err.contains("item 7: unknown type 'conee'"));

@@ -33,9 +33,17 @@ QJsonObject state(const QList<int>& samples, int total)
             stats.append(QJsonArray{QString::number(s), 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, -0.1, 0.2, 0.3, 0.1, 0.0, 0.0});
         cells.append(QJsonObject{{"map_sum", sums}, {"samples", stats}});
     }
-    return QJsonObject{{"format", "ropescope bias state 1"}, {"model", "m"}, {"source", "s"}, {"schemes", QJsonArray{"own"}},
-                       {"layers", QJsonArray{0}}, {"rows", 2}, {"cols", 2}, {"frames", 0}, {"keep_samples", false},
-                       {"total", QString::number(total)}, {"cells", cells},
+    return QJsonObject{{"format", "ropescope bias state 1"},
+                       {"model", "m"},
+                       {"source", "s"},
+                       {"schemes", QJsonArray{"own"}},
+                       {"layers", QJsonArray{0}},
+                       {"rows", 2},
+                       {"cols", 2},
+                       {"frames", 0},
+                       {"keep_samples", false},
+                       {"total", QString::number(total)},
+                       {"cells", cells},
                        {"geometry", QJsonArray{QJsonObject{{"sample", "0"}, {"ptd", QJsonArray{0.1}}, {"prior_spread", QJsonArray{0.2}}}}}};
 }
 
@@ -81,9 +89,7 @@ private Q_SLOTS:
             s["rows"] = 46341;
             s["cols"] = 46341;
         }) << "grid";
-        QTest::newRow("declared cells missing") << Spoil([](QJsonObject& s) {
-            s["layers"] = QJsonArray{0, 1, 2, 3};
-        }) << "cells: 2 for 8";
+        QTest::newRow("declared cells missing") << Spoil([](QJsonObject& s) { s["layers"] = QJsonArray{0, 1, 2, 3}; }) << "cells: 2 for 8";
         QTest::newRow("NaN statistic") << Spoil([](QJsonObject& s) {
             QJsonArray cells = s["cells"].toArray();
             QJsonObject c = cells[0].toObject();
@@ -113,13 +119,10 @@ private Q_SLOTS:
             cells[0] = c;
             s["cells"] = cells;
         }) << "sums larger than 1 samples can give";
-        QTest::newRow("sample outside the stream (merged 100002 of 4)") << Spoil([](QJsonObject& s) {
-            s = state({100001}, 4);
-        }) << "sample 100001 is outside the stream of 4";
-        QTest::newRow("sample listed twice") << Spoil([](QJsonObject& s) { s = state({1, 1}, 4); })
-                                             << "a sample listed twice";
-        QTest::newRow("layers out of order") << Spoil([](QJsonObject& s) { s["layers"] = QJsonArray{3, 1}; })
-                                             << "ascending";
+        QTest::newRow("sample outside the stream (merged 100002 of 4)")
+            << Spoil([](QJsonObject& s) { s = state({100001}, 4); }) << "sample 100001 is outside the stream of 4";
+        QTest::newRow("sample listed twice") << Spoil([](QJsonObject& s) { s = state({1, 1}, 4); }) << "a sample listed twice";
+        QTest::newRow("layers out of order") << Spoil([](QJsonObject& s) { s["layers"] = QJsonArray{3, 1}; }) << "ascending";
     }
     void badStatesAreOneLine()
     {

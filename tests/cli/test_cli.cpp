@@ -34,8 +34,8 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const QString out = dir.filePath("table.json");
-        const Run r = ropescope({"positions", "--scheme", "circle", "--layout", "text:4,image:8x8,text:6", "--alpha", "0.25",
-                                 "--radius", "auto-2", "--output", out});
+        const Run r = ropescope({"positions", "--scheme", "circle", "--layout", "text:4,image:8x8,text:6", "--alpha", "0.25", "--radius",
+                                 "auto-2", "--output", out});
         QCOMPARE(r.exitCode, 0);
         QVERIFY(r.out.isEmpty());
         QFile f(out);
@@ -52,13 +52,14 @@ private Q_SLOTS:
     void interleavedMropeAllocation()
     {
         // Qwen3-VL's allocation for any three-axis scheme; the table names it, with its sections.
-        const Run r = ropescope({"positions", "--scheme", "circle", "--layout", "text:2,image:2x2", "--allocation", "interleaved-mrope",
-                                 "--format", "json"});
+        const Run r = ropescope(
+            {"positions", "--scheme", "circle", "--layout", "text:2,image:2x2", "--allocation", "interleaved-mrope", "--format", "json"});
         QCOMPARE(r.exitCode, 0);
         const QJsonObject allocation = QJsonDocument::fromJson(r.out).object()["allocation"].toObject();
         QCOMPARE(allocation["kind"].toString(), QString("interleaved-mrope"));
         QCOMPARE(allocation["sections"].toArray(), (QJsonArray{24, 20, 20}));
-        const Run vrope = ropescope({"positions", "--scheme", "vrope", "--layout", "text:2,image:2x2", "--allocation", "interleaved-mrope"});
+        const Run vrope =
+            ropescope({"positions", "--scheme", "vrope", "--layout", "text:2,image:2x2", "--allocation", "interleaved-mrope"});
         QCOMPARE(vrope.exitCode, 2);
         QVERIFY2(vrope.err.contains("three-axis schemes"), vrope.err.constData());
     }
@@ -79,7 +80,8 @@ private Q_SLOTS:
         QVERIFY(adjacent.out.trimmed().split('\n')[17].endsWith(",resolves,1,32,33"));
         const Run badPairing = ropescope({"freqs", "--scheme", "mrope", "--layout", "text:2,image:8x8", "--pairing", "diagonal"});
         QCOMPARE(badPairing.exitCode, 2);
-        QVERIFY2(badPairing.err.trimmed() == "ropescope freqs: --pairing: unknown pairing 'diagonal' (expected half or adjacent)", badPairing.err.constData());
+        QVERIFY2(badPairing.err.trimmed() == "ropescope freqs: --pairing: unknown pairing 'diagonal' (expected half or adjacent)",
+                 badPairing.err.constData());
         // MHRoPE: every pair once per axis, weighted by the axis' share of the 8 KV heads (2, 3, 3).
         const Run perHead = ropescope({"freqs", "--scheme", "mhrope", "--layout", "text:2,image:8x8"});
         QCOMPARE(perHead.exitCode, 0);
@@ -146,7 +148,8 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("mentions");
         const QStringList pos{"positions", "--scheme", "circle", "--layout", "text:4,image:3x3"};
-        QTest::newRow("layout kind") << QStringList{"positions", "--scheme", "mrope", "--layout", "text:4,imag:3x3"} << "unknown kind 'imag'";
+        QTest::newRow("layout kind") << QStringList{"positions", "--scheme", "mrope", "--layout", "text:4,imag:3x3"}
+                                     << "unknown kind 'imag'";
         QTest::newRow("layout zero") << QStringList{"positions", "--scheme", "mrope", "--layout", "image:0x3"} << "at least 1";
         QTest::newRow("scheme") << QStringList{"positions", "--scheme", "spiral", "--layout", "text:1"} << "--scheme";
         QTest::newRow("no scheme") << QStringList{"positions", "--layout", "text:1"} << "--scheme is required";
@@ -168,8 +171,9 @@ private Q_SLOTS:
         QTest::newRow("radius huge") << pos + QStringList{"--radius", "1e308"} << "--radius: R must be above 0 and at most 1e6, got 1e+308";
         QTest::newRow("stride huge") << pos + QStringList{"--stride", "1e308"} << "--stride";
         QTest::newRow("sections wrap") << pos + QStringList{"--mrope-section", "2147483647,2147483647,66"} << "--mrope-section";
-        QTest::newRow("seconds huge") << QStringList{"positions", "--scheme", "mrope", "--layout", "video:3x2x2", "--temporal",
-                                                     "qwen25vl", "--second-per-grid", "1e308"} << "--second-per-grid";
+        QTest::newRow("seconds huge") << QStringList{"positions", "--scheme",          "mrope", "--layout", "video:3x2x2", "--temporal",
+                                                     "qwen25vl",  "--second-per-grid", "1e308"}
+                                      << "--second-per-grid";
         QTest::newRow("age pattern too long") << pos + QStringList{"--age", "CMCMC", "--layers", "4"} << "5 letters";
         QTest::newRow("alpha digits") << pos + QStringList{"--alpha", "1.0000001"} << "got 1.0000001";
         QTest::newRow("ptd too large") << QStringList{"ptd", "--scheme", "mrope", "--layout", "text:524288,image:512x1024"}

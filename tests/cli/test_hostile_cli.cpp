@@ -39,8 +39,8 @@ QString bundled(const QString& relative)
 // A safetensors file of one [1, count] tensor `name` whose bytes are `data`.
 QByteArray safetensorsOf(const QByteArray& name, const QByteArray& dtype, qint64 count, const QByteArray& data)
 {
-    const QByteArray header = "{\"" + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":[1," + QByteArray::number(count)
-                              + "],\"data_offsets\":[0," + QByteArray::number(data.size()) + "]}}";
+    const QByteArray header = "{\"" + name + "\":{\"dtype\":\"" + dtype + "\",\"shape\":[1," + QByteArray::number(count) +
+        "],\"data_offsets\":[0," + QByteArray::number(data.size()) + "]}}";
     QByteArray out(8, '\0');
     qToLittleEndian<quint64>(static_cast<quint64>(header.size()), out.data());
     return out + header + data;
@@ -76,7 +76,7 @@ private Q_SLOTS:
             QSKIP("mknod not permitted here (the FIFO case above ran)");
         r = runRopescope({"positions", "--scheme", "circle", "--layout", "text:3", "--output", device});
         QCOMPARE(r.exitCode, 1);
-        struct stat st {};
+        struct stat st { };
         QVERIFY(::lstat(QFile::encodeName(device).constData(), &st) == 0 && S_ISCHR(st.st_mode));
     }
 
@@ -154,7 +154,8 @@ private Q_SLOTS:
         QCOMPARE(manifest["written"].toInt(), 2);
         QCOMPARE(manifest["items"].toArray().size(), 5);
         // a.json holds the first item's PTD (alpha 0.5), not the refused second one's.
-        QCOMPARE(QJsonDocument::fromJson(contents(QDir(out).filePath("a.json"))).object()["parameters"].toObject()["alpha"].toDouble(), 0.5);
+        QCOMPARE(QJsonDocument::fromJson(contents(QDir(out).filePath("a.json"))).object()["parameters"].toObject()["alpha"].toDouble(),
+                 0.5);
     }
 
     void jobsOverTheItemCapAreRefused()
@@ -194,8 +195,9 @@ private Q_SLOTS:
             config["text_config"] = text;
         }
         writeFile(dir.filePath("config.json"), QJsonDocument(config).toJson());
-        const RopescopeRun r = runRopescope({"forward", "--model", dir.path(), "--inputs", dir.filePath("none.safetensors"),
-                                             "--output", dir.filePath("out.safetensors")}, false);
+        const RopescopeRun r = runRopescope(
+            {"forward", "--model", dir.path(), "--inputs", dir.filePath("none.safetensors"), "--output", dir.filePath("out.safetensors")},
+            false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("'rope_theta' must be a number from 1 to 1e+30") && oneLine(r.err), r.err.constData());
     }
@@ -217,12 +219,14 @@ private Q_SLOTS:
         const QString samples = dir.filePath("s"), victim = writeFile(dir.filePath("victim"), "ORIG\n");
         QVERIFY(QDir().mkpath(samples));
         QVERIFY(QFile::link(victim, QDir(samples).filePath("sample_00.png")));
-        const RopescopeRun r = runRopescope({"eval", "--model", bundled("models/mrope"), "--samples", "1", "--save-samples", samples,
-                                             "--output", dir.filePath("r.txt")}, false);
+        const RopescopeRun r = runRopescope(
+            {"eval", "--model", bundled("models/mrope"), "--samples", "1", "--save-samples", samples, "--output", dir.filePath("r.txt")},
+            false);
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("sample_00.png: is a symbolic link") && oneLine(r.err), r.err.constData());
         QCOMPARE(contents(victim), QByteArray("ORIG\n"));
-        QCOMPARE(QDir(samples).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden | QDir::System), QStringList{"sample_00.png"});
+        QCOMPARE(QDir(samples).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden | QDir::System),
+                 QStringList{"sample_00.png"});
         QVERIFY(!QFile::exists(dir.filePath("r.txt")));
     }
 
@@ -234,11 +238,13 @@ private Q_SLOTS:
         QCOMPARE(::mkfifo(QFile::encodeName(QDir(samples).filePath("sample_03.png")).constData(), 0600), 0);
         QElapsedTimer timer;
         timer.start();
-        const RopescopeRun r = runRopescope({"eval", "--model", bundled("models/mrope"), "--samples", "1", "--save-samples", samples}, false);
+        const RopescopeRun r =
+            runRopescope({"eval", "--model", bundled("models/mrope"), "--samples", "1", "--save-samples", samples}, false);
         QVERIFY(timer.elapsed() < 120000);
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("sample_03.png: exists and is not a regular file") && oneLine(r.err), r.err.constData());
-        QCOMPARE(QDir(samples).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden | QDir::System), QStringList{"sample_03.png"});
+        QCOMPARE(QDir(samples).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden | QDir::System),
+                 QStringList{"sample_03.png"});
     }
 
     void evalSaveSamplesLeavesNothingOnFailure()
@@ -249,7 +255,8 @@ private Q_SLOTS:
         RopescopeRun r = runRopescope({"eval", "--model", bundled("models/mrope"), "--samples", "1", "--save-samples", samples}, false);
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("sample_05.png: exists and is not a regular file") && oneLine(r.err), r.err.constData());
-        QCOMPARE(QDir(samples).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden | QDir::System), QStringList{"sample_05.png"});
+        QCOMPARE(QDir(samples).entryList(QDir::AllEntries | QDir::NoDotAndDotDot | QDir::Hidden | QDir::System),
+                 QStringList{"sample_05.png"});
 
         r = runRopescope({"eval", "--model", dir.filePath("nonexistent"), "--samples", "1", "--save-samples", dir.filePath("t")}, false);
         QCOMPARE(r.exitCode, 2);
@@ -283,9 +290,11 @@ private Q_SLOTS:
         big.fill(Qt::white);
         QPainter(&big).fillRect(100, 100, 300, 300, Qt::red);
         QVERIFY(big.save(dir.filePath("big.png")));
-        const RopescopeRun r = runRopescope({"attend", "--model", bundled("models/mrope"), "--image", dir.filePath("big.png"), "--image",
-                                             dir.filePath("big.png"), "--image", dir.filePath("big.png"), "--question", "what colour is the square",
-                                             "--max-pixels", "1000000", "--capture-layers", "3", "--output", dir.filePath("out")}, false);
+        const RopescopeRun r =
+            runRopescope({"attend", "--model", bundled("models/mrope"), "--image", dir.filePath("big.png"), "--image",
+                          dir.filePath("big.png"), "--image", dir.filePath("big.png"), "--question", "what colour is the square",
+                          "--max-pixels", "1000000", "--capture-layers", "3", "--output", dir.filePath("out")},
+                         false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject summary = QJsonDocument::fromJson(contents(dir.filePath("out/summary.json"))).object();
         QCOMPARE(summary["images"].toArray().size(), 3);
@@ -300,7 +309,8 @@ private Q_SLOTS:
             QFile::remove(QDir(model).filePath("preprocessor_config.json"));
             writeFile(QDir(model).filePath("preprocessor_config.json"), "{\"min_pixels\": " + pixels + ", \"max_pixels\": " + pixels + "}");
             const RopescopeRun r = runRopescope({"attend", "--model", model, "--image", bundled("samples/shapes.png"), "--question",
-                                                 "what colour is the circle", "--output", dir.filePath("out")}, false);
+                                                 "what colour is the circle", "--output", dir.filePath("out")},
+                                                false);
             QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains("preprocessor_config.json: 'min_pixels' " + pixels + " is above RopeScope's cap") && oneLine(r.err),
                      r.err.constData());
@@ -316,8 +326,9 @@ private Q_SLOTS:
         for (qint64 i = 0; i < count; ++i)
             qToLittleEndian<qint64>(1, ids.data() + i * 8);
         writeFile(dir.filePath("long.safetensors"), safetensorsOf("input_ids", "I64", count, ids));
-        RopescopeRun r = runRopescope({"forward", "--model", bundled("models/mrope"), "--inputs", dir.filePath("long.safetensors"), "--output",
-                                       dir.filePath("out.safetensors")}, false);
+        RopescopeRun r = runRopescope({"forward", "--model", bundled("models/mrope"), "--inputs", dir.filePath("long.safetensors"),
+                                       "--output", dir.filePath("out.safetensors")},
+                                      false);
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("input_ids: the prompt is 1000000 tokens") && oneLine(r.err), r.err.constData());
         QVERIFY(!QFileInfo::exists(dir.filePath("out.safetensors")));
@@ -327,7 +338,8 @@ private Q_SLOTS:
             qToLittleEndian<float>(1.0f, floats.data() + i * 4);
         writeFile(dir.filePath("float.safetensors"), safetensorsOf("input_ids", "F32", 3, floats));
         r = runRopescope({"forward", "--model", bundled("models/mrope"), "--inputs", dir.filePath("float.safetensors"), "--output",
-                          dir.filePath("out.safetensors")}, false);
+                          dir.filePath("out.safetensors")},
+                         false);
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("input_ids: expected whole-number token ids (I64 or I32), got Float") && oneLine(r.err), r.err.constData());
     }
@@ -336,11 +348,13 @@ private Q_SLOTS:
     {
         QStringList segments;
         for (int i = 0; i < 2048; ++i)
-            segments << "image:1x1" << "text:1";
+            segments << "image:1x1"
+                     << "text:1";
         // 2048 images: a text x blocks matrix was 2048^2 doubles; now it runs in linear memory.
         RopescopeRun r = runRopescope({"ptd", "--scheme", "mrope", "--layout", segments.join(',')}, false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        segments << "image:1x1" << "text:1";
+        segments << "image:1x1"
+                 << "text:1";
         r = runRopescope({"ptd", "--scheme", "mrope", "--layout", segments.join(',')}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("4098 segments exceed the limit of 4096 segments") && oneLine(r.err), r.err.constData());
@@ -351,8 +365,9 @@ private Q_SLOTS:
         QTemporaryDir dir;
         for (const char* key : {"help", "h"}) {
             const RopescopeRun r = runRopescope({"attend", "--model", bundled("models/mrope"), "--image", bundled("samples/shapes.png"),
-                                                 "--question", "what colour is the circle", "--schemes", QString("mrope,circle:%1=1").arg(key),
-                                                 "--output", dir.filePath("out")}, false);
+                                                 "--question", "what colour is the circle", "--schemes",
+                                                 QString("mrope,circle:%1=1").arg(key), "--output", dir.filePath("out")},
+                                                false);
             QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains(QString("'%1' is not a scheme parameter").arg(key).toUtf8()) && oneLine(r.err), r.err.constData());
             QVERIFY(!r.out.contains("Usage:"));
@@ -363,8 +378,15 @@ private Q_SLOTS:
     void layersOtherThanTheModelsAreRefused()
     {
         QTemporaryDir dir;
-        const QStringList attend{"attend", "--model", bundled("models/mrope"), "--image", bundled("samples/shapes.png"), "--question",
-                                 "what colour is the circle", "--output", dir.filePath("out")};
+        const QStringList attend{"attend",
+                                 "--model",
+                                 bundled("models/mrope"),
+                                 "--image",
+                                 bundled("samples/shapes.png"),
+                                 "--question",
+                                 "what colour is the circle",
+                                 "--output",
+                                 dir.filePath("out")};
         for (const QStringList& extra : {QStringList{"--scheme", "circle", "--age", "strategy_2", "--layers", "2"},
                                          QStringList{"--scheme", "circle", "--age", "strategy_2", "--layers", "8"},
                                          QStringList{"--schemes", "mrope,circle:age=strategy_2:layers=2"}}) {
@@ -373,12 +395,14 @@ private Q_SLOTS:
             QVERIFY2(r.err.contains("the model has 4 decoder layers") && oneLine(r.err), r.err.constData());
             QVERIFY(!QFileInfo::exists(dir.filePath("out")));
         }
-        const RopescopeRun r = runRopescope({"eval", "--model", bundled("models/mrope"), "--samples", "1", "--scheme", "circle", "--age",
-                                             "strategy_2", "--layers", "2"}, false);
+        const RopescopeRun r = runRopescope(
+            {"eval", "--model", bundled("models/mrope"), "--samples", "1", "--scheme", "circle", "--age", "strategy_2", "--layers", "2"},
+            false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("--layers 2: the model has 4 decoder layers"), r.err.constData());
         // The model's own count is what an AGE run uses: strategy_2 on 4 layers is CCMM.
-        const RopescopeRun ok = runRopescope(attend + QStringList{"--scheme", "circle", "--age", "strategy_2", "--capture-layers", "3"}, false);
+        const RopescopeRun ok =
+            runRopescope(attend + QStringList{"--scheme", "circle", "--age", "strategy_2", "--capture-layers", "3"}, false);
         QVERIFY2(ok.exitCode == 0, ok.err.constData());
         QCOMPARE(QJsonDocument::fromJson(contents(dir.filePath("out/summary.json"))).object()["age"].toString(), QString("CCMM"));
     }
@@ -388,25 +412,30 @@ private Q_SLOTS:
         QTemporaryDir dir;
         writeFile(dir.filePath("cut.png"), contents(bundled("samples/shapes.png")).left(300));
         const RopescopeRun r = runRopescope({"attend", "--model", bundled("models/mrope"), "--image", dir.filePath("cut.png"), "--question",
-                                             "what colour is the circle", "--output", dir.filePath("out")}, false);
+                                             "what colour is the circle", "--output", dir.filePath("out")},
+                                            false);
         QCOMPARE(r.exitCode, 2);
-        QVERIFY2(oneLine(r.err) && r.err.startsWith("ropescope attend: ") && r.err.contains("cut.png") && r.err.contains("Read Error"), r.err.constData());
+        QVERIFY2(oneLine(r.err) && r.err.startsWith("ropescope attend: ") && r.err.contains("cut.png") && r.err.contains("Read Error"),
+                 r.err.constData());
     }
 
     void controlCharactersInAQuestionAreEscaped()
     {
         QTemporaryDir dir;
-        const RopescopeRun r = runRopescope({"attend", "--model", bundled("models/mrope"), "--image", bundled("samples/shapes.png"), "--question",
-                                             "what colour is the a\x1b[31mred", "--capture-layers", "3", "--output", dir.filePath("out")}, false);
+        const RopescopeRun r =
+            runRopescope({"attend", "--model", bundled("models/mrope"), "--image", bundled("samples/shapes.png"), "--question",
+                          "what colour is the a\x1b[31mred", "--capture-layers", "3", "--output", dir.filePath("out")},
+                         false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QVERIFY2(r.err.contains("\\x1b[31mred") && !r.err.contains('\x1b') && !r.out.contains('\x1b'), r.err.constData());
     }
 
     void flagsThatCannotApplyAreRefused()
     {
-        for (const QStringList& args : {QStringList{"eval", "--model", bundled("models/mrope"), "--samples", "1", "--theta", "5"},
-                                        QStringList{"eval", "--model", bundled("models/mrope"), "--samples", "1", "--layout", "text:3"},
-                                        QStringList{"freqs", "--scheme", "hard", "--layout", "text:2,image:2x2", "--allocation", "per-head"}}) {
+        for (const QStringList& args :
+             {QStringList{"eval", "--model", bundled("models/mrope"), "--samples", "1", "--theta", "5"},
+              QStringList{"eval", "--model", bundled("models/mrope"), "--samples", "1", "--layout", "text:3"},
+              QStringList{"freqs", "--scheme", "hard", "--layout", "text:2,image:2x2", "--allocation", "per-head"}}) {
             const RopescopeRun r = runRopescope(args, false);
             QCOMPARE(r.exitCode, 2);
             QVERIFY2(oneLine(r.err) && r.err.contains("--" + args[args.size() - 2].mid(2).toUtf8() + ":"), r.err.constData());
@@ -416,8 +445,9 @@ private Q_SLOTS:
     void specialTokensInAQuestionAreNamed()
     {
         QTemporaryDir dir;
-        const RopescopeRun r = runRopescope({"attend", "--model", bundled("models/mrope"), "--image", bundled("samples/shapes.png"), "--question",
-                                             "what colour is <|video_pad|> the circle", "--output", dir.filePath("out")}, false);
+        const RopescopeRun r = runRopescope({"attend", "--model", bundled("models/mrope"), "--image", bundled("samples/shapes.png"),
+                                             "--question", "what colour is <|video_pad|> the circle", "--output", dir.filePath("out")},
+                                            false);
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.err.contains("the question holds the special token <|video_pad|>") && oneLine(r.err), r.err.constData());
     }

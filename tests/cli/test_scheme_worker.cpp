@@ -22,7 +22,8 @@ namespace {
 // is measured from; the command's own start, LibTorch's libraries and all, comes before it).
 QByteArray withPidRecord(const QString& dir, const QByteArray& body)
 {
-    return "import os as _o, time as _t\nopen(" + QByteArray("'") + dir.toUtf8() + "/pids', 'a').write('%d %.6f\\n' % (_o.getpid(), _t.time()))\n" + body;
+    return "import os as _o, time as _t\nopen(" + QByteArray("'") + dir.toUtf8() +
+        "/pids', 'a').write('%d %.6f\\n' % (_o.getpid(), _t.time()))\n" + body;
 }
 
 double schemeStart(const QString& dir)
@@ -62,16 +63,19 @@ private Q_SLOTS:
         QTest::addColumn<int>("exitCode");
         QTest::addColumn<QString>("expected");
         const QByteArray ok = "def positions(layout):\n    return [float(i) for i in range(layout.tokens)]\n";
-        QTest::newRow("sleep at import") << QByteArray("import time\ntime.sleep(100)\n") + ok << 2 << "loading the file ran longer than 2 s and was stopped";
+        QTest::newRow("sleep at import") << QByteArray("import time\ntime.sleep(100)\n") + ok << 2
+                                         << "loading the file ran longer than 2 s and was stopped";
         QTest::newRow("sleep in positions") << QByteArray("import time\ndef positions(layout):\n    time.sleep(100)\n") << 2
                                             << "positions() ran longer than 2 s and was stopped";
-        QTest::newRow("catastrophic regex") << QByteArray("import re\ndef positions(layout):\n    re.match(r'(a+)+$', 'a' * 40 + 'b')\n") << 2
-                                            << "positions() ran longer than 2 s and was stopped";
-        QTest::newRow("loop catching BaseException")
-            << QByteArray("def positions(layout):\n    while True:\n        try:\n            pass\n        except BaseException:\n            pass\n") << 2
-            << "positions() ran longer than 2 s and was stopped";
+        QTest::newRow("catastrophic regex") << QByteArray("import re\ndef positions(layout):\n    re.match(r'(a+)+$', 'a' * 40 + 'b')\n")
+                                            << 2 << "positions() ran longer than 2 s and was stopped";
+        QTest::newRow("loop catching BaseException") << QByteArray("def positions(layout):\n    while True:\n        try:\n            "
+                                                                   "pass\n        except BaseException:\n            pass\n")
+                                                     << 2 << "positions() ran longer than 2 s and was stopped";
         QTest::newRow("thread holding the GIL")
-            << QByteArray("import re, threading\nthreading.Thread(target=lambda: re.match(r'(a+)+$', 'a' * 60 + 'b'), daemon=True).start()\n") + ok
+            << QByteArray(
+                   "import re, threading\nthreading.Thread(target=lambda: re.match(r'(a+)+$', 'a' * 60 + 'b'), daemon=True).start()\n") +
+                ok
             << 2 << "ran longer than 2 s and was stopped";
         QTest::newRow("ctypes segfault") << QByteArray("import ctypes\ndef positions(layout):\n    ctypes.string_at(0)\n") << 2
                                          << "the scheme's process ended (signal 11";
@@ -80,22 +84,27 @@ private Q_SLOTS:
             << "returned 0 components";
         QTest::newRow("os._exit(0)") << QByteArray("import os\ndef positions(layout):\n    os._exit(0)\n") << 2
                                      << "the scheme's process ended (exit code 0)";
-        QTest::newRow("deep recursion") << QByteArray("import sys\nsys.setrecursionlimit(10**8)\ndef f(n):\n    return f(n + 1)\ndef positions(layout):\n    return f(0)\n")
-                                        << 2 << "scheme: bad.py";
-        QTest::newRow("huge list") << QByteArray("def positions(layout):\n    return [[0.0] * 10**8] * 3\n") << 2 << "ran longer than 2 s and was stopped";
+        QTest::newRow("deep recursion")
+            << QByteArray(
+                   "import sys\nsys.setrecursionlimit(10**8)\ndef f(n):\n    return f(n + 1)\ndef positions(layout):\n    return f(0)\n")
+            << 2 << "scheme: bad.py";
+        QTest::newRow("huge list") << QByteArray("def positions(layout):\n    return [[0.0] * 10**8] * 3\n") << 2
+                                   << "ran longer than 2 s and was stopped";
         QTest::newRow("huge allocation()") << QByteArray("def allocation(head_dim):\n    return [0] * 10**8\n") + ok << 2 << "allocation()";
-        QTest::newRow("over the memory limit") << QByteArray("def positions(layout):\n    x = bytearray(3 << 30)\n    return [0.0] * layout.tokens\n") << 2
-                                               << "MemoryError";
+        QTest::newRow("over the memory limit")
+            << QByteArray("def positions(layout):\n    x = bytearray(3 << 30)\n    return [0.0] * layout.tokens\n") << 2 << "MemoryError";
         QTest::newRow("complex values") << QByteArray("def positions(layout):\n    return [1j] * layout.tokens\n") << 2
                                         << "positions() returned complex numbers; expected real numbers";
         QTest::newRow("strings as numbers") << QByteArray("def positions(layout):\n    return ['1'] * layout.tokens\n") << 2
                                             << "positions() returned strings; expected real numbers";
         // Harmless to the command: the fork's child is ended with the worker, the print stays out of stdout.
         QTest::newRow("fork child that sleeps")
-            << QByteArray("import os, time\ndef positions(layout):\n    if os.fork() == 0:\n        open(os.path.dirname(__file__) + '/pids', 'a').write('%d\\n' % os.getpid())\n"
+            << QByteArray("import os, time\ndef positions(layout):\n    if os.fork() == 0:\n        open(os.path.dirname(__file__) + "
+                          "'/pids', 'a').write('%d\\n' % os.getpid())\n"
                           "        time.sleep(100)\n    return [float(i) for i in range(layout.tokens)]\n")
             << 0 << "";
-        QTest::newRow("print") << QByteArray("print('hello from the scheme')\ndef positions(layout):\n    print('computing')\n    return [float(i) for i in range(layout.tokens)]\n")
+        QTest::newRow("print") << QByteArray("print('hello from the scheme')\ndef positions(layout):\n    print('computing')\n    return "
+                                             "[float(i) for i in range(layout.tokens)]\n")
                                << 0 << "";
     }
     void hostileSchemes()
@@ -135,10 +144,12 @@ private Q_SLOTS:
     void printedOutputComesWithTheError()
     {
         QTemporaryDir dir;
-        const QString file = writeFile(dir.filePath("noisy.py"), "def positions(layout):\n    print('the cause is here')\n    return 1 / 0\n");
+        const QString file =
+            writeFile(dir.filePath("noisy.py"), "def positions(layout):\n    print('the cause is here')\n    return 1 / 0\n");
         const auto r = runRopescope({"positions", "--scheme", file, "--layout", "text:3"});
         QCOMPARE(r.exitCode, 2);
-        QVERIFY2(r.err.contains("noisy.py:3: ZeroDivisionError") && r.err.contains("the scheme printed: the cause is here"), r.err.constData());
+        QVERIFY2(r.err.contains("noisy.py:3: ZeroDivisionError") && r.err.contains("the scheme printed: the cause is here"),
+                 r.err.constData());
         QCOMPARE(r.err.count('\n'), 1);
         QVERIFY(r.out.isEmpty());
     }
@@ -160,8 +171,9 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         writeFile(dir.filePath("fractions.py"), "open(__file__ + '.ran', 'w').write('x')\n");
-        const QString scheme = writeFile(dir.filePath("uses_fractions.py"),
-                                         "import fractions\ndef positions(layout):\n    return [float(fractions.Fraction(i, 1)) for i in range(layout.tokens)]\n");
+        const QString scheme = writeFile(
+            dir.filePath("uses_fractions.py"),
+            "import fractions\ndef positions(layout):\n    return [float(fractions.Fraction(i, 1)) for i in range(layout.tokens)]\n");
         QProcess p;
         p.setWorkingDirectory(dir.path()); // the working folder holds it too
         p.start(ROPESCOPE_BINARY, {"positions", "--scheme", scheme, "--layout", "text:3"});
@@ -176,8 +188,9 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         writeFile(dir.filePath("helper.py"), "OFFSET = 7.0\n");
-        const QString scheme = writeFile(dir.filePath("uses_helper.py"),
-                                         "import helper\ndef positions(layout):\n    return [helper.OFFSET + i for i in range(layout.tokens)]\n");
+        const QString scheme =
+            writeFile(dir.filePath("uses_helper.py"),
+                      "import helper\ndef positions(layout):\n    return [helper.OFFSET + i for i in range(layout.tokens)]\n");
         const auto refused = runRopescope({"positions", "--scheme", scheme, "--layout", "text:2"});
         QCOMPARE(refused.exitCode, 2);
         QVERIFY2(refused.err.contains("uses_helper.py:1: ModuleNotFoundError: No module named 'helper'"), refused.err.constData());
@@ -204,10 +217,14 @@ private Q_SLOTS:
         QTest::addColumn<QString>("type");
         QTest::addColumn<QString>("key");
         QTest::addColumn<bool>("trust");
-        QTest::newRow("table scheme=") << "table" << "scheme=%1" << false;
-        QTest::newRow("table scheme= trusted") << "table" << "scheme=%1" << true;
-        QTest::newRow("attention schemes=") << "attention" << "schemes=mrope,%1" << false;
-        QTest::newRow("ptd Scheme") << "ptd" << "Scheme" << false;
+        QTest::newRow("table scheme=") << "table"
+                                       << "scheme=%1" << false;
+        QTest::newRow("table scheme= trusted") << "table"
+                                               << "scheme=%1" << true;
+        QTest::newRow("attention schemes=") << "attention"
+                                            << "schemes=mrope,%1" << false;
+        QTest::newRow("ptd Scheme") << "ptd"
+                                    << "Scheme" << false;
     }
     void batchKeysCannotSmuggleAFlag()
     {
@@ -216,8 +233,10 @@ private Q_SLOTS:
         QFETCH(bool, trust);
         QTemporaryDir dir;
         const QString marker = dir.filePath("ran");
-        const QString pwn = writeFile(dir.filePath("pwn.py"), "open(" + ("'" + marker + "'").toUtf8() + ", 'w').write('x')\n"
-                                                              "def positions(layout):\n    return [float(i) for i in range(layout.tokens)]\n");
+        const QString pwn = writeFile(dir.filePath("pwn.py"),
+                                      "open(" + ("'" + marker + "'").toUtf8() +
+                                          ", 'w').write('x')\n"
+                                          "def positions(layout):\n    return [float(i) for i in range(layout.tokens)]\n");
         QJsonObject item{{"type", type}, {"output", type == "attention" ? "att" : "t.csv"}, {"layout", "text:4,image:2x2,text:2"}};
         item[key.contains("%1") ? key.arg(pwn) : key] = key.contains("%1") ? QJsonValue(true) : QJsonValue(pwn);
         const QString job = writeFile(dir.filePath("job.json"), QJsonDocument(QJsonObject{{"items", QJsonArray{item}}}).toJson());
@@ -236,12 +255,16 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const QString marker = dir.filePath("ran");
-        const QString pwn = writeFile(dir.filePath("pwn.py"), "open(" + ("'" + marker + "'").toUtf8() + ", 'w').write('x')\n"
-                                                              "def positions(layout):\n    return [float(i) for i in range(layout.tokens)]\n");
+        const QString pwn = writeFile(dir.filePath("pwn.py"),
+                                      "open(" + ("'" + marker + "'").toUtf8() +
+                                          ", 'w').write('x')\n"
+                                          "def positions(layout):\n    return [float(i) for i in range(layout.tokens)]\n");
         for (const QJsonObject& item : {QJsonObject{{"type", "table"}, {"output", "t.csv"}, {"layout", "text:4"}, {"scheme", pwn}},
                                         QJsonObject{{"type", "attention"}, {"output", "att"}, {"schemes", "mrope," + pwn}},
                                         // a sweep over schemes: the Python file is one of the swept values
-                                        QJsonObject{{"type", "ptd"}, {"output", "p_{scheme}.json"}, {"layout", "text:4,image:2x2"},
+                                        QJsonObject{{"type", "ptd"},
+                                                    {"output", "p_{scheme}.json"},
+                                                    {"layout", "text:4,image:2x2"},
                                                     {"sweep", QJsonObject{{"scheme", QJsonArray{"mrope", pwn}}}}},
                                         // in the job's defaults rather than the item
                                         QJsonObject{{"type", "table"}, {"output", "d.csv"}, {"layout", "text:4"}}}) {

@@ -83,9 +83,9 @@ private Q_SLOTS:
     // scheme has them, so the export carries them.
     void exportedSchemesRoundTrip()
     {
-        const QStringList schemes{"hard", "unordered", "mrope", "compact", "circle", "vrope", "videorope", "hope", "v2pe", "omnirope",
-                                  "ilrope", "spatial-reset", "mrope-i", "mhrope", "tad-rope", "videorope++", "mm-rope", "glm-v", "ernie-vl",
-                                  "xd-rope"};
+        const QStringList schemes{"hard",     "unordered",   "mrope",    "compact", "circle",        "vrope",   "videorope",
+                                  "hope",     "v2pe",        "omnirope", "ilrope",  "spatial-reset", "mrope-i", "mhrope",
+                                  "tad-rope", "videorope++", "mm-rope",  "glm-v",   "ernie-vl",      "xd-rope"};
         const QStringList layouts{"text:5,image:3x4,text:3", "text:2,image:2x3,text:1,image:4x2,text:2", "text:3,video:3x2x2,text:2",
                                   "text:7", "image:3x3,text:4"};
         const QMap<QString, QJsonObject> extra{{"circle", {{"alpha", 0.3}, {"radius", "auto-1.5"}, {"text-vector", "1,2,3"}}},
@@ -121,7 +121,9 @@ private Q_SLOTS:
                 builtIn["layout"] = layouts[l];
                 builtIn["output"] = QString("%1_%2_builtin.csv").arg(modules.size()).arg(l);
                 items.append(builtIn);
-                items.append(QJsonObject{{"type", "table"}, {"scheme", module}, {"layout", layouts[l]},
+                items.append(QJsonObject{{"type", "table"},
+                                         {"scheme", module},
+                                         {"layout", layouts[l]},
                                          {"output", QString("%1_%2_loaded.csv").arg(modules.size()).arg(l)}});
             }
         }
@@ -130,7 +132,8 @@ private Q_SLOTS:
         QVERIFY2(tables.exitCode == 0, tables.err.constData());
         // And a plain python3 runs each module on each layout (the module's own layout_from_spec).
         QProcess py;
-        py.start(ROPESCOPE_PYTHON, QStringList{"-c", R"PY(
+        py.start(ROPESCOPE_PYTHON,
+                 QStringList{"-c", R"PY(
 import importlib.util, json, sys
 out = {}
 for path in sys.argv[2:]:
@@ -139,7 +142,9 @@ for path in sys.argv[2:]:
     spec.loader.exec_module(m)
     out[path] = [m.positions(m.layout_from_spec(l)).tolist() for l in sys.argv[1].split(";")]
 print(json.dumps(out))
-)PY", layouts.join(';')} + modules);
+)PY",
+                             layouts.join(';')} +
+                     modules);
         QVERIFY(py.waitForFinished(120000) && py.exitCode() == 0);
         const QJsonObject plainTables = QJsonDocument::fromJson(py.readAllStandardOutput()).object();
         double worst = 0;
@@ -158,7 +163,8 @@ print(json.dumps(out))
                 }
                 const auto want = read("builtin");
                 const double embedded = maxDifference(want, read("loaded")), python = maxDifference(want, plain);
-                QVERIFY2(embedded < 1e-9 && python < 1e-9, qPrintable(schemes[s] + " on " + layouts[l] + QString(": embedded %1, python3 %2").arg(embedded).arg(python)));
+                QVERIFY2(embedded < 1e-9 && python < 1e-9,
+                         qPrintable(schemes[s] + " on " + layouts[l] + QString(": embedded %1, python3 %2").arg(embedded).arg(python)));
                 worst = std::max({worst, embedded, python});
                 ++compared;
             }
@@ -211,7 +217,8 @@ print(json.dumps(out))
     {
         const QString examples = QString(ROPESCOPE_SOURCE_DIR) + "/examples/schemes/";
         for (const QString name : {"sphere.py", "text_on_normal.py", "qwen2vl_rope_index.py"}) {
-            const auto r = runRopescope({"ptd", "--scheme", examples + name, "--layout", "text:4,image:6x5,text:3,video:2x3x3,text:2", "--json"});
+            const auto r =
+                runRopescope({"ptd", "--scheme", examples + name, "--layout", "text:4,image:6x5,text:3,video:2x3x3,text:2", "--json"});
             QVERIFY2(r.exitCode == 0, r.err.constData());
             QVERIFY(std::isfinite(QJsonDocument::fromJson(r.out).object()["ptd"].toDouble()));
         }
@@ -229,26 +236,39 @@ print(json.dumps(out))
         QTest::addColumn<QByteArray>("source");
         QTest::addColumn<QString>("layout");
         QTest::addColumn<QString>("expected");
-        QTest::newRow("syntax error") << QByteArray("def positions(layout):\n    return [1, 2\n") << "text:2" << "bad.py:2: SyntaxError";
-        QTest::newRow("exception") << QByteArray("def positions(layout):\n    return 1 / 0\n") << "text:2" << "bad.py:2: ZeroDivisionError";
-        QTest::newRow("wrong shape") << QByteArray("import numpy as np\ndef positions(layout):\n    return np.zeros((3, layout.tokens + 1))\n")
-                                     << "text:2" << "positions() returned 19 positions per component";
+        QTest::newRow("syntax error") << QByteArray("def positions(layout):\n    return [1, 2\n") << "text:2"
+                                      << "bad.py:2: SyntaxError";
+        QTest::newRow("exception") << QByteArray("def positions(layout):\n    return 1 / 0\n") << "text:2"
+                                   << "bad.py:2: ZeroDivisionError";
+        QTest::newRow("wrong shape") << QByteArray(
+                                            "import numpy as np\ndef positions(layout):\n    return np.zeros((3, layout.tokens + 1))\n")
+                                     << "text:2"
+                                     << "positions() returned 19 positions per component";
         QTest::newRow("nan") << QByteArray("import numpy as np\ndef positions(layout):\n    return np.full((3, layout.tokens), np.nan)\n")
-                             << "text:2" << "positions() returned NaN at token 0";
-        QTest::newRow("string") << QByteArray("def positions(layout):\n    return 'abc'\n") << "text:2" << "positions() returned a str";
+                             << "text:2"
+                             << "positions() returned NaN at token 0";
+        QTest::newRow("string") << QByteArray("def positions(layout):\n    return 'abc'\n") << "text:2"
+                                << "positions() returned a str";
         QTest::newRow("missing import") << QByteArray("import not_a_module_here\ndef positions(layout):\n    return 0\n") << "text:2"
                                         << "bad.py:1: ModuleNotFoundError: No module named 'not_a_module_here'";
         QTest::newRow("endless loop") << QByteArray("def positions(layout):\n    while True:\n        pass\n") << "text:2"
                                       << "bad.py:2: positions() ran longer than 0.5 s and was stopped";
         QTest::newRow("loop that catches everything")
-            << QByteArray("def positions(layout):\n    while True:\n        try:\n            pass\n        except Exception:\n            pass\n")
-            << "text:2" << "positions() ran longer than 0.5 s and was stopped";
-        QTest::newRow("no positions") << QByteArray("x = 1\n") << "text:2" << "bad.py: defines no positions(layout, **params) function";
-        QTest::newRow("five components") << QByteArray("import numpy as np\ndef positions(layout):\n    return np.zeros((5, layout.tokens))\n")
-                                         << "text:2" << "positions() returned 5 components";
+            << QByteArray(
+                   "def positions(layout):\n    while True:\n        try:\n            pass\n        except Exception:\n            pass\n")
+            << "text:2"
+            << "positions() ran longer than 0.5 s and was stopped";
+        QTest::newRow("no positions") << QByteArray("x = 1\n") << "text:2"
+                                      << "bad.py: defines no positions(layout, **params) function";
+        QTest::newRow("five components") << QByteArray(
+                                                "import numpy as np\ndef positions(layout):\n    return np.zeros((5, layout.tokens))\n")
+                                         << "text:2"
+                                         << "positions() returned 5 components";
         QTest::newRow("bad PARAMETERS") << QByteArray("PARAMETERS = {'a': (5, 0, 1)}\ndef positions(layout, a):\n    return [0]\n")
-                                        << "text:2" << "need finite min <= default <= max";
-        QTest::newRow("1e8 tokens") << QByteArray("def positions(layout):\n    return [0]\n") << "text:100000000" << "--layout";
+                                        << "text:2"
+                                        << "need finite min <= default <= max";
+        QTest::newRow("1e8 tokens") << QByteArray("def positions(layout):\n    return [0]\n") << "text:100000000"
+                                    << "--layout";
     }
     void badFilesGiveOneLine()
     {
@@ -289,7 +309,8 @@ print(json.dumps(out))
         // A .npy [3, L] written by numpy.
         const QString npy = dir.filePath("p.npy");
         QProcess py;
-        py.start(ROPESCOPE_PYTHON, {"-c", "import numpy as np, sys; np.save(sys.argv[1], np.arange(24, dtype=np.float32).reshape(3, 8) * 0.5)", npy});
+        py.start(ROPESCOPE_PYTHON,
+                 {"-c", "import numpy as np, sys; np.save(sys.argv[1], np.arange(24, dtype=np.float32).reshape(3, 8) * 0.5)", npy});
         QVERIFY(py.waitForFinished(60000) && py.exitCode() == 0);
         const auto fromNpy = runRopescope({"positions", "--positions", npy, "--layout", "text:2,image:2x3"});
         QVERIFY2(fromNpy.exitCode == 0, fromNpy.err.constData());
@@ -297,7 +318,8 @@ print(json.dumps(out))
         // The fixtures' position_ids [3, 1, L] are Qwen2-VL's M-RoPE of the prompt's layout (text:3,image:2x3,...).
         for (const QString model : {"qwen2vl-tiny", "qwen3vl-tiny"}) {
             const QString prompt = "text:3,image:2x3,text:5,image:3x5,text:3";
-            const auto imported = runRopescope({"positions", "--positions", fixture(model + "/expected_multi.safetensors"), "--layout", prompt});
+            const auto imported =
+                runRopescope({"positions", "--positions", fixture(model + "/expected_multi.safetensors"), "--layout", prompt});
             const auto builtIn = runRopescope({"positions", "--scheme", model == "qwen3vl-tiny" ? "mrope-i" : "mrope", "--layout", prompt});
             QVERIFY2(imported.exitCode == 0, imported.err.constData());
             QCOMPARE(imported.out, builtIn.out);
@@ -311,29 +333,33 @@ print(json.dumps(out))
         QTest::addColumn<QStringList>("extra");
         QTest::addColumn<QString>("expected");
         QTest::newRow("count differs") << "t.csv" << QByteArray("index,modality,segment,frame,row,col,p0\n0,text,0,,,,0\n1,text,0,,,,1\n")
-                                       << QStringList{"--layout", "text:3"} << "t.csv holds positions for 2 tokens; the sequence (text:3) has 3";
+                                       << QStringList{"--layout", "text:3"}
+                                       << "t.csv holds positions for 2 tokens; the sequence (text:3) has 3";
         QTest::newRow("bad header") << "t.csv" << QByteArray("a,b\n1,2\n") << QStringList{} << "the header must be index,modality";
         QTest::newRow("not a number") << "t.csv" << QByteArray("index,modality,segment,frame,row,col,p0\n0,text,0,,,,x\n") << QStringList{}
                                       << "line 2: p0 is not a number";
         QTest::newRow("broken grid") << "t.csv"
                                      << QByteArray("index,modality,segment,frame,row,col,p0\n0,image,0,0,0,0,0\n1,image,0,0,1,1,1\n")
                                      << QStringList{} << "segment 0 is not a complete frames x rows x cols grid";
-        QTest::newRow("npy truncated") << "p.npy" << QByteArray("\x93NUMPY\x01\x00\x40\x00{'descr': '<f8', 'fortran_order': False, 'shape': (3, 1000), }    \n", 74)
-                                       << QStringList{"--layout", "text:1000"} << "holds fewer values than its shape needs";
+        QTest::newRow("npy truncated")
+            << "p.npy" << QByteArray("\x93NUMPY\x01\x00\x40\x00{'descr': '<f8', 'fortran_order': False, 'shape': (3, 1000), }    \n", 74)
+            << QStringList{"--layout", "text:1000"} << "holds fewer values than its shape needs";
         QTest::newRow("npy header past end") << "p.npy" << QByteArray("\x93NUMPY\x01\x00\xff\xff{", 11) << QStringList{"--layout", "text:2"}
                                              << "the .npy header runs past the end of the file";
         // JSON tables are read one value at a time (no document tree): malformed text is one line naming the byte.
         QTest::newRow("json truncated") << "t.json" << QByteArray("{\"tokens\": [{\"p\": [0, 1") << QStringList{}
                                         << "not JSON: the text ends inside a container at byte 23";
         QTest::newRow("json bad escape") << "t.json" << QByteArray("{\"tok\\qens\": []}") << QStringList{} << "not JSON: an unknown escape";
-        QTest::newRow("json deep") << "t.json" << QByteArray("{\"x\": ") + QByteArray(100, '[') + QByteArray(100, ']') + "}" << QStringList{}
-                                   << "nesting deeper than 64";
+        QTest::newRow("json deep") << "t.json" << QByteArray("{\"x\": ") + QByteArray(100, '[') + QByteArray(100, ']') + "}"
+                                   << QStringList{} << "nesting deeper than 64";
         QTest::newRow("json p not numbers") << "t.json" << QByteArray("{\"tokens\": [{\"p\": [\"1\"], \"modality\": \"text\"}]}")
                                             << QStringList{} << "not JSON: expected a number";
         QTest::newRow("json ragged") << "t.json"
-                                     << QByteArray("{\"tokens\": [{\"p\": [0, 0], \"modality\": \"text\"}, {\"p\": [1], \"modality\": \"text\"}]}")
+                                     << QByteArray(
+                                            "{\"tokens\": [{\"p\": [0, 0], \"modality\": \"text\"}, {\"p\": [1], \"modality\": \"text\"}]}")
                                      << QStringList{} << "token 1 has 1 positions; token 0 has 2";
-        QTest::newRow("unknown kind") << "p.txt" << QByteArray("1 2 3") << QStringList{"--layout", "text:3"} << "unknown kind of position table";
+        QTest::newRow("unknown kind") << "p.txt" << QByteArray("1 2 3") << QStringList{"--layout", "text:3"}
+                                      << "unknown kind of position table";
         QTest::newRow("no layout") << "p.npy" << QByteArray() << QStringList{} << "--layout is required";
     }
     void badPositionTablesGiveOneLine()
@@ -365,10 +391,15 @@ print(json.dumps(out))
     {
         QTemporaryDir dir;
         writeFile(dir.filePath("sphere.py"), kSphere);
-        const QString job = writeFile(dir.filePath("job.json"), QJsonDocument(QJsonObject{
-            {"defaults", QJsonObject{{"layout", "text:4,image:6x6,text:4"}}},
-            {"items", QJsonArray{QJsonObject{{"type", "ptd"}, {"scheme", dir.filePath("sphere.py")}, {"output", "ptd_{param.radius}.json"},
-                                             {"sweep", QJsonObject{{"param.radius", QJsonArray{2, 8}}}}}}}}).toJson());
+        const QString job =
+            writeFile(dir.filePath("job.json"),
+                      QJsonDocument(QJsonObject{{"defaults", QJsonObject{{"layout", "text:4,image:6x6,text:4"}}},
+                                                {"items",
+                                                 QJsonArray{QJsonObject{{"type", "ptd"},
+                                                                        {"scheme", dir.filePath("sphere.py")},
+                                                                        {"output", "ptd_{param.radius}.json"},
+                                                                        {"sweep", QJsonObject{{"param.radius", QJsonArray{2, 8}}}}}}}})
+                          .toJson());
         const QString out = dir.filePath("out");
         const auto refused = runRopescope({"batch", job, "--output", out});
         QCOMPARE(refused.exitCode, 2);
@@ -380,7 +411,8 @@ print(json.dumps(out))
             QFile f(QDir(out).filePath(name));
             return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object()["ptd"].toDouble() : -1.0;
         };
-        const auto direct = runRopescope({"ptd", "--scheme", dir.filePath("sphere.py"), "--param", "radius=8", "--layout", "text:4,image:6x6,text:4", "--json"});
+        const auto direct = runRopescope(
+            {"ptd", "--scheme", dir.filePath("sphere.py"), "--param", "radius=8", "--layout", "text:4,image:6x6,text:4", "--json"});
         QVERIFY(ptdOf("ptd_2.json") > 0);
         QVERIFY(std::abs(ptdOf("ptd_8.json") - QJsonDocument::fromJson(direct.out).object()["ptd"].toDouble()) < 1e-12);
         QVERIFY(std::abs(ptdOf("ptd_8.json") - ptdOf("ptd_2.json")) > 1e-3);

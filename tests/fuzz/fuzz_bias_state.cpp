@@ -15,7 +15,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         ropescope::model::BiasAccumulation a = ropescope::model::BiasAccumulation::fromJson(doc.object(), "fuzz");
         const ropescope::model::BiasAccumulation b = ropescope::model::BiasAccumulation::fromJson(a.toJson(), "fuzz again");
         a.merge(b); // the same samples twice: refused, never out of bounds
-    } catch (const ropescope::model::ModelError&) {
-    }
+    } catch (const ropescope::model::ModelError&) { }
     return 0;
 }

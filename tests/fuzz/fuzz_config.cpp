@@ -7,7 +7,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     try {
         ropescope::model::parseModelConfig(QByteArray(reinterpret_cast<const char*>(data), static_cast<qsizetype>(size)), "fuzz");
-    } catch (const ropescope::model::ModelError&) {
-    }
+    } catch (const ropescope::model::ModelError&) { }
     return 0;
 }

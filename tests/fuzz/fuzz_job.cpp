@@ -7,7 +7,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     try {
         ropescope::batch::parseJob(QByteArray(reinterpret_cast<const char*>(data), static_cast<qsizetype>(size)), "fuzz");
-    } catch (const ropescope::batch::JobError&) {
-    }
+    } catch (const ropescope::batch::JobError&) { }
     return 0;
 }

@@ -12,11 +12,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     try {
         for (const auto& [name, member] : ropescope::io::readZipMembers(bytes, int64_t(64) << 20))
             (void)ropescope::io::parseNpyHeader(member, int64_t(1) << 31);
-    } catch (const ropescope::io::IoError&) {
-    }
+    } catch (const ropescope::io::IoError&) { }
     try {
         (void)ropescope::io::parseNpyHeader(bytes, int64_t(1) << 31);
-    } catch (const ropescope::io::IoError&) {
-    }
+    } catch (const ropescope::io::IoError&) { }
     return 0;
 }

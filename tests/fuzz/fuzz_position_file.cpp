@@ -23,7 +23,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             if (p.rows() != file.layout->tokenCount() || p.cols() != c || !p.allFinite())
                 __builtin_trap();
         }
-    } catch (const ropescope::geometry::InvalidInput&) {
-    }
+    } catch (const ropescope::geometry::InvalidInput&) { }
     return 0;
 }

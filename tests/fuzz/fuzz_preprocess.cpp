@@ -19,8 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             for (float s : o.stdev)
                 if (!(s > 0))
                     __builtin_trap();
-        } catch (const ropescope::model::ModelError&) {
-        }
+        } catch (const ropescope::model::ModelError&) { }
     }
     return 0;
 }

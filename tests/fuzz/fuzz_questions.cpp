@@ -8,7 +8,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     try {
         ropescope::model::parseQuestionSet(QByteArray(reinterpret_cast<const char*>(data), static_cast<qsizetype>(size)), "fuzz", "/tmp");
-    } catch (const ropescope::model::ModelError&) {
-    }
+    } catch (const ropescope::model::ModelError&) { }
     return 0;
 }

@@ -7,14 +7,14 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     try {
-        const auto st = ropescope::model::SafeTensors::fromBytes(QByteArray(reinterpret_cast<const char*>(data), static_cast<qsizetype>(size)));
+        const auto st =
+            ropescope::model::SafeTensors::fromBytes(QByteArray(reinterpret_cast<const char*>(data), static_cast<qsizetype>(size)));
         volatile uint8_t sink = 0;
         for (const auto& t : st.tensors()) {
             const uint8_t* p = st.data(t);
             for (uint64_t i = 0; i < t.end - t.begin; ++i)
                 sink = static_cast<uint8_t>(sink ^ p[i]);
         }
-    } catch (const ropescope::model::ModelError&) {
-    }
+    } catch (const ropescope::model::ModelError&) { }
     return 0;
 }

@@ -15,7 +15,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         return 0;
     try {
         ropescope::session::ExplorerState::fromJson(doc.object());
-    } catch (const ropescope::geometry::InvalidInput&) {
-    }
+    } catch (const ropescope::geometry::InvalidInput&) { }
     return 0;
 }

@@ -97,8 +97,7 @@ inline QString writeFileForGui(const QString& path, const QByteArray& bytes)
 
 namespace ropescope::test {
 
-template <typename Suite>
-int runGuiSuite(int argc, char** argv)
+template <typename Suite> int runGuiSuite(int argc, char** argv)
 {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "xcb");
@@ -112,5 +111,8 @@ int runGuiSuite(int argc, char** argv)
 
 } // namespace ropescope::test
 
-#define ROPESCOPE_GUI_SUITE_MAIN(Suite) \
-    int main(int argc, char** argv) { return ropescope::test::runGuiSuite<Suite>(argc, argv); }
+#define ROPESCOPE_GUI_SUITE_MAIN(Suite)                                                                                                    \
+    int main(int argc, char** argv)                                                                                                        \
+    {                                                                                                                                      \
+        return ropescope::test::runGuiSuite<Suite>(argc, argv);                                                                            \
+    }

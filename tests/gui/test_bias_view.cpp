@@ -23,7 +23,8 @@ const QString kModel = QString(ROPESCOPE_TEST_DATA) + "/../../resources/models/m
 
 bool measure(const QStringList& extra, const QString& output)
 {
-    const RopescopeRun r = runRopescope(QStringList{"bias", "--model", kModel, "--samples", "9", "--schemes", "vrope", "--output", output} + extra);
+    const RopescopeRun r =
+        runRopescope(QStringList{"bias", "--model", kModel, "--samples", "9", "--schemes", "vrope", "--output", output} + extra);
     if (r.exitCode != 0)
         qWarning("%s", r.err.constData());
     return r.exitCode == 0;

@@ -157,7 +157,8 @@ private Q_SLOTS:
         // Equal up to the labels that declutter shows or hides (they count in the fitted bounds).
         const double distance = camera->GetDistance();
         for (int i = 0; i < 3; ++i)
-            QVERIFY2(std::abs(shown[i] - fitted[i]) < 0.01 * distance, qPrintable(QString("%1: %2 vs %3").arg(i).arg(shown[i]).arg(fitted[i])));
+            QVERIFY2(std::abs(shown[i] - fitted[i]) < 0.01 * distance,
+                     qPrintable(QString("%1: %2 vs %3").arg(i).arg(shown[i]).arg(fitted[i])));
     }
 
     void attentionTabRunsTheBundledModel()
@@ -169,7 +170,7 @@ private Q_SLOTS:
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, w.attention()->exportHeatmaps(dir.filePath("early.png")));
         QVERIFY(!QFile::exists(dir.filePath("early.png")));
-        w.showAttentionTab(); // first visit: bundled mrope model on the bundled sample image and question
+        w.showAttentionTab();           // first visit: bundled mrope model on the bundled sample image and question
         QVERIFY(w.attention()->busy()); // the model runs on a worker: the window is back before the answer
         QVERIFY(finished.wait(60000));
         QVERIFY2(finished.takeFirst().at(0).toBool(), qPrintable(w.attention()->status()));
@@ -213,20 +214,23 @@ private Q_SLOTS:
         const double meanShift = w.attention()->shift();
         w.attention()->selectToken(1);
         QVERIFY(!w.attention()->ownOverlay().isNull());
-        QVERIFY2(w.attention()->findChild<QLabel*>("shift")->text().contains("'shape'"), qPrintable(w.attention()->findChild<QLabel*>("shift")->text()));
+        QVERIFY2(w.attention()->findChild<QLabel*>("shift")->text().contains("'shape'"),
+                 qPrintable(w.attention()->findChild<QLabel*>("shift")->text()));
         QVERIFY(w.attention()->shift() != meanShift);
         w.attention()->selectToken(w.attention()->mapTokenCount() - 1);
         QVERIFY(w.attention()->ownOverlay().isNull());
         w.attention()->selectToken(-1);
         // Export for a paper: the three figures, each carrying the run's parameters.
         const QStringList written = w.attention()->exportHeatmaps(dir.filePath("fig/attention.png"));
-        QCOMPARE(written, (QStringList{dir.filePath("fig/attention.png"), dir.filePath("fig/attention_own.png"),
-                                       dir.filePath("fig/attention_difference.png")}));
+        QCOMPARE(written,
+                 (QStringList{dir.filePath("fig/attention.png"), dir.filePath("fig/attention_own.png"),
+                              dir.filePath("fig/attention_difference.png")}));
         const QImage exported(written[0]);
         // The map on top (centred), its colour bar and caption under it.
         const QImage overlay = w.attention()->overlay().convertToFormat(QImage::Format_RGB888);
         QVERIFY(exported.height() > overlay.height() + 40);
-        QCOMPARE(exported.convertToFormat(QImage::Format_RGB888).copy((exported.width() - overlay.width()) / 2, 0, overlay.width(), overlay.height()),
+        QCOMPARE(exported.convertToFormat(QImage::Format_RGB888)
+                     .copy((exported.width() - overlay.width()) / 2, 0, overlay.width(), overlay.height()),
                  overlay);
         const QJsonObject meta = QJsonDocument::fromJson(exported.text("ropescope").toUtf8()).object();
         QCOMPARE(meta["question"].toString(), QString("what shape is yellow"));
@@ -288,7 +292,8 @@ private Q_SLOTS:
         QCOMPARE(s.highlighted.front(), s.selectedToken);
         const ropescope::geometry::PositionTable table = s.buildTable();
         for (size_t k = 3; k < s.highlighted.size(); ++k)
-            QVERIFY(std::find(table.textTokens.begin(), table.textTokens.end(), s.highlighted[k]) == table.textTokens.end()); // image tokens
+            QVERIFY(std::find(table.textTokens.begin(), table.textTokens.end(), s.highlighted[k]) ==
+                    table.textTokens.end()); // image tokens
         // A layout typed in the panel afterwards drops the marks of the old one.
         ropescope::session::ExplorerState other = w.state();
         other.layout = "text:4,image:4x4,text:2";
@@ -307,7 +312,8 @@ private Q_SLOTS:
         QVERIFY(std::abs(m.captured(1).toDouble() + m.captured(2).toDouble() - 100) < 0.15);
         QCOMPARE(a->settings()["region"].toString(), QString("0,0,2,3")); // image 1's cells are still there
         // Drag on the second picture: its bottom-right cell.
-        const QRectF strip = ropescope::views::regionPictureRect(QRectF(chart->rect()), QSize(224 + ropescope::views::kPictureGap + 224, 224));
+        const QRectF strip =
+            ropescope::views::regionPictureRect(QRectF(chart->rect()), QSize(224 + ropescope::views::kPictureGap + 224, 224));
         const double scale = strip.width() / (448 + ropescope::views::kPictureGap);
         const QPoint second = (strip.topLeft() + QPointF((224 + ropescope::views::kPictureGap + 220) * scale, 220 * scale)).toPoint();
         QTest::mousePress(chart, Qt::LeftButton, {}, second);
@@ -495,7 +501,8 @@ private Q_SLOTS:
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
         QVERIFY2(openedInAttentionTab(w, finished, model.path()), qPrintable(w.attention()->status()));
         const QString status = w.attention()->status();
-        QVERIFY2(status.contains("allocation interleaved-mrope[6,5,5]") && status.contains("DeepStack after layers 0-1"), qPrintable(status));
+        QVERIFY2(status.contains("allocation interleaved-mrope[6,5,5]") && status.contains("DeepStack after layers 0-1"),
+                 qPrintable(status));
         QVERIFY(!w.attention()->overlay().isNull());
         QVERIFY(!w.attention()->findChild<QLabel*>("modelInputs")->isVisible()); // not a shapes-task model
     }
@@ -517,10 +524,12 @@ private Q_SLOTS:
         // The long status wraps to as many lines as it needs: none is cut off at the panel's bottom.
         auto* label = w.attention()->findChild<QLabel*>("attentionStatus");
         QTRY_VERIFY(label->isVisible() && label->width() > 0);
-        QVERIFY2(label->height() >= label->heightForWidth(label->width()),
-                 qPrintable(QString("status %1 px high, its text needs %2").arg(label->height()).arg(label->heightForWidth(label->width()))));
-        QVERIFY2(status.startsWith("scheme glm-v") && status.contains("16 of 32 dims rotate on adjacent pairs")
-                     && status.contains("allocation sectioned[2,3,3]"), qPrintable(status));
+        QVERIFY2(
+            label->height() >= label->heightForWidth(label->width()),
+            qPrintable(QString("status %1 px high, its text needs %2").arg(label->height()).arg(label->heightForWidth(label->width()))));
+        QVERIFY2(status.startsWith("scheme glm-v") && status.contains("16 of 32 dims rotate on adjacent pairs") &&
+                     status.contains("allocation sectioned[2,3,3]"),
+                 qPrintable(status));
         const QImage own = w.attention()->overlay();
         QVERIFY(!own.isNull());
         QCOMPARE(w.attention()->layers(), 2);
@@ -567,8 +576,9 @@ private Q_SLOTS:
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
         QVERIFY2(openedInAttentionTab(w, finished, model.path()), qPrintable(w.attention()->status()));
         const QString status = w.attention()->status();
-        QVERIFY2(status.contains("6 of 8 layers are Gated DeltaNet") && status.contains("attention layers 3, 7")
-                     && status.contains("rotate 8 of 32 dims"), qPrintable(status));
+        QVERIFY2(status.contains("6 of 8 layers are Gated DeltaNet") && status.contains("attention layers 3, 7") &&
+                     status.contains("rotate 8 of 32 dims"),
+                 qPrintable(status));
         QCOMPARE(w.attention()->layers(), 2);
         auto* slider = w.attention()->findChild<QSlider*>("attentionLayer");
         auto* number = w.attention()->findChild<QLabel*>("attentionLayerNumber");
@@ -599,8 +609,10 @@ private Q_SLOTS:
         const auto* inputs = w.attention()->findChild<QLabel*>("modelInputs");
         const auto* note = w.attention()->findChild<QLabel*>("questionNote");
         QVERIFY(inputs->isVisible());
-        QVERIFY2(inputs->text().contains("circle, square, triangle, diamond in red, green, blue, yellow, purple"), qPrintable(inputs->text()));
-        QVERIFY2(inputs->text().contains("objects 10-32 px across"), qPrintable(inputs->text())); // what a drawing of their own must keep to
+        QVERIFY2(inputs->text().contains("circle, square, triangle, diamond in red, green, blue, yellow, purple"),
+                 qPrintable(inputs->text()));
+        QVERIFY2(inputs->text().contains("objects 10-32 px across"),
+                 qPrintable(inputs->text())); // what a drawing of their own must keep to
         QVERIFY(!note->isVisible());
         auto* question = w.attention()->findChild<QLineEdit*>("question");
         question->setText("what colour is the big circle?");

@@ -32,11 +32,12 @@ private Q_SLOTS:
             const QString fullPrior = w.selectionReadout();
             fraction->setValue(0.25);
             QCOMPARE(w.state().params.rotary.partial, 0.25);
-            QCOMPARE(w.readouts().table.rotary.rotaryDim(), 32);              // of head_dim 128
+            QCOMPARE(w.readouts().table.rotary.rotaryDim(), 32);                                 // of head_dim 128
             QCOMPARE(w.readouts().table.allocation.toString(), std::string("sectioned[4,6,6]")); // 16 pairs
-            QVERIFY2(w.selectionReadout() != fullPrior, qPrintable(w.selectionReadout())); // the prior has fewer pairs
+            QVERIFY2(w.selectionReadout() != fullPrior, qPrintable(w.selectionReadout()));       // the prior has fewer pairs
             if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty()) {
-                if (auto* scroll = qobject_cast<QScrollArea*>(w.panel()->parentWidget() ? w.panel()->parentWidget()->parentWidget() : nullptr))
+                if (auto* scroll =
+                        qobject_cast<QScrollArea*>(w.panel()->parentWidget() ? w.panel()->parentWidget()->parentWidget() : nullptr))
                     scroll->ensureWidgetVisible(fraction);
                 w.grab().save(shots + "/partial_rotary_1280.png");
             }
@@ -163,7 +164,8 @@ def positions(layout, spread):
             QVERIFY2(w.lastError().contains("my_scheme.py:3: SyntaxError"), qPrintable(w.lastError()));
             QVERIFY(w.readouts().table.positions == kept);
             if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty()) {
-                if (auto* scroll = qobject_cast<QScrollArea*>(w.panel()->parentWidget() ? w.panel()->parentWidget()->parentWidget() : nullptr))
+                if (auto* scroll =
+                        qobject_cast<QScrollArea*>(w.panel()->parentWidget() ? w.panel()->parentWidget()->parentWidget() : nullptr))
                     scroll->ensureWidgetVisible(w.panel()->customControls());
                 w.grab().save(shots + "/python_scheme_error_1280.png");
             }
@@ -205,7 +207,10 @@ def positions(layout, spread):
         QCOMPARE(autosave.readAll(), saved);
         autosave.close();
         // Trusted once: the same content opens without asking again.
-        SchemeFiles::setDefaultTrustPrompt([&](const QString&, const QString&, bool) { ++asked; return true; });
+        SchemeFiles::setDefaultTrustPrompt([&](const QString&, const QString&, bool) {
+            ++asked;
+            return true;
+        });
         {
             MainWindow w(dir.filePath("third"));
             QVERIFY2(w.openSession(dir.filePath("mine.ropescope.json")), qPrintable(w.lastError()));
@@ -228,8 +233,9 @@ def positions(layout, spread):
     {
         QTemporaryDir dir;
         const QString file = dir.filePath("edited.py");
-        const QByteArray good = "# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch()) + "\nPARAMETERS = {'k': (1.0, 0.0, 10.0)}\n"
-                                "def positions(layout, k):\n    return [k * i for i in range(layout.tokens)]\n";
+        const QByteArray good = "# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch()) +
+            "\nPARAMETERS = {'k': (1.0, 0.0, 10.0)}\n"
+            "def positions(layout, k):\n    return [k * i for i in range(layout.tokens)]\n";
         writeFileForGui(file, good);
         MainWindow w(dir.filePath("s"));
         w.show();
@@ -274,8 +280,10 @@ def positions(layout, spread):
     {
         QTemporaryDir dir;
         writeFileForGui(dir.filePath("near.py"), "SHIFT = 3.0\n");
-        const QString file = writeFileForGui(dir.filePath("far.py"), "# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch())
-                                                                         + "\nimport near\ndef positions(layout):\n    return [near.SHIFT + i for i in range(layout.tokens)]\n");
+        const QString file =
+            writeFileForGui(dir.filePath("far.py"),
+                            "# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch()) +
+                                "\nimport near\ndef positions(layout):\n    return [near.SHIFT + i for i in range(layout.tokens)]\n");
         MainWindow w(dir.filePath("s"));
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
@@ -298,10 +306,11 @@ def positions(layout, spread):
     {
         QTemporaryDir dir;
         const QString file = writeFileForGui(dir.filePath("fragile.py"),
-                                             "# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch()) + "\n"
-                                             "import ctypes\nPARAMETERS = {'k': (1.0, 0.0, 10.0)}\n"
-                                             "def positions(layout, k):\n    if 4.5 < k < 5.5:\n        ctypes.string_at(0)\n"
-                                             "    return [k * i for i in range(layout.tokens)]\n");
+                                             "# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch()) +
+                                                 "\n"
+                                                 "import ctypes\nPARAMETERS = {'k': (1.0, 0.0, 10.0)}\n"
+                                                 "def positions(layout, k):\n    if 4.5 < k < 5.5:\n        ctypes.string_at(0)\n"
+                                                 "    return [k * i for i in range(layout.tokens)]\n");
         MainWindow w(dir.filePath("s"));
         w.resize(1280, 720);
         w.show();
@@ -334,7 +343,8 @@ def positions(layout, spread):
         geometry::SchemeParams circle;
         circle.kind = geometry::SchemeKind::Circle;
         circle.circle.alpha = 0.3;
-        const geometry::PositionTable want = geometry::buildPositionTable(geometry::parseLayout("text:3,image:2x3,text:2,video:2x2x2,text:1"), circle);
+        const geometry::PositionTable want =
+            geometry::buildPositionTable(geometry::parseLayout("text:3,image:2x3,text:2,video:2x2x2,text:1"), circle);
         const QString csv = dir.filePath("table.csv");
         {
             QFile f(csv);
@@ -350,7 +360,8 @@ def positions(layout, spread):
         ropescope::session::ExplorerState longer = w.state();
         longer.layout = "text:40";
         QVERIFY(!w.applyState(longer));
-        QVERIFY2(w.lastError().contains("table.csv holds positions for 20 tokens") && w.lastError().contains("has 40"), qPrintable(w.lastError()));
+        QVERIFY2(w.lastError().contains("table.csv holds positions for 20 tokens") && w.lastError().contains("has 40"),
+                 qPrintable(w.lastError()));
         QVERIFY(w.readouts().table.positions == want.positions);
         // The layout field is marked, as for a layout that does not parse; a fitting layout clears it.
         QVERIFY2(w.panel()->layoutEdit()->styleSheet().contains("#fde7e4"), qPrintable(w.panel()->layoutEdit()->styleSheet()));
@@ -483,7 +494,8 @@ def positions(layout, spread):
         w.setFocus();
         auto wheel = [](QWidget* target) {
             const QPointF at(target->width() / 2.0, target->height() / 2.0);
-            QWheelEvent event(at, target->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+            QWheelEvent event(at, target->mapToGlobal(at), QPoint(), QPoint(0, -120), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase,
+                              false);
             QApplication::sendEvent(target, &event);
         };
         const int before = headDim->value();
@@ -601,7 +613,13 @@ def positions(layout, spread):
         QVERIFY(w.statusBar()->currentMessage().contains("unknown kind 'imag'"));
         QCOMPARE(w.scene().world().rows(), Eigen::Index(74));
         QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:8x8,text:6"));
-        QCOMPARE([&] { QFile f(w.autosavePath()); f.open(QIODevice::ReadOnly); return f.readAll(); }(), autosaved); // never saved
+        QCOMPARE(
+            [&] {
+                QFile f(w.autosavePath());
+                f.open(QIODevice::ReadOnly);
+                return f.readAll();
+            }(),
+            autosaved); // never saved
         // Moving a slider meanwhile applies the last valid layout, not the text in the field.
         w.panel()->alphaSlider()->setValue(300);
         QCOMPARE(QString::fromStdString(w.state().layout), QString("text:4,image:8x8,text:6"));
@@ -661,7 +679,8 @@ def positions(layout, spread):
         const QSize minimum = w.minimumSizeHint().expandedTo(w.minimumSize());
         // The parameters fit their dock at the width the window gives it on a laptop screen.
         QVERIFY2(w.panel()->minimumSizeHint().width() <= 320, qPrintable(QString::number(w.panel()->minimumSizeHint().width())));
-        QVERIFY2(minimum.width() <= 1280 && minimum.height() <= 720, qPrintable(QString("%1x%2").arg(minimum.width()).arg(minimum.height())));
+        QVERIFY2(minimum.width() <= 1280 && minimum.height() <= 720,
+                 qPrintable(QString("%1x%2").arg(minimum.width()).arg(minimum.height())));
         for (QWidget* child : w.findChildren<QWidget*>())
             if (child->isVisible())
                 QVERIFY2(child->minimumSizeHint().width() <= 1280 && child->minimumWidth() <= 1280, qPrintable(child->objectName()));

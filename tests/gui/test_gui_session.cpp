@@ -14,8 +14,8 @@ private Q_SLOTS:
         const auto write = [&](double offset) {
             QFile f(file);
             QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-            f.write("# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch()) + "\nOFFSET = " + QByteArray::number(offset)
-                    + "\ndef positions(layout):\n    return [OFFSET + i for i in range(layout.tokens)]\n");
+            f.write("# " + QByteArray::number(QDateTime::currentMSecsSinceEpoch()) + "\nOFFSET = " + QByteArray::number(offset) +
+                    "\ndef positions(layout):\n    return [OFFSET + i for i in range(layout.tokens)]\n");
         };
         write(0);
         {
@@ -100,8 +100,9 @@ private Q_SLOTS:
         QVERIFY(w.state().layout != tuned.layout);
         QVERIFY(!w.state().highlighted.empty());
         QCOMPARE(undo->undoText(), QString("Show region in 3-D"));
-        QVERIFY2(w.statusBar()->currentMessage().contains("Show in 3-D replaced the explorer's layout " + QString::fromStdString(tuned.layout)),
-                 qPrintable(w.statusBar()->currentMessage()));
+        QVERIFY2(
+            w.statusBar()->currentMessage().contains("Show in 3-D replaced the explorer's layout " + QString::fromStdString(tuned.layout)),
+            qPrintable(w.statusBar()->currentMessage()));
         // Ctrl+Z: the explorer exactly as it was.
         undo->undo();
         QCOMPARE(ropescope::gui::settingsKey({w.state(), w.attention()->settings()}), tunedKey);

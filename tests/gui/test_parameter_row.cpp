@@ -25,9 +25,19 @@ namespace {
 
 double gain = 3.0; // where the fake parameter's value lives (SchemeParams has no field for it)
 
-const SchemeParameter kGain{"fake_gain", "fake-gain", "Fake gain", "A parameter only this test has (default 3).", "G",
-                            SchemeParameter::Type::Number, 3.0, 0.0, 10.0, false, "must be from 0 to 10",
-                            [](SchemeKind k) { return k == SchemeKind::Circle; }, [](const geometry::SchemeParams&) { return gain; },
+const SchemeParameter kGain{"fake_gain",
+                            "fake-gain",
+                            "Fake gain",
+                            "A parameter only this test has (default 3).",
+                            "G",
+                            SchemeParameter::Type::Number,
+                            3.0,
+                            0.0,
+                            10.0,
+                            false,
+                            "must be from 0 to 10",
+                            [](SchemeKind k) { return k == SchemeKind::Circle; },
+                            [](const geometry::SchemeParams&) { return gain; },
                             [](geometry::SchemeParams&, double v) { gain = v; },
                             [](const geometry::SchemeParams&, const geometry::SchemeParams&) { return true; },
                             [](geometry::SchemeParams&, const geometry::SchemeParams&) {}};

@@ -71,8 +71,8 @@ private Q_SLOTS:
     void writesEverything()
     {
         const QString out = dir_.filePath("out");
-        const auto r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "What colour is the circle?",
-                                     "--output", out, "--max-new-tokens", "4"},
+        const auto r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "What colour is the circle?", "--output",
+                                     out, "--max-new-tokens", "4"},
                                     false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QVERIFY(QFile::exists(out + "/answer.txt"));
@@ -115,8 +115,8 @@ private Q_SLOTS:
         const QString q3 = dir_.filePath("qwen3");
         QVERIFY(ropescope::test::makeModelFolder("qwen3vl-tiny", q3));
         const QString out = dir_.filePath("qwen3-out");
-        const auto r = runRopescope({"attend", "--model", q3, "--image", image_, "--question", "What colour is the circle?", "--output", out,
-                                     "--scheme", "circle", "--difference", "--max-new-tokens", "2"},
+        const auto r = runRopescope({"attend", "--model", q3, "--image", image_, "--question", "What colour is the circle?", "--output",
+                                     out, "--scheme", "circle", "--difference", "--max-new-tokens", "2"},
                                     false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         // 90x60 -> 96x64 on the 32-pixel grid, under 256x256 -> scaled up to 320x224 -> 10x7 merged tokens.
@@ -141,8 +141,8 @@ private Q_SLOTS:
 
         // Two images (DeepStack features go to both images' tokens): both blocks in the layout, shares per image.
         const QString two = dir_.filePath("qwen3-two");
-        const auto r2 = runRopescope({"attend", "--model", q3, "--image", image_, "--image", image_, "--question", "What colour is the circle?",
-                                      "--output", two, "--max-new-tokens", "2"},
+        const auto r2 = runRopescope({"attend", "--model", q3, "--image", image_, "--image", image_, "--question",
+                                      "What colour is the circle?", "--output", two, "--max-new-tokens", "2"},
                                      false);
         QVERIFY2(r2.exitCode == 0, r2.err.constData());
         QFile s2(two + "/summary.json");
@@ -165,9 +165,10 @@ private Q_SLOTS:
         const QString q35 = dir_.filePath("qwen35");
         QVERIFY(ropescope::test::makeModelFolder("qwen35-tiny", q35));
         const QString out = dir_.filePath("qwen35-out");
-        const auto r = runRopescope({"attend", "--model", q35, "--image", image_, "--question", "What colour is the circle?", "--output", out,
-                                     "--schemes", "mrope,circle", "--own-prior", "--relevancy", "--region", "1,1,2,2", "--max-new-tokens", "2"},
-                                    false);
+        const auto r =
+            runRopescope({"attend", "--model", q35, "--image", image_, "--question", "What colour is the circle?", "--output", out,
+                          "--schemes", "mrope,circle", "--own-prior", "--relevancy", "--region", "1,1,2,2", "--max-new-tokens", "2"},
+                         false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QFile s(out + "/summary.json");
         QVERIFY(s.open(QIODevice::ReadOnly));
@@ -181,11 +182,12 @@ private Q_SLOTS:
         QCOMPARE(layers.size(), 2);
         QCOMPARE(layers[0].toObject()["layer"].toInt(), 3);
         QCOMPARE(layers[1].toObject()["layer"].toInt(), 7);
-        for (const char* file : {"heatmap.png", "schemes.csv", "schemes.png", "own_prior.csv", "own_prior.png", "relevancy.png", "region.csv", "region.png"})
+        for (const char* file :
+             {"heatmap.png", "schemes.csv", "schemes.png", "own_prior.csv", "own_prior.png", "relevancy.png", "region.csv", "region.png"})
             QVERIFY2(QFile::exists(out + "/" + file), file);
         // A second run into the folder with fewer flags: the first run's files of the outputs it does not write go.
-        const auto again = runRopescope({"attend", "--model", q35, "--image", image_, "--question", "What colour is the circle?", "--output", out,
-                                         "--region", "1,1,2,2", "--max-new-tokens", "2"},
+        const auto again = runRopescope({"attend", "--model", q35, "--image", image_, "--question", "What colour is the circle?",
+                                         "--output", out, "--region", "1,1,2,2", "--max-new-tokens", "2"},
                                         false);
         QVERIFY2(again.exitCode == 0, again.err.constData());
         for (const char* file : {"schemes.csv", "schemes.png", "own_prior.csv", "own_prior.png", "relevancy.png"})
@@ -196,7 +198,8 @@ private Q_SLOTS:
                                        dir_.filePath("qwen35-bad"), "--capture-layers", "2,3"},
                                       false);
         QVERIFY(bad.exitCode != 0);
-        QVERIFY2(bad.err.contains("layer 2 is a Gated DeltaNet layer") && bad.err.contains("attention layers are 3, 7"), bad.err.constData());
+        QVERIFY2(bad.err.contains("layer 2 is a Gated DeltaNet layer") && bad.err.contains("attention layers are 3, 7"),
+                 bad.err.constData());
         QVERIFY(!QFile::exists(dir_.filePath("qwen35-bad")));
     }
 
@@ -207,8 +210,8 @@ private Q_SLOTS:
         const QString glm = dir_.filePath("glm");
         QVERIFY(ropescope::test::makeModelFolder("glm4v-tiny", glm));
         const QString out = dir_.filePath("glm-out");
-        const auto r = runRopescope({"attend", "--model", glm, "--image", image_, "--question", "What colour is the circle?", "--output", out,
-                                     "--schemes", "glm-v,circle", "--own-prior", "--relevancy", "--max-new-tokens", "2"},
+        const auto r = runRopescope({"attend", "--model", glm, "--image", image_, "--question", "What colour is the circle?", "--output",
+                                     out, "--schemes", "glm-v,circle", "--own-prior", "--relevancy", "--max-new-tokens", "2"},
                                     false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QFile s(out + "/summary.json");
@@ -235,8 +238,8 @@ private Q_SLOTS:
         const QString paddle = dir_.filePath("paddle");
         QVERIFY(ropescope::test::makeModelFolder("paddleocr-vl-tiny", paddle));
         const QString out = dir_.filePath("paddle-out");
-        const auto r = runRopescope({"attend", "--model", paddle, "--image", image_, "--question", "What colour is the circle?", "--output", out,
-                                     "--schemes", "mrope,circle", "--own-prior", "--relevancy", "--max-new-tokens", "2"},
+        const auto r = runRopescope({"attend", "--model", paddle, "--image", image_, "--question", "What colour is the circle?", "--output",
+                                     out, "--schemes", "mrope,circle", "--own-prior", "--relevancy", "--max-new-tokens", "2"},
                                     false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QFile s(out + "/summary.json");
@@ -255,8 +258,8 @@ private Q_SLOTS:
     void flagsUntrainedSchemes()
     {
         const QString out = dir_.filePath("circle");
-        const auto r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "where is the square?", "--output",
-                                     out, "--scheme", "circle", "--age", "strategy_4", "--capture-layers", "1", "--head", "0"},
+        const auto r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "where is the square?", "--output", out,
+                                     "--scheme", "circle", "--age", "strategy_4", "--capture-layers", "1", "--head", "0"},
                                     false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QFile s(out + "/summary.json");
@@ -286,16 +289,21 @@ private Q_SLOTS:
         // A scheme sweep in a batch job: the same heatmap and summary as `attend` with the same flags.
         QFile job(dir_.filePath("attention-job.json"));
         QVERIFY(job.open(QIODevice::WriteOnly));
-        job.write(QJsonDocument(QJsonObject{
-                                    {"defaults", QJsonObject{{"layout", "text:4,image:8x8,text:6"}, {"model", model_}, {"image", image_},
-                                                             {"question", "What colour is the circle?"}}},
-                                    {"items", QJsonArray{QJsonObject{{"type", "attention"}, {"output", "heat_{scheme}.png"},
-                                                                     {"sweep", QJsonObject{{"scheme", QJsonArray{"mrope", "circle"}}}}},
-                                                         QJsonObject{{"type", "attention"}, {"output", "summary.json"}, {"scheme", "circle"}},
-                                                         QJsonObject{{"type", "attention"}, {"output", "heat.gif"}},
-                                                         QJsonObject{{"type", "attention"}, {"output", "answer_circle.txt"}, {"scheme", "circle"}},
-                                                         QJsonObject{{"type", "attention"}, {"output", "heat.svg"}}}}})
-                      .toJson());
+        job.write(
+            QJsonDocument(QJsonObject{{"defaults",
+                                       QJsonObject{{"layout", "text:4,image:8x8,text:6"},
+                                                   {"model", model_},
+                                                   {"image", image_},
+                                                   {"question", "What colour is the circle?"}}},
+                                      {"items",
+                                       QJsonArray{QJsonObject{{"type", "attention"},
+                                                              {"output", "heat_{scheme}.png"},
+                                                              {"sweep", QJsonObject{{"scheme", QJsonArray{"mrope", "circle"}}}}},
+                                                  QJsonObject{{"type", "attention"}, {"output", "summary.json"}, {"scheme", "circle"}},
+                                                  QJsonObject{{"type", "attention"}, {"output", "heat.gif"}},
+                                                  QJsonObject{{"type", "attention"}, {"output", "answer_circle.txt"}, {"scheme", "circle"}},
+                                                  QJsonObject{{"type", "attention"}, {"output", "heat.svg"}}}}})
+                .toJson());
         job.close();
         const QString out = dir_.filePath("batch-out");
         const auto r = runRopescope({"batch", job.fileName(), "--output", out}, false);
@@ -303,7 +311,8 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains("item 3: attention items write .png (heatmap), .json (summary), .csv (positions), .safetensors "
                                 "(attention), .txt (answer)"),
                  r.err.constData());
-        QVERIFY2(r.err.contains("item 5: attention items write .png (heatmap)") && r.err.contains("no output for 'heat.svg'"), r.err.constData());
+        QVERIFY2(r.err.contains("item 5: attention items write .png (heatmap)") && r.err.contains("no output for 'heat.svg'"),
+                 r.err.constData());
         QVERIFY2(r.out.contains("4 written, 2 failed"), r.out.constData());
 
         for (const char* scheme : {"mrope", "circle"}) {
@@ -332,8 +341,10 @@ private Q_SLOTS:
         // --difference: the same prompt under the model's own scheme (mrope) too; per-layer shift is the
         // total-variation distance between the two schemes' mean maps over the image.
         auto attend = [&](const QString& out, QStringList extra) {
-            const auto r = runRopescope(QStringList{"attend", "--model", model_, "--image", image_, "--question", "What colour is the circle?",
-                                                    "--output", out} + extra, false);
+            const auto r = runRopescope(
+                QStringList{"attend", "--model", model_, "--image", image_, "--question", "What colour is the circle?", "--output", out} +
+                    extra,
+                false);
             QVERIFY2(r.exitCode == 0, r.err.constData());
         };
         auto summaryOf = [](const QString& out) {
@@ -362,7 +373,8 @@ private Q_SLOTS:
         for (const QJsonValue& l : summaryOf(same)["per_layer"].toArray())
             QCOMPARE(l.toObject()["shift"].toDouble(), 0.0);
         const QImage diff = QImage(same + "/difference.png").convertToFormat(QImage::Format_RGB888);
-        const QImage background = QImage(image_).scaled(84, 56, Qt::IgnoreAspectRatio, Qt::SmoothTransformation).convertToFormat(QImage::Format_RGB888);
+        const QImage background =
+            QImage(image_).scaled(84, 56, Qt::IgnoreAspectRatio, Qt::SmoothTransformation).convertToFormat(QImage::Format_RGB888);
         QCOMPARE(diff.size(), background.size());
         for (int y = 0; y < diff.height(); y += 5)
             for (int x = 0; x < diff.width(); x += 5) {
@@ -405,7 +417,8 @@ private Q_SLOTS:
         QCOMPARE(d.pixelColor(1, 1), QColor(255, 0, 0));
         QCOMPARE(d.pixelColor(1, 0), QColor(255, 255, 255));
         // Scale-free: maps are compared as distributions over the image.
-        QCOMPARE(ropescope::views::attentionDifferenceOverlay(white, {2, 2, 2, 2}, {1, 1, 1, 1}, 2, 2, o).pixelColor(0, 0), QColor(255, 255, 255));
+        QCOMPARE(ropescope::views::attentionDifferenceOverlay(white, {2, 2, 2, 2}, {1, 1, 1, 1}, 2, 2, o).pixelColor(0, 0),
+                 QColor(255, 255, 255));
     }
 
     // Words a WordLevel model lacks are read as unknown: said on stderr and in summary.json, not silently.
@@ -428,7 +441,8 @@ private Q_SLOTS:
     void evalsOwnQuestionsLikeTheSyntheticStream()
     {
         const QString model = ROPESCOPE_TEST_DATA "/../../resources/models/mrope", saved = dir_.filePath("saved");
-        auto r = runRopescope({"eval", "--model", model, "--samples", "20", "--rendering", "drawn", "--save-samples", saved, "--json"}, false);
+        auto r =
+            runRopescope({"eval", "--model", model, "--samples", "20", "--rendering", "drawn", "--save-samples", saved, "--json"}, false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject stream = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(stream["rendering"].toString(), QString("drawn"));
@@ -450,8 +464,9 @@ private Q_SLOTS:
             QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
             f.write(text);
         };
-        write("q_bad.jsonl", "{\"image\": \"saved/sample_00.png\", \"question\": \"what shape is red\", \"answer\": \"circle\"}\n"
-                             "{\"image\": \"saved/sample_01.png\", \"question\": \"what shape is red\"}\n");
+        write("q_bad.jsonl",
+              "{\"image\": \"saved/sample_00.png\", \"question\": \"what shape is red\", \"answer\": \"circle\"}\n"
+              "{\"image\": \"saved/sample_01.png\", \"question\": \"what shape is red\"}\n");
         write("q_mask.jsonl", "{\"image\": \"saved/sample_00.png\", \"question\": \"q\", \"answer\": \"a\", \"mask\": [1, 0]}\n");
         write("q_missing.jsonl", "{\"image\": \"nowhere.png\", \"question\": \"q\", \"answer\": \"a\"}\n");
         write("q_text.jsonl", "what shape is red\n");
@@ -483,18 +498,18 @@ private Q_SLOTS:
         QVERIFY(bad.open(QIODevice::WriteOnly));
         bad.write("\x89PNG\r\n\x1a\nnot really");
         bad.close();
-        auto r = runRopescope({"attend", "--model", model_, "--image", dir_.filePath("broken.png"), "--question", "what", "--output",
-                               dir_.filePath("x")},
-                              false);
+        auto r = runRopescope(
+            {"attend", "--model", model_, "--image", dir_.filePath("broken.png"), "--question", "what", "--output", dir_.filePath("x")},
+            false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("broken.png"), r.err.constData());
         QVERIFY(!QDir(dir_.filePath("x")).exists());
         r = runRopescope({"attend", "--model", model_, "--image", image_, "--output", dir_.filePath("x")}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("give --image and --question together"), r.err.constData());
-        r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "what", "--output", dir_.filePath("x"),
-                          "--capture-layers", "7"},
-                         false);
+        r = runRopescope(
+            {"attend", "--model", model_, "--image", image_, "--question", "what", "--output", dir_.filePath("x"), "--capture-layers", "7"},
+            false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY(r.err.contains("--capture-layers"));
         // A preprocessor_config.json that cannot be right is an error naming the file and key, not ignored.
@@ -510,7 +525,8 @@ private Q_SLOTS:
             QVERIFY(config.open(QIODevice::WriteOnly | QIODevice::Truncate));
             config.write(json);
             config.close();
-            r = runRopescope({"attend", "--model", badModel, "--image", image_, "--question", "what", "--output", dir_.filePath("x")}, false);
+            r = runRopescope({"attend", "--model", badModel, "--image", image_, "--question", "what", "--output", dir_.filePath("x")},
+                             false);
             QCOMPARE(r.exitCode, 2);
             QVERIFY2(r.err.contains("preprocessor_config.json: ") && r.err.contains(mentions), r.err.constData());
         }
@@ -524,12 +540,13 @@ private Q_SLOTS:
                           dir_.filePath("x")},
                          false);
         QCOMPARE(r.exitCode, 1);
-        QVERIFY2(r.err.contains("capturing its attention per layer needs about") && r.err.contains("shorten the question"), r.err.constData());
+        QVERIFY2(r.err.contains("capturing its attention per layer needs about") && r.err.contains("shorten the question"),
+                 r.err.constData());
         QVERIFY2(clock.elapsed() < 60000, qPrintable(QString::number(clock.elapsed())));
         // The checkpoint decides the rotary settings: a flag that would be ignored is refused.
-        r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "what", "--output", dir_.filePath("x"),
-                          "--theta", "10000"},
-                         false);
+        r = runRopescope(
+            {"attend", "--model", model_, "--image", image_, "--question", "what", "--output", dir_.filePath("x"), "--theta", "10000"},
+            false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("--theta: a model run uses its config.json"), r.err.constData());
         QVERIFY(!QDir(dir_.filePath("x")).exists());

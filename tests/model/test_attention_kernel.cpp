@@ -55,7 +55,8 @@ private:
             const int64_t keys = c.past + c.queries;
             const auto q = torch::randn({6, c.queries, 16}), k = torch::randn({3, keys, 16}), v = torch::randn({3, keys, 16});
             const auto [context, probs] = reference(q, k, v, c);
-            kernels::CaptureSelection selection{torch::tensor({c.queries - 1, int64_t(0)}), torch::tensor({int64_t(0), keys - 1, keys / 2}), {}};
+            kernels::CaptureSelection selection{
+                torch::tensor({c.queries - 1, int64_t(0)}), torch::tensor({int64_t(0), keys - 1, keys / 2}), {}};
             torch::Tensor captured;
             const auto out = kernels::attention(q, k, v, {c.causal, c.past, {}}, &selection, &captured);
             QVERIFY2(maxDiff(out, context) < 1e-5, c.name);

@@ -214,7 +214,8 @@ private Q_SLOTS:
 
         // `attend --region` writes the same numbers (region.csv), a figure and the summary; a batch item too.
         const QString out = dir_.filePath("region");
-        auto cli = runRopescope(attendArgs(out) + QStringList{"--region", "2,4,1,2", "--per-token", "--max-new-tokens", "3", "--head", "2"}, false);
+        auto cli = runRopescope(attendArgs(out) + QStringList{"--region", "2,4,1,2", "--per-token", "--max-new-tokens", "3", "--head", "2"},
+                                false);
         QVERIFY2(cli.exitCode == 0, cli.err.constData());
         QVERIFY(QFile::exists(out + "/region.png"));
         const RegionAttention r = regionAttention(run, cells, HeadChoice{HeadChoice::Kind::Index, 2});
@@ -238,8 +239,13 @@ private Q_SLOTS:
         QFile job(dir_.filePath("region-job.json"));
         QVERIFY(job.open(QIODevice::WriteOnly));
         job.write(QJsonDocument(QJsonObject{{"defaults", QJsonObject{{"model", model_}, {"image", image_}, {"question", question_}}},
-                                            {"items", QJsonArray{QJsonObject{{"type", "attention"}, {"output", "r.csv"}, {"region", "2,4,1,2"},
-                                                                             {"per-token", true}, {"max-new-tokens", 3}, {"head", "2"}}}}})
+                                            {"items",
+                                             QJsonArray{QJsonObject{{"type", "attention"},
+                                                                    {"output", "r.csv"},
+                                                                    {"region", "2,4,1,2"},
+                                                                    {"per-token", true},
+                                                                    {"max-new-tokens", 3},
+                                                                    {"head", "2"}}}}})
                       .toJson());
         job.close();
         cli = runRopescope({"batch", job.fileName(), "--output", dir_.filePath("region-batch")}, false);
@@ -392,7 +398,7 @@ private Q_SLOTS:
         QCOMPARE(strip.size(), QSize(168 + views::kPictureGap + 112, 112));
         QCOMPARE(strip.copy(0, 0, 168, 112), views::attentionOverlay(a.images[0].resized, first, 4, 6, o));
         QCOMPARE(strip.copy(168 + views::kPictureGap, 0, 112, 84), views::attentionOverlay(a.images[1].resized, second, 3, 4, o));
-        QCOMPARE(strip.pixelColor(170, 50), QColor(Qt::white)); // the gap
+        QCOMPARE(strip.pixelColor(170, 50), QColor(Qt::white));  // the gap
         QCOMPARE(strip.pixelColor(200, 100), QColor(Qt::white)); // below the shorter image
         std::fill(both.begin() + 24, both.end(), 0.5f);
         const QImage flat = views::attentionOverlay(pictures, both, o).copy(168 + views::kPictureGap, 0, 112, 84);
@@ -422,21 +428,25 @@ private Q_SLOTS:
         QVERIFY(std::abs(summary["region"].toObject()["area"].toDouble() - 4.0 / 36) < 1e-12);
 
         // Schemes side by side give each scheme's split between the images; the first row is the run above.
-        cli = runRopescope(attendArgs(dir_.filePath("two-schemes")) + QStringList{"--image", secondPath, "--schemes", "mrope,vrope"}, false);
+        cli =
+            runRopescope(attendArgs(dir_.filePath("two-schemes")) + QStringList{"--image", secondPath, "--schemes", "mrope,vrope"}, false);
         QVERIFY2(cli.exitCode == 0, cli.err.constData());
         const CsvTable schemes = CsvTable::fromFile(dir_.filePath("two-schemes") + "/schemes.csv");
         const std::vector<double> lastShares = imageShares(run.attention().back(), grids);
         const QStringList firstRow = schemes.rows.at(0).at(schemes.header.indexOf("image_shares")).split('/');
         QCOMPARE(firstRow.size(), 2);
         QVERIFY(std::abs(firstRow[0].toDouble() - lastShares[0]) < 1e-6 && std::abs(firstRow[1].toDouble() - lastShares[1]) < 1e-6);
-        QVERIFY(schemes.rows.at(1).at(schemes.header.indexOf("image_shares")) != schemes.rows.at(0).at(schemes.header.indexOf("image_shares")));
+        QVERIFY(schemes.rows.at(1).at(schemes.header.indexOf("image_shares")) !=
+                schemes.rows.at(0).at(schemes.header.indexOf("image_shares")));
 
         QFile job(dir_.filePath("two-job.json"));
         QVERIFY(job.open(QIODevice::WriteOnly));
-        job.write(QJsonDocument(QJsonObject{{"defaults", QJsonObject{{"model", model_}, {"question", question_}}},
-                                            {"items", QJsonArray{QJsonObject{{"type", "attention"}, {"output", "two.json"},
-                                                                             {"image", QJsonArray{image_, secondPath}}}}}})
-                      .toJson());
+        job.write(
+            QJsonDocument(QJsonObject{{"defaults", QJsonObject{{"model", model_}, {"question", question_}}},
+                                      {"items",
+                                       QJsonArray{QJsonObject{
+                                           {"type", "attention"}, {"output", "two.json"}, {"image", QJsonArray{image_, secondPath}}}}}})
+                .toJson());
         job.close();
         cli = runRopescope({"batch", job.fileName(), "--output", dir_.filePath("two-batch")}, false);
         QVERIFY2(cli.exitCode == 0, cli.err.constData());
@@ -444,11 +454,14 @@ private Q_SLOTS:
         QCOMPARE(batch["images"], summary["images"]);
         QCOMPARE(batch["per_layer"], summary["per_layer"]);
 
-        const struct { QStringList args; const char* says; } bad[] = {
+        const struct {
+            QStringList args;
+            const char* says;
+        } bad[] = {
             {{"--image", secondPath, "--region", "3:0,0"}, "--region: image 3 is not in the prompt, which has 2 images"},
             {{"--image", secondPath, "--region", "2:3,0"}, "--region: 2:3,0,3,0 is outside image 2's 3x4 grid"},
-            {{"--image", image_, "--image", image_, "--image", image_, "--image", image_, "--image", image_, "--image", image_, "--image", image_,
-              "--image", image_},
+            {{"--image", image_, "--image", image_, "--image", image_, "--image", image_, "--image", image_, "--image", image_, "--image",
+              image_, "--image", image_},
              "--image: at most 8 images"},
         };
         for (const auto& b : bad) {
@@ -462,8 +475,8 @@ private Q_SLOTS:
     void perTokenAndLayersHeadsFiles()
     {
         const QString out = dir_.filePath("views");
-        const auto r = runRopescope(attendArgs(out) + QStringList{"--per-token", "--layers-heads", "--max-new-tokens", "3", "--figure-format", "svg"},
-                                    false);
+        const auto r = runRopescope(
+            attendArgs(out) + QStringList{"--per-token", "--layers-heads", "--max-new-tokens", "3", "--figure-format", "svg"}, false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject summary = jsonFile(out + "/summary.json");
         const QJsonObject tokens = jsonFile(out + "/tokens.json");
@@ -538,10 +551,11 @@ private Q_SLOTS:
         QFile job(dir_.filePath("schemes-job.json"));
         QVERIFY(job.open(QIODevice::WriteOnly));
         job.write(QJsonDocument(QJsonObject{{"defaults", QJsonObject{{"model", model_}, {"image", image_}, {"question", question_}}},
-                                            {"items", QJsonArray{QJsonObject{{"type", "attention"},
-                                                                             {"output", "s.csv"},
-                                                                             {"schemes", QJsonArray{"mrope", "circle:alpha=0.3", "vrope"}},
-                                                                             {"heatmap-layer", 1}}}}})
+                                            {"items",
+                                             QJsonArray{QJsonObject{{"type", "attention"},
+                                                                    {"output", "s.csv"},
+                                                                    {"schemes", QJsonArray{"mrope", "circle:alpha=0.3", "vrope"}},
+                                                                    {"heatmap-layer", 1}}}}})
                       .toJson());
         job.close();
         r = runRopescope({"batch", job.fileName(), "--output", dir_.filePath("schemes-batch")}, false);
@@ -551,7 +565,7 @@ private Q_SLOTS:
         QCOMPARE(batch.rows.size(), table.rows.size());
         for (int i = 0; i < table.rows.size(); ++i) {
             QCOMPARE(batch.rows[i].mid(0, 2), table.rows[i].mid(0, 2)); // scheme, answer
-            for (const QString& column : table.header.mid(2)) // PTD sums run in parallel: equal to rounding
+            for (const QString& column : table.header.mid(2))           // PTD sums run in parallel: equal to rounding
                 QVERIFY(std::abs(number(batch, i, column) - number(table, i, column)) < 1e-9);
         }
     }

@@ -41,7 +41,8 @@ private Q_SLOTS:
         const model::EvalResult r = model::evaluate(dir, 200, static_cast<uint64_t>(recorded["seed"].toInteger(1000003)));
         qInfo("%s: accuracy %.3f (recorded %.3f), last-layer grounding %.2f", qPrintable(QFileInfo(dir).fileName()), r.accuracy(), expected,
               r.grounding.back());
-        QVERIFY2(std::abs(r.accuracy() - expected) <= 0.03, qPrintable(QString("accuracy %1 vs recorded %2").arg(r.accuracy()).arg(expected)));
+        QVERIFY2(std::abs(r.accuracy() - expected) <= 0.03,
+                 qPrintable(QString("accuracy %1 vs recorded %2").arg(r.accuracy()).arg(expected)));
         // The measured value itself against the goal, not only the recorded one: within 3 points of a
         // recorded 0.92 would let 0.89 pass.
         QVERIFY2(r.accuracy() >= 0.92, qPrintable(QString("accuracy %1 below the 0.92 goal").arg(r.accuracy())));
@@ -52,10 +53,7 @@ private Q_SLOTS:
     // The second test set (the same held-out samples drawn the way another program would) and pictures
     // drawn with ImageMagick (tests/data/drawn): what each model scores is what eval_drawn.json and
     // eval_user_drawn.json beside it record, and the drawn set is at the bar of 85%.
-    void drawnPicturesMatchTheReadme_data()
-    {
-        accuracyMatchesTheReadme_data();
-    }
+    void drawnPicturesMatchTheReadme_data() { accuracyMatchesTheReadme_data(); }
     void drawnPicturesMatchTheReadme()
     {
         QFETCH(QString, dir);
@@ -69,7 +67,8 @@ private Q_SLOTS:
         QVERIFY2(drawn["accuracy"].toDouble() >= 0.85, qPrintable(QString("drawn %1").arg(drawn["accuracy"].toDouble())));
         // Before the augmentation the generator's own pictures scored 92-95%; now 93-96% (docs/MODELS.md, Results).
         QVERIFY2(grid["accuracy"].toDouble() >= 0.92, qPrintable(QString("grid %1").arg(grid["accuracy"].toDouble())));
-        const model::EvalResult r = model::evaluate(dir, 200, static_cast<uint64_t>(drawn["seed"].toInteger(1000003)), std::nullopt, model::Rendering::Drawn);
+        const model::EvalResult r =
+            model::evaluate(dir, 200, static_cast<uint64_t>(drawn["seed"].toInteger(1000003)), std::nullopt, model::Rendering::Drawn);
         QVERIFY2(std::abs(r.accuracy() - drawn["accuracy"].toDouble()) <= 0.03,
                  qPrintable(QString("drawn accuracy %1 vs recorded %2").arg(r.accuracy()).arg(drawn["accuracy"].toDouble())));
         QVERIFY2(r.accuracy() >= 0.85, qPrintable(QString("drawn accuracy %1 below the 0.85 goal").arg(r.accuracy())));

@@ -68,7 +68,8 @@ private Q_SLOTS:
             if (s.type == "relation") { // the object asked about and its neighbour: two cells side by side
                 QCOMPARE(cells, 2);
                 const int first = static_cast<int>(std::find(s.mask.begin(), s.mask.end(), true) - s.mask.begin());
-                QVERIFY((first % 8 < 7 && s.mask[static_cast<size_t>(first + 1)]) || (first < 56 && s.mask[static_cast<size_t>(first + 8)]));
+                QVERIFY((first % 8 < 7 && s.mask[static_cast<size_t>(first + 1)]) ||
+                        (first < 56 && s.mask[static_cast<size_t>(first + 8)]));
             }
             if (s.type == "count")
                 QCOMPARE(cells, SyntheticTask::answers().indexOf(s.answer) - 12); // one..six follow 13 answers
@@ -106,9 +107,11 @@ private Q_SLOTS:
                 QCOMPARE(SyntheticTask::sample(21, i, r).image, other.image); // deterministic
                 for (int c = 0; c < 64; ++c) {
                     if (other.cellColour[static_cast<size_t>(c)] >= 0)
-                        QVERIFY2(saturated(other.image, c, 0), qPrintable(QString("%1 sample %2 cell %3").arg(renderingName(r)).arg(i).arg(c)));
+                        QVERIFY2(saturated(other.image, c, 0),
+                                 qPrintable(QString("%1 sample %2 cell %3").arg(renderingName(r)).arg(i).arg(c)));
                     else
-                        QVERIFY2(!saturated(other.image, c, 13), qPrintable(QString("%1 sample %2 cell %3").arg(renderingName(r)).arg(i).arg(c)));
+                        QVERIFY2(!saturated(other.image, c, 13),
+                                 qPrintable(QString("%1 sample %2 cell %3").arg(renderingName(r)).arg(i).arg(c)));
                 }
             }
         }

@@ -124,8 +124,9 @@ private Q_SLOTS:
     void typedFamiliesMatch_data()
     {
         QTest::addColumn<QString>("file");
-        for (const char* f : {"glm4v-tiny/dump", "glm4v-tiny/dump_mid", "glm4v-tiny/dump_multi", "glm4v-tiny/dump_text", "glm4v-tiny/dump_video",
-                              "paddleocr-vl-tiny/dump", "paddleocr-vl-tiny/dump_mid", "paddleocr-vl-tiny/dump_multi", "paddleocr-vl-tiny/dump_text"})
+        for (const char* f :
+             {"glm4v-tiny/dump", "glm4v-tiny/dump_mid", "glm4v-tiny/dump_multi", "glm4v-tiny/dump_text", "glm4v-tiny/dump_video",
+              "paddleocr-vl-tiny/dump", "paddleocr-vl-tiny/dump_mid", "paddleocr-vl-tiny/dump_multi", "paddleocr-vl-tiny/dump_text"})
             QTest::newRow(f) << QString(f);
     }
     void typedFamiliesMatch()
@@ -207,7 +208,8 @@ private Q_SLOTS:
                 mask.push_back(padded || (b == 0 && i >= L) ? 0 : 1);
                 for (int a = 0; a < 3; ++a)
                     if (!padded && !(b == 0 && i >= L))
-                        positions[static_cast<size_t>((a * 2 + b) * width + i)] = pos.ints[static_cast<size_t>(a * L + src)] + (b == 1 ? pad : 0);
+                        positions[static_cast<size_t>((a * 2 + b) * width + i)] =
+                            pos.ints[static_cast<size_t>(a * L + src)] + (b == 1 ? pad : 0);
             }
         DumpBatch d;
         d.name = "padded";
@@ -270,9 +272,11 @@ private Q_SLOTS:
         const RopescopeRun good = runRopescope({"check-positions", dir.filePath("dump/b0.safetensors"), "--model", model}, false);
         QCOMPARE(good.exitCode, 0);
         QVERIFY2(good.out.contains("summary: 1 checked, 0 differ"), good.out.constData());
-        const RopescopeRun both = runRopescope({"check-positions", dir.filePath("dump"), "--model", model, "--report", dir.filePath("report")}, false);
+        const RopescopeRun both =
+            runRopescope({"check-positions", dir.filePath("dump"), "--model", model, "--report", dir.filePath("report")}, false);
         QCOMPARE(both.exitCode, 1);
-        QVERIFY2(both.out.contains("b1.safetensors row 0: 1-d") && both.out.contains("summary: 2 checked, 1 differ: 1-d 1"), both.out.constData());
+        QVERIFY2(both.out.contains("b1.safetensors row 0: 1-d") && both.out.contains("summary: 2 checked, 1 differ: 1-d 1"),
+                 both.out.constData());
         QFile report(dir.filePath("report/report.json"));
         QVERIFY(report.open(QIODevice::ReadOnly));
         const QJsonObject json = QJsonDocument::fromJson(report.readAll()).object();
@@ -294,8 +298,12 @@ private Q_SLOTS:
 
         QFile job(dir.filePath("job.json"));
         QVERIFY(job.open(QIODevice::WriteOnly));
-        job.write(QJsonDocument(QJsonObject{{"items", QJsonArray{QJsonObject{{"type", "check-positions"}, {"dump", dir.filePath("dump")}, {"model", model},
-                                                                            {"output", "check.json"}}}}}).toJson());
+        job.write(QJsonDocument(
+                      QJsonObject{
+                          {"items",
+                           QJsonArray{QJsonObject{
+                               {"type", "check-positions"}, {"dump", dir.filePath("dump")}, {"model", model}, {"output", "check.json"}}}}})
+                      .toJson());
         job.close();
         QCOMPARE(runRopescope({"batch", dir.filePath("job.json"), "--output", dir.filePath("out")}, false).exitCode, 0);
         QFile item(dir.filePath("out/check.json"));
@@ -315,7 +323,8 @@ private Q_SLOTS:
         const auto write = [&](const QString& name, const c10::IValue& value) {
             const std::vector<char> bytes = torch::pickle_save(value);
             QFile f(dir.filePath(name));
-            return f.open(QIODevice::WriteOnly) && f.write(bytes.data(), static_cast<qint64>(bytes.size())) == static_cast<qint64>(bytes.size());
+            return f.open(QIODevice::WriteOnly) &&
+                f.write(bytes.data(), static_cast<qint64>(bytes.size())) == static_cast<qint64>(bytes.size());
         };
         QVERIFY(write("batch.pt", c10::IValue(dict)));
         const DumpBatch back = readDumpBatch(dir.filePath("batch.pt"));
@@ -335,11 +344,16 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("what");
         QTest::addColumn<QString>("message");
-        QTest::newRow("no position_ids") << "drop position_ids" << "no 'position_ids'";
-        QTest::newRow("wrong shape") << "shape" << "'position_ids' must be [3, B, L] or [4, B, L]";
-        QTest::newRow("grid rows left") << "extra grid" << "but input_ids has 1 image and 0 video token runs";
-        QTest::newRow("fractional ids") << "fraction" << "'input_ids' holds numbers that are not whole";
-        QTest::newRow("ids out of range") << "range" << "outside the vocabulary";
+        QTest::newRow("no position_ids") << "drop position_ids"
+                                         << "no 'position_ids'";
+        QTest::newRow("wrong shape") << "shape"
+                                     << "'position_ids' must be [3, B, L] or [4, B, L]";
+        QTest::newRow("grid rows left") << "extra grid"
+                                        << "but input_ids has 1 image and 0 video token runs";
+        QTest::newRow("fractional ids") << "fraction"
+                                        << "'input_ids' holds numbers that are not whole";
+        QTest::newRow("ids out of range") << "range"
+                                          << "outside the vocabulary";
     }
     void badDumpsAreRefused()
     {

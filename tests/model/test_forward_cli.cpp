@@ -43,8 +43,8 @@ private Q_SLOTS:
         QFETCH(QString, model);
         QTemporaryDir dir;
         const QString out = dir.filePath("out.safetensors");
-        const auto r = runRopescope({"forward", "--model", fixture(model), "--inputs", fixture(model + "/inputs_multi.safetensors"),
-                                     "--output", out});
+        const auto r =
+            runRopescope({"forward", "--model", fixture(model), "--inputs", fixture(model + "/inputs_multi.safetensors"), "--output", out});
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const SafeTensors got = SafeTensors::open(out);
         const SafeTensors want = SafeTensors::open(fixture(model + "/expected_multi.safetensors"));
@@ -61,8 +61,8 @@ private Q_SLOTS:
         QVERIFY(maxAbs(toTorch(got, "attentions"), toTorch(want, "attentions")) < attention);
         if (want.find("generated_logits"))
             QVERIFY(maxAbs(toTorch(got, "generated_logits"), toTorch(want, "generated_logits")) < outputs);
-        for (const char* name : {"deltanet_g", "deltanet_beta", "deltanet_core_outputs", "deltanet_recurrent_states", "deltanet_conv_states",
-                                 "full_attention_layer_indexes", "linear_attention_layer_indexes"}) {
+        for (const char* name : {"deltanet_g", "deltanet_beta", "deltanet_core_outputs", "deltanet_recurrent_states",
+                                 "deltanet_conv_states", "full_attention_layer_indexes", "linear_attention_layer_indexes"}) {
             QCOMPARE(got.find(name) != nullptr, want.find(name) != nullptr);
             if (want.find(name))
                 QVERIFY2(maxAbs(toTorch(got, name), toTorch(want, name)) < 1e-4, name);
@@ -84,10 +84,10 @@ private Q_SLOTS:
         if (want.find("generate_position_ids")) // transformers 5: row 0 plain, rows 1-3 the positions
             QVERIFY(torch::equal(toTorch(got, "generate_position_ids"), toTorch(want, "generate_position_ids")));
         QCOMPARE(QString::fromStdString(got.metadata().at("allocation")),
-                 model == "qwen3vl-tiny"       ? QString("interleaved-mrope[6,5,5]")
-                 : qwen35                      ? QString("interleaved-mrope[2,1,1]")
-                 : model == "paddleocr-vl-tiny" ? QString("sectioned[4,6,6]")
-                                               : QString("sectioned[2,3,3]"));
+                 model == "qwen3vl-tiny"            ? QString("interleaved-mrope[6,5,5]")
+                     : qwen35                       ? QString("interleaved-mrope[2,1,1]")
+                     : model == "paddleocr-vl-tiny" ? QString("sectioned[4,6,6]")
+                                                    : QString("sectioned[2,3,3]"));
     }
 
     // The bf16 path (the GPU default) on the CPU: the same model in bfloat16 stays within bf16's precision
@@ -106,9 +106,11 @@ private Q_SLOTS:
         QVERIFY(torch::equal(toTorch(got, "position_ids"), toTorch(want, "position_ids")));
         const auto logits = toTorch(want, "logits").to(torch::kFloat64);
         const double scale = logits.abs().max().item<double>();
-        const double logitErr = maxAbs(toTorch(got, "logits"), logits), attnErr = maxAbs(toTorch(got, "attentions"), toTorch(want, "attentions"));
+        const double logitErr = maxAbs(toTorch(got, "logits"), logits),
+                     attnErr = maxAbs(toTorch(got, "attentions"), toTorch(want, "attentions"));
         const double embedErr = maxAbs(toTorch(got, "image_embeds"), toTorch(want, "image_embeds"));
-        qInfo("bf16 %s: logits max err %.4f (max |logit| %.3f), attentions %.5f, image embeds %.4f", qPrintable(model), logitErr, scale, attnErr, embedErr);
+        qInfo("bf16 %s: logits max err %.4f (max |logit| %.3f), attentions %.5f, image embeds %.4f", qPrintable(model), logitErr, scale,
+              attnErr, embedErr);
         // The Qwen3.5 fixture amplifies rounding about 10x more than the others (its README: float32 already
         // ends 6e-5 off after 8 layers, as the DeltaNet's gated norm scales up its small outputs), so its bf16
         // bounds are 5x wider. Measured: 16% of the largest logit, attentions 0.107, even with the DeltaNet
@@ -179,8 +181,8 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString out = dir.filePath("out.safetensors");
         const auto r = runRopescope(QStringList{"forward", "--model", fixture("qwen2vl-tiny"), "--inputs",
-                                                fixture("qwen2vl-tiny/inputs_multi.safetensors"), "--output", out, "--generate", "0"}
-                                    + scheme);
+                                                fixture("qwen2vl-tiny/inputs_multi.safetensors"), "--output", out, "--generate", "0"} +
+                                    scheme);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const SafeTensors got = SafeTensors::open(out);
         const std::string layout = got.metadata().at("layout");
@@ -214,8 +216,9 @@ private Q_SLOTS:
         QVERIFY(torch::equal(toTorch(got, "position_ids"), toTorch(want, "position_ids")));
         QVERIFY(maxAbs(toTorch(got, "logits"), toTorch(want, "logits")) < (model == "qwen35-tiny" ? 3e-4 : 1e-4));
         QCOMPARE(QString::fromStdString(got.metadata().at("scheme")), QString("expected_multi.safetensors"));
-        const auto mismatch = runRopescope({"forward", "--model", fixture(model), "--inputs", fixture(model + "/inputs_multi.safetensors"),
-                                            "--positions", fixture(model + "/expected.safetensors"), "--output", dir.filePath("bad.safetensors")});
+        const auto mismatch =
+            runRopescope({"forward", "--model", fixture(model), "--inputs", fixture(model + "/inputs_multi.safetensors"), "--positions",
+                          fixture(model + "/expected.safetensors"), "--output", dir.filePath("bad.safetensors")});
         QCOMPARE(mismatch.exitCode, 2);
         QVERIFY2(mismatch.err.contains("holds positions for 15 tokens") && mismatch.err.contains(") has "), mismatch.err.constData());
         QVERIFY(!QFile::exists(dir.filePath("bad.safetensors")));

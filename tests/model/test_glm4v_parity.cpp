@@ -187,9 +187,12 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("suffix");
         QTest::addColumn<QString>("layout");
-        QTest::newRow("main") << "" << "text:4,image:2x3,text:5";
-        QTest::newRow("multi") << "_multi" << "text:3,image:2x3,text:5,image:4x3,text:3";
-        QTest::newRow("video") << "_video" << "text:5,video:1x2x2,text:4,video:1x2x2,text:8";
+        QTest::newRow("main") << ""
+                              << "text:4,image:2x3,text:5";
+        QTest::newRow("multi") << "_multi"
+                               << "text:3,image:2x3,text:5,image:4x3,text:3";
+        QTest::newRow("video") << "_video"
+                               << "text:5,video:1x2x2,text:4,video:1x2x2,text:8";
     }
     void builtInSchemeEqualsTheFixtures()
     {

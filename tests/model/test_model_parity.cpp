@@ -113,8 +113,11 @@ private Q_SLOTS:
         EXPECT_CLOSE(torch::stack(r.prefill.layerOutputs, 0).unsqueeze(1), want("decoder_layer_outputs"), 1e-4, "decoder_layer_outputs");
         EXPECT_CLOSE(r.prefill.finalNorm.unsqueeze(0), want("final_norm_output"), 1e-4, "final_norm_output");
         EXPECT_CLOSE(r.prefill.logits.unsqueeze(0), want("logits"), 1e-4, "logits");
-        QVERIFY2(torch::equal(r.generatedIds.unsqueeze(0), want("generated_ids")), qPrintable(QString::fromStdString(
-                                                                                     [&] { std::ostringstream s; s << r.generatedIds; return s.str(); }())));
+        QVERIFY2(torch::equal(r.generatedIds.unsqueeze(0), want("generated_ids")), qPrintable(QString::fromStdString([&] {
+                     std::ostringstream s;
+                     s << r.generatedIds;
+                     return s.str();
+                 }())));
         if (holds("generated_logits"))
             EXPECT_CLOSE(r.generatedLogits.unsqueeze(0), want("generated_logits"), 1e-4, "generated_logits");
     }
@@ -174,8 +177,8 @@ private Q_SLOTS:
         p.rotary.headDim = q3.text.headDim();
         const auto table = geometry::buildPositionTable(layout, p);
         // Hugging Face: frame 0 at s = 6 -> (6, 6..7, 6..7); text resumes at 8; frame 1 at s = 12.
-        const std::vector<std::array<int, 3>> want{{0, 0, 0}, {5, 5, 5}, {6, 6, 6}, {6, 7, 7}, {8, 8, 8}, {11, 11, 11},
-                                                   {12, 12, 12}, {12, 13, 13}, {14, 14, 14}, {16, 16, 16}};
+        const std::vector<std::array<int, 3>> want{{0, 0, 0},    {5, 5, 5},    {6, 6, 6},    {6, 7, 7},    {8, 8, 8},
+                                                   {11, 11, 11}, {12, 12, 12}, {12, 13, 13}, {14, 14, 14}, {16, 16, 16}};
         const std::vector<int> rows{0, 5, 6, 9, 10, 13, 14, 17, 18, 20};
         for (size_t k = 0; k < rows.size(); ++k)
             for (int c = 0; c < 3; ++c)

@@ -32,7 +32,8 @@ Vec rotated(const Vec& x, const std::vector<double>& p, const ropescope::geometr
     const size_t d = x.size(), half = d / 2;
     Vec out(d);
     for (size_t j = 0; j < half; ++j) {
-        const double angle = p[static_cast<size_t>(a.componentOf(static_cast<int>(j)))] * std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(d));
+        const double angle = p[static_cast<size_t>(a.componentOf(static_cast<int>(j)))] *
+            std::pow(theta, -2.0 * static_cast<double>(j) / static_cast<double>(d));
         out[j] = x[j] * std::cos(angle) - x[j + half] * std::sin(angle);
         out[j + half] = x[j + half] * std::cos(angle) + x[j] * std::sin(angle);
     }
@@ -112,16 +113,21 @@ private Q_SLOTS:
         const torch::Tensor x = run.result.inputsEmbeds.to(torch::kFloat64);
         const torch::Tensor w = ck.tensor("model.layers.0.input_layernorm.weight", {hidden}).to(torch::kFloat64);
         const torch::Tensor normed = (x / (x.pow(2).mean(1, true) + text.rmsEps).sqrt() * w).contiguous();
-        const auto weight = [&](const char* name, int64_t rows) { return ck.tensor(name, {rows, hidden}).to(torch::kFloat64).contiguous(); };
+        const auto weight = [&](const char* name, int64_t rows) {
+            return ck.tensor(name, {rows, hidden}).to(torch::kFloat64).contiguous();
+        };
         const auto bias = [&](const char* name, int64_t rows) { return ck.tensor(name, {rows}).to(torch::kFloat64).contiguous(); };
-        const torch::Tensor wq = weight("model.layers.0.self_attn.q_proj.weight", heads * d), bq = bias("model.layers.0.self_attn.q_proj.bias", heads * d);
-        const torch::Tensor wk = weight("model.layers.0.self_attn.k_proj.weight", kvHeads * d), bk = bias("model.layers.0.self_attn.k_proj.bias", kvHeads * d);
+        const torch::Tensor wq = weight("model.layers.0.self_attn.q_proj.weight", heads * d),
+                            bq = bias("model.layers.0.self_attn.q_proj.bias", heads * d);
+        const torch::Tensor wk = weight("model.layers.0.self_attn.k_proj.weight", kvHeads * d),
+                            bk = bias("model.layers.0.self_attn.k_proj.bias", kvHeads * d);
 
         const ropescope::geometry::PositionTable& table = run.result.layerTables[0];
         auto positionOf = [&](int64_t index) {
             std::vector<double> p(static_cast<size_t>(table.components()));
             for (int c = 0; c < table.components(); ++c)
-                p[static_cast<size_t>(c)] = index < table.size() ? table.positions(index, c) : table.positions.maxCoeff() + 1 + double(index - table.size());
+                p[static_cast<size_t>(c)] =
+                    index < table.size() ? table.positions(index, c) : table.positions.maxCoeff() + 1 + double(index - table.size());
             return p;
         };
         const MapToken tokens[] = {run.questionTokens.front(), run.answerTokens[1]};
@@ -129,7 +135,8 @@ private Q_SLOTS:
         for (const MapToken& token : tokens)
             for (int head = 0; head < heads; ++head) {
                 const OwnPrior prior = ownPositionalPrior(vlm, run, 0, head, token);
-                const Vec qRot = rotated(meanProjection(normed, wq, bq, head, d), positionOf(queryIndex(run, token)), table.allocation, text.ropeTheta);
+                const Vec qRot =
+                    rotated(meanProjection(normed, wq, bq, head, d), positionOf(queryIndex(run, token)), table.allocation, text.ropeTheta);
                 const Vec k = meanProjection(normed, wk, bk, head / (heads / kvHeads), d);
                 std::vector<double> scores;
                 for (int64_t i : run.prompt.imageTokens) {
@@ -197,9 +204,10 @@ private Q_SLOTS:
         // A batch item writes the same table.
         QFile job(dir_.filePath("prior-job.json"));
         QVERIFY(job.open(QIODevice::WriteOnly));
-        job.write(QJsonDocument(QJsonObject{{"defaults", QJsonObject{{"model", model_}, {"image", image_}, {"question", question_}}},
-                                            {"items", QJsonArray{QJsonObject{{"type", "attention"}, {"output", "p.csv"}, {"own-prior", true}}}}})
-                      .toJson());
+        job.write(
+            QJsonDocument(QJsonObject{{"defaults", QJsonObject{{"model", model_}, {"image", image_}, {"question", question_}}},
+                                      {"items", QJsonArray{QJsonObject{{"type", "attention"}, {"output", "p.csv"}, {"own-prior", true}}}}})
+                .toJson());
         job.close();
         r = runRopescope({"batch", job.fileName(), "--output", dir_.filePath("batch")}, false);
         QVERIFY2(r.exitCode == 0, r.err.constData());

@@ -39,7 +39,8 @@ QStringList makeVideos(const QString& root)
         const QString folder = root + QString("/video_%1").arg(v);
         QDir().mkpath(folder);
         for (int f = 0; f < frames[v]; ++f)
-            QFile::copy(QString(ROPESCOPE_TEST_DATA) + QString("/drawn/drawn_%1.png").arg(v * 4 + f, 2, 10, QChar('0')), folder + QString("/f%1.png").arg(f));
+            QFile::copy(QString(ROPESCOPE_TEST_DATA) + QString("/drawn/drawn_%1.png").arg(v * 4 + f, 2, 10, QChar('0')),
+                        folder + QString("/f%1.png").arg(f));
         videos << folder;
     }
     return videos;
@@ -58,8 +59,8 @@ private Q_SLOTS:
     void meanMapIsTheSamplesOwnAttentionAveraged()
     {
         QTemporaryDir dir;
-        const RopescopeRun r = runRopescope({"bias", "--model", kModel, "--samples", "5", "--schemes", "vrope", "--capture-layers", "1,3",
-                                             "--output", dir.path()}, false);
+        const RopescopeRun r = runRopescope(
+            {"bias", "--model", kModel, "--samples", "5", "--schemes", "vrope", "--capture-layers", "1,3", "--output", dir.path()}, false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject bias = jsonOf(dir.filePath("bias.json"));
         QCOMPARE(bias["samples"].toInt(), 5);
@@ -87,7 +88,8 @@ private Q_SLOTS:
                 for (size_t l = 0; l < 2; ++l) {
                     const torch::Tensor probs = run.attention()[l].to(torch::kFloat64); // [H, Q, 64]
                     for (int which = 0; which < 2; ++which) {
-                        const torch::Tensor map = which == 0 ? probs.mean(std::vector<int64_t>{0, 1}) : probs.select(1, probs.size(1) - 1).mean(0);
+                        const torch::Tensor map =
+                            which == 0 ? probs.mean(std::vector<int64_t>{0, 1}) : probs.select(1, probs.size(1) - 1).mean(0);
                         const double sum = map.sum().item<double>();
                         for (int c = 0; c < 64; ++c)
                             (which == 0 ? expected : expectedAnswer)[l][static_cast<size_t>(c)] += map[c].item<double>() / sum / 5.0;
@@ -105,12 +107,18 @@ private Q_SLOTS:
                 double centreRow = 0;
                 for (int c = 0; c < 64; ++c) {
                     QVERIFY2(std::abs(question[c].toDouble() - expected[l][static_cast<size_t>(c)]) < 1e-6,
-                             qPrintable(QString("scheme %1 layer %2 cell %3: %4 vs %5").arg(s).arg(l).arg(c).arg(question[c].toDouble()).arg(expected[l][static_cast<size_t>(c)])));
+                             qPrintable(QString("scheme %1 layer %2 cell %3: %4 vs %5")
+                                            .arg(s)
+                                            .arg(l)
+                                            .arg(c)
+                                            .arg(question[c].toDouble())
+                                            .arg(expected[l][static_cast<size_t>(c)])));
                     QVERIFY(std::abs(answer[c].toDouble() - expectedAnswer[l][static_cast<size_t>(c)]) < 1e-6);
                     centreRow += expected[l][static_cast<size_t>(c)] * (c / 8);
                 }
                 // The centre of mass of the mean map is the mean of the samples' centres.
-                QVERIFY(std::abs(layer["question"].toObject()["centre_of_mass"].toObject()["row"].toObject()["value"].toDouble() - centreRow) < 1e-6);
+                QVERIFY(std::abs(layer["question"].toObject()["centre_of_mass"].toObject()["row"].toObject()["value"].toDouble() -
+                                 centreRow) < 1e-6);
             }
         }
         for (const char* name : {"bias.png", "bias.svg", "bias.pdf", "bias.csv", "bias_state.json"})
@@ -126,7 +134,8 @@ private Q_SLOTS:
         // so a video whose pairs of frames are equal has the patch rows of those images, patch after patch.
         const Vlm vlm(kModel);
         const VisionConfig& v = vlm.config().vision;
-        const QImage a = loadImage(QString(ROPESCOPE_TEST_DATA) + "/drawn/drawn_00.png"), b = loadImage(QString(ROPESCOPE_TEST_DATA) + "/drawn/drawn_01.png");
+        const QImage a = loadImage(QString(ROPESCOPE_TEST_DATA) + "/drawn/drawn_00.png"),
+                     b = loadImage(QString(ROPESCOPE_TEST_DATA) + "/drawn/drawn_01.png");
         const ProcessedImage ia = preprocessImage(a, v), ib = preprocessImage(b, v);
         const ProcessedImage video = preprocessVideo({a, a, b, b}, v);
         QCOMPARE(video.grid[0][0].item<int64_t>(), 2);
@@ -142,8 +151,9 @@ private Q_SLOTS:
         // per second, as Python's "%.1f" (0.25 -> 0.2, 1.25 -> 1.2).
         const Tokenizer plain = Tokenizer::load(QString(ROPESCOPE_TEST_DATA) + "/attend/tokenizer.json");
         const QString prompt = videoPrompt(plain, "q", 2, 3, 2, ChatTemplate::Qwen3VL);
-        QCOMPARE(prompt, QString("<0.2 seconds><|vision_start|>") + QString("<|video_pad|>").repeated(3)
-                             + "<|vision_end|><1.2 seconds><|vision_start|>" + QString("<|video_pad|>").repeated(3) + "<|vision_end|>q");
+        QCOMPARE(prompt,
+                 QString("<0.2 seconds><|vision_start|>") + QString("<|video_pad|>").repeated(3) +
+                     "<|vision_end|><1.2 seconds><|vision_start|>" + QString("<|video_pad|>").repeated(3) + "<|vision_end|>q");
     }
 
     void videoMeanMapIsTheSamplesOwnAttentionAveraged()
@@ -151,8 +161,9 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QStringList videos = makeVideos(dir.filePath("videos"));
         const QString question = "what colour is the circle";
-        const RopescopeRun r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", question, "--capture-layers",
-                                             "1,3", "--keep-samples", "--output", dir.filePath("out")}, false);
+        const RopescopeRun r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", question,
+                                             "--capture-layers", "1,3", "--keep-samples", "--output", dir.filePath("out")},
+                                            false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject bias = jsonOf(dir.filePath("out/bias.json"));
         QCOMPARE(bias["samples"].toInt(), 2);
@@ -170,7 +181,8 @@ private Q_SLOTS:
             for (const QString& name : QDir(folder).entryList({"*.png"}, QDir::Files, QDir::Name))
                 images.push_back(loadImage(folder + "/" + name));
             const ProcessedImage video = preprocessVideo(images, vlm.config().vision, loadPreprocessOptions(kModel, vlm.config()));
-            const std::vector<int64_t> ids = tok.encode("<|vision_start|>" + QString("<|video_pad|>").repeated(128) + "<|vision_end|>" + question);
+            const std::vector<int64_t> ids =
+                tok.encode("<|vision_start|>" + QString("<|video_pad|>").repeated(128) + "<|vision_end|>" + question);
             ForwardRequest f;
             f.inputIds = torch::tensor(ids, torch::kInt64);
             f.videoPixelValues = video.pixels;
@@ -193,7 +205,8 @@ private Q_SLOTS:
         for (size_t l = 0; l < 2; ++l) {
             const QJsonObject q = layers[static_cast<qsizetype>(l)].toObject()["question"].toObject();
             for (int c = 0; c < 64; ++c)
-                QVERIFY2(std::abs(q["mean_map"].toArray()[c].toDouble() - within[l][static_cast<size_t>(c)]) < 1e-6, qPrintable(QString::number(c)));
+                QVERIFY2(std::abs(q["mean_map"].toArray()[c].toDouble() - within[l][static_cast<size_t>(c)]) < 1e-6,
+                         qPrintable(QString::number(c)));
             for (int k = 0; k < 2; ++k)
                 QVERIFY(std::abs(q["frame_profile"].toArray()[k].toDouble() - frames[l][static_cast<size_t>(k)]) < 1e-6);
             QVERIFY(q.contains("last_vs_first_frame"));
@@ -213,8 +226,11 @@ private Q_SLOTS:
         }
         QVERIFY(std::abs(cell0 - within[0][0]) < 1e-9);
         // Without the flag, no per-sample file.
-        QCOMPARE(runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", question, "--capture-layers", "1",
-                               "--output", dir.filePath("plain")}, false).exitCode, 0);
+        QCOMPARE(runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", question, "--capture-layers",
+                               "1", "--output", dir.filePath("plain")},
+                              false)
+                     .exitCode,
+                 0);
         QVERIFY(!QFileInfo::exists(dir.filePath("plain/bias_samples.csv")));
     }
 
@@ -222,20 +238,26 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         makeVideos(dir.filePath("videos"));
-        const QStringList common{"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", "where is the square",
-                                 "--schemes", "vrope", "--capture-layers", "2", "--keep-samples"};
+        const QStringList common{
+            "bias",  "--model",          kModel, "--videos",      dir.filePath("videos"), "--question", "where is the square", "--schemes",
+            "vrope", "--capture-layers", "2",    "--keep-samples"};
         QCOMPARE(runRopescope(common + QStringList{"--output", dir.filePath("one")}, false).exitCode, 0);
         QCOMPARE(runRopescope(common + QStringList{"--shard", "0/2", "--output", dir.filePath("s1")}, false).exitCode, 0);
         QCOMPARE(runRopescope(common + QStringList{"--shard", "1/2", "--output", dir.filePath("s2")}, false).exitCode, 0);
-        const RopescopeRun merged = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("s2"), "--output", dir.filePath("m")}, false);
+        const RopescopeRun merged =
+            runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("s2"), "--output", dir.filePath("m")}, false);
         QVERIFY2(merged.exitCode == 0, merged.err.constData());
-        QCOMPARE(jsonOf(dir.filePath("m/bias_state.json"))["cells"].toArray(), jsonOf(dir.filePath("one/bias_state.json"))["cells"].toArray());
+        QCOMPARE(jsonOf(dir.filePath("m/bias_state.json"))["cells"].toArray(),
+                 jsonOf(dir.filePath("one/bias_state.json"))["cells"].toArray());
         QFile a(dir.filePath("one/bias_samples.csv")), b(dir.filePath("m/bias_samples.csv"));
         QVERIFY(a.open(QIODevice::ReadOnly) && b.open(QIODevice::ReadOnly));
         QCOMPARE(b.readAll(), a.readAll());
         // A shard without --keep-samples is another setting.
-        QCOMPARE(runRopescope(common.mid(0, common.size() - 1) + QStringList{"--shard", "1/2", "--output", dir.filePath("bare")}, false).exitCode, 0);
-        const RopescopeRun r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("bare"), "--output", dir.filePath("x")}, false);
+        QCOMPARE(runRopescope(common.mid(0, common.size() - 1) + QStringList{"--shard", "1/2", "--output", dir.filePath("bare")}, false)
+                     .exitCode,
+                 0);
+        const RopescopeRun r =
+            runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("bare"), "--output", dir.filePath("x")}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("--keep-samples") && oneLine(r.err), r.err.constData());
     }
@@ -247,7 +269,8 @@ private Q_SLOTS:
         QCOMPARE(runRopescope(common + QStringList{"--output", dir.filePath("one")}, false).exitCode, 0);
         QCOMPARE(runRopescope(common + QStringList{"--shard", "0/2", "--output", dir.filePath("s1")}, false).exitCode, 0);
         QCOMPARE(runRopescope(common + QStringList{"--shard", "1/2", "--output", dir.filePath("s2")}, false).exitCode, 0);
-        const RopescopeRun merged = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("s2"), "--output", dir.filePath("m")}, false);
+        const RopescopeRun merged =
+            runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("s2"), "--output", dir.filePath("m")}, false);
         QVERIFY2(merged.exitCode == 0, merged.err.constData());
         const QJsonObject one = jsonOf(dir.filePath("one/bias_state.json")), m = jsonOf(dir.filePath("m/bias_state.json"));
         // Sums bit-identical (fixed point), every sample's stats the same.
@@ -261,13 +284,17 @@ private Q_SLOTS:
         const QJsonObject lb = b["schemes"].toArray()[1].toObject()["layers"].toArray()[1].toObject()["question"].toObject();
         for (const char* key : {"last_vs_first_row", "distance_correlation"})
             for (int i = 0; i < 2; ++i)
-                QVERIFY(std::abs(la[key].toObject()["ci95"].toArray()[i].toDouble() - lb[key].toObject()["ci95"].toArray()[i].toDouble()) < 1e-12);
+                QVERIFY(std::abs(la[key].toObject()["ci95"].toArray()[i].toDouble() - lb[key].toObject()["ci95"].toArray()[i].toDouble()) <
+                        1e-12);
         for (int c = 0; c < 64; ++c)
             QVERIFY(std::abs(la["mean_map"].toArray()[c].toDouble() - lb["mean_map"].toArray()[c].toDouble()) < 1e-12);
 
         // Shards of other settings, or the same shard twice, are refused in one line.
         QCOMPARE(runRopescope({"bias", "--model", kModel, "--samples", "7", "--capture-layers", "0,3", "--shard", "1/2", "--output",
-                               dir.filePath("other")}, false).exitCode, 0);
+                               dir.filePath("other")},
+                              false)
+                     .exitCode,
+                 0);
         RopescopeRun r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("other"), "--output", dir.filePath("x")}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("different settings: the schemes") && oneLine(r.err), r.err.constData());
@@ -277,7 +304,10 @@ private Q_SLOTS:
         QVERIFY(!QFileInfo::exists(dir.filePath("x")));
         // Another model's shard.
         QCOMPARE(runRopescope({"bias", "--model", kModel + "/../vrope", "--samples", "7", "--schemes", "circle", "--capture-layers", "0,3",
-                               "--shard", "1/2", "--output", dir.filePath("vrope")}, false).exitCode, 0);
+                               "--shard", "1/2", "--output", dir.filePath("vrope")},
+                              false)
+                     .exitCode,
+                 0);
         r = runRopescope({"bias", "--merge", dir.filePath("s1"), dir.filePath("vrope"), "--output", dir.filePath("x")}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("different settings: the model"), r.err.constData());
@@ -287,13 +317,25 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         QCOMPARE(runRopescope({"bias", "--model", kModel, "--samples", "4", "--schemes", "vrope", "--capture-layers", "2", "--output",
-                               dir.filePath("cli")}, false).exitCode, 0);
+                               dir.filePath("cli")},
+                              false)
+                     .exitCode,
+                 0);
         QFile job(dir.filePath("job.json"));
         QVERIFY(job.open(QIODevice::WriteOnly));
-        job.write(QJsonDocument(QJsonObject{{"items", QJsonArray{QJsonObject{{"type", "bias"}, {"model", kModel}, {"samples", 4}, {"schemes", "vrope"},
-                                                                            {"capture-layers", "2"}, {"output", "b.json"}},
-                                                                QJsonObject{{"type", "bias"}, {"model", kModel}, {"samples", 4}, {"schemes", "vrope"},
-                                                                            {"capture-layers", "2"}, {"output", "b.svg"}}}}})
+        job.write(QJsonDocument(QJsonObject{{"items",
+                                             QJsonArray{QJsonObject{{"type", "bias"},
+                                                                    {"model", kModel},
+                                                                    {"samples", 4},
+                                                                    {"schemes", "vrope"},
+                                                                    {"capture-layers", "2"},
+                                                                    {"output", "b.json"}},
+                                                        QJsonObject{{"type", "bias"},
+                                                                    {"model", kModel},
+                                                                    {"samples", 4},
+                                                                    {"schemes", "vrope"},
+                                                                    {"capture-layers", "2"},
+                                                                    {"output", "b.svg"}}}}})
                       .toJson());
         job.close();
         const RopescopeRun r = runRopescope({"batch", dir.filePath("job.json"), "--output", dir.filePath("batch")}, false);
@@ -308,7 +350,8 @@ private Q_SLOTS:
         QFile empty(dir.filePath("empty.jsonl"));
         QVERIFY(empty.open(QIODevice::WriteOnly));
         empty.close();
-        RopescopeRun r = runRopescope({"bias", "--model", kModel, "--questions", dir.filePath("empty.jsonl"), "--output", dir.filePath("o")}, false);
+        RopescopeRun r =
+            runRopescope({"bias", "--model", kModel, "--questions", dir.filePath("empty.jsonl"), "--output", dir.filePath("o")}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("empty.jsonl: no questions") && oneLine(r.err), r.err.constData());
 
@@ -318,8 +361,9 @@ private Q_SLOTS:
         QVERIFY(bad.open(QIODevice::WriteOnly));
         bad.write("not a png");
         bad.close();
-        r = runRopescope({"bias", "--model", kModel, "--images", dir.filePath("images"), "--question", "what colour is the circle", "--output",
-                          dir.filePath("o")}, false);
+        r = runRopescope({"bias", "--model", kModel, "--images", dir.filePath("images"), "--question", "what colour is the circle",
+                          "--output", dir.filePath("o")},
+                         false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("b.png") && oneLine(r.err), r.err.constData());
         QVERIFY(!QFileInfo::exists(dir.filePath("o")));
@@ -327,20 +371,24 @@ private Q_SLOTS:
         r = runRopescope({"bias", "--model", kModel, "--samples", "3", "--shard", "3/2", "--output", dir.filePath("o")}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("--shard") && oneLine(r.err), r.err.constData());
-        r = runRopescope({"bias", "--model", kModel, "--samples", "3", "--questions", dir.filePath("empty.jsonl"), "--output", dir.filePath("o")}, false);
+        r = runRopescope(
+            {"bias", "--model", kModel, "--samples", "3", "--questions", dir.filePath("empty.jsonl"), "--output", dir.filePath("o")},
+            false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("give one sample source"), r.err.constData());
 
         // Videos: an empty folder, a corrupt frame.
         QDir().mkpath(dir.filePath("videos/empty"));
-        r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", "q", "--output", dir.filePath("o")}, false);
+        r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", "q", "--output", dir.filePath("o")},
+                         false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("no videos in the folder") && oneLine(r.err), r.err.constData());
         QDir().mkpath(dir.filePath("videos/v"));
         QFile::copy(dir.filePath("images/a.png"), dir.filePath("videos/v/f0.png"));
         QFile::copy(dir.filePath("images/b.png"), dir.filePath("videos/v/f1.png"));
-        r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", "what colour is the circle", "--output",
-                          dir.filePath("o")}, false);
+        r = runRopescope({"bias", "--model", kModel, "--videos", dir.filePath("videos"), "--question", "what colour is the circle",
+                          "--output", dir.filePath("o")},
+                         false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains("f1.png") && oneLine(r.err), r.err.constData());
         QVERIFY(!QFileInfo::exists(dir.filePath("o")));

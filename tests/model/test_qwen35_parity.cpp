@@ -196,7 +196,8 @@ private Q_SLOTS:
         EXPECT_CLOSE(stackOf(p.deltaTraces, &DeltaNetTrace::g), want("deltanet_g"), kAttention, "deltanet_g");
         EXPECT_CLOSE(stackOf(p.deltaTraces, &DeltaNetTrace::beta), want("deltanet_beta"), kAttention, "deltanet_beta");
         EXPECT_CLOSE(stackOf(p.deltaTraces, &DeltaNetTrace::core), want("deltanet_core_outputs"), kAttention, "deltanet_core_outputs");
-        EXPECT_CLOSE(stackOf(p.deltaStates, &DeltaNetState::recurrent), want("deltanet_recurrent_states"), kStates, "deltanet_recurrent_states");
+        EXPECT_CLOSE(stackOf(p.deltaStates, &DeltaNetState::recurrent), want("deltanet_recurrent_states"), kStates,
+                     "deltanet_recurrent_states");
         EXPECT_CLOSE(stackOf(p.deltaStates, &DeltaNetState::conv), want("deltanet_conv_states"), kStates, "deltanet_conv_states");
         EXPECT_CLOSE(torch::stack(p.attentions, 0).unsqueeze(1), want("attentions"), kAttention, "attentions");
         EXPECT_CLOSE(torch::stack(p.layerOutputs, 0).unsqueeze(1), want("decoder_layer_outputs"), kOutputs, "decoder_layer_outputs");

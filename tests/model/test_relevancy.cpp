@@ -67,15 +67,17 @@ private Q_SLOTS:
         const int64_t H = c.heads, Hkv = c.kvHeads, d = c.headDim(), hidden = c.hidden;
         const auto n = static_cast<int64_t>(run.prompt.ids.size());
         const auto w = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(torch::kFloat64); };
-        const auto rms = [&](const torch::Tensor& x, const torch::Tensor& g) { return x / (x.pow(2).mean(-1, true) + c.rmsEps).sqrt() * g; };
+        const auto rms = [&](const torch::Tensor& x, const torch::Tensor& g) {
+            return x / (x.pow(2).mean(-1, true) + c.rmsEps).sqrt() * g;
+        };
         torch::Tensor x = run.result.inputsEmbeds.to(torch::kFloat64).detach().requires_grad_(true); // roots the graph
         std::vector<torch::Tensor> probs;
         for (int l = 0; l < c.layers; ++l) {
             const std::string p = "model.layers." + std::to_string(l) + ".";
             const auto h = rms(x, w(p + "input_layernorm.weight", {hidden}));
             auto proj = [&](const char* what, int64_t heads) {
-                const auto y = torch::matmul(h, w(p + "self_attn." + what + "_proj.weight", {heads * d, hidden}).t())
-                               + w(p + "self_attn." + what + "_proj.bias", {heads * d});
+                const auto y = torch::matmul(h, w(p + "self_attn." + what + "_proj.weight", {heads * d, hidden}).t()) +
+                    w(p + "self_attn." + what + "_proj.bias", {heads * d});
                 return y.view({n, heads, d}).transpose(0, 1); // [heads, n, d]
             };
             auto qh = proj("q", H), kh = proj("k", Hkv), vh = proj("v", Hkv);
@@ -84,7 +86,8 @@ private Q_SLOTS:
             std::vector<double> cosv(static_cast<size_t>(n * d)), sinv(static_cast<size_t>(n * d));
             for (int64_t t = 0; t < n; ++t)
                 for (int64_t j = 0; j < d / 2; ++j) {
-                    const double angle = table.positions(t, table.allocation.componentOf(static_cast<int>(j))) * std::pow(c.ropeTheta, -2.0 * static_cast<double>(j) / static_cast<double>(d));
+                    const double angle = table.positions(t, table.allocation.componentOf(static_cast<int>(j))) *
+                        std::pow(c.ropeTheta, -2.0 * static_cast<double>(j) / static_cast<double>(d));
                     for (int64_t m : {j, j + d / 2}) {
                         cosv[static_cast<size_t>(t * d + m)] = std::cos(angle);
                         sinv[static_cast<size_t>(t * d + m)] = std::sin(angle);
@@ -172,13 +175,15 @@ private Q_SLOTS:
 
         QFile job(dir_.filePath("job.json"));
         QVERIFY(job.open(QIODevice::WriteOnly));
-        job.write(QJsonDocument(QJsonObject{{"defaults", QJsonObject{{"model", model_}, {"image", image_}, {"question", "what color is the circle"}}},
-                                            {"items", QJsonArray{QJsonObject{{"type", "attention"}, {"output", "rel.png"}, {"relevancy", true}}}}})
+        job.write(QJsonDocument(
+                      QJsonObject{{"defaults", QJsonObject{{"model", model_}, {"image", image_}, {"question", "what color is the circle"}}},
+                                  {"items", QJsonArray{QJsonObject{{"type", "attention"}, {"output", "rel.png"}, {"relevancy", true}}}}})
                       .toJson());
         job.close();
         r = runRopescope({"batch", job.fileName(), "--output", dir_.filePath("batch")}, false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        QCOMPARE(QImage(dir_.filePath("batch") + "/rel.png").convertToFormat(QImage::Format_RGB888), map.convertToFormat(QImage::Format_RGB888));
+        QCOMPARE(QImage(dir_.filePath("batch") + "/rel.png").convertToFormat(QImage::Format_RGB888),
+                 map.convertToFormat(QImage::Format_RGB888));
         // A later run without the flag removes the map (it would describe another run).
         QCOMPARE(runRopescope(args, false).exitCode, 0);
         QVERIFY(!QFile::exists(out + "/relevancy.png"));

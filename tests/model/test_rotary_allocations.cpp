@@ -160,7 +160,8 @@ private Q_SLOTS:
         for (int token = 0; token < table.size(); ++token)
             for (int j = 0; j < 8; ++j) {
                 const double angle = table.positions(token, j / 2) * std::pow(base, -2.0 * j / 16);
-                QVERIFY2(std::abs(r.cos[token][j].item<double>() - std::cos(angle)) < 1e-5 && std::abs(r.sin[token][j].item<double>() - std::sin(angle)) < 1e-5,
+                QVERIFY2(std::abs(r.cos[token][j].item<double>() - std::cos(angle)) < 1e-5 &&
+                             std::abs(r.sin[token][j].item<double>() - std::sin(angle)) < 1e-5,
                          qPrintable(QString("token %1 pair %2").arg(token).arg(j)));
             }
         // The grid's w and h restart per image, t counts images and frames: image 0, frames 1 and 2.

@@ -86,7 +86,8 @@ private Q_SLOTS:
         QCOMPARE(answerText(t, {think, thinkEnd, imEnd}, eos), QString("<think></think>"));
         const int64_t visionStart = *t.tokenId("<|vision_start|>"), blank = t.encode("\n\n").front();
         QCOMPARE(answerText(t, {visionStart, blank, imEnd}, eos), QString());
-        QCOMPARE(emptyAnswerReason(t, {visionStart, blank, imEnd}, eos), QString("its 2 tokens before the end are special or blank: <|vision_start|>"));
+        QCOMPARE(emptyAnswerReason(t, {visionStart, blank, imEnd}, eos),
+                 QString("its 2 tokens before the end are special or blank: <|vision_start|>"));
         QCOMPARE(emptyAnswerReason(t, {blank, imEnd}, eos), QString("its 1 token before the end is blank"));
     }
 
@@ -107,8 +108,9 @@ private Q_SLOTS:
                     a << QString::number(x);
                 for (auto x : theirs)
                     b << QString::number(x);
-                qWarning("mismatch on %s:\n  ours   [%s]\n  theirs [%s]", qPrintable(QJsonDocument(QJsonArray{texts[i]}).toJson(QJsonDocument::Compact)),
-                         qPrintable(a.join(',')), qPrintable(b.join(',')));
+                qWarning("mismatch on %s:\n  ours   [%s]\n  theirs [%s]",
+                         qPrintable(QJsonDocument(QJsonArray{texts[i]}).toJson(QJsonDocument::Compact)), qPrintable(a.join(',')),
+                         qPrintable(b.join(',')));
             }
             // Decoding gives the (NFC-normalised) text back.
             if (ours == theirs)

@@ -69,8 +69,8 @@ private Q_SLOTS:
         QTest::newRow("vrope") << "vrope" << (QStringList{"--scheme", "vrope", "--colour", "distance"} + layout);
         QTest::newRow("multi_image") << "multi_image"
                                      << QStringList{"--scheme", "circle", "--layout", "text:3,image:4x4,text:2,image:4x4,text:3"};
-        QTest::newRow("video") << "video"
-                               << QStringList{"--scheme", "circle", "--layout", "text:2,video:3x4x4,text:2", "--stride", "4", "--camera", "side"};
+        QTest::newRow("video") << "video" << QStringList{"--scheme", "circle", "--layout", "text:2,video:3x4x4,text:2",
+                                                         "--stride", "4",      "--camera", "side"};
     }
     void matchesBaseline()
     {
@@ -98,7 +98,11 @@ private Q_SLOTS:
             QFile::remove(kept);
             QFile::copy(out, kept);
             QFAIL(qPrintable(QString("%1: error %2 > %3 (size match %4); new image %5, diff %6")
-                                 .arg(name).arg(c.error).arg(kMaxError).arg(c.sizeMatches).arg(kept, diffPath)));
+                                 .arg(name)
+                                 .arg(c.error)
+                                 .arg(kMaxError)
+                                 .arg(c.sizeMatches)
+                                 .arg(kept, diffPath)));
         }
         QFile::remove(diffPath);
     }
@@ -117,8 +121,9 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString out = dir.filePath("meta.png");
         QProcess p;
-        p.start(ROPESCOPE_BINARY, {"render", "--scheme", "circle", "--layout", "text:2,image:3x3,text:2", "--alpha", "0.3",
-                                   "--resolution", "64x48", "--output", out});
+        p.start(ROPESCOPE_BINARY,
+                {"render", "--scheme", "circle", "--layout", "text:2,image:3x3,text:2", "--alpha", "0.3", "--resolution", "64x48",
+                 "--output", out});
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 0);
         QImage image(out);

@@ -17,12 +17,12 @@ namespace ropescope::test {
 inline bool makeModelFolder(const QString& fixtureName, const QString& dir)
 {
     const QString from = QString(ROPESCOPE_TEST_DATA) + "/fixtures/" + fixtureName + "/";
-    const QString tokenizer = fixtureName.startsWith("glm")      ? "glm_tokenizer.json"
-                              : fixtureName.startsWith("paddle") ? "paddleocr_tokenizer.json"
-                                                                 : "tokenizer.json";
-    return QDir().mkpath(dir) && QFile::copy(from + "config.json", dir + "/config.json")
-           && QFile::copy(from + "model.safetensors", dir + "/model.safetensors")
-           && QFile::copy(QString(ROPESCOPE_TEST_DATA) + "/attend/" + tokenizer, dir + "/tokenizer.json");
+    const QString tokenizer = fixtureName.startsWith("glm") ? "glm_tokenizer.json"
+        : fixtureName.startsWith("paddle")                  ? "paddleocr_tokenizer.json"
+                                                            : "tokenizer.json";
+    return QDir().mkpath(dir) && QFile::copy(from + "config.json", dir + "/config.json") &&
+        QFile::copy(from + "model.safetensors", dir + "/model.safetensors") &&
+        QFile::copy(QString(ROPESCOPE_TEST_DATA) + "/attend/" + tokenizer, dir + "/tokenizer.json");
 }
 
 } // namespace ropescope::test

@@ -20,26 +20,26 @@ inline double maxAbs(const torch::Tensor& a, const torch::Tensor& b)
 } // namespace ropescope::test
 
 // Same shape and max |ours - theirs| <= tolerance; logs the error either way (the numbers the notes cite).
-#define EXPECT_CLOSE(ours, theirs, tolerance, what)                                                                   \
-    do {                                                                                                             \
-        const auto o_ = (ours);                                                                                      \
-        const auto t_ = (theirs);                                                                                    \
-        QVERIFY2(o_.sizes() == t_.sizes(), qPrintable(QString("%1: shape differs").arg(what)));                      \
-        const double e_ = ropescope::test::maxAbs(o_, t_);                                                           \
-        qInfo("%s: max abs error %.3g", qPrintable(QString(what)), e_);                                              \
-        QVERIFY2(e_ <= (tolerance), qPrintable(QString("%1: max abs error %2 > %3").arg(what).arg(e_).arg(tolerance))); \
+#define EXPECT_CLOSE(ours, theirs, tolerance, what)                                                                                        \
+    do {                                                                                                                                   \
+        const auto o_ = (ours);                                                                                                            \
+        const auto t_ = (theirs);                                                                                                          \
+        QVERIFY2(o_.sizes() == t_.sizes(), qPrintable(QString("%1: shape differs").arg(what)));                                            \
+        const double e_ = ropescope::test::maxAbs(o_, t_);                                                                                 \
+        qInfo("%s: max abs error %.3g", qPrintable(QString(what)), e_);                                                                    \
+        QVERIFY2(e_ <= (tolerance), qPrintable(QString("%1: max abs error %2 > %3").arg(what).arg(e_).arg(tolerance)));                    \
     } while (0)
 
 // The decoder's part of a run against a fixture's expected tensors (`want(name)`): attentions, every layer's
 // output, the final norm, logits, and the generated ids and their logits. A failure returns from the caller's
 // test function through QVERIFY, as inline checks would.
-#define EXPECT_DECODER_MATCHES(result, want, outputs, attention)                                                              \
-    do {                                                                                                                    \
-        const auto& p_ = (result).prefill;                                                                                  \
-        EXPECT_CLOSE(torch::stack(p_.attentions, 0).unsqueeze(1), want("attentions"), attention, "attentions");               \
-        EXPECT_CLOSE(torch::stack(p_.layerOutputs, 0).unsqueeze(1), want("decoder_layer_outputs"), outputs, "decoder_layer_outputs"); \
-        EXPECT_CLOSE(p_.finalNorm.unsqueeze(0), want("final_norm_output"), outputs, "final_norm_output");                    \
-        EXPECT_CLOSE(p_.logits.unsqueeze(0), want("logits"), outputs, "logits");                                              \
-        QVERIFY(torch::equal((result).generatedIds.unsqueeze(0), want("generated_ids")));                                    \
-        EXPECT_CLOSE((result).generatedLogits.unsqueeze(0), want("generated_logits"), outputs, "generated_logits");          \
+#define EXPECT_DECODER_MATCHES(result, want, outputs, attention)                                                                           \
+    do {                                                                                                                                   \
+        const auto& p_ = (result).prefill;                                                                                                 \
+        EXPECT_CLOSE(torch::stack(p_.attentions, 0).unsqueeze(1), want("attentions"), attention, "attentions");                            \
+        EXPECT_CLOSE(torch::stack(p_.layerOutputs, 0).unsqueeze(1), want("decoder_layer_outputs"), outputs, "decoder_layer_outputs");      \
+        EXPECT_CLOSE(p_.finalNorm.unsqueeze(0), want("final_norm_output"), outputs, "final_norm_output");                                  \
+        EXPECT_CLOSE(p_.logits.unsqueeze(0), want("logits"), outputs, "logits");                                                           \
+        QVERIFY(torch::equal((result).generatedIds.unsqueeze(0), want("generated_ids")));                                                  \
+        EXPECT_CLOSE((result).generatedLogits.unsqueeze(0), want("generated_logits"), outputs, "generated_logits");                        \
     } while (0)

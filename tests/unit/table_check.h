@@ -7,8 +7,8 @@
 #include <vector>
 
 // Compares every position of `table` with `expected` (one row per token) to `tolerance`.
-inline bool positionsEqual(const ropescope::geometry::PositionTable& table,
-                           const std::vector<std::vector<double>>& expected, double tolerance = 1e-9)
+inline bool positionsEqual(const ropescope::geometry::PositionTable& table, const std::vector<std::vector<double>>& expected,
+                           double tolerance = 1e-9)
 {
     if (table.size() != static_cast<int>(expected.size())) {
         qWarning("table has %d tokens, expected %d", table.size(), int(expected.size()));
@@ -22,8 +22,7 @@ inline bool positionsEqual(const ropescope::geometry::PositionTable& table,
         }
         for (int c = 0; c < table.components(); ++c)
             if (std::abs(table.positions(i, c) - row[static_cast<size_t>(c)]) > tolerance) {
-                qWarning("token %d component %d: got %.12g, expected %.12g", i, c, table.positions(i, c),
-                         row[static_cast<size_t>(c)]);
+                qWarning("token %d component %d: got %.12g, expected %.12g", i, c, table.positions(i, c), row[static_cast<size_t>(c)]);
                 return false;
             }
     }

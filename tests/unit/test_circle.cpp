@@ -12,8 +12,8 @@ using namespace ropescope::geometry;
 
 namespace {
 
-PositionTable circle(const char* layout, double alpha = 0.5, double radius = 10.0,
-                     RadiusMode mode = RadiusMode::Fixed, Eigen::Vector3d vector = {1, 1, 1})
+PositionTable circle(const char* layout, double alpha = 0.5, double radius = 10.0, RadiusMode mode = RadiusMode::Fixed,
+                     Eigen::Vector3d vector = {1, 1, 1})
 {
     SchemeParams p;
     p.kind = SchemeKind::Circle;
@@ -51,8 +51,7 @@ private Q_SLOTS:
         QFETCH(QString, file);
         const CsvTable ref = CsvTable::fromFile(file);
         QVERIFY(!ref.rows.isEmpty());
-        static const QRegularExpression re(
-            "layout=(\\S+) alpha=(\\S+) radius=(\\S+) text-vector=(\\S+),(\\S+),(\\S+) stride=(\\S+)");
+        static const QRegularExpression re("layout=(\\S+) alpha=(\\S+) radius=(\\S+) text-vector=(\\S+),(\\S+),(\\S+) stride=(\\S+)");
         const auto m = re.match(ref.comment);
         QVERIFY2(m.hasMatch(), qPrintable(ref.comment));
         SchemeParams p;
@@ -60,7 +59,7 @@ private Q_SLOTS:
         p.circle.alpha = m.captured(2).toDouble();
         const QString radius = m.captured(3);
         p.circle.radiusMode = radius.startsWith("code-auto") ? RadiusMode::AutoCode
-                              : radius.startsWith("auto")    ? RadiusMode::AutoPaper
+            : radius.startsWith("auto")                      ? RadiusMode::AutoPaper
                                                              : RadiusMode::Fixed;
         p.circle.radius = radius.split('-').last().toDouble();
         p.circle.textVector = {m.captured(4).toDouble(), m.captured(5).toDouble(), m.captured(6).toDouble()};
@@ -90,8 +89,8 @@ private Q_SLOTS:
             const double alpha = rng.generateDouble();
             const double R = 0.1 + 50.0 * rng.generateDouble();
             const int before = rng.bounded(1, 20), after = rng.bounded(1, 20);
-            const std::string layout = "text:" + std::to_string(before) + ",image:" + std::to_string(H) + "x"
-                                       + std::to_string(W) + ",text:" + std::to_string(after);
+            const std::string layout = "text:" + std::to_string(before) + ",image:" + std::to_string(H) + "x" + std::to_string(W) +
+                ",text:" + std::to_string(after);
             const Eigen::Vector3d vector(rng.generateDouble() - 0.5, rng.generateDouble() - 0.5, rng.generateDouble() - 0.5);
 
             // Any text vector: each token exactly R from (c,c,c), in the plane orthogonal to the vector.
@@ -168,8 +167,8 @@ private Q_SLOTS:
 
     void basisIsOrthonormal()
     {
-        for (const Eigen::Vector3d& n : {Eigen::Vector3d(1, 1, 1), Eigen::Vector3d(0, 0, 1), Eigen::Vector3d(0, 0, -2),
-                                         Eigen::Vector3d(3, -1, 0.5)}) {
+        for (const Eigen::Vector3d& n :
+             {Eigen::Vector3d(1, 1, 1), Eigen::Vector3d(0, 0, 1), Eigen::Vector3d(0, 0, -2), Eigen::Vector3d(3, -1, 0.5)}) {
             const PlaneBasis b = planeBasis(n);
             QVERIFY(std::abs(b.u.norm() - 1) < 1e-12 && std::abs(b.v.norm() - 1) < 1e-12);
             QVERIFY(std::abs(b.u.dot(b.v)) < 1e-12);

@@ -38,14 +38,19 @@ private Q_SLOTS:
     {
         QFETCH(QString, name);
         const QJsonObject c = reference()["cases"].toObject()[name].toObject();
-        const PositionTable t = buildPositionTable(parseLayout(c["layout"].toString().toStdString()), defaultSchemeParams(SchemeKind::ErnieVl));
+        const PositionTable t =
+            buildPositionTable(parseLayout(c["layout"].toString().toStdString()), defaultSchemeParams(SchemeKind::ErnieVl));
         const QJsonArray rows = c["positions"].toArray();
         QCOMPARE(t.components(), 3);
         QCOMPARE(t.size(), rows[0].toArray().size());
         for (int axis = 0; axis < 3; ++axis)
             for (int i = 0; i < t.size(); ++i)
                 QVERIFY2(t.positions(i, axis) == rows[axis].toArray()[i].toDouble(),
-                         qPrintable(QString("axis %1 token %2: %3, reference %4").arg(axis).arg(i).arg(t.positions(i, axis)).arg(rows[axis].toArray()[i].toDouble())));
+                         qPrintable(QString("axis %1 token %2: %3, reference %4")
+                                        .arg(axis)
+                                        .arg(i)
+                                        .arg(t.positions(i, axis))
+                                        .arg(rows[axis].toArray()[i].toDouble())));
         QCOMPARE(static_cast<int>(t.positions.maxCoeff()) + 1 - t.size(), c["rope_deltas"].toInt());
     }
 

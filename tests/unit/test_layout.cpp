@@ -44,20 +44,34 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("spec");
         QTest::addColumn<QString>("mentions");
-        QTest::newRow("empty") << "" << "empty";
-        QTest::newRow("unknown kind") << "text:4,imag:3x3" << "unknown kind 'imag'";
-        QTest::newRow("zero") << "text:0" << "at least 1";
-        QTest::newRow("negative") << "image:-3x3" << "at least 1";
-        QTest::newRow("not a number") << "text:four" << "not a whole number";
-        QTest::newRow("float") << "text:2.5" << "not a whole number";
-        QTest::newRow("missing size") << "image:3x" << "missing grid width";
-        QTest::newRow("image needs two") << "image:3" << "image takes HxW";
-        QTest::newRow("video needs three") << "video:3x3" << "video takes TxHxW";
-        QTest::newRow("no colon") << "text4" << "expected kind:size";
-        QTest::newRow("stray comma") << "text:4,,image:2x2" << "segment 2";
-        QTest::newRow("overflow") << "text:99999999999999999999999" << "too large";
-        QTest::newRow("segment over limit") << "image:2000x2000" << "exceed the limit";
-        QTest::newRow("total over limit") << "image:1000x1000,image:1000x1000" << "exceed the limit";
+        QTest::newRow("empty") << ""
+                               << "empty";
+        QTest::newRow("unknown kind") << "text:4,imag:3x3"
+                                      << "unknown kind 'imag'";
+        QTest::newRow("zero") << "text:0"
+                              << "at least 1";
+        QTest::newRow("negative") << "image:-3x3"
+                                  << "at least 1";
+        QTest::newRow("not a number") << "text:four"
+                                      << "not a whole number";
+        QTest::newRow("float") << "text:2.5"
+                               << "not a whole number";
+        QTest::newRow("missing size") << "image:3x"
+                                      << "missing grid width";
+        QTest::newRow("image needs two") << "image:3"
+                                         << "image takes HxW";
+        QTest::newRow("video needs three") << "video:3x3"
+                                           << "video takes TxHxW";
+        QTest::newRow("no colon") << "text4"
+                                  << "expected kind:size";
+        QTest::newRow("stray comma") << "text:4,,image:2x2"
+                                     << "segment 2";
+        QTest::newRow("overflow") << "text:99999999999999999999999"
+                                  << "too large";
+        QTest::newRow("segment over limit") << "image:2000x2000"
+                                            << "exceed the limit";
+        QTest::newRow("total over limit") << "image:1000x1000,image:1000x1000"
+                                          << "exceed the limit";
     }
     void rejectsBadLayouts()
     {

@@ -54,8 +54,9 @@ private Q_SLOTS:
     {
         // Hard: every text token is outside the 1024-token block, its distances are a shifted 0..1023,
         // whose mean absolute deviation is 1024/4 = 256. Exercises the multi-threaded path.
-        const PtdResult r = computePtd(build(SchemeKind::Hard, "text:410,image:32x32,text:409,image:32x32,text:410,"
-                                                               "image:32x32,text:409,image:32x32,text:410"));
+        const PtdResult r = computePtd(build(SchemeKind::Hard,
+                                             "text:410,image:32x32,text:409,image:32x32,text:410,"
+                                             "image:32x32,text:409,image:32x32,text:410"));
         QCOMPARE(r.perToken.rows(), Eigen::Index(2048));
         QVERIFY((r.perToken.array() - 256.0).abs().maxCoeff() < 1e-9);
     }

@@ -27,7 +27,7 @@ QByteArray contents(const QString& path)
 
 mode_t fileType(const QString& path)
 {
-    struct stat st {};
+    struct stat st { };
     return ::lstat(QFile::encodeName(path).constData(), &st) == 0 ? (st.st_mode & S_IFMT) : 0;
 }
 
@@ -80,9 +80,9 @@ private Q_SLOTS:
         QCOMPARE(::chmod(QFile::encodeName(path).constData(), 0604), 0);
         writeFileAtomically(path, "two");
         QCOMPARE(contents(path), QByteArray("two"));
-        struct stat st {};
+        struct stat st { };
         QVERIFY(::stat(QFile::encodeName(path).constData(), &st) == 0);
-        QCOMPARE(st.st_mode & 0777, 0604u); // the replaced file's mode is kept
+        QCOMPARE(st.st_mode & 0777, 0604u);                                         // the replaced file's mode is kept
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1); // no temporary left
     }
 

@@ -59,17 +59,26 @@ private Q_SLOTS:
         QTest::newRow("not json") << fileWith("{not json", 0) << "not a JSON object";
         QTest::newRow("json array") << fileWith("[1,2]", 0) << "not a JSON object";
         QTest::newRow("bad dtype") << fileWith(R"({"x":{"dtype":"F13","shape":[1],"data_offsets":[0,4]}})", 4) << "unsupported dtype 'F13'";
-        QTest::newRow("offsets past end") << fileWith(R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8) << "outside the data section";
-        QTest::newRow("reversed offsets") << fileWith(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[8,4]}})", 8) << "outside the data section";
+        QTest::newRow("offsets past end") << fileWith(R"({"x":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 8)
+                                          << "outside the data section";
+        QTest::newRow("reversed offsets") << fileWith(R"({"x":{"dtype":"F32","shape":[1],"data_offsets":[8,4]}})", 8)
+                                          << "outside the data section";
         QTest::newRow("size mismatch") << fileWith(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8) << "bytes for shape";
-        QTest::newRow("shape overflow") << fileWith(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296,4294967296],"data_offsets":[0,8]}})", 8) << "too large";
+        QTest::newRow("shape overflow")
+            << fileWith(R"({"x":{"dtype":"F32","shape":[4294967296,4294967296,4294967296],"data_offsets":[0,8]}})", 8) << "too large";
         QTest::newRow("negative dim") << fileWith(R"({"x":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4) << "non-negative";
-        QTest::newRow("fractional offset") << fileWith(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0.5,1.5]}})", 4) << "whole numbers";
-        QTest::newRow("offset 2^64") << fileWith(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[18446744073709551616,18446744073709551617]}})", 4)
-                                     << "data_offsets [1.8446744073709552e+19, 1.8446744073709552e+19] fall outside the data section (4 bytes)";
-        QTest::newRow("overlap") << fileWith(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12) << "overlap";
+        QTest::newRow("fractional offset") << fileWith(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[0.5,1.5]}})", 4)
+                                           << "whole numbers";
+        QTest::newRow("offset 2^64")
+            << fileWith(R"({"x":{"dtype":"U8","shape":[1],"data_offsets":[18446744073709551616,18446744073709551617]}})", 4)
+            << "data_offsets [1.8446744073709552e+19, 1.8446744073709552e+19] fall outside the data section (4 bytes)";
+        QTest::newRow("overlap")
+            << fileWith(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"y":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                        12)
+            << "overlap";
         QTest::newRow("missing offsets") << fileWith(R"({"x":{"dtype":"F32","shape":[2]}})", 8) << "data_offsets";
-        QTest::newRow("rank") << fileWith(R"({"x":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}})", 1) << "at most 16";
+        QTest::newRow("rank") << fileWith(R"({"x":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}})", 1)
+                              << "at most 16";
         QTest::newRow("bad metadata") << fileWith(R"({"__metadata__":{"a":1}})", 0) << "__metadata__";
     }
     void rejectsHostileFiles()
@@ -166,7 +175,8 @@ private Q_SLOTS:
         QVERIFY(!fails(base.arg(R"("depth":2,"deepstack_visual_indexes":[1])").toUtf8(), ""));
         QVERIFY(fails(base.arg(R"("num_position_embeddings":15)").toUtf8(), "num_position_embeddings must be a square number"));
         QVERIFY(fails(base.arg(R"("depth":2,"deepstack_visual_indexes":[2])").toUtf8(), "deepstack_visual_indexes"));
-        QVERIFY(fails(base.arg(R"("depth":3,"deepstack_visual_indexes":[0,1,2])").toUtf8(), "more DeepStack features (3) than decoder layers"));
+        QVERIFY(
+            fails(base.arg(R"("depth":3,"deepstack_visual_indexes":[0,1,2])").toUtf8(), "more DeepStack features (3) than decoder layers"));
         QVERIFY(fails(base.arg(R"("depth":2,"deepstack_visual_indexes":[1,1])").toUtf8(), "distinct"));
         QVERIFY(fails(base.arg(R"("hidden_act":"relu6","deepstack_visual_indexes":[])").toUtf8(), "hidden_act 'relu6'"));
         QVERIFY(fails(QString(base).replace("\"head_dim\":32", "\"head_dim\":33").arg("").toUtf8(), "head_dim must be even"));

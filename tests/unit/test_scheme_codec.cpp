@@ -84,8 +84,9 @@ private Q_SLOTS:
     void oldRecordsReadWithDefaults()
     {
         // A model record from before the text vector, allocation and 2025 keys existed.
-        const QJsonObject old{{"scheme", "circle"}, {"alpha", 0.5}, {"radius", 16}, {"radius_mode", "fixed"}, {"stride", 1},
-                              {"allocation", "default"}, {"sections", QJsonArray{}}};
+        const QJsonObject old{{"scheme", "circle"},      {"alpha", 0.5}, {"radius", 16},
+                              {"radius_mode", "fixed"},  {"stride", 1},  {"allocation", "default"},
+                              {"sections", QJsonArray{}}};
         SchemeParams expected;
         expected.kind = SchemeKind::Circle;
         expected.circle.radius = 16;
@@ -131,7 +132,8 @@ private Q_SLOTS:
         QTest::newRow("radius mode") << "radius_mode" << QJsonValue("big") << "session: 'radius_mode' must be fixed, auto or code-auto";
         QTest::newRow("temporal") << "temporal" << QJsonValue("qwen2.5-vl") << "session: 'temporal' must be qwen2vl or qwen25vl";
         QTest::newRow("allocation") << "allocation" << QJsonValue("spiral") << "session: 'allocation' must be default";
-        QTest::newRow("position scale") << "position_scale" << QJsonValue(QJsonArray{1, 2}) << "session: 'position_scale' must be an array of 3";
+        QTest::newRow("position scale") << "position_scale" << QJsonValue(QJsonArray{1, 2})
+                                        << "session: 'position_scale' must be an array of 3";
         QTest::newRow("kv heads") << "kv_heads" << QJsonValue(2.5) << "session: 'kv_heads' must be a whole number";
         QTest::newRow("sections") << "sections" << QJsonValue(QJsonArray{1, "x", 3}) << "session: 'sections' must be an array";
     }

@@ -124,8 +124,8 @@ private Q_SLOTS:
     // parameter written to sessions without a row fails here.
     void theCodecWritesNoParameterWithoutARow()
     {
-        const QSet<QString> notParameters{"scheme", "theta", "head_dim", "partial_rotary", "pairing", "kv_heads",
-                                          "allocation", "sections", "video_form", "scheme_file"};
+        const QSet<QString> notParameters{"scheme",   "theta",      "head_dim", "partial_rotary", "pairing",
+                                          "kv_heads", "allocation", "sections", "video_form",     "scheme_file"};
         for (SchemeKind k : allSchemes()) {
             SchemeParams p = defaultSchemeParams(k);
             p.temporalStride = 1.5;

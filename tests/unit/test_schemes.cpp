@@ -26,26 +26,21 @@ private Q_SLOTS:
     void unorderedSharesOneIndexPerFrame()
     {
         QVERIFY(positionsEqual(build(SchemeKind::Unordered, "text:2,image:2x2,text:1"), {{0}, {1}, {2}, {2}, {2}, {2}, {3}}));
-        QVERIFY(positionsEqual(build(SchemeKind::Unordered, "text:1,video:3x1x2,text:2"),
-                               {{0}, {1}, {1}, {2}, {2}, {3}, {3}, {4}, {5}}));
+        QVERIFY(positionsEqual(build(SchemeKind::Unordered, "text:1,video:3x1x2,text:2"), {{0}, {1}, {1}, {2}, {2}, {3}, {3}, {4}, {5}}));
     }
 
     void mropeResumesAtMaxPlusOne()
     {
-        QVERIFY(positionsEqual(build(SchemeKind::Mrope, "text:2,image:2x3,text:2"),
-                               {{0, 0, 0}, {1, 1, 1},
-                                {2, 2, 2}, {2, 2, 3}, {2, 2, 4}, {2, 3, 2}, {2, 3, 3}, {2, 3, 4},
-                                {5, 5, 5}, {6, 6, 6}}));
+        QVERIFY(
+            positionsEqual(build(SchemeKind::Mrope, "text:2,image:2x3,text:2"),
+                           {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {2, 2, 3}, {2, 2, 4}, {2, 3, 2}, {2, 3, 3}, {2, 3, 4}, {5, 5, 5}, {6, 6, 6}}));
     }
 
     void mropeMultiImage()
     {
-        QVERIFY(positionsEqual(build(SchemeKind::Mrope, "text:1,image:2x2,text:1,image:3x1,text:1"),
-                               {{0, 0, 0},
-                                {1, 1, 1}, {1, 1, 2}, {1, 2, 1}, {1, 2, 2},
-                                {3, 3, 3},
-                                {4, 4, 4}, {4, 5, 4}, {4, 6, 4},
-                                {7, 7, 7}}));
+        QVERIFY(
+            positionsEqual(build(SchemeKind::Mrope, "text:1,image:2x2,text:1,image:3x1,text:1"),
+                           {{0, 0, 0}, {1, 1, 1}, {1, 1, 2}, {1, 2, 1}, {1, 2, 2}, {3, 3, 3}, {4, 4, 4}, {4, 5, 4}, {4, 6, 4}, {7, 7, 7}}));
     }
 
     void mropeVideoQwen2()
@@ -71,9 +66,20 @@ private Q_SLOTS:
     {
         QVERIFY(positionsEqual(build(SchemeKind::Compact, "text:1,video:2x2x3,text:2"),
                                {{0, 0, 0},
-                                {1, 1, 1}, {1, 1, 2}, {1, 1, 3}, {1, 2, 1}, {1, 2, 2}, {1, 2, 3},
-                                {2, 1, 1}, {2, 1, 2}, {2, 1, 3}, {2, 2, 1}, {2, 2, 2}, {2, 2, 3},
-                                {3, 3, 4}, {4, 4, 5}}));
+                                {1, 1, 1},
+                                {1, 1, 2},
+                                {1, 1, 3},
+                                {1, 2, 1},
+                                {1, 2, 2},
+                                {1, 2, 3},
+                                {2, 1, 1},
+                                {2, 1, 2},
+                                {2, 1, 3},
+                                {2, 2, 1},
+                                {2, 2, 2},
+                                {2, 2, 3},
+                                {3, 3, 4},
+                                {4, 4, 5}}));
         QVERIFY(positionsEqual(build(SchemeKind::Compact, "text:1,image:2x2,text:1,image:1x1,text:1"),
                                {{0, 0, 0}, {1, 1, 1}, {1, 1, 2}, {1, 2, 1}, {1, 2, 2}, {2, 3, 3}, {3, 4, 4}, {4, 5, 5}}));
     }
@@ -81,11 +87,9 @@ private Q_SLOTS:
     void vropeSymmetricComponents()
     {
         // s + (h+w, h+(W-1-w), (H-1-h)+w, (H-1-h)+(W-1-w)), text resumes at s + T*(H+W-1)
-        QVERIFY(positionsEqual(build(SchemeKind::Vrope, "text:1,image:2x3,text:1"),
-                               {{0, 0, 0, 0},
-                                {1, 3, 2, 4}, {2, 2, 3, 3}, {3, 1, 4, 2},
-                                {2, 4, 1, 3}, {3, 3, 2, 2}, {4, 2, 3, 1},
-                                {5, 5, 5, 5}}));
+        QVERIFY(positionsEqual(
+            build(SchemeKind::Vrope, "text:1,image:2x3,text:1"),
+            {{0, 0, 0, 0}, {1, 3, 2, 4}, {2, 2, 3, 3}, {3, 1, 4, 2}, {2, 4, 1, 3}, {3, 3, 2, 2}, {4, 2, 3, 1}, {5, 5, 5, 5}}));
     }
 
     void vropeVideoFramesAdvanceAlongTextAxis()
@@ -136,16 +140,26 @@ private Q_SLOTS:
             double stride;
         };
         const Expected expected[] = {
-            {"hard", std::nullopt, VideoForm::Grid, 0},          {"unordered", std::nullopt, VideoForm::Grid, 0},
-            {"mrope", std::nullopt, VideoForm::Grid, 0},         {"compact", std::nullopt, VideoForm::Grid, 0},
-            {"circle", std::nullopt, VideoForm::Grid, 0},        {"vrope", A::Interleaved, VideoForm::Grid, 0},
-            {"videorope", A::HwAlternating, VideoForm::Grid, 2}, {"hope", A::HwAlternating, VideoForm::Grid, 1},
-            {"v2pe", std::nullopt, VideoForm::Grid, 0},          {"omnirope", A::Sectioned, VideoForm::Grid, 1},
-            {"ilrope", A::InterleavedMrope, VideoForm::Grid, 1}, {"spatial-reset", A::InterleavedMrope, VideoForm::Grid, 1},
-            {"mrope-i", A::InterleavedMrope, VideoForm::Split, 0}, {"mhrope", A::PerHead, VideoForm::Split, 0},
-            {"tad-rope", std::nullopt, VideoForm::Grid, 1},      {"videorope++", A::HwAlternating, VideoForm::Grid, 2},
-            {"mm-rope", A::Distributed, VideoForm::Grid, 1},     {"glm-v", std::nullopt, VideoForm::Split, 0},
-            {"ernie-vl", A::HwInterleaved, VideoForm::Grid, 0}, {"xd-rope", A::Sectioned, VideoForm::Split, 0},
+            {"hard", std::nullopt, VideoForm::Grid, 0},
+            {"unordered", std::nullopt, VideoForm::Grid, 0},
+            {"mrope", std::nullopt, VideoForm::Grid, 0},
+            {"compact", std::nullopt, VideoForm::Grid, 0},
+            {"circle", std::nullopt, VideoForm::Grid, 0},
+            {"vrope", A::Interleaved, VideoForm::Grid, 0},
+            {"videorope", A::HwAlternating, VideoForm::Grid, 2},
+            {"hope", A::HwAlternating, VideoForm::Grid, 1},
+            {"v2pe", std::nullopt, VideoForm::Grid, 0},
+            {"omnirope", A::Sectioned, VideoForm::Grid, 1},
+            {"ilrope", A::InterleavedMrope, VideoForm::Grid, 1},
+            {"spatial-reset", A::InterleavedMrope, VideoForm::Grid, 1},
+            {"mrope-i", A::InterleavedMrope, VideoForm::Split, 0},
+            {"mhrope", A::PerHead, VideoForm::Split, 0},
+            {"tad-rope", std::nullopt, VideoForm::Grid, 1},
+            {"videorope++", A::HwAlternating, VideoForm::Grid, 2},
+            {"mm-rope", A::Distributed, VideoForm::Grid, 1},
+            {"glm-v", std::nullopt, VideoForm::Split, 0},
+            {"ernie-vl", A::HwInterleaved, VideoForm::Grid, 0},
+            {"xd-rope", A::Sectioned, VideoForm::Split, 0},
         };
         QCOMPARE(std::size(expected), allSchemes().size());
         for (const Expected& e : expected) {

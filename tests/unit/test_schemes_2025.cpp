@@ -52,20 +52,20 @@ private Q_SLOTS:
         SchemeParams p;
         p.kind = *schemeFromName(m.captured(1).toStdString());
         for (const QString& setting : m.captured(3).split(' ', Qt::SkipEmptyParts)) {
-        const QString key = setting.section('=', 0, 0), value = setting.section('=', 1);
-        if (key == "video")
-            p.videoForm = videoFormFromName(value.toStdString()).value();
-        else if (key == "temporal-stride")
-            p.temporalStride = value.toDouble();
-        else if (key == "visual-stride")
-            p.visualStride = value.toDouble();
-        else if (key == "ntk-factor")
-            p.ntkFactor = value.toDouble();
-        else if (key == "position-scale") {
-            const QStringList v = value.split(',');
-            p.positionScale = Eigen::Vector3d(v[0].toDouble(), v[1].toDouble(), v[2].toDouble());
-        } else
-            QFAIL(qPrintable("unknown setting in " + ref.comment));
+            const QString key = setting.section('=', 0, 0), value = setting.section('=', 1);
+            if (key == "video")
+                p.videoForm = videoFormFromName(value.toStdString()).value();
+            else if (key == "temporal-stride")
+                p.temporalStride = value.toDouble();
+            else if (key == "visual-stride")
+                p.visualStride = value.toDouble();
+            else if (key == "ntk-factor")
+                p.ntkFactor = value.toDouble();
+            else if (key == "position-scale") {
+                const QStringList v = value.split(',');
+                p.positionScale = Eigen::Vector3d(v[0].toDouble(), v[1].toDouble(), v[2].toDouble());
+            } else
+                QFAIL(qPrintable("unknown setting in " + ref.comment));
         }
         const PositionTable t = buildPositionTable(parseLayout(m.captured(2).toStdString()), p);
         QCOMPARE(t.size(), ref.rows.size());
@@ -92,8 +92,8 @@ private Q_SLOTS:
                 sections.push_back(s.toInt());
             SchemeParams p;
             p.kind = parts[0] == "hw-alternating" ? SchemeKind::VideoRope
-                     : parts[0] == "distributed"  ? SchemeKind::MmRope
-                     : parts[0] == "per-head"     ? SchemeKind::Mhrope
+                : parts[0] == "distributed"       ? SchemeKind::MmRope
+                : parts[0] == "per-head"          ? SchemeKind::Mhrope
                                                   : SchemeKind::IlRope;
             const bool perHead = p.kind == SchemeKind::Mhrope;
             (perHead ? p.rotary.heads : p.rotary.headDim) = parts[1].toInt();

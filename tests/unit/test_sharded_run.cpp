@@ -71,7 +71,8 @@ private Q_SLOTS:
         QTest::newRow("arguments") << "arguments" << QJsonValue(QJsonArray{"bias", 3}) << "'arguments' must be a list of strings";
         QTest::newRow("program") << "program" << QJsonValue(12) << "'program' is missing";
         QTest::newRow("submission shard") << "submissions"
-                                          << QJsonValue(QJsonArray{QJsonObject{{"array_job", "1"}, {"merge_job", "2"}, {"shards", QJsonArray{9}}}})
+                                          << QJsonValue(
+                                                 QJsonArray{QJsonObject{{"array_job", "1"}, {"merge_job", "2"}, {"shards", QJsonArray{9}}}})
                                           << "names a shard outside 0..3";
     }
     void malformedRecordsAreRefused()
@@ -118,8 +119,10 @@ private Q_SLOTS:
         log.close();
         const std::vector<ShardState> states = shardStates(
             dir.path(), 6, [](int i) { return i == 0; },
-            [](int i) { return i == 1 ? QString("RUNNING") : i == 2 ? QString("PENDING") : i == 5 ? QString("CANCELLED") : QString(); });
-        const std::vector<ShardState> expected{ShardState::Done, ShardState::Running, ShardState::Pending,
+            [](int i) {
+                return i == 1 ? QString("RUNNING") : i == 2 ? QString("PENDING") : i == 5 ? QString("CANCELLED") : QString();
+            });
+        const std::vector<ShardState> expected{ShardState::Done,   ShardState::Running, ShardState::Pending,
                                                ShardState::Failed, ShardState::Missing, ShardState::Missing};
         QCOMPARE(states, expected);
         QCOMPARE(listShards({1, 3, 7}), QString("1, 3 and 7"));
@@ -128,9 +131,11 @@ private Q_SLOTS:
 
     void slurmArgsPassOnlyTheirOwnOptions()
     {
-        QCOMPARE(parseSlurmArgs("--partition=gpu --time=2:00:00 --gres gpu:1"), (QStringList{"--partition=gpu", "--time=2:00:00", "--gres", "gpu:1"}));
+        QCOMPARE(parseSlurmArgs("--partition=gpu --time=2:00:00 --gres gpu:1"),
+                 (QStringList{"--partition=gpu", "--time=2:00:00", "--gres", "gpu:1"}));
         QVERIFY(parseSlurmArgs("").isEmpty());
-        for (const char* bad : {"--array=0-9", "-o log", "--dependency=afterok:1", "--wrap=ls", "gpu", "--time=1 # c", "--mem=1G\n--wrap=x"})
+        for (const char* bad :
+             {"--array=0-9", "-o log", "--dependency=afterok:1", "--wrap=ls", "gpu", "--time=1 # c", "--mem=1G\n--wrap=x"})
             QVERIFY_THROWS_EXCEPTION(RunError, parseSlurmArgs(bad));
     }
 
@@ -146,12 +151,15 @@ private Q_SLOTS:
         const QString script = QDir(dir.path()).filePath("job.sh");
         QFile f(script);
         QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(jobScript(run, dir.path() + "/out dir", {"--shard", QString(kShardIndex) + "/4", "--output", QString("out $dir/shards/") + kShardIndex + "/x"},
-                          {"[%s]\\n", "merge'd"}).toUtf8());
+        f.write(jobScript(run, dir.path() + "/out dir",
+                          {"--shard", QString(kShardIndex) + "/4", "--output", QString("out $dir/shards/") + kShardIndex + "/x"},
+                          {"[%s]\\n", "merge'd"})
+                    .toUtf8());
         f.close();
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert("SLURM_ARRAY_TASK_ID", "2");
-        QCOMPARE(runScript(script, {}, env), QString("[it's a \"test\"]\n[$HOME `id` \\n]\n[two  spaces]\n[--shard]\n[2/4]\n[--output]\n[out $dir/shards/2/x]\n"));
+        QCOMPARE(runScript(script, {}, env),
+                 QString("[it's a \"test\"]\n[$HOME `id` \\n]\n[two  spaces]\n[--shard]\n[2/4]\n[--output]\n[out $dir/shards/2/x]\n"));
         QCOMPARE(runScript(script, {"merge"}, env), QString("[merge'd]\n"));
         env.remove("SLURM_ARRAY_TASK_ID");
         QVERIFY(runScript(script, {}, env).contains("one shard per array task: sbatch --array=0-3"));

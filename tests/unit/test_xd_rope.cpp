@@ -55,7 +55,11 @@ private Q_SLOTS:
         for (int axis = 0; axis < 4; ++axis)
             for (int i = 0; i < t.size(); ++i)
                 QVERIFY2(t.positions(i, axis) == rows[axis].toArray()[i].toDouble(),
-                         qPrintable(QString("axis %1 token %2: %3, reference %4").arg(axis).arg(i).arg(t.positions(i, axis)).arg(rows[axis].toArray()[i].toDouble())));
+                         qPrintable(QString("axis %1 token %2: %3, reference %4")
+                                        .arg(axis)
+                                        .arg(i)
+                                        .arg(t.positions(i, axis))
+                                        .arg(rows[axis].toArray()[i].toDouble())));
         // The image tokens of the ids are the visual tokens and the begin/end RopeScope counts as text.
         const QJsonArray ids = c["input_ids"].toArray();
         for (const VisualBlock& b : t.blocks)
@@ -110,7 +114,7 @@ private Q_SLOTS:
                     for (int axis = 1; axis < 4; ++axis)
                         QCOMPARE(plain.positions(x.begin + r * x.cols + c, axis), withNewlines.positions(y.begin + r * y.cols + c, axis));
             for (int i = x.begin; i < x.end(); ++i)
-                QCOMPARE(plain.positions(i, 0), double(i)); // p: the plain index
+                QCOMPARE(plain.positions(i, 0), double(i));   // p: the plain index
             QCOMPARE(plain.positions(x.begin, 3), double(b)); // t: the span's number (image 0, frames 1 and 2)
         }
         for (int i : plain.textTokens)

@@ -34,7 +34,7 @@ QSize mapSheetSize(const MapSheet& sheet, int cellWidth);
 struct LayerHeadGrid {
     QString title;
     enum class Show { Maps, Mass } show = Show::Maps;
-    std::vector<int> layers;              // row labels
+    std::vector<int> layers; // row labels
     int heads = 0;
     std::vector<QSize> grids;             // each image's merged grid (width: columns, height: rows), in prompt order
     std::vector<std::vector<float>> maps; // layers.size() * heads, layer-major; every grid's cells, image after image

@@ -65,16 +65,15 @@ std::vector<float> upsampled(const std::vector<float>& grid, int rows, int cols,
             const int x0 = static_cast<int>(gx), x1 = std::min(cols - 1, x0 + 1);
             const double fx = gx - x0;
             auto v = [&](int r, int c) { return smooth[static_cast<size_t>(r * cols + c)]; };
-            up[static_cast<size_t>(y) * w + x] = static_cast<float>((1 - fy) * ((1 - fx) * v(y0, x0) + fx * v(y0, x1))
-                                                                    + fy * ((1 - fx) * v(y1, x0) + fx * v(y1, x1)));
+            up[static_cast<size_t>(y) * w + x] =
+                static_cast<float>((1 - fy) * ((1 - fx) * v(y0, x0) + fx * v(y0, x1)) + fy * ((1 - fx) * v(y1, x0) + fx * v(y1, x1)));
         }
     }
     return up;
 }
 
 // Blends colourOf(x, y) over the image with the given opacity.
-template <class ColourOf>
-QImage blend(const QImage& source, double opacity, ColourOf&& colourOf)
+template <class ColourOf> QImage blend(const QImage& source, double opacity, ColourOf&& colourOf)
 {
     const QImage image = source.convertToFormat(QImage::Format_RGB888);
     QImage out(image.width(), image.height(), QImage::Format_RGB888);

@@ -8,9 +8,9 @@
 namespace ropescope::views {
 
 struct HeatmapOptions {
-    double opacity = 0.55;    // of the heat layer over the image
-    double smoothing = 1.0;   // Gaussian sigma in grid cells (0: none)
-    double gamma = 0.6;       // power-law contrast applied after normalising to [0, 1]
+    double opacity = 0.55;  // of the heat layer over the image
+    double smoothing = 1.0; // Gaussian sigma in grid cells (0: none)
+    double gamma = 0.6;     // power-law contrast applied after normalising to [0, 1]
     enum class Colormap { Viridis, Jet } colormap = Colormap::Jet;
 };
 

@@ -28,7 +28,8 @@ QColor colourOf(double t)
 }
 
 // Row (blue) and column (orange) profiles: mass per row / column, on a shared axis from 0 to `top`.
-void paintProfiles(QPainter& p, const QRectF& box, const std::vector<double>& rows, const std::vector<double>& cols, double top, double scale)
+void paintProfiles(QPainter& p, const QRectF& box, const std::vector<double>& rows, const std::vector<double>& cols, double top,
+                   double scale)
 {
     p.setPen(QPen(chart::kInk, 1));
     p.setBrush(Qt::white);
@@ -81,7 +82,8 @@ void paintFrameProfile(QPainter& p, const QRectF& box, const std::vector<double>
 
 QSize biasFigureSize(const BiasFigure& f)
 {
-    const double width = kLabel + static_cast<double>(f.layers.size()) * (kCell + kGap) + (f.frameProfiles.empty() ? 1 : 2) * (kProfile + kGap);
+    const double width =
+        kLabel + static_cast<double>(f.layers.size()) * (kCell + kGap) + (f.frameProfiles.empty() ? 1 : 2) * (kProfile + kGap);
     const double height = 60 + static_cast<double>(f.schemes.size()) * (kCell + kCaption + kGap) + kBar + 20;
     return {static_cast<int>(width), static_cast<int>(height)};
 }

@@ -15,11 +15,11 @@ namespace ropescope::views {
 
 struct BiasFigure {
     QString title;
-    QStringList schemes;                    // row labels
-    std::vector<int> layers;                // column labels
-    int rows = 0, cols = 0;                 // the common grid
-    std::vector<std::vector<double>> maps;  // schemes x layers, scheme-major; rows * cols each, sums to 1
-    std::vector<QStringList> captions;      // the same indexing: lines under each map
+    QStringList schemes;                                       // row labels
+    std::vector<int> layers;                                   // column labels
+    int rows = 0, cols = 0;                                    // the common grid
+    std::vector<std::vector<double>> maps;                     // schemes x layers, scheme-major; rows * cols each, sums to 1
+    std::vector<QStringList> captions;                         // the same indexing: lines under each map
     std::vector<std::vector<double>> rowProfiles, colProfiles; // per scheme, at the last layer
     std::vector<std::vector<double>> frameProfiles;            // videos: mass per temporal patch, per scheme at the last layer
 };

@@ -249,7 +249,8 @@ void paintHeatmapChart(QPainter& p, const QRectF& area, const HeatmapChart& char
     const QRectF bar(area.center().x() - barWidth / 2, area.bottom() - fm.height() * 1.9, barWidth, fm.height() * 0.6);
     for (int i = 0; i < 100; ++i) {
         const Rgb rgb = viridis(i / 99.0);
-        p.fillRect(QRectF(bar.left() + bar.width() * i / 100, bar.top(), bar.width() / 100 + 0.5, bar.height()), QColor(rgb[0], rgb[1], rgb[2]));
+        p.fillRect(QRectF(bar.left() + bar.width() * i / 100, bar.top(), bar.width() / 100 + 0.5, bar.height()),
+                   QColor(rgb[0], rgb[1], rgb[2]));
     }
     p.setPen(kInk);
     p.drawText(QRectF(bar.left() - loWidth, bar.top() - fm.height(), loWidth - 4, bar.height() + 2 * fm.height()),
@@ -303,7 +304,8 @@ void paintFrequencyChart(QPainter& p, const QRectF& area, const FrequencyChart& 
         x += width;
     };
     for (size_t a = 0; a < chart.axes.size() && a < 4; ++a)
-        legend(axisColours[a], QString("%1 %2").arg(chart.axes[a]).arg(std::count(chart.pairAxis.begin(), chart.pairAxis.end(), static_cast<int>(a))),
+        legend(axisColours[a],
+               QString("%1 %2").arg(chart.axes[a]).arg(std::count(chart.pairAxis.begin(), chart.pairAxis.end(), static_cast<int>(a))),
                fm.height() * 0.4);
     for (int u = 0; u < 3; ++u)
         legend(useColours[u], QString("%1 %2").arg(useNames[u]).arg(std::count(chart.pairUse.begin(), chart.pairUse.end(), u)),

@@ -74,14 +74,19 @@ void paintPositionDiffChart(QPainter& p, const QRectF& area, const PositionDiffC
         const size_t from = static_cast<size_t>(a * c.tokens), to = from + static_cast<size_t>(c.tokens);
         int64_t low = 0, high = 1;
         if (c.tokens > 0) {
-            low = std::min(*std::min_element(c.got.begin() + static_cast<std::ptrdiff_t>(from), c.got.begin() + static_cast<std::ptrdiff_t>(to)),
-                           *std::min_element(c.expected.begin() + static_cast<std::ptrdiff_t>(from), c.expected.begin() + static_cast<std::ptrdiff_t>(to)));
-            high = std::max(*std::max_element(c.got.begin() + static_cast<std::ptrdiff_t>(from), c.got.begin() + static_cast<std::ptrdiff_t>(to)),
-                            *std::max_element(c.expected.begin() + static_cast<std::ptrdiff_t>(from), c.expected.begin() + static_cast<std::ptrdiff_t>(to)));
+            low = std::min(
+                *std::min_element(c.got.begin() + static_cast<std::ptrdiff_t>(from), c.got.begin() + static_cast<std::ptrdiff_t>(to)),
+                *std::min_element(c.expected.begin() + static_cast<std::ptrdiff_t>(from),
+                                  c.expected.begin() + static_cast<std::ptrdiff_t>(to)));
+            high = std::max(
+                *std::max_element(c.got.begin() + static_cast<std::ptrdiff_t>(from), c.got.begin() + static_cast<std::ptrdiff_t>(to)),
+                *std::max_element(c.expected.begin() + static_cast<std::ptrdiff_t>(from),
+                                  c.expected.begin() + static_cast<std::ptrdiff_t>(to)));
         }
         const double top = plot.top() + 24 + a * (height + gap);
         paintPanel(p, QRectF(plot.left() + left, top, width, height), c, c.got, a, low, high, QString("%1 (got)").arg(axes[a]));
-        paintPanel(p, QRectF(plot.left() + left + width + gap, top, width, height), c, c.expected, a, low, high, QString("%1 (expected)").arg(axes[a]));
+        paintPanel(p, QRectF(plot.left() + left + width + gap, top, width, height), c, c.expected, a, low, high,
+                   QString("%1 (expected)").arg(axes[a]));
     }
     // Legend: what the shades and the red dots mean.
     const double y0 = plot.bottom() - legend + 6;

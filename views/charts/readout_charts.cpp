@@ -59,8 +59,8 @@ HeatmapChart priorChart(const session::Readouts& r)
             g.cols = b.cols;
             g.values.assign(m.values.data() + at, m.values.data() + at + b.size());
             g.label = r.table.layout.segments[static_cast<size_t>(b.segment)].kind == SegmentKind::Video
-                          ? QString("seg %1 frame %2").arg(b.segment).arg(b.frame)
-                          : QString("image (seg %1)").arg(b.segment);
+                ? QString("seg %1 frame %2").arg(b.segment).arg(b.frame)
+                : QString("image (seg %1)").arg(b.segment);
             c.grids.push_back(std::move(g));
         }
         at += b.size();
@@ -74,14 +74,14 @@ FrequencyChart frequencyChart(const PositionTable& table)
 {
     const FrequencyUsage u = frequencyUsage(table);
     FrequencyChart c;
-    c.title = QString("Frequencies (%1, %2)").arg(QString::fromStdString(table.schemeLabel()), QString::fromStdString(table.allocation.toString()));
+    c.title = QString("Frequencies (%1, %2)")
+                  .arg(QString::fromStdString(table.schemeLabel()), QString::fromStdString(table.allocation.toString()));
     QStringList spans;
     for (size_t a = 0; a < u.axes.size(); ++a)
         spans << QString("%1 %2").arg(QString::fromStdString(u.axes[a])).arg(u.spans[a], 0, 'g', 4);
     // Per head (MHRoPE): each axis' heads turn every pair, so the strip shows each head group's pairs in turn.
-    const QString strip = table.allocation.perHead()
-                              ? QString("each axis' heads (of %1): all pairs high -> low").arg(table.rotary.heads)
-                              : QString("pairs high -> low frequency");
+    const QString strip = table.allocation.perHead() ? QString("each axis' heads (of %1): all pairs high -> low").arg(table.rotary.heads)
+                                                     : QString("pairs high -> low frequency");
     // Which dims the pairs turn: (j, j+d/2) for NeoX's half split, (2j, 2j+1) for GLM's adjacent pairs.
     const int half = table.rotary.halfDim();
     const QString dims = table.rotary.pairing == geometry::RotaryPairing::Adjacent ? QString("pair j turns dims (2j, 2j+1)")

@@ -67,7 +67,8 @@ RegionLayout regionLayout(const QRectF& area, QSize imageSize)
     title.setPixelSize(std::max(9, static_cast<int>(std::min(area.height() / 18.0, area.width() / 30.0))));
     title.setBold(true);
     const QRectF plot = area.adjusted(0, 1.6 * QFontMetricsF(title).height(), 0, 0);
-    const double aspect = imageSize.height() > 0 && imageSize.width() > 0 ? static_cast<double>(imageSize.width()) / imageSize.height() : 1.0;
+    const double aspect =
+        imageSize.height() > 0 && imageSize.width() > 0 ? static_cast<double>(imageSize.width()) / imageSize.height() : 1.0;
     const double gap = title.pixelSize() * 1.2;
     RegionLayout l;
     if (plot.width() >= 1.3 * plot.height()) {
@@ -96,7 +97,8 @@ PictureCell regionCellAt(const QRectF& area, const MapPictures& pictures, QPoint
     const QRectF drawn = regionPictureRect(area, strip);
     if (pictures.empty() || strip.isEmpty() || !drawn.contains(point))
         return {};
-    const QPointF at((point.x() - drawn.left()) * strip.width() / drawn.width(), (point.y() - drawn.top()) * strip.height() / drawn.height());
+    const QPointF at((point.x() - drawn.left()) * strip.width() / drawn.width(),
+                     (point.y() - drawn.top()) * strip.height() / drawn.height());
     for (size_t k = 0; k < pictures.size(); ++k) {
         const QRect r = pictureRect(pictures, k);
         const int rows = pictures[k].rows, cols = pictures[k].cols;
@@ -126,18 +128,21 @@ void paintRegionChart(QPainter& p, const QRectF& area, const RegionChart& chart,
     const auto tokens = static_cast<int>(chart.tokens.size()), layers = static_cast<int>(chart.layers.size());
     if (tokens == 0 || layers == 0) {
         p.setPen(Qt::darkGray);
-        p.drawText(QRectF(charts.left(), charts.top(), charts.width() - gap, std::min(charts.height(), std::max(picture.height(), 4 * gap))),
-                   Qt::AlignCenter | Qt::TextWordWrap, hint);
+        p.drawText(
+            QRectF(charts.left(), charts.top(), charts.width() - gap, std::min(charts.height(), std::max(picture.height(), 4 * gap))),
+            Qt::AlignCenter | Qt::TextWordWrap, hint);
         return;
     }
-    p.drawText(QRectF(picture.left() - gap, picture.bottom() + 4, picture.width() + 2 * gap, 3 * gap), Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
+    p.drawText(QRectF(picture.left() - gap, picture.bottom() + 4, picture.width() + 2 * gap, 3 * gap),
+               Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
                QString("region: %1% of the image tokens").arg(100 * chart.area, 0, 'f', 1));
 
     // The charts: a labels column, then one column per token.
     const double labelWidth = fm.horizontalAdvance("layer 00 ") + 4;
     const double left = charts.left() + labelWidth, width = charts.right() - left;
     const double column = width / tokens;
-    const bool slanted = std::any_of(chart.tokens.begin(), chart.tokens.end(), [&](const QString& t) { return fm.horizontalAdvance(t) > column - 2; });
+    const bool slanted =
+        std::any_of(chart.tokens.begin(), chart.tokens.end(), [&](const QString& t) { return fm.horizontalAdvance(t) > column - 2; });
     const double labelsHeight = slanted ? std::min(charts.height() * 0.25, 0.75 * fm.horizontalAdvance("w") * 12) : gap * 1.4;
 
     // The strip: layers x tokens, one colour scale (0 .. the largest share) over all of it.
@@ -152,7 +157,8 @@ void paintRegionChart(QPainter& p, const QRectF& area, const RegionChart& chart,
     for (int l = 0; l < layers; ++l) {
         const double y = charts.top() + l * rowHeight;
         for (int t = 0; t < tokens; ++t)
-            p.fillRect(QRectF(left + t * column, y, column + 0.5, rowHeight + 0.5), shade(chart.share[static_cast<size_t>(l)][static_cast<size_t>(t)] / top));
+            p.fillRect(QRectF(left + t * column, y, column + 0.5, rowHeight + 0.5),
+                       shade(chart.share[static_cast<size_t>(l)][static_cast<size_t>(t)] / top));
         if (l % labelEvery == 0 || l == chart.shownLayer) {
             p.setPen(l == chart.shownLayer ? kAnswer : chart::kInk);
             p.drawText(QRectF(left - labelWidth, y + rowHeight / 2 - gap / 2, labelWidth - 4, gap), Qt::AlignRight | Qt::AlignVCenter,

@@ -16,13 +16,11 @@ struct EglContext::Impl {
 namespace {
 [[noreturn]] void fail(const char* step)
 {
-    throw std::runtime_error(std::string("headless OpenGL: ") + step + " failed (EGL error 0x"
-                             + [] {
-                                   char buf[16];
-                                   std::snprintf(buf, sizeof buf, "%x", eglGetError());
-                                   return std::string(buf);
-                               }()
-                             + "); install libegl-mesa0 and libgl1-mesa-dri, or run under xvfb-run");
+    throw std::runtime_error(std::string("headless OpenGL: ") + step + " failed (EGL error 0x" + [] {
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "%x", eglGetError());
+        return std::string(buf);
+    }() + "); install libegl-mesa0 and libgl1-mesa-dri, or run under xvfb-run");
 }
 } // namespace
 
@@ -39,17 +37,27 @@ EglContext::EglContext() : d(std::make_unique<Impl>())
         fail("eglInitialize");
     if (!eglBindAPI(EGL_OPENGL_API))
         fail("eglBindAPI(OpenGL)");
-    const EGLint configAttribs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
-                                    EGL_RED_SIZE,     8,               EGL_GREEN_SIZE,      8,
-                                    EGL_BLUE_SIZE,    8,               EGL_DEPTH_SIZE,      24,
+    const EGLint configAttribs[] = {EGL_SURFACE_TYPE,
+                                    EGL_PBUFFER_BIT,
+                                    EGL_RENDERABLE_TYPE,
+                                    EGL_OPENGL_BIT,
+                                    EGL_RED_SIZE,
+                                    8,
+                                    EGL_GREEN_SIZE,
+                                    8,
+                                    EGL_BLUE_SIZE,
+                                    8,
+                                    EGL_DEPTH_SIZE,
+                                    24,
                                     EGL_NONE};
     EGLConfig config = nullptr;
     EGLint count = 0;
     // Surfaceless contexts need no config on Mesa; use one if offered so the context matches it.
     if (!eglChooseConfig(d->display, configAttribs, &config, 1, &count) || count == 0)
         config = nullptr;
-    const EGLint contextAttribs[] = {EGL_CONTEXT_MAJOR_VERSION, 3, EGL_CONTEXT_MINOR_VERSION, 2,
-                                     EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
+    const EGLint contextAttribs[] = {
+        EGL_CONTEXT_MAJOR_VERSION,           3,       EGL_CONTEXT_MINOR_VERSION, 2, EGL_CONTEXT_OPENGL_PROFILE_MASK,
+        EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT, EGL_NONE};
     d->context = eglCreateContext(d->display, config, EGL_NO_CONTEXT, contextAttribs);
     if (d->context == EGL_NO_CONTEXT)
         fail("eglCreateContext(OpenGL 3.2 core)");

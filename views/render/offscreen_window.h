@@ -11,7 +11,7 @@ public:
     static OffscreenWindow* New();
     vtkTypeMacro(OffscreenWindow, vtkGenericOpenGLRenderWindow)
 
-    void OpenGLInitContext() override;
+        void OpenGLInitContext() override;
 
 protected:
     OffscreenWindow() = default;

@@ -8,8 +8,8 @@ namespace ropescope::views {
 Rgb viridis(double t)
 {
     // Nine samples of matplotlib's viridis, linearly interpolated.
-    static const double stops[9][3] = {{68, 1, 84},    {71, 44, 122},  {59, 81, 139},   {44, 113, 142}, {33, 144, 141},
-                                       {39, 173, 129}, {92, 200, 99},  {170, 220, 50},  {253, 231, 37}};
+    static const double stops[9][3] = {{68, 1, 84},    {71, 44, 122}, {59, 81, 139},  {44, 113, 142}, {33, 144, 141},
+                                       {39, 173, 129}, {92, 200, 99}, {170, 220, 50}, {253, 231, 37}};
     t = std::clamp(std::isfinite(t) ? t : 0.0, 0.0, 1.0) * 8.0;
     const int i = std::min(7, static_cast<int>(t));
     const double f = t - i;
@@ -21,7 +21,7 @@ Rgb viridis(double t)
 
 Rgb rowColColour(int row, int rows, int col, int cols)
 {
-    const double hue = cols > 1 ? 0.83 * col / (cols - 1) : 0.0;      // red .. magenta
+    const double hue = cols > 1 ? 0.83 * col / (cols - 1) : 0.0;          // red .. magenta
     const double light = rows > 1 ? 0.30 + 0.42 * row / (rows - 1) : 0.5; // dark top row .. light bottom
     // HSL -> RGB with saturation 0.75
     const double s = 0.75;

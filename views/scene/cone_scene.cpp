@@ -218,8 +218,8 @@ void ConeScene::update(const PositionTable& table, const SceneOptions& options)
     updateCone(table, options);
     updateAxes();
     updateLabels(table, options);
-    for (vtkPolyData* p : {textPoints_.Get(), visualPoints_.Get(), textAxis_.Get(), rings_.Get(), coneLines_.Get(),
-                           coneSurface_.Get(), selected_.Get(), highlighted_.Get(), axes_.Get()})
+    for (vtkPolyData* p : {textPoints_.Get(), visualPoints_.Get(), textAxis_.Get(), rings_.Get(), coneLines_.Get(), coneSurface_.Get(),
+                           selected_.Get(), highlighted_.Get(), axes_.Get()})
         p->Modified();
 }
 

@@ -64,8 +64,8 @@ private:
     Eigen::Vector3d boundsMin_{0, 0, 0}, boundsMax_{1, 1, 1};
 
     vtkNew<vtkPolyData> textPoints_, visualPoints_, textAxis_, rings_, coneLines_, coneSurface_, selected_, highlighted_, axes_;
-    vtkNew<vtkActor> textActor_, visualActor_, textAxisActor_, ringActor_, coneLineActor_, coneSurfaceActor_,
-        selectedActor_, highlightedActor_, axesActor_;
+    vtkNew<vtkActor> textActor_, visualActor_, textAxisActor_, ringActor_, coneLineActor_, coneSurfaceActor_, selectedActor_,
+        highlightedActor_, axesActor_;
     std::vector<vtkSmartPointer<vtkBillboardTextActor3D>> axisLabels_, tokenLabels_;
     size_t tokenLabelsUsed_ = 0;
     size_t selectedLabel_ = SIZE_MAX; // index in tokenLabels_ of the selected token's label

@@ -15,7 +15,7 @@ using session::Projection4D;
 
 struct SceneOptions {
     ColourMode colour = ColourMode::RowCol;
-    int selectedToken = -1;  // a text token: its cone lines, profile and prior map
+    int selectedToken = -1;       // a text token: its cone lines, profile and prior map
     std::vector<int> highlighted; // tokens drawn larger in the highlight colour (indices outside the table are ignored)
     bool showConeLines = true;
     bool showConeSurface = false;

@@ -10,9 +10,7 @@ Eigen::MatrixX3d worldCoordinates(const geometry::PositionTable& table, const Sc
     const Eigen::MatrixXd& p = table.positions;
     Eigen::MatrixX3d world(p.rows(), 3);
     switch (table.components()) {
-    case 1:
-        world.col(0) = world.col(1) = world.col(2) = p.col(0);
-        break;
+    case 1: world.col(0) = world.col(1) = world.col(2) = p.col(0); break;
     case 3:
         world.col(0) = p.col(2);
         world.col(1) = p.col(1);

@@ -74,7 +74,8 @@ void CustomSchemeControls::setScheme(const std::optional<geometry::CustomSchemeR
     const std::vector<geometry::CustomParameter> declared = ref->scheme->parameters();
     bool same = declared.size() == rows_.size();
     for (size_t i = 0; same && i < declared.size(); ++i)
-        same = declared[i].name == rows_[i].parameter.name && declared[i].min == rows_[i].parameter.min && declared[i].max == rows_[i].parameter.max;
+        same = declared[i].name == rows_[i].parameter.name && declared[i].min == rows_[i].parameter.min &&
+            declared[i].max == rows_[i].parameter.max;
     if (!same) {
         while (parametersForm_->rowCount() > 0)
             parametersForm_->removeRow(0);

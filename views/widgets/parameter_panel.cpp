@@ -208,9 +208,10 @@ void ParameterPanel::buildUi()
     auto* strideForm = form(strideBox);
     temporalStride_ = doubleSpin(-1, 1000, -1, 0.25, 3, "temporalStride");
     temporalStride_->setSpecialValueText("default");
-    temporalStride_->setToolTip("VideoRoPE / HoPE: frame f sits at s + delta * f on the time axis, each frame's grid centred on\n"
-                                "the diagonal through it; OmniRoPE / ILRoPE: frame f at shift + delta * f (default: VideoRoPE 2; the others 1,\n"
-                                "HoPE draws 0.5..1.5 while training)");
+    temporalStride_->setToolTip(
+        "VideoRoPE / HoPE: frame f sits at s + delta * f on the time axis, each frame's grid centred on\n"
+        "the diagonal through it; OmniRoPE / ILRoPE: frame f at shift + delta * f (default: VideoRoPE 2; the others 1,\n"
+        "HoPE draws 0.5..1.5 while training)");
     strideForm->addRow("Frame spacing delta", temporalStride_);
     visualStride_ = doubleSpin(0.001, 100000, 16, 1, 3, "visualStride");
     visualStride_->setToolTip("V2PE: the positions one image spans; each of its N tokens advances by stride / N, and the\n"
@@ -313,22 +314,32 @@ void ParameterPanel::buildUi()
     rotaryForm->addRow("pairs", pairing_);
     allocation_ = new QComboBox;
     allocation_->setObjectName("allocation");
-    allocation_->addItems({"scheme default", "sectioned", "interleaved", "interleaved-mrope", "hw-alternating", "distributed", "per-head",
-                           "hw-interleaved"});
+    allocation_->addItems(
+        {"scheme default", "sectioned", "interleaved", "interleaved-mrope", "hw-alternating", "distributed", "per-head", "hw-interleaved"});
     allocation_->setToolTip("Which position axis drives each frequency pair");
     const QString sections = QString::fromStdString(sectionsText(defaultMropeSection(128)));
-    allocation_->setItemData(0, "The scheme's own: sectioned [" + sections + "] for the 3-axis schemes, interleaved for VRoPE", Qt::ToolTipRole);
+    allocation_->setItemData(0, "The scheme's own: sectioned [" + sections + "] for the 3-axis schemes, interleaved for VRoPE",
+                             Qt::ToolTipRole);
     allocation_->setItemData(1, "Contiguous sections per axis (M-RoPE's mrope_section), highest frequencies first", Qt::ToolTipRole);
     allocation_->setItemData(2, "Pair j goes to axis j mod C", Qt::ToolTipRole);
-    allocation_->setItemData(3, "Qwen3-VL's MRoPE-I: h on pairs j % 3 == 1 below 3 h, w on j % 3 == 2 below 3 w, t the rest "
-                                "(sections t,h,w; default 24,20,20)", Qt::ToolTipRole);
-    allocation_->setItemData(4, "VideoRoPE's: h on odd pairs below 2 h, w on even pairs from 2 below 2 w, t on pair 0 and the "
-                                "lowest frequencies (sections t,h,w; default " + sections + ")", Qt::ToolTipRole);
+    allocation_->setItemData(3,
+                             "Qwen3-VL's MRoPE-I: h on pairs j % 3 == 1 below 3 h, w on j % 3 == 2 below 3 w, t the rest "
+                             "(sections t,h,w; default 24,20,20)",
+                             Qt::ToolTipRole);
+    allocation_->setItemData(4,
+                             "VideoRoPE's: h on odd pairs below 2 h, w on even pairs from 2 below 2 w, t on pair 0 and the "
+                             "lowest frequencies (sections t,h,w; default " +
+                                 sections + ")",
+                             Qt::ToolTipRole);
     allocation_->setItemData(5, "MM-RoPE's: every 8 pairs T,T,H,W,H,W,H,W, so each axis spans all frequencies", Qt::ToolTipRole);
-    allocation_->setItemData(6, "MHRoPE's: whole heads per axis (sections = heads for t,h,w; default 2,3,3 of 8); each such head "
-                                "turns all its pairs by its axis, the remaining heads have no rotary", Qt::ToolTipRole);
-    allocation_->setItemData(7, "ERNIE-4.5-VL's: h on even, w on odd frequencies from the highest down, t on the lowest "
-                                "(sections t,h,w; default 20,22,22)", Qt::ToolTipRole);
+    allocation_->setItemData(6,
+                             "MHRoPE's: whole heads per axis (sections = heads for t,h,w; default 2,3,3 of 8); each such head "
+                             "turns all its pairs by its axis, the remaining heads have no rotary",
+                             Qt::ToolTipRole);
+    allocation_->setItemData(7,
+                             "ERNIE-4.5-VL's: h on even, w on odd frequencies from the highest down, t on the lowest "
+                             "(sections t,h,w; default 20,22,22)",
+                             Qt::ToolTipRole);
     rotaryForm->addRow("Allocation", allocation_);
     kvHeads_ = spin(1, 1024, 8, "kvHeads");
     kvHeads_->setToolTip("The heads a per-head allocation (MHRoPE) spreads its axes over: the KV heads (a model run uses its own)");
@@ -347,8 +358,9 @@ void ParameterPanel::buildUi()
     videoForm_ = new QComboBox;
     videoForm_->setObjectName("videoForm");
     videoForm_->addItems({"scheme's own", "one T x H x W grid", "one-frame grids"});
-    videoForm_->setToolTip("How a video:TxHxW is placed (--video): the scheme's own form (one-frame grids for mrope-i and mhrope,\n"
-                           "one grid for the others), one grid, or T one-frame grids in a row (Qwen3-VL's form, the reference's for every scheme)");
+    videoForm_->setToolTip(
+        "How a video:TxHxW is placed (--video): the scheme's own form (one-frame grids for mrope-i and mhrope,\n"
+        "one grid for the others), one grid, or T one-frame grids in a row (Qwen3-VL's form, the reference's for every scheme)");
     rotaryForm->addRow("Video form", videoForm_);
     secondPerGrid_ = doubleSpin(0, 100, 1, 0.1, 3, "secondPerGrid");
     tokensPerSecond_ = doubleSpin(0, 100, 2, 0.5, 3, "tokensPerSecond");
@@ -433,8 +445,9 @@ void ParameterPanel::buildUi()
         if (!updating_)
             alpha_->setValue(static_cast<int>(std::lround(v * 1000))); // emits through the slider
     });
-    for (QDoubleSpinBox* s : {radius_, vector_[0], vector_[1], vector_[2], stride_, secondPerGrid_, tokensPerSecond_, temporalStride_,
-                              visualStride_, positionScale_[0], positionScale_[1], positionScale_[2], ntkFactor_, ntkAlpha_, partialRotary_})
+    for (QDoubleSpinBox* s :
+         {radius_, vector_[0], vector_[1], vector_[2], stride_, secondPerGrid_, tokensPerSecond_, temporalStride_, visualStride_,
+          positionScale_[0], positionScale_[1], positionScale_[2], ntkFactor_, ntkAlpha_, partialRotary_})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
     for (const auto& [key, box] : tableBoxes_)
         connect(box, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
@@ -509,10 +522,13 @@ void ParameterPanel::setRecentSchemeFiles(const QStringList& paths)
         scheme_->setItemData(scheme_->count() - 1, path, Qt::ToolTipRole);
     }
     scheme_->addItem("Python scheme...", "python");
-    scheme_->setItemData(scheme_->count() - 1, "A .py file defining positions(layout, **params) -> [C, L] (docs/USER_SCHEMES.md)", Qt::ToolTipRole);
+    scheme_->setItemData(scheme_->count() - 1, "A .py file defining positions(layout, **params) -> [C, L] (docs/USER_SCHEMES.md)",
+                         Qt::ToolTipRole);
     scheme_->addItem("Position table...", "positions");
-    scheme_->setItemData(scheme_->count() - 1, "Positions from a file: the CSV or JSON `ropescope positions` writes, .npy, or a .safetensors "
-                                              "with position_ids as transformers returns them", Qt::ToolTipRole);
+    scheme_->setItemData(scheme_->count() - 1,
+                         "Positions from a file: the CSV or JSON `ropescope positions` writes, .npy, or a .safetensors "
+                         "with position_ids as transformers returns them",
+                         Qt::ToolTipRole);
     updating_ = wasUpdating;
     if (shownCustom_) {
         session::ExplorerState state;
@@ -601,7 +617,8 @@ void ParameterPanel::updateEnabled()
     videoForm_->setEnabled(kind.has_value());
     // The allocation in use: the one chosen, or the scheme's own design.
     const auto chosen = allocation_->currentIndex() > 0 ? allocationKindFromName(allocation_->currentText().toStdString())
-                                                        : kind ? designAllocation(*kind) : std::nullopt;
+        : kind                                          ? designAllocation(*kind)
+                                                        : std::nullopt;
     const bool perHead = chosen == FrequencyAllocation::Kind::PerHead;
     kvHeads_->setEnabled(perHead);
     agePattern_->setEnabled(age_->currentText() == "custom");
@@ -624,15 +641,15 @@ void ParameterPanel::updateEnabled()
     rotary.headDim = headDim_->value();
     rotary.partial = partialRotary_->value();
     const int rotated = rotary.rotaryDim();
-    const std::vector<int> defaults = perHead                                                  ? defaultHeadSections(kvHeads_->value())
-                                      : chosen == FrequencyAllocation::Kind::InterleavedMrope ? defaultInterleavedMropeSection(rotated)
-                                      : chosen == FrequencyAllocation::Kind::HwInterleaved    ? defaultHwInterleavedSection(rotated)
-                                                                                              : defaultMropeSection(rotated);
+    const std::vector<int> defaults = perHead                   ? defaultHeadSections(kvHeads_->value())
+        : chosen == FrequencyAllocation::Kind::InterleavedMrope ? defaultInterleavedMropeSection(rotated)
+        : chosen == FrequencyAllocation::Kind::HwInterleaved    ? defaultHwInterleavedSection(rotated)
+                                                                : defaultMropeSection(rotated);
     sections_->setPlaceholderText("default " + QString::fromStdString(sectionsText(defaults)) + (perHead ? " heads (t,h,w)" : " (t,h,w)"));
     // Sections mean nothing to the allocations that fix every pair (interleaved, distributed) or to 1-D schemes.
     const int components = kind ? componentCount(*kind) : shownCustom_ && shownCustom_->scheme ? shownCustom_->scheme->components() : 0;
-    sections_->setEnabled(components > 1 && chosen != FrequencyAllocation::Kind::Interleaved
-                          && chosen != FrequencyAllocation::Kind::Distributed);
+    sections_->setEnabled(components > 1 && chosen != FrequencyAllocation::Kind::Interleaved &&
+                          chosen != FrequencyAllocation::Kind::Distributed);
     static const char* legends[] = {
         "Text tokens: dark blue on the text axis; the selected one red. Visual tokens: hue by column (red at the left, "
         "through yellow and green, to magenta at the right), lightness by row (dark top, light bottom).",
@@ -676,7 +693,8 @@ void ParameterPanel::mirrorInStructuredEditor(const Layout& l)
     // whole layout with a stale one.
     for (QSpinBox* spinBox : {textBefore_, rows_, cols_, images_, frames_, textBetween_, textAfter_}) {
         spinBox->setEnabled(shown);
-        spinBox->setStatusTip(shown ? QString() : QString("This layout is edited as text: the grid editor shows text, N equal images or videos, text"));
+        spinBox->setStatusTip(shown ? QString()
+                                    : QString("This layout is edited as text: the grid editor shows text, N equal images or videos, text"));
     }
     updating_ = wasUpdating;
 }

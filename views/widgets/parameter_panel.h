@@ -35,7 +35,7 @@ public:
     // A position table that does not fit the layout ("positions") marks the layout field: that is what the user
     // changed, and what the error asks them to change back.
     void setError(const QString& message, const QString& parameter = {});
-    void setLayerScheme(const QString& text); // "layer 3 of 36: mrope"
+    void setLayerScheme(const QString& text);     // "layer 3 of 36: mrope"
     void setEffectiveRadius(const QString& text); // "effective R 12.73" in the auto radius modes, else empty
 
     // The scheme list's entries after the built-ins: the scheme files used recently (newest first), then
@@ -93,8 +93,8 @@ private:
     QDoubleSpinBox* radius_;
     QDoubleSpinBox* vector_[3];
     QDoubleSpinBox* stride_;
-    QDoubleSpinBox* temporalStride_; // VideoRoPE / HoPE delta; -1 shows "default"
-    QDoubleSpinBox* visualStride_;   // V2PE
+    QDoubleSpinBox* temporalStride_;   // VideoRoPE / HoPE delta; -1 shows "default"
+    QDoubleSpinBox* visualStride_;     // V2PE
     QDoubleSpinBox* positionScale_[3]; // MM-RoPE (t, h, w)
     QDoubleSpinBox* ntkFactor_;        // VideoRoPE++
     QDoubleSpinBox* ntkAlpha_;         // XD-RoPE
@@ -108,7 +108,7 @@ private:
     QSpinBox* headDim_;
     QDoubleSpinBox* partialRotary_; // partial_rotary_factor
     QComboBox* pairing_;            // half or adjacent
-    QSpinBox* kvHeads_; // per-head allocation (MHRoPE)
+    QSpinBox* kvHeads_;             // per-head allocation (MHRoPE)
     QComboBox* allocation_;
     QLineEdit* sections_;
     QComboBox* temporal_;

@@ -61,9 +61,7 @@ VtkViewWidget::VtkViewWidget(QWidget* parent) : QOpenGLWidget(parent)
 
     auto onRender = vtkSmartPointer<vtkCallbackCommand>::New();
     onRender->SetClientData(this);
-    onRender->SetCallback([](vtkObject*, unsigned long, void* client, void*) {
-        static_cast<VtkViewWidget*>(client)->update();
-    });
+    onRender->SetCallback([](vtkObject*, unsigned long, void* client, void*) { static_cast<VtkViewWidget*>(client)->update(); });
     interactor_->AddObserver(vtkCommand::RenderEvent, onRender);
 }
 
@@ -124,8 +122,7 @@ void VtkViewWidget::forwardMouse(QMouseEvent* event, unsigned long vtkEvent)
     const double ratio = devicePixelRatioF();
     const QPointF p = event->position();
     interactor_->SetEventInformationFlipY(static_cast<int>(p.x() * ratio), static_cast<int>(p.y() * ratio),
-                                          event->modifiers() & Qt::ControlModifier ? 1 : 0,
-                                          event->modifiers() & Qt::ShiftModifier ? 1 : 0);
+                                          event->modifiers() & Qt::ControlModifier ? 1 : 0, event->modifiers() & Qt::ShiftModifier ? 1 : 0);
     invokeWatchingCamera(vtkEvent, event);
 }
 

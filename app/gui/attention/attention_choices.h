@@ -12,8 +12,8 @@ namespace ropescope::gui {
 // What the Map tab draws over the image.
 enum class MapType { Attention = 0, OwnPrior = 1, Relevancy = 2 };
 constexpr int kMapTypes = 3;
-QString mapTypeKey(MapType type);   // the session's word: attention, own_prior, relevancy
-QString mapTypeLabel(MapType type); // the combo box's words
+QString mapTypeKey(MapType type);           // the session's word: attention, own_prior, relevancy
+QString mapTypeLabel(MapType type);         // the combo box's words
 MapType mapTypeFromKey(const QString& key); // unknown: Attention
 
 // The head combo box lists "mean", "max", then every head: these turn its index into a choice and back.

@@ -36,7 +36,8 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     addImage = new QPushButton("+ Image...");
     addImage->setObjectName("addImage");
     addImage->setToolTip(QString("Add a further image to the prompt (up to %1): one map per image, and each image's share of the "
-                                  "attention").arg(model::kMaxPromptImages));
+                                 "attention")
+                             .arg(model::kMaxPromptImages));
     auto* buttons = new QGridLayout; // two rows: the three keep their words in the narrowest column
     buttons->addWidget(openModel, 0, 0);
     buttons->addWidget(openImage, 0, 1);
@@ -67,12 +68,12 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     form->addRow(modelInputs);
     explorerScheme = new QCheckBox("explorer's scheme");
     explorerScheme->setToolTip("Run the model under the scheme, parameters and AGE schedule set in the Parameters panel;\n"
-                                "off: under the scheme the model was trained with");
+                               "off: under the scheme the model was trained with");
     explorerScheme->setObjectName("explorerScheme");
     form->addRow(explorerScheme);
     compare = new QCheckBox("compare with own scheme");
     compare->setToolTip("Also run the model under its own (trained) scheme: its map, the difference map and\n"
-                         "the total-variation shift between the two maps at the shown layer");
+                        "the total-variation shift between the two maps at the shown layer");
     compare->setObjectName("compare");
     compare->setEnabled(false);
     form->addRow(compare);
@@ -89,7 +90,7 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     tokens->setWordWrap(true);
     tokens->setTextFormat(Qt::RichText);
     tokens->setToolTip("The map of one token: a question token's own attention, or for an answer token the attention of\n"
-                        "the step that produced it. \"all\": the mean over the question tokens.");
+                       "the step that produced it. \"all\": the mean over the question tokens.");
     form->addRow("Map of", tokens);
     layer = new QSlider(Qt::Horizontal);
     layer->setObjectName("attentionLayer");
@@ -110,11 +111,11 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     for (int t = 0; t < kMapTypes; ++t)
         mapType->addItem(mapTypeLabel(static_cast<MapType>(t)));
     mapType->setToolTip("The model's own positional prior: the head's score with q and k replaced by their means over the\n"
-                         "prompt (content averaged away), rotated to each image token as the decoder rotates them. r is its\n"
-                         "correlation with the head's attention: how much of the map position alone explains.\n"
-                         "Gradient relevancy (Chefer et al. 2021): which image tokens the answer's first token depends on,\n"
-                         "through every layer's attention weighted by its gradient (one backward pass; layer, head and token\n"
-                         "do not apply).");
+                        "prompt (content averaged away), rotated to each image token as the decoder rotates them. r is its\n"
+                        "correlation with the head's attention: how much of the map position alone explains.\n"
+                        "Gradient relevancy (Chefer et al. 2021): which image tokens the answer's first token depends on,\n"
+                        "through every layer's attention weighted by its gradient (one backward pass; layer, head and token\n"
+                        "do not apply).");
     form->addRow("Map type", mapType);
     priorFit = new QLabel;
     priorFit->setObjectName("priorFit");
@@ -150,6 +151,6 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     setMinimumWidth(260);
     setMaximumWidth(360);
-    }
+}
 
 } // namespace ropescope::gui

@@ -24,7 +24,7 @@ struct AttentionPanel::Impl {
     std::shared_ptr<const AttentionModel> model;
     std::vector<PromptImageFile> images; // the prompt's images, in order (Image... starts again, + Image... adds)
     session::ExplorerState scheme;
-    std::vector<int> attentionLayers{0}; // the model's layers the layer slider steps through
+    std::vector<int> attentionLayers{0};            // the model's layers the layer slider steps through
     std::shared_ptr<const model::AttentionRun> run; // the shown run: every layer, answer tokens' rows included
     QString answeredQuestion;                       // the question the shown answer answers (marked stale once edited)
     std::shared_ptr<const AttentionModel> runModel; // the model that made it (its rotary settings for the own prior)
@@ -32,9 +32,9 @@ struct AttentionPanel::Impl {
     double priorCorrelation = 0;                    // of the own prior shown
     std::optional<model::Relevancy> relevancy;      // of the shown run, when the map type asked for it
     bool staleWhileHidden = false;
-    bool engaged = false;      // the tab has run once: scheme changes re-run it from then on
-    bool runAfterLoad = true;  // false while a session restores its model: nothing runs until asked
-    std::optional<int> restoredLayer, restoredHead; // a session's choices, applied once its model is in
+    bool engaged = false;                                           // the tab has run once: scheme changes re-run it from then on
+    bool runAfterLoad = true;                                       // false while a session restores its model: nothing runs until asked
+    std::optional<int> restoredLayer, restoredHead;                 // a session's choices, applied once its model is in
     std::optional<std::vector<model::SchemeEntry>> restoredSchemes; // a session's side-by-side list, likewise
 
     // The selected token's row among the question rows both schemes' runs keep; none for "all" (-1) and

@@ -4,8 +4,7 @@
 
 #include <memory>
 
-template <typename T>
-class QFutureWatcher;
+template <typename T> class QFutureWatcher;
 
 namespace ropescope::gui {
 
@@ -35,9 +34,9 @@ public:
     void runNow(AttentionJob& job);
     void cancel(); // the comparison in flight stops between schemes
 
-    void load(const QString& dir);                                // loaded() or loadFailed() follows
+    void load(const QString& dir);                               // loaded() or loadFailed() follows
     std::shared_ptr<AttentionModel> loadNow(const QString& dir); // blocking; its error field says what failed
-    bool busy() const; // until a result is handled on this thread, not just computed
+    bool busy() const;                                           // until a result is handled on this thread, not just computed
 
 Q_SIGNALS:
     void finished(std::shared_ptr<ropescope::gui::AttentionJob> job);

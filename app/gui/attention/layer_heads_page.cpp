@@ -60,7 +60,8 @@ views::ChartPainter LayerHeadsPage::figure() const
 {
     if (grid_->maps.empty())
         return {};
-    return [grid = std::make_shared<views::LayerHeadGrid>(*grid_)](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, *grid); };
+    return
+        [grid = std::make_shared<views::LayerHeadGrid>(*grid_)](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, *grid); };
 }
 
 QSize LayerHeadsPage::figureSize() const

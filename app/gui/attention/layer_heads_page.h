@@ -13,7 +13,7 @@ struct AttentionRun;
 namespace ropescope::views {
 class ChartView;
 struct LayerHeadGrid;
-}
+} // namespace ropescope::views
 
 namespace ropescope::gui {
 

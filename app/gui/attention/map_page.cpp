@@ -30,7 +30,8 @@ MapPage::MapPage(QWidget* parent) : QWidget(parent)
     exportMap->setToolTip("The heatmap with its colour bar and caption (question, answer, layer, head, scheme, every image) as PNG");
     auto* exportTokens = new QPushButton("Export per-token maps...");
     exportTokens->setObjectName("exportTokenMaps");
-    exportTokens->setToolTip("Every question and answer token's map at the shown layer, as `attend --per-token` writes it (PNG, SVG or PDF)");
+    exportTokens->setToolTip(
+        "Every question and answer token's map at the shown layer, as `attend --per-token` writes it (PNG, SVG or PDF)");
     exports->addStretch(1);
     exports->addWidget(exportMap);
     exports->addWidget(exportTokens);
@@ -75,7 +76,8 @@ void MapPage::showPictures(const std::vector<QImage>& images)
     std::vector<QImage> scaled;
     for (const QImage& image : images)
         scaled.push_back(image.scaledToHeight(240, Qt::SmoothTransformation));
-    image_->setPixmap(QPixmap::fromImage(views::pictureStrip(scaled)).scaled(image_->minimumSize(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    image_->setPixmap(
+        QPixmap::fromImage(views::pictureStrip(scaled)).scaled(image_->minimumSize(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
 }
 
 void MapPage::showMap(const QImage& overlay, const views::HeatmapOptions& options)

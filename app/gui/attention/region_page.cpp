@@ -184,7 +184,8 @@ views::ChartPainter RegionPage::figure() const
 {
     if (!s_->run)
         return {};
-    return [chart = std::make_shared<views::RegionChart>(*s_->chart)](QPainter& p, const QRectF& r) { views::paintRegionChart(p, r, *chart); };
+    return
+        [chart = std::make_shared<views::RegionChart>(*s_->chart)](QPainter& p, const QRectF& r) { views::paintRegionChart(p, r, *chart); };
 }
 
 QSize RegionPage::figureSize() const

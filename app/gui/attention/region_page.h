@@ -36,9 +36,9 @@ public:
     // The chart as a figure at its natural size (`attend --region`); an empty painter before a run.
     views::ChartPainter figure() const;
     QSize figureSize() const;
-    QString regionText() const; // "" without a region; CellRegion's form otherwise
+    QString regionText() const;              // "" without a region; CellRegion's form otherwise
     void restore(const QString& regionText); // a session's region; one it cannot mean is dropped
-    std::vector<double> shares() const;       // the shown layer's shares per token; empty without a region
+    std::vector<double> shares() const;      // the shown layer's shares per token; empty without a region
     // The run's prompt in the explorer: the explorer's view with the run's layout, scheme and layer, the
     // strongest question token selected, the three strongest and the region's image tokens highlighted.
     // Empty without a region.

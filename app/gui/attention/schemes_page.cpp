@@ -20,8 +20,9 @@ SchemesPage::SchemesPage(QWidget* parent) : QWidget(parent)
     list_ = new QListWidget;
     list_->setObjectName("comparedSchemes");
     list_->setMaximumHeight(90);
-    list_->setToolTip(QString("Up to %1 schemes, run one after another on this image and question (the first is the reference of the shift)")
-                          .arg(model::kMaxComparedSchemes));
+    list_->setToolTip(
+        QString("Up to %1 schemes, run one after another on this image and question (the first is the reference of the shift)")
+            .arg(model::kMaxComparedSchemes));
     auto* buttons = new QVBoxLayout;
     auto* add = new QPushButton("Add explorer's scheme");
     add->setToolTip("The scheme, parameters and AGE schedule set in the Parameters panel now");

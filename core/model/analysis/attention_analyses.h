@@ -14,10 +14,10 @@
 namespace ropescope::model {
 
 struct AnalysesAsked {
-    bool ownPrior = false;              // of the row that predicts the answer (the question's last token)
+    bool ownPrior = false;                       // of the row that predicts the answer (the question's last token)
     std::optional<std::vector<int>> regionCells; // image cells -> text (CellRegion::tokensIn): which tokens attend them
-    HeadChoice regionHead;              // the region's head (mean, max or one head)
-    bool relevancy = false;             // gradient relevancy of the answer's first token (Chefer et al. 2021)
+    HeadChoice regionHead;                       // the region's head (mean, max or one head)
+    bool relevancy = false;                      // gradient relevancy of the answer's first token (Chefer et al. 2021)
 };
 
 struct AttentionAnalyses {

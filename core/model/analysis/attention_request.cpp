@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <stdexcept>
 
-
 namespace ropescope::model {
 namespace {
 
@@ -36,13 +35,13 @@ struct PromptTokens {
 PromptTokens promptTokens(const ModelConfig& cfg)
 {
     if (cfg.architecture == Architecture::GlmV)
-        return {"<|image|>", "<|image|>", "<|begin_of_image|>", "<|end_of_image|>", "<|assistant|>",
-                cfg.glm46 ? ChatTemplate::Glm46V : ChatTemplate::Glm41V};
+        return {"<|image|>",        "<|image|>",     "<|begin_of_image|>",
+                "<|end_of_image|>", "<|assistant|>", cfg.glm46 ? ChatTemplate::Glm46V : ChatTemplate::Glm41V};
     if (cfg.architecture == Architecture::PaddleOcrVl) // no video path: its "video pad" is never written
-        return {"<|IMAGE_PLACEHOLDER|>", "<|IMAGE_PLACEHOLDER|>", "<|IMAGE_START|>", "<|IMAGE_END|>", "<|begin_of_sentence|>",
-                ChatTemplate::PaddleOcrVl};
-    return {"<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|im_start|>",
-            hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL};
+        return {"<|IMAGE_PLACEHOLDER|>", "<|IMAGE_PLACEHOLDER|>", "<|IMAGE_START|>",
+                "<|IMAGE_END|>",         "<|begin_of_sentence|>", ChatTemplate::PaddleOcrVl};
+    return {"<|image_pad|>",  "<|video_pad|>", "<|vision_start|>",
+            "<|vision_end|>", "<|im_start|>",  hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL};
 }
 
 // What every prompt gets once its ids and visual tokens are known: the queries (the text after the last visual
@@ -87,14 +86,16 @@ GridShapes AttentionRequest::grids() const
 }
 
 AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& images, const QString& question,
-                            const PreprocessOptions& preprocess, torch::Device device)
+                                  const PreprocessOptions& preprocess, torch::Device device)
 {
     const ModelConfig& cfg = vlm.config();
     const PromptTokens names = promptTokens(cfg);
     if (tokenizer.tokenId(names.imagePad) != cfg.imageToken)
-        throw ModelError(std::string("tokenizer.json: ") + names.imagePad + " is not the config's image_token_id " + std::to_string(cfg.imageToken));
+        throw ModelError(std::string("tokenizer.json: ") + names.imagePad + " is not the config's image_token_id " +
+                         std::to_string(cfg.imageToken));
     if (images.empty() || images.size() > static_cast<size_t>(kMaxPromptImages))
-        throw ModelError("images: a prompt takes 1 to " + std::to_string(kMaxPromptImages) + " images, got " + std::to_string(images.size()));
+        throw ModelError("images: a prompt takes 1 to " + std::to_string(kMaxPromptImages) + " images, got " +
+                         std::to_string(images.size()));
     // The images' token count follows from their sizes alone: check it before any pixel is resampled, so a
     // large --max-pixels or several large images are refused before they take memory.
     int64_t imageTokens = 0;
@@ -130,9 +131,10 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
     // token came from the question, and would be read as a video or an image without its grid.
     const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
     // GLM-V's and PaddleOCR-VL's video pads are their image pads: name the token their config calls the video token.
-    const char* videoName = cfg.architecture == Architecture::GlmV ? "<|video|>" : needsTokenTypes(cfg.architecture) ? "the video token" : names.videoPad;
-    const std::pair<int, const char*> special[] = {{cfg.videoToken, videoName},
-                                                  {cfg.visionStart, names.start}, {cfg.visionEnd, names.end}};
+    const char* videoName = cfg.architecture == Architecture::GlmV ? "<|video|>"
+        : needsTokenTypes(cfg.architecture)                        ? "the video token"
+                                                                   : names.videoPad;
+    const std::pair<int, const char*> special[] = {{cfg.videoToken, videoName}, {cfg.visionStart, names.start}, {cfg.visionEnd, names.end}};
     for (const auto& [id, name] : special)
         if (count(id) != (id == cfg.videoToken ? 0 : static_cast<std::ptrdiff_t>(images.size())))
             throw ModelError(std::string("the question holds the special token ") + name + ": write it without");
@@ -142,8 +144,8 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
     return a;
 }
 
-AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& frames, const QString& question,
-                                 const PreprocessOptions& preprocess, torch::Device device)
+AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& frames,
+                                       const QString& question, const PreprocessOptions& preprocess, torch::Device device)
 {
     const ModelConfig& cfg = vlm.config();
     const PromptTokens names = promptTokens(cfg);
@@ -152,8 +154,8 @@ AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenize
     const bool glm = cfg.architecture == Architecture::GlmV;
     const int padId = glm ? cfg.imageToken : cfg.videoToken; // GLM-V's frames are image pads
     if (tokenizer.tokenId(names.videoPad) != padId)
-        throw ModelError(std::string("tokenizer.json: ") + names.videoPad + " is not the config's " + (glm ? "image_token_id " : "video_token_id ")
-                         + std::to_string(padId));
+        throw ModelError(std::string("tokenizer.json: ") + names.videoPad + " is not the config's " +
+                         (glm ? "image_token_id " : "video_token_id ") + std::to_string(padId));
     if (frames.empty() || frames.size() > static_cast<size_t>(kMaxVideoFrames))
         throw ModelError("video: a prompt takes 1 to " + std::to_string(kMaxVideoFrames) + " frames, got " + std::to_string(frames.size()));
     const int64_t factor = static_cast<int64_t>(cfg.vision.patchSize) * cfg.vision.mergeSize;
@@ -169,8 +171,8 @@ AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenize
         p.rows = rows;
         p.cols = cols;
         p.first = static_cast<int>(k) * rows * cols;
-        p.resized = frames[static_cast<size_t>(k * cfg.vision.temporalPatch)].scaled(static_cast<int>(w), static_cast<int>(h), Qt::IgnoreAspectRatio,
-                                                                                        Qt::SmoothTransformation);
+        p.resized = frames[static_cast<size_t>(k * cfg.vision.temporalPatch)].scaled(static_cast<int>(w), static_cast<int>(h),
+                                                                                     Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
         a.images.push_back(p);
     }
     const ChatTemplate chat = names.chatTemplate;

@@ -31,8 +31,10 @@ std::vector<int> capturedLayers(const std::vector<int>& asked, const TextConfig&
         throw ModelError("capture layers: expected 0.." + std::to_string(text.layers - 1));
     for (int l : out)
         if (text.isLinear(l))
-            throw ModelError("capture layers: layer " + std::to_string(l) + " is a Gated DeltaNet layer, with no attention and no positions; "
-                             "the attention layers are " + attentionLayerList(text));
+            throw ModelError("capture layers: layer " + std::to_string(l) +
+                             " is a Gated DeltaNet layer, with no attention and no positions; "
+                             "the attention layers are " +
+                             attentionLayerList(text));
     return out;
 }
 
@@ -87,8 +89,8 @@ ResolvedScheme resolveScheme(const ModelBundle& model, const std::optional<Model
         if (named && named->scheme && named->sha256 == recorded->sha256)
             recorded->scheme = named->scheme;
         else if (!scheme)
-            throw ModelError(QFileInfo(modelDir).fileName().toStdString() + " was trained with the scheme file " + recorded->file + " (sha256 "
-                             + recorded->sha256.substr(0, 12) + "...): name that file with --scheme to run the model under it");
+            throw ModelError(QFileInfo(modelDir).fileName().toStdString() + " was trained with the scheme file " + recorded->file +
+                             " (sha256 " + recorded->sha256.substr(0, 12) + "...): name that file with --scheme to run the model under it");
     }
     r.scheme = scheme.value_or(r.own);
     r.age = ageFor(r.scheme.age, layers);

@@ -13,7 +13,7 @@
 namespace ropescope::model {
 
 struct AttentionQuery {
-    std::vector<QImage> images;  // the prompt's images in order (at least one; one map per image)
+    std::vector<QImage> images; // the prompt's images in order (at least one; one map per image)
     QString question;
     PreprocessOptions preprocess;
     ModelScheme scheme;          // the scheme to run; AGE as a strategy name or pattern, checked against the model
@@ -28,17 +28,17 @@ struct AttentionQuery {
 struct MapToken {
     QString text;
     int64_t id = 0;
-    int64_t index = 0;   // position in the sequence (answer tokens continue after the prompt)
+    int64_t index = 0; // position in the sequence (answer tokens continue after the prompt)
     bool answer = false;
 };
 
 struct AttentionRun {
     AttentionRequest prompt;
     ModelScheme scheme, own;
-    std::string untrained;                   // what differs from the model's own scheme; empty when nothing
-    std::vector<int> layers;                 // the captured layers, ascending
-    ForwardResult result;                    // prefill.attentions: per captured layer [heads, question tokens, image tokens]
-    std::optional<ForwardResult> ownResult;  // with compareOwn
+    std::string untrained;                  // what differs from the model's own scheme; empty when nothing
+    std::vector<int> layers;                // the captured layers, ascending
+    ForwardResult result;                   // prefill.attentions: per captured layer [heads, question tokens, image tokens]
+    std::optional<ForwardResult> ownResult; // with compareOwn
     std::vector<int64_t> generated;
     QString answer;
     // With answerMaps, per captured layer [heads, answer tokens, image tokens]: row k is the query that

@@ -68,8 +68,8 @@ AttentionStats attentionStats(const torch::Tensor& probs, const GridShapes& grid
 {
     requireGrids(probs, grids, "attentionStats");
     AttentionStats s;
-    const auto p = probs.to(torch::kFloat64);           // [H, Q, N]
-    const auto mass = p.sum(-1);                         // [H, Q]
+    const auto p = probs.to(torch::kFloat64); // [H, Q, N]
+    const auto mass = p.sum(-1);              // [H, Q]
     s.imageMass = mass.mean().item<double>();
     const auto q = p / mass.unsqueeze(-1).clamp_min(1e-30);
     s.entropy = (-(q * q.clamp_min(1e-30).log()).sum(-1)).mean().item<double>();

@@ -17,14 +17,17 @@ int cellCount(const GridShapes& grids); // over every image
 // Where one layer's text->image attention goes, from captured probabilities [heads, queries, image
 // tokens] of one image whose merged grid is rows x cols (row-major).
 struct AttentionStats {
-    double imageMass = 0;         // mean over heads and queries of the probability on image tokens
-    double entropy = 0;           // mean entropy (nats) of the attention renormalised over the image
-    double normalizedEntropy = 0; // entropy / log(image tokens): 1 = uniform
+    double imageMass = 0;                // mean over heads and queries of the probability on image tokens
+    double entropy = 0;                  // mean entropy (nats) of the attention renormalised over the image
+    double normalizedEntropy = 0;        // entropy / log(image tokens): 1 = uniform
     double centreRow = 0, centreCol = 0; // centre of mass of the mean map, in grid cells of centreImage
-    int centreImage = 0;          // with several images: the one holding most of the mean map's mass
+    int centreImage = 0;                 // with several images: the one holding most of the mean map's mass
 };
 AttentionStats attentionStats(const torch::Tensor& probs, const GridShapes& grids);
-inline AttentionStats attentionStats(const torch::Tensor& probs, int rows, int cols) { return attentionStats(probs, GridShapes{{rows, cols}}); }
+inline AttentionStats attentionStats(const torch::Tensor& probs, int rows, int cols)
+{
+    return attentionStats(probs, GridShapes{{rows, cols}});
+}
 
 // Per image of the prompt, the mean over heads and queries of the probability on its tokens: how the
 // layer's attention splits between the images. imageShares divides by their sum.
@@ -36,14 +39,17 @@ std::vector<double> sharesOf(std::vector<double> masses); // each divided by the
 // much of it piles onto "sink" patches. Shares are of the head's attention over the image (each query
 // renormalised over the image, then averaged over queries).
 struct HeadStats {
-    double imageMass = 0;          // mean over queries of the probability on image tokens
-    double normalizedEntropy = 0;  // of the mean map over the image: 1 = uniform
-    double topShare = 0;           // on the top 1% of patches (at least one)
-    double borderShare = 0;        // on the first and last rows and columns of the grid (of every image)
-    double firstShare = 0;         // on the first image token (of every image)
+    double imageMass = 0;         // mean over queries of the probability on image tokens
+    double normalizedEntropy = 0; // of the mean map over the image: 1 = uniform
+    double topShare = 0;          // on the top 1% of patches (at least one)
+    double borderShare = 0;       // on the first and last rows and columns of the grid (of every image)
+    double firstShare = 0;        // on the first image token (of every image)
 };
 std::vector<HeadStats> headStats(const torch::Tensor& probs, const GridShapes& grids); // one per head
-inline std::vector<HeadStats> headStats(const torch::Tensor& probs, int rows, int cols) { return headStats(probs, GridShapes{{rows, cols}}); }
+inline std::vector<HeadStats> headStats(const torch::Tensor& probs, int rows, int cols)
+{
+    return headStats(probs, GridShapes{{rows, cols}});
+}
 HeadStats meanOverHeads(const std::vector<HeadStats>& heads);
 
 // Every head of every captured layer, layer-major: its map (mean over queries, over every image's cells) and stats.

@@ -109,8 +109,8 @@ BiasSampleSource videoFolderSamples(const QString& folder, const QString& questi
         if (frames.isEmpty())
             continue;
         if (frames.size() > kMaxVideoFrames)
-            throw BadInputFile("--videos " + dir.filePath(name).toStdString() + ": " + std::to_string(frames.size()) + " frames; a video takes at most "
-                             + std::to_string(kMaxVideoFrames));
+            throw BadInputFile("--videos " + dir.filePath(name).toStdString() + ": " + std::to_string(frames.size()) +
+                               " frames; a video takes at most " + std::to_string(kMaxVideoFrames));
         s.files.push_back(frames);
     }
     if (s.files.empty())

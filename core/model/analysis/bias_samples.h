@@ -19,11 +19,11 @@ struct ModelConfig;
 struct PreprocessOptions;
 
 struct BiasSampleSource {
-    QString description;              // recorded, and compared when shards merge
+    QString description; // recorded, and compared when shards merge
     int64_t total = 0;
     bool video = false;
     std::function<BiasSample(int64_t)> sampleAt;
-    std::vector<QStringList> files;   // per sample: its image, or its video's frames (empty: the synthetic stream)
+    std::vector<QStringList> files; // per sample: its image, or its video's frames (empty: the synthetic stream)
 };
 
 // The bundled task's held-out stream: samples 0..n-1 of `seed`. With `frames` > 0 each sample is a still video:

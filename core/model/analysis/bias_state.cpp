@@ -146,9 +146,18 @@ QJsonObject BiasAccumulation::toJson() const
             spread.append(v);
         geometryList.append(QJsonObject{{"sample", QString::number(g.sample)}, {"ptd", ptd}, {"prior_spread", spread}});
     }
-    return QJsonObject{{"format", "ropescope bias state 1"}, {"model", model}, {"source", source},
-                       {"schemes", QJsonArray::fromStringList(schemes)}, {"layers", layerList}, {"rows", rows}, {"cols", cols},
-                       {"frames", frames}, {"keep_samples", keepSamples}, {"total", QString::number(total)}, {"cells", cellList}, {"geometry", geometryList}};
+    return QJsonObject{{"format", "ropescope bias state 1"},
+                       {"model", model},
+                       {"source", source},
+                       {"schemes", QJsonArray::fromStringList(schemes)},
+                       {"layers", layerList},
+                       {"rows", rows},
+                       {"cols", cols},
+                       {"frames", frames},
+                       {"keep_samples", keepSamples},
+                       {"total", QString::number(total)},
+                       {"cells", cellList},
+                       {"geometry", geometryList}};
 }
 
 namespace {
@@ -156,8 +165,7 @@ namespace {
 // A cell of a state file holds what a measurement can produce: each sample's normalised map adds 2^40 in
 // fixed point spread over non-negative cells, so the sums are non-negative and total about samples x 2^40;
 // sample indices lie in the stream, each once; statistics are finite (a correlation may be undefined: NaN).
-template <class Bad>
-void checkCell(const BiasAccumulation& a, const BiasCell& c, const Bad& bad)
+template <class Bad> void checkCell(const BiasAccumulation& a, const BiasCell& c, const Bad& bad)
 {
     const auto checkSums = [&](const std::vector<int64_t>& sums, const char* what) {
         long double total = 0;
@@ -224,8 +232,8 @@ BiasAccumulation BiasAccumulation::fromJson(const QJsonObject& json, const QStri
     for (size_t i = 0; i < a.layers.size(); ++i)
         if (a.layers[i] < 0 || a.layers[i] > 4096 || (i > 0 && a.layers[i] <= a.layers[i - 1]))
             throw bad("layers must be ascending indices");
-    if (!json["rows"].isDouble() || !json["cols"].isDouble() || a.rows < 1 || a.cols < 1 || int64_t(a.rows) * int64_t(a.cols) > (int64_t(1) << 20)
-        || a.frames < 0 || a.frames > 4096)
+    if (!json["rows"].isDouble() || !json["cols"].isDouble() || a.rows < 1 || a.cols < 1 ||
+        int64_t(a.rows) * int64_t(a.cols) > (int64_t(1) << 20) || a.frames < 0 || a.frames > 4096)
         throw bad("grid: rows x cols at most 2^20, frames at most 4096");
     const QJsonArray cells = json["cells"].toArray();
     const int64_t cellCount = int64_t(a.schemes.size()) * int64_t(a.layers.size()) * kBiasMaps;
@@ -272,8 +280,8 @@ BiasAccumulation BiasAccumulation::fromJson(const QJsonObject& json, const QStri
                 throw bad("sample stats");
             BiasSampleStats s;
             s.sample = f[0].toString().toLongLong(&ok);
-            double* fields[] = {&s.centreRow, &s.centreCol, &s.firstRow, &s.lastRow, &s.firstCol, &s.lastCol, &s.distanceCorrelation,
-                                &s.toLast, &s.toFirst, &s.toTextBefore};
+            double* fields[] = {&s.centreRow, &s.centreCol,           &s.firstRow, &s.lastRow, &s.firstCol,
+                                &s.lastCol,   &s.distanceCorrelation, &s.toLast,   &s.toFirst, &s.toTextBefore};
             for (int k = 0; k < 10; ++k)
                 *fields[k] = f[k + 1].toDouble(NAN);
             if (f.size() == 13) {
@@ -335,8 +343,7 @@ std::optional<BiasAccumulation> completeShardState(const QString& folder, int sh
         BiasAccumulation a = readBiasState(folder);
         if (holdsShard(a, shard, shards))
             return a;
-    } catch (const std::exception&) {
-    } // unreadable or foreign: not complete, so it is measured again
+    } catch (const std::exception&) { } // unreadable or foreign: not complete, so it is measured again
     return std::nullopt;
 }
 

@@ -50,22 +50,22 @@ constexpr double kBiasFixedPoint = 1099511627776.0; // 2^40
 
 // What one scheme predicts geometrically for the layout of the stream's first sample, per captured layer.
 struct BiasGeometry {
-    int64_t sample = -1;              // which sample's layout (the smallest index measured)
-    std::vector<double> ptd;          // Circle-RoPE's PTD of the layer's position table
-    std::vector<double> priorSpread;  // spread of the positional prior from the first query token
+    int64_t sample = -1;             // which sample's layout (the smallest index measured)
+    std::vector<double> ptd;         // Circle-RoPE's PTD of the layer's position table
+    std::vector<double> priorSpread; // spread of the positional prior from the first query token
 };
 
 struct BiasAccumulation {
     // Settings; shards merge only when all of these agree.
-    QString model;               // the model folder's recorded scheme and name, for the record
-    QString source;              // how the samples were drawn (stream, seed, rendering or file)
-    QStringList schemes;         // labels, in order ("own" for the model's own scheme)
-    std::vector<int> layers;     // captured decoder layers, ascending
-    int rows = 0, cols = 0;      // the common grid
-    int frames = 0;              // videos: the common count of temporal patches; 0 for images
-    bool keepSamples = false;    // per-sample maps kept (bias_samples.csv)
-    int64_t total = 0;           // samples in the whole stream (over every shard)
-    std::vector<BiasCell> cells; // [scheme][layer][map]
+    QString model;                      // the model folder's recorded scheme and name, for the record
+    QString source;                     // how the samples were drawn (stream, seed, rendering or file)
+    QStringList schemes;                // labels, in order ("own" for the model's own scheme)
+    std::vector<int> layers;            // captured decoder layers, ascending
+    int rows = 0, cols = 0;             // the common grid
+    int frames = 0;                     // videos: the common count of temporal patches; 0 for images
+    bool keepSamples = false;           // per-sample maps kept (bias_samples.csv)
+    int64_t total = 0;                  // samples in the whole stream (over every shard)
+    std::vector<BiasCell> cells;        // [scheme][layer][map]
     std::vector<BiasGeometry> geometry; // per scheme
 
     void reset(); // empty cells and geometry for the settings

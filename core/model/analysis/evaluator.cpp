@@ -28,7 +28,8 @@ public:
     }
 
     // `mask`: the 8x8 cells the question is about; grounding is measured only where the image has that grid.
-    void add(int64_t index, const QImage& image, const QString& question, const QString& answer, const QString& type, const std::array<bool, 64>* mask)
+    void add(int64_t index, const QImage& image, const QString& question, const QString& answer, const QString& type,
+             const std::array<bool, 64>* mask)
     {
         EvalSample sample;
         sample.index = index;
@@ -100,7 +101,8 @@ EvalResult reduceEval(EvalResult r, std::vector<EvalSample> samples)
         if (i > 0 && samples[i - 1].index == s.index)
             throw ModelError("sample " + std::to_string(s.index) + " is measured twice (overlapping shards?)");
         if ((!s.grounding.empty() && s.grounding.size() != layers) || s.shift.size() != r.shift.size())
-            throw ModelError("sample " + std::to_string(s.index) + ": its per-layer values do not match the model's " + std::to_string(layers) + " layers");
+            throw ModelError("sample " + std::to_string(s.index) + ": its per-layer values do not match the model's " +
+                             std::to_string(layers) + " layers");
         r.correct += s.right;
         auto& [correct, total] = r.byType[s.type];
         correct += s.right;
@@ -139,8 +141,8 @@ EvalResult evaluate(const QString& modelDir, int samples, uint64_t seed, const s
     return r;
 }
 
-EvalResult evaluateQuestions(const QString& modelDir, const std::vector<LabelledQuestion>& questions, const std::optional<ModelScheme>& override,
-                             const std::function<void(int, int)>& progress, EvalShard shard)
+EvalResult evaluateQuestions(const QString& modelDir, const std::vector<LabelledQuestion>& questions,
+                             const std::optional<ModelScheme>& override, const std::function<void(int, int)>& progress, EvalShard shard)
 {
     Evaluation e(modelDir, override);
     int done = 0;

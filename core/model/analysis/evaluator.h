@@ -15,11 +15,11 @@ namespace ropescope::model {
 // One sample's outcome, kept so shards of an evaluation merge into exactly the one-process result: the
 // means are sums over samples in index order, whichever process measured them.
 struct EvalSample {
-    int64_t index = 0;              // in the stream or the question set
-    QString type;                   // "all" when the question has none
+    int64_t index = 0; // in the stream or the question set
+    QString type;      // "all" when the question has none
     bool right = false;
-    std::vector<double> grounding;  // per layer; empty when the question has no 8x8 mask
-    std::vector<double> shift;      // per layer; only under another scheme
+    std::vector<double> grounding; // per layer; empty when the question has no 8x8 mask
+    std::vector<double> shift;     // per layer; only under another scheme
 };
 
 // The samples an evaluation measures: k with k mod count = index (a shard of a job array).
@@ -29,8 +29,8 @@ struct EvalShard {
 };
 
 struct EvalResult {
-    QString scheme;                                // the scheme the model ran with
-    Rendering rendering = Rendering::OnGrid;         // how the test pictures were drawn
+    QString scheme;                          // the scheme the model ran with
+    Rendering rendering = Rendering::OnGrid; // how the test pictures were drawn
     int samples = 0;
     std::map<QString, std::pair<int, int>> byType; // question type -> (correct, total)
     int correct = 0;
@@ -43,9 +43,9 @@ struct EvalResult {
     // same places, 1 = disjoint): how far swapping the scheme moves what the model looks at.
     std::vector<double> shift;
     double accuracy() const { return samples ? static_cast<double>(correct) / samples : 0.0; }
-    int layers = 0;                       // the model's decoder layers
-    bool swapped = false;                 // run under another scheme than the model's own (shift measured)
-    std::vector<EvalSample> perSample;    // ascending index
+    int layers = 0;                    // the model's decoder layers
+    bool swapped = false;              // run under another scheme than the model's own (shift measured)
+    std::vector<EvalSample> perSample; // ascending index
 };
 // The result of `samples` (any order; sorted by index here): counts, and the means summed in index order.
 // Throws ModelError when an index repeats or a sample's per-layer lists do not match `layers`.

@@ -68,12 +68,14 @@ std::vector<OwnPrior> ownPositionalPriors(const Vlm& vlm, const AttentionRun& ru
     const int64_t t = queryIndex(run, token), length = table.size();
     const LayerRotary atQuery = t < length ? rotaryForTable(table, text, device, t, 1)
                                            : rotaryForTable(table, text, device, length, 1, static_cast<double>(t - length));
-    const torch::Tensor qRot = kernels::applyRotary(q.unsqueeze(1), forHeads(atQuery.cos, heads), forHeads(atQuery.sin, heads)); // [heads, 1, d]
+    const torch::Tensor qRot =
+        kernels::applyRotary(q.unsqueeze(1), forHeads(atQuery.cos, heads), forHeads(atQuery.sin, heads)); // [heads, 1, d]
 
     // Every image token at its own position, with the key head each query head reads.
     const torch::Tensor image = torch::tensor(run.prompt.imageTokens, torch::kInt64).to(device);
     const LayerRotary all = rotaryForTable(table, text, device, 0, length);
-    const torch::Tensor k = keys.to(torch::kFloat32).repeat_interleave(heads / keys.size(0), 0).unsqueeze(1).expand({-1, image.size(0), -1});
+    const torch::Tensor k =
+        keys.to(torch::kFloat32).repeat_interleave(heads / keys.size(0), 0).unsqueeze(1).expand({-1, image.size(0), -1});
     const torch::Tensor kRot = kernels::applyRotary(k, forHeads(all.cos, heads).index_select(-2, image),
                                                     forHeads(all.sin, heads).index_select(-2, image)); // [heads, image, d]
 

@@ -39,7 +39,8 @@ const DumpTensor& need(const DumpBatch& batch, const char* name)
 {
     const DumpTensor* t = find(batch, name);
     if (!t)
-        bad(batch, std::string("no '") + name + "' (a dump holds input_ids, attention_mask, image_grid_thw / video_grid_thw and position_ids)");
+        bad(batch,
+            std::string("no '") + name + "' (a dump holds input_ids, attention_mask, image_grid_thw / video_grid_thw and position_ids)");
     return *t;
 }
 
@@ -127,8 +128,10 @@ PositionRule ruleForModel(const QString& modelDir)
         return *ruleForFamily("paddleocr-vl");
     PositionRule r;
     r.config = loadModelConfig(path); // the Qwen families, with the folder's own token ids
-    static const std::map<Architecture, QString> names{{Architecture::Qwen2VL, "qwen2-vl"}, {Architecture::Qwen25VL, "qwen2.5-vl"},
-                                                       {Architecture::Qwen3VL, "qwen3-vl"}, {Architecture::Qwen35, "qwen3.5"}};
+    static const std::map<Architecture, QString> names{{Architecture::Qwen2VL, "qwen2-vl"},
+                                                       {Architecture::Qwen25VL, "qwen2.5-vl"},
+                                                       {Architecture::Qwen3VL, "qwen3-vl"},
+                                                       {Architecture::Qwen35, "qwen3.5"}};
     r.family = names.at(r.config.architecture);
     return r;
 }
@@ -176,9 +179,12 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
     const int64_t rows = ids.shape[0], length = ids.shape[1];
     for (int64_t id : ids.ints) // a typed family's vocabulary is not known here: only negative ids are impossible
         if (id < 0 || (!rule.byTokenTypes && id >= config.text.vocab))
-            bad(batch, "'input_ids' holds " + std::to_string(id) + ", outside the vocabulary (0.." + std::to_string(config.text.vocab - 1) + ")");
+            bad(batch,
+                "'input_ids' holds " + std::to_string(id) + ", outside the vocabulary (0.." + std::to_string(config.text.vocab - 1) + ")");
     if (pos.shape.size() != 3 || (pos.shape[0] != 3 && pos.shape[0] != 4) || pos.shape[1] != rows || pos.shape[2] != length)
-        bad(batch, "'position_ids' must be [3, B, L] or [4, B, L] with input_ids' B = " + std::to_string(rows) + " and L = " + std::to_string(length));
+        bad(batch,
+            "'position_ids' must be [3, B, L] or [4, B, L] with input_ids' B = " + std::to_string(rows) +
+                " and L = " + std::to_string(length));
     const int axisBase = pos.shape[0] == 4 ? 1 : 0; // [4, B, L]: row 0 is the text position, then t, h, w
     const DumpTensor* mask = find(batch, "attention_mask");
     if (mask && (mask->shape != ids.shape || !mask->integral))
@@ -197,8 +203,10 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
 
     const DumpTensor* types = find(batch, "mm_token_type_ids");
     if (rule.byTokenTypes && !types)
-        bad(batch, "no 'mm_token_type_ids': " + rule.family.toStdString() + " finds its image and video tokens by it (1 image, 2 video); "
-                   "without it transformers silently falls back to 1-D positions");
+        bad(batch,
+            "no 'mm_token_type_ids': " + rule.family.toStdString() +
+                " finds its image and video tokens by it (1 image, 2 video); "
+                "without it transformers silently falls back to 1-D positions");
     if (types && (types->shape != ids.shape || !types->integral))
         bad(batch, "'mm_token_type_ids' must be [B, L] of whole numbers, as input_ids");
 
@@ -253,7 +261,8 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
             for (size_t r : videoRowsUsed)
                 given.insert(seconds ? seconds->reals[r] : 1.0);
             if (given.size() > 1)
-                bad(batch, "sample " + std::to_string(b) + ": its videos have different second_per_grid_ts, which this check does not model yet");
+                bad(batch,
+                    "sample " + std::to_string(b) + ": its videos have different second_per_grid_ts, which this check does not model yet");
             if (!given.empty())
                 params.temporal.secondPerGrid = *given.begin();
         }
@@ -318,7 +327,7 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
             }
             c.differing += differs;
             sameEverywhere = sameEverywhere && c.gotPositions[static_cast<size_t>(k)] == c.gotPositions[static_cast<size_t>(n + k)] &&
-                             c.gotPositions[static_cast<size_t>(k)] == c.gotPositions[static_cast<size_t>(2 * n + k)];
+                c.gotPositions[static_cast<size_t>(k)] == c.gotPositions[static_cast<size_t>(2 * n + k)];
             expectedSame = expectedSame && table.positions(k, 0) == table.positions(k, 1) && table.positions(k, 0) == table.positions(k, 2);
         }
         if (axisBase == 1) // the text row of a [4, B, L] table: 0, 1, 2, ... over the attended tokens
@@ -342,7 +351,9 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
                 c.detail = QString("t = h = w on all %1 tokens").arg(n);
             } else if (offsets.size() == 1 && *offsets.begin() != 0) {
                 c.kind = FaultKind::Offset;
-                c.detail = QString("every position is %1 %2 the rule's").arg(std::abs(*offsets.begin())).arg(*offsets.begin() > 0 ? "above" : "below");
+                c.detail = QString("every position is %1 %2 the rule's")
+                               .arg(std::abs(*offsets.begin()))
+                               .arg(*offsets.begin() > 0 ? "above" : "below");
             } else if (c.segment.startsWith("video") && c.axis == 0) {
                 c.kind = FaultKind::Temporal;
                 // Within the first differing video: the t values it got, frame by frame, against the rule's.
@@ -356,9 +367,15 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
                         }
                     }
                 const bool constant = std::all_of(gotT.begin(), gotT.end(), [&](int64_t g) { return g == gotT.front(); });
-                const int64_t gotStep = gotT.size() > 1 ? gotT[1] - gotT[0] : 0, expectedStep = expectedT.size() > 1 ? expectedT[1] - expectedT[0] : 0;
-                c.detail = constant && expectedT.size() > 1 ? QString("t is constant within %1; the rule steps it by %2 a frame").arg(c.segment.section(' ', 0, 1)).arg(expectedStep)
-                                                            : QString("t steps by %1 a frame in %2; the rule steps it by %3").arg(gotStep).arg(c.segment.section(' ', 0, 1)).arg(expectedStep);
+                const int64_t gotStep = gotT.size() > 1 ? gotT[1] - gotT[0] : 0,
+                              expectedStep = expectedT.size() > 1 ? expectedT[1] - expectedT[0] : 0;
+                c.detail = constant && expectedT.size() > 1 ? QString("t is constant within %1; the rule steps it by %2 a frame")
+                                                                  .arg(c.segment.section(' ', 0, 1))
+                                                                  .arg(expectedStep)
+                                                            : QString("t steps by %1 a frame in %2; the rule steps it by %3")
+                                                                  .arg(gotStep)
+                                                                  .arg(c.segment.section(' ', 0, 1))
+                                                                  .arg(expectedStep);
             } else {
                 c.kind = FaultKind::Other;
                 c.detail = QString("%1 of %2 tokens differ").arg(c.differing).arg(n);
@@ -382,12 +399,17 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
         out.push_back(std::move(c));
     }
     if (nextImage != images.size() || nextVideo != videos.size())
-        bad(batch, (QString("image_grid_thw has %1 rows and video_grid_thw %2, but input_ids has %3 image and %4 video token runs ")
-                        .arg(images.size()).arg(videos.size()).arg(nextImage).arg(nextVideo) +
-                    (rule.byTokenTypes ? QString("(by mm_token_type_ids)")
-                                       : QString("(image id %1, video id %2): another family's token ids? --model DIR reads the model's own")
-                                             .arg(config.imageToken).arg(config.videoToken)))
-                       .toStdString());
+        bad(batch,
+            (QString("image_grid_thw has %1 rows and video_grid_thw %2, but input_ids has %3 image and %4 video token runs ")
+                 .arg(images.size())
+                 .arg(videos.size())
+                 .arg(nextImage)
+                 .arg(nextVideo) +
+             (rule.byTokenTypes ? QString("(by mm_token_type_ids)")
+                                : QString("(image id %1, video id %2): another family's token ids? --model DIR reads the model's own")
+                                      .arg(config.imageToken)
+                                      .arg(config.videoToken)))
+                .toStdString());
     return out;
 }
 
@@ -407,7 +429,10 @@ geometry::PositionTable pipelineTable(const SampleCheck& c)
 
 QJsonObject sampleCheckJson(const SampleCheck& c)
 {
-    QJsonObject o{{"batch", c.batch}, {"row", c.row}, {"tokens", static_cast<double>(c.tokens)}, {"matches", c.kind == FaultKind::None},
+    QJsonObject o{{"batch", c.batch},
+                  {"row", c.row},
+                  {"tokens", static_cast<double>(c.tokens)},
+                  {"matches", c.kind == FaultKind::None},
                   {"kind", faultKindName(c.kind)}};
     if (c.kind == FaultKind::None)
         return o;

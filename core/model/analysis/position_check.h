@@ -33,8 +33,8 @@ QString familyNames(); // "qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddl
 // One tensor of a dump, as whole numbers (position ids, token ids, grids) or as reals (second_per_grid_ts).
 struct DumpTensor {
     std::vector<int64_t> shape;
-    std::vector<int64_t> ints;   // when integral
-    std::vector<double> reals;   // always (ints as doubles too)
+    std::vector<int64_t> ints; // when integral
+    std::vector<double> reals; // always (ints as doubles too)
     bool integral = true;
     int64_t numel() const;
 };
@@ -50,15 +50,15 @@ const char* faultKindWords(FaultKind kind); // one sentence for people
 
 struct SampleCheck {
     QString batch;
-    int row = 0;                 // in the batch
-    int64_t tokens = 0;          // attended tokens
+    int row = 0;        // in the batch
+    int64_t tokens = 0; // attended tokens
     FaultKind kind = FaultKind::None;
-    QString detail;              // the shape of the difference, in words
-    int64_t firstToken = -1;     // index in the row (padding included) of the first differing position
-    int axis = -1;               // 0 t, 1 h, 2 w (3: the text row of a [4,B,L] table)
+    QString detail;          // the shape of the difference, in words
+    int64_t firstToken = -1; // index in the row (padding included) of the first differing position
+    int axis = -1;           // 0 t, 1 h, 2 w (3: the text row of a [4,B,L] table)
     int64_t got = 0, expected = 0;
-    QString segment;             // "text", "image 0", "video 1 frame 3"
-    int64_t differing = 0;       // attended tokens with any axis different
+    QString segment;       // "text", "image 0", "video 1 frame 3"
+    int64_t differing = 0; // attended tokens with any axis different
     // The sample's attended positions (3 x tokens, row-major), kept for the report's figures.
     std::vector<int64_t> gotPositions, expectedPositions;
     std::vector<QString> segments; // per attended token

@@ -23,8 +23,7 @@ constexpr int64_t kMaxElements = int64_t(1) << 28;
     throw BadInputFile(file.toStdString() + ": " + what);
 }
 
-template <typename T>
-void fill(DumpTensor& t, const uint8_t* data)
+template <typename T> void fill(DumpTensor& t, const uint8_t* data)
 {
     const auto n = static_cast<size_t>(t.numel());
     t.reals.resize(n);
@@ -43,8 +42,8 @@ void fill(DumpTensor& t, const uint8_t* data)
 }
 
 // A tensor from raw little-endian bytes of `dtype` ("i8", "f4", ...).
-DumpTensor tensorFrom(const QString& file, const std::string& name, const std::string& dtype, const std::vector<int64_t>& shape, const uint8_t* data,
-                      size_t bytes)
+DumpTensor tensorFrom(const QString& file, const std::string& name, const std::string& dtype, const std::vector<int64_t>& shape,
+                      const uint8_t* data, size_t bytes)
 {
     DumpTensor t;
     t.shape = shape;
@@ -59,15 +58,23 @@ DumpTensor tensorFrom(const QString& file, const std::string& name, const std::s
     if (size == sizes.end())
         bad(file, "'" + name + "' has element type " + dtype + " (whole numbers or float32/64 are read)");
     if (bytes != static_cast<size_t>(n) * size->second)
-        bad(file, "'" + name + "' holds " + std::to_string(bytes) + " bytes, not the " + std::to_string(static_cast<size_t>(n) * size->second) +
-                      " its shape needs");
-    if (dtype == "i8") fill<int64_t>(t, data);
-    else if (dtype == "i4") fill<int32_t>(t, data);
-    else if (dtype == "i2") fill<int16_t>(t, data);
-    else if (dtype == "i1") fill<int8_t>(t, data);
-    else if (dtype == "u1" || dtype == "b1") fill<uint8_t>(t, data);
-    else if (dtype == "f8") fill<double>(t, data);
-    else fill<float>(t, data);
+        bad(file,
+            "'" + name + "' holds " + std::to_string(bytes) + " bytes, not the " + std::to_string(static_cast<size_t>(n) * size->second) +
+                " its shape needs");
+    if (dtype == "i8")
+        fill<int64_t>(t, data);
+    else if (dtype == "i4")
+        fill<int32_t>(t, data);
+    else if (dtype == "i2")
+        fill<int16_t>(t, data);
+    else if (dtype == "i1")
+        fill<int8_t>(t, data);
+    else if (dtype == "u1" || dtype == "b1")
+        fill<uint8_t>(t, data);
+    else if (dtype == "f8")
+        fill<double>(t, data);
+    else
+        fill<float>(t, data);
     return t;
 }
 
@@ -78,10 +85,17 @@ DumpBatch readSafetensorsBatch(const QString& file, const QByteArray& bytes)
     try {
         const SafeTensors st = SafeTensors::fromBytes(bytes, file);
         for (const TensorInfo& info : st.tensors()) {
-            const char* dtype = info.dtype == DType::I64 ? "i8" : info.dtype == DType::I32 ? "i4" : info.dtype == DType::I16 ? "i2"
-                                : info.dtype == DType::I8 ? "i1" : info.dtype == DType::U8 ? "u1" : info.dtype == DType::Bool ? "b1"
-                                : info.dtype == DType::F64 ? "f8" : info.dtype == DType::F32 ? "f4" : dtypeName(info.dtype);
-            batch.tensors[info.name] = tensorFrom(file, info.name, dtype, info.shape, st.data(info), static_cast<size_t>(info.end - info.begin));
+            const char* dtype = info.dtype == DType::I64 ? "i8"
+                : info.dtype == DType::I32               ? "i4"
+                : info.dtype == DType::I16               ? "i2"
+                : info.dtype == DType::I8                ? "i1"
+                : info.dtype == DType::U8                ? "u1"
+                : info.dtype == DType::Bool              ? "b1"
+                : info.dtype == DType::F64               ? "f8"
+                : info.dtype == DType::F32               ? "f4"
+                                                         : dtypeName(info.dtype);
+            batch.tensors[info.name] =
+                tensorFrom(file, info.name, dtype, info.shape, st.data(info), static_cast<size_t>(info.end - info.begin));
         }
     } catch (const BadInputFile&) {
         throw;
@@ -160,8 +174,8 @@ DumpBatch readDumpBatch(const QString& file)
     return file.endsWith(".npz") ? readNpzBatch(file, bytes) : readSafetensorsBatch(file, bytes);
 }
 
-DumpCheck checkDump(const QString& dump, const PositionRule& rule, int keepPositionsFor, const std::function<void(int64_t, int64_t)>& progress,
-                    const std::function<bool()>& cancelled)
+DumpCheck checkDump(const QString& dump, const PositionRule& rule, int keepPositionsFor,
+                    const std::function<void(int64_t, int64_t)>& progress, const std::function<bool()>& cancelled)
 {
     DumpCheck result;
     const std::vector<QString> files = dumpFiles(dump);

@@ -27,8 +27,8 @@ DumpBatch readTorchSaveBatch(const QString& file); // LibTorch's reader of torch
 // A whole dump checked: what `check-positions`, batch items and the window's dialog show.
 struct DumpCheck {
     int64_t batches = 0, samples = 0;
-    std::vector<SampleCheck> differing;  // in dump order
-    std::map<std::string, int> kinds;    // faultKindName -> samples
+    std::vector<SampleCheck> differing; // in dump order
+    std::map<std::string, int> kinds;   // faultKindName -> samples
     bool cancelled = false;
 };
 // Reads and checks every batch of `dump` (dumpFiles' order). The first `keepPositionsFor` differing samples keep

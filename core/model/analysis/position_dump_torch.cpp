@@ -26,7 +26,8 @@ DumpBatch readTorchSaveBatch(const QString& file)
         throw BadInputFile(file.toStdString() + ": not a torch.save file LibTorch can read (" + what.substr(0, what.find('\n')) + ")");
     }
     if (!value.isGenericDict())
-        throw BadInputFile(file.toStdString() + ": torch.save of a dict of tensors was expected ({\"input_ids\": ..., \"position_ids\": ...})");
+        throw BadInputFile(file.toStdString() +
+                           ": torch.save of a dict of tensors was expected ({\"input_ids\": ..., \"position_ids\": ...})");
     DumpBatch batch;
     batch.name = file;
     for (const auto& entry : value.toGenericDict()) {

@@ -58,8 +58,8 @@ BiasSampleStats statsOf(const std::vector<double>& map, int rows, int cols)
     return s;
 }
 
-Estimate estimate(const std::vector<BiasSampleStats>& samples, const std::function<double(const std::vector<const BiasSampleStats*>&)>& statistic,
-                  int resamples)
+Estimate estimate(const std::vector<BiasSampleStats>& samples,
+                  const std::function<double(const std::vector<const BiasSampleStats*>&)>& statistic, int resamples)
 {
     std::vector<const BiasSampleStats*> all;
     for (const BiasSampleStats& s : samples)
@@ -84,8 +84,7 @@ Estimate estimate(const std::vector<BiasSampleStats>& samples, const std::functi
     return e;
 }
 
-template <class Field>
-std::function<double(const std::vector<const BiasSampleStats*>&)> meanOf(Field field)
+template <class Field> std::function<double(const std::vector<const BiasSampleStats*>&)> meanOf(Field field)
 {
     return [field](const std::vector<const BiasSampleStats*>& s) {
         double sum = 0;
@@ -95,8 +94,7 @@ std::function<double(const std::vector<const BiasSampleStats*>&)> meanOf(Field f
     };
 }
 
-template <class Field>
-std::function<double(const std::vector<const BiasSampleStats*>&)> ratioOf(Field top, Field bottom)
+template <class Field> std::function<double(const std::vector<const BiasSampleStats*>&)> ratioOf(Field top, Field bottom)
 {
     return [top, bottom](const std::vector<const BiasSampleStats*>& s) {
         double t = 0, b = 0;
@@ -157,8 +155,8 @@ std::vector<double> resampleMap(const std::vector<double>& map, int rows0, int c
             const double y = (r + 0.5) * rows0 / rows - 0.5, x = (c + 0.5) * cols0 / cols - 0.5;
             const int y0 = static_cast<int>(std::floor(y)), x0 = static_cast<int>(std::floor(x));
             const double fy = y - y0, fx = x - x0;
-            out[static_cast<size_t>(r * cols + c)] = (1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x0 + 1))
-                                                     + fy * ((1 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1));
+            out[static_cast<size_t>(r * cols + c)] =
+                (1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x0 + 1)) + fy * ((1 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1));
         }
     return normalised(out);
 }
@@ -185,12 +183,13 @@ BiasAccumulation measureBias(const ModelBundle& model, const BiasRequest& reques
     std::sort(a.layers.begin(), a.layers.end());
     a.layers.erase(std::unique(a.layers.begin(), a.layers.end()), a.layers.end());
     if (a.layers.front() < 0 || a.layers.back() >= cfg.text.layers)
-        throw ModelError("layer " + std::to_string(a.layers.front() < 0 ? a.layers.front() : a.layers.back()) + " is not a layer 0.."
-                         + std::to_string(cfg.text.layers - 1) + " of the model");
+        throw ModelError("layer " + std::to_string(a.layers.front() < 0 ? a.layers.front() : a.layers.back()) + " is not a layer 0.." +
+                         std::to_string(cfg.text.layers - 1) + " of the model");
     for (int l : a.layers)
         if (cfg.text.isLinear(l))
-            throw ModelError("layer " + std::to_string(l) + " is a Gated DeltaNet layer, with no attention and no positions; the attention layers are "
-                             + attentionLayerList(cfg.text));
+            throw ModelError("layer " + std::to_string(l) +
+                             " is a Gated DeltaNet layer, with no attention and no positions; the attention layers are " +
+                             attentionLayerList(cfg.text));
     a.rows = request.rows;
     a.cols = request.cols;
     a.frames = request.frames;
@@ -209,12 +208,14 @@ BiasAccumulation measureBias(const ModelBundle& model, const BiasRequest& reques
             throw ModelError("bias: cancelled");
         const BiasSample sample = request.sampleAt(index);
         if (sample.video != (a.frames > 0))
-            throw ModelError("sample " + std::to_string(index) + (sample.video ? ": a video in a run of images" : ": an image in a run of videos")
-                             + "; measure images and videos in separate runs");
+            throw ModelError("sample " + std::to_string(index) +
+                             (sample.video ? ": a video in a run of images" : ": an image in a run of videos") +
+                             "; measure images and videos in separate runs");
         if (!sample.video && sample.frames.size() != 1)
             throw ModelError("sample " + std::to_string(index) + ": one image per sample");
-        const AttentionRequest prompt = sample.video ? prepareVideoAttention(vlm, tokenizer, sample.frames, sample.question, preprocess, vlm.device())
-                                                  : prepareAttention(vlm, tokenizer, sample.frames, sample.question, preprocess, vlm.device());
+        const AttentionRequest prompt = sample.video
+            ? prepareVideoAttention(vlm, tokenizer, sample.frames, sample.question, preprocess, vlm.device())
+            : prepareAttention(vlm, tokenizer, sample.frames, sample.question, preprocess, vlm.device());
         if (prompt.queryTokens.empty())
             throw ModelError("sample " + std::to_string(index) + ": the question is empty");
         const PromptImage& grid = prompt.images.front(); // a video's frames share one grid

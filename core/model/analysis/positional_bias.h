@@ -30,19 +30,18 @@ struct Estimate {
 // What the figure, the table and the JSON report for one cell.
 struct BiasSummary {
     int samples = 0;
-    std::vector<double> meanMap;               // rows * cols, sums to 1
+    std::vector<double> meanMap;                // rows * cols, sums to 1
     std::vector<double> rowProfile, colProfile; // mass per row / per column of the mean map
-    Estimate centreRow, centreCol;             // of the mean map (= the mean of the samples' centres)
-    Estimate rowOffset, colOffset;             // centre minus the grid's centre ((rows - 1) / 2, (cols - 1) / 2)
-    Estimate lastVsFirstRow, lastVsFirstCol;   // mean mass on the last row / on the first (likewise columns)
-    Estimate distanceCorrelation;              // mean over samples
-    Estimate toLast, toFirst, toTextBefore;    // means over samples
-    std::vector<double> frameProfile;          // videos: mean mass per temporal patch (sums to 1)
-    Estimate lastVsFirstFrame;                 // videos: mean mass on the last temporal patch / on the first
+    Estimate centreRow, centreCol;              // of the mean map (= the mean of the samples' centres)
+    Estimate rowOffset, colOffset;              // centre minus the grid's centre ((rows - 1) / 2, (cols - 1) / 2)
+    Estimate lastVsFirstRow, lastVsFirstCol;    // mean mass on the last row / on the first (likewise columns)
+    Estimate distanceCorrelation;               // mean over samples
+    Estimate toLast, toFirst, toTextBefore;     // means over samples
+    std::vector<double> frameProfile;           // videos: mean mass per temporal patch (sums to 1)
+    Estimate lastVsFirstFrame;                  // videos: mean mass on the last temporal patch / on the first
 };
 // Bootstrap: `resamples` resamplings of the samples (sorted by index) with a fixed seed, percentile interval.
 BiasSummary summarize(const BiasCell& cell, int rows, int cols, int resamples = 1000);
-
 
 // One sample of a stream: an image, or a video's frames in order (at 2 frames per second), and its question.
 struct BiasSample {
@@ -53,16 +52,16 @@ struct BiasSample {
 
 struct BiasRequest {
     std::vector<std::optional<ModelScheme>> schemes; // nullopt: the model's own
-    QStringList labels;                             // one per scheme; the model's own (nullopt) is labelled by measureBias
-    std::vector<int> layers;                        // empty: every layer
-    int rows = 0, cols = 0;                         // the common grid (the caller's rule)
-    int frames = 0;                                 // videos: the common count of temporal patches; 0: images
-    bool keepSamples = false;                       // keep every sample's map (memory grows with the samples)
-    std::vector<int64_t> indices;                   // the stream's samples this run (or shard) measures
+    QStringList labels;                              // one per scheme; the model's own (nullopt) is labelled by measureBias
+    std::vector<int> layers;                         // empty: every layer
+    int rows = 0, cols = 0;                          // the common grid (the caller's rule)
+    int frames = 0;                                  // videos: the common count of temporal patches; 0: images
+    bool keepSamples = false;                        // keep every sample's map (memory grows with the samples)
+    std::vector<int64_t> indices;                    // the stream's samples this run (or shard) measures
     // Returns sample `index`; throws ModelError naming an unreadable one.
     std::function<BiasSample(int64_t index)> sampleAt;
     std::function<void(int64_t done, int64_t total)> progress;
-    std::function<bool()> cancelled;                // polled between samples
+    std::function<bool()> cancelled; // polled between samples
 };
 
 // Labels the model's own scheme "own (<its scheme> [+ HARoPE])" and

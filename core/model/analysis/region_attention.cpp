@@ -22,13 +22,14 @@ std::vector<int> CellRegion::cells(int rows, int cols) const
 std::vector<int> CellRegion::tokensIn(const AttentionRequest& prompt) const
 {
     if (image < 0 || static_cast<size_t>(image) >= prompt.images.size())
-        throw std::invalid_argument("image " + std::to_string(image + 1) + " is not in the prompt, which has "
-                                    + std::to_string(prompt.images.size()) + (prompt.images.size() == 1 ? " image" : " images"));
+        throw std::invalid_argument("image " + std::to_string(image + 1) + " is not in the prompt, which has " +
+                                    std::to_string(prompt.images.size()) + (prompt.images.size() == 1 ? " image" : " images"));
     const PromptImage& p = prompt.images[static_cast<size_t>(image)];
     if (std::max(row0, row1) >= p.rows || std::max(col0, col1) >= p.cols)
-        throw std::invalid_argument(toString().toStdString() + " is outside "
-                                    + (prompt.images.size() > 1 ? "image " + std::to_string(image + 1) + "'s " : std::string("the image's "))
-                                    + std::to_string(p.rows) + "x" + std::to_string(p.cols) + " grid of merged cells");
+        throw std::invalid_argument(
+            toString().toStdString() + " is outside " +
+            (prompt.images.size() > 1 ? "image " + std::to_string(image + 1) + "'s " : std::string("the image's ")) +
+            std::to_string(p.rows) + "x" + std::to_string(p.cols) + " grid of merged cells");
     std::vector<int> out = cells(p.rows, p.cols);
     for (int& c : out)
         c += p.first;
@@ -49,8 +50,8 @@ CellRegion CellRegion::parse(const QString& whole)
         bool ok = false;
         image = text.left(colon).trimmed().toInt(&ok) - 1;
         if (!ok || image < 0 || image >= kMaxPromptImages)
-            throw std::invalid_argument("expected an image number from 1 to " + std::to_string(kMaxPromptImages) + " before ':', got '"
-                                        + whole.toStdString() + "'");
+            throw std::invalid_argument("expected an image number from 1 to " + std::to_string(kMaxPromptImages) + " before ':', got '" +
+                                        whole.toStdString() + "'");
         text = text.mid(colon + 1);
     }
     CellRegion region = parseCorners(text);
@@ -66,7 +67,8 @@ CellRegion CellRegion::parseCorners(const QString& text)
         bool ok = false;
         const int n = p.trimmed().toInt(&ok);
         if (!ok || n < 0)
-            throw std::invalid_argument("expected cells as ROW,COL or ROW0,COL0,ROW1,COL1 (whole numbers from 0), got '" + text.toStdString() + "'");
+            throw std::invalid_argument("expected cells as ROW,COL or ROW0,COL0,ROW1,COL1 (whole numbers from 0), got '" +
+                                        text.toStdString() + "'");
         v.push_back(n);
     }
     if (v.size() == 2)
@@ -93,8 +95,8 @@ RegionAttention regionAttention(const AttentionRun& run, const std::vector<int>&
         throw std::invalid_argument("region: no cells selected");
     for (int c : cells)
         if (c < 0 || c >= gridCells)
-            throw std::invalid_argument("region: cell " + std::to_string(c) + " is outside the prompt's " + std::to_string(gridCells)
-                                        + " image tokens");
+            throw std::invalid_argument("region: cell " + std::to_string(c) + " is outside the prompt's " + std::to_string(gridCells) +
+                                        " image tokens");
     RegionAttention r;
     r.cells = cells;
     std::sort(r.cells.begin(), r.cells.end());

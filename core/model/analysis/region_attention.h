@@ -14,7 +14,7 @@ struct CellRegion {
     // Its cells as indices into the prompt's image tokens; throws std::invalid_argument naming an image or
     // corner outside the prompt.
     std::vector<int> tokensIn(const AttentionRequest& prompt) const;
-    QString toString() const;                         // "r0,c0,r1,c1", "IMAGE:r0,c0,r1,c1" past the first image
+    QString toString() const; // "r0,c0,r1,c1", "IMAGE:r0,c0,r1,c1" past the first image
     // "[IMAGE:]r0,c0,r1,c1" or "[IMAGE:]r,c" (one cell), IMAGE counted from 1; throws std::invalid_argument
     // saying what is wrong.
     static CellRegion parse(const QString& text);

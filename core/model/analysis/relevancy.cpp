@@ -9,10 +9,9 @@ namespace ropescope::model {
 
 static bool sameRotaryInput(const geometry::PositionTable& a, const geometry::PositionTable& b)
 {
-    return a.scheme == b.scheme && a.allocation.toString() == b.allocation.toString()
-           && a.allocation.temporalThetaScale == b.allocation.temporalThetaScale
-           && a.allocation.thetaScale == b.allocation.thetaScale && a.positions.rows() == b.positions.rows()
-           && a.positions.cols() == b.positions.cols() && a.positions == b.positions;
+    return a.scheme == b.scheme && a.allocation.toString() == b.allocation.toString() &&
+        a.allocation.temporalThetaScale == b.allocation.temporalThetaScale && a.allocation.thetaScale == b.allocation.thetaScale &&
+        a.positions.rows() == b.positions.rows() && a.positions.cols() == b.positions.cols() && a.positions == b.positions;
 }
 
 Relevancy gradientRelevancy(Vlm& vlm, const AttentionRun& run)
@@ -43,7 +42,8 @@ Relevancy gradientRelevancy(Vlm& vlm, const AttentionRun& run)
     if (!r.deepstackEmbeds.empty()) {
         std::vector<int64_t> visual;
         for (int64_t i = 0; i < n; ++i)
-            if (run.prompt.ids[static_cast<size_t>(i)] == vlm.config().imageToken || run.prompt.ids[static_cast<size_t>(i)] == vlm.config().videoToken)
+            if (run.prompt.ids[static_cast<size_t>(i)] == vlm.config().imageToken ||
+                run.prompt.ids[static_cast<size_t>(i)] == vlm.config().videoToken)
                 visual.push_back(i);
         deepstack.positions = torch::tensor(visual, torch::kInt64).to(embeds.device());
         deepstack.features = r.deepstackEmbeds;
@@ -58,9 +58,9 @@ Relevancy gradientRelevancy(Vlm& vlm, const AttentionRun& run)
     torch::NoGradGuard noGrad;
     auto relevance = torch::eye(n, torch::TensorOptions().dtype(torch::kFloat64).device(embeds.device()));
     for (size_t l = 0; l < out.attentions.size(); ++l) {
-        const auto probs = out.attentions[l].to(torch::kFloat64);                                                // [H, L, L]
+        const auto probs = out.attentions[l].to(torch::kFloat64);                                                           // [H, L, L]
         const auto dA = torch::matmul(gradients[l].to(torch::kFloat64), out.values[l].to(torch::kFloat64).transpose(1, 2)); // dy/dA
-        const auto weighted = (dA * probs).clamp_min(0).mean(0);                                                  // [L, L]
+        const auto weighted = (dA * probs).clamp_min(0).mean(0);                                                            // [L, L]
         relevance = relevance + torch::matmul(weighted, relevance);
     }
     const auto last = relevance[n - 1].to(torch::kCPU);

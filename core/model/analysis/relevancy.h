@@ -11,9 +11,9 @@
 namespace ropescope::model {
 
 struct Relevancy {
-    std::vector<float> map;   // R[last prompt token, image tokens], row-major on the image grid
-    double textShare = 0;     // share of the last row's relevance (self excluded) on text tokens
-    int64_t target = 0;       // the token id whose logit was explained
+    std::vector<float> map; // R[last prompt token, image tokens], row-major on the image grid
+    double textShare = 0;   // share of the last row's relevance (self excluded) on text tokens
+    int64_t target = 0;     // the token id whose logit was explained
     // Pearson r between the map and the heads' mean attention of the row that predicts the answer (the
     // prompt's last token) at the last captured layer: how much of the relevancy attention alone shows.
     double attentionCorrelation = 0;

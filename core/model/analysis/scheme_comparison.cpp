@@ -10,12 +10,12 @@ QStringList SchemeRow::caption() const
 {
     auto percent = [](double share) { return QString::number(100.0 * share, 'f', 1) + "%"; };
     QStringList lines{entry.label + (untrained.empty() ? QString() : " *"),
-            "answer: " + (answer.isEmpty() ? QString("(empty)") : answer),
-            QString("PTD %1").arg(ptd, 0, 'f', 3),
-            QString("prior spread %1").arg(priorSpread, 0, 'f', 2),
-            QString("shift from first %1").arg(shift, 0, 'f', 3),
-            "top-1% patches " + percent(stats.topShare),
-            "border " + percent(stats.borderShare) + ", first " + percent(stats.firstShare)};
+                      "answer: " + (answer.isEmpty() ? QString("(empty)") : answer),
+                      QString("PTD %1").arg(ptd, 0, 'f', 3),
+                      QString("prior spread %1").arg(priorSpread, 0, 'f', 2),
+                      QString("shift from first %1").arg(shift, 0, 'f', 3),
+                      "top-1% patches " + percent(stats.topShare),
+                      "border " + percent(stats.borderShare) + ", first " + percent(stats.firstShare)};
     if (imageShares.size() > 1) { // where a scheme's positions pull attention between images
         QStringList shares;
         for (double share : imageShares)
@@ -25,15 +25,15 @@ QStringList SchemeRow::caption() const
     return lines;
 }
 
-SchemeComparison compareSchemes(const ModelBundle& model, AttentionQuery query,
-                                const std::vector<SchemeEntry>& schemes, int layer, const std::function<bool(int, int)>& progress,
-                                const AttentionRun* first)
+SchemeComparison compareSchemes(const ModelBundle& model, AttentionQuery query, const std::vector<SchemeEntry>& schemes, int layer,
+                                const std::function<bool(int, int)>& progress, const AttentionRun* first)
 {
     if (schemes.empty() || schemes.size() > static_cast<size_t>(kMaxComparedSchemes))
         throw ModelError("compare 1 to " + std::to_string(kMaxComparedSchemes) + " schemes, not " + std::to_string(schemes.size()));
     const int total = static_cast<int>(schemes.size());
     if (layer < 0 || layer >= model.vlm->config().text.layers)
-        throw ModelError("layer " + std::to_string(layer) + " is not a layer of the model (0.." + std::to_string(model.vlm->config().text.layers - 1) + ")");
+        throw ModelError("layer " + std::to_string(layer) + " is not a layer of the model (0.." +
+                         std::to_string(model.vlm->config().text.layers - 1) + ")");
     query.layers = {layer}; // one layer is all a row shows: the others are not kept
     query.answerMaps = false;
     query.compareOwn = false;

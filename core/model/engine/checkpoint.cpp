@@ -132,8 +132,8 @@ torch::Tensor Checkpoint::tensor(const std::string& name, const std::vector<int6
     if (!file)
         throw BadInputFile(dir_.toStdString() + ": missing tensor '" + name + "'");
     if (info->shape != shape)
-        throw BadInputFile(file->path().toStdString() + ": tensor '" + info->name + "' has shape " + shapeText(info->shape)
-                         + ", expected " + shapeText(shape));
+        throw BadInputFile(file->path().toStdString() + ": tensor '" + info->name + "' has shape " + shapeText(info->shape) +
+                           ", expected " + shapeText(shape));
     return toTorch(*file, *info);
 }
 

@@ -14,7 +14,8 @@ torch::Tensor gatedDeltaRule(const torch::Tensor& q, const torch::Tensor& k, con
                              const torch::Tensor& beta, torch::Tensor& state, int64_t chunk)
 {
     const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2), dk = q.size(3), dv = v.size(3);
-    torch::Tensor s = state.defined() ? state.to(torch::kFloat32) : torch::zeros({batch, heads, dk, dv}, q.options().dtype(torch::kFloat32));
+    torch::Tensor s =
+        state.defined() ? state.to(torch::kFloat32) : torch::zeros({batch, heads, dk, dv}, q.options().dtype(torch::kFloat32));
     std::vector<torch::Tensor> outputs;
     // Within a chunk, with G_t the cumulative log-decay from its start and S0 the state before it, the state
     // after token t is exp(G_t) S0 + sum_{s<=t} exp(G_t - G_s) k_s u_s^T, where the corrections u solve
@@ -53,11 +54,12 @@ torch::Tensor gatedDeltaNet(const torch::Tensor& x, const DeltaNetWeights& w, co
     // the rule's outputs are small (rms ~0.03) and the gated RMSNorm scales their rounding up to the residual.
     const auto mixed = F::linear(x, w.qkvW).to(torch::kFloat32).transpose(1, 2); // [B, C, n]
     const auto z = F::linear(x, w.zW).view({batch, n, hv, dv});
-    const auto beta = torch::sigmoid(F::linear(x, w.bW).to(torch::kFloat32));                                                      // [B, n, Hv]
+    const auto beta = torch::sigmoid(F::linear(x, w.bW).to(torch::kFloat32));                                          // [B, n, Hv]
     const auto g = -w.aLog.to(torch::kFloat32).exp() * F::softplus(F::linear(x, w.aW).to(torch::kFloat32) + w.dtBias); // [B, n, Hv]
 
     // Causal depthwise conv over time, continuing the previous columns (zeros at the start), then SiLU.
-    const auto previous = state && state->conv.defined() ? state->conv.to(torch::kFloat32) : torch::zeros({batch, channels, kernel}, mixed.options());
+    const auto previous =
+        state && state->conv.defined() ? state->conv.to(torch::kFloat32) : torch::zeros({batch, channels, kernel}, mixed.options());
     const auto columns = torch::cat({previous, mixed}, 2); // [B, C, K + n]
     const auto conv = F::conv1d(columns, w.convW.to(torch::kFloat32), F::Conv1dFuncOptions().groups(channels)).narrow(2, 1, n);
     const auto act = torch::silu(conv).transpose(1, 2); // [B, n, C]
@@ -69,9 +71,9 @@ torch::Tensor gatedDeltaNet(const torch::Tensor& x, const DeltaNetWeights& w, co
     k = l2Normalised(k.repeat_interleave(hv / hk, 2));
 
     torch::Tensor recurrent = state ? state->recurrent : torch::Tensor();
-    const auto core = gatedDeltaRule(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), g.transpose(1, 2), beta.transpose(1, 2),
-                                     recurrent)
-                          .transpose(1, 2); // [B, n, Hv, dv]
+    const auto core =
+        gatedDeltaRule(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), g.transpose(1, 2), beta.transpose(1, 2), recurrent)
+            .transpose(1, 2); // [B, n, Hv, dv]
     if (state) {
         state->conv = columns.narrow(2, n, kernel); // the last K pre-conv columns
         state->recurrent = recurrent;

@@ -122,8 +122,8 @@ QImage loadImage(const QString& path)
     QImage image = reader.read();
     const QString decoderSaid = capture.finish();
     if (image.isNull())
-        throw BadInputFile(path.toStdString() + ": corrupt or unsupported image (" + reader.errorString().toStdString()
-                         + (decoderSaid.isEmpty() ? std::string() : "; " + decoderSaid.toStdString()) + ")");
+        throw BadInputFile(path.toStdString() + ": corrupt or unsupported image (" + reader.errorString().toStdString() +
+                           (decoderSaid.isEmpty() ? std::string() : "; " + decoderSaid.toStdString()) + ")");
     if (!decoderSaid.isEmpty())
         qWarning("%s: %s", qPrintable(path), qPrintable(decoderSaid));
     const double aspect = static_cast<double>(std::max(image.width(), image.height())) / std::min(image.width(), image.height());
@@ -144,8 +144,12 @@ torch::Tensor normalisedPixels(const QImage& source, int64_t h, int64_t w, const
         std::memcpy(pixels[y].data_ptr(), rgb.constScanLine(y), static_cast<size_t>(rgb.width()) * 3);
     auto x = pixels.permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);
     if (h != rgb.height() || w != rgb.width()) { // PIL's resize to the same size is a copy
-        x = torch::nn::functional::interpolate(
-            x, torch::nn::functional::InterpolateFuncOptions().size(std::vector<int64_t>{h, w}).mode(torch::kBicubic).align_corners(false).antialias(true));
+        x = torch::nn::functional::interpolate(x,
+                                               torch::nn::functional::InterpolateFuncOptions()
+                                                   .size(std::vector<int64_t>{h, w})
+                                                   .mode(torch::kBicubic)
+                                                   .align_corners(false)
+                                                   .antialias(true));
         x = x.round().clamp(0, 255); // PIL hands back uint8
     }
     x = x / 255.0;

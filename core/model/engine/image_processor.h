@@ -16,7 +16,7 @@ struct ProcessedImage {
     torch::Tensor grid;   // [1, 3] (t, h, w) in patches
     int resizedWidth = 0, resizedHeight = 0;
     int mergeSize = 2;
-    int tokens() const;   // merged tokens = t*h*w / merge^2
+    int tokens() const; // merged tokens = t*h*w / merge^2
 };
 
 // Qwen2-VL's image processor: smart_resize to multiples of patch * merge (28) within the pixel bounds

@@ -80,8 +80,7 @@ const char* const kLmHead = "lm_head.weight";
 
 } // namespace
 
-LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::Dtype dtype)
-    : cfg_(ck.config().text), device_(device)
+LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::Dtype dtype) : cfg_(ck.config().text), device_(device)
 {
     const int64_t h = cfg_.hidden;
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
@@ -161,8 +160,8 @@ void LanguageModel::addIdentityHarope()
     }
 }
 
-LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from,
-                           int64_t count, double offset)
+LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from, int64_t count,
+                           double offset)
 {
     const int64_t half = text.rotaryDim() / 2; // partial rotary (Qwen3.5): the tables cover the rotated dims only
     torch::Tensor positions;
@@ -183,8 +182,8 @@ LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfi
     const auto inv = kernels::inverseFrequencies(theta, text.rotaryDim()).to(device);
     // VideoRoPE++: the time axis' pairs at the NTK-scaled base.
     const auto invTime = allocation.temporalThetaScale != 1.0
-                             ? kernels::inverseFrequencies(theta * allocation.temporalThetaScale, text.rotaryDim()).to(device)
-                             : inv;
+        ? kernels::inverseFrequencies(theta * allocation.temporalThetaScale, text.rotaryDim()).to(device)
+        : inv;
     if (!allocation.perHead()) {
         const auto component = allocation.componentTable(static_cast<int>(half));
         const auto comp = torch::tensor(std::vector<int64_t>(component.begin(), component.end()), torch::kInt64).to(device);
@@ -195,8 +194,8 @@ LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfi
     // or, for a model with too few of them, over the query heads (the decoder then repeats k per query head).
     const int64_t heads = table.rotary.heads;
     if (heads != text.kvHeads && heads != text.heads)
-        throw ModelError("per-head allocation: spreads its axes over " + std::to_string(heads) + " heads, but the model has "
-                         + std::to_string(text.kvHeads) + " KV heads and " + std::to_string(text.heads) + " query heads");
+        throw ModelError("per-head allocation: spreads its axes over " + std::to_string(heads) + " heads, but the model has " +
+                         std::to_string(text.kvHeads) + " KV heads and " + std::to_string(text.heads) + " query heads");
     // One table per axis (index c + 1; 0 = no rotary), shared by the heads on it.
     std::vector<std::pair<torch::Tensor, torch::Tensor>> perAxis(static_cast<size_t>(table.components()) + 1);
     std::vector<torch::Tensor> cosPerHead, sinPerHead;
@@ -261,9 +260,9 @@ torch::Tensor LanguageModel::attend(const Layer& l, size_t i, const torch::Tenso
     auto v = dense(hn, l.vW, l.vB).reshape({batch, n, kvHeads, d}).transpose(1, 2);
     if (l.haropeM.defined()) {
         // While the maps train they are rebuilt from their parameters each step; otherwise the cached ones.
-        const auto [m, mInvT] = l.haropeAu.requires_grad() ? haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma)
-                                                            : std::make_pair(l.haropeM, l.haropeMInvT);
-        q = torch::matmul(q, m.transpose(1, 2));                                          // q' = M q
+        const auto [m, mInvT] =
+            l.haropeAu.requires_grad() ? haropeMaps(l.haropeAu, l.haropeAv, l.haropeSigma) : std::make_pair(l.haropeM, l.haropeMInvT);
+        q = torch::matmul(q, m.transpose(1, 2));                                           // q' = M q
         k = torch::matmul(k.repeat_interleave(heads / kvHeads, 1), mInvT.transpose(1, 2)); // per query head
         v = v.repeat_interleave(heads / kvHeads, 1);
     }
@@ -279,7 +278,9 @@ torch::Tensor LanguageModel::attend(const Layer& l, size_t i, const torch::Tenso
         out.meanKeys.push_back(single ? k.mean(2).squeeze(0) : k.mean(2));
     }
     // Per-KV-head tables serve each group of query heads (and keys repeated per query head).
-    auto forHeads = [](const torch::Tensor& t, int64_t headCount) { return t.dim() == 3 && t.size(0) != headCount ? t.repeat_interleave(headCount / t.size(0), 0) : t; };
+    auto forHeads = [](const torch::Tensor& t, int64_t headCount) {
+        return t.dim() == 3 && t.size(0) != headCount ? t.repeat_interleave(headCount / t.size(0), 0) : t;
+    };
     q = kernels::applyRotary(q, forHeads(cos, heads), forHeads(sin, heads));
     k = kernels::applyRotary(k, forHeads(cos, k.size(1)), forHeads(sin, k.size(1)));
     if (cache) {
@@ -318,8 +319,8 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
         throw ModelError("the KV cache holds one sequence");
     for (int layer : capture.layers)
         if (layer < 0 || layer >= cfg_.layers || cfg_.isLinear(layer))
-            throw ModelError("layer " + std::to_string(layer) + " has no attention to capture; attention layers: "
-                             + attentionLayerList(cfg_));
+            throw ModelError("layer " + std::to_string(layer) +
+                             " has no attention to capture; attention layers: " + attentionLayerList(cfg_));
     const int64_t past = cache ? cache->length() : 0;
     if (cache && cache->keys.empty()) {
         cache->keys.resize(layers_.size());

@@ -26,9 +26,9 @@ struct KvCache {
 
 // What to keep from one forward pass besides the logits.
 struct DecoderCapture {
-    std::vector<int> layers;                  // layers whose attention to keep (empty: none)
-    kernels::CaptureSelection selection;      // query rows x key columns (empty: all)
-    bool layerOutputs = false;                // residual stream after every layer
+    std::vector<int> layers;             // layers whose attention to keep (empty: none)
+    kernels::CaptureSelection selection; // query rows x key columns (empty: all)
+    bool layerOutputs = false;           // residual stream after every layer
     // Logits of every position ([L, vocab]); otherwise only the last row, which is all generation needs
     // (at a 152k vocabulary the full projection costs more than the decoder for ~1000 tokens).
     bool allLogits = false;
@@ -44,10 +44,10 @@ struct DecoderCapture {
 };
 
 struct DecoderOutput {
-    torch::Tensor logits;                     // [L, vocab], or [1, vocab] for the last token
-    torch::Tensor finalNorm;                  // [L, hidden]
-    std::vector<torch::Tensor> layerOutputs;  // [L, hidden] per layer
-    std::vector<torch::Tensor> attentions;    // per captured layer: [heads, rows, cols]
+    torch::Tensor logits;                    // [L, vocab], or [1, vocab] for the last token
+    torch::Tensor finalNorm;                 // [L, hidden]
+    std::vector<torch::Tensor> layerOutputs; // [L, hidden] per layer
+    std::vector<torch::Tensor> attentions;   // per captured layer: [heads, rows, cols]
     // With meanQueryKey, per captured layer: [heads, d] and [key heads, d] (key heads: the KV heads, or the
     // query heads where keys are repeated per query head: HARoPE, per-head rotary on few KV heads).
     std::vector<torch::Tensor> meanQueries, meanKeys;
@@ -61,15 +61,15 @@ struct DecoderOutput {
 // DeepStack (Qwen3-VL): feature k [positions, hidden] is added to the residual stream at the image-token
 // positions after decoder layer k. Only the prompt's pass carries it; generated tokens are text.
 struct DeepStackInput {
-    torch::Tensor positions;               // int64 token indices of the image tokens
-    std::vector<torch::Tensor> features;   // one per early layer: [positions, hidden], or [B, positions, hidden]
+    torch::Tensor positions;             // int64 token indices of the image tokens
+    std::vector<torch::Tensor> features; // one per early layer: [positions, hidden], or [B, positions, hidden]
 };
 
 // Rotary tables for a position table: the table's own allocation, the model's theta and head_dim.
 // Rows [from, from + count) of the table, or, past its end, positions that continue it at max + 1 + offset
 // on every component (decoding).
-LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from,
-                           int64_t count, double offset = 0);
+LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from, int64_t count,
+                           double offset = 0);
 
 // The Qwen2 / Qwen3 / Qwen3.5 decoder (RMSNorm, grouped-query attention with q/k/v biases (Qwen2) or per-head q/k
 // RMSNorm (Qwen3), SwiGLU, DeepStack additions (Qwen3-VL)) driven by a rotary table per layer, so any position scheme (and an AGE schedule) feeds the real model. HARoPE head maps are
@@ -106,11 +106,11 @@ private:
         torch::Tensor qW, qB, kW, kB, vW, vB, oW;
         torch::Tensor qNorm, kNorm; // Qwen3: [head_dim]
         torch::Tensor gateW, upW, downW;
-        torch::Tensor gateUpW;                          // GLM-V: gate and up fused, [2 * intermediate, hidden]
-        torch::Tensor postAttnNorm, postMlpNorm;        // GLM-V: each sublayer's output normed before the add
+        torch::Tensor gateUpW;                         // GLM-V: gate and up fused, [2 * intermediate, hidden]
+        torch::Tensor postAttnNorm, postMlpNorm;       // GLM-V: each sublayer's output normed before the add
         torch::Tensor haropeAu, haropeAv, haropeSigma; // stored parameters, when present
-        torch::Tensor haropeM, haropeMInvT;             // [heads, d, d], built from them
-        bool linear = false;                            // a Gated DeltaNet layer (Qwen3.5)
+        torch::Tensor haropeM, haropeMInvT;            // [heads, d, d], built from them
+        bool linear = false;                           // a Gated DeltaNet layer (Qwen3.5)
         DeltaNetWeights deltaNet;
     };
     // Each per-layer tensor once: its name under model.layers.{i}., where it lives, its shape, and whether a

@@ -19,7 +19,7 @@ std::string shortNumber(double v)
 
 class Reader {
 public:
-    Reader(QJsonObject o, std::string where) : o_(std::move(o)), where_(std::move(where)) {}
+    Reader(QJsonObject o, std::string where) : o_(std::move(o)), where_(std::move(where)) { }
 
     bool has(const char* key) const { return o_.contains(key) && !o_[key].isNull(); }
 
@@ -86,8 +86,8 @@ void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const
     // rope_parameters first, then the text_config level (transformers' order), 0.25 by default.
     t.rotaryFraction = rope.number("partial_rotary_factor", text.number("partial_rotary_factor", 0.25, 1e-6, 1.0), 1e-6, 1.0);
     if (t.rotaryDim() < 2 || t.rotaryDim() % 2 != 0)
-        throw BadInputFile(file + ": partial_rotary_factor gives " + std::to_string(t.rotaryDim()) + " rotary dims of head_dim "
-                         + std::to_string(t.headDim()) + "; it must be a positive even number");
+        throw BadInputFile(file + ": partial_rotary_factor gives " + std::to_string(t.rotaryDim()) + " rotary dims of head_dim " +
+                           std::to_string(t.headDim()) + "; it must be a positive even number");
     t.linearKeyHeads = text.integer("linear_num_key_heads", 16, 1, 1024);
     t.linearKeyDim = text.integer("linear_key_head_dim", 128, 1, 4096);
     t.linearValueHeads = text.integer("linear_num_value_heads", 32, 1, 1024);
@@ -103,7 +103,8 @@ void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const
         for (int i = 0; i < t.layers; ++i) {
             const QString type = types.toArray()[i].toString();
             if (type != "linear_attention" && type != "full_attention")
-                throw BadInputFile(file + ": 'layer_types' entries must be linear_attention or full_attention, not '" + type.toStdString() + "'");
+                throw BadInputFile(file + ": 'layer_types' entries must be linear_attention or full_attention, not '" + type.toStdString() +
+                                   "'");
             t.linearLayers[static_cast<size_t>(i)] = type == "linear_attention";
         }
     } else {
@@ -121,8 +122,8 @@ int learnedTableRows(const Reader& v, int defaultImageSize, int patchSize, const
 {
     const int imageSize = v.integer("image_size", defaultImageSize, 1, 1 << 16);
     if (imageSize < patchSize)
-        throw BadInputFile(file + ": vision_config.image_size " + std::to_string(imageSize) + " is smaller than patch_size "
-                         + std::to_string(patchSize));
+        throw BadInputFile(file + ": vision_config.image_size " + std::to_string(imageSize) + " is smaller than patch_size " +
+                           std::to_string(patchSize));
     const int side = imageSize / patchSize;
     if (static_cast<int64_t>(side) * side > (1 << 24))
         throw BadInputFile(file + ": vision_config.image_size / patch_size gives a position table over 2^24 rows");
@@ -140,12 +141,12 @@ void readGlmText(const Reader& text, const Reader& rope, TextConfig& t, const st
     // rope_parameters (transformers 5) first, then text_config's legacy key, 0.5 by default.
     t.rotaryFraction = rope.number("partial_rotary_factor", text.number("partial_rotary_factor", 0.5, 1e-6, 1.0), 1e-6, 1.0);
     if (t.explicitHeadDim != 0 && t.explicitHeadDim * t.heads != t.hidden)
-        throw BadInputFile(file + ": head_dim " + std::to_string(t.explicitHeadDim) + " is not hidden_size / num_attention_heads = "
-                         + std::to_string(t.hidden / t.heads) + ", which GLM-V's attention always uses");
+        throw BadInputFile(file + ": head_dim " + std::to_string(t.explicitHeadDim) + " is not hidden_size / num_attention_heads = " +
+                           std::to_string(t.hidden / t.heads) + ", which GLM-V's attention always uses");
     t.explicitHeadDim = 0;
     if (t.rotaryDim() < 2 || t.rotaryDim() % 2 != 0)
-        throw BadInputFile(file + ": partial_rotary_factor gives " + std::to_string(t.rotaryDim()) + " rotary dims of head_dim "
-                         + std::to_string(t.headDim()) + "; it must be a positive even number");
+        throw BadInputFile(file + ": partial_rotary_factor gives " + std::to_string(t.rotaryDim()) + " rotary dims of head_dim " +
+                           std::to_string(t.headDim()) + "; it must be a positive even number");
 }
 
 // GLM-V's vision tower (defaults: GLM-4.1V-9B-Thinking's vision_config).
@@ -200,16 +201,15 @@ std::string attentionLayerList(const TextConfig& cfg)
     return list;
 }
 
-
 std::string hybridNote(const TextConfig& t)
 {
     const std::vector<int> attention = t.attentionLayers();
     if (static_cast<int>(attention.size()) == t.layers)
         return {};
-    std::string note = std::to_string(t.layers - static_cast<int>(attention.size())) + " of " + std::to_string(t.layers)
-                       + " layers are Gated DeltaNet (linear attention with no positions: no scheme moves them, they have no maps); "
-                         "the scheme acts on the attention layers "
-                       + attentionLayerList(t);
+    std::string note = std::to_string(t.layers - static_cast<int>(attention.size())) + " of " + std::to_string(t.layers) +
+        " layers are Gated DeltaNet (linear attention with no positions: no scheme moves them, they have no maps); "
+        "the scheme acts on the attention layers " +
+        attentionLayerList(t);
     if (t.rotaryDim() < t.headDim())
         note += ", which rotate " + std::to_string(t.rotaryDim()) + " of " + std::to_string(t.headDim()) + " dims per head";
     return note;
@@ -248,14 +248,16 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     else if (type == "paddleocr_vl")
         c.architecture = Architecture::PaddleOcrVl;
     else if (type == "glm4v_moe")
-        throw BadInputFile(file + ": GLM-4.5V / GLM-4.6V (glm4v_moe) is not supported: its decoder is a mixture of experts, which "
-                                  "RopeScope does not run; its positions and rotation are the explorer's glm-v scheme with --pairing half");
+        throw BadInputFile(file +
+                           ": GLM-4.5V / GLM-4.6V (glm4v_moe) is not supported: its decoder is a mixture of experts, which "
+                           "RopeScope does not run; its positions and rotation are the explorer's glm-v scheme with --pairing half");
     else if (type == "qwen3_5_moe")
         throw BadInputFile(file + ": Qwen3.5-MoE (qwen3_5_moe) is not supported; RopeScope runs the dense Qwen3.5 models (qwen3_5)");
     else if (type == "qwen3_vl_moe")
         throw BadInputFile(file + ": Qwen3-VL-MoE (qwen3_vl_moe) is not supported; RopeScope runs the dense Qwen3-VL models (qwen3_vl)");
     else
-        throw BadInputFile(file + ": unknown architecture '" + type + "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5, glm4v, glm46v, paddleocr_vl)");
+        throw BadInputFile(file + ": unknown architecture '" + type +
+                           "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5, glm4v, glm46v, paddleocr_vl)");
     const bool qwen3 = hasQwen3Vision(c.architecture);
     const bool qwen35 = c.architecture == Architecture::Qwen35;
     const bool glm = c.architecture == Architecture::GlmV;
@@ -292,13 +294,13 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         t.mropeSection = {24, 20, 20};
     // rope_theta and mrope_section: rope_parameters (newest), rope_scaling, or flat.
     const Reader scaling = text.has("rope_parameters") ? text.object("rope_parameters")
-                           : text.has("rope_scaling")  ? text.object("rope_scaling")
+        : text.has("rope_scaling")                     ? text.object("rope_scaling")
                                                        : root.object("rope_scaling");
     // theta^(2j/d) must stay a finite float: the rotary frequencies are computed in float32.
     constexpr double kThetaMin = 1.0 + 1e-9, kThetaMax = 1e30;
-    t.ropeTheta = scaling.number("rope_theta", text.number("rope_theta", root.number("rope_theta", t.ropeTheta, kThetaMin, kThetaMax),
-                                                           kThetaMin, kThetaMax),
-                                 kThetaMin, kThetaMax);
+    t.ropeTheta = scaling.number(
+        "rope_theta", text.number("rope_theta", root.number("rope_theta", t.ropeTheta, kThetaMin, kThetaMax), kThetaMin, kThetaMax),
+        kThetaMin, kThetaMax);
     t.mropeSection = scaling.integers("mrope_section", t.mropeSection);
     // Qwen3-VL's rotary always interleaves (transformers applies MRoPE-I whatever mrope_interleaved says).
     t.mropeInterleaved = qwen3;
@@ -317,7 +319,8 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         sectionSum += s;
     }
     if (t.mropeSection.size() != 3 || sectionSum * 2 != t.rotaryDim())
-        throw BadInputFile(file + ": mrope_section must have 3 entries summing to the rotary dims / 2 = " + std::to_string(t.rotaryDim() / 2));
+        throw BadInputFile(file +
+                           ": mrope_section must have 3 entries summing to the rotary dims / 2 = " + std::to_string(t.rotaryDim() / 2));
 
     const Reader v = root.object("vision_config");
     VisionConfig& vc = c.vision;
@@ -354,13 +357,13 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
             throw BadInputFile(file + ": vision_config.deepstack_visual_indexes: Qwen3.5 has no DeepStack, so the list must be empty");
         const int side = vc.positionGridSide();
         if (side * side != vc.positionEmbeddings)
-            throw BadInputFile(file + ": vision_config.num_position_embeddings must be a square number (a side x side grid), not "
-                             + std::to_string(vc.positionEmbeddings));
+            throw BadInputFile(file + ": vision_config.num_position_embeddings must be a square number (a side x side grid), not " +
+                               std::to_string(vc.positionEmbeddings));
         for (size_t i = 0; i < vc.deepstackBlocks.size(); ++i) {
             const int b = vc.deepstackBlocks[i];
             if (b < 0 || b >= vc.depth || std::count(vc.deepstackBlocks.begin(), vc.deepstackBlocks.begin() + static_cast<long>(i), b))
-                throw BadInputFile(file + ": vision_config.deepstack_visual_indexes must list distinct vision blocks below depth "
-                                 + std::to_string(vc.depth));
+                throw BadInputFile(file + ": vision_config.deepstack_visual_indexes must list distinct vision blocks below depth " +
+                                   std::to_string(vc.depth));
         }
         if (static_cast<int>(vc.deepstackBlocks.size()) > t.layers)
             throw BadInputFile(file + ": more DeepStack features (" + std::to_string(vc.deepstackBlocks.size()) + ") than decoder layers");
@@ -374,8 +377,8 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     if (vc.width % vc.heads != 0 || vc.headDim() % 4 != 0)
         throw BadInputFile(file + ": vision width must split into heads with head_dim divisible by 4");
     if (vc.outHidden != t.hidden)
-        throw BadInputFile(file + ": the vision merger outputs " + std::to_string(vc.outHidden) + " but the decoder is "
-                         + std::to_string(t.hidden) + " wide");
+        throw BadInputFile(file + ": the vision merger outputs " + std::to_string(vc.outHidden) + " but the decoder is " +
+                           std::to_string(t.hidden) + " wide");
 
     c.imageToken = root.integer("image_token_id", c.imageToken);
     c.videoToken = root.integer("video_token_id", c.videoToken);

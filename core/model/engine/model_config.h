@@ -39,10 +39,10 @@ const char* architectureName(Architecture architecture);
 
 struct VisionConfig {
     int depth = 32;
-    int width = 1280;        // Qwen2-VL embed_dim, Qwen2.5-VL hidden_size
+    int width = 1280; // Qwen2-VL embed_dim, Qwen2.5-VL hidden_size
     int heads = 16;
-    int mlpHidden = 5120;    // Qwen2-VL embed_dim * mlp_ratio, Qwen2.5-VL intermediate_size
-    int outHidden = 1536;    // merger output = the decoder's hidden size
+    int mlpHidden = 5120; // Qwen2-VL embed_dim * mlp_ratio, Qwen2.5-VL intermediate_size
+    int outHidden = 1536; // merger output = the decoder's hidden size
     int patchSize = 14;
     int temporalPatch = 2;
     int mergeSize = 2;
@@ -84,9 +84,9 @@ struct TextConfig {
     // Qwen3-VL's MRoPE-I: the sections are spread over the frequencies (FrequencyAllocation::InterleavedMrope).
     bool mropeInterleaved = false;
     bool tieEmbeddings = false;
-    int explicitHeadDim = 0;     // head_dim when the config gives one (Qwen3: not hidden / heads)
-    bool attentionBias = true;   // q/k/v biases (Qwen2); Qwen3 has none
-    bool qkNorm = false;         // Qwen3: RMSNorm over each head of q and k before the rotation
+    int explicitHeadDim = 0;   // head_dim when the config gives one (Qwen3: not hidden / heads)
+    bool attentionBias = true; // q/k/v biases (Qwen2); Qwen3 has none
+    bool qkNorm = false;       // Qwen3: RMSNorm over each head of q and k before the rotation
     // Qwen3.5: RMSNorm weights stored zero-centred (the norm multiplies by 1 + w); a sigmoid gate on each
     // attention head's output (q_proj holds query and gate per head); only the first rotaryFraction of each
     // head's dims rotate (partial_rotary_factor), the rest pass through.

@@ -36,7 +36,9 @@ bool sameScheme(const ModelScheme& a, const ModelScheme& b, int layers)
 
 std::string schemeDifference(const ModelScheme& a, const ModelScheme& b, int layers)
 {
-    auto pattern = [layers](const std::string& age) { return age.empty() ? std::string() : geometry::parseAgeSchedule(age, layers).pattern(); };
+    auto pattern = [layers](const std::string& age) {
+        return age.empty() ? std::string() : geometry::parseAgeSchedule(age, layers).pattern();
+    };
     // A scheme file is the same scheme when its content (hash) and parameter values are.
     const auto& ca = a.params.custom;
     const auto& cb = b.params.custom;
@@ -117,7 +119,7 @@ QJsonObject recordedSection(const QString& modelDir)
 ModelScheme recordedScheme(const QString& modelDir, geometry::SchemeKind unrecorded)
 {
     const QJsonObject section = recordedSection(modelDir); // config.json read once
-    if (!section.contains("scheme")) { // a Hub checkpoint: its family's own placement
+    if (!section.contains("scheme")) {                     // a Hub checkpoint: its family's own placement
         ModelScheme m;
         m.params = geometry::defaultSchemeParams(unrecorded);
         return m;

@@ -23,7 +23,7 @@ PreprocessOptions defaultPreprocessOptions(const ModelConfig& config)
         o.stdev = {0.5f, 0.5f, 0.5f};
     }
     if (config.architecture == Architecture::GlmV)
-        o.minPixels = 112 * 112; // Glm4vImageProcessor's size.shortest_edge; CLIP mean/std as Qwen2-VL
+        o.minPixels = 112 * 112;                            // Glm4vImageProcessor's size.shortest_edge; CLIP mean/std as Qwen2-VL
     if (config.architecture == Architecture::PaddleOcrVl) { // the Hub's preprocessor_config.json
         o.minPixels = 147384;
         o.mean = {0.5f, 0.5f, 0.5f};
@@ -57,9 +57,9 @@ PreprocessOptions parsePreprocessConfig(const QByteArray& json, const QString& n
     o.minPixels = pixels("min_pixels", "shortest_edge", o.minPixels);
     // Every image is enlarged to at least min_pixels, so it is bounded like max_pixels: by RopeScope's cap.
     if (o.minPixels > cap)
-        throw BadInputFile(where + ": '" + (c.contains("min_pixels") ? "min_pixels" : "size.shortest_edge") + "' " + std::to_string(o.minPixels)
-                         + " is above RopeScope's cap of " + std::to_string(cap) + " pixels per image (1280 merged tokens); every image "
-                         + "would be enlarged past it");
+        throw BadInputFile(where + ": '" + (c.contains("min_pixels") ? "min_pixels" : "size.shortest_edge") + "' " +
+                           std::to_string(o.minPixels) + " is above RopeScope's cap of " + std::to_string(cap) +
+                           " pixels per image (1280 merged tokens); every image " + "would be enlarged past it");
     const int64_t maxPixels = pixels("max_pixels", "longest_edge", o.maxPixels);
     if (o.minPixels > maxPixels)
         throw BadInputFile(where + ": min_pixels " + std::to_string(o.minPixels) + " exceeds max_pixels " + std::to_string(maxPixels));

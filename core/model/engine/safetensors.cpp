@@ -29,10 +29,9 @@ struct DTypeName {
     DType dtype;
     size_t size;
 };
-constexpr DTypeName kDTypes[] = {{"F64", DType::F64, 8}, {"F32", DType::F32, 4},  {"F16", DType::F16, 2},
-                                 {"BF16", DType::BF16, 2}, {"I64", DType::I64, 8}, {"I32", DType::I32, 4},
-                                 {"I16", DType::I16, 2},  {"I8", DType::I8, 1},   {"U8", DType::U8, 1},
-                                 {"BOOL", DType::Bool, 1}};
+constexpr DTypeName kDTypes[] = {{"F64", DType::F64, 8}, {"F32", DType::F32, 4},  {"F16", DType::F16, 2}, {"BF16", DType::BF16, 2},
+                                 {"I64", DType::I64, 8}, {"I32", DType::I32, 4},  {"I16", DType::I16, 2}, {"I8", DType::I8, 1},
+                                 {"U8", DType::U8, 1},   {"BOOL", DType::Bool, 1}};
 
 std::string str(const QString& s)
 {
@@ -49,7 +48,6 @@ const char* dtypeName(DType d)
     return "?";
 }
 
-
 SafeTensors SafeTensors::open(const QString& path)
 {
     SafeTensors st;
@@ -58,7 +56,7 @@ SafeTensors SafeTensors::open(const QString& path)
     const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         throw BadInputFile(str(path) + ": cannot open: " + std::strerror(errno));
-    struct stat info {};
+    struct stat info { };
     if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
         ::close(fd);
         throw BadInputFile(str(path) + ": not a regular file");
@@ -96,8 +94,8 @@ void SafeTensors::parse(const uint8_t* bytes, uint64_t size)
     for (int i = 7; i >= 0; --i)
         headerSize = (headerSize << 8) | bytes[i];
     if (headerSize > kMaxHeader || headerSize > size - 8)
-        throw BadInputFile(file + ": header length " + std::to_string(headerSize) + " exceeds the file ("
-                         + std::to_string(size) + " bytes) or the 100 MB limit");
+        throw BadInputFile(file + ": header length " + std::to_string(headerSize) + " exceeds the file (" + std::to_string(size) +
+                           " bytes) or the 100 MB limit");
     data_ = bytes + 8 + headerSize;
     dataSize_ = size - 8 - headerSize;
 
@@ -154,15 +152,14 @@ void SafeTensors::parse(const uint8_t* bytes, uint64_t size)
         const double b = offsets[0].toDouble(), e = offsets[1].toDouble();
         // Range first: converting a double at or above 2^64 to uint64_t is undefined.
         if (!(b >= 0 && e >= b && e <= static_cast<double>(dataSize_)))
-            throw BadInputFile(where + ": data_offsets [" + geometry::shortNumber(b) + ", " + geometry::shortNumber(e)
-                             + "] fall outside the data section (" + std::to_string(dataSize_) + " bytes)");
+            throw BadInputFile(where + ": data_offsets [" + geometry::shortNumber(b) + ", " + geometry::shortNumber(e) +
+                               "] fall outside the data section (" + std::to_string(dataSize_) + " bytes)");
         if (b != std::floor(b) || e != std::floor(e))
             throw BadInputFile(where + ": data_offsets must be whole numbers");
         t.begin = static_cast<uint64_t>(b);
         t.end = static_cast<uint64_t>(e);
         if (t.end - t.begin != bytesNeeded)
-            throw BadInputFile(where + ": " + std::to_string(t.end - t.begin) + " bytes for shape needing "
-                             + std::to_string(bytesNeeded));
+            throw BadInputFile(where + ": " + std::to_string(t.end - t.begin) + " bytes for shape needing " + std::to_string(bytesNeeded));
         index_[name] = tensors_.size();
         tensors_.push_back(std::move(t));
     }
@@ -208,8 +205,10 @@ QByteArray SafeTensorsWriter::bytes() const
         QJsonArray shape;
         for (int64_t d : e.shape)
             shape.append(static_cast<double>(d));
-        header[QString::fromStdString(e.name)] = QJsonObject{
-            {"dtype", dtypeName(e.dtype)}, {"shape", shape}, {"data_offsets", QJsonArray{static_cast<double>(offset), static_cast<double>(offset + e.data.size())}}};
+        header[QString::fromStdString(e.name)] =
+            QJsonObject{{"dtype", dtypeName(e.dtype)},
+                        {"shape", shape},
+                        {"data_offsets", QJsonArray{static_cast<double>(offset), static_cast<double>(offset + e.data.size())}}};
         offset += e.data.size();
     }
     QByteArray json = QJsonDocument(header).toJson(QJsonDocument::Compact);

@@ -41,14 +41,14 @@ geometry::Layout layoutFromTokens(const std::vector<int64_t>& ids, const std::ve
         // Each factor is bounded by the sequence before they are multiplied, so the product cannot overflow.
         const int64_t rows = g[1] / m, cols = g[2] / m, room = static_cast<int64_t>(ids.size() - i);
         if (g[0] > room || rows > room || cols > room || g[0] * rows > room || g[0] * rows * cols > room)
-            throw ModelError(std::string("input_ids: ") + what + " " + std::to_string(next - 1) + " grid (" + std::to_string(g[0]) + ","
-                             + std::to_string(g[1]) + "," + std::to_string(g[2]) + ") needs more tokens than input_ids has left");
+            throw ModelError(std::string("input_ids: ") + what + " " + std::to_string(next - 1) + " grid (" + std::to_string(g[0]) + "," +
+                             std::to_string(g[1]) + "," + std::to_string(g[2]) + ") needs more tokens than input_ids has left");
         const int64_t count = g[0] * rows * cols;
         for (int64_t k = 0; k < count; ++k)
             if (i + static_cast<size_t>(k) >= ids.size() || ids[i + static_cast<size_t>(k)] != ids[i])
-                throw ModelError(std::string("input_ids: ") + what + " " + std::to_string(next - 1) + " needs "
-                                 + std::to_string(count) + " tokens for grid (" + std::to_string(g[0]) + "," + std::to_string(g[1])
-                                 + "," + std::to_string(g[2]) + ")");
+                throw ModelError(std::string("input_ids: ") + what + " " + std::to_string(next - 1) + " needs " + std::to_string(count) +
+                                 " tokens for grid (" + std::to_string(g[0]) + "," + std::to_string(g[1]) + "," + std::to_string(g[2]) +
+                                 ")");
         flushText();
         geometry::Segment s;
         s.kind = isImage && g[0] == 1 ? geometry::SegmentKind::Image : geometry::SegmentKind::Video;

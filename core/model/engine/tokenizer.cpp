@@ -133,7 +133,8 @@ Tokenizer Tokenizer::fromJson(const QByteArray& json, const QString& name)
         t.isSpecial_[static_cast<size_t>(a.id)] = a.special;
     }
     // Longest first, so overlapping added tokens match leftmost-longest.
-    std::stable_sort(t.added_.begin(), t.added_.end(), [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
+    std::stable_sort(t.added_.begin(), t.added_.end(),
+                     [](const AddedToken& a, const AddedToken& b) { return a.content.size() > b.content.size(); });
 
     if (t.model_ == Model::Bpe) {
         const QJsonArray merges = model["merges"].toArray();
@@ -502,7 +503,8 @@ QString videoPrompt(const Tokenizer& tokenizer, const QString& question, int fra
     }
     if (chat == ChatTemplate::Qwen3VL) {
         for (int k = 0; k < frames; ++k) {
-            const double seconds = (static_cast<double>(k) * temporalPatch + (static_cast<double>(k) * temporalPatch + temporalPatch - 1)) / 2.0 / fps;
+            const double seconds =
+                (static_cast<double>(k) * temporalPatch + (static_cast<double>(k) * temporalPatch + temporalPatch - 1)) / 2.0 / fps;
             char stamp[48];
             std::snprintf(stamp, sizeof stamp, "<%.1f seconds>", seconds); // round half to even, as Python's format
             block += QString::fromLatin1(stamp) + "<|vision_start|>" + pads + "<|vision_end|>";
@@ -522,7 +524,8 @@ namespace {
 // stops at <|user|> and <|observation|>.
 std::vector<int64_t> answerIds(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos)
 {
-    const auto imEnd = tokenizer.tokenId("<|im_end|>"), user = tokenizer.tokenId("<|user|>"), observation = tokenizer.tokenId("<|observation|>");
+    const auto imEnd = tokenizer.tokenId("<|im_end|>"), user = tokenizer.tokenId("<|user|>"),
+               observation = tokenizer.tokenId("<|observation|>");
     std::vector<int64_t> answer;
     for (int64_t id : generated) {
         if (id == eos || imEnd == id || user == id || observation == id)

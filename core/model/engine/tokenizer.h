@@ -48,8 +48,8 @@ private:
 
     enum class Model { Bpe, WordLevel } model_ = Model::Bpe;
     bool nfc_ = false, lowercase_ = false, byteLevel_ = false;
-    std::unique_ptr<Regex> split_;     // Split pre-tokenizer (Isolated)
-    bool whitespaceSplit_ = false;     // WhitespaceSplit / Whitespace pre-tokenizers
+    std::unique_ptr<Regex> split_; // Split pre-tokenizer (Isolated)
+    bool whitespaceSplit_ = false; // WhitespaceSplit / Whitespace pre-tokenizers
     std::unordered_map<std::string, int64_t> vocab_;
     std::unordered_map<std::string, int> mergeRanks_; // "left right" -> rank
     std::vector<std::string> idToToken_;

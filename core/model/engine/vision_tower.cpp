@@ -50,8 +50,7 @@ VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtyp
     const bool qwen3 = hasQwen3Vision(arch_);
     const int64_t w = cfg_.width;
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
-    patchW_ = t(kPatchWeight, {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize})
-                  .reshape({w, -1});
+    patchW_ = t(kPatchWeight, {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize}).reshape({w, -1});
     if (qwen3 || glm_)
         patchB_ = t(kPatchBias, {w});
     if (qwen3)
@@ -80,10 +79,11 @@ std::vector<VisionTower::MergerTensor> VisionTower::mergerTensors(bool normAfter
     std::vector<MergerTensor> out{{norm + "weight", &Merger::normW, {normed}}};
     if (!qwen25_)
         out.push_back({norm + "bias", &Merger::normB, {normed}});
-    out.insert(out.end(), {{fc1 + "weight", &Merger::fc1W, {merged, merged}},
-                           {fc1 + "bias", &Merger::fc1B, {merged}},
-                           {fc2 + "weight", &Merger::fc2W, {cfg_.outHidden, merged}},
-                           {fc2 + "bias", &Merger::fc2B, {cfg_.outHidden}}});
+    out.insert(out.end(),
+               {{fc1 + "weight", &Merger::fc1W, {merged, merged}},
+                {fc1 + "bias", &Merger::fc1B, {merged}},
+                {fc2 + "weight", &Merger::fc2W, {cfg_.outHidden, merged}},
+                {fc2 + "bias", &Merger::fc2B, {cfg_.outHidden}}});
     return out;
 }
 
@@ -101,12 +101,9 @@ std::vector<VisionTower::BlockTensor> VisionTower::blockTensors() const
 {
     const int64_t w = cfg_.width, h = cfg_.mlpHidden;
     if (glm_) { // RMSNorms, no proj bias, a qkv bias only with attention_bias, a gated MLP without biases
-        std::vector<BlockTensor> out{{"norm1.weight", &Block::norm1W, {w}},
-                                     {"norm2.weight", &Block::norm2W, {w}},
-                                     {"attn.qkv.weight", &Block::qkvW, {3 * w, w}},
-                                     {"attn.proj.weight", &Block::projW, {w, w}},
-                                     {"mlp.gate_proj.weight", &Block::gateW, {h, w}},
-                                     {"mlp.up_proj.weight", &Block::upW, {h, w}},
+        std::vector<BlockTensor> out{{"norm1.weight", &Block::norm1W, {w}},           {"norm2.weight", &Block::norm2W, {w}},
+                                     {"attn.qkv.weight", &Block::qkvW, {3 * w, w}},   {"attn.proj.weight", &Block::projW, {w, w}},
+                                     {"mlp.gate_proj.weight", &Block::gateW, {h, w}}, {"mlp.up_proj.weight", &Block::upW, {h, w}},
                                      {"mlp.down_proj.weight", &Block::downW, {w, h}}};
         if (cfg_.attentionBias)
             out.push_back({"attn.qkv.bias", &Block::qkvB, {3 * w}});
@@ -115,25 +112,28 @@ std::vector<VisionTower::BlockTensor> VisionTower::blockTensors() const
     std::vector<BlockTensor> out{{"norm1.weight", &Block::norm1W, {w}}, {"norm2.weight", &Block::norm2W, {w}}};
     if (!qwen25_)
         out.insert(out.end(), {{"norm1.bias", &Block::norm1B, {w}}, {"norm2.bias", &Block::norm2B, {w}}});
-    out.insert(out.end(), {{"attn.qkv.weight", &Block::qkvW, {3 * w, w}},
-                           {"attn.qkv.bias", &Block::qkvB, {3 * w}},
-                           {"attn.proj.weight", &Block::projW, {w, w}},
-                           {"attn.proj.bias", &Block::projB, {w}}});
+    out.insert(out.end(),
+               {{"attn.qkv.weight", &Block::qkvW, {3 * w, w}},
+                {"attn.qkv.bias", &Block::qkvB, {3 * w}},
+                {"attn.proj.weight", &Block::projW, {w, w}},
+                {"attn.proj.bias", &Block::projB, {w}}});
     if (qwen25_) {
-        out.insert(out.end(), {{"mlp.gate_proj.weight", &Block::gateW, {h, w}},
-                               {"mlp.gate_proj.bias", &Block::gateB, {h}},
-                               {"mlp.up_proj.weight", &Block::upW, {h, w}},
-                               {"mlp.up_proj.bias", &Block::upB, {h}},
-                               {"mlp.down_proj.weight", &Block::downW, {w, h}},
-                               {"mlp.down_proj.bias", &Block::downB, {w}}});
+        out.insert(out.end(),
+                   {{"mlp.gate_proj.weight", &Block::gateW, {h, w}},
+                    {"mlp.gate_proj.bias", &Block::gateB, {h}},
+                    {"mlp.up_proj.weight", &Block::upW, {h, w}},
+                    {"mlp.up_proj.bias", &Block::upB, {h}},
+                    {"mlp.down_proj.weight", &Block::downW, {w, h}},
+                    {"mlp.down_proj.bias", &Block::downB, {w}}});
         return out;
     }
     const bool qwen3 = hasQwen3Vision(arch_);
     const std::string fc1 = qwen3 ? "mlp.linear_fc1." : "mlp.fc1.", fc2 = qwen3 ? "mlp.linear_fc2." : "mlp.fc2.";
-    out.insert(out.end(), {{fc1 + "weight", &Block::fc1W, {h, w}},
-                           {fc1 + "bias", &Block::fc1B, {h}},
-                           {fc2 + "weight", &Block::fc2W, {w, h}},
-                           {fc2 + "bias", &Block::fc2B, {w}}});
+    out.insert(out.end(),
+               {{fc1 + "weight", &Block::fc1W, {h, w}},
+                {fc1 + "bias", &Block::fc1B, {h}},
+                {fc2 + "weight", &Block::fc2W, {w, h}},
+                {fc2 + "bias", &Block::fc2B, {w}}});
     return out;
 }
 
@@ -273,7 +273,8 @@ torch::Tensor VisionTower::learnedPositions(const std::vector<int64_t>& grids) c
     std::vector<torch::Tensor> parts;
     for (size_t i = 0; i + 2 < grids.size(); i += 3) {
         const int64_t t = grids[i], h = grids[i + 1], w = grids[i + 2];
-        const auto hs = torch::linspace(0, static_cast<double>(side - 1), h, f32), ws = torch::linspace(0, static_cast<double>(side - 1), w, f32);
+        const auto hs = torch::linspace(0, static_cast<double>(side - 1), h, f32),
+                   ws = torch::linspace(0, static_cast<double>(side - 1), w, f32);
         const auto h0 = hs.to(torch::kInt64), w0 = ws.to(torch::kInt64);
         const auto h1 = (h0 + 1).clamp_max(side - 1), w1 = (w0 + 1).clamp_max(side - 1);
         const auto dh = (hs - h0).unsqueeze(1), dw = (ws - w0).unsqueeze(0);
@@ -281,7 +282,8 @@ torch::Tensor VisionTower::learnedPositions(const std::vector<int64_t>& grids) c
             const auto index = (hi.unsqueeze(1) * side + wi.unsqueeze(0)).flatten().to(device_);
             return positionTable_.index_select(0, index) * weight.flatten().unsqueeze(1).to(device_, positionTable_.scalar_type());
         };
-        auto grid = corner(h0, w0, (1 - dh) * (1 - dw)) + corner(h0, w1, (1 - dh) * dw) + corner(h1, w0, dh * (1 - dw)) + corner(h1, w1, dh * dw);
+        auto grid =
+            corner(h0, w0, (1 - dh) * (1 - dw)) + corner(h0, w1, (1 - dh) * dw) + corner(h1, w0, dh * (1 - dw)) + corner(h1, w1, dh * dw);
         grid = grid.repeat({t, 1}).view({t, h / m, m, w / m, m, -1}).permute({0, 1, 3, 2, 4, 5}).reshape({t * h * w, -1});
         parts.push_back(grid);
     }
@@ -341,7 +343,8 @@ VisionFeatures VisionTower::forward(const torch::Tensor& given, const torch::Ten
         patches += grids[i] * grids[i + 1] * grids[i + 2];
     }
     if (patches != pixels.size(0))
-        throw ModelError("pixel_values: " + std::to_string(pixels.size(0)) + " patches but image_grid_thw describes " + std::to_string(patches));
+        throw ModelError("pixel_values: " + std::to_string(pixels.size(0)) + " patches but image_grid_thw describes " +
+                         std::to_string(patches));
 
     const auto x0 = pixels.to(device_, patchW_.scalar_type());
     VisionFeatures out;
@@ -396,8 +399,9 @@ VisionFeatures VisionTower::forward(const torch::Tensor& given, const torch::Ten
     const auto windowGroups = qwen25_ ? groupBlocks(windowBoundaries, x.size(0)) : std::vector<BlockGroup>{};
     for (size_t i = 0; i < blocks_.size(); ++i) {
         const Block& b = blocks_[i];
-        const bool full = !qwen25_ || std::find(cfg_.fullAttentionBlocks.begin(), cfg_.fullAttentionBlocks.end(), static_cast<int>(i))
-                                          != cfg_.fullAttentionBlocks.end();
+        const bool full = !qwen25_ ||
+            std::find(cfg_.fullAttentionBlocks.begin(), cfg_.fullAttentionBlocks.end(), static_cast<int>(i)) !=
+                cfg_.fullAttentionBlocks.end();
         x = x + attend(b, norm(x, b.norm1W, b.norm1B), cos, sin, full ? imageGroups : windowGroups);
         x = x + mlp(b, norm(x, b.norm2W, b.norm2B));
         if (trace)

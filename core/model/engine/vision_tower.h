@@ -9,11 +9,11 @@ namespace ropescope::model {
 
 // Intermediate tensors of one vision pass, for parity checks against reference implementations.
 struct VisionTrace {
-    torch::Tensor patchEmbeds;   // [N, width], the patch projection (before Qwen3-VL's position table is added)
-    torch::Tensor rotaryFreqs;   // [N, head_dim/2], input row order
+    torch::Tensor patchEmbeds;               // [N, width], the patch projection (before Qwen3-VL's position table is added)
+    torch::Tensor rotaryFreqs;               // [N, head_dim/2], input row order
     std::vector<torch::Tensor> blockOutputs; // Qwen2.5-VL: window-permuted row order, as Hugging Face
-    torch::Tensor cuSeqlens;     // per-image boundaries (patches)
-    torch::Tensor windowIndex;   // Qwen2.5-VL: merged-unit permutation
+    torch::Tensor cuSeqlens;                 // per-image boundaries (patches)
+    torch::Tensor windowIndex;               // Qwen2.5-VL: merged-unit permutation
     torch::Tensor cuWindowSeqlens;
     // GLM-V: the post-conv RMSNorm, the bicubic position table and its sum with the patches, each row's
     // (h, w) in its grid, the post-layernorm and the 2x2 downsample.
@@ -54,7 +54,7 @@ private:
     struct Block {
         torch::Tensor norm1W, norm1B, norm2W, norm2B;
         torch::Tensor qkvW, qkvB, projW, projB;
-        torch::Tensor fc1W, fc1B, fc2W, fc2B;           // Qwen2-VL, Qwen3-VL
+        torch::Tensor fc1W, fc1B, fc2W, fc2B;               // Qwen2-VL, Qwen3-VL
         torch::Tensor gateW, gateB, upW, upB, downW, downB; // Qwen2.5-VL
     };
     // Each block tensor once: its name under visual.blocks.{i}., where it lives and its shape, for this

@@ -51,7 +51,7 @@ torch::Tensor VisionTower::bicubicPositions(const torch::Tensor& coordinates, co
     const auto y = (f.select(1, 0) + 0.5) / torch::cat(heights).to(device_) * 2 - 1;
     const auto x = (f.select(1, 1) + 0.5) / torch::cat(widths).to(device_) * 2 - 1;
     const auto grid = torch::stack({x, y}, -1).unsqueeze(0).unsqueeze(2); // [1, N, 1, 2], (x, y) as grid_sample reads it
-    constexpr int64_t kBicubic = 2, kBorder = 1;                        // ATen's GridSamplerInterpolation / Padding
+    constexpr int64_t kBicubic = 2, kBorder = 1;                          // ATen's GridSamplerInterpolation / Padding
     const auto sampled = torch::grid_sampler(table, grid, kBicubic, kBorder, /*align_corners=*/false); // [1, width, N, 1]
     return sampled.squeeze(0).squeeze(-1).t().to(positionTable_.scalar_type());
 }

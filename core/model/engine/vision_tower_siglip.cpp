@@ -27,9 +27,10 @@ void VisionTower::loadSiglip(const Checkpoint& ck, torch::Dtype dtype)
         b.norm1B = t(p + "layer_norm1.bias", {w});
         b.norm2W = t(p + "layer_norm2.weight", {w});
         b.norm2B = t(p + "layer_norm2.bias", {w});
-        b.qkvW = torch::cat({t(p + "self_attn.q_proj.weight", {w, w}), t(p + "self_attn.k_proj.weight", {w, w}),
-                             t(p + "self_attn.v_proj.weight", {w, w})});
-        b.qkvB = torch::cat({t(p + "self_attn.q_proj.bias", {w}), t(p + "self_attn.k_proj.bias", {w}), t(p + "self_attn.v_proj.bias", {w})});
+        b.qkvW = torch::cat(
+            {t(p + "self_attn.q_proj.weight", {w, w}), t(p + "self_attn.k_proj.weight", {w, w}), t(p + "self_attn.v_proj.weight", {w, w})});
+        b.qkvB =
+            torch::cat({t(p + "self_attn.q_proj.bias", {w}), t(p + "self_attn.k_proj.bias", {w}), t(p + "self_attn.v_proj.bias", {w})});
         b.projW = t(p + "self_attn.out_proj.weight", {w, w});
         b.projB = t(p + "self_attn.out_proj.bias", {w});
         b.fc1W = t(p + "mlp.fc1.weight", {h, w});

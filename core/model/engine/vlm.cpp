@@ -53,17 +53,18 @@ std::vector<int64_t> typedPadIds(const std::vector<int64_t>& ids, const torch::T
     const bool hasVision = std::find(ids.begin(), ids.end(), cfg.imageToken) != ids.end();
     const std::string family = cfg.architecture == Architecture::GlmV ? "GLM-V" : "PaddleOCR-VL";
     if (std::find(ids.begin(), ids.end(), cfg.videoToken) != ids.end())
-        throw ModelError("input_ids holds the video token " + std::to_string(cfg.videoToken) + ", which " + family
-                         + " never feeds its model (GLM-V's processor writes each frame as image pads typed 2 in mm_token_type_ids)");
+        throw ModelError("input_ids holds the video token " + std::to_string(cfg.videoToken) + ", which " + family +
+                         " never feeds its model (GLM-V's processor writes each frame as image pads typed 2 in mm_token_type_ids)");
     if (!types.defined() || types.numel() == 0) {
         if (hasVision)
-            throw ModelError("mm_token_type_ids: " + family + " needs it to place its image pads (transformers silently "
+            throw ModelError("mm_token_type_ids: " + family +
+                             " needs it to place its image pads (transformers silently "
                              "falls back to 1-D positions without it); give it with input_ids");
         return ids;
     }
     if (!torch::isIntegralType(types.scalar_type(), false) || types.numel() != static_cast<int64_t>(ids.size()))
-        throw ModelError("mm_token_type_ids: expected one whole number per input id (" + std::to_string(ids.size()) + "), got "
-                         + std::to_string(types.numel()) + " values of " + c10::toString(types.scalar_type()));
+        throw ModelError("mm_token_type_ids: expected one whole number per input id (" + std::to_string(ids.size()) + "), got " +
+                         std::to_string(types.numel()) + " values of " + c10::toString(types.scalar_type()));
     const auto t = types.to(torch::kCPU, torch::kInt64).contiguous().flatten();
     const int64_t maxType = cfg.architecture == Architecture::GlmV ? 2 : 1; // PaddleOCR-VL has no video path
     std::vector<int64_t> out = ids;
@@ -71,9 +72,10 @@ std::vector<int64_t> typedPadIds(const std::vector<int64_t>& ids, const torch::T
         const int64_t type = t.data_ptr<int64_t>()[i];
         const bool pad = ids[i] == cfg.imageToken;
         if (type < 0 || type > maxType || (type != 0) != pad)
-            throw ModelError("mm_token_type_ids: token " + std::to_string(i) + " has type " + std::to_string(type) + " but id "
-                             + std::to_string(ids[i]) + "; " + (maxType == 2 ? "types 1 (image) and 2 (video) mark" : "type 1 (image) marks")
-                             + " exactly the image-token pads (" + std::to_string(cfg.imageToken) + ")");
+            throw ModelError("mm_token_type_ids: token " + std::to_string(i) + " has type " + std::to_string(type) + " but id " +
+                             std::to_string(ids[i]) + "; " +
+                             (maxType == 2 ? "types 1 (image) and 2 (video) mark" : "type 1 (image) marks") +
+                             " exactly the image-token pads (" + std::to_string(cfg.imageToken) + ")");
         if (type == 2)
             out[i] = cfg.videoToken;
     }
@@ -91,7 +93,7 @@ torch::Tensor evenSampleIndices(int64_t n, int64_t k)
     return torch::div(torch::arange(k, torch::kInt64) * (n - 1), k - 1, "floor");
 }
 
-Vlm::Vlm(const QString& dir, torch::Device device, torch::Dtype dtype) : Vlm(Checkpoint::open(dir), device, dtype) {}
+Vlm::Vlm(const QString& dir, torch::Device device, torch::Dtype dtype) : Vlm(Checkpoint::open(dir), device, dtype) { }
 
 // Threads: LibTorch's intra-op pool is left as it starts (1 thread on Debian 12's build unless
 // OMP_NUM_THREADS is set) while OpenBLAS threads every GEMM over all cores. Measured on 2 cores
@@ -110,8 +112,9 @@ std::string Vlm::unusedNote() const
 {
     const int mtp = checkpoint_.unusedMtpTensors();
     return mtp == 0 ? std::string()
-                    : "the checkpoint's " + std::to_string(mtp) + " multi-token-prediction tensors (mtp.*) are not used: "
-                          "RopeScope decodes one token per step";
+                    : "the checkpoint's " + std::to_string(mtp) +
+            " multi-token-prediction tensors (mtp.*) are not used: "
+            "RopeScope decodes one token per step";
 }
 
 geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& requested) const
@@ -121,14 +124,15 @@ geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& request
     p.rotary.theta = t.ropeTheta;
     p.rotary.headDim = t.headDim();
     p.rotary.partial = t.rotaryFraction; // Qwen3.5: a quarter of each head rotates
-    p.rotary.pairing = t.pairing;         // GLM-V: adjacent pairs
+    p.rotary.pairing = t.pairing;        // GLM-V: adjacent pairs
     // XD-RoPE's newline column and span begin/end are tokens of HunyuanVL's prompt; a model without them runs
     // the scheme's axes on its own tokens (the newline column is only drawn).
     p.newlineColumn = false;
     // MHRoPE spreads its axes over the KV heads; a model with fewer than one per axis spreads them over its
     // query heads instead (keys are then repeated per query head).
     p.rotary.heads = t.kvHeads >= 3 ? t.kvHeads : t.heads;
-    const auto own = t.mropeInterleaved ? geometry::FrequencyAllocation::Kind::InterleavedMrope : geometry::FrequencyAllocation::Kind::Sectioned;
+    const auto own =
+        t.mropeInterleaved ? geometry::FrequencyAllocation::Kind::InterleavedMrope : geometry::FrequencyAllocation::Kind::Sectioned;
     // The model's own allocation for the 3-axis schemes that keep the default, with its mrope_section
     // (another allocation asked for keeps that allocation's default sections).
     // Schemes whose design fixes the allocation (VRoPE, VideoRoPE, HoPE) keep it and its default sections.
@@ -166,11 +170,14 @@ VisionFeatures Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tenso
     const auto g = gridThw.to(torch::kCPU, torch::kInt64).contiguous();
     constexpr int64_t kSampled = 4096;
     const auto sample = p.numel() > kSampled ? p.flatten().index_select(0, evenSampleIndices(p.numel(), kSampled)) : p.flatten();
-    auto bytes = [](const torch::Tensor& t) { return std::string_view(static_cast<const char*>(t.data_ptr()), static_cast<size_t>(t.numel() * t.element_size())); };
-    const size_t key = std::hash<std::string_view>{}(bytes(sample)) ^ (std::hash<std::string_view>{}(bytes(g)) << 1) ^ (static_cast<size_t>(p.numel()) << 7);
+    auto bytes = [](const torch::Tensor& t) {
+        return std::string_view(static_cast<const char*>(t.data_ptr()), static_cast<size_t>(t.numel() * t.element_size()));
+    };
+    const size_t key = std::hash<std::string_view>{}(bytes(sample)) ^ (std::hash<std::string_view>{}(bytes(g)) << 1) ^
+        (static_cast<size_t>(p.numel()) << 7);
     if (!trace)
-        if (const auto it = visionCache_.find(key); it != visionCache_.end() && it->second.pixels.sizes() == p.sizes()
-                                                    && torch::equal(it->second.pixels, p) && torch::equal(it->second.grid, g))
+        if (const auto it = visionCache_.find(key); it != visionCache_.end() && it->second.pixels.sizes() == p.sizes() &&
+            torch::equal(it->second.pixels, p) && torch::equal(it->second.grid, g))
             return it->second.features;
     torch::NoGradGuard noGrad;
     auto features = vision_.forward(pixels, gridThw, trace);
@@ -190,8 +197,7 @@ LayerTables Vlm::layerTables(const geometry::Layout& layout, const geometry::Sch
 {
     const int layers = language_.layers();
     if (age && age->layers() != layers)
-        throw ModelError("age: the schedule has " + std::to_string(age->layers()) + " layers but the model has "
-                         + std::to_string(layers));
+        throw ModelError("age: the schedule has " + std::to_string(age->layers()) + " layers but the model has " + std::to_string(layers));
     LayerTables out;
     std::vector<geometry::SchemeParams> built;
     try {
@@ -224,8 +230,8 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     auto t0 = Clock::now();
     ForwardResult r;
     if (!req.inputIds.defined() || !torch::isIntegralType(req.inputIds.scalar_type(), /*includeBool=*/false))
-        throw ModelError(std::string("input_ids: expected whole-number token ids (I64 or I32), got ")
-                         + (req.inputIds.defined() ? c10::toString(req.inputIds.scalar_type()) : "no tensor"));
+        throw ModelError(std::string("input_ids: expected whole-number token ids (I64 or I32), got ") +
+                         (req.inputIds.defined() ? c10::toString(req.inputIds.scalar_type()) : "no tensor"));
     refuseOversizedRun(req, config(), req.inputIds.numel());
     const auto ids = req.inputIds.to(torch::kCPU, torch::kInt64).contiguous().flatten();
     std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
@@ -255,8 +261,8 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
             throw ModelError(std::string("input_ids has ") + what + " tokens but no " + pixelsName + " were given");
         const VisionFeatures features = encodeImages(pixels, grid, trace);
         if (features.embeds.size(0) != tokens)
-            throw ModelError(std::string(what) + " features (" + std::to_string(features.embeds.size(0)) + ") and " + what + " tokens ("
-                             + std::to_string(tokens) + ") do not match");
+            throw ModelError(std::string(what) + " features (" + std::to_string(features.embeds.size(0)) + ") and " + what + " tokens (" +
+                             std::to_string(tokens) + ") do not match");
         embeds = embeds.index_copy(0, mask.nonzero().flatten().to(device_), features.embeds);
         const auto rows = mask.index({visualMask}).nonzero().flatten().to(device_); // rows of the joint feature list
         if (r.deepstackEmbeds.empty())
@@ -300,8 +306,8 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
         generated.push_back(next);
         if (step + 1 == req.generate)
             break;
-        const std::vector<LayerRotary> stepRotary
-            = tables.mapPerLayer([&](const geometry::PositionTable& t) { return rotaryFor(t, t.size(), 1, step); });
+        const std::vector<LayerRotary> stepRotary =
+            tables.mapPerLayer([&](const geometry::PositionTable& t) { return rotaryFor(t, t.size(), 1, step); });
         const auto out = language_.forward(language_.embed(torch::tensor({next})), stepRotary, &cache, stepCapture);
         for (size_t k = 0; k < out.attentions.size(); ++k)
             steps[k].push_back(out.attentions[k]);

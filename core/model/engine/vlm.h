@@ -19,9 +19,9 @@ namespace ropescope::model {
 torch::Tensor evenSampleIndices(int64_t n, int64_t k);
 
 struct ForwardRequest {
-    torch::Tensor inputIds;        // [L] int64
-    torch::Tensor pixelValues;     // [N, patch_dim] (optional)
-    torch::Tensor imageGridThw;    // [images, 3]
+    torch::Tensor inputIds;         // [L] int64
+    torch::Tensor pixelValues;      // [N, patch_dim] (optional)
+    torch::Tensor imageGridThw;     // [images, 3]
     torch::Tensor videoPixelValues; // [N, patch_dim] of every video's temporal patches (optional)
     torch::Tensor videoGridThw;     // [videos, 3]
     // mm_token_type_ids [L]: 0 text, 1 image, 2 video. GLM-V needs it: its video frames are pads of the image
@@ -30,7 +30,7 @@ struct ForwardRequest {
     geometry::SchemeParams scheme; // kind and scheme parameters; rotary settings come from the model
     std::optional<geometry::AgeSchedule> age;
     DecoderCapture capture;
-    int generate = 0;              // greedy tokens after the prompt
+    int generate = 0; // greedy tokens after the prompt
     // Also keep, at capture.layers, each generation step's attention over capture.selection's columns:
     // the map of every answer token after the first (the first comes from the prompt's last row).
     bool captureSteps = false;
@@ -61,8 +61,7 @@ struct LayerTables {
 
     std::vector<geometry::PositionTable> perLayer() const;
     // f(table) once per distinct table, handed to every layer that shares it (rotary tables are costly).
-    template <class F>
-    auto mapPerLayer(F f) const
+    template <class F> auto mapPerLayer(F f) const
     {
         std::vector<decltype(f(distinct.front()))> once, out;
         for (const auto& t : distinct)
@@ -98,13 +97,12 @@ public:
                             const std::optional<geometry::AgeSchedule>& age) const;
     // Cached by content unless `useCache` is false (benchmarks) or a trace is requested.
     VisionFeatures encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr,
-                               bool useCache = true);
+                                bool useCache = true);
     // The cos/sin tables of `count` tokens from `from` (decoding steps past the table at `offset`), as run()
     // feeds the decoder: for passes of its own over a run's prompt (gradient relevancy).
     LayerRotary rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset = 0) const;
 
 private:
-
     Checkpoint checkpoint_;
     torch::Device device_;
     VisionTower vision_;

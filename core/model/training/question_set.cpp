@@ -45,7 +45,8 @@ std::vector<LabelledQuestion> parseQuestionSet(const QByteArray& data, const QSt
         const QJsonObject o = doc.object();
         LabelledQuestion q;
         q.line = lineNumber;
-        for (const auto& [field, target] : {std::pair<const char*, QString*>{"image", &q.image}, {"question", &q.question}, {"answer", &q.answer}}) {
+        for (const auto& [field, target] :
+             {std::pair<const char*, QString*>{"image", &q.image}, {"question", &q.question}, {"answer", &q.answer}}) {
             if (!o[field].isString() || o[field].toString().isEmpty())
                 throw where(QString("\"%1\" must be a non-empty string").arg(field));
             *target = o[field].toString();

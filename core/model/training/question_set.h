@@ -11,11 +11,11 @@
 namespace ropescope::model {
 
 struct LabelledQuestion {
-    QString image;    // absolute path (the file names it relative to its own folder)
+    QString image; // absolute path (the file names it relative to its own folder)
     QString question, answer;
-    QString type;     // "colour", "where", ... or "" when the line has none
+    QString type;                             // "colour", "where", ... or "" when the line has none
     std::optional<std::array<bool, 64>> mask; // the 8x8 cells the question is about, when given
-    int line = 0;     // 1-based, for messages
+    int line = 0;                             // 1-based, for messages
 };
 
 // One JSON object per line: "image", "question", "answer" (strings), optional "type" and "mask" (64 numbers

@@ -146,9 +146,11 @@ void drawOther(QImage& image, const std::vector<Object>& objects, Rng& rng, cons
             QPointF c;
             for (int attempt = 0;; ++attempt) {
                 const double room = attempt < 8 ? kMaxOffset * (1 - attempt / 8.0) : 0;
-                const double x = o.col * kCell + kCell / 2 + uniform(rng, -room, room), y = o.row * kCell + kCell / 2 + uniform(rng, -room, room);
+                const double x = o.col * kCell + kCell / 2 + uniform(rng, -room, room),
+                             y = o.row * kCell + kCell / 2 + uniform(rng, -room, room);
                 const double inside = std::min(r + 1, kCell / 2); // whole, inside the picture, when it fits its cell
-                c = QPointF(std::clamp(x, inside, SyntheticTask::kImageSize - inside), std::clamp(y, inside, SyntheticTask::kImageSize - inside));
+                c = QPointF(std::clamp(x, inside, SyntheticTask::kImageSize - inside),
+                            std::clamp(y, inside, SyntheticTask::kImageSize - inside));
                 const bool clear = std::all_of(placed.begin(), placed.end(), [&](const std::pair<QPointF, double>& other) {
                     return std::hypot(other.first.x() - c.x(), other.first.y() - c.y()) >= (other.second + r) * std::sqrt(2.0) + 1;
                 });
@@ -250,8 +252,8 @@ QStringList SyntheticTask::vocabulary()
     QStringList v = answers();
     for (const QString& s : shapes())
         v << plural(s);
-    v << QStringList{"what", "colour", "is", "the", "shape", "object", "where", "how", "many", "are", "there", "left", "right",
-                     "above", "below", "of"};
+    v << QStringList{"what", "colour", "is",    "the",  "shape", "object", "where", "how",
+                     "many", "are",    "there", "left", "right", "above",  "below", "of"};
     v.removeDuplicates();
     return v;
 }

@@ -30,7 +30,7 @@ struct SyntheticSample {
     QImage image;
     QString question;
     QString answer;
-    QString type; // colour | shape | where | relation | count
+    QString type;                // colour | shape | where | relation | count
     std::array<bool, 64> mask{}; // cells (row-major on the 8x8 token grid) of the object(s) asked about
     // What every cell holds (index into colours() / shapes()), -1 for an empty cell: the targets of the
     // vision tower's cell-naming loss during base training.

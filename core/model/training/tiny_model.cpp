@@ -56,9 +56,18 @@ QByteArray tinyConfigJson(const ModelScheme& scheme, const QJsonObject& training
         {"video_token_id", specialId("<|video_pad|>")},
         {"eos_token_id", specialId("<|endoftext|>")},
         {"bos_token_id", specialId("<|endoftext|>")},
-        {"vision_config", QJsonObject{{"depth", 2}, {"embed_dim", 64}, {"mlp_ratio", 2}, {"num_heads", 2}, {"in_chans", 3},
-                                      {"hidden_size", 128}, {"patch_size", 14}, {"spatial_merge_size", 2},
-                                      {"spatial_patch_size", 14}, {"temporal_patch_size", 2}, {"hidden_act", "quick_gelu"}}},
+        {"vision_config",
+         QJsonObject{{"depth", 2},
+                     {"embed_dim", 64},
+                     {"mlp_ratio", 2},
+                     {"num_heads", 2},
+                     {"in_chans", 3},
+                     {"hidden_size", 128},
+                     {"patch_size", 14},
+                     {"spatial_merge_size", 2},
+                     {"spatial_patch_size", 14},
+                     {"temporal_patch_size", 2},
+                     {"hidden_act", "quick_gelu"}}},
         {"ropescope", ropescope},
     };
     return QJsonDocument(config).toJson();
@@ -76,8 +85,13 @@ void writeTinyModelFiles(const QString& dir, const ModelScheme& scheme, const QJ
         vocab[w] = id++;
     QJsonArray added;
     for (const QString& s : kSpecials)
-        added.append(QJsonObject{{"id", specialId(s)}, {"content", s}, {"special", true}, {"single_word", false},
-                                 {"lstrip", false}, {"rstrip", false}, {"normalized", false}});
+        added.append(QJsonObject{{"id", specialId(s)},
+                                 {"content", s},
+                                 {"special", true},
+                                 {"single_word", false},
+                                 {"lstrip", false},
+                                 {"rstrip", false},
+                                 {"normalized", false}});
     const QJsonObject tokenizer{{"version", "1.0"},
                                 {"added_tokens", added},
                                 {"normalizer", QJsonObject{{"type", "Lowercase"}}},

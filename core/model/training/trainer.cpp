@@ -81,9 +81,12 @@ TrainResult train(const TrainOptions& o)
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
     TrainResult result;
-    QJsonObject training{{"steps", o.steps}, {"batch", o.batch}, {"seed", static_cast<double>(o.seed)},
+    QJsonObject training{{"steps", o.steps},
+                         {"batch", o.batch},
+                         {"seed", static_cast<double>(o.seed)},
                          {"from", o.from.isEmpty() ? QString("scratch") : QFileInfo(o.from).fileName()},
-                         {"vision", o.from.isEmpty() || o.trainVision ? "trained" : "frozen"}, {"harope", o.harope}};
+                         {"vision", o.from.isEmpty() || o.trainVision ? "trained" : "frozen"},
+                         {"harope", o.harope}};
     if (!o.from.isEmpty()) // keep the history of a continued or fine-tuned model
         training["base_training"] = recordedTraining(o.from);
 
@@ -152,10 +155,12 @@ TrainResult train(const TrainOptions& o)
         if (it != rotaryByLength.end())
             return it->second;
         const int grid = SyntheticTask::kGrid;
-        const geometry::Layout layout = geometry::parseLayout("text:1,image:" + std::to_string(grid) + "x" + std::to_string(grid)
-                                                              + ",text:" + std::to_string(length - 1 - grid * grid));
-        std::vector<LayerRotary> layers = vlm.layerTables(layout, o.scheme.params, age).mapPerLayer(
-            [&](const geometry::PositionTable& table) { return rotaryForTable(table, cfg.text, o.device, 0, length); });
+        const geometry::Layout layout = geometry::parseLayout("text:1,image:" + std::to_string(grid) + "x" + std::to_string(grid) +
+                                                              ",text:" + std::to_string(length - 1 - grid * grid));
+        std::vector<LayerRotary> layers =
+            vlm.layerTables(layout, o.scheme.params, age).mapPerLayer([&](const geometry::PositionTable& table) {
+                return rotaryForTable(table, cfg.text, o.device, 0, length);
+            });
         return rotaryByLength.emplace(length, std::move(layers)).first->second;
     };
 
@@ -184,8 +189,8 @@ TrainResult train(const TrainOptions& o)
     int window = 0;
     const int64_t tokensPerImage = SyntheticTask::kGrid * SyntheticTask::kGrid;
     for (int step = 1; step <= o.steps; ++step) {
-        const double lr = step <= warmup ? peakLr * step / warmup
-                                         : 0.5 * peakLr * (1 + std::cos(M_PI * (step - warmup) / std::max(1, o.steps - warmup)));
+        const double lr =
+            step <= warmup ? peakLr * step / warmup : 0.5 * peakLr * (1 + std::cos(M_PI * (step - warmup) / std::max(1, o.steps - warmup)));
         for (auto& group : optimizer.param_groups())
             static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
 
@@ -209,7 +214,9 @@ TrainResult train(const TrainOptions& o)
         for (const auto& f : visionFeatures.deepstack)
             deepstack.features.push_back(f.view({B, tokensPerImage, -1}));
         auto embeds = vlm.language().embed(b.ids.flatten()).view({B, L, -1});
-        embeds = torch::cat({embeds.narrow(1, 0, 1), vision.view({B, tokensPerImage, -1}), embeds.narrow(1, 1 + tokensPerImage, L - 1 - tokensPerImage)}, 1);
+        embeds = torch::cat(
+            {embeds.narrow(1, 0, 1), vision.view({B, tokensPerImage, -1}), embeds.narrow(1, 1 + tokensPerImage, L - 1 - tokensPerImage)},
+            1);
         DecoderCapture capture;
         capture.allLogits = true;
         const auto out = vlm.language().forward(embeds, rotaryFor(L), nullptr, capture, deepstack.features.empty() ? nullptr : &deepstack);
@@ -228,8 +235,8 @@ TrainResult train(const TrainOptions& o)
                                                       target.to(o.device), F::CrossEntropyFuncOptions().reduction(torch::kNone));
                 return perCell.masked_select(occupied).mean() + perCell.masked_select(occupied.logical_not()).mean();
             };
-            const auto namingLoss = nameLoss(colourIds, b.cellColour) + nameLoss(shapeIds, b.cellShape)
-                                    + F::cross_entropy(cellLogits.index_select(1, quadrantIds), cellQuadrant);
+            const auto namingLoss = nameLoss(colourIds, b.cellColour) + nameLoss(shapeIds, b.cellShape) +
+                F::cross_entropy(cellLogits.index_select(1, quadrantIds), cellQuadrant);
             loss = loss + o.cellLoss * namingLoss;
             namingSum += namingLoss.item<double>();
         }

@@ -127,7 +127,6 @@ void addGeometryOptions(QCommandLineParser& parser)
          "Circle-RoPE radius: R (default 10), auto-K (paper: K*max||(x,y)||), code-auto-K (official code: "
          "K*max coordinate).",
          "R"},
-        {"text-vector", "Circle-RoPE text axis in (w,h,t) order (default 1,1,1).", "x,y,z"},
         {"age", "AGE layer schedule: strategy_1..strategy_4 or a C/M pattern such as CCM.", "STRATEGY"},
         {"layer", "Decoder layer whose table to show under --age (default 0).", "I"},
         {"layers", QString("Number of decoder layers for --age (default %1, as the official code).").arg(kDefaultAgeLayers), "N"},
@@ -151,11 +150,6 @@ void addGeometryOptions(QCommandLineParser& parser)
              "h and w alternate over the high frequencies, t the lowest; sections t,h,w default 20,22,22) "
              "(default: the scheme's own).",
          "KIND"},
-        {"position-scale", "MM-RoPE: visual offsets scaled per axis t,h,w (default 4,8,8, Lumos-1's).", "t,h,w"},
-        {"newline-column",
-         "xd-rope: on (default) adds each image row's newline token and each span's begin and end, "
-         "H(W+1)+2 tokens per image; off places only the layout's tokens, as a model runs it.",
-         "on|off"},
         {"video",
          "How a video:TxHxW is placed: grid (one T x H x W grid) or split (T one-frame grids, Qwen3-VL's form and "
          "the reference library's for every scheme). Default: split for mrope-i and mhrope, grid for the others.",
@@ -165,11 +159,11 @@ void addGeometryOptions(QCommandLineParser& parser)
          "Frequencies per component for sectioned allocation (default " + QString::fromStdString(sectionsText(defaultMropeSection(128))) +
              " at head_dim 128).",
          "a,b,c"},
-        {"temporal", "Video time index for mrope/compact: qwen2vl (t) or qwen25vl (floor(t*spg*tps)).", "MODE"},
     });
-    // The scheme parameters that are one number: flag, help and placeholder from the parameter table.
+    // The scheme parameters: flag, help and placeholder from the parameter table (a row with no help has its own
+    // option above: --radius).
     for (const SchemeParameter& row : schemeParameters())
-        if (row.type == SchemeParameter::Type::Number)
+        if (*row.help)
             parser.addOption(QCommandLineOption(row.flag, row.help, row.valueName));
 }
 
@@ -221,19 +215,42 @@ std::optional<CustomSchemeRef> customScheme(const QCommandLineParser& parser, st
     return std::nullopt;
 }
 
+// One scheme parameter's flag, as its row's type reads it: a number, one of its choices, on|off, or x,y,z.
+void parseParameter(const QCommandLineParser& parser, const SchemeParameter& row, SchemeParams& p)
+{
+    const QString flag = QString::fromUtf8(row.flag);
+    const std::string given = str(parser.value(flag));
+    switch (row.type) {
+    case SchemeParameter::Type::Number: row.set(p, parseNumber(parser, flag)); return;
+    case SchemeParameter::Type::Choice: {
+        const auto index = choiceIndex(row, given);
+        if (!index)
+            throw UsageError("--" + str(flag) + ": expected " + choiceList(row) + ", got '" + given + "'");
+        row.set(p, *index);
+        return;
+    }
+    case SchemeParameter::Type::Flag:
+        if (given != "on" && given != "off")
+            throw UsageError("--" + str(flag) + ": expected on or off, got '" + given + "'");
+        row.set(p, given == "on" ? 1 : 0);
+        return;
+    case SchemeParameter::Type::Vector: {
+        const auto v = parseList(parser, flag, 3);
+        row.setVector(p, {v[0], v[1], v[2]});
+        return;
+    }
+    }
+}
+
 SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind, std::optional<CustomSchemeRef> custom = std::nullopt)
 {
     SchemeParams p = defaultSchemeParams(kind); // GLM-V's own theta, partial rotary and pairing unless given
     p.custom = std::move(custom);
-    for (const SchemeParameter& row : schemeParameters()) // the table's one-number parameters
-        if (row.type == SchemeParameter::Type::Number && parser.isSet(row.flag))
-            row.set(p, parseNumber(parser, row.flag));
+    for (const SchemeParameter& row : schemeParameters()) // the table's parameters, each by its type
+        if (*row.help && parser.isSet(row.flag))
+            parseParameter(parser, row, p);
     if (parser.isSet("radius"))
         parseRadius(parser.value("radius"), p.circle);
-    if (parser.isSet("text-vector")) {
-        const auto v = parseList(parser, "text-vector", 3);
-        p.circle.textVector = Eigen::Vector3d(v[0], v[1], v[2]);
-    }
     if (parser.isSet("theta"))
         p.rotary.theta = parseNumber(parser, "theta");
     if (parser.isSet("head-dim"))
@@ -254,16 +271,6 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
                 str("--allocation: unknown allocation '" + a +
                     "' (expected sectioned, interleaved, interleaved-mrope, hw-alternating, distributed, per-head or hw-interleaved)"));
     }
-    if (parser.isSet("position-scale")) {
-        const auto v = parseList(parser, "position-scale", 3);
-        p.positionScale = Eigen::Vector3d(v[0], v[1], v[2]);
-    }
-    if (parser.isSet("newline-column")) {
-        const QString v = parser.value("newline-column");
-        if (v != "on" && v != "off")
-            throw UsageError("--newline-column: expected on or off, got '" + str(v) + "'");
-        p.newlineColumn = v == "on";
-    }
     if (parser.isSet("video") && p.custom)
         throw UsageError("--video: a scheme file or position table places videos itself");
     if (parser.isSet("video")) {
@@ -279,15 +286,6 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
                 throw UsageError("--mrope-section: sections must be whole numbers");
             p.sections.push_back(static_cast<int>(s));
         }
-    }
-    if (parser.isSet("temporal")) {
-        const QString t = parser.value("temporal");
-        if (t == "qwen2vl")
-            p.temporal.mode = TemporalParams::Mode::Qwen2VL;
-        else if (t == "qwen25vl")
-            p.temporal.mode = TemporalParams::Mode::Qwen25VL;
-        else
-            throw UsageError(str("--temporal: unknown mode '" + t + "' (expected qwen2vl or qwen25vl)"));
     }
     return p;
 }

@@ -120,34 +120,17 @@ QJsonObject schemeParamsJson(const SchemeParams& p)
     o["allocation"] = QString::fromStdString(allocation.toString());
     if (p.custom)
         return o; // the file placed the tokens: the built-ins' parameters did not apply
-    // The one-number parameters the scheme reads, from their table (the value in use: a frame spacing left
-    // unset is the scheme's own); the rest below.
+    // The scheme parameters it reads, from their table (the value in use: a frame spacing left unset is the
+    // scheme's own; Qwen2-VL's time reads no seconds per grid); then what the allocation derives from them.
     for (const SchemeParameter& row : schemeParameters())
-        if (row.type == SchemeParameter::Type::Number && row.reads(p.kind))
-            o[QString::fromUtf8(row.key)] = row.get(p);
-    if (p.kind == SchemeKind::Circle) {
-        o["radius_mode"] = radiusModeName(p.circle.radiusMode);
-        o["radius"] = p.circle.radius;
-        o["text_vector"] = QJsonArray{p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()};
-    }
-    if (p.kind == SchemeKind::MmRope)
-        o["position_scale"] = QJsonArray{p.positionScale.x(), p.positionScale.y(), p.positionScale.z()};
-    if (p.kind == SchemeKind::VideoRopePlus) {
+        if (reads(row, p))
+            o[QString::fromUtf8(row.key)] = parameterJson(row, p);
+    if (p.kind == SchemeKind::VideoRopePlus)
         o["time_theta"] = p.rotary.theta * allocation.temporalThetaScale;
-    }
-    if (p.kind == SchemeKind::XdRope) {
+    if (p.kind == SchemeKind::XdRope)
         o["base"] = p.rotary.theta * allocation.thetaScale; // the theta every pair turns at
-        o["newline_column"] = p.newlineColumn;
-    }
     if (allocation.perHead())
         o["kv_heads"] = p.rotary.heads;
-    if (p.kind == SchemeKind::Mrope || p.kind == SchemeKind::Compact) {
-        o["temporal"] = temporalModeName(p.temporal.mode);
-        if (p.temporal.mode != TemporalParams::Mode::Qwen25VL) { // Qwen2-VL's time is the frame index: not read
-            o.remove("second_per_grid");
-            o.remove("tokens_per_second");
-        }
-    }
     return o;
 }
 

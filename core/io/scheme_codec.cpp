@@ -10,35 +10,31 @@
 namespace ropescope::io {
 using namespace geometry;
 
+// The names are the Choice rows' (core/geometry/scheme_parameters.cpp).
 const char* radiusModeName(RadiusMode mode)
 {
-    switch (mode) {
-    case RadiusMode::Fixed: return "fixed";
-    case RadiusMode::AutoPaper: return "auto";
-    case RadiusMode::AutoCode: return "code-auto";
-    }
-    return "fixed";
+    SchemeParams p;
+    p.circle.radiusMode = mode;
+    return choiceName(*findSchemeParameter("radius_mode"), p);
 }
 
 std::optional<RadiusMode> radiusModeFromName(const std::string& name)
 {
-    for (RadiusMode m : {RadiusMode::Fixed, RadiusMode::AutoPaper, RadiusMode::AutoCode})
-        if (name == radiusModeName(m))
-            return m;
-    return std::nullopt;
+    const auto index = choiceIndex(*findSchemeParameter("radius_mode"), name);
+    return index ? std::optional<RadiusMode>(static_cast<RadiusMode>(static_cast<int>(*index))) : std::nullopt;
 }
 
 const char* temporalModeName(TemporalParams::Mode mode)
 {
-    return mode == TemporalParams::Mode::Qwen25VL ? "qwen25vl" : "qwen2vl";
+    SchemeParams p;
+    p.temporal.mode = mode;
+    return choiceName(*findSchemeParameter("temporal"), p);
 }
 
 std::optional<TemporalParams::Mode> temporalModeFromName(const std::string& name)
 {
-    for (auto m : {TemporalParams::Mode::Qwen2VL, TemporalParams::Mode::Qwen25VL})
-        if (name == temporalModeName(m))
-            return m;
-    return std::nullopt;
+    const auto index = choiceIndex(*findSchemeParameter("temporal"), name);
+    return index ? std::optional<TemporalParams::Mode>(static_cast<TemporalParams::Mode>(static_cast<int>(*index))) : std::nullopt;
 }
 
 void JsonFields::bad(const char* key, const std::string& why) const
@@ -97,11 +93,37 @@ std::array<double, 3> JsonFields::triple(const char* key, std::array<double, 3> 
     return out;
 }
 
+QJsonValue parameterJson(const SchemeParameter& row, const SchemeParams& p)
+{
+    switch (row.type) {
+    case SchemeParameter::Type::Number: return row.get(p);
+    case SchemeParameter::Type::Choice: return choiceName(row, p);
+    case SchemeParameter::Type::Flag: return row.get(p) != 0;
+    case SchemeParameter::Type::Vector: {
+        const std::array<double, 3> v = row.getVector(p);
+        return QJsonArray{v[0], v[1], v[2]};
+    }
+    }
+    return {};
+}
+
 namespace {
 
-QJsonArray array3(const Eigen::Vector3d& v)
+// A row's value from a file that holds its key.
+void readParameter(const JsonFields& f, const SchemeParameter& row, SchemeParams& p)
 {
-    return {v.x(), v.y(), v.z()};
+    switch (row.type) {
+    case SchemeParameter::Type::Number: row.set(p, f.number(row.key, row.get(p))); return;
+    case SchemeParameter::Type::Choice: {
+        const auto index = choiceIndex(row, f.text(row.key, ""));
+        if (!index)
+            f.bad(row.key, "must be " + choiceList(row));
+        row.set(p, *index);
+        return;
+    }
+    case SchemeParameter::Type::Flag: row.set(p, f.boolean(row.key, row.get(p) != 0) ? 1 : 0); return;
+    case SchemeParameter::Type::Vector: row.setVector(p, f.triple(row.key, row.getVector(p))); return;
+    }
 }
 
 // A field holding one of an enum's names (from the table above); missing keeps `current`.
@@ -120,14 +142,10 @@ Enum named(const JsonFields& f, const char* key, Enum current, const char* (*nam
 void writeSchemeParams(QJsonObject& o, const SchemeParams& p)
 {
     o["scheme"] = schemeName(p.kind);
-    // The one-number parameters, from their table (core/geometry/scheme_parameters.cpp); the rest below.
+    // The scheme parameters, from their table (core/geometry/scheme_parameters.cpp); the rotary box below.
     for (const SchemeParameter& row : schemeParameters())
-        if (row.type == SchemeParameter::Type::Number && (!row.written || row.written(p)))
-            o[QString::fromUtf8(row.key)] = row.get(p);
-    o["radius_mode"] = radiusModeName(p.circle.radiusMode);
-    o["radius"] = p.circle.radius;
-    o["text_vector"] = array3(p.circle.textVector);
-    o["temporal"] = temporalModeName(p.temporal.mode);
+        if (!row.written || row.written(p))
+            o[QString::fromUtf8(row.key)] = parameterJson(row, p);
     o["theta"] = p.rotary.theta;
     o["head_dim"] = p.rotary.headDim;
     // Written only where they differ from the scheme's own (files of full, half-split rotary stay as they were).
@@ -143,9 +161,6 @@ void writeSchemeParams(QJsonObject& o, const SchemeParams& p)
     for (int s : p.sections)
         sections.append(s);
     o["sections"] = sections;
-    o["position_scale"] = array3(p.positionScale);
-    if (p.kind == SchemeKind::XdRope) // written for the scheme that reads it: older files stay as they were
-        o["newline_column"] = p.newlineColumn;
     if (p.videoForm)
         o["video_form"] = videoFormName(*p.videoForm);
     if (p.custom)
@@ -171,13 +186,8 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
         f.bad("scheme", "is not a known scheme: " + scheme + " (expected " + schemeNameList() + ")");
     p.kind = *kind;
     for (const SchemeParameter& row : schemeParameters())
-        if (row.type == SchemeParameter::Type::Number && f.has(row.key))
-            row.set(p, f.number(row.key, row.get(p)));
-    p.circle.radiusMode = named(f, "radius_mode", p.circle.radiusMode, radiusModeName, radiusModeFromName, "fixed, auto or code-auto");
-    p.circle.radius = f.number("radius", p.circle.radius);
-    const auto v = f.triple("text_vector", {p.circle.textVector.x(), p.circle.textVector.y(), p.circle.textVector.z()});
-    p.circle.textVector = Eigen::Vector3d(v[0], v[1], v[2]);
-    p.temporal.mode = named(f, "temporal", p.temporal.mode, temporalModeName, temporalModeFromName, "qwen2vl or qwen25vl");
+        if (f.has(row.key))
+            readParameter(f, row, p);
     // Missing: the scheme's own when the file names its scheme (partial and pairing are written only where
     // they differ from it), else as it was.
     const RotaryConfig own = f.has("scheme") ? schemeRotaryDefaults(p.kind) : p.rotary;
@@ -207,10 +217,6 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
             p.sections.push_back(x.toInt());
         }
     }
-    const auto scale = f.triple("position_scale", {p.positionScale.x(), p.positionScale.y(), p.positionScale.z()});
-    p.positionScale = Eigen::Vector3d(scale[0], scale[1], scale[2]);
-    if (f.has("newline_column"))
-        p.newlineColumn = f.boolean("newline_column", p.newlineColumn);
     if (f.has("video_form")) {
         const std::string form = f.text("video_form", "");
         if (form == "default")

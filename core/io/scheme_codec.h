@@ -2,6 +2,7 @@
 // The one JSON spelling of a scheme's parameters: sessions, model records (config.json's "ropescope"
 // section) and position-table metadata all read and write them here, with one table of names.
 #include "core/geometry/scheme.h"
+#include "core/geometry/scheme_parameters.h"
 
 #include <QJsonObject>
 
@@ -17,6 +18,9 @@ std::optional<geometry::RadiusMode> radiusModeFromName(const std::string& name);
 // "qwen2vl" (tau = t), "qwen25vl" (tau = floor(t * second_per_grid * tokens_per_second)).
 const char* temporalModeName(geometry::TemporalParams::Mode mode);
 std::optional<geometry::TemporalParams::Mode> temporalModeFromName(const std::string& name);
+
+// A scheme parameter row's value as files hold it: a number, a choice's name, true/false, [x, y, z].
+QJsonValue parameterJson(const geometry::SchemeParameter& row, const geometry::SchemeParams& params);
 
 // Typed reads of one JSON object's fields: a missing key gives the fallback, a wrong type throws
 // geometry::InvalidInput "<context>: '<key>' must be ...".

@@ -1,6 +1,7 @@
 #include "core/user_schemes/scheme_export.h"
 
 #include "core/geometry/errors.h"
+#include "core/geometry/scheme_parameters.h"
 #include "core/io/position_table_io.h"
 #include "scheme_template_source.h" // generated from scheme_template.py (CMakeLists.txt)
 
@@ -26,11 +27,19 @@ QByteArray quoted(const std::string& s)
     return "\"" + QByteArray::fromStdString(s) + "\"";
 }
 
-// PARAMETERS entries: the value exported as the default, inside a range the GUI's slider can span.
+// PARAMETERS entries: the value exported as the default, inside the span a slider offers for its row
+// (core/geometry/scheme_parameters.cpp). Which parameters each scheme's rule takes is the rule's signature
+// (scheme_template.py); MM-RoPE's scale vector is three of them.
 struct Parameter {
-    const char* name;
+    std::string name;
     double value, min, max;
 };
+
+Parameter parameter(const char* key, double value, const std::string& name = {})
+{
+    const auto [min, max] = sliderSpan(*findSchemeParameter(key), value);
+    return {name.empty() ? key : name, value, min, max};
+}
 
 std::vector<Parameter> parametersOf(const SchemeParams& p)
 {
@@ -38,32 +47,22 @@ std::vector<Parameter> parametersOf(const SchemeParams& p)
     switch (p.kind) {
     case SchemeKind::Mrope:
     case SchemeKind::Compact:
-        return {{"second_per_grid", p.temporal.secondPerGrid, 0, std::max(10.0, p.temporal.secondPerGrid)},
-                {"tokens_per_second", p.temporal.tokensPerSecond, 0, std::max(100.0, p.temporal.tokensPerSecond)}};
+        return {parameter("second_per_grid", p.temporal.secondPerGrid), parameter("tokens_per_second", p.temporal.tokensPerSecond)};
     case SchemeKind::Circle:
-        return {{"alpha", p.circle.alpha, 0, 1},
-                {"radius", p.circle.radius, std::min(0.01, p.circle.radius), std::max(1000.0, p.circle.radius)},
-                {"stride", p.circle.stride, 0, std::max(100.0, p.circle.stride)}};
+        return {parameter("alpha", p.circle.alpha), parameter("radius", p.circle.radius), parameter("stride", p.circle.stride)};
     case SchemeKind::VideoRope:
     case SchemeKind::Hope:
     case SchemeKind::VideoRopePlus:
     case SchemeKind::OmniRope:
     case SchemeKind::IlRope:
     case SchemeKind::SpatialReset:
-    case SchemeKind::TadRope: return {{"temporal_stride", delta, 0, std::max(16.0, delta)}};
-    case SchemeKind::V2pe: return {{"visual_stride", p.visualStride, std::min(0.01, p.visualStride), std::max(1024.0, p.visualStride)}};
+    case SchemeKind::TadRope: return {parameter("temporal_stride", delta)};
+    case SchemeKind::V2pe: return {parameter("visual_stride", p.visualStride)};
     case SchemeKind::MmRope:
-        return {{"temporal_stride", delta, 0, std::max(16.0, delta)},
-                {"scale_t", p.positionScale[0], 0, std::max(64.0, p.positionScale[0])},
-                {"scale_h", p.positionScale[1], 0, std::max(64.0, p.positionScale[1])},
-                {"scale_w", p.positionScale[2], 0, std::max(64.0, p.positionScale[2])}};
+        return {parameter("temporal_stride", delta), parameter("position_scale", p.positionScale[0], "scale_t"),
+                parameter("position_scale", p.positionScale[1], "scale_h"), parameter("position_scale", p.positionScale[2], "scale_w")};
     default: return {};
     }
-}
-
-const char* radiusModeWord(RadiusMode mode)
-{
-    return mode == RadiusMode::Fixed ? "fixed" : mode == RadiusMode::AutoPaper ? "auto" : "code-auto";
 }
 
 QByteArray constantsOf(const SchemeParams& p)
@@ -75,11 +74,12 @@ QByteArray constantsOf(const SchemeParams& p)
     case SchemeKind::Compact:
         line("COMPACT = " + QByteArray(p.kind == SchemeKind::Compact ? "True" : "False") +
              "  # each axis resumes after its own last value");
-        line("TEMPORAL = " + quoted(p.temporal.mode == TemporalParams::Mode::Qwen2VL ? "qwen2vl" : "qwen25vl") +
+        line("TEMPORAL = " + quoted(choiceName(*findSchemeParameter("temporal"), p)) +
              "  # video time index: qwen2vl (frame) or qwen25vl (floor(frame * second_per_grid * tokens_per_second))");
         break;
     case SchemeKind::Circle:
-        line("RADIUS_MODE = " + quoted(radiusModeWord(p.circle.radiusMode)) + "  # fixed: radius is R; auto / code-auto: radius is k");
+        line("RADIUS_MODE = " + quoted(choiceName(*findSchemeParameter("radius_mode"), p)) +
+             "  # fixed: radius is R; auto / code-auto: radius is k");
         line("TEXT_VECTOR = (" + number(p.circle.textVector.x()) + ", " + number(p.circle.textVector.y()) + ", " +
              number(p.circle.textVector.z()) + ")  # the text axis in (w, h, t) order");
         break;

@@ -1,4 +1,4 @@
-// A scheme parameter is one row (issue 41): a one-number row appended to the parameter table, for a parameter
+// A scheme parameter is one row (issue 41): a one-number row and a choice row appended to the parameter table, for a parameter
 // the struct does not have, shows up everywhere the table is read, with no other code: the CLI's flags, help,
 // parsing and range check; the session codec, both ways; the panel, as a box with the row's words, range and
 // default, applied, restored and enabled for the schemes that read it.
@@ -9,6 +9,7 @@
 #include "views/widgets/parameter_panel.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QCommandLineParser>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
@@ -34,6 +35,7 @@ const SchemeParameter kGain{"fake_gain",
                             3.0,
                             0.0,
                             10.0,
+                            10.0,
                             false,
                             "must be from 0 to 10",
                             [](SchemeKind k) { return k == SchemeKind::Circle; },
@@ -42,12 +44,41 @@ const SchemeParameter kGain{"fake_gain",
                             [](const geometry::SchemeParams&, const geometry::SchemeParams&) { return true; },
                             [](geometry::SchemeParams&, const geometry::SchemeParams&) {}};
 
+int mode = 0; // the fake choice's value: an index into kModes
+const char* const kModes[] = {"soft", "hard", nullptr};
+
+// A choice, the other kind of row a new parameter can be: its names are the row's.
+const SchemeParameter kMode{"fake_mode",
+                            "fake-mode",
+                            "Fake mode",
+                            "A choice only this test has: soft or hard (default soft).",
+                            "M",
+                            SchemeParameter::Type::Choice,
+                            0,
+                            0,
+                            0,
+                            0,
+                            false,
+                            "",
+                            [](SchemeKind k) { return k == SchemeKind::Circle; },
+                            [](const geometry::SchemeParams&) { return static_cast<double>(mode); },
+                            [](geometry::SchemeParams&, double v) { mode = static_cast<int>(v); },
+                            [](const geometry::SchemeParams&, const geometry::SchemeParams&) { return true; },
+                            [](geometry::SchemeParams&, const geometry::SchemeParams&) {},
+                            nullptr,
+                            nullptr,
+                            kModes};
+
 } // namespace
 
 class TestParameterRow : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void initTestCase() { geometry::appendSchemeParameter(kGain); }
+    void initTestCase()
+    {
+        geometry::appendSchemeParameter(kGain);
+        geometry::appendSchemeParameter(kMode);
+    }
 
     void theCliHasItsFlag()
     {
@@ -68,6 +99,80 @@ private Q_SLOTS:
             QVERIFY2(QString(e.what()).contains("fake-gain") && QString(e.what()).contains("must be from 0 to 10"), e.what());
         }
         gain = 3.0;
+    }
+
+    void aChoiceRowHasItsFlagCodecAndCombo()
+    {
+        QCommandLineParser parser;
+        cli::addGeometryOptions(parser);
+        QVERIFY2(parser.helpText().contains("--fake-mode <M>"), qPrintable(parser.helpText()));
+        QVERIFY(parser.parse({"ropescope", "--scheme", "circle", "--layout", "text:2", "--fake-mode", "hard"}));
+        cli::parseGeometryOptions(parser);
+        QCOMPARE(mode, 1);
+        QCommandLineParser bad;
+        cli::addGeometryOptions(bad);
+        QVERIFY(bad.parse({"ropescope", "--scheme", "circle", "--layout", "text:2", "--fake-mode", "loud"}));
+        try {
+            cli::parseGeometryOptions(bad);
+            QFAIL("--fake-mode loud was accepted");
+        } catch (const std::exception& e) {
+            QCOMPARE(QString(e.what()), QString("--fake-mode: expected soft or hard, got 'loud'"));
+        }
+
+        QJsonObject o;
+        io::writeSchemeParams(o, geometry::SchemeParams{});
+        QCOMPARE(o["fake_mode"].toString(), QString("hard"));
+        o["fake_mode"] = "soft";
+        io::readSchemeParams(io::JsonFields(o, "session.json"));
+        QCOMPARE(mode, 0);
+        o["fake_mode"] = "loud";
+        try {
+            io::readSchemeParams(io::JsonFields(o, "session.json"));
+            QFAIL("fake_mode loud was read");
+        } catch (const geometry::InvalidInput& e) {
+            QCOMPARE(QString(e.what()), QString("session.json: 'fake_mode' must be soft or hard"));
+        }
+
+        views::ParameterPanel panel;
+        auto* combo = panel.findChild<QComboBox*>("param_fake_mode");
+        QVERIFY(combo);
+        QCOMPARE(combo->count(), 2);
+        QCOMPARE(combo->itemText(1), QString("hard"));
+        session::ExplorerState state;
+        state.params.kind = SchemeKind::Circle;
+        panel.setState(state);
+        QVERIFY(combo->isEnabled());
+        combo->setCurrentIndex(1);
+        panel.applyTo(state);
+        QCOMPARE(mode, 1);
+        mode = 0;
+        panel.setState(state);
+        QCOMPARE(combo->currentIndex(), 0);
+        state.params.kind = SchemeKind::Vrope;
+        panel.setState(state);
+        QVERIFY(!combo->isEnabled());
+    }
+
+    // Each built-in parameter has one control: its hand-made one, which sets it (seconds per grid had a second,
+    // table-built box that overrode the one under "Video time").
+    void aHandMadeControlIsTheOnlyOne()
+    {
+        views::ParameterPanel panel;
+        for (const SchemeParameter& row : geometry::schemeParameters())
+            if (QString(row.key) != "fake_gain" && QString(row.key) != "fake_mode")
+                QVERIFY2(!panel.findChild<QWidget*>(QString("param_") + row.key), row.key);
+        session::ExplorerState state;
+        state.params.kind = SchemeKind::Mrope;
+        state.params.temporal.mode = geometry::TemporalParams::Mode::Qwen25VL;
+        panel.setState(state);
+        auto* secondPerGrid = panel.findChild<QDoubleSpinBox*>("secondPerGrid");
+        QVERIFY(secondPerGrid && secondPerGrid->isEnabled());
+        secondPerGrid->setValue(5);
+        panel.applyTo(state);
+        QCOMPARE(state.params.temporal.secondPerGrid, 5.0);
+        state.params.temporal.mode = geometry::TemporalParams::Mode::Qwen2VL; // the frame index reads no seconds
+        panel.setState(state);
+        QVERIFY(!secondPerGrid->isEnabled());
     }
 
     void theCodecWritesAndReadsIt()

@@ -154,7 +154,7 @@ private Q_SLOTS:
         const model::ModelScheme recorded = model::schemeFromJson(model::schemeToJson(tilted));
         QCOMPARE(recorded.params.circle.textVector, Eigen::Vector3d(0, 0, 1));
         QVERIFY(model::sameScheme(recorded, tilted, 4));
-        QCOMPARE(QString::fromStdString(model::schemeDifference(circleAge, tilted, 4)), QString("text vector 1,1,1, trained 0,0,1"));
+        QCOMPARE(QString::fromStdString(model::schemeDifference(circleAge, tilted, 4)), QString("Text vector 1,1,1, trained 0,0,1"));
         model::ModelScheme scaled = tilted;
         scaled.params.circle.textVector = Eigen::Vector3d(0, 0, 5); // the same direction
         QVERIFY(model::sameScheme(scaled, tilted, 4));
@@ -177,22 +177,30 @@ private Q_SLOTS:
         QVERIFY(model::sameScheme(mmRecorded, mm, 4));
         model::ModelScheme mmDefault = mm;
         mmDefault.params.positionScale = Eigen::Vector3d(4, 8, 8);
-        QCOMPARE(QString::fromStdString(model::schemeDifference(mmDefault, mm, 4)), QString("position scale 4,8,8, trained 1,2,3"));
+        QCOMPARE(QString::fromStdString(model::schemeDifference(mmDefault, mm, 4)), QString("MM-RoPE scale 4,8,8, trained 1,2,3"));
         mmDefault = mm;
         mmDefault.params.temporalStride.reset();
-        QCOMPARE(QString::fromStdString(model::schemeDifference(mmDefault, mm, 4)), QString("temporal stride 1, trained 0.5"));
+        QCOMPARE(QString::fromStdString(model::schemeDifference(mmDefault, mm, 4)), QString("Frame spacing delta 1, trained 0.5"));
         model::ModelScheme plus = mrope;
         plus.params.kind = geometry::SchemeKind::VideoRopePlus;
         model::ModelScheme plus8 = plus;
         plus8.params.ntkFactor = 8;
         QCOMPARE(QString::fromStdString(model::schemeDifference(plus8, model::schemeFromJson(model::schemeToJson(plus)), 4)),
-                 QString("NTK factor 8, trained 4"));
+                 QString("VideoRoPE++ NTK factor 8, trained 4"));
         model::ModelScheme v2pe = mrope;
         v2pe.params.kind = geometry::SchemeKind::V2pe;
         model::ModelScheme v2pe7 = v2pe;
         v2pe7.params.visualStride = 7;
         QVERIFY(!model::sameScheme(v2pe7, v2pe, 4));
         QVERIFY(model::sameScheme(mm, mm, 4));
+        // The words are the parameter table's labels, with the values as a person reads them.
+        model::ModelScheme autoRadius = circleAge;
+        autoRadius.params.circle.radiusMode = geometry::RadiusMode::AutoPaper;
+        QCOMPARE(QString::fromStdString(model::schemeDifference(autoRadius, circleAge, 4)), QString("radius mode auto, trained fixed"));
+        // The rows a model sets itself (Qwen2.5-VL's time index) are no difference of the scheme asked for.
+        model::ModelScheme qwen25Time = mrope;
+        qwen25Time.params.temporal.mode = geometry::TemporalParams::Mode::Qwen25VL;
+        QVERIFY(model::sameScheme(qwen25Time, mrope, 4));
     }
 
     // Under a scheme it was not trained with, eval says how far the question->image attention moved from

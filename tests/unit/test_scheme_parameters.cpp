@@ -17,29 +17,27 @@ using namespace ropescope::geometry;
 
 namespace {
 
-// A value other than the default, inside the range, for each row.
+// A value other than the default, inside the range, for each row, by its type; with the setting that makes
+// the scheme read it (seconds per grid: the Qwen2.5-VL time index).
 SchemeParams changed(const SchemeParameter& row, SchemeKind kind)
 {
     SchemeParams p = defaultSchemeParams(kind);
-    if (row.type == SchemeParameter::Type::Number) {
+    if (row.onlyWhen && !row.onlyWhen(p))
+        p.temporal.mode = TemporalParams::Mode::Qwen25VL; // the one such setting in the table
+    switch (row.type) {
+    case SchemeParameter::Type::Number:
         row.set(p, row.get(p) == row.max ? row.min + (row.max - row.min) / 4 : std::min(row.max, row.get(p) + 0.25));
-        return p;
+        break;
+    case SchemeParameter::Type::Choice: {
+        int count = 0;
+        while (row.choices[count])
+            ++count;
+        row.set(p, (static_cast<int>(row.get(p)) + 1) % count);
+        break;
     }
-    const std::string key = row.key;
-    if (key == "radius_mode")
-        p.circle.radiusMode = RadiusMode::AutoPaper;
-    else if (key == "radius")
-        p.circle.radius = 3.5;
-    else if (key == "text_vector")
-        p.circle.textVector = {1, 2, 3};
-    else if (key == "temporal")
-        p.temporal.mode = TemporalParams::Mode::Qwen25VL;
-    else if (key == "position_scale")
-        p.positionScale = {1, 2, 3};
-    else if (key == "newline_column")
-        p.newlineColumn = false;
-    else
-        qFatal("test_scheme_parameters: row %s has no changed value here", row.key);
+    case SchemeParameter::Type::Flag: row.set(p, row.get(p) != 0 ? 0 : 1); break;
+    case SchemeParameter::Type::Vector: row.setVector(p, {1, 2, 3}); break;
+    }
     return p;
 }
 
@@ -64,18 +62,57 @@ private Q_SLOTS:
             QVERIFY2(!keys.contains(row.key), row.key);
             keys.insert(row.key);
             QVERIFY(findSchemeParameter(row.key) == &row);
-            if (row.type == SchemeParameter::Type::Number) {
+            if (*row.help) { // a flag of its own, from the row
                 QVERIFY2(!flags.contains(row.flag), row.flag);
                 flags.insert(row.flag);
-                QVERIFY2(*row.help && *row.valueName && *row.rangeText, row.key);
-                QVERIFY2(row.min < row.max, row.key);
+                QVERIFY2(*row.valueName, row.key);
             }
+            if (row.type == SchemeParameter::Type::Number) {
+                QVERIFY2(row.min < row.max && row.min <= row.sliderMax && row.sliderMax <= row.max, row.key);
+                QVERIFY2(*row.rangeText || !*row.help, row.key); // a range message, or validate's own (radius)
+            }
+            QVERIFY2((row.type == SchemeParameter::Type::Vector) == (row.getVector && row.setVector && !row.get), row.key);
+            QVERIFY2((row.type == SchemeParameter::Type::Choice) == (row.choices != nullptr), row.key);
             QVERIFY2(*row.label, row.key);
             const auto [reader, other] = readerAndNot(row);
             QVERIFY(row.reads(reader) && !row.reads(other));
         }
         QVERIFY(!findSchemeParameter("theta")); // a rotary setting, not a scheme parameter
         QVERIFY(schemeReads(SchemeKind::XdRope, "ntk_alpha") && !schemeReads(SchemeKind::Circle, "ntk_alpha"));
+    }
+
+    // Qwen2-VL's time index is the frame number: M-RoPE reads seconds per grid only under Qwen2.5-VL's. So the
+    // position table's metadata, the PTD cache key and the window's enable rules leave it out there.
+    void aRowCanDependOnAnotherSetting()
+    {
+        const SchemeParameter& spg = *findSchemeParameter("second_per_grid");
+        SchemeParams p = defaultSchemeParams(SchemeKind::Mrope);
+        p.temporal.secondPerGrid = 4;
+        QVERIFY(spg.reads(SchemeKind::Mrope) && !reads(spg, p));
+        QCOMPARE(placementParams(p).temporal.secondPerGrid, SchemeParams{}.temporal.secondPerGrid);
+        p.temporal.mode = TemporalParams::Mode::Qwen25VL;
+        QVERIFY(reads(spg, p));
+        QCOMPARE(placementParams(p).temporal.secondPerGrid, 4.0);
+        p.custom = CustomSchemeRef{};
+        QVERIFY(!reads(spg, p)); // a scheme file reads none of the built-ins' parameters
+    }
+
+    // The names, values and spans as a person reads them.
+    void valuesInWords()
+    {
+        SchemeParams p = defaultSchemeParams(SchemeKind::Circle);
+        p.circle.radiusMode = RadiusMode::AutoCode;
+        QCOMPARE(valueText(*findSchemeParameter("radius_mode"), p), std::string("code-auto"));
+        QCOMPARE(choiceList(*findSchemeParameter("radius_mode")), std::string("fixed, auto or code-auto"));
+        QCOMPARE(choiceIndex(*findSchemeParameter("temporal"), "qwen25vl"), std::optional<double>(1));
+        QVERIFY(!choiceIndex(*findSchemeParameter("temporal"), "qwen3vl"));
+        QCOMPARE(valueText(*findSchemeParameter("text_vector"), p), std::string("1,1,1"));
+        p.newlineColumn = false;
+        QCOMPARE(valueText(*findSchemeParameter("newline_column"), p), std::string("off"));
+        // A slider spans the row's usual range, widened to hold the value; from 0.01 where 0 is not valid.
+        QCOMPARE(sliderSpan(*findSchemeParameter("radius"), 10), std::make_pair(0.01, 1000.0));
+        QCOMPARE(sliderSpan(*findSchemeParameter("radius"), 5000), std::make_pair(0.01, 5000.0));
+        QCOMPARE(sliderSpan(*findSchemeParameter("alpha"), 0.5), std::make_pair(0.0, 1.0));
     }
 
     void everyRowIsTheStructsField_data()

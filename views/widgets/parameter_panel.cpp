@@ -3,6 +3,7 @@
 #include "core/geometry/errors.h"
 #include "core/geometry/layout.h"
 #include "core/geometry/scheme_parameters.h"
+#include "views/widgets/parameter_row_control.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -71,6 +72,12 @@ std::string structuredLayout(int before, int rows, int cols, int images, int fra
     if (after > 0)
         add("text:" + std::to_string(after));
     return out;
+}
+
+// The window's words for a scheme parameter: its row's label (core/geometry/scheme_parameters.cpp).
+QString label(const char* key)
+{
+    return QString::fromUtf8(findSchemeParameter(key)->label);
 }
 
 // A form whose rows put the label above the field when the panel is too narrow for both side by side.
@@ -164,7 +171,7 @@ void ParameterPanel::buildUi()
     auto* circleForm = form(circleBox);
     alpha_ = new QSlider(Qt::Horizontal);
     alpha_->setObjectName("alpha");
-    alpha_->setRange(0, 1000);
+    alpha_->setRange(0, kAlphaSteps);
     alpha_->setToolTip("Circle-RoPE angle mixing: alpha * SA + (1 - alpha) * GA (0: grid angles, 1: spatial angles)");
     alphaBox_ = doubleSpin(0, 1, 0.5, 0.01, 3, "alphaValue");
     alphaBox_->setToolTip(alpha_->toolTip());
@@ -172,7 +179,7 @@ void ParameterPanel::buildUi()
     auto* alphaRow = new QHBoxLayout;
     alphaRow->addWidget(alpha_, 1);
     alphaRow->addWidget(alphaBox_);
-    circleForm->addRow("alpha", alphaRow);
+    circleForm->addRow(label("alpha"), alphaRow);
     radiusMode_ = new QComboBox;
     radiusMode_->setObjectName("radiusMode");
     radiusMode_->addItems({"fixed R", "auto-k (paper)", "auto-k (official code)"});
@@ -187,7 +194,7 @@ void ParameterPanel::buildUi()
     auto* radiusRow = new QHBoxLayout;
     radiusRow->addWidget(radius_, 1);
     radiusRow->addWidget(effectiveRadius_);
-    circleForm->addRow("R or k", radiusRow);
+    circleForm->addRow(label("radius"), radiusRow);
     auto* vectorRow = new QHBoxLayout;
     const char* vectorNames[3] = {"vectorW", "vectorH", "vectorT"};
     for (int i = 0; i < 3; ++i) {
@@ -200,7 +207,7 @@ void ParameterPanel::buildUi()
                       "the plane orthogonal to it. Any non-zero vector; only its direction counts.");
     stride_ = doubleSpin(0, 1000, 1, 0.5, 3, "stride");
     stride_->setToolTip("Video: frame t's ring is centred t * stride along (1,1,1) after frame 0's");
-    circleForm->addRow("Video stride", stride_);
+    circleForm->addRow(label("stride"), stride_);
     root->addWidget(circleBox);
 
     // The 2025 family: frame spacing, V2PE visual span, MM-RoPE scales, VideoRoPE++'s NTK factor.
@@ -212,11 +219,11 @@ void ParameterPanel::buildUi()
         "VideoRoPE / HoPE: frame f sits at s + delta * f on the time axis, each frame's grid centred on\n"
         "the diagonal through it; OmniRoPE / ILRoPE: frame f at shift + delta * f (default: VideoRoPE 2; the others 1,\n"
         "HoPE draws 0.5..1.5 while training)");
-    strideForm->addRow("Frame spacing delta", temporalStride_);
+    strideForm->addRow(label("temporal_stride"), temporalStride_);
     visualStride_ = doubleSpin(0.001, 100000, 16, 1, 3, "visualStride");
     visualStride_->setToolTip("V2PE: the positions one image spans; each of its N tokens advances by stride / N, and the\n"
                               "text after it resumes at the next whole position + 1");
-    strideForm->addRow("V2PE visual stride", visualStride_);
+    strideForm->addRow(label("visual_stride"), visualStride_);
     auto* scaleRow = new QHBoxLayout;
     const char* scaleNames[3] = {"positionScaleT", "positionScaleH", "positionScaleW"};
     for (int i = 0; i < 3; ++i) {
@@ -228,27 +235,17 @@ void ParameterPanel::buildUi()
     ntkFactor_ = doubleSpin(1, 1024, 4, 1, 3, "ntkFactor");
     ntkFactor_->setToolTip("VideoRoPE++ (YaRN-V): the time axis' pairs use theta * ((L s - 1) / (L - 1))^(d / (d - 2)),\n"
                            "s this context extension factor, L = 32768 as its code");
-    strideForm->addRow("VideoRoPE++ NTK factor", ntkFactor_);
+    strideForm->addRow(label("ntk_factor"), ntkFactor_);
     ntkAlpha_ = doubleSpin(1, 10000, 1000, 10, 3, "ntkAlpha");
     ntkAlpha_->setToolTip("XD-RoPE (HunyuanVL): every pair turns at theta * alpha^(d / (d - 2)), Hunyuan's NTK-alpha\n"
                           "(1000 in HunyuanOCR; 1 keeps theta)");
-    strideForm->addRow("XD-RoPE NTK alpha", ntkAlpha_);
+    strideForm->addRow(label("ntk_alpha"), ntkAlpha_);
     newlineColumn_ = new QCheckBox("Newline column, span begin and end");
     newlineColumn_->setObjectName("newlineColumn");
     newlineColumn_->setChecked(true);
     newlineColumn_->setToolTip("XD-RoPE: each image row ends with a newline token and each image or frame has a begin and an\n"
                                "end token, H(W+1)+2 tokens per H x W grid. Off: only the layout's tokens, as a model runs it");
     strideForm->addRow("XD-RoPE tokens", newlineColumn_);
-    // A one-number parameter of the table with no control above gets a box of its own here, from its row (words,
-    // range, default, help): a new parameter needs no code in this panel to be set, applied, restored and enabled.
-    for (const SchemeParameter& row : schemeParameters())
-        if (row.type == SchemeParameter::Type::Number && controlsOf(QString::fromUtf8(row.key)).empty()) {
-            const QByteArray name = QByteArray("param_") + row.key;
-            QDoubleSpinBox* box = doubleSpin(row.min, row.max, row.defaultValue, row.max - row.min > 10 ? 1.0 : 0.05, 3, name.constData());
-            box->setToolTip(QString::fromUtf8(row.help));
-            strideForm->addRow(QString::fromUtf8(row.label), box);
-            tableBoxes_.emplace_back(row.key, box);
-        }
     root->addWidget(strideBox);
 
     // AGE
@@ -443,14 +440,12 @@ void ParameterPanel::buildUi()
         connect(s, &QSlider::valueChanged, this, &ParameterPanel::emitEdited);
     connect(alphaBox_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, [this](double v) {
         if (!updating_)
-            alpha_->setValue(static_cast<int>(std::lround(v * 1000))); // emits through the slider
+            alpha_->setValue(static_cast<int>(std::lround(v * kAlphaSteps))); // emits through the slider
     });
     for (QDoubleSpinBox* s :
          {radius_, vector_[0], vector_[1], vector_[2], stride_, secondPerGrid_, tokensPerSecond_, temporalStride_, visualStride_,
           positionScale_[0], positionScale_[1], positionScale_[2], ntkFactor_, ntkAlpha_, partialRotary_})
         connect(s, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
-    for (const auto& [key, box] : tableBoxes_)
-        connect(box, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
     for (QSpinBox* s : {ageLayers_, headDim_, kvHeads_})
         connect(s, qOverload<int>(&QSpinBox::valueChanged), this, &ParameterPanel::emitEdited);
     for (QLineEdit* e : {agePattern_, theta_, sections_}) {
@@ -460,6 +455,44 @@ void ParameterPanel::buildUi()
     }
     for (QCheckBox* c : {coneLines_, coneSurface_, labels_, dark_, newlineColumn_})
         connect(c, &QCheckBox::toggled, this, &ParameterPanel::emitEdited);
+    listControls();
+    buildTableControls(strideForm);
+}
+
+void ParameterPanel::listControls()
+{
+    controls_ = {
+        {"layout", {layout_}},
+        {"alpha", {alpha_, alphaBox_}},
+        {"radius_mode", {radiusMode_}},
+        {"radius", {radius_}},
+        {"text_vector", {vector_[0], vector_[1], vector_[2]}},
+        {"stride", {stride_}},
+        {"temporal", {temporal_}},
+        {"second_per_grid", {secondPerGrid_}},
+        {"tokens_per_second", {tokensPerSecond_}},
+        {"temporal_stride", {temporalStride_}},
+        {"visual_stride", {visualStride_}},
+        {"position_scale", {positionScale_[0], positionScale_[1], positionScale_[2]}},
+        {"ntk_factor", {ntkFactor_}},
+        {"ntk_alpha", {ntkAlpha_}},
+        {"newline_column", {newlineColumn_}},
+    };
+}
+
+void ParameterPanel::buildTableControls(QFormLayout* form)
+{
+    // A parameter of the table with no control above gets one here, from its row (words, type, range, default,
+    // help): a new parameter needs no code in this panel to be set, applied, restored, enabled and marked.
+    for (const SchemeParameter& row : schemeParameters()) {
+        if (!controlsOf(QString::fromUtf8(row.key)).empty())
+            continue;
+        QWidget* control = makeRowControl(row);
+        form->addRow(QString::fromUtf8(row.label), control);
+        onRowControlEdited(row, control, this, [this] { emitEdited(); });
+        tableControls_.emplace_back(row.key, control);
+        controls_.push_back({QString::fromUtf8(row.key), {control}});
+    }
 }
 
 void ParameterPanel::structuredLayoutEdited()
@@ -608,12 +641,18 @@ void ParameterPanel::updateEnabled()
 {
     // A scheme file places every token itself: the built-ins' own parameters do not apply to it.
     const auto kind = scheme_->currentIndex() < builtinSchemes_ ? schemeFromName(scheme_->currentText().toStdString()) : std::nullopt;
-    // A control is enabled when the scheme reads its parameter: the parameter table's "reads" column
-    // (core/geometry/scheme_parameters.cpp), not a list kept here.
-    const auto reads = [&kind](const char* key) { return kind && schemeReads(*kind, key); };
-    for (const SchemeParameter& row : schemeParameters())
+    // A control is enabled when the scheme reads its parameter, as the parameter table says for the state the
+    // controls show (Qwen2-VL's time reads no seconds per grid); AGE's M layers are M-RoPE, which reads its rows too.
+    session::ExplorerState shown;
+    applyTo(shown);
+    const bool ageOn = age_->currentText() != "none";
+    geometry::SchemeParams asMrope = shown.params;
+    asMrope.kind = SchemeKind::Mrope;
+    for (const SchemeParameter& row : schemeParameters()) {
+        const bool read = kind && (reads(row, shown.params) || (ageOn && reads(row, asMrope)));
         for (QWidget* w : controlsOf(QString::fromUtf8(row.key)))
-            w->setEnabled(reads(row.key));
+            w->setEnabled(read);
+    }
     videoForm_->setEnabled(kind.has_value());
     // The allocation in use: the one chosen, or the scheme's own design.
     const auto chosen = allocation_->currentIndex() > 0 ? allocationKindFromName(allocation_->currentText().toStdString())
@@ -622,18 +661,12 @@ void ParameterPanel::updateEnabled()
     const bool perHead = chosen == FrequencyAllocation::Kind::PerHead;
     kvHeads_->setEnabled(perHead);
     agePattern_->setEnabled(age_->currentText() == "custom");
-    const bool ageOn = age_->currentText() != "none";
     ageLayers_->setEnabled(ageOn);
     layer_->setEnabled(ageOn);
     layer_->setMaximum(ageLayers_->value() - 1);
-    const bool mropeFamily = reads("temporal") || ageOn; // AGE's M layers are mrope
-    temporal_->setEnabled(mropeFamily);
-    const bool q25 = temporal_->currentIndex() == 1;
-    secondPerGrid_->setEnabled(mropeFamily && q25);
-    tokensPerSecond_->setEnabled(mropeFamily && q25);
     {
         const QSignalBlocker block(alphaBox_);
-        alphaBox_->setValue(alpha_->value() / 1000.0);
+        alphaBox_->setValue(alpha_->value() / double(kAlphaSteps));
     }
     layerNumber_->setText(QString::number(layer_->value()));
     // The default the allocation in use takes at the rotated dims shown (GLM-V's half head: 8,12,12).
@@ -701,26 +734,9 @@ void ParameterPanel::mirrorInStructuredEditor(const Layout& l)
 
 std::vector<QWidget*> ParameterPanel::controlsOf(const QString& key) const
 {
-    const std::pair<const char*, std::vector<QWidget*>> controls[] = {
-        {"layout", {layout_}},
-        {"alpha", {alpha_, alphaBox_}},
-        {"radius_mode", {radiusMode_}},
-        {"radius", {radius_}},
-        {"text_vector", {vector_[0], vector_[1], vector_[2]}},
-        {"stride", {stride_}},
-        {"temporal_stride", {temporalStride_}},
-        {"visual_stride", {visualStride_}},
-        {"position_scale", {positionScale_[0], positionScale_[1], positionScale_[2]}},
-        {"ntk_factor", {ntkFactor_}},
-        {"ntk_alpha", {ntkAlpha_}},
-        {"newline_column", {newlineColumn_}},
-    };
-    for (const auto& [name, widgets] : controls)
-        if (key == QLatin1String(name))
+    for (const auto& [name, widgets] : controls_)
+        if (key == name)
             return widgets;
-    for (const auto& [name, box] : tableBoxes_)
-        if (key == QLatin1String(name))
-            return {box};
     return {};
 }
 

@@ -10,6 +10,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QFormLayout;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -62,20 +63,25 @@ private:
     void commitLayout();
     void mirrorInStructuredEditor(const geometry::Layout& layout);
     void updateEnabled();
+    void listControls();                                        // fills controls_ from the hand-made controls, once built
+    void buildTableControls(QFormLayout* form);                 // a control from its row for each parameter with none
     std::vector<QWidget*> controlsOf(const QString& key) const; // the widgets that set a session key
 
     void schemeChosen(int index);
     void followRotaryDefaults(); // a built-in chosen: its own theta, rotated fraction and pairing, where not set by hand
     void selectSchemeOf(const session::ExplorerState& state);
 
+    static constexpr int kAlphaSteps = 1000; // alpha's slider runs 0..1000 for alpha 0..1
     bool updating_ = false;
     // The layout the state carries: typing changes only the field; the text is applied on Enter, on
     // leaving the field, or after a pause, and only when it parses.
     std::string committedLayout_;
     QTimer* layoutPause_;
     std::vector<QPointer<QWidget>> marked_; // controls setError marked, unmarked by the next call
-    // Boxes built from the parameter table for its one-number rows that have no control of their own: key, box.
-    std::vector<std::pair<const char*, QDoubleSpinBox*>> tableBoxes_;
+    // The widgets of each scheme parameter (and the layout field), by key: error marks and enable rules use it.
+    std::vector<std::pair<QString, std::vector<QWidget*>>> controls_;
+    // Controls built from the parameter table for rows with no hand-made control (parameter_row_control.h).
+    std::vector<std::pair<const char*, QWidget*>> tableControls_;
 
     QComboBox* scheme_;
     int builtinSchemes_ = 0; // the scheme list's first entries; files and the two "..." entries follow

@@ -5,6 +5,7 @@
 #include "core/geometry/errors.h"
 #include "core/geometry/layout.h"
 #include "core/geometry/scheme_parameters.h"
+#include "views/widgets/parameter_row_control.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -35,7 +36,7 @@ void ParameterPanel::applyTo(session::ExplorerState& s) const
         custom_->applyTo(*s.params.custom);
     }
     CircleParams& c = s.params.circle;
-    c.alpha = alpha_->value() / 1000.0;
+    c.alpha = alpha_->value() / double(kAlphaSteps);
     c.radiusMode = static_cast<RadiusMode>(radiusMode_->currentIndex());
     c.radius = radius_->value();
     c.textVector = Eigen::Vector3d(vector_[0]->value(), vector_[1]->value(), vector_[2]->value());
@@ -66,8 +67,8 @@ void ParameterPanel::applyTo(session::ExplorerState& s) const
     s.params.visualStride = visualStride_->value();
     s.params.positionScale = Eigen::Vector3d(positionScale_[0]->value(), positionScale_[1]->value(), positionScale_[2]->value());
     s.params.ntkFactor = ntkFactor_->value();
-    for (const auto& [key, box] : tableBoxes_)
-        findSchemeParameter(key)->set(s.params, box->value());
+    for (const auto& [key, control] : tableControls_)
+        applyRowControl(*findSchemeParameter(key), control, s.params);
     s.params.ntkAlpha = ntkAlpha_->value();
     s.params.newlineColumn = newlineColumn_->isChecked();
     s.params.rotary.heads = kvHeads_->value();
@@ -108,7 +109,7 @@ void ParameterPanel::setState(const session::ExplorerState& s)
         mirrorInStructuredEditor(parseLayout(s.layout));
     } catch (const InvalidInput&) { // only drawable states reach the panel; keep the editor as it is
     }
-    alpha_->setValue(static_cast<int>(std::lround(s.params.circle.alpha * 1000)));
+    alpha_->setValue(static_cast<int>(std::lround(s.params.circle.alpha * kAlphaSteps)));
     radiusMode_->setCurrentIndex(static_cast<int>(s.params.circle.radiusMode));
     radius_->setValue(s.params.circle.radius);
     for (int i = 0; i < 3; ++i)
@@ -144,8 +145,8 @@ void ParameterPanel::setState(const session::ExplorerState& s)
     for (int i = 0; i < 3; ++i)
         positionScale_[i]->setValue(s.params.positionScale[i]);
     ntkFactor_->setValue(s.params.ntkFactor);
-    for (const auto& [key, box] : tableBoxes_)
-        box->setValue(findSchemeParameter(key)->get(s.params));
+    for (const auto& [key, control] : tableControls_)
+        showRowControl(*findSchemeParameter(key), control, s.params);
     ntkAlpha_->setValue(s.params.ntkAlpha);
     newlineColumn_->setChecked(s.params.newlineColumn);
     kvHeads_->setValue(s.params.rotary.heads);

@@ -7,9 +7,12 @@
 #include "core/geometry/circle_projection.h"
 #include "core/geometry/errors.h"
 #include "core/geometry/scheme.h"
+#include "core/geometry/scheme_parameters.h"
 
 #include <QDir>
 #include <QJsonDocument>
+
+#include <set>
 
 namespace ropescope::model {
 
@@ -47,44 +50,27 @@ std::string schemeDifference(const ModelScheme& a, const ModelScheme& b, int lay
             return "scheme " + geometry::schemeLabel(a.params) + ", trained " + geometry::schemeLabel(b.params);
     } else if (a.params.kind != b.params.kind)
         return std::string("scheme ") + geometry::schemeName(a.params.kind) + ", trained " + geometry::schemeName(b.params.kind);
-    const geometry::SchemeParams &p = a.params, &q = b.params;
-    const auto differs = [](const char* name, double inUse, double inTraining) {
-        return name + std::string(" ") + geometry::shortNumber(inUse) + ", trained " + geometry::shortNumber(inTraining);
-    };
-    const auto text = [](const Eigen::Vector3d& v) {
-        return geometry::shortNumber(v.x()) + "," + geometry::shortNumber(v.y()) + "," + geometry::shortNumber(v.z());
-    };
-    if (p.kind == geometry::SchemeKind::VideoRopePlus && p.ntkFactor != q.ntkFactor) // before the allocation it scales
-        return differs("NTK factor", p.ntkFactor, q.ntkFactor);
-    if (p.kind == geometry::SchemeKind::XdRope && p.ntkAlpha != q.ntkAlpha)
-        return differs("NTK alpha", p.ntkAlpha, q.ntkAlpha);
+    // The scheme's parameters, from their table (core/geometry/scheme_parameters.cpp), in its order: each row the
+    // used scheme reads, and Circle-RoPE's where an AGE layer uses Circle-RoPE. The rows a model sets itself
+    // for every scheme (Vlm's run parameters: Qwen2.5-VL's time index, no xd-rope newline column) are not a
+    // difference of the scheme asked for.
+    static const std::set<std::string> kSetByTheModel{"temporal", "second_per_grid", "tokens_per_second", "newline_column"};
+    geometry::SchemeParams p = a.params, q = b.params, asCircle = a.params;
+    asCircle.kind = geometry::SchemeKind::Circle;
+    // Only the text axis's direction places tokens: (2,2,2) is (1,1,1).
+    if ((geometry::unitTextAxis(p.circle.textVector) - geometry::unitTextAxis(q.circle.textVector)).norm() <= 1e-12)
+        q.circle.textVector = p.circle.textVector;
+    for (const geometry::SchemeParameter& row : geometry::schemeParameters()) {
+        const bool read = geometry::reads(row, p) || (!a.age.empty() && geometry::reads(row, asCircle));
+        if (read && !kSetByTheModel.count(row.key) && !row.equal(p, q))
+            return row.label + (" " + geometry::valueText(row, a.params) + ", trained " + geometry::valueText(row, b.params));
+    }
     // The allocation as it applies (an explicit "sectioned" is the default's sectioned[16,24,24]).
     const std::string used = geometry::allocationFor(a.params).toString(), trained = geometry::allocationFor(b.params).toString();
     if (used != trained)
         return "frequency allocation " + used + ", trained " + trained;
     if (pattern(a.age) != pattern(b.age))
         return "AGE " + (a.age.empty() ? std::string("none") : a.age) + ", trained " + (b.age.empty() ? std::string("none") : b.age);
-    // The 2025 schemes' placement parameters, where the scheme reads them.
-    if (geometry::usesTemporalStride(p.kind) && p.temporalStrideOrDefault() != q.temporalStrideOrDefault())
-        return differs("temporal stride", p.temporalStrideOrDefault(), q.temporalStrideOrDefault());
-    if (p.kind == geometry::SchemeKind::V2pe && p.visualStride != q.visualStride)
-        return differs("visual stride", p.visualStride, q.visualStride);
-    if (p.kind == geometry::SchemeKind::MmRope && p.positionScale != q.positionScale)
-        return "position scale " + text(p.positionScale) + ", trained " + text(q.positionScale);
-    if (a.params.kind != geometry::SchemeKind::Circle && a.age.empty())
-        return {}; // no layer uses the Circle-RoPE parameters
-    const geometry::CircleParams &x = a.params.circle, &y = b.params.circle;
-    if (x.alpha != y.alpha)
-        return differs("alpha", x.alpha, y.alpha);
-    if (x.radiusMode != y.radiusMode)
-        return "radius mode differs";
-    if (x.radius != y.radius)
-        return differs(x.radiusMode == geometry::RadiusMode::Fixed ? "R" : "k", x.radius, y.radius);
-    if (x.stride != y.stride)
-        return differs("stride", x.stride, y.stride);
-    // Only the text axis's direction places tokens: (2,2,2) is (1,1,1).
-    if ((geometry::unitTextAxis(x.textVector) - geometry::unitTextAxis(y.textVector)).norm() > 1e-12)
-        return "text vector " + text(x.textVector) + ", trained " + text(y.textVector);
     return {};
 }
 

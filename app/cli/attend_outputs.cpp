@@ -3,9 +3,9 @@
 #include "app/cli/attend_run.h"
 
 #include "app/reports/attention_sheets.h"
+#include "app/reports/attention_tables.h"
 
 #include "app/cli/output.h"
-#include "core/io/csv.h"
 #include "app/reports/map_pictures.h"
 #include "core/io/position_table_io.h"
 #include "core/model/analysis/attention_stats.h"
@@ -104,23 +104,7 @@ QByteArray AttentionOutcome::layersHeadsFigure(views::FigureFormat format) const
 
 QByteArray AttentionOutcome::layersHeadsCsv() const
 {
-    QByteArray csv = "layer,head,image_mass,normalized_entropy,top1_share,border_share,first_token_share\n";
-    const model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
-    for (size_t k = 0; k < run.layers.size(); ++k) {
-        for (int h = 0; h < maps.heads; ++h) {
-            const model::HeadStats& s = maps.stats[k * static_cast<size_t>(maps.heads) + static_cast<size_t>(h)];
-            csv += QString("%1,%2,%3,%4,%5,%6,%7\n")
-                       .arg(run.layers[k])
-                       .arg(h)
-                       .arg(s.imageMass, 0, 'g', 9)
-                       .arg(s.normalizedEntropy, 0, 'g', 9)
-                       .arg(s.topShare, 0, 'g', 9)
-                       .arg(s.borderShare, 0, 'g', 9)
-                       .arg(s.firstShare, 0, 'g', 9)
-                       .toUtf8();
-        }
-    }
-    return csv;
+    return reports::layersHeadsCsv(run);
 }
 
 QByteArray AttentionOutcome::ownPriorFigure(views::FigureFormat format) const
@@ -146,17 +130,7 @@ QByteArray AttentionOutcome::ownPriorFigure(views::FigureFormat format) const
 
 QByteArray AttentionOutcome::ownPriorCsv() const
 {
-    QByteArray csv = "layer,head,token,correlation\n";
-    const size_t heads = ownPriors.size() / run.layers.size();
-    for (size_t k = 0; k < run.layers.size(); ++k)
-        for (size_t h = 0; h < heads; ++h)
-            csv += QString("%1,%2,%3,%4\n")
-                       .arg(run.layers[k])
-                       .arg(h)
-                       .arg(ownPriorToken.index)
-                       .arg(ownPriors[k * heads + h].correlation, 0, 'g', 9)
-                       .toUtf8();
-    return csv;
+    return reports::ownPriorCsv(run.layers, ownPriorToken, ownPriors);
 }
 
 QByteArray AttentionOutcome::regionFigure(views::FigureFormat format) const
@@ -187,16 +161,7 @@ QByteArray AttentionOutcome::regionFigure(views::FigureFormat format) const
 
 QByteArray AttentionOutcome::regionCsv() const
 {
-    const model::RegionAttention& r = *region;
-    QByteArray csv = "layer,token,token_text,answer,mass,share\n";
-    for (size_t k = 0; k < r.layers.size(); ++k)
-        for (size_t t = 0; t < r.tokens.size(); ++t) {
-            // The token text is joined, not substituted: a later arg() would replace a "%4" in it.
-            csv += (QString("%1,%2,").arg(r.layers[k]).arg(r.tokens[t].index) + io::csvField(r.tokens[t].text) +
-                    QString(",%1,%2,%3\n").arg(r.tokens[t].answer ? 1 : 0).arg(r.mass[k][t], 0, 'g', 9).arg(r.share[k][t], 0, 'g', 9))
-                       .toUtf8();
-        }
-    return csv;
+    return reports::regionCsv(*region);
 }
 
 } // namespace ropescope::cli

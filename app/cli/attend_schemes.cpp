@@ -1,10 +1,10 @@
 #include "app/cli/attend_schemes.h"
 
+#include "app/reports/attention_tables.h"
 #include "app/reports/map_pictures.h"
 
 #include "app/cli/cli_error.h"
 #include "app/cli/output.h"
-#include "core/io/csv.h"
 #include "core/model/analysis/attention_stats.h"
 #include "views/charts/attention_figures.h"
 
@@ -133,27 +133,7 @@ QByteArray SchemesOutcome::figure(views::FigureFormat format, const views::Heatm
 
 QByteArray SchemesOutcome::csv() const
 {
-    QByteArray out =
-        "scheme,answer,ptd,prior_spread,shift_from_first,image_mass,normalized_entropy,top1_share,border_share,first_token_share,"
-        "image_shares\n"; // image_shares: per image, '/'-separated
-    for (const model::SchemeRow& r : comparison.rows) {
-        QStringList shares;
-        for (double share : r.imageShares)
-            shares << QString::number(share, 'g', 9);
-        // The free-text fields are joined, not substituted: a later arg() would replace a "%3" in an answer.
-        const QString numbers = QString("%1,%2,%3,%4,%5,%6,%7,%8,%9")
-                                    .arg(r.ptd, 0, 'g', 9)
-                                    .arg(r.priorSpread, 0, 'g', 9)
-                                    .arg(r.shift, 0, 'g', 9)
-                                    .arg(r.stats.imageMass, 0, 'g', 9)
-                                    .arg(r.stats.normalizedEntropy, 0, 'g', 9)
-                                    .arg(r.stats.topShare, 0, 'g', 9)
-                                    .arg(r.stats.borderShare, 0, 'g', 9)
-                                    .arg(r.stats.firstShare, 0, 'g', 9)
-                                    .arg(shares.join('/'));
-        out += (io::csvField(r.entry.label) + ',' + io::csvField(r.answer) + ',' + numbers + '\n').toUtf8();
-    }
-    return out;
+    return reports::schemesCsv(comparison);
 }
 
 } // namespace ropescope::cli

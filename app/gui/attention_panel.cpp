@@ -471,7 +471,7 @@ bool AttentionPanel::finish(AttentionJob& job)
     ui_->answer->setText(r.answer.isEmpty() ? emptyAnswerWords(job.model.get(), r) : r.answer);
     markStaleAnswer();
     setStatus(status);
-    layerHeads_->setRun(r);
+    layerHeads_->setRun(d->run);
     repaintOverlay();
     return true;
 }

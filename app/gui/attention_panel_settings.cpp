@@ -127,17 +127,22 @@ void AttentionPanel::applySettings(const QJsonObject& s)
 // Every view exports what the CLI writes for it, with the run recorded in the file.
 void AttentionPanel::connectExports()
 {
-    auto exportFigure = [this](const QString& title, const QString& name, const views::ChartPainter& painter, QSize size) {
+    // A figure and its table, named as `attend` names them.
+    auto exportFigure = [this](const QString& title, const QString& name, const views::ChartPainter& painter, QSize size,
+                               const QByteArray& table) {
         QJsonObject meta = runMetadata();
         meta["figure"] = title;
-        exportFigureWithDialog(this, "Export " + title, name, painter, size, meta);
+        exportFigureWithDialog(this, "Export " + title, name, painter, size, meta, table);
     };
-    connect(schemes_, &SchemesPage::exportRequested, this,
-            [this, exportFigure] { exportFigure("schemes side by side", "schemes.png", schemes_->figure(), schemes_->figureSize()); });
-    connect(layerHeads_, &LayerHeadsPage::exportRequested, this,
-            [this, exportFigure] { exportFigure("layers x heads", "layers_heads.png", layerHeads_->figure(), layerHeads_->figureSize()); });
-    connect(region_, &RegionPage::exportRequested, this,
-            [this, exportFigure] { exportFigure("image region", "region.png", region_->figure(), region_->figureSize()); });
+    connect(schemes_, &SchemesPage::exportRequested, this, [this, exportFigure] {
+        exportFigure("schemes side by side", "schemes.png", schemes_->figure(), schemes_->figureSize(), schemes_->table());
+    });
+    connect(layerHeads_, &LayerHeadsPage::exportRequested, this, [this, exportFigure] {
+        exportFigure("layers x heads", "layers_heads.png", layerHeads_->figure(), layerHeads_->figureSize(), layerHeads_->table());
+    });
+    connect(region_, &RegionPage::exportRequested, this, [this, exportFigure] {
+        exportFigure("image region", "region.png", region_->figure(), region_->figureSize(), region_->table());
+    });
     connect(map_, &MapPage::exportMapRequested, this, [this] {
         const QString path = chooseSaveFile(this, "Export attention map", "attention.png", "PNG (*.png)");
         if (path.isEmpty())

@@ -3,6 +3,7 @@
 #include "app/gui/file_dialogs.h"
 #include "core/io/atomic_file.h"
 
+#include <QDir>
 #include <QFileInfo>
 #include <QMainWindow>
 #include <QStatusBar>
@@ -21,8 +22,29 @@ void writeFigure(const QString& path, const views::ChartPainter& painter, QSize 
     }
 }
 
+QString tableBesideFigure(const QString& figurePath)
+{
+    const QFileInfo figure(figurePath);
+    return figure.dir().filePath(figure.completeBaseName() + ".csv");
+}
+
+QString writeFigureAndTable(const QString& path, const views::ChartPainter& painter, QSize size, const QJsonObject& metadata,
+                            const QByteArray& table, bool replaceTable)
+{
+    writeFigure(path, painter, size, metadata);
+    const QString tablePath = tableBesideFigure(path);
+    if (table.isEmpty() || (QFileInfo::exists(tablePath) && !replaceTable))
+        return {};
+    try {
+        io::writeFileAtomically(tablePath, table);
+    } catch (const std::exception& e) {
+        throw std::runtime_error(e.what());
+    }
+    return tablePath;
+}
+
 QString exportFigureWithDialog(QWidget* parent, const QString& title, const QString& suggestedName, const views::ChartPainter& painter,
-                               QSize size, const QJsonObject& metadata)
+                               QSize size, const QJsonObject& metadata, const QByteArray& table)
 {
     if (!painter) {
         QMessageBox::warning(parent, title, "Nothing to export yet: run the model first.");
@@ -31,21 +53,32 @@ QString exportFigureWithDialog(QWidget* parent, const QString& title, const QStr
     const QString path = chooseSaveFile(parent, title, suggestedName, "Figures (*.png *.svg *.pdf)");
     if (path.isEmpty())
         return {};
+    // The dialog asked about the figure's file only: a table of the same name already there is the user's to keep.
+    const QString tablePath = tableBesideFigure(path);
+    const bool replaceTable = table.isEmpty() || !QFileInfo::exists(tablePath) ||
+        QMessageBox::question(parent, title,
+                              QFileInfo(tablePath).fileName() + " already exists beside the figure. Replace it with this table?") ==
+            QMessageBox::Yes;
+    QString tableWritten;
     try {
-        writeFigure(path, painter, size, metadata);
+        tableWritten = writeFigureAndTable(path, painter, size, metadata, table, replaceTable);
     } catch (const std::exception& e) {
         QMessageBox::warning(parent, title, e.what());
         return {};
     }
-    confirmExport(parent, path);
+    confirmExport(parent, path, tableWritten);
     return path;
 }
 
-void confirmExport(QWidget* anyWidgetOfTheWindow, const QString& path)
+void confirmExport(QWidget* anyWidgetOfTheWindow, const QString& path, const QString& alsoWritten)
 {
     auto* window = anyWidgetOfTheWindow ? qobject_cast<QMainWindow*>(anyWidgetOfTheWindow->window()) : nullptr;
+    const auto kb = [](const QString& file) { return (QFileInfo(file).size() + 1023) / 1024; };
+    QString message = QString("Exported %1 (%2 KB)").arg(path).arg(kb(path));
+    if (!alsoWritten.isEmpty())
+        message += QString(" and %1 (%2 KB)").arg(QFileInfo(alsoWritten).fileName()).arg(kb(alsoWritten));
     if (window)
-        window->statusBar()->showMessage(QString("Exported %1 (%2 KB)").arg(path).arg((QFileInfo(path).size() + 1023) / 1024), 8000);
+        window->statusBar()->showMessage(message, 8000);
 }
 
 } // namespace ropescope::gui

@@ -18,12 +18,20 @@ namespace ropescope::gui {
 // std::runtime_error naming the file.
 void writeFigure(const QString& path, const views::ChartPainter& painter, QSize size, const QJsonObject& metadata);
 
-// Asks where (the last export folder, else home), then writes; a failure is said in a message box. Returns
-// the path written, or empty.
+// Asks where (the last export folder, else home), then writes; a failure is said in a message box. A figure
+// with a table (`table` not empty) also gets it beside it as <name>.csv, as `attend` writes both; an existing
+// <name>.csv is replaced only when the user says so. Returns the figure's path, or empty.
 QString exportFigureWithDialog(QWidget* parent, const QString& title, const QString& suggestedName, const views::ChartPainter& painter,
-                               QSize size, const QJsonObject& metadata);
+                               QSize size, const QJsonObject& metadata, const QByteArray& table = {});
+// The table's file beside a figure: "out/region.svg" -> "out/region.csv".
+QString tableBesideFigure(const QString& figurePath);
+// Writes the figure, then its table beside it unless `table` is empty or a file of that name exists and
+// `replaceTable` is false. Returns the table's path when written, else empty; throws std::runtime_error.
+QString writeFigureAndTable(const QString& path, const views::ChartPainter& painter, QSize size, const QJsonObject& metadata,
+                            const QByteArray& table, bool replaceTable);
 
-// Says in the window's status bar that `path` was written (every export confirms, as the Bias view's did).
-void confirmExport(QWidget* anyWidgetOfTheWindow, const QString& path);
+// Says in the window's status bar that `path` (and `alsoWritten`, its table) was written (every export
+// confirms, as the Bias view's did).
+void confirmExport(QWidget* anyWidgetOfTheWindow, const QString& path, const QString& alsoWritten = {});
 
 } // namespace ropescope::gui

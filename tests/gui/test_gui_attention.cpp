@@ -1,6 +1,14 @@
 // GUI suite (the real window under Xvfb): The Attention tab: model runs (the bundled model, Qwen3-VL, Qwen3.5), its views, their settings in the session, model folders that fail.
 #include "tests/gui/gui_test_support.h"
 
+#include <QSet>
+
+static QStringList readLines(const QString& path)
+{
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts) : QStringList();
+}
+
 class TestGuiAttention : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -453,6 +461,49 @@ private Q_SLOTS:
         QFile region(out.filePath("region.svg"));
         QVERIFY(region.open(QIODevice::ReadOnly));
         QVERIFY(region.readAll().contains("which tokens attend rows 2-4, columns 2-5"));
+        // ... and the table `attend` writes beside it: a row per compared scheme, per captured layer and head,
+        // per layer and token, whose shares at the shown layer are the region chart's.
+        QCOMPARE(ropescope::gui::writeFigureAndTable(out.filePath("schemes.png"), schemesPage->figure(), schemesPage->figureSize(),
+                                                     a->runMetadata(), schemesPage->table(), false),
+                 out.filePath("schemes.csv"));
+        const QStringList schemeRows = readLines(out.filePath("schemes.csv"));
+        QCOMPARE(schemeRows.size(), 4);
+        QVERIFY(schemeRows[0].startsWith("scheme,answer,ptd,"));
+        const QStringList layerRows = QString::fromUtf8(layersPage->table()).split('\n', Qt::SkipEmptyParts);
+        QSet<QString> layers, heads, cells;
+        for (const QString& line : layerRows.mid(1)) {
+            layers << line.section(',', 0, 0);
+            heads << line.section(',', 1, 1);
+            cells << line.section(',', 0, 1);
+            const double mass = line.section(',', 2, 2).toDouble();
+            QVERIFY2(mass > 0 && mass <= 1, qPrintable(line));
+        }
+        QVERIFY(heads.size() > 1 && layers.contains(QString::number(a->runMetadata()["layer"].toInt())));
+        QCOMPARE(cells.size(), layerRows.size() - 1); // every layer and head once
+        QCOMPARE(cells.size(), layers.size() * heads.size());
+        const QByteArray regionTable = regionPage->table();
+        QVERIFY(regionTable.startsWith("layer,token,token_text,answer,mass,share\n"));
+        const std::vector<double> shownShares = regionPage->shares();
+        QVERIFY(!shownShares.empty());
+        int matched = 0;
+        for (const QString& line : QString::fromUtf8(regionTable).split('\n', Qt::SkipEmptyParts).mid(1))
+            if (line.section(',', 0, 0).toInt() == a->runMetadata()["layer"].toInt()) {
+                QVERIFY(std::abs(line.section(',', -1).toDouble() - shownShares.at(static_cast<size_t>(matched))) < 1e-6);
+                ++matched;
+            }
+        QCOMPARE(matched, static_cast<int>(shownShares.size()));
+        // An existing table of that name is the user's: kept unless they said to replace it.
+        QFile mine(out.filePath("region.csv"));
+        QVERIFY(mine.open(QIODevice::WriteOnly) && mine.write("mine\n") == 5);
+        mine.close();
+        QCOMPARE(ropescope::gui::writeFigureAndTable(out.filePath("region.svg"), regionPage->figure(), regionPage->figureSize(),
+                                                     a->runMetadata(), regionTable, false),
+                 QString());
+        QCOMPARE(readLines(out.filePath("region.csv")), QStringList{"mine"});
+        QCOMPARE(ropescope::gui::writeFigureAndTable(out.filePath("region.svg"), regionPage->figure(), regionPage->figureSize(),
+                                                     a->runMetadata(), regionTable, true),
+                 out.filePath("region.csv"));
+        QCOMPARE(readLines(out.filePath("region.csv")).size(), regionTable.count('\n'));
         a->exportTokenSheet(out.filePath("tokens.pdf"));
         QVERIFY(QFileInfo(out.filePath("tokens.pdf")).size() > 2000);
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, a->exportTokenSheet(out.filePath("tokens.txt"))); // not a figure format

@@ -1,5 +1,6 @@
 #include "app/gui/attention/layer_heads_page.h"
 
+#include "app/reports/attention_tables.h"
 #include "app/reports/map_pictures.h"
 #include "views/widgets/chart_view.h"
 
@@ -43,9 +44,10 @@ LayerHeadsPage::LayerHeadsPage(QWidget* parent) : QWidget(parent), grid_(std::ma
 
 LayerHeadsPage::~LayerHeadsPage() = default;
 
-void LayerHeadsPage::setRun(const model::AttentionRun& run)
+void LayerHeadsPage::setRun(std::shared_ptr<const model::AttentionRun> run)
 {
-    *grid_ = reports::layerHeadGrid(run);
+    run_ = std::move(run);
+    *grid_ = reports::layerHeadGrid(*run_);
     grid_->title = "layers x heads, mean over question tokens";
 }
 
@@ -62,6 +64,11 @@ views::ChartPainter LayerHeadsPage::figure() const
         return {};
     return
         [grid = std::make_shared<views::LayerHeadGrid>(*grid_)](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, *grid); };
+}
+
+QByteArray LayerHeadsPage::table() const
+{
+    return run_ ? reports::layersHeadsCsv(*run_) : QByteArray();
 }
 
 QSize LayerHeadsPage::figureSize() const

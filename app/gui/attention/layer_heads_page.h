@@ -25,10 +25,12 @@ public:
     explicit LayerHeadsPage(QWidget* parent = nullptr);
     ~LayerHeadsPage() override;
 
-    void setRun(const model::AttentionRun& run);
+    void setRun(std::shared_ptr<const model::AttentionRun> run);
     // The grid as a figure at the CLI's size (`attend --layers-heads`); an empty painter before a run.
     views::ChartPainter figure() const;
     QSize figureSize() const;
+    // Its table, as `attend --layers-heads` writes layers_heads.csv; empty before a run.
+    QByteArray table() const;
     // The cell the Map tab shows: its captured-layer row, and head (-1: mean or max).
     void select(int capturedRow, int head);
 
@@ -42,6 +44,7 @@ private:
     views::ChartView* view_;
     // Shared with the view's painter: repaints follow slider ticks, no copy of every head's map per tick.
     std::shared_ptr<views::LayerHeadGrid> grid_;
+    std::shared_ptr<const model::AttentionRun> run_;
 };
 
 } // namespace ropescope::gui

@@ -1,6 +1,7 @@
 #include "app/gui/attention/region_page.h"
 
 #include "app/gui/attention/attention_choices.h"
+#include "app/reports/attention_tables.h"
 #include "app/reports/map_pictures.h"
 #include "core/model/analysis/attention_run.h"
 #include "core/model/analysis/region_attention.h"
@@ -122,6 +123,11 @@ void RegionPage::clear()
     s_->region.reset();
     s_->regionOf.reset();
     repaint();
+}
+
+QByteArray RegionPage::table() const
+{
+    return s_->regionOf ? reports::regionCsv(*s_->regionOf) : QByteArray();
 }
 
 QString RegionPage::regionText() const

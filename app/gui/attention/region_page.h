@@ -36,6 +36,8 @@ public:
     // The chart as a figure at its natural size (`attend --region`); an empty painter before a run.
     views::ChartPainter figure() const;
     QSize figureSize() const;
+    // Its table, as `attend --region` writes region.csv (the shown head); empty without a region.
+    QByteArray table() const;
     QString regionText() const;              // "" without a region; CellRegion's form otherwise
     void restore(const QString& regionText); // a session's region; one it cannot mean is dropped
     std::vector<double> shares() const;      // the shown layer's shares per token; empty without a region

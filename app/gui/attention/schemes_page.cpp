@@ -1,5 +1,6 @@
 #include "app/gui/attention/schemes_page.h"
 
+#include "app/reports/attention_tables.h"
 #include "app/reports/map_pictures.h"
 #include "core/model/analysis/scheme_comparison.h"
 #include "views/charts/attention_figures.h"
@@ -98,6 +99,7 @@ void SchemesPage::showComparison(const model::SchemeComparison& c, const views::
 {
     setRunning(false);
     shifts_.clear();
+    table_ = reports::schemesCsv(c);
     views::MapSheet sheet;
     sheet.title = QString("layer %1, mean over heads and question tokens (* untrained)").arg(c.layer);
     sheet.columns = std::min<int>(3, static_cast<int>(c.rows.size()));

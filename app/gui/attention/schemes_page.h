@@ -37,6 +37,8 @@ public:
     // The comparison as a figure at its natural size (as `attend --schemes` writes it); an empty painter before one.
     views::ChartPainter figure() const;
     QSize figureSize() const;
+    // Its table, as `attend --schemes` writes schemes.csv; empty before a comparison.
+    QByteArray table() const { return table_; }
 
 Q_SIGNALS:
     void addRequested();
@@ -53,6 +55,7 @@ private:
     views::ChartView* view_;
     std::shared_ptr<views::MapSheet> sheet_; // the last comparison's
     int cellWidth_ = 220;
+    QByteArray table_; // the last comparison's
 };
 
 } // namespace ropescope::gui

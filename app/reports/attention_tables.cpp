@@ -1,0 +1,81 @@
+#include "app/reports/attention_tables.h"
+
+#include "core/io/csv.h"
+#include "core/model/analysis/attention_stats.h"
+
+#include <QString>
+#include <QStringList>
+
+namespace ropescope::reports {
+
+QByteArray layersHeadsCsv(const model::AttentionRun& run)
+{
+    QByteArray csv = "layer,head,image_mass,normalized_entropy,top1_share,border_share,first_token_share\n";
+    const model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
+    for (size_t k = 0; k < run.layers.size(); ++k) {
+        for (int h = 0; h < maps.heads; ++h) {
+            const model::HeadStats& s = maps.stats[k * static_cast<size_t>(maps.heads) + static_cast<size_t>(h)];
+            csv += QString("%1,%2,%3,%4,%5,%6,%7\n")
+                       .arg(run.layers[k])
+                       .arg(h)
+                       .arg(s.imageMass, 0, 'g', 9)
+                       .arg(s.normalizedEntropy, 0, 'g', 9)
+                       .arg(s.topShare, 0, 'g', 9)
+                       .arg(s.borderShare, 0, 'g', 9)
+                       .arg(s.firstShare, 0, 'g', 9)
+                       .toUtf8();
+        }
+    }
+    return csv;
+}
+
+QByteArray regionCsv(const model::RegionAttention& r)
+{
+    QByteArray csv = "layer,token,token_text,answer,mass,share\n";
+    for (size_t k = 0; k < r.layers.size(); ++k)
+        for (size_t t = 0; t < r.tokens.size(); ++t) {
+            // The token text is joined, not substituted: a later arg() would replace a "%4" in it.
+            csv += (QString("%1,%2,").arg(r.layers[k]).arg(r.tokens[t].index) + io::csvField(r.tokens[t].text) +
+                    QString(",%1,%2,%3\n").arg(r.tokens[t].answer ? 1 : 0).arg(r.mass[k][t], 0, 'g', 9).arg(r.share[k][t], 0, 'g', 9))
+                       .toUtf8();
+        }
+    return csv;
+}
+
+QByteArray ownPriorCsv(const std::vector<int>& layers, const model::MapToken& token, const std::vector<model::OwnPrior>& priors)
+{
+    QByteArray csv = "layer,head,token,correlation\n";
+    const size_t heads = priors.size() / layers.size();
+    for (size_t k = 0; k < layers.size(); ++k)
+        for (size_t h = 0; h < heads; ++h)
+            csv +=
+                QString("%1,%2,%3,%4\n").arg(layers[k]).arg(h).arg(token.index).arg(priors[k * heads + h].correlation, 0, 'g', 9).toUtf8();
+    return csv;
+}
+
+QByteArray schemesCsv(const model::SchemeComparison& comparison)
+{
+    QByteArray out =
+        "scheme,answer,ptd,prior_spread,shift_from_first,image_mass,normalized_entropy,top1_share,border_share,first_token_share,"
+        "image_shares\n"; // image_shares: per image, '/'-separated
+    for (const model::SchemeRow& r : comparison.rows) {
+        QStringList shares;
+        for (double share : r.imageShares)
+            shares << QString::number(share, 'g', 9);
+        // The free-text fields are joined, not substituted: a later arg() would replace a "%3" in an answer.
+        const QString numbers = QString("%1,%2,%3,%4,%5,%6,%7,%8,%9")
+                                    .arg(r.ptd, 0, 'g', 9)
+                                    .arg(r.priorSpread, 0, 'g', 9)
+                                    .arg(r.shift, 0, 'g', 9)
+                                    .arg(r.stats.imageMass, 0, 'g', 9)
+                                    .arg(r.stats.normalizedEntropy, 0, 'g', 9)
+                                    .arg(r.stats.topShare, 0, 'g', 9)
+                                    .arg(r.stats.borderShare, 0, 'g', 9)
+                                    .arg(r.stats.firstShare, 0, 'g', 9)
+                                    .arg(shares.join('/'));
+        out += (io::csvField(r.entry.label) + ',' + io::csvField(r.answer) + ',' + numbers + '\n').toUtf8();
+    }
+    return out;
+}
+
+} // namespace ropescope::reports

@@ -129,5 +129,19 @@ key ctrl+a; xdotool type --delay 20 "text:2,image:3x4,text:1,image:5x5,text:2"; 
 expect "a two-image layout applies" "text:2,image:3x4,text:1,image:5x5,text:2" saved layout
 expect "the grid editor is off for it (before: 'images 1, 8x8')" "false" get rows enabled
 
+# 7. Seconds per grid under "Video time" is the value the state takes (before: a second, table-built box under
+# "2025 schemes" overrode it), and it is enabled only under the Qwen2.5-VL time index.
+click scheme; key Home; key Down; key Down; key Return
+expect "the scheme list's third entry is mrope" "mrope" saved scheme
+# The dock scrolls (the wheel over its left margin, beside the form's labels) until Video time is in view.
+read -r dx dy <<<"$(q corner parametersDock)"
+xdotool mousemove $((dx - 8)) $((dy + 300)); for _ in $(seq 1 25); do xdotool click 5; sleep 0.03; done; sleep 0.5
+expect "spg is off under Qwen2-VL's frame index" "false" get secondPerGrid enabled
+click temporal; key Down; key Return
+expect "Video time: Qwen2.5-VL" "qwen25vl" saved temporal
+expect "spg is on under Qwen2.5-VL's seconds" "true" get secondPerGrid enabled
+click secondPerGrid; key ctrl+a; xdotool type --delay 20 "3"; key Return
+expect "spg typed under Video time is the state's (before: 1, the hidden box's)" "3" saved second_per_grid
+
 echo "== ${size}: $failures failed"
 [ $failures -eq 0 ]

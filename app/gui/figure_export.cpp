@@ -57,8 +57,8 @@ QString exportFigureWithDialog(QWidget* parent, const QString& title, const QStr
     const QString tablePath = tableBesideFigure(path);
     const bool replaceTable = table.isEmpty() || !QFileInfo::exists(tablePath) ||
         QMessageBox::question(parent, title,
-                              QFileInfo(tablePath).fileName() + " already exists beside the figure. Replace it with this table?") ==
-            QMessageBox::Yes;
+                              QFileInfo(tablePath).fileName() + " already exists beside the figure. Replace it with this table?",
+                              QMessageBox::Yes | QMessageBox::No, QMessageBox::No) == QMessageBox::Yes;
     QString tableWritten;
     try {
         tableWritten = writeFigureAndTable(path, painter, size, metadata, table, replaceTable);

@@ -27,7 +27,7 @@ struct SchemeParameter {
     const char* valueName; // the help's placeholder ("--alpha <A>")
     Type type;
     double defaultValue; // Number rows: SchemeParams{}'s value
-    double min, max;     // Number rows: the valid range (openMin: min itself is not valid)
+    double min, max;     // Number rows: the valid range (openMin: min itself is not valid); Vector rows: each component's
     double sliderMax;    // Number and Vector rows: the top of a slider's usual span (a larger value widens it)
     bool openMin;
     const char* rangeText;                      // "must be from 0 to 1e6": what a value outside the range is told (empty: validate's own)

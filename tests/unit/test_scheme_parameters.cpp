@@ -67,8 +67,9 @@ private Q_SLOTS:
                 flags.insert(row.flag);
                 QVERIFY2(*row.valueName, row.key);
             }
-            if (row.type == SchemeParameter::Type::Number) {
+            if (row.type == SchemeParameter::Type::Number || row.type == SchemeParameter::Type::Vector)
                 QVERIFY2(row.min < row.max && row.min <= row.sliderMax && row.sliderMax <= row.max, row.key);
+            if (row.type == SchemeParameter::Type::Number) {
                 QVERIFY2(*row.rangeText || !*row.help, row.key); // a range message, or validate's own (radius)
             }
             QVERIFY2((row.type == SchemeParameter::Type::Vector) == (row.getVector && row.setVector && !row.get), row.key);

@@ -74,6 +74,13 @@ std::string structuredLayout(int before, int rows, int cols, int images, int fra
     return out;
 }
 
+// A number box over a scheme parameter's valid range (from 0.01 where its minimum is not valid), at its default.
+QDoubleSpinBox* rowBox(const char* key, double step, const char* name)
+{
+    const SchemeParameter& row = *findSchemeParameter(key);
+    return doubleSpin(row.openMin ? 0.01 : row.min, row.max, row.defaultValue, step, 3, name);
+}
+
 // The window's words for a scheme parameter: its row's label (core/geometry/scheme_parameters.cpp).
 QString label(const char* key)
 {
@@ -173,7 +180,7 @@ void ParameterPanel::buildUi()
     alpha_->setObjectName("alpha");
     alpha_->setRange(0, kAlphaSteps);
     alpha_->setToolTip("Circle-RoPE angle mixing: alpha * SA + (1 - alpha) * GA (0: grid angles, 1: spatial angles)");
-    alphaBox_ = doubleSpin(0, 1, 0.5, 0.01, 3, "alphaValue");
+    alphaBox_ = rowBox("alpha", 0.01, "alphaValue");
     alphaBox_->setToolTip(alpha_->toolTip());
     alphaBox_->setKeyboardTracking(false);
     auto* alphaRow = new QHBoxLayout;
@@ -187,7 +194,7 @@ void ParameterPanel::buildUi()
     radiusMode_->setItemData(1, "R = k * max ||(x, y)||2 of the centred grid (the paper's auto mode)", Qt::ToolTipRole);
     radiusMode_->setItemData(2, "R = k * max centred coordinate (the official code's auto mode)", Qt::ToolTipRole);
     circleForm->addRow("Radius", radiusMode_);
-    radius_ = doubleSpin(0.01, 10000, 10, 0.5, 3, "radius");
+    radius_ = rowBox("radius", 0.5, "radius");
     radius_->setToolTip("Fixed mode: the ring radius R. Auto modes: the factor k (R = k * the grid's extent).");
     effectiveRadius_ = new QLabel;
     effectiveRadius_->setObjectName("effectiveRadius");
@@ -205,7 +212,7 @@ void ParameterPanel::buildUi()
     for (QDoubleSpinBox* v : vector_)
         v->setToolTip("The text axis in (w, h, t) order, as the official code orders coordinates; image rings lie in\n"
                       "the plane orthogonal to it. Any non-zero vector; only its direction counts.");
-    stride_ = doubleSpin(0, 1000, 1, 0.5, 3, "stride");
+    stride_ = rowBox("stride", 0.5, "stride");
     stride_->setToolTip("Video: frame t's ring is centred t * stride along (1,1,1) after frame 0's");
     circleForm->addRow(label("stride"), stride_);
     root->addWidget(circleBox);
@@ -220,7 +227,7 @@ void ParameterPanel::buildUi()
         "the diagonal through it; OmniRoPE / ILRoPE: frame f at shift + delta * f (default: VideoRoPE 2; the others 1,\n"
         "HoPE draws 0.5..1.5 while training)");
     strideForm->addRow(label("temporal_stride"), temporalStride_);
-    visualStride_ = doubleSpin(0.001, 100000, 16, 1, 3, "visualStride");
+    visualStride_ = rowBox("visual_stride", 1, "visualStride");
     visualStride_->setToolTip("V2PE: the positions one image spans; each of its N tokens advances by stride / N, and the\n"
                               "text after it resumes at the next whole position + 1");
     strideForm->addRow(label("visual_stride"), visualStride_);
@@ -232,11 +239,11 @@ void ParameterPanel::buildUi()
         scaleRow->addWidget(positionScale_[i]);
     }
     strideForm->addRow("MM-RoPE scale (t,h,w)", scaleRow);
-    ntkFactor_ = doubleSpin(1, 1024, 4, 1, 3, "ntkFactor");
+    ntkFactor_ = rowBox("ntk_factor", 1, "ntkFactor");
     ntkFactor_->setToolTip("VideoRoPE++ (YaRN-V): the time axis' pairs use theta * ((L s - 1) / (L - 1))^(d / (d - 2)),\n"
                            "s this context extension factor, L = 32768 as its code");
     strideForm->addRow(label("ntk_factor"), ntkFactor_);
-    ntkAlpha_ = doubleSpin(1, 10000, 1000, 10, 3, "ntkAlpha");
+    ntkAlpha_ = rowBox("ntk_alpha", 10, "ntkAlpha");
     ntkAlpha_->setToolTip("XD-RoPE (HunyuanVL): every pair turns at theta * alpha^(d / (d - 2)), Hunyuan's NTK-alpha\n"
                           "(1000 in HunyuanOCR; 1 keeps theta)");
     strideForm->addRow(label("ntk_alpha"), ntkAlpha_);

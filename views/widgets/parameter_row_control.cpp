@@ -49,9 +49,8 @@ QWidget* makeRowControl(const SchemeParameter& row)
         control = new QWidget;
         auto* parts = new QHBoxLayout(control);
         parts->setContentsMargins(0, 0, 0, 0);
-        // A vector's components may be negative (a direction); the slider span bounds the typical value.
         for (int i = 0; i < 3; ++i)
-            parts->addWidget(numberBox(-row.sliderMax, row.sliderMax, name + "_" + QString::number(i), row.help));
+            parts->addWidget(numberBox(row.min, row.max, name + "_" + QString::number(i), row.help));
         break;
     }
     }

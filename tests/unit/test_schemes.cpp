@@ -29,18 +29,24 @@ private Q_SLOTS:
         QVERIFY(positionsEqual(build(SchemeKind::Unordered, "text:1,video:3x1x2,text:2"), {{0}, {1}, {1}, {2}, {2}, {3}, {3}, {4}, {5}}));
     }
 
+    // Golden tables, one image row or video frame per line: kept as laid out.
+    // clang-format off
     void mropeResumesAtMaxPlusOne()
     {
-        QVERIFY(
-            positionsEqual(build(SchemeKind::Mrope, "text:2,image:2x3,text:2"),
-                           {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {2, 2, 3}, {2, 2, 4}, {2, 3, 2}, {2, 3, 3}, {2, 3, 4}, {5, 5, 5}, {6, 6, 6}}));
+        QVERIFY(positionsEqual(build(SchemeKind::Mrope, "text:2,image:2x3,text:2"),
+                               {{0, 0, 0}, {1, 1, 1},
+                                {2, 2, 2}, {2, 2, 3}, {2, 2, 4}, {2, 3, 2}, {2, 3, 3}, {2, 3, 4},
+                                {5, 5, 5}, {6, 6, 6}}));
     }
 
     void mropeMultiImage()
     {
-        QVERIFY(
-            positionsEqual(build(SchemeKind::Mrope, "text:1,image:2x2,text:1,image:3x1,text:1"),
-                           {{0, 0, 0}, {1, 1, 1}, {1, 1, 2}, {1, 2, 1}, {1, 2, 2}, {3, 3, 3}, {4, 4, 4}, {4, 5, 4}, {4, 6, 4}, {7, 7, 7}}));
+        QVERIFY(positionsEqual(build(SchemeKind::Mrope, "text:1,image:2x2,text:1,image:3x1,text:1"),
+                               {{0, 0, 0},
+                                {1, 1, 1}, {1, 1, 2}, {1, 2, 1}, {1, 2, 2},
+                                {3, 3, 3},
+                                {4, 4, 4}, {4, 5, 4}, {4, 6, 4},
+                                {7, 7, 7}}));
     }
 
     void mropeVideoQwen2()
@@ -66,20 +72,9 @@ private Q_SLOTS:
     {
         QVERIFY(positionsEqual(build(SchemeKind::Compact, "text:1,video:2x2x3,text:2"),
                                {{0, 0, 0},
-                                {1, 1, 1},
-                                {1, 1, 2},
-                                {1, 1, 3},
-                                {1, 2, 1},
-                                {1, 2, 2},
-                                {1, 2, 3},
-                                {2, 1, 1},
-                                {2, 1, 2},
-                                {2, 1, 3},
-                                {2, 2, 1},
-                                {2, 2, 2},
-                                {2, 2, 3},
-                                {3, 3, 4},
-                                {4, 4, 5}}));
+                                {1, 1, 1}, {1, 1, 2}, {1, 1, 3}, {1, 2, 1}, {1, 2, 2}, {1, 2, 3},
+                                {2, 1, 1}, {2, 1, 2}, {2, 1, 3}, {2, 2, 1}, {2, 2, 2}, {2, 2, 3},
+                                {3, 3, 4}, {4, 4, 5}}));
         QVERIFY(positionsEqual(build(SchemeKind::Compact, "text:1,image:2x2,text:1,image:1x1,text:1"),
                                {{0, 0, 0}, {1, 1, 1}, {1, 1, 2}, {1, 2, 1}, {1, 2, 2}, {2, 3, 3}, {3, 4, 4}, {4, 5, 5}}));
     }
@@ -87,10 +82,14 @@ private Q_SLOTS:
     void vropeSymmetricComponents()
     {
         // s + (h+w, h+(W-1-w), (H-1-h)+w, (H-1-h)+(W-1-w)), text resumes at s + T*(H+W-1)
-        QVERIFY(positionsEqual(
-            build(SchemeKind::Vrope, "text:1,image:2x3,text:1"),
-            {{0, 0, 0, 0}, {1, 3, 2, 4}, {2, 2, 3, 3}, {3, 1, 4, 2}, {2, 4, 1, 3}, {3, 3, 2, 2}, {4, 2, 3, 1}, {5, 5, 5, 5}}));
+        QVERIFY(positionsEqual(build(SchemeKind::Vrope, "text:1,image:2x3,text:1"),
+                               {{0, 0, 0, 0},
+                                {1, 3, 2, 4}, {2, 2, 3, 3}, {3, 1, 4, 2},
+                                {2, 4, 1, 3}, {3, 3, 2, 2}, {4, 2, 3, 1},
+                                {5, 5, 5, 5}}));
     }
+
+    // clang-format on
 
     void vropeVideoFramesAdvanceAlongTextAxis()
     {

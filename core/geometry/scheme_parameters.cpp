@@ -147,12 +147,6 @@ const SchemeParameter* findSchemeParameter(const std::string& key)
     return nullptr;
 }
 
-bool schemeReads(SchemeKind kind, const std::string& key)
-{
-    const SchemeParameter* row = findSchemeParameter(key);
-    return row && row->reads(kind);
-}
-
 bool reads(const SchemeParameter& row, const SchemeParams& params)
 {
     return !params.custom && row.reads(params.kind) && (!row.onlyWhen || row.onlyWhen(params));

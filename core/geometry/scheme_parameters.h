@@ -55,8 +55,6 @@ const std::vector<SchemeParameter>& schemeParameters();
 void appendSchemeParameter(const SchemeParameter& row);
 // The row with this key, or nullptr.
 const SchemeParameter* findSchemeParameter(const std::string& key);
-// Whether a built-in scheme reads the parameter with this key (false for an unknown key).
-bool schemeReads(SchemeKind kind, const std::string& key);
 // Whether these parameters' scheme reads the row: its scheme does, and no other setting switches it off (a
 // scheme file reads none of the built-ins' parameters).
 bool reads(const SchemeParameter& row, const SchemeParams& params);

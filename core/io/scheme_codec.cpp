@@ -13,9 +13,7 @@ using namespace geometry;
 // The names are the Choice rows' (core/geometry/scheme_parameters.cpp).
 const char* radiusModeName(RadiusMode mode)
 {
-    SchemeParams p;
-    p.circle.radiusMode = mode;
-    return choiceName(*findSchemeParameter("radius_mode"), p);
+    return findSchemeParameter("radius_mode")->choices[static_cast<int>(mode)];
 }
 
 std::optional<RadiusMode> radiusModeFromName(const std::string& name)
@@ -26,9 +24,7 @@ std::optional<RadiusMode> radiusModeFromName(const std::string& name)
 
 const char* temporalModeName(TemporalParams::Mode mode)
 {
-    SchemeParams p;
-    p.temporal.mode = mode;
-    return choiceName(*findSchemeParameter("temporal"), p);
+    return findSchemeParameter("temporal")->choices[static_cast<int>(mode)];
 }
 
 std::optional<TemporalParams::Mode> temporalModeFromName(const std::string& name)

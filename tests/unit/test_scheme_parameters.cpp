@@ -79,7 +79,8 @@ private Q_SLOTS:
             QVERIFY(row.reads(reader) && !row.reads(other));
         }
         QVERIFY(!findSchemeParameter("theta")); // a rotary setting, not a scheme parameter
-        QVERIFY(schemeReads(SchemeKind::XdRope, "ntk_alpha") && !schemeReads(SchemeKind::Circle, "ntk_alpha"));
+        const SchemeParameter& ntkAlpha = *findSchemeParameter("ntk_alpha");
+        QVERIFY(ntkAlpha.reads(SchemeKind::XdRope) && !ntkAlpha.reads(SchemeKind::Circle));
     }
 
     // Qwen2-VL's time index is the frame number: M-RoPE reads seconds per grid only under Qwen2.5-VL's. So the

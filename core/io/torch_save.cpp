@@ -99,9 +99,23 @@ std::map<std::string, SavedTensor> readZipForm(const QByteArray& file, const std
                           " bytes), but its record holds " + std::to_string(record->second->size) + " bytes");
         records.push_back(record->second);
     }
-    // Only the storages of wanted tensors are read: a stored record is a view, a deflated one is inflated
-    // within what the wanted tensors may hold.
-    return wantedTensors(m, top, wanted, maxElements, [&](size_t index) { return zipMemberBytes(file, *records[index], maxElements * 8); });
+    // Only the storages of wanted tensors are read: a stored record (torch.save's) is a view; a deflated one is
+    // inflated once, and all of them together within the bytes the wanted tensors may hold.
+    std::map<size_t, QByteArray> inflated;
+    int64_t inflatedBytes = 0;
+    return wantedTensors(m, top, wanted, maxElements, [&](size_t index) {
+        const ZipMember& record = *records[index];
+        if (record.method == 0)
+            return zipMemberBytes(file, record, 0);
+        if (!inflated.count(index)) {
+            inflatedBytes += record.size;
+            if (inflatedBytes > maxElements * 8)
+                throw IoError("the deflated storages of the tensors read inflate to more than " + std::to_string(maxElements * 8) +
+                              " bytes");
+            inflated[index] = zipMemberBytes(file, record, record.size);
+        }
+        return inflated[index];
+    });
 }
 
 // The legacy form: pickles of the magic number, the protocol version (1001) and the system's sizes, then the

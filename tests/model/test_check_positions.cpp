@@ -349,7 +349,8 @@ private Q_SLOTS:
     void torchSaveFilesReadBack_data()
     {
         QTest::addColumn<QString>("file");
-        for (const char* f : {"dump_zip.pt", "dump_legacy.pt", "dump_views_zip.pt", "dump_views_legacy.pt", "dump_ordered.pt"})
+        for (const char* f :
+             {"dump_zip.pt", "dump_legacy.pt", "dump_views_zip.pt", "dump_views_legacy.pt", "dump_ordered.pt", "dump_deflated_zip.pt"})
             QTest::newRow(f) << QString(f);
     }
     void torchSaveFilesReadBack()

@@ -178,6 +178,12 @@ def main():
         "dump_views_legacy.pt": saved(views_of(d), legacy=True),
         "dump_ordered.pt": saved(collections.OrderedDict(sorted(d.items())), legacy=False),
     }
+    # The zip form re-packed with every member deflated (torch.save stores them; a re-zipped dump may not).
+    b = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(real["dump_zip.pt"])) as src, zipfile.ZipFile(b, "w", zipfile.ZIP_DEFLATED) as z:
+        for member in src.infolist():
+            z.writestr(member.filename, src.read(member.filename))
+    real["dump_deflated_zip.pt"] = b.getvalue()
     for name, data in real.items():
         write(HERE, name, data)
         write(SEEDS, name, data)

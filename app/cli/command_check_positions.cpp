@@ -77,8 +77,8 @@ int runCheckPositions(const QStringList& args)
                      static_cast<long long>(p.filesDone), static_cast<long long>(p.files));
     };
     // The listed samples are kept, the rest only counted: the report lists up to kMaxListedSamples.
-    const bool json = parser.isSet("json");
-    const int keep = report || json ? std::max(listed, model::kMaxListedSamples) : listed;
+    const bool asJson = parser.isSet("json");
+    const int keep = report || asJson ? std::max(listed, model::kMaxListedSamples) : listed;
     const QString dump = parser.positionalArguments().first();
     const model::DumpCheck check = runModelCommand([&] {
         try {
@@ -113,7 +113,7 @@ int runCheckPositions(const QStringList& args)
             throw Failure(e.what());
         }
     }
-    if (json) {
+    if (asJson) {
         writeOutput({}, QJsonDocument(json).toJson());
     } else {
         std::printf("check-positions: %lld samples in %lld batches against %s\n", static_cast<long long>(checked),

@@ -167,7 +167,7 @@ const char* faultKindWords(FaultKind kind)
     return "?";
 }
 
-std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& rule, bool keepPositions)
+void checkBatchEach(const DumpBatch& batch, const PositionRule& rule, bool keepPositions, const std::function<void(SampleCheck&&)>& each)
 {
     const ModelConfig& config = rule.config;
     const DumpTensor& ids = need(batch, "input_ids");
@@ -197,8 +197,8 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
     if (seconds && seconds->numel() != static_cast<int64_t>(videos.size()))
         bad(batch, "'second_per_grid_ts' must hold one number per video_grid_thw row");
     if (seconds)
-        for (double s : seconds->reals)
-            if (!std::isfinite(s) || s < 0 || s > 1e6)
+        for (size_t k = 0; k < static_cast<size_t>(seconds->numel()); ++k)
+            if (const double s = seconds->real(k); !std::isfinite(s) || s < 0 || s > 1e6)
                 bad(batch, "'second_per_grid_ts' holds a value outside 0..1e6");
 
     const DumpTensor* types = find(batch, "mm_token_type_ids");
@@ -210,7 +210,6 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
     if (types && (types->shape != ids.shape || !types->integral))
         bad(batch, "'mm_token_type_ids' must be [B, L] of whole numbers, as input_ids");
 
-    std::vector<SampleCheck> out;
     size_t nextImage = 0, nextVideo = 0;
     const bool splitVideos = separatesVideoFrames(config.architecture);
     for (int64_t b = 0; b < rows; ++b) {
@@ -259,7 +258,7 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
             params.temporal.tokensPerSecond = config.vision.tokensPerSecond;
             std::set<double> given;
             for (size_t r : videoRowsUsed)
-                given.insert(seconds ? seconds->reals[r] : 1.0);
+                given.insert(seconds ? seconds->real(r) : 1.0);
             if (given.size() > 1)
                 bad(batch,
                     "sample " + std::to_string(b) + ": its videos have different second_per_grid_ts, which this check does not model yet");
@@ -391,12 +390,12 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
         }
         if (keepPositions)
             c.layout = table.layout.toString();
-        if (!keepPositions) {
-            c.gotPositions.clear();
-            c.expectedPositions.clear();
-            c.segments.clear();
+        if (!keepPositions) { // freed, not cleared: clear() keeps the capacity
+            std::vector<int64_t>().swap(c.gotPositions);
+            std::vector<int64_t>().swap(c.expectedPositions);
+            std::vector<QString>().swap(c.segments);
         }
-        out.push_back(std::move(c));
+        each(std::move(c));
     }
     if (nextImage != images.size() || nextVideo != videos.size())
         bad(batch,
@@ -410,6 +409,12 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
                                       .arg(config.imageToken)
                                       .arg(config.videoToken)))
                 .toStdString());
+}
+
+std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& rule, bool keepPositions)
+{
+    std::vector<SampleCheck> out;
+    checkBatchEach(batch, rule, keepPositions, [&](SampleCheck&& c) { out.push_back(std::move(c)); });
     return out;
 }
 

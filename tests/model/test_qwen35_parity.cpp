@@ -12,11 +12,32 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <ATen/record_function.h>
+
 #include "tests/support/parity.h"
 
 using namespace ropescope;
 using namespace ropescope::model;
 using ropescope::test::fixture;
+
+namespace {
+
+// Operators LibTorch dispatches while `f` runs on this thread (RecordFunction: what its profiler counts).
+thread_local int64_t dispatched = 0;
+
+template <class F> int64_t countOperators(F&& f)
+{
+    dispatched = 0;
+    const auto handle = at::addThreadLocalCallback(at::RecordFunctionCallback([](const at::RecordFunction&) -> std::unique_ptr<at::ObserverContext> {
+                                                       ++dispatched;
+                                                       return nullptr;
+                                                   }).scopes({at::RecordScope::FUNCTION}));
+    f();
+    at::removeCallback(handle);
+    return dispatched;
+}
+
+} // namespace
 
 class TestQwen35Parity : public QObject {
     Q_OBJECT
@@ -59,6 +80,29 @@ private Q_SLOTS:
             EXPECT_CLOSE(got, want, 1e-5, QString("outputs, chunk %1").arg(chunk));
             EXPECT_CLOSE(state, S, 1e-5, QString("state, chunk %1").arg(chunk));
         }
+    }
+
+    // The chunk-parallel form: everything that does not depend on the running state is computed for all chunks
+    // at once, so each further chunk adds only the sequential recurrence. Counted with LibTorch's own
+    // RecordFunction hook (every dispatched operator, nested ones included): a prompt of 16 chunks against one of
+    // 8 adds at most 4 operators per chunk (the two baddbmm and what they dispatch); the chunk-by-chunk form
+    // before it added 58 per chunk (measured the same way).
+    void deltaRuleDispatchesFewOperatorsPerChunk()
+    {
+        auto operators = [](int64_t length) {
+            torch::manual_seed(5);
+            const int64_t B = 1, H = 4, dk = 16, dv = 16;
+            const auto q = torch::randn({B, H, length, dk}) * 0.2, k = torch::randn({B, H, length, dk}) * 0.2;
+            const auto v = torch::randn({B, H, length, dv}), g = -torch::rand({B, H, length}), beta = torch::rand({B, H, length});
+            return countOperators([&] {
+                torch::Tensor state;
+                gatedDeltaRule(q, k, v, g, beta, state, 64);
+            });
+        };
+        const int64_t eight = operators(8 * 64), sixteen = operators(16 * 64);
+        qInfo("gatedDeltaRule: %lld operators at 8 chunks, %lld at 16: %.2f per chunk", static_cast<long long>(eight),
+              static_cast<long long>(sixteen), static_cast<double>(sixteen - eight) / 8.0);
+        QVERIFY2(sixteen - eight <= 4 * 8, qPrintable(QString("%1 operators per chunk").arg(static_cast<double>(sixteen - eight) / 8.0)));
     }
 
     // The DeltaNet layers have no attention: asking for one names the layers that do.

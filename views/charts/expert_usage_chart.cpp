@@ -30,7 +30,7 @@ Layout layoutOf(QPainter& p, const QRectF& area, const ExpertUsageGrid& g)
     const QFontMetricsF fm(p.font());
     l.caption = fm.height() * 1.3;
     l.labels = fm.horizontalAdvance("L000") + 6;
-    const double rows = std::max<size_t>(1, g.layers.size()), experts = std::max(1, g.experts);
+    const double rows = static_cast<double>(std::max<size_t>(1, g.layers.size())), experts = std::max(1, g.experts);
     l.cellWidth = std::max(1.0, (plot.width() - l.labels - 8) / experts);
     const double bottom = fm.height() * 1.4; // expert ids under the last panel
     l.cellHeight = std::max(1.0, (plot.height() - bottom - kPanels * l.caption - (kPanels - 1) * 6) / (kPanels * rows));

@@ -99,9 +99,8 @@ Checkpoint Checkpoint::random(const QString& configPath, uint64_t seed, int laye
             t.linearLayers.resize(static_cast<size_t>(layers));
         if (t.moe.any())
             t.moe.sparseLayers.resize(static_cast<size_t>(layers));
-        if (t.attentionLayers().empty())
-            throw BadInputFile(configPath.toStdString() + ": the first " + std::to_string(layers) +
-                               " layers hold no attention layer; give more --layers");
+        if (t.attentionLayers().empty()) // a hybrid's first layers are DeltaNet: the last kept one attends, so the views have a layer
+            t.linearLayers.back() = false;
     }
     c.random_ = true;
     c.seed_ = seed;

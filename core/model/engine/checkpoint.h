@@ -21,7 +21,8 @@ public:
     // Random weights with the shapes of a config.json (for benchmarks at real model sizes without a
     // multi-gigabyte file): norms 1, biases N(0, 0.02^2), matrices N(0, 1/fan_in); deterministic in `seed`.
     // `layers` > 0 keeps the first that many decoder layers (real shapes of a model too large for the machine:
-    // `bench model --layers`); their kinds (DeltaNet, dense or sparse MLP) are the config's.
+    // `bench model --layers`); their kinds (DeltaNet, dense or sparse MLP) are the config's, except that a hybrid
+    // stack whose first layers are all DeltaNet ends in an attention layer (the views need one).
     static Checkpoint random(const QString& configPath, uint64_t seed = 20261121, int layers = 0);
 
     const ModelConfig& config() const { return config_; }

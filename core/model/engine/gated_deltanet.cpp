@@ -59,16 +59,17 @@ torch::Tensor gatedDeltaRule(const torch::Tensor& q, const torch::Tensor& k, con
     const auto kEnd = kc * (last - G).exp().unsqueeze(-1);
     const auto stateMap = last.exp().unsqueeze(-1) * torch::eye(dk, f32) - torch::matmul(kEnd.transpose(-1, -2), W); // [B, H, N, dk, dk]
     const auto stateFree = torch::matmul(kEnd.transpose(-1, -2), U);                                                 // [B, H, N, dk, dv]
-    // Folded to [B*H, ...] for baddbmm: one fused multiply-add each.
+    // Folded to [B*H, ...] for baddbmm (one fused multiply-add each) and split per chunk once, up front: the loop
+    // dispatches the two baddbmm and nothing else.
     const int64_t bh = batch * heads;
-    const auto outStateF = outState.reshape({bh, chunks, c, dk}), outFreeF = outFree.reshape({bh, chunks, c, dv});
-    const auto stateMapF = stateMap.reshape({bh, chunks, dk, dk}), stateFreeF = stateFree.reshape({bh, chunks, dk, dv});
+    const auto outStates = outState.reshape({bh, chunks, c, dk}).unbind(1), outFrees = outFree.reshape({bh, chunks, c, dv}).unbind(1);
+    const auto stateMaps = stateMap.reshape({bh, chunks, dk, dk}).unbind(1), stateFrees = stateFree.reshape({bh, chunks, dk, dv}).unbind(1);
     auto sF = s.reshape({bh, dk, dv});
     std::vector<torch::Tensor> outputs;
     outputs.reserve(static_cast<size_t>(chunks));
-    for (int64_t n = 0; n < chunks; ++n) {
-        outputs.push_back(torch::baddbmm(outFreeF.select(1, n), outStateF.select(1, n), sF));
-        sF = torch::baddbmm(stateFreeF.select(1, n), stateMapF.select(1, n), sF);
+    for (size_t n = 0; n < static_cast<size_t>(chunks); ++n) {
+        outputs.push_back(torch::baddbmm(outFrees[n], outStates[n], sF));
+        sF = torch::baddbmm(stateFrees[n], stateMaps[n], sF);
     }
     state = sF.view({batch, heads, dk, dv});
     return torch::stack(outputs, 1).view({batch, heads, padded, dv}).narrow(2, 0, length).to(q.scalar_type());

@@ -40,8 +40,8 @@ const std::vector<FamilyRow>& families()
 {
     static const Tolerances qwen2{1e-4, 1e-5, 1e-4, 0, 1e-5}, qwen35{3e-4, 5e-5, 1e-5, 1e-4, 1e-6}, glm{2e-4, 2e-5, 1e-4, 0, 1e-6},
         paddle{1e-4, 1e-5, 1e-4, 0, 1e-5};
-    static const std::vector<const char*> decoder{"position_ids", "rope_deltas", "text_rope_cos", "attentions", "decoder_layer_outputs",
-                                                  "logits", "generated_ids"};
+    static const std::vector<const char*> decoder{"position_ids",          "rope_deltas", "text_rope_cos", "attentions",
+                                                  "decoder_layer_outputs", "logits",      "generated_ids"};
     auto with = [](std::vector<const char*> a, std::initializer_list<const char*> more) {
         a.insert(a.end(), more);
         return a;
@@ -53,11 +53,17 @@ const std::vector<FamilyRow>& families()
         {"qwen35-tiny", {"", "_mid", "_multi", "_video"}, qwen35, with(decoder, {"deltanet_core_outputs", "deltanet_recurrent_states"})},
         {"glm4v-tiny", {"", "_mid", "_multi", "_video", "_text"}, glm, with(decoder, {"generated_logits"})},
         {"paddleocr-vl-tiny", {"", "_mid", "_multi", "_text"}, paddle, with(decoder, {"generated_logits"})},
-        {"qwen3vlmoe-tiny", {"", "_mid", "_multi"}, qwen2,
+        {"qwen3vlmoe-tiny",
+         {"", "_mid", "_multi"},
+         qwen2,
          with(decoder, {"deepstack_embeds", "moe_layer_indexes", "moe_router_probs", "moe_router_experts", "moe_router_weights"})},
-        {"qwen35moe-tiny", {"", "_mid", "_multi", "_video"}, qwen35,
+        {"qwen35moe-tiny",
+         {"", "_mid", "_multi", "_video"},
+         qwen35,
          with(decoder, {"deltanet_core_outputs", "moe_router_probs", "moe_router_experts", "moe_router_weights"})},
-        {"glm4vmoe-tiny", {"", "_mid", "_multi", "_video", "_text"}, glm,
+        {"glm4vmoe-tiny",
+         {"", "_mid", "_multi", "_video", "_text"},
+         glm,
          with(decoder, {"moe_layer_indexes", "moe_router_logits", "moe_router_experts", "moe_router_weights", "cached_generated_ids"})},
     };
     return rows;
@@ -142,7 +148,9 @@ std::map<std::string, Key> keys()
 {
     using P = std::pair<torch::Tensor, torch::Tensor>;
     std::map<std::string, Key> k;
-    auto same = [](std::function<torch::Tensor(const Run&)> f) { return [f](const Run& run, const torch::Tensor& t) { return P{f(run), t}; }; };
+    auto same = [](std::function<torch::Tensor(const Run&)> f) {
+        return [f](const Run& run, const torch::Tensor& t) { return P{f(run), t}; };
+    };
     auto positions = [](const Run& run) {
         const auto& t = run.table();
         return torch::from_blob(const_cast<double*>(t.positions.data()), {t.components(), t.size()}, torch::kFloat64)
@@ -170,8 +178,14 @@ std::map<std::string, Key> keys()
         {"pos_embeds", Compare::Vision, [](const VisionTrace& v) { return v.positionEmbeds; }},
         {"embeddings", Compare::Vision, [](const VisionTrace& v) { return v.embeddings; }},
         {"rotary_freqs", Compare::Vision, [](const VisionTrace& v) { return v.rotaryFreqs; }},
-        {"rotary_cos", Compare::Vision, [](const VisionTrace& v) { return torch::cat({v.rotaryFreqs, v.rotaryFreqs}, -1).cos(); }},
-        {"rotary_sin", Compare::Vision, [](const VisionTrace& v) { return torch::cat({v.rotaryFreqs, v.rotaryFreqs}, -1).sin(); }},
+        {"rotary_cos", Compare::Vision,
+         [](const VisionTrace& v) {
+             return torch::cat({v.rotaryFreqs, v.rotaryFreqs}, -1).cos();
+         }},
+        {"rotary_sin", Compare::Vision,
+         [](const VisionTrace& v) {
+             return torch::cat({v.rotaryFreqs, v.rotaryFreqs}, -1).sin();
+         }},
         {"block_outputs", Compare::Vision, [](const VisionTrace& v) { return stacked(v.blockOutputs); }},
         {"post_layernorm", Compare::Vision, [](const VisionTrace& v) { return v.postLayernorm; }},
         {"downsample", Compare::Vision, [](const VisionTrace& v) { return v.downsample; }},
@@ -195,7 +209,8 @@ std::map<std::string, Key> keys()
     k["deepstack_embeds"] = {Compare::Vision, same([](const Run& run) { return stacked(run.r.deepstackEmbeds); })};
     k["inputs_embeds"] = {Compare::Vision, same([](const Run& run) { return run.r.inputsEmbeds.unsqueeze(0); })};
     // Gated DeltaNet (Qwen3.5): each linear layer's g, beta, output and end state.
-    k["deltanet_g"] = {Compare::Attention, same([](const Run& run) { return stackedMember(run.r.prefill.deltaTraces, &DeltaNetTrace::g); })};
+    k["deltanet_g"] = {Compare::Attention,
+                       same([](const Run& run) { return stackedMember(run.r.prefill.deltaTraces, &DeltaNetTrace::g); })};
     k["deltanet_beta"] = {Compare::Attention,
                           same([](const Run& run) { return stackedMember(run.r.prefill.deltaTraces, &DeltaNetTrace::beta); })};
     k["deltanet_core_outputs"] = {Compare::Attention,

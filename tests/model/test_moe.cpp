@@ -70,7 +70,8 @@ ForwardRequest imageRequest(const QString& family)
 }
 
 // A model folder holding `family`'s config and the given tensors (in `shards` files with an index when > 1).
-bool writeFolder(const QString& dir, const QString& family, const std::vector<std::pair<std::string, torch::Tensor>>& tensors, int shards = 1)
+bool writeFolder(const QString& dir, const QString& family, const std::vector<std::pair<std::string, torch::Tensor>>& tensors,
+                 int shards = 1)
 {
     if (!QFile::copy(fixture(family + "/config.json"), dir + "/config.json"))
         return false;
@@ -135,7 +136,7 @@ private Q_SLOTS:
         QCOMPARE(g.groups, 2);
         QCOMPARE(g.topkGroup, 1);
         QCOMPARE(g.routedScaling, 2.5);
-        QCOMPARE(g.sharedIntermediate, 32); // n_shared_experts x moe_intermediate_size
+        QCOMPARE(g.sharedIntermediate, 32);                               // n_shared_experts x moe_intermediate_size
         QCOMPARE(g.sparseLayers, (std::vector<bool>{false, true, true})); // first_k_dense_replace 1
         // GLM-4.5V's decoder: half-split pairs, two norms, separate gate and up in the dense layer.
         QCOMPARE(glm.text.pairing, geometry::RotaryPairing::Half);
@@ -272,7 +273,8 @@ private Q_SLOTS:
                     shared = shared * torch::sigmoid(torch::mv(ck.tensor(p + "shared_expert_gate.weight", {1, h}), v));
                 want += shared;
             }
-            QVERIFY2(ropescope::test::maxAbs(got[i], want) < 1e-5, qPrintable(QString("token %1: %2").arg(i).arg(ropescope::test::maxAbs(got[i], want))));
+            QVERIFY2(ropescope::test::maxAbs(got[i], want) < 1e-5,
+                     qPrintable(QString("token %1: %2").arg(i).arg(ropescope::test::maxAbs(got[i], want))));
         }
     }
 

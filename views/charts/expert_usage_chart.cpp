@@ -76,10 +76,9 @@ void paintExpertUsage(QPainter& p, const QRectF& area, const ExpertUsageGrid& g)
             difference[r][e] -= g.text[r][e];
     const std::vector<std::vector<double>>* values[kPanels] = {&g.image, &g.text, &difference};
     const double shareMax = std::max(maxOf(g.image, false), maxOf(g.text, false)), diffMax = maxOf(difference, true);
-    const QString captions[kPanels] = {
-        QString("image tokens: share routed to each expert (viridis, 0 .. %1)").arg(chart::number(shareMax)),
-        QString("text tokens: share routed to each expert (same scale)"),
-        QString("image - text (red: more image, blue: more text, +/- %1)").arg(chart::number(diffMax))};
+    const QString captions[kPanels] = {QString("image tokens: share routed to each expert (viridis, 0 .. %1)").arg(chart::number(shareMax)),
+                                       QString("text tokens: share routed to each expert (same scale)"),
+                                       QString("image - text (red: more image, blue: more text, +/- %1)").arg(chart::number(diffMax))};
     const QFontMetricsF fm(p.font());
     const int layerStep = std::max(1, static_cast<int>(std::ceil(fm.height() / l.cellHeight)));
     const int expertStep = std::max(1, static_cast<int>(std::ceil(fm.horizontalAdvance("000 ") / l.cellWidth)));
@@ -96,8 +95,9 @@ void paintExpertUsage(QPainter& p, const QRectF& area, const ExpertUsageGrid& g)
             for (int e = 0; e < g.experts && e < static_cast<int>(row.size()); ++e) {
                 const QRectF cell(cells.left() + e * l.cellWidth, cells.top() + static_cast<double>(r) * l.cellHeight, l.cellWidth,
                                   l.cellHeight);
-                p.fillRect(cell, panel == 2 ? differenceColour(row[static_cast<size_t>(e)], diffMax)
-                                            : shareColour(row[static_cast<size_t>(e)], shareMax));
+                p.fillRect(cell,
+                           panel == 2 ? differenceColour(row[static_cast<size_t>(e)], diffMax)
+                                      : shareColour(row[static_cast<size_t>(e)], shareMax));
             }
         }
         p.setPen(QPen(chart::kInk, 1));

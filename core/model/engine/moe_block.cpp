@@ -24,7 +24,8 @@ torch::Tensor groupedChoice(const torch::Tensor& scores, const MoeWeights& w, co
     const int64_t n = choice.size(0), perGroup = c.experts / c.groups;
     const auto groupScores = std::get<0>(choice.view({n, c.groups, perGroup}).topk(2, -1)).sum(-1); // [n, groups]
     const auto best = std::get<1>(groupScores.topk(c.topkGroup, -1, /*largest=*/true, /*sorted=*/false));
-    const auto keep = torch::zeros_like(groupScores).scatter_(1, best, 1.0).unsqueeze(-1).expand({n, c.groups, perGroup}).reshape({n, c.experts});
+    const auto keep =
+        torch::zeros_like(groupScores).scatter_(1, best, 1.0).unsqueeze(-1).expand({n, c.groups, perGroup}).reshape({n, c.experts});
     return choice.masked_fill(keep == 0, 0.0);
 }
 
@@ -68,8 +69,8 @@ MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const Text
         // [E, hidden, I]; down_proj's shape says which (when hidden == I both read the same: the Hub's form).
         const std::vector<int64_t> hub{experts, width, h};
         w.inputMajor = ck.storedShape(p + "experts.down_proj") != std::vector<int64_t>{experts, h, width} || width == h;
-        w.fusedGateUp = load("experts.gate_up_proj", w.inputMajor ? std::vector<int64_t>{experts, h, 2 * width}
-                                                                  : std::vector<int64_t>{experts, 2 * width, h});
+        w.fusedGateUp = load("experts.gate_up_proj",
+                             w.inputMajor ? std::vector<int64_t>{experts, h, 2 * width} : std::vector<int64_t>{experts, 2 * width, h});
         w.fusedDown = load("experts.down_proj", w.inputMajor ? hub : std::vector<int64_t>{experts, h, width});
         for (int64_t e = 0; e < experts; ++e) {
             w.gateUp.push_back(w.fusedGateUp.select(0, e));

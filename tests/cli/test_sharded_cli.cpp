@@ -92,14 +92,9 @@ QJsonObject evalState(int i, int n, int total)
     QJsonArray samples;
     for (int k : shardOf(i, n, total))
         samples.append(QJsonObject{{"index", k}, {"type", "count"}, {"right", k % 2 == 0}});
-    return QJsonObject{{"format", 1},
-                       {"scheme", "mrope"},
-                       {"rendering", "grid"},
-                       {"layers", 1},
-                       {"swapped", false},
-                       {"source", QJsonObject{{"model", "m"}, {"seed", 1}, {"rendering", "grid"}}},
-                       {"total", total},
-                       {"samples", samples}};
+    return QJsonObject{{"format", 1},    {"scheme", "mrope"}, {"rendering", "grid"},
+                       {"layers", 1},    {"swapped", false},  {"source", QJsonObject{{"model", "m"}, {"seed", 1}, {"rendering", "grid"}}},
+                       {"total", total}, {"samples", samples}};
 }
 
 } // namespace
@@ -114,8 +109,8 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString pwned = dir.filePath("PWNED");
         const QString output = dir.filePath("run_nl\ntouch " + pwned + " #");
-        const auto r = runRopescope(
-            {"bias", "--model", bundledModel(), "--samples", "4", "--output", output, "--slurm", "2", "--dry-run"}, false);
+        const auto r =
+            runRopescope({"bias", "--model", bundledModel(), "--samples", "4", "--output", output, "--slurm", "2", "--dry-run"}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(oneLine(r.err) && r.err.contains("--output") && r.err.contains("run_nl\\ntouch") && r.err.contains("control character"),
                  r.err.constData());
@@ -143,8 +138,8 @@ private Q_SLOTS:
         QTemporaryDir dir;
         const QString pwned = dir.filePath("PWNED");
         const QString output = dir.filePath("run $(touch " + pwned + ") `touch " + pwned + "` it's");
-        const auto r = runRopescope(
-            {"bias", "--model", bundledModel(), "--samples", "4", "--output", output, "--slurm", "2", "--dry-run"}, false);
+        const auto r =
+            runRopescope({"bias", "--model", bundledModel(), "--samples", "4", "--output", output, "--slurm", "2", "--dry-run"}, false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QString script = QDir(output).filePath("slurm_job.sh");
         QVERIFY(QFile::exists(script));
@@ -161,9 +156,9 @@ private Q_SLOTS:
     void shardPlaceholderInOutputIsRefused()
     {
         QTemporaryDir dir;
-        const auto r = runRopescope({"bias", "--model", bundledModel(), "--samples", "4", "--output", dir.filePath("run{shard}x"),
-                                     "--slurm", "2", "--dry-run"},
-                                    false);
+        const auto r = runRopescope(
+            {"bias", "--model", bundledModel(), "--samples", "4", "--output", dir.filePath("run{shard}x"), "--slurm", "2", "--dry-run"},
+            false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(oneLine(r.err) && r.err.contains("{shard}"), r.err.constData());
         QVERIFY(QDir(dir.path()).entryList(QDir::AllEntries | QDir::NoDotAndDotDot).isEmpty());
@@ -193,12 +188,15 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         const QString output = dir.filePath("run");
-        auto r = runRopescope({"bias", "--model", bundledModel(), "--samples", "4", "--output", output, "--slurm", "2", "--dry-run"}, false);
+        auto r =
+            runRopescope({"bias", "--model", bundledModel(), "--samples", "4", "--output", output, "--slurm", "2", "--dry-run"}, false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QString record = QDir(output).filePath("sharded_run.json");
         QJsonObject json = QJsonDocument::fromJson(contents(record)).object();
-        json["submissions"] = QJsonArray{QJsonObject{
-            {"array_job", "41"}, {"merge_job", "42"}, {"shards", QJsonArray{0, 1}}, {"submitted_at", "\x1b]0;owned\x07\x1b[2J\x1b[31mred"}}};
+        json["submissions"] = QJsonArray{QJsonObject{{"array_job", "41"},
+                                                     {"merge_job", "42"},
+                                                     {"shards", QJsonArray{0, 1}},
+                                                     {"submitted_at", "\x1b]0;owned\x07\x1b[2J\x1b[31mred"}}};
         writeFile(record, QJsonDocument(json).toJson());
         r = runRopescope({"bias", "--status", output}, false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
@@ -261,12 +259,14 @@ private Q_SLOTS:
             states << dir.filePath(QString("s%1.json").arg(i));
             writeFile(states.last(), QJsonDocument(evalState(i, 4, 8)).toJson());
         }
-        auto r = runRopescope(QStringList{"eval", "--merge"} + states + QStringList{"--output", dir.filePath("eval.json"), "--json"}, false);
+        auto r =
+            runRopescope(QStringList{"eval", "--merge"} + states + QStringList{"--output", dir.filePath("eval.json"), "--json"}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(oneLine(r.err) && r.err.contains("shard 2 of 4 is missing (2 of 8 samples)"), r.err.constData());
         QVERIFY(!QFile::exists(dir.filePath("eval.json")));
 
-        r = runRopescope(QStringList{"eval", "--merge"} + states + QStringList{"--output", dir.filePath("eval.json"), "--json", "--allow-partial"},
+        r = runRopescope(QStringList{"eval", "--merge"} + states +
+                             QStringList{"--output", dir.filePath("eval.json"), "--json", "--allow-partial"},
                          false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject report = QJsonDocument::fromJson(contents(dir.filePath("eval.json"))).object();
@@ -275,7 +275,8 @@ private Q_SLOTS:
         QCOMPARE(report.value("accuracy").toDouble(), 2.0 / 6.0);
         QCOMPARE(report.value("partial_merge").toObject().value("missing_shards").toArray(), QJsonArray{2});
 
-        r = runRopescope(QStringList{"eval", "--merge"} + states + QStringList{"--output", dir.filePath("eval.txt"), "--allow-partial"}, false);
+        r = runRopescope(QStringList{"eval", "--merge"} + states + QStringList{"--output", dir.filePath("eval.txt"), "--allow-partial"},
+                         false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QVERIFY(contents(dir.filePath("eval.txt")).contains("PARTIAL MERGE (--allow-partial): shard 2 of 4 is missing (2 of 8 samples)"));
     }

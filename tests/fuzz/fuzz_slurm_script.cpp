@@ -181,8 +181,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     for (qsizetype i = 4; i < fields.size(); ++i)
         run.shardArgs << QString::fromUtf8(fields[i]);
     // What `bias --slurm 4` gives the shards and the merge.
-    const QStringList shardTail{"--shard", QString(kShardIndex) + "/4", "--output",
-                                QDir(output).filePath(QString("shards/") + kShardIndex), "--skip-complete"};
+    const QStringList shardTail{"--shard", QString(kShardIndex) + "/4", "--output", QDir(output).filePath(QString("shards/") + kShardIndex),
+                                "--skip-complete"};
     const QStringList mergeArgs{"bias", "--merge", "--output", output};
     QString script;
     try {
@@ -198,7 +198,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     if (lines.isEmpty() || !lines.last().isEmpty())
         fail("the script does not end with a line break", script);
     lines.removeLast();
-    const bool chdirLine = !run.workingDir.contains("packjob", Qt::CaseInsensitive) && !run.workingDir.contains("hetjob", Qt::CaseInsensitive);
+    const bool chdirLine =
+        !run.workingDir.contains("packjob", Qt::CaseInsensitive) && !run.workingDir.contains("hetjob", Qt::CaseInsensitive);
     const int expectedLines = 17 + (chdirLine ? 1 : 0) + (sbatchArgs.isEmpty() ? 0 : 1);
     if (lines.size() != expectedLines)
         fail("the script has another number of lines than the writer writes", script);
@@ -210,7 +211,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     expectShell(lines[n++], "#   ropescope bias --resume ", {out}, "    resubmits the shards not done, then the merge");
     expectLine(lines[n++], "# To submit it yourself, as --slurm did:");
     expectShell(lines[n++], "#   jid=$(sbatch --parsable --array=0-3 --output=", {QDir(out).filePath("logs/shard-%a.log"), file}, ")");
-    expectShell(lines[n++], "#   sbatch --dependency=afterok:${jid%%;*} --kill-on-invalid-dep=yes --output=", {mergeLog(out), file, "merge"});
+    expectShell(lines[n++],
+                "#   sbatch --dependency=afterok:${jid%%;*} --kill-on-invalid-dep=yes --output=", {mergeLog(out), file, "merge"});
     expectLine(lines[n++], "#SBATCH --job-name=ropescope-bias");
     if (chdirLine)
         expectWords(lines[n++], "#SBATCH ", {"--chdir=" + run.workingDir}, {}, sbatchWords);

@@ -137,7 +137,7 @@ struct Refused {
     char letter; // 0: no short form
     const char* why;
 };
-constexpr char kSetByRun[] = "RopeScope sets it itself (the array, the merge's dependency, the logs, the folder)";
+constexpr char kSetByRun[] = "it is set by RopeScope itself (the array, the merge's dependency, the logs, the folder)";
 constexpr Refused kRefused[] = {
     {"array", 'a', kSetByRun},
     {"dependency", 'd', kSetByRun},

@@ -78,7 +78,7 @@ int runCheckPositions(const QStringList& args)
     };
     // The listed samples are kept, the rest only counted: the report lists up to kMaxListedSamples.
     const bool asJson = parser.isSet("json");
-    const int keep = report || asJson ? std::max(listed, model::kMaxListedSamples) : listed;
+    const int keep = report || asJson ? model::kMaxListedSamples : std::min(listed, model::kMaxListedSamples);
     const QString dump = parser.positionalArguments().first();
     const model::DumpCheck check = runModelCommand([&] {
         try {
@@ -120,8 +120,9 @@ int runCheckPositions(const QStringList& args)
                     static_cast<long long>(batches), qPrintable(family));
         for (size_t k = 0; k < differing.size() && static_cast<int>(k) < listed; ++k)
             std::printf("  %s\n", terminalSafe(sampleWords(differing[k]).toStdString()).c_str());
-        if (differ > listed)
-            std::printf("  ... and %lld more (--list N, or --report DIR for the first %d)\n", static_cast<long long>(differ - listed),
+        const auto printed = std::min(static_cast<int64_t>(listed), static_cast<int64_t>(differing.size()));
+        if (differ > printed)
+            std::printf("  ... and %lld more (--list N, or --report DIR for the first %d)\n", static_cast<long long>(differ - printed),
                         model::kMaxListedSamples);
         QStringList counts;
         for (const auto& [k, n] : kinds)

@@ -20,8 +20,9 @@ constexpr int kMaxDumpFiles = 100000;
 // The checked tensors of one dump file hold at most this many elements together (256 MiB as int64), counted on
 // their declared shapes before anything is inflated, expanded or copied: a real batch holds far fewer.
 constexpr int64_t kMaxDumpElements = int64_t(1) << 25;
-// A report lists at most this many differing samples (about 400 bytes each in report.json); the counts are all.
-constexpr int kMaxListedSamples = 100000;
+// A report lists at most this many differing samples (about 400 bytes each in report.json, some 2.7 KB each in
+// memory while the JSON is built); the counts are all.
+constexpr int kMaxListedSamples = 20000;
 
 // The dump's files: `path` itself, or a folder's .safetensors/.npz/.pt files in name order (a dangling link
 // with such a name is refused, naming it).

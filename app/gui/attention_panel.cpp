@@ -461,7 +461,10 @@ bool AttentionPanel::finish(AttentionJob& job)
                       .arg(geometry::rotaryPairingName(rotary.pairing));
     if (!r.result.deepstackEmbeds.empty()) // Qwen3-VL: image features also enter the residual stream after these layers
         status += QString(", DeepStack after layers 0-%1").arg(r.result.deepstackEmbeds.size() - 1);
-    for (const std::string& note : {model::hybridNote(job.model->vlm->config().text), job.model->vlm->unusedNote()})
+    const model::ModelConfig& config = job.model->vlm->config();
+    if (config.text.moe.any()) // the family and its mixture: "qwen3_5_moe, MoE: 256 experts, top-8 + a shared expert"
+        status += "\n" + QString::fromStdString(config.modelType + ", " + model::moeNote(config.text));
+    for (const std::string& note : {model::hybridNote(config.text), job.model->vlm->unusedNote()})
         if (!note.empty())
             status += "\n" + QString::fromStdString(note);
     if (!r.untrained.empty())

@@ -650,6 +650,33 @@ private Q_SLOTS:
             w.grab().save(shots + "/attention_qwen35.png");
     }
 
+    // The MoE members run in the tab like their dense siblings, and its status names the family and its mixture.
+    void attentionTabRunsTheMoeMembers_data()
+    {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<QString>("family");
+        QTest::newRow("qwen3_5_moe") << "qwen35moe-tiny"
+                                     << "qwen3_5_moe, MoE: 8 experts, top-2 + a shared expert";
+        QTest::newRow("qwen3_vl_moe") << "qwen3vlmoe-tiny"
+                                      << "qwen3_vl_moe, MoE: 8 experts, top-2 (2 of 3 layers sparse)";
+        QTest::newRow("glm4v_moe") << "glm4vmoe-tiny"
+                                   << "glm4v_moe, MoE: 8 experts, top-2 + a shared expert (2 of 3 layers sparse)";
+    }
+    void attentionTabRunsTheMoeMembers()
+    {
+        QFETCH(QString, fixture);
+        QFETCH(QString, family);
+        QTemporaryDir dir, model;
+        QVERIFY(ropescope::test::makeModelFolder(fixture, model.path()));
+        MainWindow w(dir.path());
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        QVERIFY2(openedInAttentionTab(w, finished, model.path()), qPrintable(w.attention()->status()));
+        QVERIFY2(w.attention()->status().contains(family), qPrintable(w.attention()->status()));
+        QVERIFY(!w.attention()->overlay().isNull());
+        if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty())
+            w.grab().save(shots + "/attention_" + fixture + ".png");
+    }
+
     // Before a run the tab says what a bundled model understands and which typed words it cannot read.
     void attentionTabSaysWhatTheModelReads()
     {

@@ -31,23 +31,6 @@ torch::Tensor groupedChoice(const torch::Tensor& scores, const MoeWeights& w, co
 
 } // namespace
 
-int64_t MoeWeights::bytes() const
-{
-    int64_t total = 0;
-    auto add = [&](const torch::Tensor& t) {
-        if (t.defined())
-            total += t.numel() * t.element_size();
-    };
-    for (const torch::Tensor* t : {&router, &correctionBias, &sharedGateUp, &sharedDown, &sharedGate, &fusedGateUp, &fusedDown})
-        add(*t);
-    if (!fusedGateUp.defined())
-        for (size_t e = 0; e < gateUp.size(); ++e) {
-            add(gateUp[e]);
-            add(down[e]);
-        }
-    return total;
-}
-
 MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const TextConfig& t, torch::Device device, torch::Dtype dtype)
 {
     const MoeConfig& m = t.moe;
@@ -69,12 +52,13 @@ MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const Text
         // [E, hidden, I]; down_proj's shape says which (when hidden == I both read the same: the Hub's form).
         const std::vector<int64_t> hub{experts, width, h};
         w.inputMajor = ck.storedShape(p + "experts.down_proj") != std::vector<int64_t>{experts, h, width} || width == h;
-        w.fusedGateUp = load("experts.gate_up_proj",
-                             w.inputMajor ? std::vector<int64_t>{experts, h, 2 * width} : std::vector<int64_t>{experts, 2 * width, h});
-        w.fusedDown = load("experts.down_proj", w.inputMajor ? hub : std::vector<int64_t>{experts, h, width});
+        const torch::Tensor gateUp =
+            load("experts.gate_up_proj",
+                 w.inputMajor ? std::vector<int64_t>{experts, h, 2 * width} : std::vector<int64_t>{experts, 2 * width, h});
+        const torch::Tensor down = load("experts.down_proj", w.inputMajor ? hub : std::vector<int64_t>{experts, h, width});
         for (int64_t e = 0; e < experts; ++e) {
-            w.gateUp.push_back(w.fusedGateUp.select(0, e));
-            w.down.push_back(w.fusedDown.select(0, e));
+            w.gateUp.push_back(gateUp.select(0, e)); // views: they keep the one tensor alive
+            w.down.push_back(down.select(0, e));
         }
     }
     if (m.sharedIntermediate > 0) {

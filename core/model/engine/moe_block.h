@@ -36,12 +36,8 @@ struct MoeWeights {
     bool inputMajor = false;
     torch::Tensor sharedGateUp, sharedDown; // [2S, hidden], [hidden, S]; undefined without a shared expert
     torch::Tensor sharedGate;               // [1, hidden], Qwen3.5
-    torch::Tensor fusedGateUp, fusedDown;   // the fused layout's whole tensors (the views above keep them alive)
 
     bool defined() const { return router.defined(); }
-    // Every tensor under its checkpoint name (the per-expert layout's joined gate+up appears under gate_proj):
-    // what the model's size is counted from.
-    int64_t bytes() const;
 };
 
 // Reads layer `prefix` ("model.layers.{i}.mlp.") of a MoE checkpoint, each tensor straight to `device` and

@@ -3,7 +3,7 @@
 # (scaled_dot_product_attention) path is tested on every CI run although the host has LibTorch 1.13.
 # Debian 13 (trixie) ships libtorch-dev 2.6; trixie is never added to the host's sources: it lives in a
 # chroot made with debootstrap and kept between runs (ROPESCOPE_TRIXIE_CHROOT, default below).
-#   bash scripts/check_libtorch2.sh          # make the chroot if needed, build without GUI/VTK, ctest -L model
+#   bash scripts/check_libtorch2.sh          # make the chroot if needed, build without GUI/VTK what the model suites need, ctest -L model
 # Needs root (debootstrap, chroot, mounting /proc), as the README's set-up commands do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -72,7 +72,7 @@ in_root "$root" "cd /src/ropescope && export CCACHE_DIR=/root/.ccache CCACHE_BAS
   cmake --preset headless -B /src/build \
         -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache > /src/configure.log 2>&1 || { tail -40 /src/configure.log; exit 1; } && \
   echo \"check_libtorch2: LibTorch \$(grep -A1 'define TORCH_VERSION ' /usr/include/torch/csrc/api/include/torch/version.h | tail -1)\" && \
-  cmake --build /src/build -j2 > /src/build.log 2>&1 || { tail -40 /src/build.log; exit 1; } && \
+  cmake --build /src/build -j2 --target model_suites > /src/build.log 2>&1 || { tail -40 /src/build.log; exit 1; } && \
   : one suite at a time: LibTorch 2.6 runs OpenMP on every core, and two suites at once took test_bundled_task from 56 s to 270 s && \
   ctest --test-dir /src/build -L model --output-on-failure"
 echo "check_libtorch2: passed (chroot $((made - started)) s, build and model suites $(($(date +%s) - made)) s)"

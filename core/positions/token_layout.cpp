@@ -55,6 +55,10 @@ geometry::Layout layoutFromTokens(const std::vector<int64_t>& ids, const std::ve
                 throw InvalidInput(std::string("input_ids: ") + what + " " + std::to_string(next - 1) + " needs " + std::to_string(count) +
                                    " tokens for grid (" + std::to_string(g[0]) + "," + std::to_string(g[1]) + "," + std::to_string(g[2]) +
                                    ")");
+        if (i + static_cast<size_t>(count) < ids.size() && ids[i + static_cast<size_t>(count)] == ids[i])
+            throw InvalidInput(std::string("input_ids: ") + what + " " + std::to_string(next - 1) + " has more tokens than its grid (" +
+                               std::to_string(g[0]) + "," + std::to_string(g[1]) + "," + std::to_string(g[2]) + ") places (" +
+                               std::to_string(count) + ")");
         flushText();
         geometry::Segment s;
         s.kind = isImage && g[0] == 1 ? geometry::SegmentKind::Image : geometry::SegmentKind::Video;

@@ -20,3 +20,17 @@ def read(path):
         begin, end = t["data_offsets"]
         out[name] = np.frombuffer(data[8 + n + begin:8 + n + end], dtype=_DTYPES[t["dtype"]]).reshape(t["shape"]).copy()
     return out
+
+
+def write(path, tensors):
+    """int64 tensors as safetensors' save_file writes them (header padded to 8 bytes, contiguous offsets)."""
+    header, blobs, at = {}, [], 0
+    for name, a in tensors.items():
+        b = np.ascontiguousarray(a, dtype="<i8").tobytes()
+        header[name] = {"dtype": "I64", "shape": list(np.shape(a)), "data_offsets": [at, at + len(b)]}
+        blobs.append(b)
+        at += len(b)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))

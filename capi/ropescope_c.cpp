@@ -19,6 +19,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace ropescope;
@@ -372,20 +373,18 @@ int rs_parameter_info(int32_t index, rs_parameter* out)
         if (!out || index < 0 || index >= static_cast<int32_t>(rows.size()))
             invalid("no such parameter");
         const geometry::SchemeParameter& row = rows[static_cast<size_t>(index)];
-        // The texts live as long as the library: one per row, built once.
-        static std::vector<std::string> choiceTexts, schemeTexts;
-        if (choiceTexts.size() != rows.size()) {
-            choiceTexts.clear();
-            schemeTexts.clear();
+        // The texts live as long as the library: one pair per row, built once (thread-safe static initialisation).
+        static const std::vector<std::pair<std::string, std::string>> texts = [&rows] {
+            std::vector<std::pair<std::string, std::string>> t;
             for (const geometry::SchemeParameter& r : rows) {
-                choiceTexts.push_back(r.type == geometry::SchemeParameter::Type::Choice ? geometry::choiceList(r) : "");
                 std::string schemes;
                 for (geometry::SchemeKind k : geometry::allSchemes())
                     if (r.reads(k))
                         schemes += (schemes.empty() ? "" : ", ") + std::string(geometry::schemeName(k));
-                schemeTexts.push_back(schemes);
+                t.emplace_back(r.type == geometry::SchemeParameter::Type::Choice ? geometry::choiceList(r) : "", schemes);
             }
-        }
+            return t;
+        }();
         out->key = row.key;
         out->type = typeName(row.type);
         out->label = row.label;
@@ -394,8 +393,8 @@ int rs_parameter_info(int32_t index, rs_parameter* out)
         out->min = row.min;
         out->max = row.max;
         out->open_min = row.openMin ? 1 : 0;
-        out->choices = choiceTexts[static_cast<size_t>(index)].c_str();
-        out->schemes = schemeTexts[static_cast<size_t>(index)].c_str();
+        out->choices = texts[static_cast<size_t>(index)].first.c_str();
+        out->schemes = texts[static_cast<size_t>(index)].second.c_str();
     });
 }
 

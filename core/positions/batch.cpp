@@ -55,10 +55,13 @@ void forEachSample(const Batch& batch, const FamilyRule& rule, const std::functi
     if (ids.shape.size() != 2 || ids.shape[0] < 1 || ids.shape[1] < 1)
         batch.bad("'input_ids' must be [B, L]");
     const int64_t rows = ids.shape[0], length = ids.shape[1];
-    for (int64_t i = 0; i < rows * length; ++i) // a typed family's vocabulary is not known here: only negative ids are impossible
-        if (ids[i] < 0 || (!rule.byTokenTypes && rule.vocab > 0 && ids[i] >= rule.vocab))
-            batch.bad("'input_ids' holds " + std::to_string(ids[i]) + ", outside the vocabulary (0.." +
-                      (rule.vocab > 0 && !rule.byTokenTypes ? std::to_string(rule.vocab - 1) : std::string("")) + ")");
+    // A typed family's vocabulary, or one not given, is not known here: then only negative ids are impossible.
+    const bool vocabKnown = !rule.byTokenTypes && rule.vocab > 0;
+    for (int64_t i = 0; i < rows * length; ++i)
+        if (ids[i] < 0 || (vocabKnown && ids[i] >= rule.vocab))
+            batch.bad("'input_ids' holds " + std::to_string(ids[i]) +
+                      (vocabKnown ? ", outside the vocabulary (0.." + std::to_string(rule.vocab - 1) + ")"
+                                  : std::string(": token ids are never negative")));
     const IntView& mask = batch.attentionMask;
     if (mask.given && mask.shape != ids.shape)
         batch.bad("'attention_mask' must be [B, L] of 0 and 1, as input_ids");

@@ -59,7 +59,13 @@ def _flags(options):
 
 
 def _run(command, args, binary, timeout):
-    run = subprocess.run([_binary(binary), command] + args, capture_output=True, text=True, timeout=timeout)
+    path = _binary(binary)
+    try:
+        run = subprocess.run([path, command] + args, capture_output=True, text=True, timeout=timeout)
+    except OSError as e:
+        raise RopeScopeError("%s: cannot run it (%s)" % (path, e.strerror or e)) from None
+    except subprocess.TimeoutExpired:
+        raise RopeScopeError("%s %s: no answer within %s s" % (path, command, timeout)) from None
     if run.returncode != 0:
         lines = [line for line in run.stderr.splitlines() if line.strip()]
         message = lines[-1] if lines else "%s exited with %d" % (command, run.returncode)

@@ -49,10 +49,15 @@ class Schemes(unittest.TestCase):
             self.assertEqual(got["per_text_token"].shape, (len(text),))
 
     def test_prior(self):
-        t = ropescope.positions("text:2,image:2x2,text:2", "mrope")
-        p = ropescope.prior(t, 6)
-        self.assertEqual(p.shape, (4,))
-        self.assertTrue(np.all(np.isfinite(p)))
+        # b(t, i) = sum_j 2 cos(theta^(-2j/d) (p_t - p_i)[c(j)]), M-RoPE's defaults: d = 128, theta = 1e6, the 64
+        # frequencies in sections of 16 (t), 24 (h), 24 (w).
+        t = ropescope.positions("text:2,image:2x3,text:2", "mrope")
+        j = np.arange(64)
+        component = np.where(j < 16, 0, np.where(j < 40, 1, 2))
+        d = t.positions[9][None, :] - t.positions[t.modality != 0]
+        want = 2 * np.cos(1e6 ** (-2 * j / 128.0)[None, :] * d[:, component]).sum(axis=1)
+        np.testing.assert_allclose(ropescope.prior(t, 9), want, rtol=1e-12)
+        np.testing.assert_allclose(ropescope.prior("text:2,image:2x3,text:2", 9, "mrope"), want, rtol=1e-12)
         with self.assertRaises(ropescope.InvalidInput) as caught:
             ropescope.prior(t, 3)  # an image token
         self.assertEqual(caught.exception.parameter, "text_token")

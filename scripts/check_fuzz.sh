@@ -30,6 +30,8 @@ seeds() {
     position_file) find tests/data/fuzz_seeds/position_file -type f 2>/dev/null ;;
     bias_state) find tests/data/fuzz_seeds/bias_state -type f 2>/dev/null ;;
     npz) find tests/data/fuzz_seeds/npz -type f 2>/dev/null ;;
+    pt) find tests/data/fuzz_seeds/pt -type f 2>/dev/null ;; # tests/data/positions/torch_save/make.py writes them
+    slurm_script) find tests/data/fuzz_seeds/slurm_script -type f 2>/dev/null ;;
   esac
 }
 

@@ -4,6 +4,7 @@
 
 #include "app/reports/attention_sheets.h"
 #include "app/reports/attention_tables.h"
+#include "app/reports/expert_usage_report.h"
 
 #include "app/cli/output.h"
 #include "app/reports/map_pictures.h"
@@ -100,6 +101,30 @@ QByteArray AttentionOutcome::layersHeadsFigure(views::FigureFormat format) const
     grid.title = "text -> image attention, layers x heads (mean over question tokens) - " + schemeTitle(run);
     const QSize size = views::layerHeadFigureSize(grid);
     return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, grid); }, size, format, summary);
+}
+
+QByteArray AttentionOutcome::expertUsageFigure(views::FigureFormat format) const
+{
+    const views::ExpertUsageGrid grid =
+        reports::expertUsageGrid(experts,
+                                 QString("where tokens go: %1 image and %2 text tokens over %3 experts (top-%4) - %5")
+                                     .arg(experts.imageTokens)
+                                     .arg(experts.textTokens)
+                                     .arg(experts.experts)
+                                     .arg(experts.topK)
+                                     .arg(schemeTitle(run)));
+    return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintExpertUsage(p, r, grid); },
+                               views::expertUsageFigureSize(grid), format, summary);
+}
+
+QByteArray AttentionOutcome::expertUsageCsv() const
+{
+    return reports::expertUsageCsv(experts);
+}
+
+QByteArray AttentionOutcome::expertUsageJson() const
+{
+    return QJsonDocument(reports::expertUsageJson(experts)).toJson();
 }
 
 QByteArray AttentionOutcome::layersHeadsCsv() const

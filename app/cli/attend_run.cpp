@@ -2,6 +2,7 @@
 
 #include "app/cli/cli_error.h"
 #include "app/cli/model_options.h"
+#include "app/reports/expert_usage_report.h"
 #include "app/reports/map_pictures.h"
 #include "core/io/position_table_io.h"
 #include "core/io/resource_paths.h"
@@ -91,6 +92,10 @@ void addAttentionOptions(QCommandLineParser& parser)
         {"relevancy",
          "Gradient-weighted attention relevancy of the answer's first token (Chefer et al. 2021, through every "
          "layer with autograd): relevancy.png (over the image) and summary.json relevancy."},
+        {"expert-usage",
+         "Mixture-of-experts models: where the prompt's image and text tokens are routed, per sparse layer and expert "
+         "(share of each kind's tokens, mean router weight): expert_usage.png (or --figure-format), expert_usage.csv "
+         "and expert_usage.json."},
         {"schemes",
          "Compare 2 to 6 schemes side by side on this prompt: schemes.png and schemes.csv, e.g. "
          "mrope,circle:alpha=0.3,vrope,circle:age=strategy_4 (vector values with '/': "
@@ -137,6 +142,7 @@ AttentionOptions parseAttentionOptions(const QCommandLineParser& parser)
     o.layersHeads = parser.isSet("layers-heads");
     o.ownPrior = parser.isSet("own-prior");
     o.relevancy = parser.isSet("relevancy");
+    o.expertUsage = parser.isSet("expert-usage");
     if (parser.isSet("region")) {
         try {
             o.region = model::CellRegion::parse(parser.value("region"));
@@ -226,6 +232,10 @@ model::ModelScheme modelScheme(const SchemeRequest& request)
 AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, const model::ModelScheme& scheme)
 {
     const model::ModelConfig& cfg = m.vlm->config();
+    if (o.expertUsage && !cfg.text.moe.any())
+        throw UsageError("--expert-usage: " + cfg.modelType +
+                         " is a dense model (no mixture of experts); the MoE members are "
+                         "qwen3_5_moe, qwen3_vl_moe and glm4v_moe");
     model::AttentionQuery query = attentionQuery(m, o);
     query.scheme = scheme;
     query.answerMaps = o.perToken;
@@ -272,6 +282,16 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     }
     s["images"] = images;
     s["architecture"] = model::architectureName(cfg.architecture);
+    s["model_type"] = QString::fromStdString(cfg.modelType);
+    if (cfg.text.moe.any()) {
+        s["moe"] = QString::fromStdString(model::moeNote(cfg.text));
+        out.experts = model::expertUsage(run, cfg);
+        QJsonArray overlap;
+        for (size_t k = 0; k < out.experts.layers.size(); ++k)
+            overlap.append(
+                QJsonObject{{"layer", out.experts.layers[k]}, {"image_text_overlap", reports::imageTextOverlap(out.experts, k)}});
+        s["expert_overlap"] = overlap; // 1: image and text tokens use the experts alike; 0: disjoint experts
+    }
     if (static_cast<int>(cfg.text.attentionLayers().size()) < cfg.text.layers) { // Qwen3.5: a hybrid decoder
         QJsonArray linear;
         for (int l = 0; l < cfg.text.layers; ++l)

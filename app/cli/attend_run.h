@@ -3,6 +3,7 @@
 // files a run produces. LibTorch inside: include only from the commands that run a model.
 #include "app/cli/geometry_options.h"
 #include "core/model/analysis/attention_run.h"
+#include "core/model/analysis/expert_usage.h"
 #include "core/model/analysis/own_prior.h"
 #include "core/model/analysis/region_attention.h"
 #include "core/model/analysis/relevancy.h"
@@ -36,6 +37,7 @@ struct AttentionOptions {
     bool ownPrior = false;                   // the model's own positional prior per layer and head
     std::optional<model::CellRegion> region; // image region -> text: which tokens attend these cells
     bool relevancy = false;                  // gradient relevancy of the answer's first token (Chefer et al. 2021)
+    bool expertUsage = false;                // MoE models: where image and text tokens are routed
     QStringList schemes;                     // --schemes: entries as written, compared side by side
     views::FigureFormat figureFormat = views::FigureFormat::Png;
     views::HeatmapOptions heat;
@@ -76,6 +78,7 @@ struct AttentionOutcome {
     std::optional<model::CellRegion> regionCells; // as asked
     std::optional<model::Relevancy> relevancy;    // --relevancy
     QImage relevancyMap;                          // its overlay on the image
+    model::ExpertUsage experts;                   // MoE models: routing of the prompt's image and text tokens
 
     QByteArray tensorFile() const;                           // attention.safetensors (answer tokens' rows too, with --per-token)
     QByteArray positionsCsv() const;                         // the first layer's positions
@@ -87,6 +90,9 @@ struct AttentionOutcome {
     QByteArray ownPriorCsv() const;
     QByteArray regionFigure(views::FigureFormat format) const; // --region: the region, layers x tokens, the heatmap layer's bars
     QByteArray regionCsv() const;
+    QByteArray expertUsageFigure(views::FigureFormat format) const; // --expert-usage
+    QByteArray expertUsageCsv() const;
+    QByteArray expertUsageJson() const;
 };
 AttentionOutcome runAttentionOnce(ModelOnDevice& model, const AttentionOptions& options, const model::ModelScheme& scheme);
 // The scheme flags as a model record would hold them (AGE as its per-layer pattern).

@@ -88,6 +88,40 @@ template <class Fn> double medianMs(int runs, Fn&& fn)
     return ms[ms.size() / 2];
 }
 
+// The first sparse layer's MoE block on the prompt's length of tokens, against one dense SwiGLU MLP of the block's
+// active width (top-k experts' widths plus the shared expert's) on the same tokens: what routing, grouping by
+// expert and the many smaller GEMMs cost over the FLOPs the tokens need (issue 55's goal: within 1.5x).
+template <class Sync> QJsonObject benchMoeBlock(model::Vlm& vlm, int64_t tokens, int runs, Sync&& sync)
+{
+    const model::TextConfig& t = vlm.config().text;
+    int layer = 0;
+    while (!t.moe.isSparse(layer))
+        ++layer;
+    const model::MoeWeights& w = *vlm.language().moe(layer);
+    const int64_t h = t.hidden, active = int64_t(t.moe.topK) * t.moe.intermediate + t.moe.sharedIntermediate;
+    const auto options = w.router.options();
+    torch::manual_seed(11);
+    const auto x = torch::randn({tokens, h}).to(options);
+    const auto gate = (torch::randn({active, h}) / std::sqrt(static_cast<double>(h))).to(options);
+    const auto up = (torch::randn({active, h}) / std::sqrt(static_cast<double>(h))).to(options);
+    const auto down = (torch::randn({h, active}) / std::sqrt(static_cast<double>(active))).to(options);
+    torch::NoGradGuard noGrad;
+    namespace F = torch::nn::functional;
+    const double denseMs = medianMs(runs, [&] {
+        F::linear(torch::silu(F::linear(x, gate)) * F::linear(x, up), down);
+        sync();
+    });
+    const double moeMs = medianMs(runs, [&] {
+        model::moeForward(x, w, t.moe);
+        sync();
+    });
+    return QJsonObject{{"moe_layer", layer},
+                       {"moe_block_ms", moeMs},
+                       {"dense_mlp_active_width_ms", denseMs},
+                       {"moe_active_width", static_cast<double>(active)},
+                       {"moe_over_dense", moeMs / denseMs}};
+}
+
 } // namespace
 
 void addBenchModelOptions(QCommandLineParser& parser)
@@ -103,6 +137,7 @@ void addBenchModelOptions(QCommandLineParser& parser)
         {"dtype", "fp32 (default) or bf16.", "T"},
         {"runs", "Timed runs per stage (default 3; the median is reported).", "N"},
         {"attention", "fused (scaled_dot_product_attention; the default on LibTorch >= 2.1) or explicit.", "PATH"},
+        {"layers", "With --random: keep the first N decoder layers (a real MoE layer stack on a small machine).", "N"},
     });
 }
 
@@ -116,6 +151,9 @@ int benchModel(const QCommandLineParser& parser)
     const int textTokens = parser.isSet("text-tokens") ? parseInteger(parser, "text-tokens") : 216;
     const int runs = parser.isSet("runs") ? parseInteger(parser, "runs") : 3;
     const int images = parser.isSet("images") ? parseInteger(parser, "images") : 1;
+    const int layers = parser.isSet("layers") ? parseInteger(parser, "layers") : 0;
+    if (parser.isSet("layers") && (!parser.isSet("random") || layers < 1 || layers > 1024))
+        throw UsageError("--layers: 1 to 1024, with --config FILE --random");
     if (imageTokens < 1 || imageTokens > 65536 || textTokens < 2 || textTokens > 65536 || runs < 1 || runs > 100 || images < 1 ||
         images > 64 || images > imageTokens)
         throw UsageError("--image-tokens 1..65536, --text-tokens 2..65536, --runs 1..100, --images 1..64 (at most one per image token)");
@@ -130,8 +168,9 @@ int benchModel(const QCommandLineParser& parser)
 
     return runModelCommand([&] {
         const auto t0 = std::chrono::steady_clock::now();
-        model::Vlm vlm = parser.isSet("model") ? model::Vlm(parser.value("model"), device, dtype)
-                                               : model::Vlm(model::Checkpoint::random(parser.value("config")), device, dtype);
+        model::Vlm vlm = parser.isSet("model")
+            ? model::Vlm(parser.value("model"), device, dtype)
+            : model::Vlm(model::Checkpoint::random(parser.value("config"), 20261121, layers), device, dtype);
         sync();
         const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         // Memory after loading is the weights (plus the runtime); the forward peak is measured above it.
@@ -226,7 +265,10 @@ int benchModel(const QCommandLineParser& parser)
         });
 
         QJsonObject row{
-            {"model", parser.isSet("model") ? parser.value("model") : parser.value("config") + " (random weights)"},
+            {"model",
+             parser.isSet("model") ? parser.value("model")
+                                   : parser.value("config") + " (random weights" +
+                     (layers > 0 ? QString(", first %1 of its layers)").arg(cfg.text.layers) : QString(")"))},
             {"device",
              device.is_cuda() ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(torch::get_num_threads())},
             {"dtype", dtype == torch::kBFloat16 ? "bf16" : "fp32"},
@@ -250,6 +292,11 @@ int benchModel(const QCommandLineParser& parser)
             {"peak_rss_mb", rssMb("VmHWM:")}};
         if (rssPeakReset)
             row["forward_peak_rss_mb"] = rssMb("VmHWM:") - loadedRssMb;
+        if (cfg.text.moe.any()) {
+            const QJsonObject block = benchMoeBlock(vlm, L, runs, sync);
+            for (auto it = block.begin(); it != block.end(); ++it)
+                row[it.key()] = it.value();
+        }
 #ifdef ROPESCOPE_TORCH_CUDA
         if (device.is_cuda()) {
             const double peakGpuMb = gpuAllocatedMb(device, true);

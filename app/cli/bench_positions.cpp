@@ -5,14 +5,18 @@
 #include "core/model/analysis/position_dump.h"
 #include "core/model/engine/safetensors.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QProcess>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QTemporaryDir>
 
 #include <cstring>
+
+#include <sys/resource.h>
 
 namespace ropescope::cli {
 namespace {
@@ -98,7 +102,93 @@ void writeBatch(const QString& path, const model::DumpBatch& b)
         throw Failure(path.toStdString() + ": cannot write the bench's dump");
 }
 
+// The memory bench's batch: `rows` samples of 2 text tokens, an image of 2x2 merged tokens (grid 1x4x4) between
+// vision_start and vision_end, as int32 (the dump's own dtype); every 10th row's positions are 1 too high, so a
+// tenth of the samples differ (kind offset) and the differing list is exercised.
+void writeMemoryBatch(const QString& path, int rows, const model::PositionRule& rule)
+{
+    const model::ModelConfig& config = rule.config;
+    const std::vector<int64_t> sample{
+        1000, 1001, config.visionStart, config.imageToken, config.imageToken, config.imageToken, config.imageToken, config.visionEnd};
+    const auto L = static_cast<int64_t>(sample.size());
+    model::DumpBatch one;
+    one.name = "template";
+    auto tensor = [](std::vector<int64_t> shape, const std::vector<int64_t>& v) {
+        model::DumpTensor t;
+        t.shape = std::move(shape);
+        t.ints = v;
+        return t;
+    };
+    one.tensors["input_ids"] = tensor({1, L}, sample);
+    one.tensors["image_grid_thw"] = tensor({1, 3}, {1, 4, 4});
+    one.tensors["position_ids"] = tensor({3, 1, L}, std::vector<int64_t>(static_cast<size_t>(3 * L), 0));
+    const std::vector<int64_t> expected = model::checkBatch(one, rule, true).at(0).expectedPositions; // [3, L]
+    std::vector<int32_t> ids, grids, pos(static_cast<size_t>(3 * rows * L));
+    for (int r = 0; r < rows; ++r) {
+        for (int64_t v : sample)
+            ids.push_back(static_cast<int32_t>(v));
+        grids.insert(grids.end(), {1, 4, 4});
+        for (int a = 0; a < 3; ++a)
+            for (int64_t k = 0; k < L; ++k)
+                pos[static_cast<size_t>((a * rows + r) * L + k)] =
+                    static_cast<int32_t>(expected[static_cast<size_t>(a * L + k)] + (r % 10 == 0 ? 1 : 0));
+    }
+    model::SafeTensorsWriter w;
+    w.add("input_ids", model::DType::I32, {rows, L}, ids.data(), ids.size() * sizeof(int32_t));
+    w.add("image_grid_thw", model::DType::I32, {rows, 3}, grids.data(), grids.size() * sizeof(int32_t));
+    w.add("position_ids", model::DType::I32, {3, rows, L}, pos.data(), pos.size() * sizeof(int32_t));
+    QFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(w.bytes()) < 0)
+        throw Failure(path.toStdString() + ": cannot write the bench's dump");
+}
+
 } // namespace
+
+int benchPositionsMemory(const QCommandLineParser& parser)
+{
+    constexpr int kFiles = 100, kRowsPerFile = 10000;
+    constexpr double kGoalMb = 500;
+    QTemporaryDir dir;
+    if (!dir.isValid() || !QDir().mkpath(dir.filePath("dump")))
+        throw Failure("bench positions-memory: cannot create a temporary folder");
+    const model::PositionRule rule = *model::ruleForFamily("qwen2-vl");
+    for (int i = 0; i < kFiles; ++i)
+        writeMemoryBatch(dir.filePath(QString("dump/batch_%1.safetensors").arg(i, 4, 10, QChar('0'))), kRowsPerFile, rule);
+    // The real command in a child process, so that its peak resident memory is its own (getrusage of the
+    // children: the largest peak of those waited for, and it is the only one).
+    QProcess child;
+    child.setProgram(QCoreApplication::applicationFilePath());
+    child.setArguments({"check-positions", dir.filePath("dump"), "--family", "qwen2-vl", "--report", dir.filePath("report")});
+    QElapsedTimer timer;
+    timer.start();
+    child.start();
+    if (!child.waitForFinished(-1) || child.exitStatus() != QProcess::NormalExit)
+        throw Failure("bench positions-memory: check-positions did not finish: " + child.readAllStandardError().toStdString());
+    const double ms = static_cast<double>(timer.nsecsElapsed()) / 1e6;
+    struct rusage usage { };
+    getrusage(RUSAGE_CHILDREN, &usage);
+    const double peakMb = static_cast<double>(usage.ru_maxrss) / 1024.0; // kilobytes on Linux
+    const QByteArray out = child.readAllStandardOutput();
+    const int64_t samples = int64_t(kFiles) * kRowsPerFile, differ = samples / 10;
+    const QByteArray summary = QString("summary: %1 checked, %2 differ").arg(samples).arg(differ).toUtf8();
+    if (child.exitCode() != 1 || !out.contains(summary))
+        throw Failure("bench positions-memory: check-positions did not find the " + std::to_string(differ) +
+                      " differing samples: " + out.right(400).toStdString() + child.readAllStandardError().right(400).toStdString());
+    const QJsonObject row{
+        {"suite", "positions-memory"}, {"samples", static_cast<double>(samples)}, {"batches", kFiles}, {"ms", ms}, {"peak_rss_mb", peakMb},
+        {"goal_mb", kGoalMb},          {"within_goal", peakMb <= kGoalMb}};
+    const QByteArray text = QString("check-positions --report: %1 Qwen2-VL samples (%2 int32 safetensors batches, a tenth differing) in "
+                                    "%3 ms, peak resident memory %4 MB (goal %5 MB)%6\n")
+                                .arg(samples)
+                                .arg(kFiles)
+                                .arg(ms, 0, 'f', 0)
+                                .arg(peakMb, 0, 'f', 1)
+                                .arg(kGoalMb, 0, 'f', 0)
+                                .arg(peakMb <= kGoalMb ? "" : ": OVER THE GOAL")
+                                .toUtf8();
+    writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(QJsonArray{row}).toJson() : text);
+    return peakMb <= kGoalMb ? 0 : kExitFailure;
+}
 
 int benchPositions(const QCommandLineParser& parser)
 {

@@ -187,7 +187,8 @@ private:
         const model::PositionRule rule = positionRuleFrom(parser);
         const QString family = rule.family;
         return runModelCommand([&] {
-            const model::DumpCheck check = model::checkDump(parser.value("dump"), rule, figure ? 1 : 0);
+            const model::DumpCheck check =
+                model::checkDump(parser.value("dump"), rule, figure ? 1 : 0, figure ? 1 : model::kMaxListedSamples);
             if (!figure)
                 return QJsonDocument(model::dumpCheckJson(check, family, parser.value("dump"))).toJson();
             if (check.differing.empty())

@@ -307,7 +307,7 @@ int benchLive(const QCommandLineParser& parser)
 int runBench(const QStringList& args)
 {
     QCommandLineParser parser;
-    parser.addPositionalArgument("suite", "geometry, live, model, attention, bias or positions");
+    parser.addPositionalArgument("suite", "geometry, live, model, attention, bias, positions or positions-memory");
     parser.addOptions({
         {"json", "Print JSON rows (layout, stage, min_ms, median_ms) instead of a table."},
         {"scheme", "Scheme to time (geometry, live; default circle): a built-in or a Python scheme file (live sweeps its first parameter).",
@@ -320,7 +320,7 @@ int runBench(const QStringList& args)
     parseOrThrow(parser, args, true);
     const QStringList suites = parser.positionalArguments();
     if (suites.size() != 1)
-        throw UsageError("expected one suite: ropescope bench geometry|live|model|attention|bias|positions [--json]");
+        throw UsageError("expected one suite: ropescope bench geometry|live|model|attention|bias|positions|positions-memory [--json]");
     if (suites.first() == "geometry")
         return benchGeometry(parser);
     if (suites.first() == "live")
@@ -333,7 +333,10 @@ int runBench(const QStringList& args)
         return benchBias(parser);
     if (suites.first() == "positions")
         return benchPositions(parser);
-    throw UsageError("unknown suite '" + suites.first().toStdString() + "' (available: geometry, live, model, attention, bias, positions)");
+    if (suites.first() == "positions-memory")
+        return benchPositionsMemory(parser);
+    throw UsageError("unknown suite '" + suites.first().toStdString() +
+                     "' (available: geometry, live, model, attention, bias, positions, positions-memory)");
 }
 
 } // namespace ropescope::cli

@@ -8,6 +8,7 @@
 #include "app/cli/geometry_options.h"
 #include "app/cli/model_options.h"
 #include "app/cli/sharded_command.h"
+#include "core/cluster/shard_coverage.h"
 #include "core/cluster/slurm.h"
 #include "core/io/atomic_file.h"
 #include "core/io/input_file.h"
@@ -98,10 +99,10 @@ std::vector<int64_t> shardIndices(const QCommandLineParser& parser, int64_t tota
     return indices;
 }
 
-void writeOutputs(const QString& folder, const model::BiasAccumulation& a)
+void writeOutputs(const QString& folder, const model::BiasAccumulation& a, const QJsonObject& partial = {})
 {
     try {
-        reports::writeBiasFiles(folder, a);
+        reports::writeBiasFiles(folder, a, partial);
     } catch (const io::IoError& e) {
         throw Failure(e.what());
     }
@@ -127,11 +128,16 @@ int runMerge(const QCommandLineParser& parser)
         if (parser.isSet(flag))
             throw UsageError(std::string("--") + flag + ": --merge takes its settings from the shards");
     QStringList folders = parser.positionalArguments();
-    // A --slurm run's own merge: its shards, all of them complete.
+    const bool allowPartial = parser.isSet("allow-partial");
+    int runShards = 0; // the split, when merging a --slurm run's shards
+    // A --slurm run's own merge: its shards, all of them complete (with --allow-partial, those that are).
     if (folders.isEmpty() && cluster::isShardedRun(parser.value("output"))) {
-        const cluster::ShardedRun run = runToMerge(parser.value("output"), shardedBias(), "no whole bias_state.json in shards/<i>");
+        const ShardedCommand command = shardedBias();
+        const cluster::ShardedRun run = runToMerge(parser.value("output"), command, "no whole bias_state.json in shards/<i>", allowPartial);
+        runShards = run.shards;
         for (int i = 0; i < run.shards; ++i)
-            folders << cluster::shardFolder(parser.value("output"), i);
+            if (command.complete(parser.value("output"), i, run.shards))
+                folders << cluster::shardFolder(parser.value("output"), i);
     }
     if (folders.size() < 2 && !(folders.size() == 1 && cluster::isShardedRun(parser.value("output"))))
         throw UsageError("--merge: give two or more shard folders (each holding bias_state.json), or none when --output is a --slurm run");
@@ -143,16 +149,31 @@ int runMerge(const QCommandLineParser& parser)
                              " is one of the shards being merged; give a folder of its own");
     return runModelCommand([&] {
         std::optional<model::BiasAccumulation> merged;
+        std::vector<std::vector<int64_t>> held; // each shard's samples, to name what a partial set lacks
         for (const QString& folder : folders) {
             model::BiasAccumulation shard = readState(folder);
+            held.emplace_back();
+            for (const model::BiasSampleStats& s : shard.cells.front().samples)
+                held.back().push_back(s.sample);
             if (!merged)
                 merged = std::move(shard);
             else
                 merged->merge(shard);
         }
-        writeOutputs(parser.value("output"), *merged);
-        std::fprintf(stderr, "bias: merged %lld of %lld samples from %lld shards\n", static_cast<long long>(merged->sampleCount()),
-                     static_cast<long long>(merged->total), static_cast<long long>(folders.size()));
+        // A merge of part of the stream is a figure of part of the data: refused, or on purpose and said so.
+        const cluster::Coverage coverage = cluster::shardCoverage(held, merged->total, runShards);
+        QJsonObject partial;
+        if (!coverage.complete()) {
+            if (!allowPartial)
+                throw UsageError("--merge: " + coverage.describe().toStdString() +
+                                 "; give every shard's folder, or --allow-partial to merge these on purpose (nothing was written)");
+            partial = coverage.toJson();
+            partial["note"] = coverage.describe();
+        }
+        writeOutputs(parser.value("output"), *merged, partial);
+        std::fprintf(stderr, "bias: merged %lld of %lld samples from %lld shards%s\n", static_cast<long long>(merged->sampleCount()),
+                     static_cast<long long>(merged->total), static_cast<long long>(folders.size()),
+                     partial.isEmpty() ? "" : qPrintable("; PARTIAL (--allow-partial): " + coverage.describe()));
         return 0;
     });
 }
@@ -271,6 +292,9 @@ int runBias(const QStringList& args)
     addBiasOptions(parser);
     parser.addOptions({
         {"merge", "Merge the shard folders given as arguments (each holding bias_state.json) into --output."},
+        {"allow-partial",
+         "With --merge: merge a set that lacks shards on purpose (refused otherwise); bias.json's \"partial_merge\" and the "
+         "figure's title then say what is missing."},
         {"output", "Folder for bias.png/.svg/.pdf, bias.csv, bias.json and bias_state.json.", "DIR"},
     });
     addShardedOptions(parser, "measurement");
@@ -278,14 +302,17 @@ int runBias(const QStringList& args)
     if (wantsSharding(parser)) {
         if (!parser.positionalArguments().isEmpty())
             throw UsageError("unexpected argument '" + parser.positionalArguments().first().toStdString() + "'");
-        if (parser.isSet("merge"))
-            throw UsageError("--merge: not with --slurm, --resume or --status (the run's merge job does it)");
+        for (const char* flag : {"merge", "allow-partial"})
+            if (parser.isSet(flag))
+                throw UsageError(std::string("--") + flag + ": not with --slurm, --resume or --status (the run's merge job does it)");
         return runSharded(parser, args, shardedBias());
     }
     if (!parser.isSet("output"))
         throw UsageError("--output DIR is required");
     if (parser.isSet("skip-complete") && !parser.isSet("shard"))
         throw UsageError("--skip-complete: only with --shard i/n");
+    if (parser.isSet("allow-partial") && !parser.isSet("merge"))
+        throw UsageError("--allow-partial: only with --merge");
     if (parser.isSet("merge"))
         return runMerge(parser);
     if (!parser.positionalArguments().isEmpty())

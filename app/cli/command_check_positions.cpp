@@ -14,8 +14,10 @@
 #include <QFileInfo>
 #include <QJsonDocument>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
+#include <new>
 
 namespace ropescope::cli {
 namespace {
@@ -63,16 +65,34 @@ int runCheckPositions(const QStringList& args)
 
     QElapsedTimer timer;
     timer.start();
+    // Progress by samples, at most once a second, so that a long check of one big file shows it too and a
+    // short one prints nothing.
+    QElapsedTimer sinceShown;
+    sinceShown.start();
+    const auto progress = [&sinceShown](const model::DumpProgress& p) {
+        if (sinceShown.elapsed() < 1000)
+            return;
+        sinceShown.restart();
+        std::fprintf(stderr, "check-positions: %lld samples, %lld/%lld files\n", static_cast<long long>(p.samples),
+                     static_cast<long long>(p.filesDone), static_cast<long long>(p.files));
+    };
+    // The listed samples are kept, the rest only counted: the report lists up to kMaxListedSamples.
+    const bool asJson = parser.isSet("json");
+    const int keep = report || asJson ? model::kMaxListedSamples : std::min(listed, model::kMaxListedSamples);
+    const QString dump = parser.positionalArguments().first();
     const model::DumpCheck check = runModelCommand([&] {
-        return model::checkDump(parser.positionalArguments().first(), rule, report ? kFigures : 0, [](int64_t done, int64_t total) {
-            if (total > 200 && (done % 100 == 0 || done == total))
-                std::fprintf(stderr, "check-positions: %lld/%lld batches\n", static_cast<long long>(done), static_cast<long long>(total));
-        });
+        try {
+            return model::checkDump(dump, rule, report ? kFigures : 0, keep, progress);
+        } catch (const std::bad_alloc&) { // not the model runs' advice (--max-pixels): a dump's files are the input here
+            throw Failure("out of memory while checking " + dump.toStdString() +
+                          ": split its batches into smaller files (each is read whole, and its checked tensors may hold up to " +
+                          std::to_string(model::kMaxDumpElements) + " elements)");
+        }
     });
     const std::vector<model::SampleCheck>& differing = check.differing;
-    const std::map<std::string, int>& kinds = check.kinds;
-    const int64_t checked = check.samples, batches = check.batches;
-    QJsonObject json = model::dumpCheckJson(check, family, parser.positionalArguments().first());
+    const std::map<std::string, int64_t>& kinds = check.kinds;
+    const int64_t checked = check.samples, batches = check.batches, differ = check.differingTotal;
+    QJsonObject json = model::dumpCheckJson(check, family, dump);
     json["ms"] = static_cast<double>(timer.elapsed());
     if (report) {
         const QString folder = parser.value("report");
@@ -93,19 +113,21 @@ int runCheckPositions(const QStringList& args)
             throw Failure(e.what());
         }
     }
-    if (parser.isSet("json")) {
+    if (asJson) {
         writeOutput({}, QJsonDocument(json).toJson());
     } else {
         std::printf("check-positions: %lld samples in %lld batches against %s\n", static_cast<long long>(checked),
                     static_cast<long long>(batches), qPrintable(family));
         for (size_t k = 0; k < differing.size() && static_cast<int>(k) < listed; ++k)
             std::printf("  %s\n", terminalSafe(sampleWords(differing[k]).toStdString()).c_str());
-        if (static_cast<int>(differing.size()) > listed)
-            std::printf("  ... and %zu more (--list N, or --report DIR for all)\n", differing.size() - static_cast<size_t>(listed));
+        const auto printed = std::min(static_cast<int64_t>(listed), static_cast<int64_t>(differing.size()));
+        if (differ > printed)
+            std::printf("  ... and %lld more (--list N, or --report DIR for the first %d)\n", static_cast<long long>(differ - printed),
+                        model::kMaxListedSamples);
         QStringList counts;
         for (const auto& [k, n] : kinds)
             counts << QString("%1 %2").arg(QString::fromStdString(k)).arg(n);
-        std::printf("summary: %lld checked, %zu differ%s\n", static_cast<long long>(checked), differing.size(),
+        std::printf("summary: %lld checked, %lld differ%s\n", static_cast<long long>(checked), static_cast<long long>(differ),
                     counts.isEmpty() ? "" : qPrintable(": " + counts.join(", ")));
         for (const auto& [k, n] : kinds) {
             const auto kind = k == "1-d" ? model::FaultKind::OneD
@@ -116,7 +138,7 @@ int runCheckPositions(const QStringList& args)
             std::printf("  %s: %s\n", k.c_str(), model::faultKindWords(kind));
         }
     }
-    return differing.empty() ? 0 : kExitFailure;
+    return differ == 0 ? 0 : kExitFailure;
 }
 
 } // namespace ropescope::cli

@@ -150,9 +150,14 @@ int runEval(const QStringList& args)
         {"merge",
          "Merge the state files given as arguments into one report (--output, --json), or a --slurm run's shards when "
          "--output is its folder."},
+        {"allow-partial",
+         "With --merge: merge a set that lacks shards on purpose (refused otherwise); the report then says what is missing "
+         "(\"partial_merge\" in its JSON)."},
     });
     addShardedOptions(parser, "evaluation");
     parseOrThrow(parser, args, true);
+    if (parser.isSet("allow-partial") && (!parser.isSet("merge") || wantsSharding(parser)))
+        throw UsageError("--allow-partial: only with --merge");
     if (wantsSharding(parser)) {
         ShardedCommand command = shardedEval();
         command.validate = validateEval;

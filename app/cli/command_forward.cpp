@@ -65,6 +65,13 @@ int runForward(const QStringList& args)
         if (req.inputIds.dim() == 2 && req.inputIds.size(0) != 1)
             throw UsageError("input_ids: one sequence at a time (batch size 1)");
         req.inputIds = req.inputIds.flatten();
+        if (inputs.find("attention_mask")) { // one unpadded sequence: a mask that hides tokens would be ignored, so it is refused
+            const auto mask = model::toTorch(inputs, "attention_mask");
+            if (mask.numel() != req.inputIds.numel() || !(mask == 1).all().item<bool>())
+                throw model::BadInputFile(parser.value("inputs").toStdString() + ": attention_mask must be all ones over input_ids' " +
+                                          std::to_string(req.inputIds.numel()) +
+                                          " tokens (forward runs one unpadded sequence; leave padding out)");
+        }
         if (inputs.find("pixel_values")) {
             req.pixelValues = model::toTorch(inputs, "pixel_values");
             req.imageGridThw = model::toTorch(inputs, "image_grid_thw");
@@ -86,7 +93,13 @@ int runForward(const QStringList& args)
         req.generate = generate;
         req.capture.allLogits = true; // the fixtures' logits are [1, L, vocab]
         req.capture.layerOutputs = true;
-        const model::ForwardResult r = vlm.run(req);
+        req.capture.routers = vlm.config().text.moe.any();
+        model::ForwardResult r;
+        try {
+            r = vlm.run(req);
+        } catch (const model::BadRequest& e) {
+            throw model::BadInputFile(parser.value("inputs").toStdString() + ": " + e.what());
+        }
 
         const auto& table = r.layerTables[static_cast<size_t>(attentionLayers.front())];
         model::SafeTensorsWriter out;
@@ -116,6 +129,21 @@ int runForward(const QStringList& args)
         model::addTensor(out, "final_norm_output", r.prefill.finalNorm.unsqueeze(0));
         model::addTensor(out, "logits", r.prefill.logits.unsqueeze(0));
         model::addTensor(out, "attentions", torch::stack(r.prefill.attentions, 0).unsqueeze(1));
+        if (!r.prefill.routers.empty()) { // as the MoE fixtures name them: each sparse layer's router
+            std::vector<torch::Tensor> scores, experts, weights;
+            std::vector<int64_t> layers;
+            for (const model::RouterTrace& t : r.prefill.routers) {
+                scores.push_back(t.scores);
+                experts.push_back(t.experts);
+                weights.push_back(t.weights);
+                layers.push_back(t.layer);
+            }
+            const bool softmax = vlm.config().text.moe.router == model::RouterKind::Softmax;
+            model::addTensor(out, softmax ? "moe_router_probs" : "moe_router_logits", torch::stack(scores, 0));
+            model::addTensor(out, "moe_router_experts", torch::stack(experts, 0));
+            model::addTensor(out, "moe_router_weights", torch::stack(weights, 0));
+            model::addTensor(out, "moe_layer_indexes", torch::tensor(layers, torch::kInt64));
+        }
         if (hybrid) { // as the Qwen3.5 fixtures name them: the DeltaNet's intermediates and end-of-prompt state
             std::vector<torch::Tensor> g, beta, core, recurrent, conv;
             std::vector<int64_t> linear;

@@ -2,6 +2,7 @@
 
 #include "app/cli/cli_error.h"
 #include "app/cli/output.h"
+#include "core/cluster/shard_coverage.h"
 #include "core/cluster/slurm.h"
 #include "core/io/atomic_file.h"
 #include "core/io/input_file.h"
@@ -217,19 +218,28 @@ int mergeEval(const QCommandLineParser& parser)
     QStringList states = parser.positionalArguments();
     const QString output = parser.value("output");
     const bool ofRun = states.isEmpty() && cluster::isShardedRun(output);
+    const bool allowPartial = parser.isSet("allow-partial");
+    int runShards = 0; // the split, when merging a --slurm run's shards
     if (ofRun) {
-        const cluster::ShardedRun run = runToMerge(output, shardedEval(), "no whole eval_state.json in shards/<i>");
+        const ShardedCommand command = shardedEval();
+        const cluster::ShardedRun run = runToMerge(output, command, "no whole eval_state.json in shards/<i>", allowPartial);
+        runShards = run.shards;
         for (int i = 0; i < run.shards; ++i)
-            states << QDir(cluster::shardFolder(output, i)).filePath("eval_state.json");
+            if (command.complete(output, i, run.shards)) // all of them, unless --allow-partial
+                states << QDir(cluster::shardFolder(output, i)).filePath("eval_state.json");
     } else if (states.size() < 2) {
         throw UsageError("--merge: give two or more state files (eval --shard i/n --state FILE), or none when --output is a --slurm run");
     }
     std::optional<EvalSource> source;
     model::EvalResult settings;
     std::vector<model::EvalSample> samples;
+    std::vector<std::vector<int64_t>> held; // each state's samples, to name what a partial set lacks
     for (const QString& path : states) {
         EvalSource s;
         model::EvalResult r = readEvalState(path, &s);
+        held.emplace_back();
+        for (const model::EvalSample& sample : r.perSample)
+            held.back().push_back(sample.index);
         if (!source) {
             source = s;
             settings = r;
@@ -246,22 +256,38 @@ int mergeEval(const QCommandLineParser& parser)
     } catch (const model::ModelError& e) {
         throw UsageError(std::string("--merge: ") + e.what());
     }
+    // A report on part of the samples is refused, or made on purpose and says so.
+    const cluster::Coverage coverage = cluster::shardCoverage(held, source->total, runShards);
+    QByteArray partialLine;
+    QJsonObject partial;
+    if (!coverage.complete()) {
+        if (!allowPartial)
+            throw UsageError("--merge: " + coverage.describe().toStdString() +
+                             "; give every shard's state, or --allow-partial to merge these on purpose (nothing was written)");
+        partial = coverage.toJson();
+        partial["note"] = coverage.describe();
+        partialLine = "  PARTIAL MERGE (--allow-partial): " + coverage.describe().toUtf8() + "\n";
+    }
+    QJsonObject reportJson = evalReportJson(merged, *source);
+    if (!partial.isEmpty())
+        reportJson["partial_merge"] = partial;
+    const QByteArray reportText = evalReportText(merged, *source) + partialLine;
     if (ofRun) {
         io::StagedFiles staged(output); // all three or none
         try {
-            staged.stage("eval.txt", evalReportText(merged, *source));
-            staged.stage("eval.json", QJsonDocument(evalReportJson(merged, *source)).toJson());
+            staged.stage("eval.txt", reportText);
+            staged.stage("eval.json", QJsonDocument(reportJson).toJson());
             staged.stage("eval_state.json", QJsonDocument(evalStateJson(merged, *source)).toJson(QJsonDocument::Compact));
             staged.commit();
         } catch (const io::IoError& e) {
             throw Failure(e.what());
         }
     } else {
-        writeOutput(output,
-                    parser.isSet("json") ? QJsonDocument(evalReportJson(merged, *source)).toJson() : evalReportText(merged, *source));
+        writeOutput(output, parser.isSet("json") ? QJsonDocument(reportJson).toJson() : reportText);
     }
-    std::fprintf(stderr, "eval: merged %d of %lld samples from %lld shards\n", merged.samples, static_cast<long long>(source->total),
-                 static_cast<long long>(states.size()));
+    std::fprintf(stderr, "eval: merged %d of %lld samples from %lld shards%s\n", merged.samples, static_cast<long long>(source->total),
+                 static_cast<long long>(states.size()),
+                 partial.isEmpty() ? "" : qPrintable("; PARTIAL (--allow-partial): " + coverage.describe()));
     return 0;
 }
 

@@ -347,6 +347,10 @@ void refuseLayoutOnlyFlags(const QCommandLineParser& parser)
     for (const char* flag : {"layout", "layer"})
         if (parser.isSet(flag))
             throw UsageError(std::string("--") + flag + ": a model run takes its layout from the prompt; this flag is for layouts");
+    // XD-RoPE's newline column adds tokens a model's prompt does not hold: a run places the prompt's own.
+    if (parser.isSet("newline-column") && parser.value("newline-column") != "off")
+        throw UsageError(
+            "--newline-column: a model run places the prompt's own tokens (no newline or span tokens); leave it out or give off");
 }
 
 void checkModelLayers(const QCommandLineParser& parser, int layers)

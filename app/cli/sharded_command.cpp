@@ -1,6 +1,7 @@
 #include "app/cli/sharded_command.h"
 
 #include "app/cli/cli_error.h"
+#include "core/cluster/script_text.h"
 #include "core/cluster/slurm.h"
 #include "core/io/atomic_file.h"
 
@@ -75,8 +76,9 @@ void printSubmission(const QString& output, const cluster::ShardedRun& run, cons
                     qPrintable(run.kind), s.shards.size(), run.shards, qPrintable(s.arrayJob), qPrintable(s.mergeJob));
     else
         std::printf("%s: every shard is done; submitted the merge as Slurm job %s\n", qPrintable(run.kind), qPrintable(s.mergeJob));
-    std::printf("  watch: ropescope %s --status %s   (or: squeue --me)\n", qPrintable(run.kind), qPrintable(cluster::shellQuote(output)));
-    std::printf("  logs:  %s\n", qPrintable(QDir(output).filePath("logs")));
+    std::printf("  watch: ropescope %s --status %s   (or: squeue --me)\n", qPrintable(run.kind),
+                qPrintable(cluster::printable(cluster::shellQuote(output))));
+    std::printf("  logs:  %s\n", qPrintable(cluster::printable(QDir(output).filePath("logs"))));
 }
 
 cluster::Submission submitOrThrow(const cluster::ShardedRun& run, const QString& output, const std::vector<int>& shards)
@@ -117,7 +119,9 @@ int submitNew(const QCommandLineParser& parser, const QStringList& args, const S
     run.shardArgs = QStringList{command.kind} + shardArguments(args.mid(1)); // args[0] is the parser's program label
     run.workingDir = absolute(QDir::currentPath());
     run.slurmArgs = parser.value("slurm-args");
-    try {
+    const QString output = absolute(parser.value("output"));
+    try { // every path and argument the script will name, before a file is read or written
+        cluster::checkScriptInputs(run, output);
         cluster::parseSlurmArgs(run.slurmArgs);
     } catch (const cluster::RunError& e) {
         throw UsageError(e.what());
@@ -131,7 +135,6 @@ int submitNew(const QCommandLineParser& parser, const QStringList& args, const S
         throw UsageError(
             "--slurm: sbatch is not on PATH, so nothing can be submitted to Slurm here (--dry-run writes the job script only)");
 
-    const QString output = absolute(parser.value("output"));
     if (cluster::isShardedRun(output)) {
         cluster::ShardedRun existing = readRunOrThrow(output, command);
         if (existing.sameMeasurement(run))
@@ -147,7 +150,12 @@ int submitNew(const QCommandLineParser& parser, const QStringList& args, const S
                          "); give a new or empty folder");
     if (!QDir().mkpath(output))
         throw Failure(output.toStdString() + ": cannot create the folder");
-    const QString script = cluster::jobScript(run, output, command.shardTail(output, shards), command.mergeArgs(output));
+    QString script;
+    try {
+        script = cluster::jobScript(run, output, command.shardTail(output, shards), command.mergeArgs(output));
+    } catch (const cluster::RunError& e) {
+        throw UsageError(e.what());
+    }
     try {
         io::writeFileInside(output, cluster::kScriptFile, script.toUtf8());
         QFile::setPermissions(QDir(output).filePath(cluster::kScriptFile),
@@ -204,11 +212,13 @@ int printStatus(const QString& given, const ShardedCommand& command)
     const QString output = absolute(given);
     const cluster::ShardedRun run = readRunOrThrow(output, command);
     const Standing st = standing(output, run, command);
-    std::printf("%s: %s in %d shards", qPrintable(output), qPrintable(run.kind), run.shards);
+    // The record is a file anyone may have edited: what it says is printed with its control characters escaped.
+    std::printf("%s: %s in %d shards", qPrintable(cluster::printable(output)), qPrintable(run.kind), run.shards);
     if (run.submissions.empty())
         std::printf(", never submitted (--resume submits it)\n");
     else
-        std::printf(", last submitted %s (shards: job %s, merge: job %s)\n", qPrintable(run.submissions.back().submittedAt),
+        std::printf(", last submitted %s (shards: job %s, merge: job %s)\n",
+                    qPrintable(cluster::printable(run.submissions.back().submittedAt)),
                     qPrintable(run.submissions.back().arrayJob.isEmpty() ? QString("-") : run.submissions.back().arrayJob),
                     qPrintable(run.submissions.back().mergeJob));
     using S = cluster::ShardState;
@@ -217,7 +227,7 @@ int printStatus(const QString& given, const ShardedCommand& command)
                 inState(st, {S::Missing}).size());
     if (const auto failed = inState(st, {S::Failed}); !failed.empty())
         std::printf("  failed: %s (logs: %s)\n", qPrintable(cluster::listShards(failed)),
-                    qPrintable(QDir(output).filePath("logs/shard-<i>.log")));
+                    qPrintable(cluster::printable(QDir(output).filePath("logs/shard-<i>.log"))));
     if (const auto missing = inState(st, {S::Missing}); !missing.empty())
         std::printf("  missing: %s (never ran, or cancelled before it started)\n", qPrintable(cluster::listShards(missing)));
     QString merge;
@@ -229,7 +239,7 @@ int printStatus(const QString& given, const ShardedCommand& command)
         merge = "ran and failed (" + cluster::mergeLog(output) + ")";
     else
         merge = "not run";
-    std::printf("  merge: %s\n", qPrintable(merge));
+    std::printf("  merge: %s\n", qPrintable(cluster::printable(merge)));
     if (!st.queue.available)
         std::printf("  (squeue did not answer: shards still queued show as missing)\n");
     return 0;
@@ -341,10 +351,13 @@ std::vector<int> incompleteShards(const QString& output, int shards, const Shard
     return missing;
 }
 
-cluster::ShardedRun runToMerge(const QString& output, const ShardedCommand& command, const QString& complete)
+cluster::ShardedRun runToMerge(const QString& output, const ShardedCommand& command, const QString& complete, bool allowPartial)
 {
     const cluster::ShardedRun run = readRunOrThrow(output, command);
-    if (const std::vector<int> missing = incompleteShards(output, run.shards, command); !missing.empty())
+    const std::vector<int> missing = incompleteShards(output, run.shards, command);
+    if (allowPartial && static_cast<int>(missing.size()) == run.shards)
+        throw Failure("--merge --allow-partial: no shard of " + output.toStdString() + " is complete yet; there is nothing to merge");
+    if (!missing.empty() && !allowPartial)
         throw Failure(QString("--merge: shard%1 %2 of %3 %4 not complete (%5); `ropescope %6 --resume %7` reruns %8")
                           .arg(missing.size() > 1 ? "s" : "", cluster::listShards(missing))
                           .arg(run.shards)

@@ -36,7 +36,8 @@ int runSharded(const QCommandLineParser& parser, const QStringList& args, const 
 // The shards of `output` that are not complete (for a merge that must refuse an incomplete set).
 std::vector<int> incompleteShards(const QString& output, int shards, const ShardedCommand& command);
 // The --slurm run in `output` that its merge job merges: UsageError for a folder that is not `command`'s run,
-// Failure naming the shards that are not complete (`complete`: what a complete shard holds, in words).
-cluster::ShardedRun runToMerge(const QString& output, const ShardedCommand& command, const QString& complete);
+// Failure naming the shards that are not complete (`complete`: what a complete shard holds, in words), unless
+// `allowPartial` (--allow-partial: the caller merges the complete ones, and says so) and one is complete.
+cluster::ShardedRun runToMerge(const QString& output, const ShardedCommand& command, const QString& complete, bool allowPartial = false);
 
 } // namespace ropescope::cli

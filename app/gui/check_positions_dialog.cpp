@@ -33,7 +33,9 @@ namespace ropescope::gui {
 
 namespace {
 constexpr char kFromModel[] = "from a model folder";
-}
+// The table lists the first differing samples (a row per sample; the status counts them all).
+constexpr int kListedSamples = 10000;
+} // namespace
 
 struct CheckPositionsDialog::Private {
     model::PositionRule rule;
@@ -203,9 +205,14 @@ CheckPositionsDialog::CheckPositionsDialog(QWidget* parent) : QDialog(parent), d
                              .arg(d->result->samples)
                              .arg(d->result->batches)
                              .arg(d->rule.family)
-                             .arg(d->result->differing.empty()
+                             .arg(d->result->differingTotal == 0
                                       ? QString("every sample matches the rule")
-                                      : QString("%1 differ (%2)").arg(d->result->differing.size()).arg(kinds.join(", "))));
+                                      : QString("%1 differ (%2)%3")
+                                            .arg(d->result->differingTotal)
+                                            .arg(kinds.join(", "))
+                                            .arg(static_cast<int64_t>(d->result->differing.size()) < d->result->differingTotal
+                                                     ? QString("; the first %1 are listed").arg(d->result->differing.size())
+                                                     : QString())));
         if (!d->result->differing.empty())
             table_->setCurrentCell(0, 0);
         Q_EMIT finished();
@@ -280,12 +287,13 @@ void CheckPositionsDialog::start()
     d->watcher.setFuture(QtConcurrent::run([=]() -> std::shared_ptr<model::DumpCheck> {
         try {
             return std::make_shared<model::DumpCheck>(model::checkDump(
-                dump, rule, 0,
-                [bar](int64_t done, int64_t total) {
-                    QMetaObject::invokeMethod(bar, [bar, done, total] {
+                dump, rule, 0, kListedSamples,
+                [bar](const model::DumpProgress& p) {
+                    QMetaObject::invokeMethod(bar, [bar, p] {
                         if (bar) {
-                            bar->setRange(0, static_cast<int>(total));
-                            bar->setValue(static_cast<int>(done));
+                            bar->setRange(0, static_cast<int>(p.files));
+                            bar->setValue(static_cast<int>(p.filesDone));
+                            bar->setFormat(QString("%1 samples, %p%").arg(p.samples));
                         }
                     });
                 },

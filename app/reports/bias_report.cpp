@@ -63,7 +63,7 @@ QByteArray BiasReport::figure(views::FigureFormat format) const
                                format, QJsonObject{{"figure", "positional bias"}, {"title", f.title}});
 }
 
-BiasReport biasReport(const model::BiasAccumulation& a)
+BiasReport biasReport(const model::BiasAccumulation& a, const QJsonObject& partial)
 {
     BiasReport r;
     const int64_t measured = a.sampleCount();
@@ -73,6 +73,8 @@ BiasReport biasReport(const model::BiasAccumulation& a)
                   .arg(measured)
                   .arg(a.total)
                   .arg(a.model);
+    if (!partial.isEmpty())
+        f.title += " - PARTIAL MERGE (--allow-partial): " + partial.value("note").toString();
     f.schemes = a.schemes;
     f.layers = a.layers;
     f.rows = a.rows;
@@ -152,12 +154,14 @@ BiasReport biasReport(const model::BiasAccumulation& a)
                          {"layers", layerList},
                          {"intervals", "95% percentile bootstrap over samples, 1000 resamples, fixed seed"},
                          {"schemes", schemes}};
+    if (!partial.isEmpty())
+        r.json["partial_merge"] = partial;
     return r;
 }
 
-void writeBiasFiles(const QString& folder, const model::BiasAccumulation& a)
+void writeBiasFiles(const QString& folder, const model::BiasAccumulation& a, const QJsonObject& partial)
 {
-    const BiasReport report = biasReport(a);
+    const BiasReport report = biasReport(a, partial);
     if (!QDir().mkpath(folder))
         throw io::IoError(folder.toStdString() + ": cannot create the folder");
     io::StagedFiles staged(folder);

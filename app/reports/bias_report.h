@@ -16,12 +16,15 @@ struct BiasReport {
     QJsonObject json;             // sample count, parameters, every summary with its interval, the geometry
     QByteArray figure(views::FigureFormat format) const;
 };
-BiasReport biasReport(const model::BiasAccumulation& accumulation);
+// `partial`: empty, or for a merge of an incomplete set allowed on purpose (bias --merge --allow-partial) what
+// is missing ({"note": "shard 2 of 4 is missing (...)", ...}); the JSON then holds it as "partial_merge" and
+// the figure's title says so.
+BiasReport biasReport(const model::BiasAccumulation& accumulation, const QJsonObject& partial = {});
 // With --keep-samples: one row per scheme x layer x map x sample, its map on the common grid (cell_r_c), then
 // for videos its mass per temporal patch (frame_k).
 QByteArray biasSamplesCsv(const model::BiasAccumulation& accumulation);
 // Writes bias.png/.svg/.pdf, bias.csv, bias.json, bias_state.json (and bias_samples.csv when kept) into `folder` (created), all or none
 // (io::StagedFiles); throws io::IoError naming the file.
-void writeBiasFiles(const QString& folder, const model::BiasAccumulation& accumulation);
+void writeBiasFiles(const QString& folder, const model::BiasAccumulation& accumulation, const QJsonObject& partial = {});
 
 } // namespace ropescope::reports

@@ -1,5 +1,6 @@
 #include "core/cluster/sharded_run.h"
 
+#include "core/cluster/script_text.h"
 #include "core/io/atomic_file.h"
 #include "core/io/input_file.h"
 
@@ -7,6 +8,7 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 
 namespace ropescope::cluster {
 namespace {
@@ -51,7 +53,7 @@ ShardedRun ShardedRun::fromJson(const QJsonObject& json, const QString& name)
     ShardedRun run;
     run.kind = stringField(json, "kind", name);
     if (run.kind != "bias" && run.kind != "batch" && run.kind != "eval")
-        throw RunError(name.toStdString() + ": unknown kind '" + run.kind.left(40).toStdString() + "'");
+        throw RunError(name.toStdString() + ": unknown kind '" + printable(run.kind.left(40)).toStdString() + "'");
     const QJsonValue shards = json.value("shards");
     if (!shards.isDouble() || shards.toDouble() != static_cast<double>(shards.toInt()) || shards.toInt() < 1 || shards.toInt() > kMaxShards)
         throw RunError(name.toStdString() + ": 'shards' must be a whole number 1.." + std::to_string(kMaxShards));
@@ -77,6 +79,12 @@ ShardedRun ShardedRun::fromJson(const QJsonObject& json, const QString& name)
         Submission s;
         s.arrayJob = stringField(o, "array_job", name);
         s.mergeJob = stringField(o, "merge_job", name);
+        // Slurm's job ids are numbers; they are printed and handed to scancel in messages.
+        static const QRegularExpression nonDigit("[^0-9]");
+        for (const QString& id : {s.arrayJob, s.mergeJob})
+            if (id.size() > 20 || id.contains(nonDigit))
+                throw RunError(name.toStdString() + ": a submission's job id '" + printable(id.left(40)).toStdString() +
+                               "' is not a Slurm job number");
         s.submittedAt = stringField(o, "submitted_at", name, false);
         const QJsonValue ids = o.value("shards");
         if (!ids.isArray() || ids.toArray().size() > kMaxShards)

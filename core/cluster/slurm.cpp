@@ -1,5 +1,7 @@
 #include "core/cluster/slurm.h"
 
+#include "core/cluster/script_text.h"
+
 #include <QDateTime>
 #include <QDir>
 #include <QFileInfo>
@@ -69,6 +71,10 @@ QString shellQuote(const QString& arg)
 QString jobScript(const ShardedRun& run, const QString& output, const QStringList& shardTail, const QStringList& mergeArgs)
 {
     const QString out = QFileInfo(output).absoluteFilePath();
+    checkScriptInputs(run, out); // no line break, no {shard} from outside: every line below stays the one it is
+    QStringList sbatchLine;
+    for (const QString& word : parseSlurmArgs(run.slurmArgs))
+        sbatchLine << sbatchWord(word);
     const QString script = QDir(out).filePath(kScriptFile);
     QStringList shardCommand{"\"$ropescope\""};
     for (const QString& a : run.shardArgs)
@@ -97,10 +103,10 @@ QString jobScript(const ShardedRun& run, const QString& output, const QStringLis
     text += QString("#   sbatch --dependency=afterok:${jid%%;*} --kill-on-invalid-dep=yes --output=%1 %2 merge\n")
                 .arg(shellQuote(mergeLog(out)), shellQuote(script));
     text += QString("#SBATCH --job-name=ropescope-%1\n").arg(run.kind);
-    if (!run.workingDir.contains(QRegularExpression("\\s")))
-        text += "#SBATCH --chdir=" + run.workingDir + "\n";
-    if (!run.slurmArgs.trimmed().isEmpty())
-        text += "#SBATCH " + run.slurmArgs.simplified() + "\n";
+    if (!sbatchBlanks(run.workingDir)) // else the script's own `cd` alone; sbatch would cut the folder's name
+        text += "#SBATCH " + sbatchWord("--chdir=" + run.workingDir) + "\n"; // quoted as sbatch reads #SBATCH lines
+    if (!sbatchLine.isEmpty())
+        text += "#SBATCH " + sbatchLine.join(' ') + "\n";
     text += "set -euo pipefail\n";
     text += "cd " + shellQuote(run.workingDir) + "\n"; // relative paths in the command are the submitter's
     text += "ropescope=" + shellQuote(run.program) + "\n";
@@ -110,25 +116,6 @@ QString jobScript(const ShardedRun& run, const QString& output, const QStringLis
     text += QString("shard=${SLURM_ARRAY_TASK_ID:?one shard per array task: sbatch --array=%1 (or the argument merge)}\n").arg(all);
     text += "exec " + shardCommand.join(' ') + "\n";
     return text;
-}
-
-QStringList parseSlurmArgs(const QString& text)
-{
-    if (text.contains('\n') || text.contains('#'))
-        throw RunError("--slurm-args: one line of sbatch options, without '#' or line breaks");
-    const QStringList args = QProcess::splitCommand(text);
-    static const QStringList ours{"--array", "-a", "--dependency", "-d",      "--output", "-o",
-                                  "--error", "-e", "--wrap",       "--chdir", "-D",       "--parsable"};
-    for (const QString& a : args) {
-        const QString option = a.section('=', 0, 0);
-        if (ours.contains(option))
-            throw RunError("--slurm-args: " + option.toStdString() +
-                           " is set by RopeScope itself (the array, the merge's dependency and the logs)");
-    }
-    if (!args.isEmpty() && !args.first().startsWith('-'))
-        throw RunError("--slurm-args: expected sbatch options such as \"--partition=gpu --time=2:00:00\", got '" +
-                       args.first().toStdString() + "'");
-    return args;
 }
 
 QString findSbatch()

@@ -1,6 +1,7 @@
 #pragma once
 // Slurm through its own commands (sbatch, squeue), never a scheduler of ours: the job script a sharded run
 // submits, the submission of its array and merge, and what the queue holds of them.
+#include "core/cluster/sbatch_options.h"
 #include "core/cluster/sharded_run.h"
 
 #include <QMap>
@@ -13,13 +14,11 @@ namespace ropescope::cluster {
 
 // The one script of a run: with SLURM_ARRAY_TASK_ID it runs that shard (the run's arguments, then
 // `shardTail`, where kShardIndex stands for the task id), with the argument `merge` the merge (`mergeArgs`).
-// Its header says how to submit it by hand; `--slurm-args` are its #SBATCH line.
+// Its header says how to submit it by hand; `--slurm-args` are its #SBATCH line. Throws RunError, before
+// anything is written, when a path or argument could not go into it safely (checkScriptInputs) or the
+// --slurm-args are refused (parseSlurmArgs).
 constexpr char kShardIndex[] = "{shard}";
 QString jobScript(const ShardedRun& run, const QString& output, const QStringList& shardTail, const QStringList& mergeArgs);
-
-// Checks the --slurm-args text: sbatch options only, none of those the run sets itself (--array,
-// --dependency, --output, --error, --wrap, --chdir). Throws RunError naming the option.
-QStringList parseSlurmArgs(const QString& text);
 
 // The path of `sbatch` on PATH, or "" (the message then says so).
 QString findSbatch();

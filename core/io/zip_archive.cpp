@@ -42,7 +42,7 @@ QByteArray inflateRaw(const QByteArray& packed, uint32_t size)
 
 } // namespace
 
-std::vector<std::pair<QString, QByteArray>> readZipMembers(const QByteArray& archive, int64_t maxTotalBytes)
+std::vector<ZipMember> listZipMembers(const QByteArray& archive)
 {
     // The end-of-directory record: in the last 22 + 65535 bytes (a comment may follow it).
     qsizetype end = -1;
@@ -52,49 +52,92 @@ std::vector<std::pair<QString, QByteArray>> readZipMembers(const QByteArray& arc
             break;
         }
     if (end < 0)
-        throw IoError("not a ZIP archive (no end-of-directory record): an .npz is what np.savez writes");
+        throw IoError("not a ZIP archive (no end-of-directory record)");
     const uint32_t members = le(archive, end + 10, 2), directorySize = le(archive, end + 12, 4), directoryAt = le(archive, end + 16, 4);
     if (members > kMaxMembers)
         throw IoError("the archive lists more than " + std::to_string(kMaxMembers) + " members");
     if (static_cast<int64_t>(directoryAt) + directorySize > end)
         throw IoError("the archive's directory lies outside it (ZIP64 archives are not read)");
-    std::vector<std::pair<QString, QByteArray>> out;
-    int64_t total = 0;
+    std::vector<ZipMember> out;
     qsizetype at = static_cast<qsizetype>(directoryAt);
     for (uint32_t m = 0; m < members; ++m) {
         if (le(archive, at, 4) != kDirectoryEntry)
             throw IoError("the archive's directory is damaged");
-        const uint32_t flags = le(archive, at + 8, 2), method = le(archive, at + 10, 2);
-        const uint32_t packedSize = le(archive, at + 20, 4), size = le(archive, at + 24, 4);
+        ZipMember member;
+        const uint32_t flags = le(archive, at + 8, 2);
+        member.method = le(archive, at + 10, 2);
+        member.packedSize = le(archive, at + 20, 4);
+        member.size = le(archive, at + 24, 4);
         const uint32_t nameLength = le(archive, at + 28, 2), extraLength = le(archive, at + 30, 2), commentLength = le(archive, at + 32, 2);
         const uint32_t localAt = le(archive, at + 42, 4);
         if (at + 46 + nameLength > archive.size())
             throw IoError("the archive's directory is damaged");
-        const QString name = QString::fromUtf8(archive.mid(at + 46, nameLength));
+        member.name = QString::fromUtf8(archive.mid(at + 46, nameLength));
+        const std::string name = member.name.toStdString();
         at += 46 + nameLength + extraLength + commentLength;
         if (flags & 1)
-            throw IoError("member '" + name.toStdString() + "' is encrypted");
-        if (size == 0xffffffffu || packedSize == 0xffffffffu || localAt == 0xffffffffu)
-            throw IoError("member '" + name.toStdString() + "' needs ZIP64, which is not read");
-        total += size;
+            throw IoError("member '" + name + "' is encrypted");
+        if (member.size == 0xffffffffu || member.packedSize == 0xffffffffu || localAt == 0xffffffffu)
+            throw IoError("member '" + name + "' needs ZIP64, which is not read");
+        if (le(archive, localAt, 4) != kLocalHeader)
+            throw IoError("member '" + name + "' has no local header where the directory says");
+        member.dataAt = static_cast<qsizetype>(localAt) + 30 + le(archive, localAt + 26, 2) + le(archive, localAt + 28, 2);
+        if (member.dataAt + static_cast<qsizetype>(member.packedSize) > end)
+            throw IoError("member '" + name + "' runs past the archive's data");
+        if (member.method != 0 && member.method != 8)
+            throw IoError("member '" + name + "' uses compression method " + std::to_string(member.method) +
+                          " (stored and deflate are read)");
+        if (member.method == 0 && member.packedSize != member.size)
+            throw IoError("stored member '" + name + "' has two different sizes");
+        out.push_back(std::move(member));
+    }
+    return out;
+}
+
+QByteArray zipMemberBytes(const QByteArray& archive, const ZipMember& member, int64_t maxInflated)
+{
+    if (member.method == 0)
+        return QByteArray::fromRawData(archive.constData() + member.dataAt, static_cast<qsizetype>(member.size));
+    if (static_cast<int64_t>(member.size) > maxInflated) // checked before a byte is inflated
+        throw IoError("member '" + member.name.toStdString() + "' inflates to " + std::to_string(member.size) + " bytes, more than " +
+                      std::to_string(maxInflated) + " are read");
+    return inflateRaw(archive.mid(member.dataAt, member.packedSize), member.size);
+}
+
+QByteArray zipMemberHead(const QByteArray& archive, const ZipMember& member, uint32_t bytes)
+{
+    const uint32_t want = std::min(bytes, member.size);
+    if (member.method == 0)
+        return QByteArray::fromRawData(archive.constData() + member.dataAt, static_cast<qsizetype>(want));
+    QByteArray out(static_cast<qsizetype>(want), Qt::Uninitialized);
+    z_stream z{};
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK)
+        throw IoError("zlib could not start");
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(archive.constData() + member.dataAt));
+    z.avail_in = static_cast<uInt>(member.packedSize);
+    z.next_out = reinterpret_cast<Bytef*>(out.data());
+    z.avail_out = static_cast<uInt>(out.size());
+    int rc = Z_OK;
+    while (z.avail_out > 0 && rc == Z_OK)
+        rc = inflate(&z, Z_SYNC_FLUSH);
+    const uLong produced = z.total_out;
+    inflateEnd(&z);
+    if (produced != want)
+        throw IoError("member '" + member.name.toStdString() + "' does not inflate to the size its directory gives");
+    return out;
+}
+
+std::vector<std::pair<QString, QByteArray>> readZipMembers(const QByteArray& archive, int64_t maxTotalBytes)
+{
+    std::vector<std::pair<QString, QByteArray>> out;
+    int64_t total = 0;
+    for (const ZipMember& member : listZipMembers(archive)) {
+        total += member.size;
         if (total > maxTotalBytes)
             throw IoError("the archive inflates to more than " + std::to_string(maxTotalBytes >> 20) + " MiB");
-        if (le(archive, localAt, 4) != kLocalHeader)
-            throw IoError("member '" + name.toStdString() + "' has no local header where the directory says");
-        const qsizetype dataAt = static_cast<qsizetype>(localAt) + 30 + le(archive, localAt + 26, 2) + le(archive, localAt + 28, 2);
-        if (dataAt + static_cast<qsizetype>(packedSize) > end)
-            throw IoError("member '" + name.toStdString() + "' runs past the archive's data");
-        const QByteArray packed = archive.mid(dataAt, packedSize);
-        if (method == 0) {
-            if (packedSize != size)
-                throw IoError("stored member '" + name.toStdString() + "' has two different sizes");
-            out.emplace_back(name, packed);
-        } else if (method == 8) {
-            out.emplace_back(name, inflateRaw(packed, size));
-        } else {
-            throw IoError("member '" + name.toStdString() + "' uses compression method " + std::to_string(method) +
-                          " (stored and deflate are read)");
-        }
+        QByteArray bytes = zipMemberBytes(archive, member, maxTotalBytes);
+        bytes.detach(); // a copy: the caller may outlive `archive`
+        out.emplace_back(member.name, std::move(bytes));
     }
     return out;
 }

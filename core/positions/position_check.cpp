@@ -76,8 +76,8 @@ const char* faultKindWords(FaultKind kind)
     return "?";
 }
 
-std::vector<SampleCheck> checkBatch(const Batch& batch, const IntView& pos, const IntView& deltas, const FamilyRule& rule,
-                                    bool keepPositions)
+void checkBatchEach(const Batch& batch, const IntView& pos, const IntView& deltas, const FamilyRule& rule, bool keepPositions,
+                    const std::function<void(SampleCheck&&)>& each)
 {
     if (!pos.given)
         batch.bad("no 'position_ids'");
@@ -90,7 +90,6 @@ std::vector<SampleCheck> checkBatch(const Batch& batch, const IntView& pos, cons
         if (deltas.given && deltas.numel() != rows)
             batch.bad("'rope_deltas' must hold one whole number per sample ([B, 1])");
     }
-    std::vector<SampleCheck> out;
     forEachSample(batch, rule, [&](const SamplePositions& s) {
         const int64_t rows = ids.shape[0], length = ids.shape[1], b = s.row;
         const int axisBase = pos.shape[0] == 4 ? 1 : 0; // [4, B, L]: row 0 is the text position, then t, h, w
@@ -189,13 +188,20 @@ std::vector<SampleCheck> checkBatch(const Batch& batch, const IntView& pos, cons
         }
         if (keepPositions) {
             c.layout = table.layout.toString();
-        } else {
-            c.gotPositions.clear();
-            c.expectedPositions.clear();
-            c.segments.clear();
+        } else { // freed, not cleared: clear() keeps the capacity
+            std::vector<int64_t>().swap(c.gotPositions);
+            std::vector<int64_t>().swap(c.expectedPositions);
+            std::vector<std::string>().swap(c.segments);
         }
-        out.push_back(std::move(c));
+        each(std::move(c));
     });
+}
+
+std::vector<SampleCheck> checkBatch(const Batch& batch, const IntView& pos, const IntView& deltas, const FamilyRule& rule,
+                                    bool keepPositions)
+{
+    std::vector<SampleCheck> out;
+    checkBatchEach(batch, pos, deltas, rule, keepPositions, [&](SampleCheck&& c) { out.push_back(std::move(c)); });
     return out;
 }
 

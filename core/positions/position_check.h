@@ -7,6 +7,7 @@
 #include "core/positions/batch.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,5 +38,9 @@ struct SampleCheck {
 // tensor for a batch that cannot be checked.
 std::vector<SampleCheck> checkBatch(const Batch& batch, const IntView& positionIds, const IntView& ropeDeltas, const FamilyRule& rule,
                                     bool keepPositions);
+// The same, each sample handed to `each` as it is checked and kept nowhere: check-positions streams a dump of
+// millions of samples through this, counting them and keeping only the first few.
+void checkBatchEach(const Batch& batch, const IntView& positionIds, const IntView& ropeDeltas, const FamilyRule& rule, bool keepPositions,
+                    const std::function<void(SampleCheck&&)>& each);
 
 } // namespace ropescope::positions

@@ -72,6 +72,21 @@ check "a finished run has nothing to resume" grep -q 'nothing to resume' <<<"$ag
 skipped=$(SLURM_ARRAY_TASK_ID=1 bash "$work/killed/slurm_job.sh" 2>&1)
 check "a rerun shard whose state is complete is skipped" grep -q 'shard 1/4 is complete in .* already; skipped' <<<"$skipped"
 
+# 2b. Names that are names (issue 54): submitted from a folder and into one whose names hold spaces, quotes,
+# $(...) and backquotes, with --slurm-args sbatch reads from the quoted #SBATCH line too, the run merges to
+# the one-process bytes and nothing of the names runs.
+odd_cwd="$work/cwd it's \"q\""
+odd_out="$work/run \$(touch $work/PWNED) \`touch $work/PWNED\` it's"
+mkdir -p "$odd_cwd"
+(cd "$odd_cwd" && "$ropescope" "${measure[@]}" --slurm 2 --output "$odd_out" --slurm-args '--comment="a b" --time=0:30:00') \
+  >"$work/odd.txt" 2>&1
+check "odd names: submitted (exit 0)" [ $? -eq 0 ]
+check "odd names: #SBATCH --chdir is quoted for sbatch" grep -qxF "#SBATCH \"--chdir=$work/cwd it's \\\"q\\\"\"" "$odd_out/slurm_job.sh"
+wait_for_run "$odd_out" >/dev/null
+check "odd names: merged" grep -q 'merge: done' <<<"$status"
+check "odd names: equal to one process bit for bit" cmp -s "$work/one/bias_state.json" "$odd_out/bias_state.json"
+check "odd names: nothing of the names ran" test ! -e "$work/PWNED"
+
 # 3. An evaluation and a batch job through Slurm equal their one-process runs.
 "$ropescope" eval --model "$model" --samples 24 --scheme vrope --json --output "$work/eval_one.json" 2>/dev/null
 "$ropescope" eval --model "$model" --samples 24 --scheme vrope --slurm 3 --output "$work/eval_run" >/dev/null 2>&1
@@ -120,6 +135,10 @@ bad "--status on a folder that is not a sharded run" "is not a sharded run" "$ro
 printf '%s' '{"items": [{"type": "ptd", "layout": "text:4,image:4x4,text:4", "scheme=x.py": true, "output": "a.json"}]}' >"$work/badkey.json"
 bad "a batch item with a bad key, before any submission" "bad parameter name 'scheme=x.py'" "$ropescope" batch "$work/badkey.json" --slurm 1 --output "$work/badkey"
 bad "--slurm-args setting the array" "set by RopeScope itself" "$ropescope" "${measure[@]}" --slurm 2 --slurm-args "--array=0-9" --output "$work/args"
+bad "--slurm-args abbreviating --output" "is sbatch's --output" "$ropescope" "${measure[@]}" --slurm 2 --slurm-args "--out=/tmp/x" --output "$work/args"
+bad "a line break in --output" "holds a control character" "$ropescope" "${measure[@]}" --slurm 2 --output "$work/nl
+touch $work/PWNED #"
+check "a line break in --output: nothing written or run" test ! -e "$work/PWNED" -a ! -e "$work/nl"
 
 echo "slurm_runs: $failures failed"
 [ $failures -eq 0 ]

@@ -19,6 +19,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <map>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -229,6 +230,76 @@ private Q_SLOTS:
         QCOMPARE(summary["per_layer"].toArray().size(), 2);
         for (const char* file : {"heatmap.png", "schemes.csv", "own_prior.csv", "relevancy.png"})
             QVERIFY2(QFile::exists(out + "/" + file), file);
+    }
+
+    // The MoE members (the tiny fixtures' weights, a word tokenizer with their special tokens): every output,
+    // and where the image and text tokens are routed, per sparse layer and expert.
+    void runsMoeMembers_data()
+    {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<QString>("modelType");
+        QTest::addColumn<int>("sparseLayers");
+        QTest::addColumn<int>("topK");
+        QTest::newRow("qwen3_5_moe") << "qwen35moe-tiny"
+                                     << "qwen3_5_moe" << 8 << 2;
+        QTest::newRow("qwen3_vl_moe") << "qwen3vlmoe-tiny"
+                                      << "qwen3_vl_moe" << 2 << 2;
+        QTest::newRow("glm4v_moe") << "glm4vmoe-tiny"
+                                   << "glm4v_moe" << 2 << 2;
+    }
+    void runsMoeMembers()
+    {
+        QFETCH(QString, fixture);
+        QFETCH(QString, modelType);
+        QFETCH(int, sparseLayers);
+        QFETCH(int, topK);
+        const QString model = dir_.filePath(fixture);
+        QVERIFY(ropescope::test::makeModelFolder(fixture, model));
+        const QString out = dir_.filePath(fixture + "-out");
+        const auto r = runRopescope({"attend", "--model", model, "--image", image_, "--question", "What colour is the circle?", "--output",
+                                     out, "--expert-usage", "--layers-heads", "--own-prior", "--relevancy", "--per-token", "--region",
+                                     "1,1,2,2", "--max-new-tokens", "2"},
+                                    false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QFile s(out + "/summary.json");
+        QVERIFY(s.open(QIODevice::ReadOnly));
+        const QJsonObject summary = QJsonDocument::fromJson(s.readAll()).object();
+        QCOMPARE(summary["model_type"].toString(), modelType);
+        QVERIFY2(summary["moe"].toString().startsWith("MoE: 8 experts, top-2"), qPrintable(summary["moe"].toString()));
+        QCOMPARE(summary["expert_overlap"].toArray().size(), sparseLayers);
+        for (const char* file : {"heatmap.png", "expert_usage.png", "expert_usage.csv", "expert_usage.json", "layers_heads.csv",
+                                 "own_prior.csv", "relevancy.png", "tokens.json", "region.csv", "attention.safetensors", "answer.txt"})
+            QVERIFY2(QFile::exists(out + "/" + file), file);
+        // One row per sparse layer and expert; each layer's shares of one kind of token sum to top-k.
+        const CsvTable csv = CsvTable::fromFile(out + "/expert_usage.csv");
+        QCOMPARE(csv.header, (QStringList{"layer", "expert", "image_share", "text_share", "image_mean_weight", "text_mean_weight"}));
+        QCOMPARE(csv.rows.size(), sparseLayers * 8);
+        std::map<int, std::pair<double, double>> sums;
+        for (const QStringList& row : csv.rows) {
+            sums[row[0].toInt()].first += row[2].toDouble();
+            sums[row[0].toInt()].second += row[3].toDouble();
+        }
+        QCOMPARE(static_cast<int>(sums.size()), sparseLayers);
+        for (const auto& [layer, sum] : sums) {
+            QVERIFY2(std::abs(sum.first - topK) < 1e-6 && std::abs(sum.second - topK) < 1e-6, qPrintable(QString::number(layer)));
+        }
+        QFile json(out + "/expert_usage.json");
+        QVERIFY(json.open(QIODevice::ReadOnly));
+        const QJsonObject usage = QJsonDocument::fromJson(json.readAll()).object();
+        QCOMPARE(usage["top_k"].toInt(), topK);
+        QCOMPARE(usage["image_tokens"].toInt(), summary["image_tokens"].toInt());
+    }
+
+    // --expert-usage on a dense model: refused in one line naming the flag.
+    void expertUsageNeedsAMixtureOfExperts()
+    {
+        const auto r = runRopescope({"attend", "--model", model_, "--image", image_, "--question", "What colour is the circle?", "--output",
+                                     dir_.filePath("dense-experts"), "--expert-usage"},
+                                    false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.startsWith("ropescope attend: --expert-usage: qwen2_vl is a dense model") && r.err.count('\n') == 1,
+                 r.err.constData());
+        QVERIFY(!QFile::exists(dir_.filePath("dense-experts/heatmap.png")));
     }
 
     // A PaddleOCR-VL folder (the tiny fixture's weights, a word tokenizer with its special tokens): its chat

@@ -26,6 +26,7 @@ using namespace ropescope::model;
 namespace {
 
 const QString kFixtures = QString(ROPESCOPE_TEST_DATA) + "/fixtures/";
+const QString kTorchSave = QString(ROPESCOPE_TEST_DATA) + "/positions/torch_save/";
 
 // The fixture case as a pipeline would dump it: its inputs, and transformers' position_ids and rope_deltas.
 DumpBatch fixtureDump(const QString& family, const QString& suffix)
@@ -338,6 +339,147 @@ private Q_SLOTS:
         junk.write("PK\x03\x04 not really");
         junk.close();
         QVERIFY_THROWS_EXCEPTION(BadInputFile, readDumpBatch(dir.filePath("junk.pt")));
+    }
+
+    // torch.save's own files (Debian's python3-torch 1.13, torch_save/make.py): the zip and the legacy form, plain
+    // and as views (an offset into a larger storage, column-major grids, a stride-0 mask, int32 ids, float32
+    // rope_deltas) beside entries not read. Each reads back to the numbers of the fixture's safetensors, and only
+    // the checked keys are read. On the old reader (LibTorch's pickle_load) too these read; the hostile ones below
+    // are what it failed on.
+    void torchSaveFilesReadBack_data()
+    {
+        QTest::addColumn<QString>("file");
+        for (const char* f :
+             {"dump_zip.pt", "dump_legacy.pt", "dump_views_zip.pt", "dump_views_legacy.pt", "dump_ordered.pt", "dump_deflated_zip.pt"})
+            QTest::newRow(f) << QString(f);
+    }
+    void torchSaveFilesReadBack()
+    {
+        QFETCH(QString, file);
+        const DumpBatch expected = fixtureDump("qwen3vl-tiny", "_multi");
+        const DumpBatch back = readDumpBatch(kTorchSave + file);
+        QCOMPARE(back.tensors.size(), expected.tensors.size());
+        for (const auto& [name, t] : expected.tensors) {
+            QVERIFY2(back.tensors.count(name), name.c_str());
+            const DumpTensor& b = back.tensors.at(name);
+            QCOMPARE(b.shape, t.shape);
+            QVERIFY2(b.integral, name.c_str());
+            QCOMPARE(b.ints, t.ints);
+            QVERIFY2(b.reals.empty(), name.c_str()); // one copy of each element
+        }
+        QVERIFY(!back.tensors.count("pixel_values"));
+        QCOMPARE(checkBatch(back, configOf("qwen3vl-tiny"), false)[0].kind, FaultKind::None);
+    }
+
+    // Issue 54's repros of a .pt that crashed check-positions (SIGSEGV: an offset of 2^40, REDUCE/BUILD/NEWOBJ
+    // on an empty stack, tuples nested a million deep) or read the heap (4,096 elements declared on 8 bytes, a
+    // negative offset, a view past its storage), and what is near them: each is one line naming the file and
+    // what is wrong (hostile.tsv), from the reader and from the command (exit 2). On the old code the command
+    // died with signal 11 or printed LibTorch's words without the file.
+    void hostileTorchSavesAreRefused()
+    {
+        QFile list(kTorchSave + "hostile.tsv");
+        QVERIFY(list.open(QIODevice::ReadOnly));
+        int cases = 0;
+        for (const QByteArray& line : list.readAll().split('\n')) {
+            if (line.isEmpty())
+                continue;
+            const QString path = kTorchSave + QString::fromUtf8(line.left(line.indexOf('\t')));
+            const QString message = QString::fromUtf8(line.mid(line.indexOf('\t') + 1));
+            try {
+                readDumpBatch(path);
+                QFAIL(qPrintable(path + ": accepted"));
+            } catch (const BadInputFile& e) {
+                const QString what = e.what();
+                QVERIFY2(what.startsWith(path + ": ") && what.contains(message) && !what.contains('\n'), e.what());
+            }
+            const RopescopeRun run = runRopescope({"check-positions", path, "--family", "qwen3-vl"}, false);
+            QVERIFY2(run.exitCode == 2, qPrintable(path + ": exit " + QString::number(run.exitCode) + " " + run.err));
+            QVERIFY2(run.err.count('\n') == 1 && run.err.contains(path.toUtf8()) && run.err.contains(message.toUtf8()),
+                     run.err.constData());
+            ++cases;
+        }
+        QCOMPARE(cases, 20);
+    }
+
+    // Whole-number types are read as whole numbers, not through double: an id of 2^62 is outside the vocabulary
+    // (the old reader called it "numbers that are not whole").
+    void hugeIdsAreNamed()
+    {
+        QTemporaryDir dir;
+        DumpBatch d = fixtureDump("qwen2vl-tiny", "");
+        d.tensors["input_ids"].ints[2] = int64_t(1) << 62;
+        QVERIFY(writeDump(dir.filePath("huge.safetensors"), d));
+        try {
+            checkBatch(readDumpBatch(dir.filePath("huge.safetensors")), configOf("qwen2vl-tiny"), false);
+            QFAIL("accepted");
+        } catch (const BadInputFile& e) {
+            QVERIFY2(QString(e.what()).contains("'input_ids' holds 4611686018427387904, outside the vocabulary"), e.what());
+        }
+    }
+
+    // A dangling link with a dump's name is refused naming it, alone or beside good files (the old listing
+    // skipped it: "the folder holds no ... files", or silently fewer batches).
+    void danglingLinksAreNamed()
+    {
+        QTemporaryDir dir;
+        QVERIFY(QDir().mkpath(dir.filePath("dump")));
+        QVERIFY(QFile::link(dir.filePath("gone.safetensors"), dir.filePath("dump/b1.safetensors")));
+        const auto refused = [&](const QString& needle) {
+            const RopescopeRun run = runRopescope({"check-positions", dir.filePath("dump"), "--family", "qwen2-vl"}, false);
+            return run.exitCode == 2 && run.err.count('\n') == 1 && run.err.contains(needle.toUtf8());
+        };
+        QVERIFY(refused(dir.filePath("dump/b1.safetensors") + ": a symbolic link to " + dir.filePath("gone.safetensors") +
+                        ", which does not exist"));
+        QVERIFY(writeDump(dir.filePath("dump/b0.safetensors"), fixtureDump("qwen2vl-tiny", "")));
+        QVERIFY(refused("b1.safetensors: a symbolic link to"));
+    }
+
+    // Memory: an .npz's members are counted on their declared shapes before they are inflated (a deflated
+    // 2^25 + 1 element array of zeros, 33 KB packed, is refused without inflating it), a key twice is refused, and
+    // keys the check does not read are never inflated. On the old code the first took 16 bytes an element.
+    void npzIsBoundedBeforeInflating()
+    {
+        const QString dir = QString(ROPESCOPE_TEST_DATA) + "/positions/npz/";
+        const auto message = [](const QString& path) {
+            try {
+                readDumpBatch(path);
+            } catch (const BadInputFile& e) {
+                return QString(e.what());
+            }
+            return QString("accepted");
+        };
+        const QString big = message(dir + "deflated_big.npz");
+        QVERIFY2(big.contains("'input_ids' brings the elements read past 33554432"), qPrintable(big));
+        const QString twice = message(dir + "twice.npz");
+        QVERIFY2(twice.contains("the archive holds 'input_ids' twice"), qPrintable(twice));
+        const DumpBatch skipped = readDumpBatch(dir + "unread_big.npz"); // a 2^28-element pixel_values, never inflated
+        QCOMPARE(skipped.tensors.size(), size_t(1));
+        QCOMPARE(skipped.tensors.at("input_ids").ints, (std::vector<int64_t>{1, 2, 3}));
+    }
+
+    // Samples stream: the check keeps only the first differing samples it lists, and counts every one.
+    void differingSamplesAreCountedNotKept()
+    {
+        QTemporaryDir dir;
+        QVERIFY(QDir().mkpath(dir.filePath("dump")));
+        DumpBatch wrong = fixtureDump("qwen2vl-tiny", "_multi");
+        for (int a = 0; a < 3; ++a)
+            for (int64_t i = 0; i < wrong.tensors["position_ids"].shape[2]; ++i)
+                positionAt(wrong.tensors["position_ids"], a, 0, i) = i;
+        for (int k = 0; k < 5; ++k)
+            QVERIFY(writeDump(dir.filePath(QString("dump/b%1.safetensors").arg(k)), wrong));
+        const DumpCheck check = checkDump(dir.filePath("dump"), configOf("qwen2vl-tiny"), 1, 2);
+        QCOMPARE(check.samples, int64_t(5));
+        QCOMPARE(check.differingTotal, int64_t(5));
+        QCOMPARE(check.differing.size(), size_t(2));
+        QCOMPARE(check.kinds.at("1-d"), int64_t(5));
+        QVERIFY(!check.differing[0].gotPositions.empty()); // the figure's sample keeps its positions
+        QVERIFY(check.differing[1].gotPositions.empty());
+        const QJsonObject json = dumpCheckJson(check, "qwen2-vl", dir.filePath("dump"));
+        QCOMPARE(json["differing"].toInt(), 5);
+        QCOMPARE(json["differing_samples_listed"].toInt(), 2);
+        QCOMPARE(json["differing_samples"].toArray().size(), 2);
     }
 
     void badDumpsAreRefused_data()

@@ -169,7 +169,10 @@ private Q_SLOTS:
             }
             return false;
         };
-        QVERIFY(fails(R"({"model_type":"qwen3_vl_moe"})", "Qwen3-VL-MoE (qwen3_vl_moe) is not supported"));
+        // The MoE member runs as Qwen3-VL with its experts; an unknown type names every supported one.
+        QVERIFY(!fails(R"({"model_type":"qwen3_vl_moe"})", ""));
+        QVERIFY(parseModelConfig(R"({"model_type":"qwen3_vl_moe"})", "c.json").text.moe.any());
+        QVERIFY(fails(R"({"model_type":"qwen3_next"})", "unknown architecture 'qwen3_next' (supported: qwen2_vl"));
         const QString base = R"({"model_type":"qwen3_vl","text_config":{"hidden_size":64,"num_attention_heads":4,"head_dim":32,
             "num_hidden_layers":2,"rope_scaling":{"mrope_section":[6,5,5]}},"vision_config":{%1}})";
         QVERIFY(!fails(base.arg(R"("depth":2,"deepstack_visual_indexes":[1])").toUtf8(), ""));

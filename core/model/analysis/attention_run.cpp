@@ -124,6 +124,7 @@ AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const AttentionQ
         request.generate = std::max(1, *query.generate);
     request.captureSteps = query.answerMaps;
     request.capture.meanQueryKey = query.meanQueryKey;
+    request.capture.routers = cfg.text.moe.any(); // [L, experts] per sparse layer: the expert-usage view's input
     run.result = vlm.run(request);
     if (query.compareOwn) { // the vision embeddings are cached: a second decoder pass only
         ForwardRequest own = request;

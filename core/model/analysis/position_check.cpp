@@ -49,17 +49,23 @@ positions::IntView intView(const DumpBatch& batch, const char* name)
     return v;
 }
 
-positions::RealView realView(const DumpBatch& batch, const char* name)
+positions::RealView realView(const DumpBatch& batch, const char* name, std::vector<double>& storage)
 {
     positions::RealView v;
     const DumpTensor* t = find(batch, name);
     if (!t)
         return v;
-    if (static_cast<int64_t>(t->reals.size()) != t->numel())
+    const size_t held = t->integral ? t->ints.size() : t->reals.size(); // a dump tensor holds one of the two
+    if (static_cast<int64_t>(held) != t->numel())
         bad(batch, std::string("'") + name + "' holds fewer numbers than its shape");
     v.given = true;
     v.shape = t->shape;
-    v.data = t->reals.data();
+    if (t->integral) {
+        storage.assign(t->ints.begin(), t->ints.end());
+        v.data = storage.data();
+    } else {
+        v.data = t->reals.data();
+    }
     return v;
 }
 
@@ -132,7 +138,7 @@ QString familyNames()
     return QString::fromStdString(positions::familyNames());
 }
 
-std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& rule, bool keepPositions)
+void checkBatchEach(const DumpBatch& batch, const PositionRule& rule, bool keepPositions, const std::function<void(SampleCheck&&)>& each)
 {
     need(batch, "input_ids");
     need(batch, "position_ids");
@@ -144,37 +150,41 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
     const positions::IntView ropeDeltas = intView(batch, "rope_deltas");
     view.imageGrids = intView(batch, "image_grid_thw");
     view.videoGrids = intView(batch, "video_grid_thw");
-    view.secondPerGrid = realView(batch, "second_per_grid_ts");
+    std::vector<double> seconds; // a dump holds whole seconds as ints: the view needs them as reals
+    view.secondPerGrid = realView(batch, "second_per_grid_ts", seconds);
     view.tokenTypes = intView(batch, "mm_token_type_ids");
-    std::vector<positions::SampleCheck> checks;
+    const positions::FamilyRule family = familyRuleOf(rule);
     try {
-        checks = positions::checkBatch(view, positionIds, ropeDeltas, familyRuleOf(rule), keepPositions);
+        positions::checkBatchEach(view, positionIds, ropeDeltas, family, keepPositions, [&](positions::SampleCheck&& p) {
+            SampleCheck c;
+            c.batch = batch.name;
+            c.row = p.row;
+            c.tokens = p.tokens;
+            c.kind = p.kind;
+            c.detail = QString::fromStdString(p.detail);
+            c.firstToken = p.firstToken;
+            c.axis = p.axis;
+            c.got = p.got;
+            c.expected = p.expected;
+            c.segment = QString::fromStdString(p.segment);
+            c.differing = p.differing;
+            c.gotPositions = std::move(p.gotPositions);
+            c.expectedPositions = std::move(p.expectedPositions);
+            c.segments.reserve(p.segments.size());
+            for (const std::string& s : p.segments)
+                c.segments.push_back(QString::fromStdString(s));
+            c.layout = std::move(p.layout);
+            each(std::move(c));
+        });
     } catch (const positions::BadBatch& e) {
         throw BadInputFile(e.what());
     }
+}
+
+std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& rule, bool keepPositions)
+{
     std::vector<SampleCheck> out;
-    out.reserve(checks.size());
-    for (positions::SampleCheck& p : checks) {
-        SampleCheck c;
-        c.batch = batch.name;
-        c.row = p.row;
-        c.tokens = p.tokens;
-        c.kind = p.kind;
-        c.detail = QString::fromStdString(p.detail);
-        c.firstToken = p.firstToken;
-        c.axis = p.axis;
-        c.got = p.got;
-        c.expected = p.expected;
-        c.segment = QString::fromStdString(p.segment);
-        c.differing = p.differing;
-        c.gotPositions = std::move(p.gotPositions);
-        c.expectedPositions = std::move(p.expectedPositions);
-        c.segments.reserve(p.segments.size());
-        for (const std::string& s : p.segments)
-            c.segments.push_back(QString::fromStdString(s));
-        c.layout = std::move(p.layout);
-        out.push_back(std::move(c));
-    }
+    checkBatchEach(batch, rule, keepPositions, [&](SampleCheck&& c) { out.push_back(std::move(c)); });
     return out;
 }
 

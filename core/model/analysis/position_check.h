@@ -11,6 +11,7 @@
 #include <QString>
 
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,13 +36,15 @@ PositionRule ruleForModel(const QString& modelDir);
 positions::FamilyRule familyRuleOf(const PositionRule& rule);
 QString familyNames(); // "qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl"
 
-// One tensor of a dump, as whole numbers (position ids, token ids, grids) or as reals (second_per_grid_ts).
+// One tensor of a dump, as whole numbers (position ids, token ids, grids) or as reals (second_per_grid_ts):
+// one copy of each element, not both (a dump's tensors are its memory).
 struct DumpTensor {
     std::vector<int64_t> shape;
     std::vector<int64_t> ints; // when integral
-    std::vector<double> reals; // always (ints as doubles too)
+    std::vector<double> reals; // when not
     bool integral = true;
     int64_t numel() const;
+    double real(size_t k) const { return integral ? static_cast<double>(ints[k]) : reals[k]; }
 };
 // One batch: tensors by name. Shapes are checked by checkBatch, not here.
 struct DumpBatch {
@@ -76,6 +79,8 @@ geometry::PositionTable pipelineTable(const SampleCheck& check);
 // Checks every row of a batch against `rule` (positions::checkBatch over the dump's tensors). Throws BadInputFile naming the batch and the tensor for
 // missing keys, wrong shapes, ids or grids out of range: a dump that cannot be checked.
 std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& rule, bool keepPositions);
+// The same, each sample handed to `each` as it is checked and kept nowhere (a batch of a million rows streams).
+void checkBatchEach(const DumpBatch& batch, const PositionRule& rule, bool keepPositions, const std::function<void(SampleCheck&&)>& each);
 
 QJsonObject sampleCheckJson(const SampleCheck& check);
 

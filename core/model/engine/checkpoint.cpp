@@ -87,11 +87,21 @@ Checkpoint Checkpoint::open(const QString& dirPath)
     return c;
 }
 
-Checkpoint Checkpoint::random(const QString& configPath, uint64_t seed)
+Checkpoint Checkpoint::random(const QString& configPath, uint64_t seed, int layers)
 {
     Checkpoint c;
     c.dir_ = configPath;
     c.config_ = loadModelConfig(configPath);
+    TextConfig& t = c.config_.text;
+    if (layers > 0 && layers < t.layers) {
+        t.layers = layers;
+        if (!t.linearLayers.empty())
+            t.linearLayers.resize(static_cast<size_t>(layers));
+        if (t.moe.any())
+            t.moe.sparseLayers.resize(static_cast<size_t>(layers));
+        if (t.attentionLayers().empty()) // a hybrid's first layers are DeltaNet: the last kept one attends, so the views have a layer
+            t.linearLayers.back() = false;
+    }
     c.random_ = true;
     c.seed_ = seed;
     return c;
@@ -110,6 +120,12 @@ bool Checkpoint::has(const std::string& name) const
     if (random_) // every weight the architecture needs, except HARoPE maps and a tied head
         return name.find("harope") == std::string::npos && !(name == "lm_head.weight" && config_.text.tieEmbeddings);
     return locate(name).first != nullptr;
+}
+
+std::vector<int64_t> Checkpoint::storedShape(const std::string& name) const
+{
+    const auto [file, info] = locate(name);
+    return info && !random_ ? info->shape : std::vector<int64_t>{};
 }
 
 torch::Tensor Checkpoint::tensor(const std::string& name, const std::vector<int64_t>& shape) const

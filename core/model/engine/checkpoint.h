@@ -20,7 +20,10 @@ public:
     static Checkpoint open(const QString& dir);
     // Random weights with the shapes of a config.json (for benchmarks at real model sizes without a
     // multi-gigabyte file): norms 1, biases N(0, 0.02^2), matrices N(0, 1/fan_in); deterministic in `seed`.
-    static Checkpoint random(const QString& configPath, uint64_t seed = 20261121);
+    // `layers` > 0 keeps the first that many decoder layers (real shapes of a model too large for the machine:
+    // `bench model --layers`); their kinds (DeltaNet, dense or sparse MLP) are the config's, except that a hybrid
+    // stack whose first layers are all DeltaNet ends in an attention layer (the views need one).
+    static Checkpoint random(const QString& configPath, uint64_t seed = 20261121, int layers = 0);
 
     const ModelConfig& config() const { return config_; }
     const QString& dir() const { return dir_; }
@@ -28,6 +31,9 @@ public:
     // Qwen3.5's multi-token-prediction head (`mtp.*`): loaded by nothing (RopeScope decodes one token per
     // step), counted so the commands can say so.
     int unusedMtpTensors() const { return unusedMtp_; }
+    // The shape a tensor is stored with (empty when missing, or for random weights): for layouts told apart by
+    // shape (qwen3_vl_moe's fused experts).
+    std::vector<int64_t> storedShape(const std::string& name) const;
     // float32 on the CPU; throws ModelError naming the tensor if missing or of another shape.
     torch::Tensor tensor(const std::string& name, const std::vector<int64_t>& shape) const;
 

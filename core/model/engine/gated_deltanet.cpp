@@ -1,5 +1,9 @@
 #include "core/model/engine/gated_deltanet.h"
 
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
 namespace ropescope::model {
 namespace {
 
@@ -14,33 +18,61 @@ torch::Tensor gatedDeltaRule(const torch::Tensor& q, const torch::Tensor& k, con
                              const torch::Tensor& beta, torch::Tensor& state, int64_t chunk)
 {
     const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2), dk = q.size(3), dv = v.size(3);
-    torch::Tensor s =
-        state.defined() ? state.to(torch::kFloat32) : torch::zeros({batch, heads, dk, dv}, q.options().dtype(torch::kFloat32));
-    std::vector<torch::Tensor> outputs;
+    const auto f32 = q.options().dtype(torch::kFloat32);
+    torch::Tensor s = state.defined() ? state.to(torch::kFloat32) : torch::zeros({batch, heads, dk, dv}, f32);
     // Within a chunk, with G_t the cumulative log-decay from its start and S0 the state before it, the state
     // after token t is exp(G_t) S0 + sum_{s<=t} exp(G_t - G_s) k_s u_s^T, where the corrections u solve
     //   u_t + beta_t sum_{s<t} exp(G_t - G_s) (k_t . k_s) u_s = beta_t (v_t - exp(G_t) S0^T k_t),
-    // a unit lower-triangular system. Outputs and the next S0 follow from u in closed form.
-    for (int64_t from = 0; from < length; from += chunk) {
-        const int64_t n = std::min(chunk, length - from);
-        const auto qc = q.narrow(2, from, n).to(torch::kFloat32), kc = k.narrow(2, from, n).to(torch::kFloat32);
-        const auto vc = v.narrow(2, from, n).to(torch::kFloat32);
-        const auto bc = beta.narrow(2, from, n).to(torch::kFloat32).unsqueeze(-1); // [B, H, n, 1]
-        const auto G = g.narrow(2, from, n).to(torch::kFloat32).cumsum(-1);        // [B, H, n]
-        const auto causal = torch::ones({n, n}, G.options().dtype(torch::kBool)).tril();
-        // exp(G_t - G_s) where s <= t, 0 elsewhere (masked before exp: G_t - G_s > 0 above the diagonal).
-        const auto decay = torch::where(causal, G.unsqueeze(-1) - G.unsqueeze(-2), torch::full({}, -INFINITY, G.options())).exp();
-        const auto strictly = decay.tril(-1);
-        const auto system = torch::eye(n, G.options()) + bc * strictly * torch::matmul(kc, kc.transpose(-1, -2));
-        const auto eG = G.exp().unsqueeze(-1); // [B, H, n, 1]
-        const auto rhs = bc * (vc - eG * torch::matmul(kc, s));
-        const auto u = torch::linalg_solve_triangular(system, rhs, /*upper=*/false, /*left=*/true, /*unitriangular=*/true);
-        outputs.push_back(eG * torch::matmul(qc, s) + torch::matmul(decay * torch::matmul(qc, kc.transpose(-1, -2)), u));
-        const auto toEnd = (G.narrow(-1, n - 1, 1) - G).exp().unsqueeze(-1); // exp(G_n - G_s)
-        s = G.narrow(-1, n - 1, 1).exp().unsqueeze(-1) * s + torch::matmul((kc * toEnd).transpose(-1, -2), u);
+    // a unit lower-triangular system A u = beta v - (beta exp(G) k) S0. So u = U - W S0 with U = A^-1 beta v and
+    // W = A^-1 (beta exp(G) k), neither depending on S0: every chunk's U, W, its output map and its state map are
+    // computed at once, in batched operations over [B, H, chunks]. Only two operations per chunk stay sequential:
+    //   o = (exp(G) q - P W) S0 + P U               (P = the chunk's causal exp(G_t - G_s) q_t . k_s)
+    //   S1 = (exp(G_n) I - K'^T W) S0 + K'^T U     (K' = k scaled by exp(G_n - G_s))
+    // The tail is padded with tokens that change nothing (g = 0, beta = 0, k = q = v = 0) and dropped.
+    const int64_t c = std::max<int64_t>(1, std::min(chunk, length)), chunks = (length + c - 1) / c, padded = chunks * c;
+    auto blocks = [&](const torch::Tensor& t) { // [B, H, L, ...] -> [B, H, chunks, c, ...] in float32
+        auto x = t.to(torch::kFloat32);
+        if (padded != length) {
+            std::vector<int64_t> shape = x.sizes().vec();
+            shape[2] = padded - length;
+            x = torch::cat({x, torch::zeros(shape, f32)}, 2);
+        }
+        std::vector<int64_t> shape = x.sizes().vec();
+        shape[2] = c;
+        shape.insert(shape.begin() + 2, chunks);
+        return x.reshape(shape);
+    };
+    const auto qc = blocks(q), kc = blocks(k), vc = blocks(v), bc = blocks(beta).unsqueeze(-1); // bc [B, H, N, c, 1]
+    const auto G = blocks(g).cumsum(-1);                                                        // [B, H, N, c]
+    const auto causal = torch::ones({c, c}, f32.dtype(torch::kBool)).tril();
+    // exp(G_t - G_s) where s <= t, 0 elsewhere (masked before exp: G_t - G_s > 0 above the diagonal).
+    const auto decay = torch::where(causal, G.unsqueeze(-1) - G.unsqueeze(-2), torch::full({}, -INFINITY, f32)).exp();
+    const auto system = torch::eye(c, f32) + bc * decay.tril(-1) * torch::matmul(kc, kc.transpose(-1, -2));
+    const auto eG = G.exp().unsqueeze(-1); // [B, H, N, c, 1]
+    const auto solved = torch::linalg_solve_triangular(system, torch::cat({bc * vc, bc * eG * kc}, -1), /*upper=*/false, /*left=*/true,
+                                                       /*unitriangular=*/true);
+    const auto U = solved.narrow(-1, 0, dv), W = solved.narrow(-1, dv, dk);
+    const auto P = decay * torch::matmul(qc, kc.transpose(-1, -2));
+    const auto outState = eG * qc - torch::matmul(P, W); // [B, H, N, c, dk]: the output's map of S0
+    const auto outFree = torch::matmul(P, U);            // [B, H, N, c, dv]
+    const auto last = G.narrow(-1, c - 1, 1);            // [B, H, N, 1]
+    const auto kEnd = kc * (last - G).exp().unsqueeze(-1);
+    const auto stateMap = last.exp().unsqueeze(-1) * torch::eye(dk, f32) - torch::matmul(kEnd.transpose(-1, -2), W); // [B, H, N, dk, dk]
+    const auto stateFree = torch::matmul(kEnd.transpose(-1, -2), U);                                                 // [B, H, N, dk, dv]
+    // Folded to [B*H, ...] for baddbmm (one fused multiply-add each) and split per chunk once, up front: the loop
+    // dispatches the two baddbmm and nothing else.
+    const int64_t bh = batch * heads;
+    const auto outStates = outState.reshape({bh, chunks, c, dk}).unbind(1), outFrees = outFree.reshape({bh, chunks, c, dv}).unbind(1);
+    const auto stateMaps = stateMap.reshape({bh, chunks, dk, dk}).unbind(1), stateFrees = stateFree.reshape({bh, chunks, dk, dv}).unbind(1);
+    auto sF = s.reshape({bh, dk, dv});
+    std::vector<torch::Tensor> outputs;
+    outputs.reserve(static_cast<size_t>(chunks));
+    for (size_t n = 0; n < static_cast<size_t>(chunks); ++n) {
+        outputs.push_back(torch::baddbmm(outFrees[n], outStates[n], sF));
+        sF = torch::baddbmm(stateFrees[n], stateMaps[n], sF);
     }
-    state = s;
-    return torch::cat(outputs, 2).to(q.scalar_type());
+    state = sF.view({batch, heads, dk, dv});
+    return torch::stack(outputs, 1).view({batch, heads, padded, dv}).narrow(2, 0, length).to(q.scalar_type());
 }
 
 torch::Tensor gatedDeltaNet(const torch::Tensor& x, const DeltaNetWeights& w, const TextConfig& cfg, DeltaNetState* state,

@@ -24,8 +24,9 @@ std::pair<torch::Tensor, torch::Tensor> haropeMaps(const torch::Tensor& au, cons
 
 } // namespace
 
-std::vector<LanguageModel::LayerTensor> LanguageModel::layerTensors(bool harope, bool linear) const
+std::vector<LanguageModel::LayerTensor> LanguageModel::layerTensors(bool harope, bool linear, bool sparse) const
 {
+    const bool denseMlp = !sparse; // a sparse layer's MLP is its MoeWeights
     const int64_t h = cfg_.hidden, d = cfg_.headDim(), q = cfg_.heads * d, kv = cfg_.kvHeads * d, m = cfg_.intermediate;
     const bool attention = !linear, bias = cfg_.attentionBias && attention, norm = cfg_.qkNorm && attention;
     harope = harope && attention;
@@ -44,10 +45,10 @@ std::vector<LanguageModel::LayerTensor> LanguageModel::layerTensors(bool harope,
         {"self_attn.k_norm.weight", &Layer::kNorm, {d}, norm},
         {"post_self_attn_layernorm.weight", &Layer::postAttnNorm, {h}, cfg_.sandwichNorms},
         {"post_mlp_layernorm.weight", &Layer::postMlpNorm, {h}, cfg_.sandwichNorms},
-        {"mlp.gate_proj.weight", &Layer::gateW, {m, h}, !cfg_.fusedGateUp},
-        {"mlp.up_proj.weight", &Layer::upW, {m, h}, !cfg_.fusedGateUp},
-        {"mlp.gate_up_proj.weight", &Layer::gateUpW, {2 * m, h}, cfg_.fusedGateUp},
-        {"mlp.down_proj.weight", &Layer::downW, {h, m}, true},
+        {"mlp.gate_proj.weight", &Layer::gateW, {m, h}, denseMlp && !cfg_.fusedGateUp},
+        {"mlp.up_proj.weight", &Layer::upW, {m, h}, denseMlp && !cfg_.fusedGateUp},
+        {"mlp.gate_up_proj.weight", &Layer::gateUpW, {2 * m, h}, denseMlp && cfg_.fusedGateUp},
+        {"mlp.down_proj.weight", &Layer::downW, {h, m}, denseMlp},
         {"self_attn.harope.a_u", &Layer::haropeAu, {cfg_.heads, d, d}, harope},
         {"self_attn.harope.a_v", &Layer::haropeAv, {cfg_.heads, d, d}, harope},
         {"self_attn.harope.sigma", &Layer::haropeSigma, {cfg_.heads, d}, harope},
@@ -86,14 +87,20 @@ LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
     embedding_ = t(kEmbedding, {cfg_.vocab, h});
     finalNorm_ = t(kFinalNorm, {h});
-    lmHead_ = cfg_.tieEmbeddings || !ck.has(kLmHead) ? embedding_ : t(kLmHead, {cfg_.vocab, h});
+    // An untied model's head is its own tensor: a checkpoint without it would silently run the embeddings as
+    // the head, which is another model.
+    if (!cfg_.tieEmbeddings && !ck.has(kLmHead))
+        throw BadInputFile(ck.dir().toStdString() + ": missing tensor 'lm_head.weight' (config.json says tie_word_embeddings false)");
+    lmHead_ = cfg_.tieEmbeddings ? embedding_ : t(kLmHead, {cfg_.vocab, h});
     for (int i = 0; i < cfg_.layers; ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
         Layer l;
         l.linear = cfg_.isLinear(i);
-        for (const LayerTensor& lt : layerTensors(ck.config().harope, l.linear))
+        for (const LayerTensor& lt : layerTensors(ck.config().harope, l.linear, cfg_.moe.isSparse(i)))
             if (lt.present)
                 l.*lt.member = t(p + lt.name, lt.shape);
+        if (cfg_.moe.isSparse(i))
+            l.moe = loadMoeWeights(ck, p + "mlp.", cfg_, device, dtype);
         if (l.linear)
             for (const DeltaNetTensor& dt : deltaNetTensors())
                 l.deltaNet.*dt.member = t(p + dt.name, dt.shape);
@@ -130,13 +137,15 @@ std::vector<std::pair<std::string, torch::Tensor*>> LanguageModel::weights()
 {
     if (pairOrder_.defined()) // q_proj and k_proj are held reordered (adjacent pairs), not as the checkpoint stores them
         throw ModelError("a decoder with adjacent rotary pairs (GLM-V) cannot be trained or saved by RopeScope");
+    if (cfg_.moe.any()) // the experts are held joined or as views of fused tensors, not as the checkpoint names them
+        throw ModelError("a mixture-of-experts decoder cannot be trained or saved by RopeScope");
     std::vector<std::pair<std::string, torch::Tensor*>> out{{kEmbedding, &embedding_}, {kFinalNorm, &finalNorm_}};
     if (!lmHead_.is_same(embedding_))
         out.push_back({kLmHead, &lmHead_});
     for (size_t i = 0; i < layers_.size(); ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
         // whatever a layer holds (HARoPE maps added later too)
-        for (const LayerTensor& lt : layerTensors(true, layers_[i].linear))
+        for (const LayerTensor& lt : layerTensors(true, layers_[i].linear, false))
             if ((layers_[i].*lt.member).defined())
                 out.push_back({p + lt.name, &(layers_[i].*lt.member)});
         if (layers_[i].linear)
@@ -230,8 +239,10 @@ torch::Tensor LanguageModel::rmsNorm(const torch::Tensor& x, const torch::Tensor
     return w * normed.to(x.scalar_type());
 }
 
-torch::Tensor LanguageModel::mlp(const Layer& l, const torch::Tensor& x) const
+torch::Tensor LanguageModel::mlp(const Layer& l, const torch::Tensor& x, RouterTrace* router) const
 {
+    if (l.moe.defined())
+        return moeForward(x, l.moe, cfg_.moe, router);
     if (!l.gateUpW.defined())
         return dense(torch::silu(dense(x, l.gateW)) * dense(x, l.upW), l.downW);
     const auto both = dense(x, l.gateUpW); // one GEMM: the first half is the gate, the second up
@@ -352,7 +363,16 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
             const auto a = attend(l, i, hn, rotary[i], cache, capture, masking, selection, single, out);
             x = x + (l.postAttnNorm.defined() ? rmsNorm(a, l.postAttnNorm) : a);
         }
-        const auto m = mlp(l, rmsNorm(x, l.postNorm));
+        RouterTrace router;
+        const bool route = capture.routers && l.moe.defined();
+        const auto m = mlp(l, rmsNorm(x, l.postNorm), route ? &router : nullptr);
+        if (route) {
+            router.layer = static_cast<int>(i);
+            if (single)
+                for (torch::Tensor* t : {&router.scores, &router.experts, &router.weights})
+                    *t = t->squeeze(0);
+            out.routers.push_back(router);
+        }
         x = x + (l.postMlpNorm.defined() ? rmsNorm(m, l.postMlpNorm) : m);
         if (capture.layerOutputs)
             out.layerOutputs.push_back(single ? x.squeeze(0) : x);

@@ -2,6 +2,7 @@
 #include "core/geometry/position_table.h"
 #include "core/model/engine/checkpoint.h"
 #include "core/model/engine/gated_deltanet.h"
+#include "core/model/engine/moe_block.h"
 #include "kernels/attention.h"
 
 #include <torch/torch.h>
@@ -41,6 +42,9 @@ struct DecoderCapture {
     // Qwen3.5: each DeltaNet layer's g, beta and delta-rule output (DeltaNetTrace), and its state at the
     // end of the pass.
     bool deltaNet = false;
+    // MoE decoders: each sparse layer's router choice (RouterTrace), for the fixtures' router tensors and the
+    // expert-usage view. Small: [L, experts] per layer.
+    bool routers = false;
 };
 
 struct DecoderOutput {
@@ -56,6 +60,8 @@ struct DecoderOutput {
     // With deltaNet, per DeltaNet layer in layer order.
     std::vector<DeltaNetTrace> deltaTraces;
     std::vector<DeltaNetState> deltaStates;
+    // With routers, per sparse layer in layer order.
+    std::vector<RouterTrace> routers;
 };
 
 // DeepStack (Qwen3-VL): feature k [positions, hidden] is added to the residual stream at the image-token
@@ -91,6 +97,11 @@ public:
     DecoderOutput forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
                           const DecoderCapture& capture, const DeepStackInput* deepstack = nullptr) const;
     int layers() const { return static_cast<int>(layers_.size()); }
+    // A sparse layer's mixture of experts (null for a dense layer): what `bench model` times on its own.
+    const MoeWeights* moe(int layer) const
+    {
+        return layers_[static_cast<size_t>(layer)].moe.defined() ? &layers_[static_cast<size_t>(layer)].moe : nullptr;
+    }
     const torch::Tensor& lmHead() const { return lmHead_; } // [vocab, hidden]; the embedding when tied
 
     // Every weight under its checkpoint name (a tied head appears once, as the embedding; HARoPE
@@ -112,6 +123,7 @@ private:
         torch::Tensor haropeM, haropeMInvT;            // [heads, d, d], built from them
         bool linear = false;                           // a Gated DeltaNet layer (Qwen3.5)
         DeltaNetWeights deltaNet;
+        MoeWeights moe; // a sparse layer of a MoE decoder: its MLP is this mixture (the dense MLP tensors are absent)
     };
     // Each per-layer tensor once: its name under model.layers.{i}., where it lives, its shape, and whether a
     // checkpoint of this config has it (biases: Qwen2; q/k norms: Qwen3; HARoPE maps when recorded).
@@ -121,7 +133,7 @@ private:
         std::vector<int64_t> shape;
         bool present;
     };
-    std::vector<LayerTensor> layerTensors(bool harope, bool linear) const;
+    std::vector<LayerTensor> layerTensors(bool harope, bool linear, bool sparse) const;
     struct DeltaNetTensor {
         const char* name;
         torch::Tensor DeltaNetWeights::*member;
@@ -133,7 +145,7 @@ private:
                          const DecoderCapture& capture, const kernels::Masking& masking, const kernels::CaptureSelection& selection,
                          bool single, DecoderOutput& out) const;
 
-    torch::Tensor mlp(const Layer& l, const torch::Tensor& x) const;
+    torch::Tensor mlp(const Layer& l, const torch::Tensor& x, RouterTrace* router) const;
 
     TextConfig cfg_;
     torch::Device device_;

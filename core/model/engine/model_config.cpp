@@ -12,6 +12,12 @@
 namespace ropescope::model {
 namespace {
 
+// Every model_type the engine runs, in one place: the unknown-architecture message lists them.
+std::string supportedModelTypes()
+{
+    return "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, qwen3_5, qwen3_5_moe, glm4v, glm46v, glm4v_moe, paddleocr_vl";
+}
+
 std::string shortNumber(double v)
 {
     return QString::number(v, 'g', 6).toStdString();
@@ -116,6 +122,77 @@ void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const
         throw BadInputFile(file + ": 'layer_types' has no full_attention layer; RopeScope's views need at least one");
 }
 
+// The mixture of experts of the MoE members (transformers' config classes' defaults where a key is missing).
+// A setting whose value RopeScope would not apply as the model does is refused naming the key, never ignored.
+void readMoe(const Reader& text, const std::string& type, TextConfig& t, const std::string& file)
+{
+    MoeConfig& m = t.moe;
+    const bool glm = type == "glm4v_moe";
+    auto refuse = [&](const char* key, const std::string& why) { throw BadInputFile(file + ": text_config." + key + " " + why); };
+    if (glm) {
+        m.router = RouterKind::SigmoidGrouped;
+        m.experts = text.integer("n_routed_experts", 128, 1, 1 << 16);
+        m.topK = text.integer("num_experts_per_tok", 8, 1, 1 << 16);
+        m.intermediate = text.integer("moe_intermediate_size", 1408, 1);
+        m.sharedIntermediate = text.integer("n_shared_experts", 1, 0, 1 << 10) * m.intermediate;
+        m.groups = text.integer("n_group", 1, 1, 1 << 16);
+        m.topkGroup = text.integer("topk_group", 1, 1, 1 << 16);
+        m.normTopK = text.boolean("norm_topk_prob", true);
+        m.routedScaling = text.number("routed_scaling_factor", 1.0, 1e-6, 1e6);
+        const std::string scoring = text.text("scoring_func", "sigmoid"), method = text.text("topk_method", "noaux_tc");
+        if (scoring != "sigmoid")
+            refuse("scoring_func", "'" + scoring + "': GLM-4.5V's router scores with sigmoid, the only one RopeScope runs for glm4v_moe");
+        if (method != "noaux_tc")
+            refuse("topk_method", "'" + method + "': GLM-4.5V chooses experts by noaux_tc (grouped top-k with a correction bias)");
+        if (m.experts % m.groups != 0)
+            refuse("n_group", std::to_string(m.groups) + " does not divide the " + std::to_string(m.experts) + " routed experts");
+        if (m.experts / m.groups < 2)
+            refuse("n_group", std::to_string(m.groups) + " leaves fewer than 2 experts per group (a group is scored by its best two)");
+        if (m.topkGroup > m.groups)
+            refuse("topk_group", std::to_string(m.topkGroup) + " is more than n_group " + std::to_string(m.groups));
+        if (m.topK > m.topkGroup * (m.experts / m.groups))
+            refuse("num_experts_per_tok", std::to_string(m.topK) + " is more than the experts of the topk_group chosen groups");
+        const int dense = text.integer("first_k_dense_replace", 1, 0, t.layers);
+        m.sparseLayers.assign(static_cast<size_t>(t.layers), false);
+        for (int i = dense; i < t.layers; ++i)
+            m.sparseLayers[static_cast<size_t>(i)] = true;
+    } else {
+        const bool qwen35 = type == "qwen3_5_moe";
+        m.router = RouterKind::Softmax;
+        m.experts = text.integer("num_experts", qwen35 ? 256 : 60, 1, 1 << 16);
+        m.topK = text.integer("num_experts_per_tok", qwen35 ? 8 : 4, 1, 1 << 16);
+        m.intermediate = text.integer("moe_intermediate_size", qwen35 ? 512 : 1408, 1);
+        if (qwen35) {
+            m.sharedIntermediate = text.integer("shared_expert_intermediate_size", 512, 0);
+            m.sharedExpertGate = m.sharedIntermediate > 0;
+        }
+        // transformers' Qwen3-VL-MoE router always renormalises the top-k (whatever norm_topk_prob says); a config that
+        // asks otherwise would run differently there than it reads, so it is refused.
+        m.normTopK = text.boolean("norm_topk_prob", true);
+        if (!m.normTopK)
+            refuse("norm_topk_prob", "false: the Qwen MoE routers RopeScope runs renormalise the top-k weights, as transformers' do");
+        for (const char* key : {"n_group", "topk_group", "scoring_func", "topk_method", "n_shared_experts"})
+            if (text.has(key))
+                refuse(key, "is a GLM / DeepSeek router setting that " + type + " does not have; RopeScope will not guess how it applies");
+        if (text.has("routed_scaling_factor") && text.number("routed_scaling_factor", 1.0, 0.0, 1e6) != 1.0)
+            refuse("routed_scaling_factor", "is not 1: the Qwen MoE routers do not scale their weights");
+        const int step = text.integer("decoder_sparse_step", 1, 1, 1 << 10);
+        const std::vector<int> denseOnly = text.integers("mlp_only_layers", {});
+        m.sparseLayers.assign(static_cast<size_t>(t.layers), false);
+        for (int i = 0; i < t.layers; ++i)
+            m.sparseLayers[static_cast<size_t>(i)] =
+                (i + 1) % step == 0 && std::find(denseOnly.begin(), denseOnly.end(), i) == denseOnly.end();
+        for (int i : denseOnly)
+            if (i < 0 || i >= t.layers)
+                refuse("mlp_only_layers", "lists layer " + std::to_string(i) + ", but the decoder has " + std::to_string(t.layers));
+    }
+    if (m.topK > m.experts)
+        refuse("num_experts_per_tok", std::to_string(m.topK) + " is more than the " + std::to_string(m.experts) + " experts");
+    if (m.sparseCount() == 0)
+        throw BadInputFile(file + ": '" + type +
+                           "' with no sparse layer: every layer is dense (check first_k_dense_replace / mlp_only_layers)");
+}
+
 // The rows of a learned position table of image_size // patch_size on a side (GLM-V, PaddleOCR-VL), floored as
 // transformers' num_patches is: SigLIP's 384 / 14 gives 27 x 27.
 int learnedTableRows(const Reader& v, int defaultImageSize, int patchSize, const std::string& file)
@@ -144,6 +221,22 @@ void readGlmText(const Reader& text, const Reader& rope, TextConfig& t, const st
         throw BadInputFile(file + ": head_dim " + std::to_string(t.explicitHeadDim) + " is not hidden_size / num_attention_heads = " +
                            std::to_string(t.hidden / t.heads) + ", which GLM-V's attention always uses");
     t.explicitHeadDim = 0;
+    if (t.rotaryDim() < 2 || t.rotaryDim() % 2 != 0)
+        throw BadInputFile(file + ": partial_rotary_factor gives " + std::to_string(t.rotaryDim()) + " rotary dims of head_dim " +
+                           std::to_string(t.headDim()) + "; it must be a positive even number");
+}
+
+// GLM-4.5V's decoder (glm4v_moe): GLM-4.1V's attention with the half-split rotation (pairs (d, d + r/2)), two
+// RMSNorms per layer, separate gate and up projections in its dense layers, q/k/v biases as attention_bias says,
+// q/k norms as use_qk_norm says, and head_dim as given (GLM-4.5V: 96 heads of 128 in a 4096-wide model).
+void readGlmMoeText(const Reader& text, const Reader& rope, TextConfig& t, const std::string& file)
+{
+    t.pairing = geometry::RotaryPairing::Half;
+    t.sandwichNorms = false;
+    t.fusedGateUp = false;
+    t.attentionBias = text.boolean("attention_bias", true);
+    t.qkNorm = text.boolean("use_qk_norm", false);
+    t.rotaryFraction = rope.number("partial_rotary_factor", text.number("partial_rotary_factor", 0.5, 1e-6, 1.0), 1e-6, 1.0);
     if (t.rotaryDim() < 2 || t.rotaryDim() % 2 != 0)
         throw BadInputFile(file + ": partial_rotary_factor gives " + std::to_string(t.rotaryDim()) + " rotary dims of head_dim " +
                            std::to_string(t.headDim()) + "; it must be a positive even number");
@@ -215,6 +308,24 @@ std::string hybridNote(const TextConfig& t)
     return note;
 }
 
+int MoeConfig::sparseCount() const
+{
+    return static_cast<int>(std::count(sparseLayers.begin(), sparseLayers.end(), true));
+}
+
+std::string moeNote(const TextConfig& t)
+{
+    const MoeConfig& m = t.moe;
+    if (!m.any())
+        return {};
+    std::string note = "MoE: " + std::to_string(m.experts) + " experts, top-" + std::to_string(m.topK);
+    if (m.sharedIntermediate > 0)
+        note += " + a shared expert";
+    if (m.sparseCount() < t.layers)
+        note += " (" + std::to_string(m.sparseCount()) + " of " + std::to_string(t.layers) + " layers sparse)";
+    return note;
+}
+
 std::vector<int> TextConfig::attentionLayers() const
 {
     std::vector<int> out;
@@ -235,29 +346,22 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
 
     ModelConfig c;
     const std::string type = root.text("model_type", "");
+    c.modelType = type;
+    const bool moe = type == "qwen3_5_moe" || type == "qwen3_vl_moe" || type == "glm4v_moe";
     if (type == "qwen2_vl")
         c.architecture = Architecture::Qwen2VL;
     else if (type == "qwen2_5_vl")
         c.architecture = Architecture::Qwen25VL;
-    else if (type == "qwen3_vl")
+    else if (type == "qwen3_vl" || type == "qwen3_vl_moe")
         c.architecture = Architecture::Qwen3VL;
-    else if (type == "qwen3_5")
+    else if (type == "qwen3_5" || type == "qwen3_5_moe")
         c.architecture = Architecture::Qwen35;
-    else if (type == "glm4v" || type == "glm46v")
+    else if (type == "glm4v" || type == "glm46v" || type == "glm4v_moe")
         c.architecture = Architecture::GlmV;
     else if (type == "paddleocr_vl")
         c.architecture = Architecture::PaddleOcrVl;
-    else if (type == "glm4v_moe")
-        throw BadInputFile(file +
-                           ": GLM-4.5V / GLM-4.6V (glm4v_moe) is not supported: its decoder is a mixture of experts, which "
-                           "RopeScope does not run; its positions and rotation are the explorer's glm-v scheme with --pairing half");
-    else if (type == "qwen3_5_moe")
-        throw BadInputFile(file + ": Qwen3.5-MoE (qwen3_5_moe) is not supported; RopeScope runs the dense Qwen3.5 models (qwen3_5)");
-    else if (type == "qwen3_vl_moe")
-        throw BadInputFile(file + ": Qwen3-VL-MoE (qwen3_vl_moe) is not supported; RopeScope runs the dense Qwen3-VL models (qwen3_vl)");
     else
-        throw BadInputFile(file + ": unknown architecture '" + type +
-                           "' (supported: qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_5, glm4v, glm46v, paddleocr_vl)");
+        throw BadInputFile(file + ": unknown architecture '" + type + "' (supported: " + supportedModelTypes() + ")");
     const bool qwen3 = hasQwen3Vision(c.architecture);
     const bool qwen35 = c.architecture == Architecture::Qwen35;
     const bool glm = c.architecture == Architecture::GlmV;
@@ -302,12 +406,23 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         "rope_theta", text.number("rope_theta", root.number("rope_theta", t.ropeTheta, kThetaMin, kThetaMax), kThetaMin, kThetaMax),
         kThetaMin, kThetaMax);
     t.mropeSection = scaling.integers("mrope_section", t.mropeSection);
+    // A rope type changes the frequencies (yarn, dynamic NTK, linear, ...); RopeScope applies the plain M-RoPE
+    // tables, so a model trained with another type would run differently from transformers: refused, named.
+    const std::string ropeType = scaling.text("rope_type", scaling.text("type", "default"));
+    if (ropeType != "default" && ropeType != "mrope")
+        throw BadInputFile(file + ": rope type '" + ropeType +
+                           "' is not applied by RopeScope (it runs the default M-RoPE frequencies); the model would run "
+                           "differently from transformers");
     // Qwen3-VL's rotary always interleaves (transformers applies MRoPE-I whatever mrope_interleaved says).
     t.mropeInterleaved = qwen3;
     if (qwen35)
         readQwen35Text(text, scaling, t, file);
-    if (glm)
+    if (glm && !moe)
         readGlmText(text, scaling, t, file);
+    if (glm && moe)
+        readGlmMoeText(text, scaling, t, file);
+    if (moe)
+        readMoe(text, type, t, file);
     if ((t.explicitHeadDim == 0 && t.hidden % t.heads != 0) || t.heads % t.kvHeads != 0)
         throw BadInputFile(file + ": hidden_size must divide into heads and heads into key/value heads");
     if (t.headDim() % 2 != 0)

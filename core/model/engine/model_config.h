@@ -71,6 +71,29 @@ struct VisionConfig {
     int patchDim() const { return inChannels * temporalPatch * patchSize * patchSize; }
 };
 
+// A decoder whose MLP is a mixture of experts (qwen3_5_moe, qwen3_vl_moe, glm4v_moe). Qwen routes by a softmax
+// over the experts, top-k, renormalised; GLM by sigmoid scores whose choice (not weight) adds a correction bias,
+// within the best topkGroup of nGroups groups, renormalised and scaled. Each layer is sparse or dense (the
+// config's mlp_only_layers / decoder_sparse_step / first_k_dense_replace); dense layers keep the plain MLP.
+enum class RouterKind { Softmax, SigmoidGrouped };
+
+struct MoeConfig {
+    int experts = 0; // routed experts; 0: a dense decoder
+    int topK = 0;
+    int intermediate = 0;          // each routed expert's SwiGLU width
+    int sharedIntermediate = 0;    // the shared expert's width; 0: none
+    bool sharedExpertGate = false; // Qwen3.5: the shared expert's output scaled by sigmoid(shared_expert_gate(x))
+    RouterKind router = RouterKind::Softmax;
+    bool normTopK = true;
+    double routedScaling = 1.0;
+    int groups = 1, topkGroup = 1;  // GLM: experts in `groups` groups, the choice within the best `topkGroup`
+    std::vector<bool> sparseLayers; // per decoder layer
+
+    bool any() const { return experts > 0; }
+    bool isSparse(int layer) const { return any() && sparseLayers[static_cast<size_t>(layer)]; }
+    int sparseCount() const;
+};
+
 struct TextConfig {
     int hidden = 1536;
     int intermediate = 8960;
@@ -102,6 +125,7 @@ struct TextConfig {
     // no positions) instead of softmax attention. Empty: every layer attends.
     std::vector<bool> linearLayers;
     int linearKeyHeads = 0, linearKeyDim = 0, linearValueHeads = 0, linearValueDim = 0, convKernel = 4;
+    MoeConfig moe;
 
     int headDim() const { return explicitHeadDim > 0 ? explicitHeadDim : hidden / heads; }
     int rotaryDim() const { return static_cast<int>(headDim() * rotaryFraction); } // int(), as transformers truncates
@@ -112,12 +136,18 @@ struct TextConfig {
 // The attention layers in words: "3, 7", or "0-27" when every layer attends.
 std::string attentionLayerList(const TextConfig& text);
 
+// "MoE: 8 experts, top-2 (+1 shared), layers 0, 2 sparse": the mixture in one line; empty for a dense decoder.
+std::string moeNote(const TextConfig& text);
+
 // What a scheme does to a hybrid decoder (Qwen3.5), in one sentence for summaries and the window's status;
 // empty when every layer attends.
 std::string hybridNote(const TextConfig& text);
 
 struct ModelConfig {
     Architecture architecture = Architecture::Qwen2VL;
+    // config.json's model_type as given: the MoE members run as their dense sibling's architecture
+    // (qwen3_5_moe as Qwen35, qwen3_vl_moe as Qwen3VL, glm4v_moe as GlmV) with TextConfig::moe set.
+    std::string modelType;
     TextConfig text;
     VisionConfig vision;
     int imageToken = 151655;
@@ -143,7 +173,8 @@ inline geometry::SchemeKind ownSchemeKind(const ModelConfig& config)
 
 // Reads config.json in its Hub forms: flat Qwen2-VL / Qwen2.5-VL configs with rope_scaling.mrope_section,
 // the newer nesting with text_config / vision_config, rope_scaling or rope_parameters (transformers 5),
-// and Qwen3-VL (qwen3_vl; the MoE variant is refused). Throws ModelError naming
+// Qwen3-VL (qwen3_vl), Qwen3.5, GLM-V, PaddleOCR-VL and the MoE members (qwen3_5_moe, qwen3_vl_moe,
+// glm4v_moe; a router setting RopeScope does not apply is refused naming its key). Throws ModelError naming
 // the file and the key.
 ModelConfig loadModelConfig(const QString& path);
 ModelConfig parseModelConfig(const QByteArray& json, const QString& name);

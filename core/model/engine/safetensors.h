@@ -24,6 +24,14 @@ public:
     using ModelError::ModelError;
 };
 
+// A run's inputs that do not fit together or the model (ids out of the vocabulary, grids that do not match the
+// ids, missing or non-finite pixels, token types): bad input like a malformed file. `forward` names its --inputs
+// file in front of the message.
+class BadRequest : public BadInputFile {
+public:
+    using BadInputFile::BadInputFile;
+};
+
 enum class DType { F64, F32, F16, BF16, I64, I32, I16, I8, U8, Bool };
 const char* dtypeName(DType d);
 

@@ -389,8 +389,12 @@ VisionFeatures VisionTower::forward(const torch::Tensor& given, const torch::Ten
             trace->positionEmbeds = positions;
             trace->embeddings = x;
         }
-    } else if (positionTable_.defined() && !glm_) // Qwen3-VL's bilinear table (GLM-V added its bicubic one above)
-        x = x + learnedPositions(grids);
+    } else if (positionTable_.defined() && !glm_) { // Qwen3-VL's bilinear table (GLM-V added its bicubic one above)
+        const auto positions = learnedPositions(grids);
+        x = x + positions;
+        if (trace)
+            trace->positionEmbeds = positions;
+    }
     const auto emb = torch::cat({freqs, freqs}, -1);
     // Cast once here rather than in every block's rotation (a bf16 model rotates in bf16, as Hugging Face).
     const auto cos = emb.cos().to(x.scalar_type()), sin = emb.sin().to(x.scalar_type());

@@ -233,48 +233,78 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
         throw ModelError(std::string("input_ids: expected whole-number token ids (I64 or I32), got ") +
                          (req.inputIds.defined() ? c10::toString(req.inputIds.scalar_type()) : "no tensor"));
     refuseOversizedRun(req, config(), req.inputIds.numel());
-    const auto ids = req.inputIds.to(torch::kCPU, torch::kInt64).contiguous().flatten();
-    std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
-    if (needsTokenTypes(config().architecture))
-        idList = typedPadIds(idList, req.tokenTypes, config());
-    r.layout = layoutFromTokens(idList, grids(req.imageGridThw, "image_grid_thw"), grids(req.videoGridThw, "video_grid_thw"), config());
-    const auto padIds = torch::tensor(idList, torch::kInt64); // the pads as the layout read them (GLM-V: video frames typed)
-
-    const LayerTables tables = layerTables(r.layout, req.scheme, req.age);
-    r.layerTables = tables.perLayer();
-
-    r.positionsMs = since(t0);
-    t0 = Clock::now();
-    auto embeds = language_.embed(ids);
-    // Images and videos go through the same vision tower; their embeddings replace their pad tokens.
-    // DeepStack features of both are joined in token order, as transformers' visual_pos_masks.
-    const auto imageMask = padIds == config().imageToken, videoMask = padIds == config().videoToken;
-    const auto visualMask = imageMask | videoMask;
-    DeepStackInput deepstack;
-    deepstack.positions = visualMask.nonzero().flatten().to(device_);
-    auto scatter = [&](const torch::Tensor& mask, const torch::Tensor& pixels, const torch::Tensor& grid, const char* what,
-                       const char* pixelsName, VisionTrace* trace) {
-        const int64_t tokens = mask.sum().item<int64_t>();
-        if (tokens == 0)
-            return torch::Tensor();
-        if (!pixels.defined())
-            throw ModelError(std::string("input_ids has ") + what + " tokens but no " + pixelsName + " were given");
-        const VisionFeatures features = encodeImages(pixels, grid, trace);
-        if (features.embeds.size(0) != tokens)
-            throw ModelError(std::string(what) + " features (" + std::to_string(features.embeds.size(0)) + ") and " + what + " tokens (" +
-                             std::to_string(tokens) + ") do not match");
-        embeds = embeds.index_copy(0, mask.nonzero().flatten().to(device_), features.embeds);
-        const auto rows = mask.index({visualMask}).nonzero().flatten().to(device_); // rows of the joint feature list
-        if (r.deepstackEmbeds.empty())
-            for (const auto& f : features.deepstack)
-                r.deepstackEmbeds.push_back(torch::zeros({deepstack.positions.size(0), f.size(1)}, f.options()));
-        for (size_t k = 0; k < features.deepstack.size(); ++k)
-            r.deepstackEmbeds[k] = r.deepstackEmbeds[k].index_copy(0, rows, features.deepstack[k]);
-        return features.embeds;
+    // Everything the request says is checked here (ids, token types, grids against the ids, pixels): a fault
+    // of the inputs, reported as BadRequest (bad input: exit 2 on the command line), not as the model's.
+    struct Prepared {
+        torch::Tensor ids;
+        LayerTables tables;
+        torch::Tensor embeds;
+        DeepStackInput deepstack;
     };
-    r.imageEmbeds = scatter(imageMask, req.pixelValues, req.imageGridThw, "image", "pixel_values", traceVision ? &r.vision : nullptr);
-    r.videoEmbeds = scatter(videoMask, req.videoPixelValues, req.videoGridThw, "video", "pixel_values_videos", nullptr);
-    deepstack.features = r.deepstackEmbeds;
+    auto prepare = [&]() -> Prepared {
+        const auto ids = req.inputIds.to(torch::kCPU, torch::kInt64).contiguous().flatten();
+        std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+        if (needsTokenTypes(config().architecture))
+            idList = typedPadIds(idList, req.tokenTypes, config());
+        r.layout = layoutFromTokens(idList, grids(req.imageGridThw, "image_grid_thw"), grids(req.videoGridThw, "video_grid_thw"), config());
+        const auto padIds = torch::tensor(idList, torch::kInt64); // the pads as the layout read them (GLM-V: video frames typed)
+
+        const LayerTables tables = layerTables(r.layout, req.scheme, req.age);
+        r.layerTables = tables.perLayer();
+
+        r.positionsMs = since(t0);
+        t0 = Clock::now();
+        auto embeds = language_.embed(ids);
+        // Images and videos go through the same vision tower; their embeddings replace their pad tokens.
+        // DeepStack features of both are joined in token order, as transformers' visual_pos_masks.
+        const auto imageMask = padIds == config().imageToken, videoMask = padIds == config().videoToken;
+        const auto visualMask = imageMask | videoMask;
+        DeepStackInput deepstack;
+        deepstack.positions = visualMask.nonzero().flatten().to(device_);
+        auto scatter = [&](const torch::Tensor& mask, const torch::Tensor& pixels, const torch::Tensor& grid, const char* what,
+                           const char* pixelsName, VisionTrace* trace) {
+            const int64_t tokens = mask.sum().item<int64_t>();
+            const std::string gridName = std::string(what) + "_grid_thw";
+            if (tokens == 0) { // a grid with no tokens to place it on is a mismatched input, not nothing
+                if (grid.defined() && grid.numel() > 0)
+                    throw ModelError(gridName + " gives " + std::to_string(grid.size(0)) + " " + what + "(s) but input_ids holds no " +
+                                     what + " tokens");
+                return torch::Tensor();
+            }
+            if (!pixels.defined())
+                throw ModelError(std::string("input_ids has ") + what + " tokens but no " + pixelsName + " were given");
+            if (!torch::isfinite(pixels).all().item<bool>()) // NaN in gives NaN logits and a meaningless answer
+                throw ModelError(std::string(pixelsName) + ": holds NaN or infinite values");
+            const VisionFeatures features = encodeImages(pixels, grid, trace);
+            if (features.embeds.size(0) != tokens)
+                throw ModelError(std::string(what) + " features (" + std::to_string(features.embeds.size(0)) + ") and " + what +
+                                 " tokens (" + std::to_string(tokens) + ") do not match");
+            embeds = embeds.index_copy(0, mask.nonzero().flatten().to(device_), features.embeds);
+            const auto rows = mask.index({visualMask}).nonzero().flatten().to(device_); // rows of the joint feature list
+            if (r.deepstackEmbeds.empty())
+                for (const auto& f : features.deepstack)
+                    r.deepstackEmbeds.push_back(torch::zeros({deepstack.positions.size(0), f.size(1)}, f.options()));
+            for (size_t k = 0; k < features.deepstack.size(); ++k)
+                r.deepstackEmbeds[k] = r.deepstackEmbeds[k].index_copy(0, rows, features.deepstack[k]);
+            return features.embeds;
+        };
+        r.imageEmbeds = scatter(imageMask, req.pixelValues, req.imageGridThw, "image", "pixel_values", traceVision ? &r.vision : nullptr);
+        r.videoEmbeds = scatter(videoMask, req.videoPixelValues, req.videoGridThw, "video", "pixel_values_videos", nullptr);
+        deepstack.features = r.deepstackEmbeds;
+        return {ids, tables, embeds, deepstack};
+    };
+    Prepared prepared;
+    try {
+        prepared = prepare();
+    } catch (const BadInputFile&) {
+        throw;
+    } catch (const ModelError& e) {
+        throw BadRequest(e.what());
+    }
+    const torch::Tensor& ids = prepared.ids;
+    const LayerTables& tables = prepared.tables;
+    const torch::Tensor& embeds = prepared.embeds;
+    const DeepStackInput& deepstack = prepared.deepstack;
     r.inputsEmbeds = embeds;
     r.visionMs = since(t0);
     t0 = Clock::now();

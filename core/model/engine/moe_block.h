@@ -1,0 +1,60 @@
+#pragma once
+// One mixture-of-experts MLP, as the MoE members run it (qwen3_5_moe, qwen3_vl_moe, glm4v_moe; the router kinds
+// and settings are MoeConfig's): route each token to its top-k experts, run each expert that has tokens once on
+// all of them (one gate+up GEMM and one down GEMM), add the results weighted, and add the shared expert.
+#include "core/model/engine/model_config.h"
+
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+namespace ropescope::model {
+
+class Checkpoint;
+
+// Which experts a layer's router chose for each token, in transformers' terms (the fixtures' names):
+// Softmax router: `scores` the probabilities [tokens, E], `experts` by descending probability;
+// SigmoidGrouped: `scores` the logits before the sigmoid [tokens, E], `experts` in ascending expert id.
+// `weights` [tokens, k] are what each chosen expert's output is multiplied by (renormalised, scaled), in
+// `experts`' order. Tokens are the pass's rows ([L, ...] for one sequence, [B, L, ...] for a batch).
+struct RouterTrace {
+    int layer = 0;
+    torch::Tensor scores, experts, weights;
+};
+
+// A sparse layer's weights. Expert e's SwiGLU: gate and up in one matrix (the first `intermediate` outputs are
+// the gate), then down. Held as the checkpoint stores them, so loading copies nothing it need not:
+//  - per-expert tensors (qwen3_5_moe, glm4v_moe): gate and up joined once per expert at load, [2I, hidden];
+//  - the Hub's fused qwen3_vl_moe tensors, [E, hidden, 2I] and [E, I, hidden] (`inputMajor`: x @ w), or
+//    transformers 5's in-memory form of them, [E, 2I, hidden] and [E, hidden, I] (x @ w^T), told apart by
+//    down_proj's shape. Each expert's matrix is then a view of the one tensor.
+struct MoeWeights {
+    torch::Tensor router;         // [E, hidden]
+    torch::Tensor correctionBias; // [E], GLM: added to the scores that choose, never to the weights
+    std::vector<torch::Tensor> gateUp, down;
+    bool inputMajor = false;
+    torch::Tensor sharedGateUp, sharedDown; // [2S, hidden], [hidden, S]; undefined without a shared expert
+    torch::Tensor sharedGate;               // [1, hidden], Qwen3.5
+    torch::Tensor fusedGateUp, fusedDown;   // the fused layout's whole tensors (the views above keep them alive)
+
+    bool defined() const { return router.defined(); }
+    // Every tensor under its checkpoint name (the per-expert layout's joined gate+up appears under gate_proj):
+    // what the model's size is counted from.
+    int64_t bytes() const;
+};
+
+// Reads layer `prefix` ("model.layers.{i}.mlp.") of a MoE checkpoint, each tensor straight to `device` and
+// `dtype` (one float32 tensor at a time on the host). Missing tensors or wrong shapes: BadInputFile naming them.
+MoeWeights loadMoeWeights(const Checkpoint& checkpoint, const std::string& prefix, const TextConfig& text, torch::Device device,
+                          torch::Dtype dtype);
+
+// The router alone: chosen experts [N, k] and their weights [N, k] (float32) for tokens x [N, hidden].
+RouterTrace routeTokens(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& config);
+
+// The block's output for x [..., hidden] (same shape). Tokens are grouped by expert (sorted once), so each
+// expert with tokens costs one GEMM pair on exactly its tokens: no loop over idle experts, no [tokens, E, hidden]
+// tensor. With `trace`, the router's choice (shaped like x's leading dims).
+torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& config, RouterTrace* trace = nullptr);
+
+} // namespace ropescope::model

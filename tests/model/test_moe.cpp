@@ -1,0 +1,389 @@
+// The mixture-of-experts members (qwen3_5_moe, qwen3_vl_moe, glm4v_moe): their configs, the router settings
+// refused in one line, the MoE block against a token-by-token computation from the checkpoint's own tensors,
+// and the expert layouts (per expert, the Hub's fused form, transformers 5's fused form, sharded) giving one
+// model. Parity with transformers' fixtures is test_family_parity's.
+#include "core/model/analysis/expert_usage.h"
+#include "core/model/engine/checkpoint.h"
+#include "core/model/engine/moe_block.h"
+#include "core/model/engine/tensor_io.h"
+#include "core/model/engine/vlm.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+
+#include "tests/support/parity.h"
+
+using namespace ropescope;
+using namespace ropescope::model;
+using ropescope::test::fixture;
+
+namespace {
+
+QByteArray configOf(const QString& family)
+{
+    QFile f(fixture(family + "/config.json"));
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// The fixture's config with text_config[key] = value (a null value removes the key).
+QByteArray withTextKey(const QString& family, const char* key, const QJsonValue& value)
+{
+    QJsonObject root = QJsonDocument::fromJson(configOf(family)).object(), text = root["text_config"].toObject();
+    if (value.isNull())
+        text.remove(key);
+    else
+        text[key] = value;
+    root["text_config"] = text;
+    return QJsonDocument(root).toJson();
+}
+
+QString refusal(const QByteArray& json)
+{
+    try {
+        parseModelConfig(json, "m/config.json");
+    } catch (const BadInputFile& e) {
+        return e.what();
+    }
+    return "(loaded)";
+}
+
+ForwardRequest imageRequest(const QString& family)
+{
+    const SafeTensors inputs = SafeTensors::open(fixture(family + "/inputs.safetensors"));
+    ForwardRequest req;
+    req.inputIds = toTorch(inputs, "input_ids").flatten();
+    if (inputs.find("mm_token_type_ids"))
+        req.tokenTypes = toTorch(inputs, "mm_token_type_ids").flatten();
+    req.pixelValues = toTorch(inputs, "pixel_values");
+    req.imageGridThw = toTorch(inputs, "image_grid_thw");
+    req.capture.allLogits = true;
+    req.capture.routers = true;
+    return req;
+}
+
+// A model folder holding `family`'s config and the given tensors (in `shards` files with an index when > 1).
+bool writeFolder(const QString& dir, const QString& family, const std::vector<std::pair<std::string, torch::Tensor>>& tensors,
+                 int shards = 1)
+{
+    if (!QFile::copy(fixture(family + "/config.json"), dir + "/config.json"))
+        return false;
+    std::vector<SafeTensorsWriter> writers(static_cast<size_t>(shards));
+    QJsonObject map;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        const size_t s = i % writers.size();
+        addTensor(writers[s], tensors[i].first, tensors[i].second.contiguous());
+        map[QString::fromStdString(tensors[i].first)] = QString("model-%1.safetensors").arg(s);
+    }
+    for (size_t s = 0; s < writers.size(); ++s) {
+        QFile f(shards == 1 ? dir + "/model.safetensors" : dir + QString("/model-%1.safetensors").arg(s));
+        if (!f.open(QIODevice::WriteOnly) || f.write(writers[s].bytes()) <= 0)
+            return false;
+    }
+    if (shards > 1) {
+        QFile index(dir + "/model.safetensors.index.json");
+        if (!index.open(QIODevice::WriteOnly) || index.write(QJsonDocument(QJsonObject{{"weight_map", map}}).toJson()) <= 0)
+            return false;
+    }
+    return true;
+}
+
+std::vector<std::pair<std::string, torch::Tensor>> allTensors(const QString& family)
+{
+    const SafeTensors file = SafeTensors::open(fixture(family + "/model.safetensors"));
+    std::vector<std::pair<std::string, torch::Tensor>> out;
+    for (const TensorInfo& t : file.tensors())
+        out.emplace_back(t.name, toTorch(file, t));
+    return out;
+}
+
+} // namespace
+
+class TestMoe : public QObject {
+    Q_OBJECT
+private Q_SLOTS:
+    void configs()
+    {
+        const ModelConfig q35 = loadModelConfig(fixture("qwen35moe-tiny/config.json"));
+        QCOMPARE(q35.architecture, Architecture::Qwen35);
+        QCOMPARE(q35.modelType, std::string("qwen3_5_moe"));
+        const MoeConfig& a = q35.text.moe;
+        QVERIFY(a.router == RouterKind::Softmax && a.normTopK && a.sharedExpertGate);
+        QCOMPARE(a.experts, 8);
+        QCOMPARE(a.topK, 2);
+        QCOMPARE(a.intermediate, 32);
+        QCOMPARE(a.sharedIntermediate, 48);
+        QCOMPARE(a.sparseCount(), 8); // every layer
+        QCOMPARE(QString::fromStdString(moeNote(q35.text)), QString("MoE: 8 experts, top-2 + a shared expert"));
+
+        const ModelConfig q3 = loadModelConfig(fixture("qwen3vlmoe-tiny/config.json"));
+        QCOMPARE(q3.architecture, Architecture::Qwen3VL);
+        QCOMPARE(q3.text.moe.sparseLayers, (std::vector<bool>{true, false, true})); // mlp_only_layers [1]
+        QCOMPARE(q3.text.moe.sharedIntermediate, 0);
+        QCOMPARE(QString::fromStdString(moeNote(q3.text)), QString("MoE: 8 experts, top-2 (2 of 3 layers sparse)"));
+
+        const ModelConfig glm = loadModelConfig(fixture("glm4vmoe-tiny/config.json"));
+        QCOMPARE(glm.architecture, Architecture::GlmV);
+        const MoeConfig& g = glm.text.moe;
+        QVERIFY(g.router == RouterKind::SigmoidGrouped && g.normTopK);
+        QCOMPARE(g.groups, 2);
+        QCOMPARE(g.topkGroup, 1);
+        QCOMPARE(g.routedScaling, 2.5);
+        QCOMPARE(g.sharedIntermediate, 32);                               // n_shared_experts x moe_intermediate_size
+        QCOMPARE(g.sparseLayers, (std::vector<bool>{false, true, true})); // first_k_dense_replace 1
+        // GLM-4.5V's decoder: half-split pairs, two norms, separate gate and up in the dense layer.
+        QCOMPARE(glm.text.pairing, geometry::RotaryPairing::Half);
+        QVERIFY(!glm.text.sandwichNorms && !glm.text.fusedGateUp && glm.text.attentionBias);
+        QCOMPARE(glm.text.rotaryDim(), 16);
+        // The dense families are unchanged.
+        QVERIFY(!loadModelConfig(fixture("glm4v-tiny/config.json")).text.moe.any());
+    }
+
+    // A router setting RopeScope would not apply as the model does is refused in one line naming the key.
+    void unknownRouterSettingsAreRefused_data()
+    {
+        QTest::addColumn<QByteArray>("json");
+        QTest::addColumn<QString>("key");
+        QTest::newRow("glm softmax") << withTextKey("glm4vmoe-tiny", "scoring_func", "softmax") << "scoring_func";
+        QTest::newRow("glm n_group 3") << withTextKey("glm4vmoe-tiny", "n_group", 3) << "n_group";
+        QTest::newRow("glm topk_group 3") << withTextKey("glm4vmoe-tiny", "topk_group", 3) << "topk_group";
+        QTest::newRow("glm topk_method") << withTextKey("glm4vmoe-tiny", "topk_method", "greedy") << "topk_method";
+        QTest::newRow("glm too many per token") << withTextKey("glm4vmoe-tiny", "num_experts_per_tok", 5) << "num_experts_per_tok";
+        QTest::newRow("qwen3.5 n_group") << withTextKey("qwen35moe-tiny", "n_group", 2) << "n_group";
+        QTest::newRow("qwen3.5 no renormalising") << withTextKey("qwen35moe-tiny", "norm_topk_prob", false) << "norm_topk_prob";
+        QTest::newRow("qwen3-vl scaling") << withTextKey("qwen3vlmoe-tiny", "routed_scaling_factor", 2.5) << "routed_scaling_factor";
+        QTest::newRow("qwen3-vl top-9 of 8") << withTextKey("qwen3vlmoe-tiny", "num_experts_per_tok", 9) << "num_experts_per_tok";
+        QTest::newRow("qwen3-vl dense layer 7") << withTextKey("qwen3vlmoe-tiny", "mlp_only_layers", QJsonArray{7}) << "mlp_only_layers";
+    }
+    void unknownRouterSettingsAreRefused()
+    {
+        QFETCH(QByteArray, json);
+        QFETCH(QString, key);
+        const QString m = refusal(json);
+        QVERIFY2(m.startsWith("m/config.json: text_config." + key) && !m.contains('\n'), qPrintable(m));
+    }
+
+    // The block against the rule written out token by token from the checkpoint's own tensors: each token's
+    // top-k experts by the router's rule, each expert's SwiGLU, weighted, plus the shared expert.
+    void blockEqualsTheTokenByTokenRule_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<int>("layer");
+        QTest::newRow("qwen3.5 (shared expert with gate)") << "qwen35moe-tiny" << 3;
+        QTest::newRow("glm (grouped sigmoid, bias, shared)") << "glm4vmoe-tiny" << 1;
+        QTest::newRow("qwen3-vl (fused experts)") << "qwen3vlmoe-tiny" << 2;
+    }
+    void blockEqualsTheTokenByTokenRule()
+    {
+        QFETCH(QString, family);
+        QFETCH(int, layer);
+        const Checkpoint ck = Checkpoint::open(fixture(family));
+        const TextConfig& t = ck.config().text;
+        const MoeConfig& c = t.moe;
+        const std::string p = "model.layers." + std::to_string(layer) + ".mlp.";
+        const MoeWeights w = loadMoeWeights(ck, p, t, torch::kCPU, torch::kFloat32);
+        torch::manual_seed(3);
+        const int64_t n = 40, h = t.hidden, m = c.intermediate;
+        const auto x = torch::randn({n, h});
+        RouterTrace trace;
+        const auto got = moeForward(x, w, c, &trace);
+
+        // The expert weights straight from the file, in nn.Linear's [out, in] form.
+        auto expert = [&](int64_t e) -> std::array<torch::Tensor, 3> {
+            if (ck.has(p + "experts.0.gate_proj.weight")) {
+                const std::string q = p + "experts." + std::to_string(e) + ".";
+                return {ck.tensor(q + "gate_proj.weight", {m, h}), ck.tensor(q + "up_proj.weight", {m, h}),
+                        ck.tensor(q + "down_proj.weight", {h, m})};
+            }
+            const auto gu = ck.tensor(p + "experts.gate_up_proj", {c.experts, 2 * m, h})[e]; // this fixture: transformers 5's form
+            return {gu.narrow(0, 0, m), gu.narrow(0, m, m), ck.tensor(p + "experts.down_proj", {c.experts, h, m})[e]};
+        };
+        auto swiglu = [](const torch::Tensor& v, const torch::Tensor& g, const torch::Tensor& u, const torch::Tensor& d) {
+            return torch::mv(d, torch::silu(torch::mv(g, v)) * torch::mv(u, v));
+        };
+        const auto router = ck.tensor(p + "gate.weight", {c.experts, h});
+        for (int64_t i = 0; i < n; ++i) {
+            const auto v = x[i];
+            const auto logits = torch::mv(router, v);
+            std::vector<int64_t> chosen;
+            std::vector<double> weight;
+            if (c.router == RouterKind::Softmax) {
+                const auto probs = torch::softmax(logits, 0);
+                const auto order = probs.argsort(0, /*descending=*/true);
+                double sum = 0;
+                for (int j = 0; j < c.topK; ++j) {
+                    chosen.push_back(order[j].item<int64_t>());
+                    weight.push_back(probs[chosen.back()].item<double>());
+                    sum += weight.back();
+                }
+                for (double& wj : weight)
+                    wj /= sum;
+            } else {
+                // Groups scored by their two best biased scores; the best group only (topk_group 1 here).
+                const auto scores = torch::sigmoid(logits), biased = scores + ck.tensor(p + "gate.e_score_correction_bias", {c.experts});
+                const int64_t per = c.experts / c.groups;
+                int64_t bestGroup = 0;
+                double bestScore = -1e30;
+                for (int64_t g = 0; g < c.groups; ++g) {
+                    const auto top2 = std::get<0>(biased.narrow(0, g * per, per).topk(2));
+                    if (top2.sum().item<double>() > bestScore) {
+                        bestScore = top2.sum().item<double>();
+                        bestGroup = g;
+                    }
+                }
+                const auto inGroup = biased.narrow(0, bestGroup * per, per).argsort(0, true);
+                double sum = 0;
+                for (int j = 0; j < c.topK; ++j) {
+                    chosen.push_back(bestGroup * per + inGroup[j].item<int64_t>());
+                    weight.push_back(scores[chosen.back()].item<double>());
+                    sum += weight.back();
+                }
+                std::vector<size_t> byId(chosen.size());
+                std::iota(byId.begin(), byId.end(), 0);
+                std::sort(byId.begin(), byId.end(), [&](size_t a, size_t b) { return chosen[a] < chosen[b]; });
+                std::vector<int64_t> ids;
+                std::vector<double> ws;
+                for (size_t j : byId) {
+                    ids.push_back(chosen[j]);
+                    ws.push_back(weight[j] / sum * c.routedScaling);
+                }
+                chosen = ids;
+                weight = ws;
+            }
+            auto want = torch::zeros({h});
+            for (size_t j = 0; j < chosen.size(); ++j) {
+                QCOMPARE(trace.experts[i][static_cast<int64_t>(j)].item<int64_t>(), chosen[j]);
+                QVERIFY(std::abs(trace.weights[i][static_cast<int64_t>(j)].item<double>() - weight[j]) < 1e-6);
+                const auto [g, u, d] = expert(chosen[j]);
+                want += weight[j] * swiglu(v, g, u, d);
+            }
+            if (c.sharedIntermediate > 0) {
+                const int64_t s = c.sharedIntermediate;
+                const std::string q = p + (c.sharedExpertGate ? "shared_expert." : "shared_experts.");
+                auto shared = swiglu(v, ck.tensor(q + "gate_proj.weight", {s, h}), ck.tensor(q + "up_proj.weight", {s, h}),
+                                     ck.tensor(q + "down_proj.weight", {h, s}));
+                if (c.sharedExpertGate)
+                    shared = shared * torch::sigmoid(torch::mv(ck.tensor(p + "shared_expert_gate.weight", {1, h}), v));
+                want += shared;
+            }
+            QVERIFY2(ropescope::test::maxAbs(got[i], want) < 1e-5,
+                     qPrintable(QString("token %1: %2").arg(i).arg(ropescope::test::maxAbs(got[i], want))));
+        }
+    }
+
+    // qwen3_vl_moe's experts as the Hub stores them ([E, hidden, 2I], [E, I, hidden]), as transformers 5 holds
+    // them (the fixture's form), one tensor per expert, and in two shards: the same logits and routing.
+    void expertLayoutsGiveOneModel()
+    {
+        const QString family = "qwen3vlmoe-tiny";
+        const auto tensors = allTensors(family);
+        std::vector<std::pair<std::string, torch::Tensor>> hub, perExpert;
+        for (const auto& [name, t] : tensors) {
+            auto endsWith = [&, n = name](const std::string& tail) {
+                return n.size() > tail.size() && n.compare(n.size() - tail.size(), tail.size(), tail) == 0;
+            };
+            const bool gateUp = endsWith("experts.gate_up_proj"), down = endsWith("experts.down_proj");
+            if (!gateUp && !down) {
+                hub.emplace_back(name, t);
+                perExpert.emplace_back(name, t);
+                continue;
+            }
+            hub.emplace_back(name, t.transpose(1, 2));
+            const std::string prefix = name.substr(0, name.size() - (gateUp ? 12 : 9)); // "...mlp.experts."
+            for (int64_t e = 0; e < t.size(0); ++e) {
+                const std::string q = prefix + std::to_string(e) + ".";
+                if (gateUp) {
+                    const int64_t m = t.size(1) / 2;
+                    perExpert.emplace_back(q + "gate_proj.weight", t[e].narrow(0, 0, m));
+                    perExpert.emplace_back(q + "up_proj.weight", t[e].narrow(0, m, m));
+                } else {
+                    perExpert.emplace_back(q + "down_proj.weight", t[e]);
+                }
+            }
+        }
+        QVERIFY(hub.size() == tensors.size() && perExpert.size() > tensors.size());
+        QTemporaryDir a, b, c;
+        QVERIFY(writeFolder(a.path(), family, hub) && writeFolder(b.path(), family, perExpert) && writeFolder(c.path(), family, hub, 3));
+        const ForwardRequest req = imageRequest(family);
+        const ForwardResult want = Vlm(fixture(family)).run(req);
+        for (const QString& dir : {a.path(), b.path(), c.path()}) {
+            const ForwardResult got = Vlm(dir).run(req);
+            EXPECT_CLOSE(got.prefill.logits, want.prefill.logits, 1e-5, dir);
+            for (size_t l = 0; l < want.prefill.routers.size(); ++l)
+                QVERIFY(torch::equal(got.prefill.routers[l].experts, want.prefill.routers[l].experts));
+        }
+    }
+
+    // Expert usage from a run against the same counts made with plain loops over the fixture's own router
+    // tensors (transformers' choices and weights) and its input ids.
+    void expertUsageMatchesTheFixturesRouters_data()
+    {
+        QTest::addColumn<QString>("family");
+        for (const char* f : {"qwen35moe-tiny", "qwen3vlmoe-tiny", "glm4vmoe-tiny"})
+            QTest::newRow(f) << QString(f);
+    }
+    void expertUsageMatchesTheFixturesRouters()
+    {
+        QFETCH(QString, family);
+        Vlm vlm(fixture(family));
+        const ModelConfig& cfg = vlm.config();
+        const ForwardRequest req = imageRequest(family);
+        const ForwardResult r = vlm.run(req);
+        const auto ids = req.inputIds.contiguous();
+        std::vector<bool> visual;
+        for (int64_t i = 0; i < ids.numel(); ++i)
+            visual.push_back(ids[i].item<int64_t>() == cfg.imageToken || ids[i].item<int64_t>() == cfg.videoToken);
+        const ExpertUsage u = expertUsage(r.prefill.routers, visual, cfg.text.moe.experts);
+
+        const SafeTensors expected = SafeTensors::open(fixture(family + "/expected.safetensors"));
+        const auto experts = toTorch(expected, "moe_router_experts"), weights = toTorch(expected, "moe_router_weights");
+        QCOMPARE(static_cast<int64_t>(u.layers.size()), experts.size(0));
+        const int64_t L = experts.size(1), k = experts.size(2), images = std::count(visual.begin(), visual.end(), true);
+        QVERIFY(images > 0 && images < L);
+        QCOMPARE(u.imageTokens, images);
+        for (int64_t layer = 0; layer < experts.size(0); ++layer)
+            for (int64_t e = 0; e < cfg.text.moe.experts; ++e) {
+                double count[2] = {0, 0}, weight[2] = {0, 0};
+                for (int64_t t = 0; t < L; ++t)
+                    for (int64_t j = 0; j < k; ++j)
+                        if (experts[layer][t][j].item<int64_t>() == e) {
+                            const int kind = visual[static_cast<size_t>(t)] ? 0 : 1;
+                            count[kind] += 1;
+                            weight[kind] += weights[layer][t][j].item<double>();
+                        }
+                const size_t l = static_cast<size_t>(layer), x = static_cast<size_t>(e);
+                QCOMPARE(u.imageShare[l][x], count[0] / static_cast<double>(images));
+                QCOMPARE(u.textShare[l][x], count[1] / static_cast<double>(L - images));
+                QVERIFY(std::abs(u.imageWeight[l][x] - (count[0] > 0 ? weight[0] / count[0] : 0)) < 1e-5);
+                QVERIFY(std::abs(u.textWeight[l][x] - (count[1] > 0 ? weight[1] / count[1] : 0)) < 1e-5);
+            }
+    }
+
+    // An expert tensor of the wrong shape, or a missing one, is named in one line.
+    void missingOrMisshapenExpertsAreNamed()
+    {
+        auto tensors = allTensors("qwen35moe-tiny");
+        QTemporaryDir dir;
+        std::vector<std::pair<std::string, torch::Tensor>> without;
+        for (const auto& [name, t] : tensors)
+            if (name != "model.language_model.layers.2.mlp.experts.5.up_proj.weight")
+                without.emplace_back(name, t);
+        QVERIFY(writeFolder(dir.path(), "qwen35moe-tiny", without));
+        try {
+            Vlm vlm(dir.path());
+            QFAIL("loaded without an expert");
+        } catch (const BadInputFile& e) {
+            QVERIFY2(QString(e.what()).contains("missing tensor 'model.layers.2.mlp.experts.5.up_proj.weight'"), e.what());
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestMoe)
+#include "test_moe.moc"

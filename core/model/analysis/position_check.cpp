@@ -2,27 +2,17 @@
 
 #include "core/geometry/layout.h"
 #include "core/geometry/position_table.h"
-#include "core/geometry/scheme.h"
 #include "core/model/engine/safetensors.h"
-#include "core/model/engine/token_layout.h"
 
 #include "core/io/input_file.h"
 
 #include <QDir>
 #include <QJsonArray>
-#include <QStringList>
 
-#include <algorithm>
-#include <cmath>
 #include <map>
-#include <set>
 
 namespace ropescope::model {
 namespace {
-
-const QStringList kFamilies{"qwen2-vl", "qwen2.5-vl", "qwen3-vl", "qwen3.5", "glm-v", "paddleocr-vl"};
-// Stand-ins for the vision tokens of the families found by mm_token_type_ids (no real id is negative).
-constexpr int kTypedImage = -1001, kTypedVideo = -1002;
 
 [[noreturn]] void bad(const DumpBatch& batch, const std::string& what)
 {
@@ -35,48 +25,48 @@ const DumpTensor* find(const DumpBatch& batch, const char* name)
     return it == batch.tensors.end() ? nullptr : &it->second;
 }
 
-const DumpTensor& need(const DumpBatch& batch, const char* name)
+void need(const DumpBatch& batch, const char* name)
 {
-    const DumpTensor* t = find(batch, name);
-    if (!t)
+    if (!find(batch, name))
         bad(batch,
             std::string("no '") + name + "' (a dump holds input_ids, attention_mask, image_grid_thw / video_grid_thw and position_ids)");
-    return *t;
 }
 
-void needIntegral(const DumpBatch& batch, const char* name, const DumpTensor& t)
+// The dump's tensor as core/positions views it; whole numbers where the rule needs them.
+positions::IntView intView(const DumpBatch& batch, const char* name)
 {
-    if (!t.integral)
-        bad(batch, std::string("'") + name + "' holds numbers that are not whole");
-}
-
-// The rows of an [N, 3] grid tensor (absent: none).
-std::vector<Grid> gridRows(const DumpBatch& batch, const char* name)
-{
+    positions::IntView v;
     const DumpTensor* t = find(batch, name);
     if (!t)
-        return {};
-    needIntegral(batch, name, *t);
-    if (t->shape.size() != 2 || t->shape[1] != 3)
-        bad(batch, std::string("'") + name + "' must be [N, 3] (t, h, w per image or video)");
-    std::vector<Grid> rows;
-    for (int64_t r = 0; r < t->shape[0]; ++r) {
-        const Grid g{t->ints[static_cast<size_t>(3 * r)], t->ints[static_cast<size_t>(3 * r + 1)], t->ints[static_cast<size_t>(3 * r + 2)]};
-        for (int64_t v : g)
-            if (v < 1 || v > (int64_t(1) << 20))
-                bad(batch, std::string("'") + name + "' row " + std::to_string(r) + " is not a grid (each of t, h, w 1..2^20)");
-        rows.push_back(g);
-    }
-    return rows;
+        return v;
+    if (!t->integral)
+        bad(batch, std::string("'") + name + "' holds numbers that are not whole");
+    if (static_cast<int64_t>(t->ints.size()) != t->numel())
+        bad(batch, std::string("'") + name + "' holds fewer numbers than its shape");
+    v.given = true;
+    v.shape = t->shape;
+    v.data = t->ints.data();
+    return v;
 }
 
-// Runs of `token` in `ids` (a run is a maximal stretch of that id).
-int64_t runsOf(const std::vector<int64_t>& ids, int64_t token)
+positions::RealView realView(const DumpBatch& batch, const char* name, std::vector<double>& storage)
 {
-    int64_t runs = 0;
-    for (size_t i = 0; i < ids.size(); ++i)
-        runs += ids[i] == token && (i == 0 || ids[i - 1] != token);
-    return runs;
+    positions::RealView v;
+    const DumpTensor* t = find(batch, name);
+    if (!t)
+        return v;
+    const size_t held = t->integral ? t->ints.size() : t->reals.size(); // a dump tensor holds one of the two
+    if (static_cast<int64_t>(held) != t->numel())
+        bad(batch, std::string("'") + name + "' holds fewer numbers than its shape");
+    v.given = true;
+    v.shape = t->shape;
+    if (t->integral) {
+        storage.assign(t->ints.begin(), t->ints.end());
+        v.data = storage.data();
+    } else {
+        v.data = t->reals.data();
+    }
+    return v;
 }
 
 } // namespace
@@ -91,24 +81,18 @@ int64_t DumpTensor::numel() const
 
 std::optional<PositionRule> ruleForFamily(const QString& name)
 {
-    PositionRule r;
-    r.family = name;
-    r.config.vision.tokensPerSecond = 2; // Qwen2.5-VL's; the Hub's ids (151652, 151655, 151656) and merge size 2
-    if (name == "qwen2-vl")
-        r.config.architecture = Architecture::Qwen2VL;
-    else if (name == "qwen2.5-vl")
-        r.config.architecture = Architecture::Qwen25VL;
-    else if (name == "qwen3-vl")
-        r.config.architecture = Architecture::Qwen3VL;
-    else if (name == "qwen3.5")
-        r.config.architecture = Architecture::Qwen35;
-    else if (name == "glm-v" || name == "paddleocr-vl") {
-        r.config.architecture = name == "glm-v" ? Architecture::GlmV : Architecture::Qwen3VL; // one run per video frame, t at its start
-        r.config.imageToken = kTypedImage;
-        r.config.videoToken = kTypedVideo;
-        r.byTokenTypes = true;
-    } else
+    const std::optional<positions::FamilyRule> family = positions::familyRule(name.toStdString());
+    if (!family)
         return std::nullopt;
+    PositionRule r;
+    r.family = QString::fromStdString(family->family);
+    r.config.vision.tokensPerSecond = 2; // Qwen2.5-VL's; the Hub's ids (151652, 151655, 151656) and merge size 2
+    // PaddleOCR-VL's videos are placed as Qwen3-VL's (one run per frame, t at its start).
+    static const std::map<std::string, Architecture> architectures{
+        {"qwen2-vl", Architecture::Qwen2VL}, {"qwen2.5-vl", Architecture::Qwen25VL}, {"qwen3-vl", Architecture::Qwen3VL},
+        {"qwen3.5", Architecture::Qwen35},   {"glm-v", Architecture::GlmV},          {"paddleocr-vl", Architecture::Qwen3VL}};
+    r.config.architecture = architectures.at(family->family);
+    r.byTokenTypes = family->byTokenTypes;
     return r;
 }
 
@@ -136,279 +120,65 @@ PositionRule ruleForModel(const QString& modelDir)
     return r;
 }
 
+positions::FamilyRule familyRuleOf(const PositionRule& rule)
+{
+    std::optional<positions::FamilyRule> r = positions::familyRule(rule.family.toStdString());
+    if (!r)
+        throw BadInputFile("no position rule for the family '" + rule.family.toStdString() + "' (" + positions::familyNames() + ")");
+    r->imageToken = rule.config.imageToken;
+    r->videoToken = rule.config.videoToken;
+    r->vocab = rule.config.text.vocab;
+    r->mergeSize = rule.config.vision.mergeSize;
+    r->tokensPerSecond = rule.config.vision.tokensPerSecond;
+    return *r;
+}
+
 QString familyNames()
 {
-    return kFamilies.join(", ");
-}
-
-const char* faultKindName(FaultKind kind)
-{
-    switch (kind) {
-    case FaultKind::None: return "none";
-    case FaultKind::OneD: return "1-d";
-    case FaultKind::Temporal: return "temporal";
-    case FaultKind::Offset: return "offset";
-    case FaultKind::RopeDeltas: return "rope-deltas";
-    case FaultKind::Other: return "other";
-    }
-    return "?";
-}
-
-const char* faultKindWords(FaultKind kind)
-{
-    switch (kind) {
-    case FaultKind::None: return "matches the family's rule";
-    case FaultKind::OneD: return "1-D positions: t, h and w are equal everywhere, so images get no 2-D (3-D) positions";
-    case FaultKind::Temporal: return "temporal ids: a video's t is wrong (constant within the video, or stepping by the wrong interval)";
-    case FaultKind::Offset: return "every position is off by the same amount: padding counted into the positions (a left-padded batch?)";
-    case FaultKind::RopeDeltas: return "the positions match but rope_deltas does not (max position + 1 - sequence length)";
-    case FaultKind::Other: return "the positions differ from the family's rule";
-    }
-    return "?";
+    return QString::fromStdString(positions::familyNames());
 }
 
 void checkBatchEach(const DumpBatch& batch, const PositionRule& rule, bool keepPositions, const std::function<void(SampleCheck&&)>& each)
 {
-    const ModelConfig& config = rule.config;
-    const DumpTensor& ids = need(batch, "input_ids");
-    const DumpTensor& pos = need(batch, "position_ids");
-    needIntegral(batch, "input_ids", ids);
-    needIntegral(batch, "position_ids", pos);
-    if (ids.shape.size() != 2 || ids.shape[0] < 1 || ids.shape[1] < 1)
-        bad(batch, "'input_ids' must be [B, L]");
-    const int64_t rows = ids.shape[0], length = ids.shape[1];
-    for (int64_t id : ids.ints) // a typed family's vocabulary is not known here: only negative ids are impossible
-        if (id < 0 || (!rule.byTokenTypes && id >= config.text.vocab))
-            bad(batch,
-                "'input_ids' holds " + std::to_string(id) + ", outside the vocabulary (0.." + std::to_string(config.text.vocab - 1) + ")");
-    if (pos.shape.size() != 3 || (pos.shape[0] != 3 && pos.shape[0] != 4) || pos.shape[1] != rows || pos.shape[2] != length)
-        bad(batch,
-            "'position_ids' must be [3, B, L] or [4, B, L] with input_ids' B = " + std::to_string(rows) +
-                " and L = " + std::to_string(length));
-    const int axisBase = pos.shape[0] == 4 ? 1 : 0; // [4, B, L]: row 0 is the text position, then t, h, w
-    const DumpTensor* mask = find(batch, "attention_mask");
-    if (mask && (mask->shape != ids.shape || !mask->integral))
-        bad(batch, "'attention_mask' must be [B, L] of 0 and 1, as input_ids");
-    const DumpTensor* deltas = find(batch, "rope_deltas");
-    if (deltas && (deltas->numel() != rows || !deltas->integral))
-        bad(batch, "'rope_deltas' must hold one whole number per sample ([B, 1])");
-    const std::vector<Grid> images = gridRows(batch, "image_grid_thw"), videos = gridRows(batch, "video_grid_thw");
-    const DumpTensor* seconds = find(batch, "second_per_grid_ts");
-    if (seconds && seconds->numel() != static_cast<int64_t>(videos.size()))
-        bad(batch, "'second_per_grid_ts' must hold one number per video_grid_thw row");
-    if (seconds)
-        for (size_t k = 0; k < static_cast<size_t>(seconds->numel()); ++k)
-            if (const double s = seconds->real(k); !std::isfinite(s) || s < 0 || s > 1e6)
-                bad(batch, "'second_per_grid_ts' holds a value outside 0..1e6");
-
-    const DumpTensor* types = find(batch, "mm_token_type_ids");
-    if (rule.byTokenTypes && !types)
-        bad(batch,
-            "no 'mm_token_type_ids': " + rule.family.toStdString() +
-                " finds its image and video tokens by it (1 image, 2 video); "
-                "without it transformers silently falls back to 1-D positions");
-    if (types && (types->shape != ids.shape || !types->integral))
-        bad(batch, "'mm_token_type_ids' must be [B, L] of whole numbers, as input_ids");
-
-    size_t nextImage = 0, nextVideo = 0;
-    const bool splitVideos = separatesVideoFrames(config.architecture);
-    for (int64_t b = 0; b < rows; ++b) {
-        SampleCheck c;
-        c.batch = batch.name;
-        c.row = static_cast<int>(b);
-        std::vector<int64_t> kept, where;
-        for (int64_t i = 0; i < length; ++i) {
-            const size_t at = static_cast<size_t>(b * length + i);
-            if (mask && mask->ints[at] != 0 && mask->ints[at] != 1)
-                bad(batch, "'attention_mask' holds values other than 0 and 1");
-            if (mask && mask->ints[at] == 0)
-                continue;
-            if (rule.byTokenTypes) {
-                const int64_t type = types->ints[at];
-                if (type < 0 || type > 2)
-                    bad(batch, "'mm_token_type_ids' holds " + std::to_string(type) + " (0 text, 1 image, 2 video)");
-                kept.push_back(type == 1 ? kTypedImage : type == 2 ? kTypedVideo : 0);
-            } else {
-                kept.push_back(ids.ints[at]);
-            }
-            where.push_back(i);
-        }
-        c.tokens = static_cast<int64_t>(kept.size());
-        // This sample's grids, in the batch's order (the processor flattens them over the batch).
-        const int64_t imageRuns = runsOf(kept, config.imageToken), videoRuns = runsOf(kept, config.videoToken);
-        if (nextImage + static_cast<size_t>(imageRuns) > images.size())
-            bad(batch, "sample " + std::to_string(b) + " has more image token runs than image_grid_thw has rows left");
-        std::vector<Grid> sampleImages(images.begin() + static_cast<std::ptrdiff_t>(nextImage),
-                                       images.begin() + static_cast<std::ptrdiff_t>(nextImage + static_cast<size_t>(imageRuns)));
-        nextImage += static_cast<size_t>(imageRuns);
-        std::vector<Grid> sampleVideos;
-        std::vector<size_t> videoRowsUsed;
-        for (int64_t runs = 0; runs < videoRuns;) {
-            if (nextVideo >= videos.size())
-                bad(batch, "sample " + std::to_string(b) + " has more video token runs than video_grid_thw has rows left");
-            sampleVideos.push_back(videos[nextVideo]);
-            videoRowsUsed.push_back(nextVideo);
-            runs += splitVideos ? videos[nextVideo][0] : 1; // Qwen3-VL: one run per temporal patch
-            ++nextVideo;
-        }
-        geometry::SchemeParams params;
-        params.kind = geometry::SchemeKind::Mrope;
-        if (config.architecture == Architecture::Qwen25VL) {
-            params.temporal.mode = geometry::TemporalParams::Mode::Qwen25VL;
-            params.temporal.tokensPerSecond = config.vision.tokensPerSecond;
-            std::set<double> given;
-            for (size_t r : videoRowsUsed)
-                given.insert(seconds ? seconds->real(r) : 1.0);
-            if (given.size() > 1)
-                bad(batch,
-                    "sample " + std::to_string(b) + ": its videos have different second_per_grid_ts, which this check does not model yet");
-            if (!given.empty())
-                params.temporal.secondPerGrid = *given.begin();
-        }
-        geometry::PositionTable table;
-        try {
-            table = geometry::buildPositionTable(layoutFromTokens(kept, sampleImages, sampleVideos, config), params);
-        } catch (const std::exception& e) {
-            bad(batch, "sample " + std::to_string(b) + ": " + e.what());
-        }
-        // Segment names per token: text, image k, video k frame f.
-        int imageIndex = 0, frameOfVideo = 0;
-        size_t videoIndex = 0;
-        for (const geometry::Segment& s : table.layout.segments) {
-            const int64_t n = s.tokenCount();
-            QString name;
-            if (s.kind == geometry::SegmentKind::Text) {
-                name = "text";
-            } else if (s.kind == geometry::SegmentKind::Image) {
-                name = QString("image %1").arg(imageIndex++);
-            } else {
-                const size_t row = videoIndex < videoRowsUsed.size() ? videoRowsUsed[videoIndex] : 0;
-                if (splitVideos) {
-                    name = QString("video %1 frame %2").arg(row).arg(frameOfVideo);
-                    if (++frameOfVideo >= sampleVideos[videoIndex][0]) {
-                        frameOfVideo = 0;
-                        ++videoIndex;
-                    }
-                } else {
-                    name = QString("video %1").arg(row);
-                    ++videoIndex;
-                }
-            }
-            for (int64_t k = 0; k < n; ++k)
-                c.segments.push_back(name);
-        }
-        // Compare, axis by axis.
-        const int64_t n = c.tokens;
-        c.gotPositions.resize(static_cast<size_t>(3 * n));
-        c.expectedPositions.resize(static_cast<size_t>(3 * n));
-        bool sameEverywhere = true, expectedSame = true;
-        std::set<int64_t> offsets;
-        int64_t maxExpected = 0;
-        for (int64_t k = 0; k < n; ++k) {
-            bool differs = false;
-            for (int a = 0; a < 3; ++a) {
-                const int64_t got = pos.ints[static_cast<size_t>(((axisBase + a) * rows + b) * length + where[static_cast<size_t>(k)])];
-                const auto expected = static_cast<int64_t>(std::llround(table.positions(k, a)));
-                c.gotPositions[static_cast<size_t>(a * n + k)] = got;
-                c.expectedPositions[static_cast<size_t>(a * n + k)] = expected;
-                maxExpected = std::max(maxExpected, expected);
-                offsets.insert(got - expected);
-                if (got != expected) {
-                    differs = true;
-                    if (c.firstToken < 0) {
-                        c.firstToken = where[static_cast<size_t>(k)];
-                        c.axis = a;
-                        c.got = got;
-                        c.expected = expected;
-                        c.segment = c.segments[static_cast<size_t>(k)];
-                    }
-                }
-            }
-            c.differing += differs;
-            sameEverywhere = sameEverywhere && c.gotPositions[static_cast<size_t>(k)] == c.gotPositions[static_cast<size_t>(n + k)] &&
-                c.gotPositions[static_cast<size_t>(k)] == c.gotPositions[static_cast<size_t>(2 * n + k)];
-            expectedSame = expectedSame && table.positions(k, 0) == table.positions(k, 1) && table.positions(k, 0) == table.positions(k, 2);
-        }
-        if (axisBase == 1) // the text row of a [4, B, L] table: 0, 1, 2, ... over the attended tokens
-            for (int64_t k = 0; k < n && c.firstToken < 0; ++k) {
-                const int64_t got = pos.ints[static_cast<size_t>(b * length + where[static_cast<size_t>(k)])];
-                if (got != k) {
-                    c.firstToken = where[static_cast<size_t>(k)];
-                    c.axis = 3;
-                    c.got = got;
-                    c.expected = k;
-                    c.segment = c.segments[static_cast<size_t>(k)];
-                    c.differing = 1;
-                }
-            }
-        if (c.firstToken >= 0) {
-            if (c.axis == 3) {
-                c.kind = FaultKind::Other;
-                c.detail = "the text row (row 0 of a [4, B, L] table) is not 0, 1, 2, ... over the attended tokens";
-            } else if (sameEverywhere && !expectedSame) {
-                c.kind = FaultKind::OneD;
-                c.detail = QString("t = h = w on all %1 tokens").arg(n);
-            } else if (offsets.size() == 1 && *offsets.begin() != 0) {
-                c.kind = FaultKind::Offset;
-                c.detail = QString("every position is %1 %2 the rule's")
-                               .arg(std::abs(*offsets.begin()))
-                               .arg(*offsets.begin() > 0 ? "above" : "below");
-            } else if (c.segment.startsWith("video") && c.axis == 0) {
-                c.kind = FaultKind::Temporal;
-                // Within the first differing video: the t values it got, frame by frame, against the rule's.
-                std::vector<int64_t> gotT, expectedT;
-                for (int64_t k = 0; k < n; ++k)
-                    if (c.segments[static_cast<size_t>(k)].section(' ', 0, 1) == c.segment.section(' ', 0, 1)) {
-                        const int64_t g = c.gotPositions[static_cast<size_t>(k)], e = c.expectedPositions[static_cast<size_t>(k)];
-                        if (expectedT.empty() || e != expectedT.back()) {
-                            expectedT.push_back(e);
-                            gotT.push_back(g);
-                        }
-                    }
-                const bool constant = std::all_of(gotT.begin(), gotT.end(), [&](int64_t g) { return g == gotT.front(); });
-                const int64_t gotStep = gotT.size() > 1 ? gotT[1] - gotT[0] : 0,
-                              expectedStep = expectedT.size() > 1 ? expectedT[1] - expectedT[0] : 0;
-                c.detail = constant && expectedT.size() > 1 ? QString("t is constant within %1; the rule steps it by %2 a frame")
-                                                                  .arg(c.segment.section(' ', 0, 1))
-                                                                  .arg(expectedStep)
-                                                            : QString("t steps by %1 a frame in %2; the rule steps it by %3")
-                                                                  .arg(gotStep)
-                                                                  .arg(c.segment.section(' ', 0, 1))
-                                                                  .arg(expectedStep);
-            } else {
-                c.kind = FaultKind::Other;
-                c.detail = QString("%1 of %2 tokens differ").arg(c.differing).arg(n);
-            }
-        } else if (deltas) {
-            const int64_t expectedDelta = maxExpected + 1 - length, got = deltas->ints[static_cast<size_t>(b)];
-            if (got != expectedDelta) {
-                c.kind = FaultKind::RopeDeltas;
-                c.got = got;
-                c.expected = expectedDelta;
-                c.detail = QString("rope_deltas %1, the positions give %2").arg(got).arg(expectedDelta);
-            }
-        }
-        if (keepPositions)
-            c.layout = table.layout.toString();
-        if (!keepPositions) { // freed, not cleared: clear() keeps the capacity
-            std::vector<int64_t>().swap(c.gotPositions);
-            std::vector<int64_t>().swap(c.expectedPositions);
-            std::vector<QString>().swap(c.segments);
-        }
-        each(std::move(c));
+    need(batch, "input_ids");
+    need(batch, "position_ids");
+    positions::Batch view;
+    view.name = batch.name.toStdString();
+    view.inputIds = intView(batch, "input_ids");
+    const positions::IntView positionIds = intView(batch, "position_ids");
+    view.attentionMask = intView(batch, "attention_mask");
+    const positions::IntView ropeDeltas = intView(batch, "rope_deltas");
+    view.imageGrids = intView(batch, "image_grid_thw");
+    view.videoGrids = intView(batch, "video_grid_thw");
+    std::vector<double> seconds; // a dump holds whole seconds as ints: the view needs them as reals
+    view.secondPerGrid = realView(batch, "second_per_grid_ts", seconds);
+    view.tokenTypes = intView(batch, "mm_token_type_ids");
+    const positions::FamilyRule family = familyRuleOf(rule);
+    try {
+        positions::checkBatchEach(view, positionIds, ropeDeltas, family, keepPositions, [&](positions::SampleCheck&& p) {
+            SampleCheck c;
+            c.batch = batch.name;
+            c.row = p.row;
+            c.tokens = p.tokens;
+            c.kind = p.kind;
+            c.detail = QString::fromStdString(p.detail);
+            c.firstToken = p.firstToken;
+            c.axis = p.axis;
+            c.got = p.got;
+            c.expected = p.expected;
+            c.segment = QString::fromStdString(p.segment);
+            c.differing = p.differing;
+            c.gotPositions = std::move(p.gotPositions);
+            c.expectedPositions = std::move(p.expectedPositions);
+            c.segments.reserve(p.segments.size());
+            for (const std::string& s : p.segments)
+                c.segments.push_back(QString::fromStdString(s));
+            c.layout = std::move(p.layout);
+            each(std::move(c));
+        });
+    } catch (const positions::BadBatch& e) {
+        throw BadInputFile(e.what());
     }
-    if (nextImage != images.size() || nextVideo != videos.size())
-        bad(batch,
-            (QString("image_grid_thw has %1 rows and video_grid_thw %2, but input_ids has %3 image and %4 video token runs ")
-                 .arg(images.size())
-                 .arg(videos.size())
-                 .arg(nextImage)
-                 .arg(nextVideo) +
-             (rule.byTokenTypes ? QString("(by mm_token_type_ids)")
-                                : QString("(image id %1, video id %2): another family's token ids? --model DIR reads the model's own")
-                                      .arg(config.imageToken)
-                                      .arg(config.videoToken)))
-                .toStdString());
 }
 
 std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& rule, bool keepPositions)

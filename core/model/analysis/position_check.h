@@ -4,6 +4,8 @@
 // what kind of mistake its shape shows (1-D positions, temporal ids, a padding offset, rope_deltas).
 #include "core/geometry/position_table.h"
 #include "core/model/engine/model_config.h"
+#include "core/positions/family_rule.h"
+#include "core/positions/position_check.h"
 
 #include <QJsonObject>
 #include <QString>
@@ -17,7 +19,8 @@
 
 namespace ropescope::model {
 
-// A family's rule for positions: M-RoPE with its variants. GLM-V and PaddleOCR-VL place images as Qwen does
+// A family's rule for positions: M-RoPE with its variants (the rule itself is core/positions', below Qt and
+// LibTorch, which the Python package runs too; this is the model-folder side of it). GLM-V and PaddleOCR-VL place images as Qwen does
 // ((s, s+row, s+col), the next token at s + max(rows, cols)) and GLM-V's video frames as Qwen3-VL's (each frame
 // its own run, t its start), but find vision tokens by mm_token_type_ids (1 image, 2 video), which a dump of
 // theirs must hold.
@@ -29,6 +32,8 @@ struct PositionRule {
 std::optional<PositionRule> ruleForFamily(const QString& name); // qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl
 // The rule of a model folder's config.json (its model_type); throws BadInputFile naming what is missing.
 PositionRule ruleForModel(const QString& modelDir);
+// The rule as core/positions runs it: the family's, with the config's token ids, vocabulary and merge size.
+positions::FamilyRule familyRuleOf(const PositionRule& rule);
 QString familyNames(); // "qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl"
 
 // One tensor of a dump, as whole numbers (position ids, token ids, grids) or as reals (second_per_grid_ts):
@@ -47,9 +52,9 @@ struct DumpBatch {
     std::map<std::string, DumpTensor> tensors;
 };
 
-enum class FaultKind { None, OneD, Temporal, Offset, RopeDeltas, Other };
-const char* faultKindName(FaultKind kind);  // "1-d", "temporal", "offset", "rope-deltas", "other"
-const char* faultKindWords(FaultKind kind); // one sentence for people
+using positions::FaultKind;
+using positions::faultKindName;  // "1-d", "temporal", "offset", "rope-deltas", "other"
+using positions::faultKindWords; // one sentence for people
 
 struct SampleCheck {
     QString batch;
@@ -71,7 +76,7 @@ struct SampleCheck {
 // named "pipeline"), for the explorer and `positions` files.
 geometry::PositionTable pipelineTable(const SampleCheck& check);
 
-// Checks every row of a batch against `rule`. Throws BadInputFile naming the batch and the tensor for
+// Checks every row of a batch against `rule` (positions::checkBatch over the dump's tensors). Throws BadInputFile naming the batch and the tensor for
 // missing keys, wrong shapes, ids or grids out of range: a dump that cannot be checked.
 std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& rule, bool keepPositions);
 // The same, each sample handed to `each` as it is checked and kept nowhere (a batch of a million rows streams).

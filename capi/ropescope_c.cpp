@@ -1,0 +1,511 @@
+// The C API over core/positions (the families' position rules) and core/geometry (schemes, PTD, prior).
+// Every entry point catches everything: an exception never crosses into the caller's interpreter.
+#include "capi/ropescope_c.h"
+
+#include "core/geometry/errors.h"
+#include "core/geometry/metrics.h"
+#include "core/geometry/scheme.h"
+#include "core/geometry/scheme_parameters.h"
+#include "core/positions/batch.h"
+#include "core/positions/family_rule.h"
+#include "core/positions/position_check.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace ropescope;
+
+struct rs_rule {
+    positions::FamilyRule rule;
+};
+struct rs_check {
+    std::vector<positions::SampleCheck> samples;
+};
+struct rs_table {
+    geometry::PositionTable table;
+    std::vector<std::string> componentNames;
+};
+
+namespace {
+
+thread_local std::string lastError, lastParameter;
+
+int fail(int status, const std::string& message, const std::string& parameter = {})
+{
+    lastError = message;
+    lastParameter = parameter;
+    return status;
+}
+
+// Runs f, turning every exception into a status and the thread's error line.
+template <class F> int guarded(F f)
+{
+    try {
+        lastError.clear();
+        lastParameter.clear();
+        f();
+        return RS_OK;
+    } catch (const geometry::InvalidInput& e) {
+        return fail(RS_INVALID_INPUT, e.what(), e.parameter());
+    } catch (const positions::BadBatch& e) {
+        return fail(RS_INVALID_INPUT, e.what());
+    } catch (const std::bad_alloc&) {
+        return fail(RS_ERROR, "out of memory");
+    } catch (const std::exception& e) {
+        return fail(RS_ERROR, e.what());
+    } catch (...) {
+        return fail(RS_ERROR, "unknown error");
+    }
+}
+
+[[noreturn]] void invalid(const std::string& message)
+{
+    throw geometry::InvalidInput(message);
+}
+
+std::vector<int64_t> shapeOf(int32_t ndim, const int64_t* shape, const char* name)
+{
+    if (ndim < 0 || ndim > 4)
+        invalid(std::string(name) + ": at most 4 dimensions");
+    std::vector<int64_t> s(shape, shape + ndim);
+    int64_t n = 1;
+    for (int64_t d : s) {
+        if (d < 0 || (d > 0 && n > (int64_t(1) << 40) / d))
+            invalid(std::string(name) + ": a shape that is negative or too large");
+        n *= d;
+    }
+    return s;
+}
+
+positions::IntView intView(const rs_ints& t, const char* name)
+{
+    positions::IntView v;
+    if (!t.given)
+        return v;
+    v.given = true;
+    v.shape = shapeOf(t.ndim, t.shape, name);
+    v.data = t.data;
+    if (!v.data && v.numel() > 0)
+        invalid(std::string(name) + ": no data");
+    return v;
+}
+
+positions::Batch batchView(const rs_batch* b)
+{
+    if (!b)
+        invalid("no batch");
+    positions::Batch v;
+    v.inputIds = intView(b->input_ids, "input_ids");
+    v.attentionMask = intView(b->attention_mask, "attention_mask");
+    v.tokenTypes = intView(b->mm_token_type_ids, "mm_token_type_ids");
+    v.imageGrids = intView(b->image_grid_thw, "image_grid_thw");
+    v.videoGrids = intView(b->video_grid_thw, "video_grid_thw");
+    const rs_reals& s = b->second_per_grid_ts;
+    if (s.given) {
+        v.secondPerGrid.given = true;
+        v.secondPerGrid.shape = shapeOf(s.ndim, s.shape, "second_per_grid_ts");
+        v.secondPerGrid.data = s.data;
+        if (!s.data && v.secondPerGrid.numel() > 0)
+            invalid("second_per_grid_ts: no data");
+    }
+    return v;
+}
+
+const rs_rule& needRule(const rs_rule* rule)
+{
+    if (!rule)
+        invalid("no rule");
+    return *rule;
+}
+
+// A parameter given as text, read as its row's type says (the CLI's flags read the same types).
+void setParameter(geometry::SchemeParams& p, const std::string& key, const std::string& text)
+{
+    auto number = [&](const std::string& s) {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size() || errno == ERANGE)
+            throw geometry::InvalidInput(key, "expected a number, got '" + s + "'");
+        return v;
+    };
+    if (key == "theta") {
+        p.rotary.theta = number(text);
+        return;
+    }
+    if (key == "head_dim") {
+        const double v = number(text);
+        if (v != static_cast<double>(static_cast<int>(v)))
+            throw geometry::InvalidInput(key, "expected a whole number, got '" + text + "'");
+        p.rotary.headDim = static_cast<int>(v);
+        return;
+    }
+    const geometry::SchemeParameter* row = geometry::findSchemeParameter(key);
+    if (!row) {
+        std::string keys = "theta, head_dim";
+        for (const geometry::SchemeParameter& r : geometry::schemeParameters())
+            keys += std::string(", ") + r.key;
+        throw geometry::InvalidInput(key, "no such parameter (" + keys + ")");
+    }
+    switch (row->type) {
+    case geometry::SchemeParameter::Type::Number: row->set(p, number(text)); return;
+    case geometry::SchemeParameter::Type::Choice: {
+        const auto index = geometry::choiceIndex(*row, text);
+        if (!index)
+            throw geometry::InvalidInput(key, "expected " + geometry::choiceList(*row) + ", got '" + text + "'");
+        row->set(p, *index);
+        return;
+    }
+    case geometry::SchemeParameter::Type::Flag:
+        if (text != "on" && text != "off")
+            throw geometry::InvalidInput(key, "expected on or off, got '" + text + "'");
+        row->set(p, text == "on" ? 1 : 0);
+        return;
+    case geometry::SchemeParameter::Type::Vector: {
+        std::array<double, 3> v{};
+        size_t at = 0;
+        for (int i = 0; i < 3; ++i) {
+            const size_t comma = i < 2 ? text.find(',', at) : text.size();
+            if (comma == std::string::npos)
+                throw geometry::InvalidInput(key, "expected three numbers x,y,z, got '" + text + "'");
+            v[static_cast<size_t>(i)] = number(text.substr(at, comma - at));
+            at = comma + 1;
+        }
+        row->setVector(p, v);
+        return;
+    }
+    }
+}
+
+const char* typeName(geometry::SchemeParameter::Type type)
+{
+    switch (type) {
+    case geometry::SchemeParameter::Type::Number: return "number";
+    case geometry::SchemeParameter::Type::Choice: return "choice";
+    case geometry::SchemeParameter::Type::Flag: return "flag";
+    case geometry::SchemeParameter::Type::Vector: return "vector";
+    }
+    return "?";
+}
+
+const rs_table& needTable(const rs_table* table)
+{
+    if (!table)
+        invalid("no table");
+    return *table;
+}
+
+} // namespace
+
+extern "C" {
+
+const char* rs_last_error(void)
+{
+    return lastError.c_str();
+}
+
+const char* rs_last_error_parameter(void)
+{
+    return lastParameter.c_str();
+}
+
+int32_t rs_abi_version(void)
+{
+    return 1;
+}
+
+int rs_rule_new(const char* family, rs_rule** out)
+{
+    return guarded([&] {
+        if (!out)
+            invalid("no place for the rule");
+        *out = nullptr;
+        const std::string name = family ? family : "";
+        const std::optional<positions::FamilyRule> r = positions::familyRule(name);
+        if (!r)
+            throw geometry::InvalidInput(
+                "family", "expected one of " + positions::familyNames() + " (or a config.json model_type), got '" + name + "'");
+        *out = new rs_rule{*r};
+    });
+}
+
+void rs_rule_free(rs_rule* rule)
+{
+    delete rule;
+}
+
+const char* rs_rule_family(const rs_rule* rule)
+{
+    return rule ? rule->rule.family.c_str() : "";
+}
+
+int32_t rs_rule_by_token_types(const rs_rule* rule)
+{
+    return rule && rule->rule.byTokenTypes ? 1 : 0;
+}
+
+int rs_rule_configure(rs_rule* rule, int64_t imageTokenId, int64_t videoTokenId, int64_t spatialMergeSize, double tokensPerSecond,
+                      int64_t vocabSize)
+{
+    return guarded([&] {
+        if (!rule)
+            invalid("no rule");
+        if (spatialMergeSize == 0 || spatialMergeSize > 64)
+            throw geometry::InvalidInput("spatial_merge_size", "must be from 1 to 64");
+        if (tokensPerSecond == 0 || !std::isfinite(tokensPerSecond) || tokensPerSecond >= 1e6)
+            throw geometry::InvalidInput("tokens_per_second", "must be above 0 and below 1e6");
+        positions::FamilyRule& r = rule->rule;
+        if (imageTokenId >= 0)
+            r.imageToken = imageTokenId;
+        if (videoTokenId >= 0)
+            r.videoToken = videoTokenId;
+        if (spatialMergeSize > 0)
+            r.mergeSize = static_cast<int>(spatialMergeSize);
+        if (tokensPerSecond > 0)
+            r.tokensPerSecond = tokensPerSecond;
+        if (vocabSize > 0)
+            r.vocab = vocabSize;
+    });
+}
+
+const char* rs_family_names(void)
+{
+    static const std::string names = positions::familyNames();
+    return names.c_str();
+}
+
+int rs_rope_index(const rs_rule* rule, const rs_batch* batch, int64_t* positionIds, int64_t* ropeDeltas)
+{
+    return guarded([&] {
+        const positions::Batch view = batchView(batch);
+        if (!positionIds || !ropeDeltas)
+            invalid("no place for position_ids or rope_deltas");
+        positions::ropeIndex(view, needRule(rule).rule, positionIds, ropeDeltas);
+    });
+}
+
+int rs_check_positions(const rs_rule* rule, const rs_batch* batch, const rs_ints* positionIds, const rs_ints* ropeDeltas, rs_check** out)
+{
+    return guarded([&] {
+        if (!out)
+            invalid("no place for the check");
+        *out = nullptr;
+        const positions::Batch view = batchView(batch);
+        const positions::IntView pos = positionIds ? intView(*positionIds, "position_ids") : positions::IntView{};
+        const positions::IntView deltas = ropeDeltas ? intView(*ropeDeltas, "rope_deltas") : positions::IntView{};
+        auto check = std::make_unique<rs_check>();
+        check->samples = positions::checkBatch(view, pos, deltas, needRule(rule).rule, false);
+        *out = check.release();
+    });
+}
+
+int64_t rs_check_count(const rs_check* check)
+{
+    return check ? static_cast<int64_t>(check->samples.size()) : 0;
+}
+
+int rs_check_sample(const rs_check* check, int64_t index, rs_sample* out)
+{
+    return guarded([&] {
+        if (!check || !out || index < 0 || index >= static_cast<int64_t>(check->samples.size()))
+            invalid("no such sample");
+        const positions::SampleCheck& c = check->samples[static_cast<size_t>(index)];
+        out->row = c.row;
+        out->tokens = c.tokens;
+        out->kind = positions::faultKindName(c.kind);
+        out->words = positions::faultKindWords(c.kind);
+        out->detail = c.detail.c_str();
+        out->first_token = c.firstToken;
+        out->axis = c.axis;
+        out->got = c.got;
+        out->expected = c.expected;
+        out->segment = c.segment.c_str();
+        out->differing = c.differing;
+    });
+}
+
+void rs_check_free(rs_check* check)
+{
+    delete check;
+}
+
+int32_t rs_scheme_count(void)
+{
+    return static_cast<int32_t>(geometry::allSchemes().size());
+}
+
+const char* rs_scheme_name(int32_t index)
+{
+    const auto& all = geometry::allSchemes();
+    return index >= 0 && index < static_cast<int32_t>(all.size()) ? geometry::schemeName(all[static_cast<size_t>(index)]) : nullptr;
+}
+
+const char* rs_scheme_summary(int32_t index)
+{
+    const auto& all = geometry::allSchemes();
+    return index >= 0 && index < static_cast<int32_t>(all.size()) ? geometry::schemeSummary(all[static_cast<size_t>(index)]) : nullptr;
+}
+
+int32_t rs_scheme_components(int32_t index)
+{
+    const auto& all = geometry::allSchemes();
+    return index >= 0 && index < static_cast<int32_t>(all.size()) ? geometry::componentCount(all[static_cast<size_t>(index)]) : 0;
+}
+
+int32_t rs_parameter_count(void)
+{
+    return static_cast<int32_t>(geometry::schemeParameters().size());
+}
+
+int rs_parameter_info(int32_t index, rs_parameter* out)
+{
+    return guarded([&] {
+        const auto& rows = geometry::schemeParameters();
+        if (!out || index < 0 || index >= static_cast<int32_t>(rows.size()))
+            invalid("no such parameter");
+        const geometry::SchemeParameter& row = rows[static_cast<size_t>(index)];
+        // The texts live as long as the library: one pair per row, built once (thread-safe static initialisation).
+        static const std::vector<std::pair<std::string, std::string>> texts = [&rows] {
+            std::vector<std::pair<std::string, std::string>> t;
+            for (const geometry::SchemeParameter& r : rows) {
+                std::string schemes;
+                for (geometry::SchemeKind k : geometry::allSchemes())
+                    if (r.reads(k))
+                        schemes += (schemes.empty() ? "" : ", ") + std::string(geometry::schemeName(k));
+                t.emplace_back(r.type == geometry::SchemeParameter::Type::Choice ? geometry::choiceList(r) : "", schemes);
+            }
+            return t;
+        }();
+        out->key = row.key;
+        out->type = typeName(row.type);
+        out->label = row.label;
+        out->help = row.help;
+        out->default_value = row.defaultValue;
+        out->min = row.min;
+        out->max = row.max;
+        out->open_min = row.openMin ? 1 : 0;
+        out->choices = texts[static_cast<size_t>(index)].first.c_str();
+        out->schemes = texts[static_cast<size_t>(index)].second.c_str();
+    });
+}
+
+int rs_table_new(const char* layout, const char* scheme, int32_t count, const char* const* keys, const char* const* values, rs_table** out)
+{
+    return guarded([&] {
+        if (!out)
+            invalid("no place for the table");
+        *out = nullptr;
+        const std::string name = scheme ? scheme : "";
+        const std::optional<geometry::SchemeKind> kind = geometry::schemeFromName(name);
+        if (!kind)
+            throw geometry::InvalidInput("scheme", "expected one of " + geometry::schemeNameList() + ", got '" + name + "'");
+        geometry::SchemeParams params = geometry::defaultSchemeParams(*kind);
+        if (count < 0 || (count > 0 && (!keys || !values)))
+            invalid("parameters: no keys or values");
+        for (int32_t i = 0; i < count; ++i) {
+            if (!keys[i] || !values[i])
+                invalid("parameters: a null key or value");
+            setParameter(params, keys[i], values[i]);
+        }
+        auto t = std::make_unique<rs_table>();
+        t->table = geometry::buildPositionTable(geometry::parseLayout(layout ? layout : ""), params);
+        t->componentNames = t->table.componentLabels();
+        *out = t.release();
+    });
+}
+
+void rs_table_free(rs_table* table)
+{
+    delete table;
+}
+
+int64_t rs_table_tokens(const rs_table* table)
+{
+    return table ? table->table.size() : 0;
+}
+
+int32_t rs_table_components(const rs_table* table)
+{
+    return table ? table->table.components() : 0;
+}
+
+const char* rs_table_component_name(const rs_table* table, int32_t c)
+{
+    return table && c >= 0 && c < static_cast<int32_t>(table->componentNames.size()) ? table->componentNames[static_cast<size_t>(c)].c_str()
+                                                                                     : nullptr;
+}
+
+int64_t rs_table_blocks(const rs_table* table)
+{
+    return table ? static_cast<int64_t>(table->table.blocks.size()) : 0;
+}
+
+int64_t rs_table_text_tokens(const rs_table* table)
+{
+    return table ? static_cast<int64_t>(table->table.textTokens.size()) : 0;
+}
+
+void rs_table_positions(const rs_table* table, double* out)
+{
+    if (!table || !out)
+        return;
+    const Eigen::MatrixXd& p = table->table.positions;
+    for (Eigen::Index i = 0; i < p.rows(); ++i)
+        for (Eigen::Index c = 0; c < p.cols(); ++c)
+            *out++ = p(i, c);
+}
+
+void rs_table_metadata(const rs_table* table, int32_t* modality, int32_t* segment, int32_t* frame, int32_t* row, int32_t* col)
+{
+    if (!table)
+        return;
+    const geometry::PositionTable& t = table->table;
+    for (size_t i = 0; i < static_cast<size_t>(t.size()); ++i) {
+        if (modality)
+            modality[i] = static_cast<int32_t>(t.modality[i]);
+        if (segment)
+            segment[i] = t.segment[i];
+        if (frame)
+            frame[i] = t.frame[i];
+        if (row)
+            row[i] = t.row[i];
+        if (col)
+            col[i] = t.col[i];
+    }
+}
+
+int rs_table_ptd(const rs_table* table, double* mean, double* perBlock, double* perTextToken)
+{
+    return guarded([&] {
+        const geometry::PtdResult r = geometry::computePtd(needTable(table).table);
+        if (mean)
+            *mean = r.mean;
+        if (perBlock)
+            std::copy(r.perBlock.begin(), r.perBlock.end(), perBlock);
+        if (perTextToken)
+            std::copy(r.perToken.data(), r.perToken.data() + r.perToken.size(), perTextToken);
+    });
+}
+
+int rs_table_prior(const rs_table* table, int64_t textToken, double* perVisualToken)
+{
+    return guarded([&] {
+        const geometry::PositionTable& t = needTable(table).table;
+        if (textToken < 0 || textToken >= t.size() || !t.isText(static_cast<int>(textToken)))
+            throw geometry::InvalidInput("text_token", "must be the index of a text token (0.." + std::to_string(t.size() - 1) + ")");
+        const geometry::PriorMap m = geometry::positionalPrior(t, static_cast<int>(textToken));
+        if (perVisualToken)
+            std::copy(m.values.data(), m.values.data() + m.values.size(), perVisualToken);
+    });
+}
+
+} // extern "C"

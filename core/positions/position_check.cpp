@@ -1,0 +1,208 @@
+#include "core/positions/position_check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+
+namespace ropescope::positions {
+namespace {
+
+// "video 1" of "video 1 frame 3": the video a segment name belongs to.
+std::string videoOf(const std::string& segment)
+{
+    const size_t first = segment.find(' ');
+    const size_t second = first == std::string::npos ? std::string::npos : segment.find(' ', first + 1);
+    return segment.substr(0, second);
+}
+
+// Segment names per attended token: text, image k, video k frame f (k the video_grid_thw row).
+std::vector<std::string> segmentNames(const SamplePositions& s, bool splitVideos)
+{
+    std::vector<std::string> names;
+    names.reserve(static_cast<size_t>(s.table.size()));
+    int imageIndex = 0;
+    int64_t frameOfVideo = 0;
+    size_t videoIndex = 0;
+    for (const geometry::Segment& seg : s.table.layout.segments) {
+        std::string name;
+        if (seg.kind == geometry::SegmentKind::Text) {
+            name = "text";
+        } else if (seg.kind == geometry::SegmentKind::Image) {
+            name = "image " + std::to_string(imageIndex++);
+        } else {
+            const size_t row = videoIndex < s.videoRows.size() ? s.videoRows[videoIndex] : 0;
+            if (splitVideos) {
+                name = "video " + std::to_string(row) + " frame " + std::to_string(frameOfVideo);
+                if (videoIndex < s.videos.size() && ++frameOfVideo >= s.videos[videoIndex][0]) {
+                    frameOfVideo = 0;
+                    ++videoIndex;
+                }
+            } else {
+                name = "video " + std::to_string(row);
+                ++videoIndex;
+            }
+        }
+        names.insert(names.end(), static_cast<size_t>(seg.tokenCount()), name);
+    }
+    return names;
+}
+
+} // namespace
+
+const char* faultKindName(FaultKind kind)
+{
+    switch (kind) {
+    case FaultKind::None: return "none";
+    case FaultKind::OneD: return "1-d";
+    case FaultKind::Temporal: return "temporal";
+    case FaultKind::Offset: return "offset";
+    case FaultKind::RopeDeltas: return "rope-deltas";
+    case FaultKind::Other: return "other";
+    }
+    return "?";
+}
+
+const char* faultKindWords(FaultKind kind)
+{
+    switch (kind) {
+    case FaultKind::None: return "matches the family's rule";
+    case FaultKind::OneD: return "1-D positions: t, h and w are equal everywhere, so images get no 2-D (3-D) positions";
+    case FaultKind::Temporal: return "temporal ids: a video's t is wrong (constant within the video, or stepping by the wrong interval)";
+    case FaultKind::Offset: return "every position is off by the same amount: padding counted into the positions (a left-padded batch?)";
+    case FaultKind::RopeDeltas: return "the positions match but rope_deltas does not (max position + 1 - sequence length)";
+    case FaultKind::Other: return "the positions differ from the family's rule";
+    }
+    return "?";
+}
+
+void checkBatchEach(const Batch& batch, const IntView& pos, const IntView& deltas, const FamilyRule& rule, bool keepPositions,
+                    const std::function<void(SampleCheck&&)>& each)
+{
+    if (!pos.given)
+        batch.bad("no 'position_ids'");
+    const IntView& ids = batch.inputIds;
+    if (ids.given && ids.shape.size() == 2) { // input_ids' own shape is forEachSample's to check
+        const int64_t rows = ids.shape[0], length = ids.shape[1];
+        if (pos.shape.size() != 3 || (pos.shape[0] != 3 && pos.shape[0] != 4) || pos.shape[1] != rows || pos.shape[2] != length)
+            batch.bad("'position_ids' must be [3, B, L] or [4, B, L] with input_ids' B = " + std::to_string(rows) +
+                      " and L = " + std::to_string(length));
+        if (deltas.given && deltas.numel() != rows)
+            batch.bad("'rope_deltas' must hold one whole number per sample ([B, 1])");
+    }
+    forEachSample(batch, rule, [&](const SamplePositions& s) {
+        const int64_t rows = ids.shape[0], length = ids.shape[1], b = s.row;
+        const int axisBase = pos.shape[0] == 4 ? 1 : 0; // [4, B, L]: row 0 is the text position, then t, h, w
+        const geometry::PositionTable& table = s.table;
+        SampleCheck c;
+        c.row = static_cast<int>(b);
+        c.tokens = static_cast<int64_t>(s.where.size());
+        c.segments = segmentNames(s, rule.splitVideoFrames);
+        // Compare, axis by axis.
+        const int64_t n = c.tokens;
+        c.gotPositions.resize(static_cast<size_t>(3 * n));
+        c.expectedPositions.resize(static_cast<size_t>(3 * n));
+        bool sameEverywhere = true, expectedSame = true;
+        std::set<int64_t> offsets;
+        int64_t maxExpected = 0;
+        for (int64_t k = 0; k < n; ++k) {
+            bool differs = false;
+            for (int a = 0; a < 3; ++a) {
+                const int64_t got = pos[((axisBase + a) * rows + b) * length + s.where[static_cast<size_t>(k)]];
+                const auto expected = wholePosition(table.positions(k, a));
+                c.gotPositions[static_cast<size_t>(a * n + k)] = got;
+                c.expectedPositions[static_cast<size_t>(a * n + k)] = expected;
+                maxExpected = std::max(maxExpected, expected);
+                offsets.insert(got - expected);
+                if (got != expected) {
+                    differs = true;
+                    if (c.firstToken < 0) {
+                        c.firstToken = s.where[static_cast<size_t>(k)];
+                        c.axis = a;
+                        c.got = got;
+                        c.expected = expected;
+                        c.segment = c.segments[static_cast<size_t>(k)];
+                    }
+                }
+            }
+            c.differing += differs;
+            sameEverywhere = sameEverywhere && c.gotPositions[static_cast<size_t>(k)] == c.gotPositions[static_cast<size_t>(n + k)] &&
+                c.gotPositions[static_cast<size_t>(k)] == c.gotPositions[static_cast<size_t>(2 * n + k)];
+            expectedSame = expectedSame && table.positions(k, 0) == table.positions(k, 1) && table.positions(k, 0) == table.positions(k, 2);
+        }
+        if (axisBase == 1) // the text row of a [4, B, L] table: 0, 1, 2, ... over the attended tokens
+            for (int64_t k = 0; k < n && c.firstToken < 0; ++k) {
+                const int64_t got = pos[b * length + s.where[static_cast<size_t>(k)]];
+                if (got != k) {
+                    c.firstToken = s.where[static_cast<size_t>(k)];
+                    c.axis = 3;
+                    c.got = got;
+                    c.expected = k;
+                    c.segment = c.segments[static_cast<size_t>(k)];
+                    c.differing = 1;
+                }
+            }
+        if (c.firstToken >= 0) {
+            if (c.axis == 3) {
+                c.kind = FaultKind::Other;
+                c.detail = "the text row (row 0 of a [4, B, L] table) is not 0, 1, 2, ... over the attended tokens";
+            } else if (sameEverywhere && !expectedSame) {
+                c.kind = FaultKind::OneD;
+                c.detail = "t = h = w on all " + std::to_string(n) + " tokens";
+            } else if (offsets.size() == 1 && *offsets.begin() != 0) {
+                c.kind = FaultKind::Offset;
+                c.detail = "every position is " + std::to_string(std::abs(*offsets.begin())) +
+                    (*offsets.begin() > 0 ? " above" : " below") + " the rule's";
+            } else if (c.segment.compare(0, 5, "video") == 0 && c.axis == 0) {
+                c.kind = FaultKind::Temporal;
+                // Within the first differing video: the t values it got, frame by frame, against the rule's.
+                const std::string video = videoOf(c.segment);
+                std::vector<int64_t> gotT, expectedT;
+                for (int64_t k = 0; k < n; ++k)
+                    if (videoOf(c.segments[static_cast<size_t>(k)]) == video) {
+                        const int64_t g = c.gotPositions[static_cast<size_t>(k)], e = c.expectedPositions[static_cast<size_t>(k)];
+                        if (expectedT.empty() || e != expectedT.back()) {
+                            expectedT.push_back(e);
+                            gotT.push_back(g);
+                        }
+                    }
+                const bool constant = std::all_of(gotT.begin(), gotT.end(), [&](int64_t g) { return g == gotT.front(); });
+                const int64_t gotStep = gotT.size() > 1 ? gotT[1] - gotT[0] : 0,
+                              expectedStep = expectedT.size() > 1 ? expectedT[1] - expectedT[0] : 0;
+                c.detail = constant && expectedT.size() > 1
+                    ? "t is constant within " + video + "; the rule steps it by " + std::to_string(expectedStep) + " a frame"
+                    : "t steps by " + std::to_string(gotStep) + " a frame in " + video + "; the rule steps it by " +
+                        std::to_string(expectedStep);
+            } else {
+                c.kind = FaultKind::Other;
+                c.detail = std::to_string(c.differing) + " of " + std::to_string(n) + " tokens differ";
+            }
+        } else if (deltas.given) {
+            const int64_t expectedDelta = maxExpected + 1 - length, got = deltas[b];
+            if (got != expectedDelta) {
+                c.kind = FaultKind::RopeDeltas;
+                c.got = got;
+                c.expected = expectedDelta;
+                c.detail = "rope_deltas " + std::to_string(got) + ", the positions give " + std::to_string(expectedDelta);
+            }
+        }
+        if (keepPositions) {
+            c.layout = table.layout.toString();
+        } else { // freed, not cleared: clear() keeps the capacity
+            std::vector<int64_t>().swap(c.gotPositions);
+            std::vector<int64_t>().swap(c.expectedPositions);
+            std::vector<std::string>().swap(c.segments);
+        }
+        each(std::move(c));
+    });
+}
+
+std::vector<SampleCheck> checkBatch(const Batch& batch, const IntView& pos, const IntView& deltas, const FamilyRule& rule,
+                                    bool keepPositions)
+{
+    std::vector<SampleCheck> out;
+    checkBatchEach(batch, pos, deltas, rule, keepPositions, [&](SampleCheck&& c) { out.push_back(std::move(c)); });
+    return out;
+}
+
+} // namespace ropescope::positions

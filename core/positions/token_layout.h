@@ -1,0 +1,29 @@
+#pragma once
+#include "core/geometry/layout.h"
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace ropescope::positions {
+
+using Grid = std::array<int64_t, 3>; // (t, h, w) in patches
+
+// What reading a token sequence needs of a family: its image and video pad ids, the merge size, and whether a
+// video's temporal patches are runs of their own.
+struct TokenRule {
+    int64_t imageToken = 151655;
+    int64_t videoToken = 151656;
+    int64_t mergeSize = 2;
+    bool splitVideoFrames = false;
+};
+
+// The geometry layout a token sequence describes: each run of image (video) tokens becomes an
+// image:HxW (video:TxHxW) segment of the merged grid taken from image_grid_thw (video_grid_thw) in order;
+// everything else, <|vision_start|> and <|vision_end|> included, is text. Qwen3-VL's videos are one
+// video:1xHxW run per temporal patch (the frames are separated by timestamp text), as its get_rope_index
+// splits video_grid_thw. Throws geometry::InvalidInput when the token counts and the grids disagree.
+geometry::Layout layoutFromTokens(const std::vector<int64_t>& ids, const std::vector<Grid>& imageGrids, const std::vector<Grid>& videoGrids,
+                                  const TokenRule& rule);
+
+} // namespace ropescope::positions

@@ -1,0 +1,293 @@
+"""The model families' position rules: transformers' get_rope_index as one C call (rope_index), and a
+pipeline's position ids checked against it as `ropescope check-positions` checks a dump (check_positions).
+
+Both take numpy arrays (or anything np.asarray reads: lists, CPU torch tensors) and never import torch.
+"""
+import ctypes
+import json
+import os
+import threading
+
+import numpy as np
+
+from ._lib import Batch, InvalidInput, Ints, Reals, Sample, check, lib, text
+
+_AXES = ("t", "h", "w", "text")
+
+
+def families():
+    """The families' names (config.json model_types, MoE members included, are accepted too)."""
+    return text(lib.rs_family_names()).split(", ")
+
+
+def _array(name, value):
+    try:
+        return np.asarray(value)
+    except Exception as e:  # ragged lists, CUDA tensors, objects that are not arrays
+        raise InvalidInput("%s: not an array (%s)%s" % (name, e, "; a CUDA tensor? pass .cpu()" if "cuda" in str(e).lower() else ""),
+                           name) from None
+
+
+def _ints(name, value, keep):
+    """An int64 C view of an integer (or bool) array; None stays absent."""
+    v = Ints()
+    if value is None:
+        return v
+    a = _array(name, value)
+    if a.dtype == np.bool_:
+        a = a.astype(np.int64)
+    elif not np.issubdtype(a.dtype, np.integer):
+        raise InvalidInput("%s: expected whole numbers (an integer or bool array), got %s" % (name, a.dtype), name)
+    if a.ndim > 4:
+        raise InvalidInput("%s: at most 4 dimensions, got shape %s" % (name, tuple(a.shape)), name)
+    if a.dtype == np.uint64 and a.size and int(a.max()) > np.iinfo(np.int64).max:
+        raise InvalidInput("%s: holds values above 2^63 - 1" % name, name)
+    a = np.ascontiguousarray(a, dtype=np.int64)
+    keep.append(a)
+    v.given = 1
+    v.ndim = a.ndim
+    for i, d in enumerate(a.shape):
+        v.shape[i] = d
+    v.data = a.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
+    return v
+
+
+def _reals(name, value, keep):
+    v = Reals()
+    if value is None:
+        return v
+    a = _array(name, value)
+    if not (np.issubdtype(a.dtype, np.number) or a.dtype == np.bool_) or np.issubdtype(a.dtype, np.complexfloating):
+        raise InvalidInput("%s: expected real numbers, got %s" % (name, a.dtype), name)
+    if a.ndim > 4:
+        raise InvalidInput("%s: at most 4 dimensions, got shape %s" % (name, tuple(a.shape)), name)
+    a = np.ascontiguousarray(a, dtype=np.float64)
+    keep.append(a)
+    v.given = 1
+    v.ndim = a.ndim
+    for i, d in enumerate(a.shape):
+        v.shape[i] = d
+    v.data = a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+    return v
+
+
+def _batch(input_ids, image_grid_thw, video_grid_thw, mm_token_type_ids, attention_mask, second_per_grid_ts, keep):
+    if input_ids is None:
+        raise InvalidInput("input_ids: required", "input_ids")
+    b = Batch()
+    b.input_ids = _ints("input_ids", input_ids, keep)
+    b.attention_mask = _ints("attention_mask", attention_mask, keep)
+    b.mm_token_type_ids = _ints("mm_token_type_ids", mm_token_type_ids, keep)
+    b.image_grid_thw = _ints("image_grid_thw", image_grid_thw, keep)
+    b.video_grid_thw = _ints("video_grid_thw", video_grid_thw, keep)
+    b.second_per_grid_ts = _reals("second_per_grid_ts", second_per_grid_ts, keep)
+    return b
+
+
+def _config_values(config):
+    """The position settings of a model's config: a dict (config.json loaded), a path to config.json or its folder,
+    or a transformers config (anything with to_dict())."""
+    if config is None:
+        return {}
+    if isinstance(config, (str, os.PathLike)):
+        path = os.path.join(config, "config.json") if os.path.isdir(config) else config
+        try:
+            with open(path, encoding="utf-8") as f:
+                config = json.load(f)
+        except (OSError, ValueError) as e:
+            raise InvalidInput("config: %s cannot be read as JSON (%s)" % (path, e), "config") from None
+    elif hasattr(config, "to_dict"):
+        config = config.to_dict()
+    if not isinstance(config, dict):
+        raise InvalidInput("config: expected a dict, a config.json path or a transformers config, got %s" % type(config).__name__,
+                           "config")
+    vision = config.get("vision_config") or {}
+    textc = config.get("text_config") or {}
+    return {"model_type": config.get("model_type"),
+            "image_token_id": config.get("image_token_id", config.get("image_token_index")),
+            "video_token_id": config.get("video_token_id", config.get("video_token_index")),
+            "spatial_merge_size": vision.get("spatial_merge_size"),
+            "tokens_per_second": vision.get("tokens_per_second"),
+            "vocab_size": textc.get("vocab_size", config.get("vocab_size"))}
+
+
+class _Rule:
+    def __init__(self, family, image_token_id, video_token_id, spatial_merge_size, tokens_per_second, vocab_size):
+        handle = ctypes.c_void_p()
+        check(lib.rs_rule_new(str(family).encode(), ctypes.byref(handle)))
+        self.handle = handle
+
+        def whole(name, v):
+            if v is None:
+                return -1
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise InvalidInput("%s: expected a whole number >= 0, got %r" % (name, v), name)
+            return int(v)
+
+        tps = tokens_per_second
+        if tps is not None and (isinstance(tps, bool) or not isinstance(tps, (int, float, np.number))):
+            raise InvalidInput("tokens_per_second: expected a number, got %r" % (tps,), "tokens_per_second")
+        merge = whole("spatial_merge_size", spatial_merge_size)
+        if merge == 0:
+            raise InvalidInput("spatial_merge_size: must be from 1 to 64", "spatial_merge_size")
+        check(lib.rs_rule_configure(handle, whole("image_token_id", image_token_id), whole("video_token_id", video_token_id), merge,
+                                    -1.0 if tps is None else float(tps), max(whole("vocab_size", vocab_size), 0)))
+        self.family = text(lib.rs_rule_family(handle))
+
+    def __del__(self):
+        if getattr(self, "handle", None) and lib is not None:
+            lib.rs_rule_free(self.handle)
+
+
+_rules = {}
+_rules_lock = threading.Lock()
+
+
+def _rule(family, config, image_token_id, video_token_id, spatial_merge_size, tokens_per_second, vocab_size):
+    c = _config_values(config)
+    if family is None:
+        family = c.get("model_type")
+        if family is None:
+            raise InvalidInput("family: required (or a config with its model_type)", "family")
+    if not isinstance(family, str):
+        raise InvalidInput("family: expected a name such as %s, got %r" % (", ".join(families()), family), "family")
+    key = (family,
+           c.get("image_token_id") if image_token_id is None else image_token_id,
+           c.get("video_token_id") if video_token_id is None else video_token_id,
+           c.get("spatial_merge_size") if spatial_merge_size is None else spatial_merge_size,
+           c.get("tokens_per_second") if tokens_per_second is None else tokens_per_second,
+           c.get("vocab_size") if vocab_size is None else vocab_size)
+    with _rules_lock:
+        rule = _rules.get(key)
+    if rule is None:
+        rule = _Rule(*key)
+        with _rules_lock:
+            if len(_rules) > 64:
+                _rules.clear()
+            _rules[key] = rule
+    return rule
+
+
+def rope_index(family, input_ids, image_grid_thw=None, video_grid_thw=None, mm_token_type_ids=None, attention_mask=None,
+               second_per_grid_ts=None, *, config=None, image_token_id=None, video_token_id=None, spatial_merge_size=None,
+               tokens_per_second=None, vocab_size=None):
+    """transformers' get_rope_index for `family`: returns (position_ids [3, B, L], rope_deltas [B, 1]), int64.
+
+    family: qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, or a config.json model_type (qwen3_vl_moe,
+    glm4v_moe, ...: an MoE member takes its dense sibling's rule); None takes config's model_type.
+    config: the model's config (a dict, a config.json path or folder, a transformers config) for its image and
+    video token ids, spatial_merge_size, tokens_per_second and vocab_size; the keyword arguments override it.
+    Without either: the Hub's ids (151655 image, 151656 video), merge size 2, 2 tokens per second.
+    GLM-V and PaddleOCR-VL find vision tokens by mm_token_type_ids (1 image, 2 video), which they need.
+    Padding (attention_mask 0) gets position 1, as transformers leaves it; rope_deltas is max position + 1 - L.
+    Raises InvalidInput naming what is wrong (dtype, shape, a grid that does not fit the ids, an unknown family).
+    """
+    rule = _rule(family, config, image_token_id, video_token_id, spatial_merge_size, tokens_per_second, vocab_size)
+    keep = []
+    b = _batch(input_ids, image_grid_thw, video_grid_thw, mm_token_type_ids, attention_mask, second_per_grid_ts, keep)
+    shape = keep[0].shape
+    if len(shape) != 2:
+        raise InvalidInput("'input_ids' must be [B, L], got shape %s" % (tuple(shape),), "input_ids")
+    rows, length = shape
+    positions = np.empty((3, rows, length), dtype=np.int64)
+    deltas = np.empty((rows, 1), dtype=np.int64)
+    check(lib.rs_rope_index(rule.handle, ctypes.byref(b), positions.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
+                            deltas.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))))
+    return positions, deltas
+
+
+class SampleCheck:
+    """One sample against the rule: `ok`, or the difference as check-positions names it."""
+    __slots__ = ("row", "tokens", "kind", "words", "detail", "first_token", "axis", "got", "expected", "segment", "differing")
+
+    def __init__(self, s):
+        self.row = s.row
+        self.tokens = s.tokens
+        self.kind = text(s.kind)  # "none", "1-d", "temporal", "offset", "rope-deltas", "other"
+        self.words = text(s.words)
+        self.detail = text(s.detail)
+        self.first_token = s.first_token if s.first_token >= 0 else None
+        self.axis = _AXES[s.axis] if 0 <= s.axis < len(_AXES) else None
+        self.got = s.got
+        self.expected = s.expected
+        self.segment = text(s.segment) or None
+        self.differing = s.differing
+
+    @property
+    def ok(self):
+        return self.kind == "none"
+
+    def __str__(self):
+        # As `ropescope check-positions` lists a sample.
+        s = "row %d: %s" % (self.row, self.kind)
+        if self.detail:
+            s += " (%s)" % self.detail
+        if self.first_token is not None:
+            s += "; first at token %d (%s), axis %s: got %d, expected %d" % (self.first_token, self.segment, self.axis, self.got,
+                                                                             self.expected)
+        return s
+
+    __repr__ = __str__
+
+
+class CheckReport:
+    """Every sample of a batch checked: `samples` in row order, `ok` when all match, `differing` the others."""
+
+    def __init__(self, family, samples):
+        self.family = family
+        self.samples = samples
+
+    @property
+    def ok(self):
+        return all(s.ok for s in self.samples)
+
+    @property
+    def differing(self):
+        return [s for s in self.samples if not s.ok]
+
+    def __len__(self):
+        return len(self.samples)
+
+    def __iter__(self):
+        return iter(self.samples)
+
+    def __getitem__(self, i):
+        return self.samples[i]
+
+    def __str__(self):
+        d = self.differing
+        kinds = {}
+        for s in d:
+            kinds[s.kind] = kinds.get(s.kind, 0) + 1
+        head = "%s: %d checked, %d differ" % (self.family, len(self.samples), len(d))
+        if kinds:
+            head += ": " + ", ".join("%s %d" % kv for kv in sorted(kinds.items()))
+        return "\n".join([head] + ["  " + str(s) for s in d])
+
+    __repr__ = __str__
+
+
+def check_positions(position_ids, input_ids, family, image_grid_thw=None, video_grid_thw=None, mm_token_type_ids=None,
+                    attention_mask=None, second_per_grid_ts=None, rope_deltas=None, *, config=None, image_token_id=None,
+                    video_token_id=None, spatial_merge_size=None, tokens_per_second=None, vocab_size=None):
+    """A pipeline's position_ids ([3, B, L], or [4, B, L] with the text row first) and, if given, rope_deltas, checked
+    against the family's rule sample by sample, by the code `ropescope check-positions` runs. Returns a CheckReport.
+    The other arguments are rope_index's."""
+    rule = _rule(family, config, image_token_id, video_token_id, spatial_merge_size, tokens_per_second, vocab_size)
+    keep = []
+    b = _batch(input_ids, image_grid_thw, video_grid_thw, mm_token_type_ids, attention_mask, second_per_grid_ts, keep)
+    if position_ids is None:
+        raise InvalidInput("position_ids: required", "position_ids")
+    pos = _ints("position_ids", position_ids, keep)
+    deltas = _ints("rope_deltas", rope_deltas, keep)
+    handle = ctypes.c_void_p()
+    check(lib.rs_check_positions(rule.handle, ctypes.byref(b), ctypes.byref(pos), ctypes.byref(deltas), ctypes.byref(handle)))
+    try:
+        samples = []
+        for i in range(lib.rs_check_count(handle)):
+            s = Sample()
+            check(lib.rs_check_sample(handle, i, ctypes.byref(s)))
+            samples.append(SampleCheck(s))
+    finally:
+        lib.rs_check_free(handle)
+    return CheckReport(rule.family, samples)

@@ -1,0 +1,122 @@
+"""The built-in schemes (core/geometry, as the CLI and the explorer place them): their names and parameters,
+the positions they give a layout, and PTD and the positional prior on those positions."""
+import ctypes
+import numbers
+
+import numpy as np
+
+from ._lib import InvalidInput, Parameter, check, lib, text
+
+
+def schemes():
+    """Every built-in scheme: [{"name", "summary", "components"}], in the registry's order."""
+    return [{"name": text(lib.rs_scheme_name(i)), "summary": text(lib.rs_scheme_summary(i)), "components": lib.rs_scheme_components(i)}
+            for i in range(lib.rs_scheme_count())]
+
+
+def parameters():
+    """The parameter table: [{"key", "type", "label", "help", "default", "min", "max", "open_min", "choices", "schemes"}]."""
+    out = []
+    for i in range(lib.rs_parameter_count()):
+        p = Parameter()
+        check(lib.rs_parameter_info(i, ctypes.byref(p)))
+        out.append({"key": text(p.key), "type": text(p.type), "label": text(p.label), "help": text(p.help),
+                    "default": p.default_value, "min": p.min, "max": p.max, "open_min": bool(p.open_min),
+                    "choices": text(p.choices).split(", ") if p.choices else [],
+                    "schemes": text(p.schemes).split(", ") if p.schemes else []})
+    return out
+
+
+def _value_text(key, value):
+    """A parameter's value as the library reads it: a number, a choice's name, on/off, or x,y,z."""
+    if isinstance(value, (bool, np.bool_)):
+        return "on" if value else "off"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, numbers.Real):
+        return repr(float(value))
+    try:
+        items = list(value)
+    except TypeError:
+        raise InvalidInput("%s: expected a number, a name, True/False or three numbers, got %r" % (key, value), key) from None
+    if len(items) != 3 or not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in items):
+        raise InvalidInput("%s: expected three numbers x,y,z, got %r" % (key, value), key)
+    return ",".join(repr(float(v)) for v in items)
+
+
+class PositionTable:
+    """A layout placed by a scheme: `positions` [tokens, components] (float64), `components` their names,
+    `modality` (0 text, 1 image, 2 video), `segment`, `frame`, `row`, `col` per token (-1 for text)."""
+
+    def __init__(self, layout, scheme, params):
+        if not isinstance(layout, str):
+            raise InvalidInput("layout: expected text such as 'text:4,image:3x3,text:5', got %r" % (layout,), "layout")
+        if not isinstance(scheme, str):
+            raise InvalidInput("scheme: expected a scheme's name, got %r" % (scheme,), "scheme")
+        keys = [str(k) for k in params]
+        values = [_value_text(k, v) for k, v in params.items()]
+        ckeys = (ctypes.c_char_p * max(len(keys), 1))(*[k.encode() for k in keys])
+        cvalues = (ctypes.c_char_p * max(len(values), 1))(*[v.encode() for v in values])
+        handle = ctypes.c_void_p()
+        check(lib.rs_table_new(layout.encode(), scheme.encode(), len(keys), ckeys, cvalues, ctypes.byref(handle)))
+        self._handle = handle
+        self.layout = layout
+        self.scheme = scheme
+        self.params = dict(params)
+        n, c = lib.rs_table_tokens(handle), lib.rs_table_components(handle)
+        self.positions = np.empty((n, c), dtype=np.float64)
+        lib.rs_table_positions(handle, self.positions.ctypes.data_as(ctypes.POINTER(ctypes.c_double)))
+        self.components = [text(lib.rs_table_component_name(handle, i)) for i in range(c)]
+        meta = [np.empty(n, dtype=np.int32) for _ in range(5)]
+        lib.rs_table_metadata(handle, *[m.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)) for m in meta])
+        self.modality, self.segment, self.frame, self.row, self.col = meta
+
+    def __del__(self):
+        if getattr(self, "_handle", None) and lib is not None:
+            lib.rs_table_free(self._handle)
+
+    def __len__(self):
+        return self.positions.shape[0]
+
+    def ptd(self):
+        """PTD (Circle-RoPE eq. 1): {"mean", "per_block" (images and video frames), "per_text_token"}."""
+        blocks, texts = lib.rs_table_blocks(self._handle), lib.rs_table_text_tokens(self._handle)
+        mean = ctypes.c_double()
+        per_block = np.empty(blocks, dtype=np.float64)
+        per_text = np.empty(texts, dtype=np.float64)
+        check(lib.rs_table_ptd(self._handle, ctypes.byref(mean), per_block.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+                               per_text.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
+        return {"mean": mean.value, "per_block": per_block, "per_text_token": per_text}
+
+    def prior(self, text_token):
+        """The positional prior of one text token (its index among all tokens) over every visual token."""
+        if isinstance(text_token, bool) or not isinstance(text_token, (int, np.integer)):
+            raise InvalidInput("text_token: expected a token index, got %r" % (text_token,), "text_token")
+        out = np.empty(int(np.count_nonzero(self.modality != 0)), dtype=np.float64)
+        check(lib.rs_table_prior(self._handle, int(text_token), out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
+        return out
+
+
+def positions(layout, scheme="mrope", **params):
+    """The layout placed by a built-in scheme with its defaults and `params` by the parameter table's keys (alpha=0.3,
+    radius_mode="auto", text_vector=(1, 1, 1), newline_column=False, and the rotary box's theta and head_dim).
+    Returns a PositionTable; InvalidInput names a wrong parameter."""
+    return PositionTable(layout, scheme, params)
+
+
+def _table(layout, scheme, params):
+    if isinstance(layout, PositionTable):
+        if params or scheme is not None:
+            raise InvalidInput("scheme: a PositionTable is already placed; give a layout to place it again", "scheme")
+        return layout
+    return PositionTable(layout, "mrope" if scheme is None else scheme, params)
+
+
+def ptd(layout, scheme=None, **params):
+    """PTD of a layout under a scheme (or of a PositionTable): {"mean", "per_block", "per_text_token"}."""
+    return _table(layout, scheme, params).ptd()
+
+
+def prior(layout, text_token, scheme=None, **params):
+    """The positional prior of one text token over the visual tokens, under a scheme (or of a PositionTable)."""
+    return _table(layout, scheme, params).prior(text_token)

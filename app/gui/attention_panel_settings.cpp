@@ -1,4 +1,4 @@
-// AttentionPanel's session settings and exports (the panel's widgets and runs: attention_panel.cpp).
+// AttentionPanel's session settings and exports (its widgets: attention_panel.cpp; runs: attention_panel_run.cpp; maps: attention_panel_maps.cpp).
 #include "app/gui/attention_panel.h"
 
 #include "app/reports/attention_sheets.h"

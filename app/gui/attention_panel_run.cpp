@@ -220,7 +220,10 @@ void AttentionPanel::addExplorerScheme()
     // item 12: "circle alpha 0.3" twice for two radii).
     if (p.kind == geometry::SchemeKind::Circle && !p.custom)
         label.insert(static_cast<int>(geometry::schemeLabel(p).size()),
-                     QString(" %1 %2 alpha %3").arg(p.circle.radiusMode == geometry::RadiusMode::Fixed ? "R" : "k").arg(p.circle.radius).arg(p.circle.alpha));
+                     QString(" %1 %2 alpha %3")
+                         .arg(p.circle.radiusMode == geometry::RadiusMode::Fixed ? "R" : "k")
+                         .arg(p.circle.radius)
+                         .arg(p.circle.alpha));
     if (!schemes_->add({label, {p, d->scheme.age}})) {
         fail(QString("at most %1 schemes side by side: remove one first").arg(model::kMaxComparedSchemes));
         return;

@@ -182,7 +182,8 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
         d->error = *d->workerError;
         if (result) {
             showResult(result);
-            status_->setText(QString("Measured in %1 s: %2").arg(d->clock.elapsed() / 1000.0, 0, 'f', 1).arg(status_->text()));
+            status_->setText(
+                QString("Measured in %1 s: %2").arg(static_cast<double>(d->clock.elapsed()) / 1000.0, 0, 'f', 1).arg(status_->text()));
         } else {
             status_->setText(d->error);
         }

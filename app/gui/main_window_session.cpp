@@ -110,6 +110,8 @@ void MainWindow::recordEdit()
 
 void MainWindow::applySnapshot(const session::SessionFile& file)
 {
+    // A message about the step undone or redone (for one, "Show in 3-D replaced...") is stale now (issue 56 item 11).
+    statusBar()->clearMessage();
     origin_.beginUndo();
     applyState(file.state);
     if (settingsKey({state_, file.attention}) != settingsKey(sessionFile()))

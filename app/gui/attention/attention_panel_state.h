@@ -17,7 +17,7 @@ namespace ropescope::gui {
 
 inline double seconds(const QElapsedTimer& clock)
 {
-    return clock.isValid() ? clock.elapsed() / 1000.0 : 0.0;
+    return clock.isValid() ? static_cast<double>(clock.elapsed()) / 1000.0 : 0.0;
 }
 
 // One image of the prompt, as the user opened it.

@@ -1,6 +1,7 @@
 #include "app/cli/cli_error.h"
 #include "app/cli/commands.h"
 #include "app/cli/output.h"
+#include "core/model/analysis/position_check.h"
 #include "core/model/engine/host_allocator.h"
 
 #include <QCoreApplication>
@@ -10,8 +11,10 @@
 #include "app/gui/gui_main.h"
 #endif
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <memory>
@@ -34,8 +37,7 @@ const Command kCommands[] = {
     {"freqs", "which axis drives each rotary frequency, what each resolves in the grids, prior decay", true, ropescope::cli::runFreqs},
     {"render", "render the cone view to a PNG (no display needed)", true, ropescope::cli::runRender},
     {"batch", "run a JSON job of figures, tables and sweeps (no display needed)", true, ropescope::cli::runBatch},
-    {"forward", "run a Qwen2-VL / Qwen2.5-VL / Qwen3-VL / Qwen3.5 checkpoint on given tensors under any scheme", false,
-     ropescope::cli::runForward},
+    {"forward", "run a checkpoint of a supported family (%families%) on given tensors under any scheme", false, ropescope::cli::runForward},
     {"attend", "answer a question about an image and map text->image attention under any scheme", true, ropescope::cli::runAttend},
     {"train", "train a tiny Qwen2-VL on the synthetic shapes task under a scheme", true, ropescope::cli::runTrain},
     {"eval", "accuracy per question type and grounding per layer on held-out samples", true, ropescope::cli::runEval},
@@ -58,9 +60,16 @@ const Command* findCommand(const QString& name)
 
 std::string usage()
 {
-    std::string text = "usage: ropescope <command> [options]\n\ncommands:\n";
+    // Names padded to the longest and two spaces: "check-positions" (15 characters) ran into its text.
+    int width = 0;
     for (const Command& c : kCommands)
-        text += "  " + QByteArray(c.name).leftJustified(15).toStdString() + c.summary + "\n";
+        width = std::max(width, static_cast<int>(std::strlen(c.name)));
+    std::string text = "usage: ropescope <command> [options]\n\ncommands:\n";
+    for (const Command& c : kCommands) {
+        // The families are named where the rules for them live (core/model/analysis/position_check), not here.
+        const QString summary = QString(c.summary).replace("%families%", ropescope::model::familyNames());
+        text += "  " + QByteArray(c.name).leftJustified(width + 2).toStdString() + summary.toStdString() + "\n";
+    }
     return text + "\nRun 'ropescope <command> --help' for its options, 'ropescope --version' for the version.\n";
 }
 

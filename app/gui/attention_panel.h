@@ -140,6 +140,7 @@ private:
     LayerHeadsPage* layerHeads_;
     SchemesPage* schemes_;
     RegionPage* region_;
+    class ExpertsPage* experts_; // its tab shows only after a mixture-of-experts run
     class BiasView* bias_;
 };
 

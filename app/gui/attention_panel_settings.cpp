@@ -1,4 +1,4 @@
-// AttentionPanel's session settings and exports (the panel's widgets and runs: attention_panel.cpp).
+// AttentionPanel's session settings and exports (its widgets: attention_panel.cpp; runs: attention_panel_run.cpp; maps: attention_panel_maps.cpp).
 #include "app/gui/attention_panel.h"
 
 #include "app/reports/attention_sheets.h"
@@ -6,6 +6,7 @@
 #include "app/gui/attention/attention_panel_state.h"
 #include "app/gui/attention/layer_heads_page.h"
 #include "app/gui/attention/map_page.h"
+#include "app/gui/attention/experts_page.h"
 #include "app/gui/attention/region_page.h"
 #include "app/gui/attention/schemes_page.h"
 #include "app/gui/figure_export.h"
@@ -139,6 +140,9 @@ void AttentionPanel::connectExports()
     });
     connect(layerHeads_, &LayerHeadsPage::exportRequested, this, [this, exportFigure] {
         exportFigure("layers x heads", "layers_heads.png", layerHeads_->figure(), layerHeads_->figureSize(), layerHeads_->table());
+    });
+    connect(experts_, &ExpertsPage::exportRequested, this, [this, exportFigure] {
+        exportFigure("expert usage", "expert_usage.png", experts_->figure(), experts_->figureSize(), experts_->table());
     });
     connect(region_, &RegionPage::exportRequested, this, [this, exportFigure] {
         exportFigure("image region", "region.png", region_->figure(), region_->figureSize(), region_->table());

@@ -13,6 +13,7 @@
 
 #include <QComboBox>
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
@@ -48,6 +49,7 @@ struct BiasView::Private {
     std::shared_ptr<std::atomic<bool>> cancelled = std::make_shared<std::atomic<bool>>(false);
     QFutureWatcher<std::shared_ptr<model::BiasAccumulation>> watcher;
     std::shared_ptr<QString> workerError = std::make_shared<QString>();
+    QElapsedTimer clock; // since the measurement started
 };
 
 BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Private>())
@@ -178,10 +180,13 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
         progress_->setVisible(false);
         const std::shared_ptr<model::BiasAccumulation> result = d->watcher.result();
         d->error = *d->workerError;
-        if (result)
+        if (result) {
             showResult(result);
-        else
+            status_->setText(
+                QString("Measured in %1 s: %2").arg(static_cast<double>(d->clock.elapsed()) / 1000.0, 0, 'f', 1).arg(status_->text()));
+        } else {
             status_->setText(d->error);
+        }
         Q_EMIT finished();
     });
 }
@@ -306,6 +311,7 @@ void BiasView::start()
     progress_->setValue(0);
     progress_->setVisible(true);
     status_->setText(QString("Measuring %1 samples under %2 schemes...").arg(samples).arg(labels.size()));
+    d->clock.start(); // the status says how long the measurement took (issue 56 item 9)
     const QString dir = d->modelDir;
     const QPointer<QProgressBar> bar = progress_;
     auto cancelled = d->cancelled;

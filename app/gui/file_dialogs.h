@@ -5,8 +5,9 @@ class QWidget;
 
 namespace ropescope::gui {
 
-// File dialogs that open in the folder the user last chose a file in (remembered across launches), the
-// save dialog with `suggestedName` in that folder.
+// File dialogs that open in the folder the user last chose a file in (remembered across launches). Save and
+// export dialogs start in the folder the user last wrote into, else their documents, never one of RopeScope's
+// own folders, with `suggestedName` there.
 QString chooseOpenFile(QWidget* parent, const QString& title, const QString& filter);
 QString chooseSaveFile(QWidget* parent, const QString& title, const QString& suggestedName, const QString& filter);
 QString chooseFolder(QWidget* parent, const QString& title, const QString& start = {});

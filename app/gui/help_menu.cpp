@@ -9,6 +9,7 @@
 #include <QCoreApplication>
 #include <QDesktopServices>
 #include <QDialog>
+#include <QDialogButtonBox>
 #include <QDir>
 #include <QFileInfo>
 #include <QHeaderView>
@@ -44,7 +45,8 @@ void showShortcuts(QMainWindow* window)
         QStringList keys;
         for (const QKeySequence& k : a->shortcuts())
             keys << k.toString(QKeySequence::NativeText);
-        rows[QString(a->text()).remove('&')] = keys.join(", ");
+        const QString name = a->property("shortcutName").toString(); // Undo and Redo: not "Undo Change layout"
+        rows[name.isEmpty() ? QString(a->text()).remove('&') : name] = keys.join(", ");
     }
     QDialog dialog(window);
     dialog.setWindowTitle("Keyboard shortcuts");
@@ -62,6 +64,9 @@ void showShortcuts(QMainWindow* window)
     table->horizontalHeader()->setStretchLastSection(true);
     auto* layout = new QVBoxLayout(&dialog);
     layout->addWidget(table);
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Close);
+    QObject::connect(buttons, &QDialogButtonBox::rejected, &dialog, &QDialog::reject);
+    layout->addWidget(buttons);
     dialog.resize(520, 480);
     dialog.exec();
 }
@@ -87,7 +92,7 @@ void addHelpMenu(QMainWindow* window)
                            QString("<b>RopeScope %1</b><p>Rotary position encodings for vision-language models: where each scheme puts "
                                    "text and image tokens, the cross-modal bias it creates, and what a real VLM attends to.</p>"
                                    "<p>Qt %2 &middot; VTK %3 &middot; LibTorch %4</p>")
-                               .arg(QCoreApplication::applicationVersion(), qVersion(), vtkVersion::GetVTKVersion(), TORCH_VERSION));
+                               .arg(ROPESCOPE_VERSION, qVersion(), vtkVersion::GetVTKVersion(), TORCH_VERSION));
     });
 }
 

@@ -42,6 +42,7 @@
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabBar>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
@@ -133,11 +134,6 @@ void MainWindow::resizeEvent(QResizeEvent* event)
         resizeDocks(docks, widths, Qt::Horizontal);
 }
 
-QString MainWindow::autosavePath() const
-{
-    return autosave_.path();
-}
-
 void MainWindow::buildUi()
 {
     panel_ = new ParameterPanel;
@@ -177,7 +173,10 @@ void MainWindow::buildUi()
     tableView_->sortByColumn(0, Qt::AscendingOrder);
     tableView_->verticalHeader()->setVisible(false);
     tableView_->verticalHeader()->setDefaultSectionSize(20);
-    tableView_->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    // Columns as wide as their values and headers; the last takes the spare room, and the table scrolls sideways
+    // where they cannot all fit (issue 56 item 8: stretched columns cut "-0.0004..." at 1280 px and "ndex" at 1000).
+    tableView_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    tableView_->horizontalHeader()->setStretchLastSection(true);
     tableView_->setSelectionBehavior(QAbstractItemView::SelectRows);
     auto* copy = new QAction("Copy", tableView_);
     copy->setShortcut(QKeySequence::Copy);
@@ -260,6 +259,7 @@ void MainWindow::buildUi()
         nextEditName_.clear();
     });
     tabs_ = new QTabWidget;
+    tabs_->tabBar()->setObjectName("mainTabs"); // tests/gui_x11 clicks its tabs
     tabs_->addTab(centre, "Geometry");
     tabs_->addTab(attention_, "Attention");
     connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
@@ -361,33 +361,6 @@ void MainWindow::buildUi()
     });
 }
 
-bool MainWindow::restoreAutosave()
-{
-    session::Autosave::Restored restored = autosave_.restore();
-    if (restored.session) {
-        origin_.beginRestore();
-        const SessionApplied applied = applySession(*restored.session);
-        origin_.restoreCallReturned(applied == SessionApplied::Yes && runner_->busy()); // a large layout on the worker
-        if (applied == SessionApplied::Yes)
-            return true;
-        if (applied == SessionApplied::SchemeFileNotRun) {
-            // The session is fine; its scheme file was not run (missing, failing or not trusted). Keep the
-            // file as it is, start on the defaults, and write nothing until the user changes something.
-            const QString why = lastError_;
-            origin_.beginFallback();
-            applyState(session::ExplorerState{});
-            origin_.fallbackApplied();
-            showError(why + " (the session's other settings are kept in the autosave until you change something)");
-            return true;
-        }
-        restored.problem = autosave_.setAside(lastError_);
-    }
-    applyState(session::ExplorerState{});
-    if (!restored.problem.isEmpty())
-        showError(restored.problem);
-    return false;
-}
-
 bool MainWindow::openSchemeFile(QString path, const QString& kind, bool importsFolder, bool offerFolder)
 {
     if (path.isEmpty())
@@ -442,91 +415,6 @@ void MainWindow::schemeFileReloaded(const geometry::CustomSchemeRef& ref)
     if (applyState(s))
         statusBar()->showMessage("reloaded " + QString::fromStdString(next.scheme->label()), 4000);
     nextEditName_.clear();
-}
-
-bool MainWindow::openSession(const QString& path)
-{
-    try {
-        return applySession(session::readSessionFile(path)) == SessionApplied::Yes; // else the window keeps its state
-    } catch (const session::SessionFileError& e) {
-        lastError_ = e.path + ": " + inWindowWords(e.parameter, e.detail);
-        return false;
-    }
-}
-
-MainWindow::SessionApplied MainWindow::applySession(const session::SessionFile& file)
-{
-    session::ExplorerState s = file.state;
-    // A scheme file the session names: loaded only once trusted (SchemeFiles asks); otherwise nothing runs.
-    if (QString error; !schemeFiles_->resolve(s.params, &error)) {
-        lastError_ = error;
-        return SessionApplied::SchemeFileNotRun;
-    }
-    if (!s.imagePath.isEmpty() && !image_.load(s.imagePath))
-        s.imagePath.clear(); // a missing or unreadable image is not fatal
-    if (!applyState(s))
-        return SessionApplied::No;
-    if (!file.attention.isEmpty())
-        attention_->applySettings(file.attention);
-    return SessionApplied::Yes;
-}
-
-session::SessionFile MainWindow::sessionFile() const
-{
-    return {state_, attention_->settings()}; // with the Attention tab's image, question and view settings
-}
-
-void MainWindow::saveSession(const QString& path)
-{
-    captureCamera();
-    session::writeSessionFile(path, sessionFile());
-}
-
-void MainWindow::autosave()
-{
-    if (origin_.edited() != EditOrigin::Edit::Record)
-        return; // the restored session's own settings arriving, or an edit saved once it is in
-    recordEdit();
-    if (autosave_.enabled())
-        autosaveTimer_->start();
-}
-
-void MainWindow::recordEdit()
-{
-    if (origin_.undoing() || !undo_)
-        return;
-    const session::SessionFile now = sessionFile();
-    if (recorded_.attention.isEmpty()) // the Attention tab had no settings yet (its model still loading): its first are the baseline
-        recorded_.attention = now.attention;
-    if (settingsKey(now) == settingsKey(recorded_))
-        return; // a camera move, or the same settings again
-    undo_->push(new SettingsCommand([this](const session::SessionFile& f) { applySnapshot(f); }, recorded_, now,
-                                    std::exchange(nextEditName_, QString())));
-    recorded_ = now;
-}
-
-void MainWindow::applySnapshot(const session::SessionFile& file)
-{
-    origin_.beginUndo();
-    applyState(file.state);
-    if (settingsKey({state_, file.attention}) != settingsKey(sessionFile()))
-        attention_->applySettings(file.attention);
-    origin_.undoApplied();
-    recorded_ = file;
-    if (autosave_.enabled() && origin_.mayAutosave())
-        autosaveTimer_->start();
-}
-
-void MainWindow::writeAutosave()
-{
-    autosaveTimer_->stop();
-    if (!origin_.mayAutosave())
-        return;
-    try {
-        autosave_.write(sessionFile());
-    } catch (const io::IoError& e) {
-        statusBar()->showMessage(QString("autosave failed: ") + e.what(), 8000);
-    }
 }
 
 void MainWindow::showError(const QString& message, const QString& parameter)

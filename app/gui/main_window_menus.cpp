@@ -70,8 +70,11 @@ void MainWindow::buildMenus()
         auto* dialog = findChild<CheckPositionsDialog*>("checkPositionsDialog");
         if (!dialog) {
             dialog = new CheckPositionsDialog(this);
-            connect(dialog, &CheckPositionsDialog::openPositionTable, this,
-                    [this](const QString& path) { openSchemeFile(path, "positions"); });
+            connect(dialog, &CheckPositionsDialog::openPositionTable, this, [this](const QString& path) {
+                // The table is shown in the Geometry tab: go there, from the Attention tab's views too (issue 56 item 6).
+                if (openSchemeFile(path, "positions"))
+                    tabs_->setCurrentIndex(0);
+            });
         }
         dialog->show();
         dialog->raise();
@@ -148,6 +151,13 @@ void MainWindow::buildMenus()
     redoAction->setObjectName("redo");
     edit->addAction(undoAction);
     edit->addAction(redoAction);
+    // The shortcuts list names them by this, not by their changing text ("Undo Change layout").
+    undoAction->setProperty("shortcutName", "Undo");
+    redoAction->setProperty("shortcutName", "Redo");
+    // An undo or redo says what it did in the status bar, which must not keep a message about the step undone
+    // ("Show in 3-D replaced...", issue 56 item 11). The stack has already moved when these run.
+    connect(undoAction, &QAction::triggered, this, [this] { statusBar()->showMessage("Undone: " + undo_->redoText(), 6000); });
+    connect(redoAction, &QAction::triggered, this, [this] { statusBar()->showMessage("Redone: " + undo_->undoText(), 6000); });
     edit->addSeparator();
     edit->addAction("Clear &highlights", this, [this] {
         session::ExplorerState s = state_;

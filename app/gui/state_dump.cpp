@@ -1,15 +1,20 @@
 #include "app/gui/state_dump.h"
 
+#include "views/widgets/fit_image.h"
+
 #include <QAbstractSlider>
 #include <QAbstractSpinBox>
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
+#include <QStyle>
+#include <QTabBar>
 #include <QTimer>
 #include <QWidget>
 
@@ -38,7 +43,24 @@ QJsonObject describe(const QWidget* w)
     else if (auto* b = qobject_cast<const QCheckBox*>(w))
         o["checked"] = b->isChecked();
     else if (auto* l = qobject_cast<const QLabel*>(w))
-        o["text"] = l->text();
+        o["text"] = QString(l->text()).remove(QChar(0x200B)); // as read: without the column's break hints
+    if (auto* bar = qobject_cast<const QTabBar*>(w)) {        // each tab's place, to click one
+        QJsonArray tabs;
+        for (int i = 0; i < bar->count(); ++i) {
+            const QRect r = bar->tabRect(i);
+            tabs.append(QJsonObject{{"x", topLeft.x() + r.x()}, {"y", topLeft.y() + r.y()}, {"w", r.width()}, {"h", r.height()}});
+        }
+        o["tabs"] = tabs;
+        o["current"] = bar->currentIndex();
+    }
+    // Where a picture is drawn in the control, which may reach past its edges (a cropped map: issue 56 item 1).
+    QRect shown;
+    if (auto* f = qobject_cast<const views::FitImage*>(w))
+        shown = f->shownRect();
+    else if (auto* l = qobject_cast<const QLabel*>(w); l && !l->pixmap().isNull())
+        shown = QStyle::alignedRect(l->layoutDirection(), l->alignment(), l->pixmap().deviceIndependentSize().toSize(), l->contentsRect());
+    if (!shown.isNull())
+        o["shown"] = QJsonObject{{"x", shown.x()}, {"y", shown.y()}, {"w", shown.width()}, {"h", shown.height()}};
     return o;
 }
 

@@ -2,6 +2,7 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QRegularExpression>
 #include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -229,7 +230,13 @@ private Q_SLOTS:
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.out.startsWith("Usage: ropescope ptd [options]"), r.out.constData());
         r = runRopescope({"--help"});
-        QVERIFY(r.out.contains("Qwen3-VL") && r.out.contains("attention | bias"));
+        QVERIFY(r.out.contains("attention | bias"));
+        // Every name stands apart from its text, and forward names every family it runs (issue 56 item 16: the
+        // text read "check-positionscheck a ..." and forward's missed GLM-V and PaddleOCR-VL).
+        const QString help = QString::fromUtf8(r.out);
+        QVERIFY2(help.contains(QRegularExpression("\\n  check-positions  +check a training")), r.out.constData());
+        QVERIFY2(help.contains("run a checkpoint of a supported family (qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl)"),
+                 r.out.constData());
         // freqs writes JSON on standard output when asked, as positions does.
         r = runRopescope({"freqs", "--scheme", "mrope", "--layout", "text:2,image:2x2", "--format", "json"});
         QCOMPARE(r.exitCode, 0);

@@ -2,6 +2,8 @@
 // What the window's GUI suites share (one suite per window part: explorer, session and undo, attention, bias):
 // the includes, the helpers that run the Attention tab, and main(), which gives each suite a settings folder
 // of its own (recent files, trusted scheme files, dialog folders are never the user's) and VTK's surface format.
+#include "app/gui/attention/attention_choices.h"
+#include "app/gui/attention/experts_page.h"
 #include "app/gui/attention/layer_heads_page.h"
 #include "app/gui/attention/region_page.h"
 #include "app/gui/attention/schemes_page.h"
@@ -20,6 +22,9 @@
 #include "views/widgets/chart_view.h"
 #include "views/widgets/parameter_panel.h"
 #include "views/widgets/vtk_view_widget.h"
+
+#include <cmath>
+#include <map>
 
 #include <QApplication>
 #include <QClipboard>

@@ -87,6 +87,7 @@ private Q_SLOTS:
             QVERIFY2(right.x() <= side->viewport()->width(), name);
         }
         auto* tabs = w.attention()->findChild<QTabWidget*>("attentionViews");
+        QVERIFY(!tabs->isTabVisible(static_cast<int>(ropescope::gui::AttentionView::Experts))); // a dense model routes nothing
         const char* buttons[] = {"exportMap", "exportLayerHeads", "exportSchemes", "exportRegion"};
         for (int view = 0; view < 4; ++view) {
             tabs->setCurrentIndex(view);
@@ -134,7 +135,7 @@ private Q_SLOTS:
         QCOMPARE(restored.attention()->comparedSchemes(), 2);
         const QJsonArray schemes = restored.attention()->settings()["schemes"].toArray();
         QCOMPARE(schemes.size(), 2);
-        QCOMPARE(schemes[1].toObject()["label"].toString(), QString("circle alpha 0.3"));
+        QCOMPARE(schemes[1].toObject()["label"].toString(), QString("circle R 10 alpha 0.3"));
         QCOMPARE(schemes[1].toObject()["scheme"].toObject()["alpha"].toDouble(), 0.3);
         QCOMPARE(restored.attention()->settings()["region"].toString(), QString("1,2,3,4"));
         QCOMPARE(static_cast<int>(restored.attention()->regionShares().size()), restored.attention()->mapTokenCount());
@@ -517,6 +518,8 @@ private Q_SLOTS:
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
         QVERIFY(firstAttentionRun(w, finished));
         const QString answer = w.attention()->answer();
+        w.panel()->alphaSlider()->setValue(300);
+        w.attention()->addExplorerScheme(); // a scheme of the user's in the side-by-side list
 
         // Another bundled model: loaded on a worker, then run under its own scheme.
         finished.clear();
@@ -526,9 +529,19 @@ private Q_SLOTS:
         QCOMPARE(finished.count(), 1);
         QVERIFY2(finished.first().at(0).toBool(), qPrintable(w.attention()->status()));
         QCOMPARE(w.attention()->findChild<QLabel*>("modelName")->text(), QString("circle (trained with circle)"));
-        QVERIFY2(w.attention()->status().startsWith("scheme circle"), qPrintable(w.attention()->status()));
+        // What finished and how long it took come first (issue 56 item 9), then what the run was.
+        QVERIFY2(QRegularExpression("^loaded circle in \\d+\\.\\d s, answered in \\d+\\.\\d s$")
+                     .match(w.attention()->status().section('\n', 0, 0))
+                     .hasMatch(),
+                 qPrintable(w.attention()->status()));
+        QVERIFY2(w.attention()->status().section('\n', 1).startsWith("scheme circle"), qPrintable(w.attention()->status()));
         QVERIFY(!w.attention()->status().contains("untrained"));
         QCOMPARE(w.attention()->answer(), answer); // both models answer the sample
+        // The list starts from the new model's own scheme and keeps the user's (issue 56 item 12: it was dropped).
+        const QJsonArray schemes = w.attention()->settings()["schemes"].toArray();
+        QCOMPARE(schemes.size(), 2);
+        QCOMPARE(schemes[0].toObject()["label"].toString(), QString("circle (own)"));
+        QCOMPARE(schemes[1].toObject()["label"].toString(), QString("circle R 10 alpha 0.3"));
 
         // A folder that is not a model: one clear line, and the circle model stays in use.
         finished.clear();
@@ -539,7 +552,7 @@ private Q_SLOTS:
         QVERIFY2(w.attention()->status().contains("config.json"), qPrintable(w.attention()->status()));
         QCOMPARE(w.attention()->findChild<QLabel*>("modelName")->text(), QString("circle (trained with circle)"));
         QVERIFY(w.attention()->run());
-        QVERIFY(w.attention()->status().startsWith("scheme circle"));
+        QVERIFY(w.attention()->status().section('\n', 1).startsWith("scheme circle"));
     }
 
     // A Qwen3-VL folder (the tiny fixture's weights and a small tokenizer) runs in the Attention tab: its
@@ -578,7 +591,7 @@ private Q_SLOTS:
         QVERIFY2(
             label->height() >= label->heightForWidth(label->width()),
             qPrintable(QString("status %1 px high, its text needs %2").arg(label->height()).arg(label->heightForWidth(label->width()))));
-        QVERIFY2(status.startsWith("scheme glm-v") && status.contains("16 of 32 dims rotate on adjacent pairs") &&
+        QVERIFY2(status.section('\n', 1).startsWith("scheme glm-v") && status.contains("16 of 32 dims rotate on adjacent pairs") &&
                      status.contains("allocation sectioned[2,3,3]"),
                  qPrintable(status));
         const QImage own = w.attention()->overlay();
@@ -592,7 +605,7 @@ private Q_SLOTS:
             return w.applyState(s) && w.attention()->run();
         };
         QVERIFY(runWith(ropescope::geometry::SchemeKind::Mrope));
-        QVERIFY2(w.attention()->status().startsWith("scheme mrope"), qPrintable(w.attention()->status()));
+        QVERIFY2(w.attention()->status().section('\n', 1).startsWith("scheme mrope"), qPrintable(w.attention()->status()));
         QCOMPARE(w.attention()->overlay(), own);
         QVERIFY(runWith(ropescope::geometry::SchemeKind::Circle));
         QVERIFY(w.attention()->overlay() != own);
@@ -610,7 +623,7 @@ private Q_SLOTS:
         QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
         QVERIFY2(openedInAttentionTab(w, finished, model.path()), qPrintable(w.attention()->status()));
         const QString status = w.attention()->status();
-        QVERIFY2(status.startsWith("scheme mrope") && status.contains("allocation sectioned[4,6,6]"), qPrintable(status));
+        QVERIFY2(status.section('\n', 1).startsWith("scheme mrope") && status.contains("allocation sectioned[4,6,6]"), qPrintable(status));
         QCOMPARE(w.attention()->layers(), 3);
         QVERIFY(!w.attention()->overlay().isNull());
         if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty())
@@ -673,6 +686,28 @@ private Q_SLOTS:
         QVERIFY2(openedInAttentionTab(w, finished, model.path()), qPrintable(w.attention()->status()));
         QVERIFY2(w.attention()->status().contains(family), qPrintable(w.attention()->status()));
         QVERIFY(!w.attention()->overlay().isNull());
+        // The Experts view appears for a mixture and holds the run's routing: every image token goes to top-k
+        // distinct experts, so each sparse layer's image shares add up to k (2 here), as do the text shares.
+        auto* tabs = w.attention()->findChild<QTabWidget*>("attentionViews");
+        const int expertsTab = static_cast<int>(ropescope::gui::AttentionView::Experts);
+        QVERIFY(tabs->isTabVisible(expertsTab));
+        tabs->setCurrentIndex(expertsTab);
+        auto* page = qobject_cast<ropescope::gui::ExpertsPage*>(tabs->widget(expertsTab));
+        QVERIFY(page);
+        QVERIFY2(page->findChild<QLabel*>("expertsNote")->text().startsWith(family),
+                 qPrintable(page->findChild<QLabel*>("expertsNote")->text()));
+        const QList<QByteArray> rows = page->table().trimmed().split('\n');
+        QCOMPARE(rows.size(), 1 + (family.contains("2 of 3") ? 2 : 3) * 8); // header, then sparse layers x 8 experts
+        std::map<int, std::pair<double, double>> sums;
+        for (qsizetype i = 1; i < rows.size(); ++i) {
+            const QList<QByteArray> c = rows[i].split(',');
+            sums[c[0].toInt()].first += c[2].toDouble();
+            sums[c[0].toInt()].second += c[3].toDouble();
+        }
+        for (const auto& [layer, sum] : sums) {
+            QVERIFY2(std::abs(sum.first - 2) < 1e-9 && std::abs(sum.second - 2) < 1e-9, qPrintable(QString::number(layer)));
+        }
+        QVERIFY(page->figureSize().width() > 0);
         if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty())
             w.grab().save(shots + "/attention_" + fixture + ".png");
     }

@@ -105,6 +105,8 @@ private Q_SLOTS:
             qPrintable(w.statusBar()->currentMessage()));
         // Ctrl+Z: the explorer exactly as it was.
         undo->undo();
+        // ... and the status bar no longer says what Show in 3-D replaced (issue 56 item 11: it stayed).
+        QVERIFY2(!w.statusBar()->currentMessage().contains("Show in 3-D"), qPrintable(w.statusBar()->currentMessage()));
         QCOMPARE(ropescope::gui::settingsKey({w.state(), w.attention()->settings()}), tunedKey);
         QCOMPARE(QString::fromStdString(w.state().layout), QString::fromStdString(tuned.layout));
         QVERIFY(w.state().highlighted.empty());

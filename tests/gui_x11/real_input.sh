@@ -8,67 +8,10 @@
 set -uo pipefail
 bin=$1
 size=${2:-1280x720}
-here=$(cd "$(dirname "$0")" && pwd)
-if [ -z "${ROPESCOPE_X11_INNER:-}" ]; then
-  command -v xdotool >/dev/null || { echo "real_input: xdotool is not installed (scripts/setup.sh installs it)" >&2; exit 2; }
-  command -v xvfb-run >/dev/null || { echo "real_input: xvfb-run is not installed" >&2; exit 2; }
-  ROPESCOPE_X11_INNER=1 exec xvfb-run -a -s "-screen 0 ${size}x24 -nolisten tcp" bash "$0" "$@"
-fi
-
-work=$(mktemp -d)
-app=
-cleanup() {
-  [ -n "$app" ] && kill "$app" 2>/dev/null && wait "$app" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -p "$work/home"
-export HOME=$work/home XDG_CONFIG_HOME=$work/config XDG_DATA_HOME=$work/data XDG_RUNTIME_DIR=$work/run
-export ROPESCOPE_SESSION_DIR=$work/session ROPESCOPE_PRINT_STATE=$work/state.json QT_QPA_PLATFORM=xcb
-mkdir -p "$XDG_RUNTIME_DIR" && chmod 700 "$XDG_RUNTIME_DIR"
-
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-pass() { echo "PASS: $*"; }
-
-# q center NAME | q get NAME KEY | q saved KEY | q focus: what the window's state file and autosave hold.
-q() { /usr/bin/python3 "$here/window_state.py" "$work/state.json" "$@"; }
-
-# Polls until `q ARGS...` prints EXPECTED (5 s), so a check waits for the 500 ms autosave pause.
-expect() {
-  local what=$1 expected=$2; shift 2
-  local got=""
-  for _ in $(seq 1 50); do
-    got=$(q "$@" 2>/dev/null)
-    [ "$got" = "$expected" ] && { pass "$what ($*: $got)"; return 0; }
-    sleep 0.1
-  done
-  fail "$what: $* is '$got', expected '$expected'"
-}
-
-# Holds for 1.5 s: the value must not change (a wheel over an unfocused control).
-expect_still() {
-  local what=$1 expected=$2; shift 2
-  sleep 1.5
-  local got; got=$(q "$@" 2>/dev/null)
-  [ "$got" = "$expected" ] && pass "$what ($*: $got)" || fail "$what: $* became '$got', expected it to stay '$expected'"
-}
-
-at() { local xy; xy=$(q center "$1") || { fail "no visible control '$1'"; return 1; }; xdotool mousemove $xy; sleep 0.2; }
-wheel() { at "$1" && for _ in $(seq 1 "$3"); do xdotool click "$2"; sleep 0.05; done; }
-click() { at "$1" && xdotool click 1 && sleep 0.3; }
-key() { xdotool key --clearmodifiers "$@"; sleep 0.4; }
-menu_undo() { key alt+e; key u; }
-
-"$bin" >"$work/app.log" 2>&1 &
-app=$!
-for _ in $(seq 1 600); do
-  q center radius >/dev/null 2>&1 && q saved layout >/dev/null 2>&1 && break
-  sleep 0.1
-done
-q center radius >/dev/null 2>&1 || { echo "real_input: the window did not come up"; cat "$work/app.log"; exit 1; }
-sleep 1
-echo "== ${size}: window up"
+suite=real_input
+# shellcheck source=tests/gui_x11/x11_session.sh
+source "$(dirname "$0")/x11_session.sh"
+start_window
 
 layout0=$(q saved layout); radius0=$(q saved radius); scheme0=$(q saved scheme)
 

@@ -58,6 +58,9 @@ Q_SIGNALS:
 private:
     void buildUi();
     void emitEdited();
+    // The layout field's tooltip (parameter_panel_layout.cpp adds a parse error to it).
+    static constexpr const char* kLayoutHelp = "Segments, comma-separated: text:N (N text tokens), image:HxW (a merged token grid), "
+                                               "video:TxHxW (T frames).\nApplied on Enter, when leaving the field, or after a pause.";
     void structuredLayoutEdited();
     void layoutTyped();
     void commitLayout();

@@ -7,6 +7,7 @@
 #include "core/geometry/scheme_parameters.h"
 #include "views/widgets/parameter_row_control.h"
 
+#include <QAbstractSpinBox>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
@@ -160,6 +161,11 @@ void ParameterPanel::setState(const session::ExplorerState& s)
         projection_->addItem(projection);
     projection_->setCurrentText(projection);
     imageLabel_->setText(s.imagePath.isEmpty() ? "(none)" : QFileInfo(s.imagePath).fileName());
+    // A value from elsewhere (undo, redo, a session) in the focused number box: all of it selected, as when the box
+    // takes the focus, so typing replaces it. Its old selection covered part of the old text (issue 56 item 15).
+    for (QAbstractSpinBox* box : findChildren<QAbstractSpinBox*>())
+        if (box->hasFocus())
+            box->selectAll();
     updateEnabled();
     updating_ = false;
 }

@@ -23,6 +23,6 @@ model::HeadChoice headChoiceAt(int comboIndex);
 int headComboIndex(int head);
 
 // The view tabs, in the order they are shown.
-enum class AttentionView { Map = 0, LayerHeads = 1, Schemes = 2, Region = 3, Bias = 4 };
+enum class AttentionView { Map = 0, LayerHeads = 1, Schemes = 2, Region = 3, Bias = 4, Experts = 5 };
 
 } // namespace ropescope::gui

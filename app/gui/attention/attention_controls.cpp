@@ -19,10 +19,44 @@
 
 namespace ropescope::gui {
 
+QString wrappable(const QString& text)
+{
+    constexpr int kRun = 24;
+    static const QString breakAfter = "/,:;=_";
+    QString out;
+    out.reserve(text.size() + text.size() / kRun);
+    int run = 0, sinceBreak = 0;
+    for (const QChar c : text) {
+        out += c;
+        if (c.isSpace() || c == QChar(0x200B)) {
+            run = sinceBreak = 0;
+            continue;
+        }
+        ++run;
+        ++sinceBreak;
+        if (run > kRun / 2 && (breakAfter.contains(c) || sinceBreak >= kRun)) {
+            out += QChar(0x200B);
+            sinceBreak = 0;
+        }
+    }
+    return out;
+}
+
+QString plainText(const QString& shown)
+{
+    return QString(shown).remove(QChar(0x200B));
+}
+
 // The controls scroll in their own column, so the image keeps the width.
 AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
 {
     auto* sidePanel = new QWidget;
+    // The column's content always takes the viewport's width, never its own minimum: a label that cannot wrap
+    // narrower is cut, not the column widened past its room with the buttons pushed out of reach (issue 56
+    // item 2; QScrollArea makes its widget at least as wide as the widget's minimum size hint, an Ignored
+    // width has none).
+    sidePanel->setObjectName("attentionColumn");
+    sidePanel->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     auto* side = new QVBoxLayout(sidePanel);
     auto* form = new QFormLayout;
     // Labels above their fields: the column is narrow (260-360 px), and a field beside its label would be
@@ -32,7 +66,9 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     modelName->setObjectName("modelName");
     modelName->setWordWrap(true);
     openModel = new QPushButton("Model...");
+    openModel->setObjectName("openModel");
     openImage = new QPushButton("Image...");
+    openImage->setObjectName("openImage");
     addImage = new QPushButton("+ Image...");
     addImage->setObjectName("addImage");
     addImage->setToolTip(QString("Add a further image to the prompt (up to %1): one map per image, and each image's share of the "
@@ -53,19 +89,6 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     question = new QLineEdit(io::sampleQuestion());
     question->setObjectName("question");
     form->addRow("Question", question);
-    // Before a run: words the model cannot read, and what a task model was trained to answer.
-    questionNote = new QLabel;
-    questionNote->setObjectName("questionNote");
-    questionNote->setWordWrap(true);
-    questionNote->setStyleSheet("color: #a04000;");
-    questionNote->hide();
-    form->addRow(questionNote);
-    modelInputs = new QLabel(model::SyntheticTask::inputsNote());
-    modelInputs->setObjectName("modelInputs");
-    modelInputs->setWordWrap(true);
-    modelInputs->setStyleSheet("color: #555; font-size: 11px;");
-    modelInputs->hide();
-    form->addRow(modelInputs);
     explorerScheme = new QCheckBox("explorer's scheme");
     explorerScheme->setToolTip("Run the model under the scheme, parameters and AGE schedule set in the Parameters panel;\n"
                                "off: under the scheme the model was trained with");
@@ -80,9 +103,25 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     run = new QPushButton("Run");
     run->setObjectName("run");
     form->addRow(run);
+    // Before a run: words the model cannot read, and what a task model was trained to answer. Below Run, so
+    // the note coming and going as a question is typed moves nothing the user is about to click (issue 56
+    // item 4: Run moved by 60 px and a click landed on the answer).
+    questionNote = new QLabel;
+    questionNote->setObjectName("questionNote");
+    questionNote->setWordWrap(true);
+    questionNote->setStyleSheet("color: #a04000;");
+    questionNote->hide();
+    form->addRow(questionNote);
+    modelInputs = new QLabel(model::SyntheticTask::inputsNote());
+    modelInputs->setObjectName("modelInputs");
+    modelInputs->setWordWrap(true);
+    modelInputs->setStyleSheet("color: #555; font-size: 11px;");
+    modelInputs->hide();
+    form->addRow(modelInputs);
     answer = new QLabel;
     answer->setObjectName("answer");
     answer->setStyleSheet("font-weight: bold; font-size: 15px;");
+    answer->setWordWrap(true); // a long answer wraps in the column (issue 56 item 2: it widened the column)
     form->addRow("Answer", answer);
     // Each question and answer token has its own map: click one to show it, "all" for the mean.
     tokens = new QLabel;
@@ -151,6 +190,12 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
     setMinimumWidth(260);
     setMaximumWidth(360);
+    setObjectName("attentionControls");
+}
+
+QSize AttentionControls::sizeHint() const
+{
+    return {maximumWidth(), QScrollArea::sizeHint().height()};
 }
 
 } // namespace ropescope::gui

@@ -4,6 +4,7 @@
 #include "app/gui/attention_panel.h"
 #include "core/session/explorer_state.h"
 
+#include <QElapsedTimer>
 #include <QImage>
 #include <QString>
 
@@ -13,6 +14,11 @@
 #include <vector>
 
 namespace ropescope::gui {
+
+inline double seconds(const QElapsedTimer& clock)
+{
+    return clock.isValid() ? static_cast<double>(clock.elapsed()) / 1000.0 : 0.0;
+}
 
 // One image of the prompt, as the user opened it.
 struct PromptImageFile {
@@ -36,6 +42,9 @@ struct AttentionPanel::Impl {
     bool runAfterLoad = true;                                       // false while a session restores its model: nothing runs until asked
     std::optional<int> restoredLayer, restoredHead;                 // a session's choices, applied once its model is in
     std::optional<std::vector<model::SchemeEntry>> restoredSchemes; // a session's side-by-side list, likewise
+    // What finished and how long it took, for the status line (issue 56 item 9): the load and the run under way.
+    QElapsedTimer loadClock, runClock;
+    QString loaded; // "loaded glm4v-tiny in 1.2 s", said until the next load
 
     // The selected token's row among the question rows both schemes' runs keep; none for "all" (-1) and
     // for answer tokens (the own scheme's run is a prefill only).

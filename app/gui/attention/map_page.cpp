@@ -1,6 +1,7 @@
 #include "app/gui/attention/map_page.h"
 
 #include "views/charts/attention_figures.h"
+#include "views/widgets/fit_image.h"
 
 #include <QBuffer>
 #include <QGridLayout>
@@ -14,9 +15,8 @@ namespace ropescope::gui {
 MapPage::MapPage(QWidget* parent) : QWidget(parent)
 {
     auto* images = new QVBoxLayout(this);
-    image_ = new QLabel;
-    image_->setMinimumSize(240, 240);
-    image_->setAlignment(Qt::AlignCenter);
+    image_ = new views::FitImage(QSize(240, 240));
+    image_->setObjectName("attentionMap");
     images->addWidget(image_, 2);
     // The colour scale of the map: attention is min-max normalised over the image, then gamma-shaped.
     colourBar_ = new QLabel;
@@ -48,12 +48,10 @@ MapPage::MapPage(QWidget* parent) : QWidget(parent)
     // The comparison row: the model's own scheme, and where attention moved from it.
     comparison_ = new QWidget;
     auto* row = new QGridLayout(comparison_);
-    own_ = new QLabel;
-    difference_ = new QLabel;
-    for (QLabel* l : {own_, difference_}) {
-        l->setMinimumSize(120, 120);
-        l->setAlignment(Qt::AlignCenter);
-    }
+    own_ = new views::FitImage(QSize(120, 120));
+    own_->setObjectName("ownMap");
+    difference_ = new views::FitImage(QSize(120, 120));
+    difference_->setObjectName("differenceMap");
     shift_ = new QLabel;
     shift_->setObjectName("shift");
     shift_->setWordWrap(true);
@@ -76,8 +74,7 @@ void MapPage::showPictures(const std::vector<QImage>& images)
     std::vector<QImage> scaled;
     for (const QImage& image : images)
         scaled.push_back(image.scaledToHeight(240, Qt::SmoothTransformation));
-    image_->setPixmap(
-        QPixmap::fromImage(views::pictureStrip(scaled)).scaled(image_->minimumSize(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    image_->setImage(views::pictureStrip(scaled));
 }
 
 void MapPage::showMap(const QImage& overlay, const views::HeatmapOptions& options)
@@ -86,7 +83,7 @@ void MapPage::showMap(const QImage& overlay, const views::HeatmapOptions& option
         colourBarMap_ = static_cast<int>(options.colormap);
         colourBar_->setText(colourScaleHtml(options));
     }
-    image_->setPixmap(QPixmap::fromImage(overlay).scaled(image_->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    image_->setImage(overlay);
 }
 
 void MapPage::showShares(const QString& text)
@@ -98,8 +95,8 @@ void MapPage::showShares(const QString& text)
 void MapPage::showComparison(const QImage& own, const QImage& difference, const QString& shift)
 {
     comparison_->show();
-    for (auto [label, image] : {std::pair{own_, &own}, {difference_, &difference}})
-        label->setPixmap(QPixmap::fromImage(*image).scaled(label->size(), Qt::KeepAspectRatio, Qt::SmoothTransformation));
+    own_->setImage(own);
+    difference_->setImage(difference);
     shift_->setText(shift);
 }
 

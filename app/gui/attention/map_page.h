@@ -8,6 +8,10 @@
 
 class QLabel;
 
+namespace ropescope::views {
+class FitImage;
+}
+
 namespace ropescope::gui {
 
 // The Attention tab's "Map" view: the map over the prompt's images, its colour scale, each image's share
@@ -32,7 +36,8 @@ Q_SIGNALS:
     void exportTokensRequested(); // every token's map at the shown layer (attend --per-token's sheet)
 
 private:
-    QLabel *image_, *colourBar_, *shares_, *own_, *difference_, *shift_;
+    views::FitImage *image_, *own_, *difference_; // drawn whole at any size (issue 56 item 1)
+    QLabel *colourBar_, *shares_, *shift_;
     QWidget* comparison_;
     int colourBarMap_ = -1; // the colormap colourBar_ shows
 };

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The Attention tab under real X input (issue 56 items 1-4): xdotool's clicks, keys and typing into the real
+# window and its file dialog, each check read back from the controls' places (ROPESCOPE_PRINT_STATE).
+#   1. The map is drawn whole after Readouts are hidden, a model loaded, and Readouts shown again.
+#   2. The side column keeps its width after a long answer (the tiny GLM-V model's): every button inside it.
+#   3. After a model folder fails to load, the Question field is on screen, clear of the notes around it.
+#   4. Run stays where it is while a question with words the model cannot read is typed.
+#   tests/gui_x11/attention_tab.sh ROPESCOPE_BINARY TEST_DATA [WxH]    (ctest label gui-x11; Xvfb and xdotool)
+set -uo pipefail
+bin=$1
+data=$2
+size=${3:-1280x720}
+suite=attention_tab
+# shellcheck source=tests/gui_x11/x11_session.sh
+source "$(dirname "$0")/x11_session.sh"
+
+# Model folders as tests/support/model_folder.h makes them: a fixture's config and weights, and a tokenizer.
+mkdir -p "$work/glm" "$work/no-tokenizer"
+cp "$data/fixtures/glm4v-tiny/config.json" "$data/fixtures/glm4v-tiny/model.safetensors" "$work/glm/"
+cp "$data/attend/glm_tokenizer.json" "$work/glm/tokenizer.json"
+cp "$data/fixtures/qwen2vl-tiny/config.json" "$data/fixtures/qwen2vl-tiny/model.safetensors" "$work/no-tokenizer/"
+
+start_window
+
+# "x y w h" of a control, or of where it draws its picture.
+rect() { q rect "$1"; }
+# Waits (60 s) until the tab has no run or load under way: an answer shown and a status that is not "...".
+settle() {
+  local status
+  for _ in $(seq 1 600); do
+    status=$(q get attentionStatus text 2>/dev/null)
+    if [ -n "$status" ] && [[ "$status" != *"..."* ]] && [ -n "$(q get answer text 2>/dev/null)" ]; then
+      sleep 0.5
+      return 0
+    fi
+    sleep 0.1
+  done
+  fail "the Attention tab did not settle: status '$status'"
+}
+# Model... and a folder typed into the file dialog.
+open_model() {
+  click openModel
+  for _ in $(seq 1 50); do q center fileNameEdit >/dev/null 2>&1 && break; sleep 0.1; done
+  click fileNameEdit
+  key ctrl+a
+  xdotool type --delay 15 "$1"
+  sleep 0.5
+  key Escape # the completer's list, if it opened, not the dialog
+  q center fileNameEdit >/dev/null 2>&1 || { fail "the file dialog closed on Escape"; return 1; }
+  key Return
+  for _ in $(seq 1 50); do q center fileNameEdit >/dev/null 2>&1 || break; sleep 0.1; done
+}
+# Whether rectangle A ("x y w h") lies inside B, and whether two rectangles overlap.
+inside() { read -r ax ay aw ah <<<"$1"; read -r bx by bw bh <<<"$2"; [ "$ax" -ge "$bx" ] && [ $((ax + aw)) -le $((bx + bw)) ] && [ "$ay" -ge "$by" ] && [ $((ay + ah)) -le $((by + bh)) ]; }
+inside_x() { read -r ax _ aw _ <<<"$1"; read -r bx _ bw _ <<<"$2"; [ "$ax" -ge "$bx" ] && [ $((ax + aw)) -le $((bx + bw)) ]; }
+overlap() { read -r ax ay aw ah <<<"$1"; read -r bx by bw bh <<<"$2"; [ "$ax" -lt $((bx + bw)) ] && [ "$bx" -lt $((ax + aw)) ] && [ "$ay" -lt $((by + bh)) ] && [ "$by" -lt $((ay + ah)) ]; }
+
+# Every button of the side column lies inside the column (its visible part, the scroll area).
+column_whole() {
+  local what=$1 column name r
+  column=$(rect attentionControls) || { fail "$what: no side column"; return; }
+  for name in openModel openImage addImage question run answer; do
+    r=$(rect "$name") || { fail "$what: no visible '$name'"; continue; }
+    inside_x "$r" "$column" && pass "$what: $name inside the column ($r in $column)" || fail "$what: $name ($r) reaches past the column ($column)"
+  done
+}
+# The map shows the whole picture, scaled to fit: drawn inside the control, touching two of its sides.
+map_whole() {
+  local what=$1 m s
+  m=$(rect attentionMap) || { fail "$what: no visible map"; return; }
+  s=$(q shown attentionMap) || { fail "$what: the map shows no picture"; return; }
+  read -r _ _ mw mh <<<"$m"; read -r sx sy sw sh <<<"$s"
+  if inside "$s" "0 0 $mw $mh" && { [ "$sw" -ge $((mw - 1)) ] || [ "$sh" -ge $((mh - 1)) ]; }; then
+    pass "$what: the map's picture ($s) fits its ${mw}x${mh} view"
+  else
+    fail "$what: the map's picture ($s) does not fit its ${mw}x${mh} view (cut, or not scaled to it)"
+  fi
+}
+
+xy=$(q tab mainTabs 1) && xdotool mousemove $xy click 1 && sleep 0.5
+settle
+map_whole "first run"
+
+# 4. Typing a question the model cannot read all of: the note comes and goes, Run stays put.
+run0=$(rect run)
+click question
+key ctrl+a
+moved=0
+for word in what colour is the big circle; do
+  xdotool type --delay 30 "$word "
+  sleep 0.4
+  [ "$(rect run)" = "$run0" ] || moved=1
+  [ "$(q get questionNote text 2>/dev/null)" != "" ] && noted=1
+done
+[ "${noted:-0}" = 1 ] && pass "the vocabulary note appeared while typing" || fail "no vocabulary note while typing 'big'"
+[ $moved = 0 ] && pass "Run stayed at $run0 while the question was typed" || fail "Run moved while typing (from $run0 to $(rect run))"
+key ctrl+a; xdotool type --delay 20 "what colour is the circle"; sleep 0.4
+[ "$(rect run)" = "$run0" ] && pass "Run in place after the note went" || fail "Run moved when the note went ($(rect run), was $run0)"
+
+# 1. Readouts hidden, a model loaded (the tiny GLM-V: a long answer, item 2), Readouts shown again.
+key ctrl+shift+r
+open_model "$work/glm"
+for _ in $(seq 1 300); do [[ "$(q get modelName text 2>/dev/null)" == glm* ]] && break; sleep 0.1; done
+settle
+map_whole "Readouts hidden, a model loaded"
+key ctrl+shift+r
+sleep 1
+map_whole "Readouts shown again"
+xy=$(q tab mainTabs 0) && xdotool mousemove $xy click 1 && sleep 0.5
+xy=$(q tab mainTabs 1) && xdotool mousemove $xy click 1 && sleep 0.5
+map_whole "after a tab switch"
+
+# 2. The long answer wraps in the column; every button is inside it and Image... answers a click.
+answer=$(q get answer text)
+[ ${#answer} -gt 60 ] && pass "a long answer (${#answer} characters)" || fail "the GLM-V answer is short ('$answer'): no long-answer check"
+column_whole "after a long answer"
+
+# 3. A model folder without tokenizer.json: the error says so, the Question field stays.
+open_model "$work/no-tokenizer"
+for _ in $(seq 1 300); do [ -n "$(q get attentionError text 2>/dev/null)" ] && break; sleep 0.1; done
+error=$(q get attentionError text)
+[[ "$error" == *"no tokenizer.json"* ]] && pass "the error names the missing tokenizer.json" || fail "the error is '$error'"
+qr=$(rect question) || fail "the Question field is gone after a failed load"
+if [ -n "${qr:-}" ]; then
+  read -r _ _ _ qh <<<"$qr"
+  [ "$qh" -ge 16 ] && pass "the Question field is ${qh} px high" || fail "the Question field is squashed to ${qh} px"
+  for other in attentionError questionNote modelInputs run; do
+    o=$(rect "$other" 2>/dev/null) || continue
+    overlap "$qr" "$o" && fail "the Question field ($qr) lies under $other ($o)" || pass "the Question field clear of $other"
+  done
+  inside_x "$qr" "$(rect attentionControls)" && pass "the Question field inside the column" || fail "the Question field ($qr) past the column"
+fi
+column_whole "after a failed load"
+
+echo "== ${size}: $failures failed"
+[ $failures -eq 0 ]

@@ -302,6 +302,22 @@ private Q_SLOTS:
         QVERIFY(!QFile::exists(dir_.filePath("dense-experts/heatmap.png")));
     }
 
+    // A fixture folder as it lies in tests/data (no tokenizer.json): the folder is named with what it lacks and
+    // where a checkpoint has it, in one line, before its weights are read (issue 56 item 5).
+    void aFolderWithoutTokenizerIsNamed()
+    {
+        const QString bare = QString(ROPESCOPE_TEST_DATA) + "/fixtures/qwen35moe-tiny";
+        QVERIFY(!QFile::exists(bare + "/tokenizer.json"));
+        const auto r = runRopescope({"attend", "--model", bare, "--image", image_, "--question", "What colour is the circle?", "--output",
+                                     dir_.filePath("no-tokenizer")},
+                                    false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("qwen35moe-tiny: this model folder has no tokenizer.json") && r.err.contains("Hugging Face Hub") &&
+                     r.err.count('\n') == 1,
+                 r.err.constData());
+        QVERIFY(!QFile::exists(dir_.filePath("no-tokenizer")));
+    }
+
     // A PaddleOCR-VL folder (the tiny fixture's weights, a word tokenizer with its special tokens): its chat
     // template, raster-order patches of one frame, Qwen2-VL's M-RoPE on the ERNIE decoder; a video is refused.
     void runsPaddleOcrVl()

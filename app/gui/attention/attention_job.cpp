@@ -14,18 +14,7 @@ namespace ropescope::gui {
 std::shared_ptr<AttentionModel> AttentionModel::load(const QString& dir)
 {
     auto m = std::make_shared<AttentionModel>();
-    // A model folder that has its config but no tokenizer: say what is missing and where it comes from before
-    // the weights are read, not only that tokenizer.json could not be opened (issue 56 item 5).
-    if (const QDir folder(dir);
-        QFileInfo(folder.filePath("config.json")).isFile() && !QFileInfo::exists(folder.filePath("tokenizer.json"))) {
-        m->dir = dir;
-        m->error = dir +
-            ": this model folder has no tokenizer.json, which the Attention tab reads the question with. A checkpoint "
-            "from the Hugging Face Hub has it beside config.json and the weights: copy it in. (RopeScope's tiny test "
-            "models in tests/data/fixtures have none; the tests copy tests/data/attend/tokenizer.json into theirs.)";
-        return m;
-    }
-    try {
+    try { // a folder without tokenizer.json is named before its weights are read (ModelBundle::load)
         static_cast<model::ModelBundle&>(*m) = model::ModelBundle::load(dir);
     } catch (const std::exception& e) {
         m->dir = dir;

@@ -65,13 +65,16 @@ carried_env() {
 }
 
 build() {
-  local torch pkgconfig
+  local torch pkgconfig pybind11
   torch=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
   pkgconfig=$(command -v pkg-config || echo "$root/usr/bin/pkgconf")
+  # The scheme worker embeds Python through pybind11; on the GPU image it is pip's, inside site-packages, where
+  # find_package does not look (issue 57: the build needed this flag on the H100).
+  pybind11=$(python3 -m pybind11 --cmakedir 2>/dev/null || true)
   # FindOpenGL (Qt6Gui's package needs it) does not look inside the prefix: name what it looks for.
   cmake --preset headless -B build-gpu \
         -DCMAKE_PREFIX_PATH="${torch:+$torch;}$lib/cmake;$root/usr/share/eigen3/cmake" \
-        -DQt6_DIR="$lib/cmake/Qt6" -DPKG_CONFIG_EXECUTABLE="$pkgconfig" \
+        -DQt6_DIR="$lib/cmake/Qt6" -DPKG_CONFIG_EXECUTABLE="$pkgconfig" ${pybind11:+-Dpybind11_DIR="$pybind11"} \
         -DOPENGL_opengl_LIBRARY="$lib/libOpenGL.so.0" -DOPENGL_glx_LIBRARY="$lib/libGLX.so.0" \
         -DOPENGL_egl_LIBRARY="$lib/libEGL.so.1" -DOPENGL_gl_LIBRARY="$lib/libGL.so.1" -DOPENGL_INCLUDE_DIR="$root/usr/include" \
         -DOPENGL_GLX_INCLUDE_DIR="$root/usr/include" -DOPENGL_EGL_INCLUDE_DIR="$root/usr/include" \

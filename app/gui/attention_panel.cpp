@@ -54,6 +54,7 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     auto* root = new QHBoxLayout(this);
     views_ = new QTabWidget;
     views_->setObjectName("attentionViews");
+    views_->tabBar()->setObjectName("attentionViewTabs");
     map_ = new MapPage;
     layerHeads_ = new LayerHeadsPage;
     schemes_ = new SchemesPage;
@@ -85,7 +86,6 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
     views_->setMinimumWidth(views_->tabBar()->sizeHint().width() + 2 * views_->style()->pixelMetric(QStyle::PM_DefaultFrameWidth) + 4);
     root->addWidget(views_, 1);
     ui_ = new AttentionControls;
-    ui_->status->installEventFilter(this); // its height follows its width (fitStatus)
     root->addWidget(ui_);
     connectControls();
     if (QFile::exists(io::bundledModel() + "/config.json"))
@@ -302,13 +302,6 @@ void AttentionPanel::setScheme(const session::ExplorerState& state)
         requestRun();
     else
         d->staleWhileHidden = true;
-}
-
-bool AttentionPanel::eventFilter(QObject* watched, QEvent* event)
-{
-    if (watched == ui_->status && event->type() == QEvent::Resize)
-        fitStatus();
-    return QWidget::eventFilter(watched, event);
 }
 
 void AttentionPanel::showEvent(QShowEvent* event)

@@ -108,7 +108,6 @@ Q_SIGNALS:
 
 protected:
     void showEvent(QShowEvent* event) override;
-    bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
     void markStaleAnswer();
@@ -119,7 +118,6 @@ private:
     bool finish(AttentionJob& job);
     bool fail(const QString& message);
     void setStatus(const QString& text);
-    void fitStatus(); // the status label's minimum height for its wrapped text at its width
     void repaintOverlay();
     void repaintTokens();
     void showImages();

@@ -80,18 +80,6 @@ QString AttentionPanel::status() const
 void AttentionPanel::setStatus(const QString& text)
 {
     ui_->status->setText(wrappable(text));
-    fitStatus();
-}
-
-void AttentionPanel::fitStatus()
-{
-    // A word-wrapped label in a scroll area is laid out at its one-line height: the scroll area asks for the
-    // panel's minimum size without height-for-width, so a long status (model notes, GLM-V's rotary) was cut
-    // off with no scroll bar. Its minimum height follows the width it has.
-    QLabel* status = ui_->status;
-    const int width = status->width() > 0 ? status->width() : status->parentWidget() ? status->parentWidget()->width() : 0;
-    if (width > 0)
-        status->setMinimumHeight(status->heightForWidth(width));
 }
 
 bool AttentionPanel::busy() const

@@ -9,6 +9,7 @@
 #include "views/widgets/parameter_panel.h"
 
 #include <QStatusBar>
+#include <QTimer>
 #include <QUndoStack>
 
 #include <utility>

@@ -15,6 +15,7 @@
 #include "core/io/position_table_io.h"
 #include "core/io/resource_paths.h"
 #include "core/model/analysis/positional_bias.h"
+#include "core/model/engine/model_config.h"
 #include "tests/support/model_folder.h"
 #include "views/charts/attention_figures.h"
 #include "views/charts/readout_charts.h"

@@ -5,6 +5,8 @@
 #   2. The side column keeps its width after a long answer (the tiny GLM-V model's): every button inside it.
 #   3. After a model folder fails to load, the Question field is on screen, clear of the notes around it.
 #   4. Run stays where it is while a question with words the model cannot read is typed.
+#   5. A mixture-of-experts model (the tiny GLM-4.5V): it runs, the status names its mixture, and the Experts
+#      view it brings answers a click on a cell (issue 55).
 #   tests/gui_x11/attention_tab.sh ROPESCOPE_BINARY TEST_DATA [WxH]    (ctest label gui-x11; Xvfb and xdotool)
 set -uo pipefail
 bin=$1
@@ -15,7 +17,9 @@ suite=attention_tab
 source "$(dirname "$0")/x11_session.sh"
 
 # Model folders as tests/support/model_folder.h makes them: a fixture's config and weights, and a tokenizer.
-mkdir -p "$work/glm" "$work/no-tokenizer"
+mkdir -p "$work/glm" "$work/no-tokenizer" "$work/glm-moe"
+cp "$data/fixtures/glm4vmoe-tiny/config.json" "$data/fixtures/glm4vmoe-tiny/model.safetensors" "$work/glm-moe/"
+cp "$data/attend/glm_tokenizer.json" "$work/glm-moe/tokenizer.json"
 cp "$data/fixtures/glm4v-tiny/config.json" "$data/fixtures/glm4v-tiny/model.safetensors" "$work/glm/"
 cp "$data/attend/glm_tokenizer.json" "$work/glm/tokenizer.json"
 cp "$data/fixtures/qwen2vl-tiny/config.json" "$data/fixtures/qwen2vl-tiny/model.safetensors" "$work/no-tokenizer/"
@@ -79,6 +83,7 @@ map_whole() {
 
 xy=$(q tab mainTabs 1) && xdotool mousemove $xy click 1 && sleep 0.5
 settle
+shot first_run
 map_whole "first run"
 
 # 4. Typing a question the model cannot read all of: the note comes and goes, Run stays put.
@@ -105,6 +110,7 @@ settle
 map_whole "Readouts hidden, a model loaded"
 key ctrl+shift+r
 sleep 1
+shot readouts_shown_again
 map_whole "Readouts shown again"
 xy=$(q tab mainTabs 0) && xdotool mousemove $xy click 1 && sleep 0.5
 xy=$(q tab mainTabs 1) && xdotool mousemove $xy click 1 && sleep 0.5
@@ -119,6 +125,7 @@ column_whole "after a long answer"
 open_model "$work/no-tokenizer"
 for _ in $(seq 1 300); do [ -n "$(q get attentionError text 2>/dev/null)" ] && break; sleep 0.1; done
 error=$(q get attentionError text)
+shot failed_load
 [[ "$error" == *"no tokenizer.json"* ]] && pass "the error names the missing tokenizer.json" || fail "the error is '$error'"
 qr=$(rect question) || fail "the Question field is gone after a failed load"
 if [ -n "${qr:-}" ]; then
@@ -131,6 +138,23 @@ if [ -n "${qr:-}" ]; then
   inside_x "$qr" "$(rect attentionControls)" && pass "the Question field inside the column" || fail "the Question field ($qr) past the column"
 fi
 column_whole "after a failed load"
+
+# 5. A mixture of experts: its run, its status line, and the Experts view through a real click on its tab and a cell.
+open_model "$work/glm-moe"
+for _ in $(seq 1 300); do [[ "$(q get modelName text 2>/dev/null)" == glm-moe* ]] && break; sleep 0.1; done
+click run
+for _ in $(seq 1 600); do status=$(q get attentionStatus text 2>/dev/null); [[ "$status" == *MoE* ]] && break; sleep 0.1; done
+[[ "$status" == *"glm4v_moe, MoE: 8 experts, top-2 + a shared expert"* ]] && pass "the status names the mixture" || fail "the status is '$status'"
+xy=$(q tab attentionViewTabs 5) && xdotool mousemove $xy click 1 && sleep 0.5
+if r=$(rect experts); then
+  read -r ex ey ew eh <<<"$r"
+  xdotool mousemove $((ex + ew / 2)) $((ey + eh / 6)) click 1 && sleep 0.5 # a cell of the top grid (image tokens)
+  note=$(q get expertsNote text)
+  [[ "$note" == layer*expert* ]] && pass "a click on the Experts grid names its cell ('${note:0:60}...')" || fail "the Experts note after a click is '$note'"
+  shot experts
+else
+  fail "no Experts view after a MoE run"
+fi
 
 echo "== ${size}: $failures failed"
 [ $failures -eq 0 ]

@@ -48,6 +48,9 @@ expect_still() {
   [ "$got" = "$expected" ] && pass "$what ($*: $got)" || fail "$what: $* became '$got', expected it to stay '$expected'"
 }
 
+# shot NAME: the X screen as $ROPESCOPE_X11_SHOTS/<suite>_<size>_NAME.png, when that folder is set (to look at).
+shot() { [ -n "${ROPESCOPE_X11_SHOTS:-}" ] && /usr/bin/python3 "$here/screenshot.py" "$ROPESCOPE_X11_SHOTS/${suite}_${size}_$1.png"; return 0; }
+
 at() { local xy; xy=$(q center "$1") || { fail "no visible control '$1'"; return 1; }; xdotool mousemove $xy; sleep 0.2; }
 wheel() { at "$1" && for _ in $(seq 1 "$3"); do xdotool click "$2"; sleep 0.05; done; }
 click() { at "$1" && xdotool click 1 && sleep 0.3; }

@@ -126,16 +126,58 @@ struct GridGeometry {
     }
 };
 
+// The colour scale's band under the cells: the bar, then its labels.
+double scaleHeight(int px)
+{
+    return 3.4 * px;
+}
+
 GridGeometry gridGeometry(const QRectF& area, const LayerHeadGrid& grid)
 {
     GridGeometry g;
     const int heads = std::max(1, grid.heads), rows = std::max<int>(1, static_cast<int>(grid.layers.size()));
     g.px = std::clamp(static_cast<int>(std::min(area.width(), area.height()) / 40.0), 9, 16);
     const double left = 3.4 * g.px, top = titleHeight(g.px) + 1.5 * g.px;
-    g.cells = area.adjusted(left, top, -4, -4);
+    g.cells = area.adjusted(left, top, -4, -4 - scaleHeight(g.px));
     g.cellWidth = g.cells.width() / heads;
     g.cellHeight = g.cells.height() / rows;
+    if (grid.show == LayerHeadGrid::Show::Maps) {
+        // Cells of the maps' own shape (plus the 2 px between them), packed from the top left: a tall area no
+        // longer spreads the rows apart with empty bands between them, nor a wide one the heads.
+        const double aspect = gridAspect(grid.grids);
+        const double height = (g.cellWidth - 2) * aspect + 2;
+        if (height < g.cellHeight)
+            g.cellHeight = height;
+        else
+            g.cellWidth = (g.cellHeight - 2) / aspect + 2;
+        g.cells.setSize(QSizeF(g.cellWidth * heads, g.cellHeight * rows));
+    }
     return g;
+}
+
+// Under the cells: what the colours mean. Maps are each coloured on their own scale (least to most attention of
+// that layer and head over the image); masses share one, from 0 to the largest.
+void paintScale(QPainter& p, const GridGeometry& g, const LayerHeadGrid& grid, double maxMass)
+{
+    const QRectF bar(g.cells.left(), g.cells.bottom() + 0.8 * g.px, std::max(120.0, g.cells.width()), 0.9 * g.px);
+    QImage ramp(256, 1, QImage::Format_RGB32);
+    for (int i = 0; i < 256; ++i) {
+        const Rgb rgb = viridis(i / 255.0);
+        ramp.setPixel(i, 0, qRgb(rgb[0], rgb[1], rgb[2]));
+    }
+    p.setRenderHint(QPainter::SmoothPixmapTransform, true);
+    p.drawImage(bar, ramp);
+    p.setPen(chart::kInk);
+    const bool maps = grid.show == LayerHeadGrid::Show::Maps;
+    const QString least = maps ? "least" : "0", most = maps ? "most" : QString::number(maxMass, 'f', 2);
+    const QRectF labels(bar.left(), bar.bottom() + 0.2 * g.px, bar.width(), 1.4 * g.px);
+    p.drawText(labels, Qt::AlignLeft | Qt::AlignVCenter, least);
+    p.drawText(labels, Qt::AlignRight | Qt::AlignVCenter, most);
+    // What the colours mean, between the two ends, shortened only when the figure is very narrow.
+    const QFontMetricsF fm(p.font());
+    const double ends = std::max(fm.horizontalAdvance(least), fm.horizontalAdvance(most)) + g.px;
+    const QString meaning = maps ? "attention over the image, each cell on its own scale" : "share of the attention on the image";
+    p.drawText(labels.adjusted(ends, 0, -ends, 0), Qt::AlignCenter, fm.elidedText(meaning, Qt::ElideRight, labels.width() - 2 * ends));
 }
 
 void setPixels(QPainter& p, int px, bool bold = false)
@@ -249,6 +291,8 @@ void paintLayerHeadGrid(QPainter& p, const QRectF& area, const LayerHeadGrid& gr
                 p.drawRect(drawn.adjusted(-1, -1, 1, 1));
             }
         }
+    setPixels(p, g.px);
+    paintScale(p, g, grid, maxMass);
 }
 
 QSize layerHeadFigureSize(const LayerHeadGrid& grid)
@@ -264,7 +308,7 @@ QSize layerHeadGridSize(const LayerHeadGrid& grid, int cellWidth)
     const int height = static_cast<int>(static_cast<double>(std::max<size_t>(1, grid.layers.size())) * std::max(8.0, cellWidth * aspect));
     // Margins as gridGeometry makes them for a figure of about this size.
     const int px = std::clamp(std::min(width, height) / 40, 9, 16);
-    return {width + static_cast<int>(3.4 * px) + 4, height + static_cast<int>(titleHeight(px) + 1.5 * px) + 4};
+    return {width + static_cast<int>(3.4 * px) + 4, height + static_cast<int>(titleHeight(px) + 1.5 * px + scaleHeight(px)) + 4};
 }
 
 std::pair<int, int> layerHeadAt(const QRectF& area, const LayerHeadGrid& grid, QPointF point)

@@ -27,13 +27,23 @@ QColor colourOf(double t)
     return QColor(c[0], c[1], c[2]);
 }
 
+// A profile box's legend takes its top two lines; what it plots stays below them, so no line or bar runs
+// through the legend's words (issue 56 item 14).
+QRectF plottedPart(const QRectF& box, double scale)
+{
+    return box.adjusted(0, std::min(box.height() * 0.4, 30 * scale), 0, 0);
+}
+
 // Row (blue) and column (orange) profiles: mass per row / column, on a shared axis from 0 to `top`.
-void paintProfiles(QPainter& p, const QRectF& box, const std::vector<double>& rows, const std::vector<double>& cols, double top,
+void paintProfiles(QPainter& p, const QRectF& frame, const std::vector<double>& rows, const std::vector<double>& cols, double top,
                    double scale)
 {
     p.setPen(QPen(chart::kInk, 1));
     p.setBrush(Qt::white);
-    p.drawRect(box);
+    p.drawRect(frame);
+    const QRectF box = plottedPart(frame, scale);
+    p.setPen(QPen(QColor(220, 220, 220), 1));
+    p.drawLine(box.topLeft(), box.topRight()); // the axis' top: `top`
     auto line = [&](const std::vector<double>& v, const QColor& colour) {
         if (v.size() < 2 || top <= 0)
             return;
@@ -51,31 +61,32 @@ void paintProfiles(QPainter& p, const QRectF& box, const std::vector<double>& ro
     line(cols, QColor(255, 127, 14));
     setPixelFont(p, 11 * scale);
     p.setPen(QColor(31, 119, 180));
-    p.drawText(box.adjusted(4, 2, -4, -2), Qt::AlignTop | Qt::AlignLeft, "mass per row");
+    p.drawText(frame.adjusted(4, 2, -4, -2), Qt::AlignTop | Qt::AlignLeft, "mass per row");
     p.setPen(QColor(255, 127, 14));
-    p.drawText(box.adjusted(4, 2 + 13 * scale, -4, -2), Qt::AlignTop | Qt::AlignLeft, "mass per column");
+    p.drawText(frame.adjusted(4, 2 + 13 * scale, -4, -2), Qt::AlignTop | Qt::AlignLeft, "mass per column");
     p.setPen(chart::kInk);
-    p.drawText(box.adjusted(4, 2, -4, -2), Qt::AlignTop | Qt::AlignRight, chart::number(top));
+    p.drawText(frame.adjusted(4, 2, -4, -2), Qt::AlignTop | Qt::AlignRight, chart::number(top));
 }
 
 // Mass per temporal patch (green) on its own axis from 0 to `top`, frames 0..n-1 left to right.
-void paintFrameProfile(QPainter& p, const QRectF& box, const std::vector<double>& frames, double top, double scale)
+void paintFrameProfile(QPainter& p, const QRectF& frame, const std::vector<double>& frames, double top, double scale)
 {
     p.setPen(QPen(chart::kInk, 1));
     p.setBrush(Qt::white);
-    p.drawRect(box);
+    p.drawRect(frame);
+    const QRectF box = plottedPart(frame, scale);
     const double width = box.width() / static_cast<double>(std::max<size_t>(1, frames.size()));
     p.setPen(Qt::NoPen);
     p.setBrush(QColor(44, 160, 44));
     for (size_t i = 0; i < frames.size(); ++i) {
-        const double h = top > 0 ? box.height() * 0.85 * std::min(1.0, frames[i] / top) : 0.0;
+        const double h = top > 0 ? box.height() * std::min(1.0, frames[i] / top) : 0.0;
         p.drawRect(QRectF(box.left() + width * static_cast<double>(i) + width * 0.15, box.bottom() - h, width * 0.7, h));
     }
     setPixelFont(p, 11 * scale);
     p.setPen(QColor(44, 160, 44));
-    p.drawText(box.adjusted(4, 2, -4, -2), Qt::AlignTop | Qt::AlignLeft, QString("mass per frame (%1)").arg(frames.size()));
+    p.drawText(frame.adjusted(4, 2, -4, -2), Qt::AlignTop | Qt::AlignLeft, QString("mass per frame (%1)").arg(frames.size()));
     p.setPen(chart::kInk);
-    p.drawText(box.adjusted(4, 2 + 13 * scale, -4, -2), Qt::AlignTop | Qt::AlignLeft, chart::number(top));
+    p.drawText(frame.adjusted(4, 2 + 13 * scale, -4, -2), Qt::AlignTop | Qt::AlignLeft, chart::number(top));
 }
 
 } // namespace

@@ -133,7 +133,10 @@ void paintRegionChart(QPainter& p, const QRectF& area, const RegionChart& chart,
             Qt::AlignCenter | Qt::TextWordWrap, hint);
         return;
     }
-    p.drawText(QRectF(picture.left() - gap, picture.bottom() + 4, picture.width() + 2 * gap, 3 * gap),
+    // Under the picture, wrapped to its width and a little more, never past the figure's edges (it lost its first
+    // letters at the left edge).
+    const double captionLeft = std::max(area.left(), picture.left() - gap);
+    p.drawText(QRectF(captionLeft, picture.bottom() + 4, std::min(area.right(), picture.right() + gap) - captionLeft, 3 * gap),
                Qt::AlignHCenter | Qt::AlignTop | Qt::TextWordWrap,
                QString("region: %1% of the image tokens").arg(100 * chart.area, 0, 'f', 1));
 

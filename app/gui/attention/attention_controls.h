@@ -28,6 +28,13 @@ public:
 
     QSize sizeHint() const override; // the column's own width, whatever its notes hold
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void fitContentHeight();
+
+public:
     // layer steps through the model's attention layers (all of them but on Qwen3.5); layerNumber shows the
     // model's own number of the one shown.
     QLabel *layerNumber, *modelName, *errorNote, *questionNote, *modelInputs, *answer, *tokens, *priorFit, *status;

@@ -99,29 +99,36 @@ RouterTrace routeTokens(const torch::Tensor& x, const MoeWeights& w, const MoeCo
 torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& c, RouterTrace* trace)
 {
     const auto lead = x.sizes().slice(0, x.dim() - 1).vec();
-    const int64_t hidden = x.size(-1), k = c.topK;
+    const int64_t hidden = x.size(-1), k = c.topK, width = c.intermediate;
     const auto flat = x.reshape({-1, hidden});
     RouterTrace r = routeTokens(flat, w, c);
 
-    // Every (token, slot) sorted by expert: each expert's tokens are one contiguous run of the order.
+    // Every (token, slot) sorted by expert: each expert's tokens are one contiguous run of the order. The rows are
+    // gathered once and every step but the two GEMMs runs once over all slots, so an expert costs two operations
+    // (256 experts at 1k tokens: about 1,500 fewer small operations per layer than gathering, activating,
+    // weighting and adding back expert by expert).
     const auto slots = r.experts.flatten();
     const auto order = slots.argsort();
     const auto counts = torch::bincount(slots.cpu(), {}, c.experts); // the one host read per layer
     const auto tokenOf = torch::div(order, k, "floor");
-    const auto slotWeights = r.weights.flatten().index_select(0, order).to(x.scalar_type()).unsqueeze(1);
-    auto out = torch::zeros_like(flat);
     const int64_t* count = counts.data_ptr<int64_t>();
-    int64_t start = 0;
-    for (int64_t e = 0; e < c.experts; ++e) {
-        const int64_t n = count[e];
-        if (n == 0)
-            continue;
-        const auto tokens = tokenOf.narrow(0, start, n);
-        const auto y = swiglu(flat.index_select(0, tokens), w.gateUp[static_cast<size_t>(e)], w.down[static_cast<size_t>(e)],
-                              c.intermediate, w.inputMajor);
-        out.index_add_(0, tokens, y * slotWeights.narrow(0, start, n));
-        start += n;
-    }
+    // Each expert's GEMM on its run of `rows`, joined in the same order (torch::cat keeps autograd: relevancy).
+    auto perExpert = [&](const torch::Tensor& rows, const std::vector<torch::Tensor>& weights) {
+        std::vector<torch::Tensor> parts;
+        int64_t start = 0;
+        for (int64_t e = 0; e < c.experts; ++e) {
+            if (const int64_t n = count[e]; n > 0) {
+                const auto& m = weights[static_cast<size_t>(e)];
+                parts.push_back(rows.narrow(0, start, n).mm(w.inputMajor ? m : m.t()));
+                start += n;
+            }
+        }
+        return torch::cat(parts);
+    };
+    const auto both = perExpert(flat.index_select(0, tokenOf), w.gateUp); // [N*k, 2I]
+    const auto act = torch::silu(both.narrow(1, 0, width)) * both.narrow(1, width, width);
+    const auto slotWeights = r.weights.flatten().index_select(0, order).to(x.scalar_type()).unsqueeze(1);
+    auto out = torch::zeros_like(flat).index_add_(0, tokenOf, perExpert(act, w.down) * slotWeights);
     if (w.sharedGateUp.defined()) {
         auto shared = swiglu(flat, w.sharedGateUp, w.sharedDown, c.sharedIntermediate, false);
         if (w.sharedGate.defined())

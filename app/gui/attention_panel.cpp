@@ -81,9 +81,7 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
         Q_ASSERT(at == static_cast<int>(tab.view));
         views_->setTabToolTip(at, tab.tip);
     }
-    views_->setTabVisible(static_cast<int>(AttentionView::Experts), false); // a dense model has none
-    // Wide enough for every view's tab: the side column gives way (down to its minimum) before the tabs scroll.
-    views_->setMinimumWidth(views_->tabBar()->sizeHint().width() + 2 * views_->style()->pixelMetric(QStyle::PM_DefaultFrameWidth) + 4);
+    showExpertsView(false); // a dense model has none
     root->addWidget(views_, 1);
     ui_ = new AttentionControls;
     root->addWidget(ui_);
@@ -94,6 +92,16 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
 }
 
 AttentionPanel::~AttentionPanel() = default;
+
+void AttentionPanel::showExpertsView(bool shown)
+{
+    views_->setTabVisible(static_cast<int>(AttentionView::Experts), shown);
+    if (!shown && views_->currentIndex() == static_cast<int>(AttentionView::Experts))
+        views_->setCurrentIndex(static_cast<int>(AttentionView::Map));
+    // Wide enough for every shown view's tab: the side column gives way (down to its minimum) before the tabs
+    // scroll, also when the Experts tab appears (it was scrolled out of sight at 1280x720 with the Readouts shown).
+    views_->setMinimumWidth(views_->tabBar()->sizeHint().width() + 2 * views_->style()->pixelMetric(QStyle::PM_DefaultFrameWidth) + 4);
+}
 
 void AttentionPanel::connectControls()
 {

@@ -119,6 +119,7 @@ private:
     bool fail(const QString& message);
     void setStatus(const QString& text);
     void repaintOverlay();
+    void showExpertsView(bool shown); // the Experts tab, after a mixture-of-experts run
     void repaintTokens();
     void showImages();
     bool takeImage(const QString& path, bool further); // the only image, or a further one

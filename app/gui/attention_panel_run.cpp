@@ -175,9 +175,7 @@ bool AttentionPanel::finish(AttentionJob& job)
     const bool moe = config.text.moe.any();
     experts_->setUsage(moe ? model::expertUsage(r, config) : model::ExpertUsage(),
                        QString::fromStdString(config.modelType + ", " + model::moeNote(config.text)));
-    views_->setTabVisible(static_cast<int>(AttentionView::Experts), moe);
-    if (!moe && views_->currentIndex() == static_cast<int>(AttentionView::Experts))
-        views_->setCurrentIndex(static_cast<int>(AttentionView::Map));
+    showExpertsView(moe);
     repaintOverlay();
     return true;
 }

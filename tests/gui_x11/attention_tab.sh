@@ -102,13 +102,28 @@ done
 key ctrl+a; xdotool type --delay 20 "what colour is the circle"; sleep 0.4
 [ "$(rect run)" = "$run0" ] && pass "Run in place after the note went" || fail "Run moved when the note went ($(rect run), was $run0)"
 
-# 1. Readouts hidden, a model loaded (the tiny GLM-V: a long answer, item 2), Readouts shown again.
-key ctrl+shift+r
+# 1. Readouts hidden, a model loaded (the tiny GLM-V: a long answer, item 2), Readouts shown again. Each
+# Ctrl+Shift+R must have reached the window: the dock's state is read back, not assumed.
+readouts_shown() { q rect readoutsDock >/dev/null 2>&1; }
+toggle_readouts() { # $1: shown or hidden, the state wanted
+  local want=$1
+  for attempt in 1 2; do
+    xy=$(q tab mainTabs 1) && xdotool mousemove $xy click 1 && sleep 0.3 # the window has the keyboard, not a closed dialog
+    key ctrl+shift+r
+    for _ in $(seq 1 30); do
+      if [ "$want" = shown ] && readouts_shown || { [ "$want" = hidden ] && ! readouts_shown; }; then return 0; fi
+      sleep 0.1
+    done
+  done
+  fail "Ctrl+Shift+R left the Readouts $( readouts_shown && echo shown || echo hidden), not $want"
+}
+readouts_shown && pass "Readouts shown at the start" || fail "no Readouts dock at the start"
+toggle_readouts hidden
 open_model "$work/glm"
 for _ in $(seq 1 300); do [[ "$(q get modelName text 2>/dev/null)" == glm* ]] && break; sleep 0.1; done
 settle
 map_whole "Readouts hidden, a model loaded"
-key ctrl+shift+r
+toggle_readouts shown
 sleep 1
 shot readouts_shown_again
 map_whole "Readouts shown again"
@@ -145,6 +160,9 @@ for _ in $(seq 1 300); do [[ "$(q get modelName text 2>/dev/null)" == glm-moe* ]
 click run
 for _ in $(seq 1 600); do status=$(q get attentionStatus text 2>/dev/null); [[ "$status" == *MoE* ]] && break; sleep 0.1; done
 [[ "$status" == *"glm4v_moe, MoE: 8 experts, top-2 + a shared expert"* ]] && pass "the status names the mixture" || fail "the status is '$status'"
+# The tab itself must be in sight, not scrolled past the tab bar's end.
+read -r tx _ <<<"$(q tab attentionViewTabs 5)"; read -r bx _ bw _ <<<"$(rect attentionViewTabs)"
+[ "$tx" -lt $((bx + bw)) ] && pass "the Experts tab is in sight ($tx in $bx+$bw)" || fail "the Experts tab is scrolled out of sight ($tx past $bx+$bw)"
 xy=$(q tab attentionViewTabs 5) && xdotool mousemove $xy click 1 && sleep 0.5
 if r=$(rect experts); then
   read -r ex ey ew eh <<<"$r"

@@ -154,10 +154,10 @@ void ConeScene::syncPointSizes()
     visualActor_->GetProperty()->SetPointSize(static_cast<float>(diameter));
     selectedActor_->GetProperty()->SetPointSize(static_cast<float>(std::min(90.0, diameter * 1.8)));
     highlightedActor_->GetProperty()->SetPointSize(static_cast<float>(std::min(80.0, diameter * 1.6)));
-    declutterLabels(std::clamp(size[1] / 800.0, 1.0, 4.0));
+    declutterLabels(std::clamp(size[1] / 800.0, 1.0, 4.0), diameter);
 }
 
-void ConeScene::declutterLabels(double scale)
+void ConeScene::declutterLabels(double scale, double diameter)
 {
     const int tokenFont = static_cast<int>(std::lround(15 * scale));
     for (auto& axisLabel : axisLabels_)
@@ -166,14 +166,18 @@ void ConeScene::declutterLabels(double scale)
     auto place = [&](size_t i) {
         vtkBillboardTextActor3D* l = tokenLabels_[i];
         l->GetTextProperty()->SetFontSize(tokenFont);
-        l->SetDisplayOffset(0, static_cast<int>(std::lround(14 * scale)));
+        // Above its sphere, clear of it: a label is drawn at its token's depth, so one that overlapped the sphere
+        // (the selected token's is 1.8 times the others', and close up every sphere grows) hid behind it.
+        const double radius = (i == selectedLabel_ ? 0.9 : 0.5) * diameter;
+        const double offset = std::max(14 * scale, radius + 0.6 * tokenFont + 2);
+        l->SetDisplayOffset(0, static_cast<int>(std::lround(offset)));
         double* at = l->GetPosition();
         renderer_->SetWorldPoint(at[0], at[1], at[2], 1.0);
         renderer_->WorldToDisplay();
         const double* d = renderer_->GetDisplayPoint();
         // The label's box on screen, from its text length at this font size, with a little air.
         const double width = tokenFont * (0.62 * static_cast<double>(std::strlen(l->GetInput())) + 0.5);
-        const QRectF box(d[0] - width / 2, d[1] + 14 * scale - tokenFont / 2.0, width, tokenFont + 2.0);
+        const QRectF box(d[0] - width / 2, d[1] + offset - tokenFont / 2.0, width, tokenFont + 2.0);
         const bool free = std::none_of(placed.begin(), placed.end(), [&](const QRectF& r) { return r.intersects(box); });
         l->SetVisibility(free);
         if (free)

@@ -55,7 +55,7 @@ private:
     // Also before each render: label fonts scale with the image height (an export at 2400x1800 gets
     // readable labels), and token labels that would overlap an earlier one on screen are hidden (the
     // selected token's label first).
-    void declutterLabels(double scale);
+    void declutterLabels(double scale, double diameter); // diameter: a token's sphere on screen, in pixels
     vtkBillboardTextActor3D* label(std::vector<vtkSmartPointer<vtkBillboardTextActor3D>>& pool, size_t i);
 
     vtkRenderer* renderer_;

@@ -42,14 +42,7 @@ def _ints(name, value, keep):
         raise InvalidInput("%s: at most 4 dimensions, got shape %s" % (name, tuple(a.shape)), name)
     if a.dtype == np.uint64 and a.size and int(a.max()) > np.iinfo(np.int64).max:
         raise InvalidInput("%s: holds values above 2^63 - 1" % name, name)
-    a = np.ascontiguousarray(a, dtype=np.int64)
-    keep.append(a)
-    v.given = 1
-    v.ndim = a.ndim
-    for i, d in enumerate(a.shape):
-        v.shape[i] = d
-    v.data = a.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))
-    return v
+    return _view(v, np.ascontiguousarray(a, dtype=np.int64), ctypes.c_int64, keep)
 
 
 def _reals(name, value, keep):
@@ -61,13 +54,17 @@ def _reals(name, value, keep):
         raise InvalidInput("%s: expected real numbers, got %s" % (name, a.dtype), name)
     if a.ndim > 4:
         raise InvalidInput("%s: at most 4 dimensions, got shape %s" % (name, tuple(a.shape)), name)
-    a = np.ascontiguousarray(a, dtype=np.float64)
+    return _view(v, np.ascontiguousarray(a, dtype=np.float64), ctypes.c_double, keep)
+
+
+def _view(v, a, ctype, keep):
+    """Fills the C view `v` over the contiguous array `a`, kept alive in `keep` until the call returns."""
     keep.append(a)
     v.given = 1
     v.ndim = a.ndim
     for i, d in enumerate(a.shape):
         v.shape[i] = d
-    v.data = a.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+    v.data = a.ctypes.data_as(ctypes.POINTER(ctype))
     return v
 
 

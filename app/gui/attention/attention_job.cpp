@@ -6,9 +6,6 @@
 #include "core/model/engine/vlm.h"
 #include "core/model/training/synthetic_task.h"
 
-#include <QDir>
-#include <QFileInfo>
-
 namespace ropescope::gui {
 
 std::shared_ptr<AttentionModel> AttentionModel::load(const QString& dir)

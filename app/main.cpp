@@ -67,7 +67,7 @@ std::string usage()
     std::string text = "usage: ropescope <command> [options]\n\ncommands:\n";
     for (const Command& c : kCommands) {
         // The families are named where the rules for them live (core/model/analysis/position_check), not here.
-        const QString summary = QString(c.summary).replace("%families%", ropescope::model::familyNames());
+        const QString summary = QString(c.summary).replace("%families%", ropescope::model::engineFamilyNames());
         text += "  " + QByteArray(c.name).leftJustified(width + 2).toStdString() + summary.toStdString() + "\n";
     }
     return text + "\nRun 'ropescope <command> --help' for its options, 'ropescope --version' for the version.\n";

@@ -2,6 +2,7 @@
 // Every entry point catches everything: an exception never crosses into the caller's interpreter.
 #include "capi/ropescope_c.h"
 
+#include "capi/given_positions.h"
 #include "core/geometry/errors.h"
 #include "core/geometry/metrics.h"
 #include "core/geometry/scheme.h"
@@ -220,7 +221,7 @@ const char* rs_last_error_parameter(void)
 
 int32_t rs_abi_version(void)
 {
-    return 1;
+    return 2; // 2: xd-rope's four rows (rs_rule_components, rs_rule_configure_spans)
 }
 
 int rs_rule_new(const char* family, rs_rule** out)
@@ -251,6 +252,26 @@ const char* rs_rule_family(const rs_rule* rule)
 int32_t rs_rule_by_token_types(const rs_rule* rule)
 {
     return rule && rule->rule.byTokenTypes ? 1 : 0;
+}
+
+int32_t rs_rule_components(const rs_rule* rule)
+{
+    return rule ? rule->rule.components() : 0;
+}
+
+int rs_rule_configure_spans(rs_rule* rule, int64_t imageStartTokenId, int64_t videoStartTokenId, int64_t videoEndTokenId)
+{
+    return guarded([&] {
+        if (!rule)
+            invalid("no rule");
+        positions::FamilyRule& r = rule->rule;
+        if (imageStartTokenId >= 0)
+            r.imageStartToken = imageStartTokenId;
+        if (videoStartTokenId >= 0)
+            r.videoStartToken = videoStartTokenId;
+        if (videoEndTokenId >= 0)
+            r.videoEndToken = videoEndTokenId;
+    });
 }
 
 int rs_rule_configure(rs_rule* rule, int64_t imageTokenId, int64_t videoTokenId, int64_t spatialMergeSize, double tokensPerSecond,
@@ -418,6 +439,55 @@ int rs_table_new(const char* layout, const char* scheme, int32_t count, const ch
         }
         auto t = std::make_unique<rs_table>();
         t->table = geometry::buildPositionTable(geometry::parseLayout(layout ? layout : ""), params);
+        t->componentNames = t->table.componentLabels();
+        *out = t.release();
+    });
+}
+
+int rs_table_from_positions(const char* layout, const char* label, int32_t components, const char* const* componentNames, int64_t tokens,
+                            const double* positions, const char* allocation, const int32_t* sections, int32_t sectionCount, double theta,
+                            int32_t headDim, rs_table** out)
+{
+    return guarded([&] {
+        if (!out)
+            invalid("no place for the table");
+        *out = nullptr;
+        if (components < 1 || components > 4)
+            throw geometry::InvalidInput("components", "must be from 1 to 4, got " + std::to_string(components));
+        const geometry::Layout parsed = geometry::parseLayout(layout ? layout : "");
+        const int layoutTokens = geometry::tokenMetadata(parsed).size();
+        if (tokens != layoutTokens || (tokens > 0 && !positions))
+            throw geometry::InvalidInput("positions",
+                                         "the layout " + parsed.toString() + " has " + std::to_string(layoutTokens) +
+                                             " tokens; positions for " + std::to_string(tokens) + " were given");
+        if (!(theta > 0 && theta <= 1e12))
+            throw geometry::InvalidInput("theta", "must be above 0 and at most 1e12");
+        if (headDim < 2 || headDim > 4096 || headDim % 2)
+            throw geometry::InvalidInput("head_dim", "must be even, from 2 to 4096, got " + std::to_string(headDim));
+        Eigen::MatrixXd p(tokens, components);
+        for (int64_t i = 0; i < tokens; ++i)
+            for (int32_t c = 0; c < components; ++c)
+                p(i, c) = positions[i * components + c];
+        std::vector<std::string> names = geometry::defaultComponentNames(components);
+        for (int32_t c = 0; componentNames && c < components; ++c)
+            if (componentNames[c])
+                names[static_cast<size_t>(c)] = componentNames[c];
+        geometry::SchemeParams params = geometry::defaultSchemeParams(geometry::SchemeKind::Mrope);
+        params.rotary.theta = theta;
+        params.rotary.headDim = headDim;
+        std::optional<std::vector<int>> pairs;
+        if (allocation) {
+            if (sectionCount < 0 || (sectionCount > 0 && !sections))
+                invalid("allocation: no sections");
+            pairs =
+                capi::pairComponents(allocation, std::vector<int>(sections, sections + sectionCount), components, params.rotary.halfDim());
+        }
+        geometry::CustomSchemeRef ref;
+        ref.file = label && *label ? label : "given positions";
+        ref.scheme = std::make_shared<capi::GivenPositions>(ref.file, names, std::move(p), std::move(pairs));
+        params.custom = ref;
+        auto t = std::make_unique<rs_table>();
+        t->table = geometry::buildPositionTable(parsed, params);
         t->componentNames = t->table.componentLabels();
         *out = t.release();
     });

@@ -55,9 +55,9 @@ typedef struct rs_batch {
 } rs_batch;
 
 typedef struct rs_rule rs_rule;
-/* A family by name (qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl) or by config.json's
- * model_type (qwen2_5_vl, qwen3_vl_moe, glm4v_moe, ...). The Hub's token ids, merge size 2, 2 tokens per
- * second, ids not checked against a vocabulary. */
+/* A family by name (qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, ernie-vl, xd-rope) or by
+ * config.json's model_type (qwen2_5_vl, qwen3_vl_moe, glm4v_moe, ernie4_5_vl_moe, hunyuan_vl, ...). The Hub's token
+ * ids, merge size 2, 2 tokens per second, ids not checked against a vocabulary. */
 RS_API int rs_rule_new(const char* family, rs_rule** out);
 RS_API void rs_rule_free(rs_rule* rule);
 RS_API const char* rs_rule_family(const rs_rule* rule); /* the canonical name */
@@ -65,13 +65,18 @@ RS_API int32_t rs_rule_by_token_types(const rs_rule* rule);
 /* A model's own settings (config.json): negative (or 0 for vocab) leaves one as it is. */
 RS_API int rs_rule_configure(rs_rule* rule, int64_t image_token_id, int64_t video_token_id, int64_t spatial_merge_size,
                              double tokens_per_second, int64_t vocab_size);
+/* XD-RoPE's span tokens (config.json's image_start_token_id, video_start_token_id, video_end_token_id):
+ * negative leaves one as it is. */
+RS_API int rs_rule_configure_spans(rs_rule* rule, int64_t image_start_token_id, int64_t video_start_token_id, int64_t video_end_token_id);
 RS_API const char* rs_family_names(void); /* "qwen2-vl, qwen2.5-vl, ..." */
+/* Rows of the rule's position_ids: 3 (t, h, w), or xd-rope's 4 (p, w, h, t). */
+RS_API int32_t rs_rule_components(const rs_rule* rule);
 
-/* transformers' get_rope_index: position_ids [3, B, L] (padding 1) and rope_deltas [B]. */
+/* transformers' get_rope_index: position_ids [C, B, L] (C = rs_rule_components; padding 1) and rope_deltas [B]. */
 RS_API int rs_rope_index(const rs_rule* rule, const rs_batch* batch, int64_t* position_ids, int64_t* rope_deltas);
 
-/* check-positions: the pipeline's position_ids ([3, B, L] or [4, B, L]) and optional rope_deltas ([B] or
- * [B, 1]) against the rule. */
+/* check-positions: the pipeline's position_ids ([3, B, L] or [4, B, L]; xd-rope: its own [4, B, L]) and optional
+ * rope_deltas ([B] or [B, 1]) against the rule. */
 typedef struct rs_check rs_check;
 typedef struct rs_sample {
     int64_t row;
@@ -80,7 +85,7 @@ typedef struct rs_sample {
     const char* words;   /* the kind in one sentence */
     const char* detail;  /* the difference's shape, "" when none */
     int64_t first_token; /* -1 when none */
-    int32_t axis;        /* 0 t, 1 h, 2 w, 3 the text row of a [4, B, L] table; -1 when none */
+    int32_t axis;        /* 0 t, 1 h, 2 w, 3 the text row of a [4, B, L] table (xd-rope: 0 p, 1 w, 2 h, 3 t); -1 when none */
     int64_t got, expected;
     const char* segment; /* "text", "image 0", "video 1 frame 3"; "" when none */
     int64_t differing;   /* attended tokens with any axis different */
@@ -118,6 +123,15 @@ RS_API int rs_parameter_info(int32_t index, rs_parameter* out);
 typedef struct rs_table rs_table;
 RS_API int rs_table_new(const char* layout, const char* scheme, int32_t count, const char* const* keys, const char* const* values,
                         rs_table** out);
+/* Positions placed outside the library, as a table for PTD and the prior: what the Python package reads back
+ * from the ropescope binary for a Python scheme file, which runs in the binary's bounded worker and never in the
+ * caller's process. `positions` is tokens x components, row-major, for every token of the layout;
+ * component_names may be NULL (t, h, w for three). allocation: its name and sections as `positions --format json`
+ * writes them ("sectioned" [16, 24, 24], "per-pair" with one component per pair, ...), or NULL for the default
+ * of that many components. theta and head_dim: the rotary box's. */
+RS_API int rs_table_from_positions(const char* layout, const char* label, int32_t components, const char* const* component_names,
+                                   int64_t tokens, const double* positions, const char* allocation, const int32_t* sections,
+                                   int32_t section_count, double theta, int32_t head_dim, rs_table** out);
 RS_API void rs_table_free(rs_table* table);
 RS_API int64_t rs_table_tokens(const rs_table* table);
 RS_API int32_t rs_table_components(const rs_table* table);

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include <cstdio>
+#include <utility>
 
 namespace ropescope::cli {
 
@@ -72,6 +73,11 @@ int runForward(const QStringList& args)
                                           std::to_string(req.inputIds.numel()) +
                                           " tokens (forward runs one unpadded sequence; leave padding out)");
         }
+        // A grid whose pixels are not given describes vision the prompt never feeds: refused, not ignored.
+        for (const auto& [grid, pixels] : {std::pair{"image_grid_thw", "pixel_values"}, std::pair{"video_grid_thw", "pixel_values_videos"}})
+            if (inputs.find(grid) && !inputs.find(pixels))
+                throw model::BadInputFile(parser.value("inputs").toStdString() + ": " + grid + " is given without " + pixels +
+                                          " (give both, or neither)");
         if (inputs.find("pixel_values")) {
             req.pixelValues = model::toTorch(inputs, "pixel_values");
             req.imageGridThw = model::toTorch(inputs, "image_grid_thw");

@@ -9,8 +9,9 @@
 namespace ropescope::positions {
 namespace {
 
-// Stand-ins for the vision tokens of the families found by mm_token_type_ids (no real id is negative).
-constexpr int64_t kTypedImage = -1001, kTypedVideo = -1002;
+// Stand-ins for the vision tokens of the families found by mm_token_type_ids, and for XD-RoPE's video frames
+// (image tokens after a video-start token); no real id is negative.
+constexpr int64_t kTypedImage = -1001, kTypedVideo = -1002, kXdFrame = -1003;
 
 // The rows of an [N, 3] grid tensor (absent: none).
 std::vector<Grid> gridRows(const Batch& batch, const IntView& t, const char* name)
@@ -86,6 +87,12 @@ void forEachSample(const Batch& batch, const FamilyRule& rule, const std::functi
     tokens.videoToken = rule.byTokenTypes ? kTypedVideo : rule.videoToken;
     tokens.mergeSize = rule.mergeSize;
     tokens.splitVideoFrames = rule.splitVideoFrames;
+    tokens.temporalMerge = rule.temporalMerge;
+    const bool xd = rule.placement == Placement::XdRope;
+    if (xd) {
+        tokens.videoToken = kXdFrame;
+        tokens.xdSpans = true;
+    }
     size_t nextImage = 0, nextVideo = 0;
     SamplePositions s;
     std::vector<int64_t> kept;
@@ -93,6 +100,7 @@ void forEachSample(const Batch& batch, const FamilyRule& rule, const std::functi
         s.row = b;
         s.where.clear();
         kept.clear();
+        bool insideVideo = false; // XD-RoPE: between a video-start and a video-end token
         for (int64_t i = 0; i < length; ++i) {
             const int64_t at = b * length + i;
             if (mask.given && mask[at] != 0 && mask[at] != 1)
@@ -104,6 +112,12 @@ void forEachSample(const Batch& batch, const FamilyRule& rule, const std::functi
                 if (type < 0 || type > 2)
                     batch.bad("'mm_token_type_ids' holds " + std::to_string(type) + " (0 text, 1 image, 2 video)");
                 kept.push_back(type == 1 ? kTypedImage : type == 2 ? kTypedVideo : 0);
+            } else if (xd) {
+                // As vLLM reads a HunyuanVL prompt: image tokens inside a video are its frames (and a config's own
+                // video token, where it has one, is one too).
+                const int64_t id = ids[at];
+                insideVideo = id == rule.videoStartToken ? true : id == rule.videoEndToken ? false : insideVideo;
+                kept.push_back((id == rule.imageToken && insideVideo) || (rule.videoToken >= 0 && id == rule.videoToken) ? kXdFrame : id);
             } else {
                 kept.push_back(ids[at]);
             }
@@ -123,11 +137,15 @@ void forEachSample(const Batch& batch, const FamilyRule& rule, const std::functi
                 batch.bad("sample " + std::to_string(b) + " has more video token runs than video_grid_thw has rows left");
             s.videos.push_back(videos[nextVideo]);
             s.videoRows.push_back(nextVideo);
-            runs += rule.splitVideoFrames ? videos[nextVideo][0] : 1; // Qwen3-VL: one run per temporal patch
+            runs += rule.splitVideoFrames ? videos[nextVideo][0] : 1; // Qwen3-VL, XD-RoPE: one run per temporal patch
             ++nextVideo;
         }
         geometry::SchemeParams params;
-        params.kind = geometry::SchemeKind::Mrope;
+        params.kind = rule.placement == Placement::ErnieVl ? geometry::SchemeKind::ErnieVl
+            : xd                                           ? geometry::SchemeKind::XdRope
+                                                           : geometry::SchemeKind::Mrope;
+        if (rule.placement != Placement::Mrope) // ERNIE's video is one span; XD-RoPE's frames are runs already
+            params.videoForm = xd ? geometry::VideoForm::Split : geometry::VideoForm::Grid;
         if (rule.secondsTemporal) {
             params.temporal.mode = geometry::TemporalParams::Mode::Qwen25VL;
             params.temporal.tokensPerSecond = rule.tokensPerSecond;
@@ -158,13 +176,14 @@ void forEachSample(const Batch& batch, const FamilyRule& rule, const std::functi
 void ropeIndex(const Batch& batch, const FamilyRule& rule, int64_t* positionIds, int64_t* ropeDeltas)
 {
     const int64_t rows = batch.inputIds.shape.size() == 2 ? batch.inputIds.shape[0] : 0, length = rows ? batch.inputIds.shape[1] : 0;
+    const int components = rule.components();
     forEachSample(batch, rule, [&](const SamplePositions& s) {
         // transformers starts from ones and writes the attended tokens' positions over them.
-        for (int a = 0; a < 3; ++a)
+        for (int a = 0; a < components; ++a)
             std::fill_n(positionIds + (a * rows + s.row) * length, length, int64_t(1));
         int64_t maxPosition = 0;
         const auto n = static_cast<int64_t>(s.where.size());
-        for (int a = 0; a < 3; ++a) {
+        for (int a = 0; a < components; ++a) {
             int64_t* out = positionIds + (a * rows + s.row) * length;
             const double* column = s.table.positions.col(a).data();
             for (int64_t k = 0; k < n; ++k) {

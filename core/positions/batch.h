@@ -21,23 +21,46 @@ public:
     using std::invalid_argument::invalid_argument;
 };
 
-// A row-major view of whole numbers (or reals); `given` false: the tensor is absent.
-template <class T> struct TensorView {
+inline int64_t elementCount(const std::vector<int64_t>& shape)
+{
+    int64_t n = 1;
+    for (int64_t d : shape)
+        n *= d;
+    return n;
+}
+
+// A row-major view of reals; `given` false: the tensor is absent.
+struct RealView {
     bool given = false;
     std::vector<int64_t> shape;
-    const T* data = nullptr;
+    const double* data = nullptr;
 
-    int64_t numel() const
-    {
-        int64_t n = 1;
-        for (int64_t d : shape)
-            n *= d;
-        return n;
-    }
-    T operator[](int64_t i) const { return data[i]; }
+    int64_t numel() const { return elementCount(shape); }
+    double operator[](int64_t i) const { return data[i]; }
 };
-using IntView = TensorView<int64_t>;
-using RealView = TensorView<double>;
+
+// A row-major view of whole numbers in their own width, so a dump's int32 ids are read where they lie, never
+// widened into a copy: int64, int32, int16, int8, or uint8 (uint8 and bool).
+struct IntView {
+    enum class Element : std::uint8_t { I64, I32, I16, I8, U8 };
+    bool given = false;
+    std::vector<int64_t> shape;
+    const void* data = nullptr;
+    Element element = Element::I64;
+
+    int64_t numel() const { return elementCount(shape); }
+    int64_t operator[](int64_t i) const
+    {
+        switch (element) {
+        case Element::I64: return static_cast<const int64_t*>(data)[i];
+        case Element::I32: return static_cast<const int32_t*>(data)[i];
+        case Element::I16: return static_cast<const int16_t*>(data)[i];
+        case Element::I8: return static_cast<const int8_t*>(data)[i];
+        case Element::U8: return static_cast<const uint8_t*>(data)[i];
+        }
+        return 0;
+    }
+};
 
 struct Batch {
     std::string name;                  // the file (and prefix) in messages; empty: none
@@ -70,8 +93,8 @@ struct SamplePositions {
 // by the rule, to `visit` in row order.
 void forEachSample(const Batch& batch, const FamilyRule& rule, const std::function<void(const SamplePositions&)>& visit);
 
-// transformers' get_rope_index: position_ids [3, B, L] (padding 1, as transformers fills it) and rope_deltas [B]
-// (max position + 1 - L), written to the caller's arrays.
+// transformers' get_rope_index: position_ids [3, B, L] (XD-RoPE: [4, B, L], rule.components() rows; padding 1, as
+// transformers fills it) and rope_deltas [B] (max position + 1 - L), written to the caller's arrays.
 void ropeIndex(const Batch& batch, const FamilyRule& rule, int64_t* positionIds, int64_t* ropeDeltas);
 
 } // namespace ropescope::positions

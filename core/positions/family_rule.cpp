@@ -6,7 +6,8 @@ namespace ropescope::positions {
 
 const std::vector<std::string>& familyNameList()
 {
-    static const std::vector<std::string> names{"qwen2-vl", "qwen2.5-vl", "qwen3-vl", "qwen3.5", "glm-v", "paddleocr-vl"};
+    static const std::vector<std::string> names{"qwen2-vl", "qwen2.5-vl",   "qwen3-vl", "qwen3.5",
+                                                "glm-v",    "paddleocr-vl", "ernie-vl", "xd-rope"};
     return names;
 }
 
@@ -33,7 +34,10 @@ std::optional<FamilyRule> familyRule(const std::string& given)
                                                             {"glm46v", "glm-v"},
                                                             {"glm4v_moe", "glm-v"},
                                                             {"glm-v-moe", "glm-v"},
-                                                            {"paddleocr_vl", "paddleocr-vl"}};
+                                                            {"paddleocr_vl", "paddleocr-vl"},
+                                                            {"ernie4_5_vl_moe", "ernie-vl"},
+                                                            {"ernie4_5_moe_vl", "ernie-vl"},
+                                                            {"hunyuan_vl", "xd-rope"}};
     const auto alias = aliases.find(given);
     const std::string name = alias == aliases.end() ? given : alias->second;
     FamilyRule r;
@@ -46,6 +50,19 @@ std::optional<FamilyRule> familyRule(const std::string& given)
     } else if (name == "glm-v" || name == "paddleocr-vl") {
         r.byTokenTypes = true;
         r.splitVideoFrames = true; // GLM-V: one run per frame, t at its start; PaddleOCR-VL as Qwen3-VL
+    } else if (name == "ernie-vl") {
+        // transformers' Ernie4_5_VLMoeModel.get_rope_index (with huggingface/transformers#45400's fix: t steps
+        // by one per temporal patch); vision tokens by mm_token_type_ids, a video one run.
+        r.placement = Placement::ErnieVl;
+        r.byTokenTypes = true;
+        r.temporalMerge = 2;
+    } else if (name == "xd-rope") {
+        // vLLM's HunYuanVLForConditionalGeneration.get_xdrope_input_positions: every image and video frame
+        // its own span after an image-start token.
+        r.placement = Placement::XdRope;
+        r.imageToken = 120120;
+        r.videoToken = -1; // a video's frames are image tokens after a video-start token
+        r.splitVideoFrames = true;
     } else {
         return std::nullopt;
     }

@@ -9,8 +9,13 @@
 
 namespace ropescope::positions {
 
+// Where a rule puts a sample's tokens once its layout is read: M-RoPE (the Qwen, GLM-V and PaddleOCR-VL
+// families), ERNIE-4.5-VL's rule (text after a visual span resumes at its start + max(H, W)), or XD-RoPE's four
+// rows (p, w, h, t) of HunyuanOCR and HunyuanVL. docs/SCHEMES.md has each one's source.
+enum class Placement { Mrope, ErnieVl, XdRope };
+
 struct FamilyRule {
-    std::string family;          // "qwen2-vl", "qwen2.5-vl", "qwen3-vl", "qwen3.5", "glm-v", "paddleocr-vl"
+    std::string family;          // "qwen2-vl", "qwen2.5-vl", "qwen3-vl", "qwen3.5", "glm-v", "paddleocr-vl", "ernie-vl", "xd-rope"
     int64_t imageToken = 151655; // the Hub's ids
     int64_t videoToken = 151656;
     int64_t vocab = 0; // ids must be below it; 0: not checked (a family named without its config)
@@ -23,13 +28,25 @@ struct FamilyRule {
     bool splitVideoFrames = false;
     // Qwen2.5-VL: a video's t is floor(frame * second_per_grid * tokens_per_second); the others step t by 1.
     bool secondsTemporal = false;
+    Placement placement = Placement::Mrope;
+    // ERNIE-4.5-VL: video_grid_thw's t counts frames, and two frames make one temporal patch (one step of t).
+    int64_t temporalMerge = 1;
+    // XD-RoPE: a span is the start token, then imageToken x (h (w + 1) + 2): one extra token, h rows of w
+    // columns and a newline token, one more; the image-start tokens of a video follow its video-start token
+    // (HunyuanOCR's ids; a model's config.json names its own).
+    int64_t imageStartToken = 120118;
+    int64_t videoStartToken = 120122;
+    int64_t videoEndToken = 120123;
+
+    // Rows of position_ids: 3 (t, h, w), or XD-RoPE's 4 (p, w, h, t).
+    int components() const { return placement == Placement::XdRope ? 4 : 3; }
 };
 
 // The rule of a family by its name or by its config.json model_type (qwen2_vl, qwen2_5_vl, qwen3_vl,
-// qwen3_vl_moe, qwen3_5, qwen3_5_moe, glm4v, glm46v, glm4v_moe, paddleocr_vl): an MoE member takes its dense
-// sibling's rule. nullopt for an unknown name.
+// qwen3_vl_moe, qwen3_5, qwen3_5_moe, glm4v, glm46v, glm4v_moe, paddleocr_vl, ernie4_5_vl_moe, hunyuan_vl): an
+// MoE member takes its dense sibling's rule. nullopt for an unknown name.
 std::optional<FamilyRule> familyRule(const std::string& name);
 const std::vector<std::string>& familyNameList(); // the canonical names
-std::string familyNames();                        // "qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl"
+std::string familyNames();                        // "qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, ernie-vl, xd-rope"
 
 } // namespace ropescope::positions

@@ -16,34 +16,40 @@ std::string videoOf(const std::string& segment)
     return segment.substr(0, second);
 }
 
-// Segment names per attended token: text, image k, video k frame f (k the video_grid_thw row).
+// Segment names per attended token: text, image k, video k frame f (k the video_grid_thw row). Named through the
+// table's own per-token segment, since XD-RoPE's table holds more tokens than its layout names (the newline
+// column and each span's begin and end); a span's begin and end are text, as they carry no grid coordinate.
 std::vector<std::string> segmentNames(const SamplePositions& s, bool splitVideos)
 {
-    std::vector<std::string> names;
-    names.reserve(static_cast<size_t>(s.table.size()));
+    std::vector<std::string> bySegment;
+    bySegment.reserve(s.table.layout.segments.size());
     int imageIndex = 0;
     int64_t frameOfVideo = 0;
     size_t videoIndex = 0;
     for (const geometry::Segment& seg : s.table.layout.segments) {
-        std::string name;
         if (seg.kind == geometry::SegmentKind::Text) {
-            name = "text";
+            bySegment.push_back("text");
         } else if (seg.kind == geometry::SegmentKind::Image) {
-            name = "image " + std::to_string(imageIndex++);
+            bySegment.push_back("image " + std::to_string(imageIndex++));
         } else {
             const size_t row = videoIndex < s.videoRows.size() ? s.videoRows[videoIndex] : 0;
             if (splitVideos) {
-                name = "video " + std::to_string(row) + " frame " + std::to_string(frameOfVideo);
+                bySegment.push_back("video " + std::to_string(row) + " frame " + std::to_string(frameOfVideo));
                 if (videoIndex < s.videos.size() && ++frameOfVideo >= s.videos[videoIndex][0]) {
                     frameOfVideo = 0;
                     ++videoIndex;
                 }
             } else {
-                name = "video " + std::to_string(row);
+                bySegment.push_back("video " + std::to_string(row));
                 ++videoIndex;
             }
         }
-        names.insert(names.end(), static_cast<size_t>(seg.tokenCount()), name);
+    }
+    std::vector<std::string> names;
+    names.reserve(static_cast<size_t>(s.table.size()));
+    for (int k = 0; k < s.table.size(); ++k) {
+        const auto seg = static_cast<size_t>(s.table.segment[static_cast<size_t>(k)]);
+        names.push_back(s.table.isText(k) || seg >= bySegment.size() ? "text" : bySegment[seg]);
     }
     return names;
 }
@@ -82,17 +88,23 @@ void checkBatchEach(const Batch& batch, const IntView& pos, const IntView& delta
     if (!pos.given)
         batch.bad("no 'position_ids'");
     const IntView& ids = batch.inputIds;
+    const int components = rule.components(); // 3 (t, h, w), or XD-RoPE's 4 (p, w, h, t)
+    const bool xd = components == 4;
     if (ids.given && ids.shape.size() == 2) { // input_ids' own shape is forEachSample's to check
         const int64_t rows = ids.shape[0], length = ids.shape[1];
-        if (pos.shape.size() != 3 || (pos.shape[0] != 3 && pos.shape[0] != 4) || pos.shape[1] != rows || pos.shape[2] != length)
-            batch.bad("'position_ids' must be [3, B, L] or [4, B, L] with input_ids' B = " + std::to_string(rows) +
-                      " and L = " + std::to_string(length));
+        const bool rowsFit =
+            xd ? pos.shape.size() == 3 && pos.shape[0] == 4 : pos.shape.size() == 3 && (pos.shape[0] == 3 || pos.shape[0] == 4);
+        if (!rowsFit || pos.shape[1] != rows || pos.shape[2] != length)
+            batch.bad(std::string("'position_ids' must be ") + (xd ? "[4, B, L] (p, w, h, t)" : "[3, B, L] or [4, B, L]") +
+                      " with input_ids' B = " + std::to_string(rows) + " and L = " + std::to_string(length));
         if (deltas.given && deltas.numel() != rows)
             batch.bad("'rope_deltas' must hold one whole number per sample ([B, 1])");
     }
     forEachSample(batch, rule, [&](const SamplePositions& s) {
         const int64_t rows = ids.shape[0], length = ids.shape[1], b = s.row;
-        const int axisBase = pos.shape[0] == 4 ? 1 : 0; // [4, B, L]: row 0 is the text position, then t, h, w
+        // [4, B, L] of a 3-row family: row 0 is the text position, then t, h, w.
+        const int axisBase = !xd && pos.shape[0] == 4 ? 1 : 0;
+        const int timeAxis = xd ? 3 : 0;
         const geometry::PositionTable& table = s.table;
         SampleCheck c;
         c.row = static_cast<int>(b);
@@ -100,14 +112,14 @@ void checkBatchEach(const Batch& batch, const IntView& pos, const IntView& delta
         c.segments = segmentNames(s, rule.splitVideoFrames);
         // Compare, axis by axis.
         const int64_t n = c.tokens;
-        c.gotPositions.resize(static_cast<size_t>(3 * n));
-        c.expectedPositions.resize(static_cast<size_t>(3 * n));
+        c.gotPositions.resize(static_cast<size_t>(components * n));
+        c.expectedPositions.resize(static_cast<size_t>(components * n));
         bool sameEverywhere = true, expectedSame = true;
         std::set<int64_t> offsets;
         int64_t maxExpected = 0;
         for (int64_t k = 0; k < n; ++k) {
             bool differs = false;
-            for (int a = 0; a < 3; ++a) {
+            for (int a = 0; a < components; ++a) {
                 const int64_t got = pos[((axisBase + a) * rows + b) * length + s.where[static_cast<size_t>(k)]];
                 const auto expected = wholePosition(table.positions(k, a));
                 c.gotPositions[static_cast<size_t>(a * n + k)] = got;
@@ -126,9 +138,10 @@ void checkBatchEach(const Batch& batch, const IntView& pos, const IntView& delta
                 }
             }
             c.differing += differs;
-            sameEverywhere = sameEverywhere && c.gotPositions[static_cast<size_t>(k)] == c.gotPositions[static_cast<size_t>(n + k)] &&
-                c.gotPositions[static_cast<size_t>(k)] == c.gotPositions[static_cast<size_t>(2 * n + k)];
-            expectedSame = expectedSame && table.positions(k, 0) == table.positions(k, 1) && table.positions(k, 0) == table.positions(k, 2);
+            for (int a = 1; a < components; ++a) {
+                sameEverywhere = sameEverywhere && c.gotPositions[static_cast<size_t>(k)] == c.gotPositions[static_cast<size_t>(a * n + k)];
+                expectedSame = expectedSame && table.positions(k, 0) == table.positions(k, a);
+            }
         }
         if (axisBase == 1) // the text row of a [4, B, L] table: 0, 1, 2, ... over the attended tokens
             for (int64_t k = 0; k < n && c.firstToken < 0; ++k) {
@@ -143,24 +156,25 @@ void checkBatchEach(const Batch& batch, const IntView& pos, const IntView& delta
                 }
             }
         if (c.firstToken >= 0) {
-            if (c.axis == 3) {
+            if (axisBase == 1 && c.axis == 3) {
                 c.kind = FaultKind::Other;
                 c.detail = "the text row (row 0 of a [4, B, L] table) is not 0, 1, 2, ... over the attended tokens";
             } else if (sameEverywhere && !expectedSame) {
                 c.kind = FaultKind::OneD;
-                c.detail = "t = h = w on all " + std::to_string(n) + " tokens";
+                c.detail = std::string(xd ? "p = w = h = t" : "t = h = w") + " on all " + std::to_string(n) + " tokens";
             } else if (offsets.size() == 1 && *offsets.begin() != 0) {
                 c.kind = FaultKind::Offset;
                 c.detail = "every position is " + std::to_string(std::abs(*offsets.begin())) +
                     (*offsets.begin() > 0 ? " above" : " below") + " the rule's";
-            } else if (c.segment.compare(0, 5, "video") == 0 && c.axis == 0) {
+            } else if (c.segment.compare(0, 5, "video") == 0 && c.axis == timeAxis) {
                 c.kind = FaultKind::Temporal;
                 // Within the first differing video: the t values it got, frame by frame, against the rule's.
                 const std::string video = videoOf(c.segment);
                 std::vector<int64_t> gotT, expectedT;
                 for (int64_t k = 0; k < n; ++k)
                     if (videoOf(c.segments[static_cast<size_t>(k)]) == video) {
-                        const int64_t g = c.gotPositions[static_cast<size_t>(k)], e = c.expectedPositions[static_cast<size_t>(k)];
+                        const auto at = static_cast<size_t>(timeAxis * n + k);
+                        const int64_t g = c.gotPositions[at], e = c.expectedPositions[at];
                         if (expectedT.empty() || e != expectedT.back()) {
                             expectedT.push_back(e);
                             gotT.push_back(g);

@@ -14,7 +14,13 @@ geometry::Layout layoutFromTokens(const std::vector<int64_t>& ids, const std::ve
     // Qwen3-VL writes a video as one (1, h, w) grid per temporal patch, each wrapped in its own
     // <|vision_start|> ... <|vision_end|> after a "<t seconds>" timestamp: every frame is its own run.
     std::vector<Grid> videoGrids;
-    for (const Grid& g : givenVideoGrids) {
+    for (Grid g : givenVideoGrids) {
+        if (rule.temporalMerge > 1) { // ERNIE: floor(frames / 2) temporal patches, as its get_rope_index takes them
+            if (g[0] < rule.temporalMerge)
+                throw InvalidInput("video_grid_thw: t = " + std::to_string(g[0]) + " frames, fewer than one temporal patch (" +
+                                   std::to_string(rule.temporalMerge) + " frames)");
+            g[0] /= rule.temporalMerge;
+        }
         if (rule.splitVideoFrames && g[0] > 1 && static_cast<size_t>(g[0]) <= ids.size())
             videoGrids.insert(videoGrids.end(), static_cast<size_t>(g[0]), Grid{1, g[1], g[2]});
         else
@@ -49,7 +55,14 @@ geometry::Layout layoutFromTokens(const std::vector<int64_t>& ids, const std::ve
         if (g[0] > room || rows > room || cols > room || g[0] * rows > room || g[0] * rows * cols > room)
             throw InvalidInput(std::string("input_ids: ") + what + " " + std::to_string(next - 1) + " grid (" + std::to_string(g[0]) + "," +
                                std::to_string(g[1]) + "," + std::to_string(g[2]) + ") needs more tokens than input_ids has left");
-        const int64_t count = g[0] * rows * cols;
+        // XD-RoPE: one extra token, the rows with their newline tokens, and one more (the processor's h (w + 1) + 2).
+        if (rule.xdSpans && g[0] != 1)
+            throw InvalidInput(std::string(what) + "_grid_thw row " + std::to_string(next - 1) + ": t = " + std::to_string(g[0]) +
+                               ", but an XD-RoPE span holds one frame");
+        if (rule.xdSpans && rows * (cols + 1) + 2 > room)
+            throw InvalidInput(std::string("input_ids: ") + what + " " + std::to_string(next - 1) + " grid (" + std::to_string(g[0]) + "," +
+                               std::to_string(g[1]) + "," + std::to_string(g[2]) + ") needs more tokens than input_ids has left");
+        const int64_t count = rule.xdSpans ? rows * (cols + 1) + 2 : g[0] * rows * cols;
         for (int64_t k = 0; k < count; ++k)
             if (i + static_cast<size_t>(k) >= ids.size() || ids[i + static_cast<size_t>(k)] != ids[i])
                 throw InvalidInput(std::string("input_ids: ") + what + " " + std::to_string(next - 1) + " needs " + std::to_string(count) +

@@ -16,13 +16,18 @@ struct TokenRule {
     int64_t videoToken = 151656;
     int64_t mergeSize = 2;
     bool splitVideoFrames = false;
+    int64_t temporalMerge = 1; // ERNIE-4.5-VL: video_grid_thw's t is frames, this many to a temporal patch
+    // XD-RoPE: a run is one span, h rows of w + 1 tokens (each row's newline) plus one token before and after,
+    // placed as an image:HxW (video:1xHxW) segment whose table adds those tokens (geometry::xdRopeTable).
+    bool xdSpans = false;
 };
 
 // The geometry layout a token sequence describes: each run of image (video) tokens becomes an
 // image:HxW (video:TxHxW) segment of the merged grid taken from image_grid_thw (video_grid_thw) in order;
 // everything else, <|vision_start|> and <|vision_end|> included, is text. Qwen3-VL's videos are one
 // video:1xHxW run per temporal patch (the frames are separated by timestamp text), as its get_rope_index
-// splits video_grid_thw. Throws geometry::InvalidInput when the token counts and the grids disagree.
+// splits video_grid_thw. ERNIE's videos have t / temporalMerge frames; XD-RoPE's runs hold h (w + 1) + 2 tokens.
+// Throws geometry::InvalidInput when the token counts and the grids disagree.
 geometry::Layout layoutFromTokens(const std::vector<int64_t>& ids, const std::vector<Grid>& imageGrids, const std::vector<Grid>& videoGrids,
                                   const TokenRule& rule);
 

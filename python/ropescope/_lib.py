@@ -8,7 +8,7 @@ README's commands).
 import ctypes
 import os
 
-_ABI_VERSION = 1
+_ABI_VERSION = 2
 
 
 class InvalidInput(ValueError):
@@ -82,6 +82,8 @@ def _declare(lib):
         "rs_rule_family": (ctypes.c_char_p, [vp]),
         "rs_rule_by_token_types": (ctypes.c_int32, [vp]),
         "rs_rule_configure": (ctypes.c_int, [vp, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_double, ctypes.c_int64]),
+        "rs_rule_configure_spans": (ctypes.c_int, [vp, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]),
+        "rs_rule_components": (ctypes.c_int32, [vp]),
         "rs_family_names": (ctypes.c_char_p, []),
         "rs_rope_index": (ctypes.c_int, [vp, ctypes.POINTER(Batch), _I64P, _I64P]),
         "rs_check_positions": (ctypes.c_int, [vp, ctypes.POINTER(Batch), ctypes.POINTER(Ints), ctypes.POINTER(Ints), ctypes.POINTER(vp)]),
@@ -96,6 +98,9 @@ def _declare(lib):
         "rs_parameter_info": (ctypes.c_int, [ctypes.c_int32, ctypes.POINTER(Parameter)]),
         "rs_table_new": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p),
                                         ctypes.POINTER(ctypes.c_char_p), ctypes.POINTER(vp)]),
+        "rs_table_from_positions": (ctypes.c_int, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int32, ctypes.POINTER(ctypes.c_char_p),
+                                                   ctypes.c_int64, _F64P, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int32), ctypes.c_int32,
+                                                   ctypes.c_double, ctypes.c_int32, ctypes.POINTER(vp)]),
         "rs_table_free": (None, [vp]),
         "rs_table_tokens": (ctypes.c_int64, [vp]),
         "rs_table_components": (ctypes.c_int32, [vp]),

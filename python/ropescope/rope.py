@@ -13,6 +13,7 @@ import numpy as np
 from ._lib import Batch, InvalidInput, Ints, Reals, Sample, check, lib, text
 
 _AXES = ("t", "h", "w", "text")
+_XD_AXES = ("p", "w", "h", "t")  # xd-rope's own four rows
 
 
 def families():
@@ -105,11 +106,22 @@ def _config_values(config):
             "video_token_id": config.get("video_token_id", config.get("video_token_index")),
             "spatial_merge_size": vision.get("spatial_merge_size"),
             "tokens_per_second": vision.get("tokens_per_second"),
-            "vocab_size": textc.get("vocab_size", config.get("vocab_size"))}
+            "vocab_size": textc.get("vocab_size", config.get("vocab_size")),
+            # xd-rope (HunyuanVL, HunyuanOCR): the tokens that open an image span and bracket a video
+            "spans": (config.get("image_start_token_id"), config.get("video_start_token_id"), config.get("video_end_token_id"))}
+
+
+def _span_ids(spans):
+    """config.json's xd-rope span ids, checked before they key the rule cache (a list there would not hash)."""
+    names = ("image_start_token_id", "video_start_token_id", "video_end_token_id")
+    for name, v in zip(names, spans):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
+            raise InvalidInput("config: %s: expected a whole number, got %r" % (name, v), name)
+    return tuple(spans)
 
 
 class _Rule:
-    def __init__(self, family, image_token_id, video_token_id, spatial_merge_size, tokens_per_second, vocab_size):
+    def __init__(self, family, image_token_id, video_token_id, spatial_merge_size, tokens_per_second, vocab_size, spans=(None,) * 3):
         handle = ctypes.c_void_p()
         check(lib.rs_rule_new(str(family).encode(), ctypes.byref(handle)))
         self.handle = handle
@@ -129,7 +141,11 @@ class _Rule:
             raise InvalidInput("spatial_merge_size: must be from 1 to 64", "spatial_merge_size")
         check(lib.rs_rule_configure(handle, whole("image_token_id", image_token_id), whole("video_token_id", video_token_id), merge,
                                     -1.0 if tps is None else float(tps), max(whole("vocab_size", vocab_size), 0)))
+        check(lib.rs_rule_configure_spans(handle, *(whole(n, v) for n, v in zip(
+            ("image_start_token_id", "video_start_token_id", "video_end_token_id"), spans))))
         self.family = text(lib.rs_rule_family(handle))
+        self.components = lib.rs_rule_components(handle)
+        self.axes = _XD_AXES if self.components == 4 else _AXES
 
     def __del__(self):
         if getattr(self, "handle", None) and lib is not None:
@@ -153,7 +169,8 @@ def _rule(family, config, image_token_id, video_token_id, spatial_merge_size, to
            c.get("video_token_id") if video_token_id is None else video_token_id,
            c.get("spatial_merge_size") if spatial_merge_size is None else spatial_merge_size,
            c.get("tokens_per_second") if tokens_per_second is None else tokens_per_second,
-           c.get("vocab_size") if vocab_size is None else vocab_size)
+           c.get("vocab_size") if vocab_size is None else vocab_size,
+           _span_ids(c.get("spans", (None,) * 3)))
     with _rules_lock:
         rule = _rules.get(key)
     if rule is None:
@@ -170,8 +187,14 @@ def rope_index(family, input_ids, image_grid_thw=None, video_grid_thw=None, mm_t
                tokens_per_second=None, vocab_size=None):
     """transformers' get_rope_index for `family`: returns (position_ids [3, B, L], rope_deltas [B, 1]), int64.
 
-    family: qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, or a config.json model_type (qwen3_vl_moe,
-    glm4v_moe, ...: an MoE member takes its dense sibling's rule); None takes config's model_type.
+    family: qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, ernie-vl, xd-rope, or a config.json
+    model_type (qwen3_vl_moe, glm4v_moe, ernie4_5_vl_moe, hunyuan_vl, ...: an MoE member takes its dense sibling's
+    rule); None takes config's model_type.
+    ernie-vl is ERNIE-4.5-VL's rule (by mm_token_type_ids; video_grid_thw's t counts frames, two to a step of t),
+    with huggingface/transformers#45400's fix. xd-rope is HunyuanOCR's and HunyuanVL's (vLLM's
+    get_xdrope_input_positions): position_ids [4, B, L] in rows p, w, h, t, each image (or video frame) a span
+    after its image-start token of h * (w + 1) + 2 image tokens; config's image_start_token_id,
+    video_start_token_id and video_end_token_id are read.
     config: the model's config (a dict, a config.json path or folder, a transformers config) for its image and
     video token ids, spatial_merge_size, tokens_per_second and vocab_size; the keyword arguments override it.
     Without either: the Hub's ids (151655 image, 151656 video), merge size 2, 2 tokens per second.
@@ -186,7 +209,7 @@ def rope_index(family, input_ids, image_grid_thw=None, video_grid_thw=None, mm_t
     if len(shape) != 2:
         raise InvalidInput("'input_ids' must be [B, L], got shape %s" % (tuple(shape),), "input_ids")
     rows, length = shape
-    positions = np.empty((3, rows, length), dtype=np.int64)
+    positions = np.empty((rule.components, rows, length), dtype=np.int64)
     deltas = np.empty((rows, 1), dtype=np.int64)
     check(lib.rs_rope_index(rule.handle, ctypes.byref(b), positions.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
                             deltas.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))))
@@ -197,14 +220,14 @@ class SampleCheck:
     """One sample against the rule: `ok`, or the difference as check-positions names it."""
     __slots__ = ("row", "tokens", "kind", "words", "detail", "first_token", "axis", "got", "expected", "segment", "differing")
 
-    def __init__(self, s):
+    def __init__(self, s, axes=_AXES):
         self.row = s.row
         self.tokens = s.tokens
         self.kind = text(s.kind)  # "none", "1-d", "temporal", "offset", "rope-deltas", "other"
         self.words = text(s.words)
         self.detail = text(s.detail)
         self.first_token = s.first_token if s.first_token >= 0 else None
-        self.axis = _AXES[s.axis] if 0 <= s.axis < len(_AXES) else None
+        self.axis = axes[s.axis] if 0 <= s.axis < len(axes) else None
         self.got = s.got
         self.expected = s.expected
         self.segment = text(s.segment) or None
@@ -267,7 +290,8 @@ class CheckReport:
 def check_positions(position_ids, input_ids, family, image_grid_thw=None, video_grid_thw=None, mm_token_type_ids=None,
                     attention_mask=None, second_per_grid_ts=None, rope_deltas=None, *, config=None, image_token_id=None,
                     video_token_id=None, spatial_merge_size=None, tokens_per_second=None, vocab_size=None):
-    """A pipeline's position_ids ([3, B, L], or [4, B, L] with the text row first) and, if given, rope_deltas, checked
+    """A pipeline's position_ids ([3, B, L], or [4, B, L] with the text row first; xd-rope's own [4, B, L] rows p, w, h,
+    t) and, if given, rope_deltas, checked
     against the family's rule sample by sample, by the code `ropescope check-positions` runs. Returns a CheckReport.
     The other arguments are rope_index's."""
     rule = _rule(family, config, image_token_id, video_token_id, spatial_merge_size, tokens_per_second, vocab_size)
@@ -284,7 +308,7 @@ def check_positions(position_ids, input_ids, family, image_grid_thw=None, video_
         for i in range(lib.rs_check_count(handle)):
             s = Sample()
             check(lib.rs_check_sample(handle, i, ctypes.byref(s)))
-            samples.append(SampleCheck(s))
+            samples.append(SampleCheck(s, rule.axes))
     finally:
         lib.rs_check_free(handle)
     return CheckReport(rule.family, samples)

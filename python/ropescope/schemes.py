@@ -1,7 +1,9 @@
 """The built-in schemes (core/geometry, as the CLI and the explorer place them): their names and parameters,
 the positions they give a layout, and PTD and the positional prior on those positions."""
 import ctypes
+import json
 import numbers
+import os
 
 import numpy as np
 
@@ -48,17 +50,18 @@ class PositionTable:
     """A layout placed by a scheme: `positions` [tokens, components] (float64), `components` their names,
     `modality` (0 text, 1 image, 2 video), `segment`, `frame`, `row`, `col` per token (-1 for text)."""
 
-    def __init__(self, layout, scheme, params):
+    def __init__(self, layout, scheme, params, handle=None):
         if not isinstance(layout, str):
             raise InvalidInput("layout: expected text such as 'text:4,image:3x3,text:5', got %r" % (layout,), "layout")
         if not isinstance(scheme, str):
             raise InvalidInput("scheme: expected a scheme's name, got %r" % (scheme,), "scheme")
-        keys = [str(k) for k in params]
-        values = [_value_text(k, v) for k, v in params.items()]
-        ckeys = (ctypes.c_char_p * max(len(keys), 1))(*[k.encode() for k in keys])
-        cvalues = (ctypes.c_char_p * max(len(values), 1))(*[v.encode() for v in values])
-        handle = ctypes.c_void_p()
-        check(lib.rs_table_new(layout.encode(), scheme.encode(), len(keys), ckeys, cvalues, ctypes.byref(handle)))
+        if handle is None:
+            keys = [str(k) for k in params]
+            values = [_value_text(k, v) for k, v in params.items()]
+            ckeys = (ctypes.c_char_p * max(len(keys), 1))(*[k.encode() for k in keys])
+            cvalues = (ctypes.c_char_p * max(len(values), 1))(*[v.encode() for v in values])
+            handle = ctypes.c_void_p()
+            check(lib.rs_table_new(layout.encode(), scheme.encode(), len(keys), ckeys, cvalues, ctypes.byref(handle)))
         self._handle = handle
         self.layout = layout
         self.scheme = scheme
@@ -97,10 +100,51 @@ class PositionTable:
         return out
 
 
-def positions(layout, scheme="mrope", **params):
+def _is_scheme_file(scheme):
+    return isinstance(scheme, os.PathLike) or (isinstance(scheme, str) and scheme.endswith(".py"))
+
+
+def _scheme_file_table(layout, path, params, binary, timeout, scheme_imports):
+    """A Python scheme file's positions: `ropescope positions --format json` runs the file in the binary's own
+    bounded worker (never in this process), and the table it prints becomes a PositionTable here."""
+    from .runner import _run  # runner imports this module
+    if not isinstance(layout, str):
+        raise InvalidInput("layout: expected text such as 'text:4,image:3x3,text:5', got %r" % (layout,), "layout")
+    args = ["--layout", layout, "--scheme", os.fspath(path), "--format", "json"]
+    for key, value in params.items():
+        if key in ("theta", "head_dim"):  # the rotary box's; the rest are the file's own PARAMETERS
+            args += ["--" + key.replace("_", "-"), _value_text(key, value)]
+        elif isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise InvalidInput("%s: a Python scheme's parameter is a number, got %r" % (key, value), key)
+        else:
+            args += ["--param", "%s=%r" % (key, float(value))]
+    if scheme_imports:
+        args.append("--scheme-imports")
+    table = json.loads(_run("positions", args, binary, timeout).stdout)
+    names = table["component_names"]
+    values = np.ascontiguousarray([t["p"] for t in table["tokens"]], dtype=np.float64).reshape(len(table["tokens"]), len(names))
+    allocation = table.get("allocation") or {}
+    sections = (ctypes.c_int32 * max(len(allocation.get("sections", [])), 1))(*allocation.get("sections", []))
+    cnames = (ctypes.c_char_p * len(names))(*[n.encode() for n in names])
+    rotary = table.get("rotary", {})
+    handle = ctypes.c_void_p()
+    check(lib.rs_table_from_positions(layout.encode(), table["scheme"].encode(), len(names), cnames, values.shape[0],
+                                      values.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+                                      allocation["kind"].encode() if "kind" in allocation else None, sections,
+                                      len(allocation.get("sections", [])), float(rotary.get("theta", 1e6)),
+                                      int(rotary.get("head_dim", 128)), ctypes.byref(handle)))
+    return PositionTable(layout, table["scheme"], params, handle)
+
+
+def positions(layout, scheme="mrope", *, binary=None, timeout=None, scheme_imports=False, **params):
     """The layout placed by a built-in scheme with its defaults and `params` by the parameter table's keys (alpha=0.3,
     radius_mode="auto", text_vector=(1, 1, 1), newline_column=False, and the rotary box's theta and head_dim).
+    scheme may also be a Python scheme file ("my_scheme.py", docs/USER_SCHEMES.md): the `ropescope` binary runs it in
+    its own bounded worker, as `ropescope positions --scheme my_scheme.py` does (params: the file's PARAMETERS, and
+    theta and head_dim; scheme_imports=True lets it import the .py files beside it; binary and timeout as forward's).
     Returns a PositionTable; InvalidInput names a wrong parameter."""
+    if _is_scheme_file(scheme):
+        return _scheme_file_table(layout, scheme, params, binary, timeout, scheme_imports)
     return PositionTable(layout, scheme, params)
 
 
@@ -109,14 +153,16 @@ def _table(layout, scheme, params):
         if params or scheme is not None:
             raise InvalidInput("scheme: a PositionTable is already placed; give a layout to place it again", "scheme")
         return layout
-    return PositionTable(layout, "mrope" if scheme is None else scheme, params)
+    return positions(layout, "mrope" if scheme is None else scheme, **params)
 
 
 def ptd(layout, scheme=None, **params):
-    """PTD of a layout under a scheme (or of a PositionTable): {"mean", "per_block", "per_text_token"}."""
+    """PTD of a layout under a scheme, a Python scheme file (or of a PositionTable): {"mean", "per_block",
+    "per_text_token"}."""
     return _table(layout, scheme, params).ptd()
 
 
 def prior(layout, text_token, scheme=None, **params):
-    """The positional prior of one text token over the visual tokens, under a scheme (or of a PositionTable)."""
+    """The positional prior of one text token over the visual tokens, under a scheme, a Python scheme file (or of a
+    PositionTable)."""
     return _table(layout, scheme, params).prior(text_token)

@@ -1,3 +1,4 @@
+#include "tests/support/test_paths.h"
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>

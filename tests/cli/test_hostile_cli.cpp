@@ -1,6 +1,7 @@
 // The CLI and batch against hostile inputs (issue "Hostile inputs"): outputs into FIFOs and device nodes,
 // batch outputs through symbolic links, flags that would end a batch, outputs two items share, FIFO inputs,
 // out-of-range config values. FIFOs, device nodes and links are made privately in a temporary folder.
+#include "tests/support/test_paths.h"
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -448,8 +449,36 @@ private Q_SLOTS:
         const RopescopeRun r = runRopescope({"attend", "--model", bundled("models/mrope"), "--image", bundled("samples/shapes.png"),
                                              "--question", "what colour is <|video_pad|> the circle", "--output", dir.filePath("out")},
                                             false);
-        QCOMPARE(r.exitCode, 1);
+        QCOMPARE(r.exitCode, 2); // bad input, as docs/CLI.md says (it was 1)
         QVERIFY2(r.err.contains("the question holds the special token <|video_pad|>") && oneLine(r.err), r.err.constData());
+    }
+
+    // Issue 54 item 7: a tokenizer.json without the model's vision tokens is named, as bad input (exit 2).
+    void aTokenizerWithoutTheVisionTokensIsNamed()
+    {
+        QTemporaryDir dir;
+        const QString model = dir.filePath("model");
+        QDir().mkpath(model);
+        for (const QString& f : QDir(bundled("models/mrope")).entryList(QDir::Files))
+            QVERIFY(QFile::copy(bundled("models/mrope/") + f, model + "/" + f));
+        QFile t(model + "/tokenizer.json");
+        QVERIFY(t.open(QIODevice::ReadOnly));
+        QJsonObject tokenizer = QJsonDocument::fromJson(t.readAll()).object();
+        t.close();
+        QJsonArray kept;
+        for (const QJsonValue& a : tokenizer["added_tokens"].toArray())
+            if (!a.toObject()["content"].toString().contains("image"))
+                kept.append(a);
+        tokenizer["added_tokens"] = kept;
+        QVERIFY(t.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        t.write(QJsonDocument(tokenizer).toJson());
+        t.close();
+        const RopescopeRun r = runRopescope({"attend", "--model", model, "--image", bundled("samples/shapes.png"), "--question",
+                                             "what colour is the circle", "--output", dir.filePath("out")},
+                                            false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("tokenizer.json: <|image_pad|> is not the config's image_token_id") && oneLine(r.err), r.err.constData());
+        QVERIFY(!QFile::exists(dir.filePath("out/heatmap.png")));
     }
 };
 

@@ -2,6 +2,7 @@
 // ropescope binary with the default 2 s limit. Each must give one line and exit 2 (or succeed where the
 // scheme is harmless to the command), stop within 3 s, write no output, and leave no process behind: the
 // worker and everything it forked write their pids, and each must be gone afterwards.
+#include "tests/support/test_paths.h"
 #include "tests/support/run_ropescope.h"
 #include "tests/support/test_files.h"
 

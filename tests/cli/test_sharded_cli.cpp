@@ -2,6 +2,7 @@
 // substitution in a path must not become a command of the job script, refused sbatch options are refused in
 // every spelling sbatch accepts, a tampered record prints no raw escape sequence, and a merge of part of the
 // shards is refused, or made on purpose with --allow-partial and then says so.
+#include "tests/support/test_paths.h"
 #include "tests/support/run_ropescope.h"
 #include "tests/support/test_files.h"
 

@@ -1,6 +1,7 @@
 // Schemes from the user's files (issue "Your own scheme"): Python scheme files, position tables, and
 // export-scheme, through the ropescope binary. The round trip checks every built-in scheme's exported module
 // against `ropescope positions`, run both by the embedded interpreter and by a plain python3.
+#include "tests/support/test_paths.h"
 #include "tests/support/csv_table.h"
 #include "tests/support/run_ropescope.h"
 #include "tests/support/test_files.h"
@@ -215,7 +216,7 @@ print(json.dumps(out))
     // form of the layout (input_ids, grids, special ids) reproduces the built-in M-RoPE.
     void examplesRun()
     {
-        const QString examples = QString(ROPESCOPE_SOURCE_DIR) + "/examples/schemes/";
+        const QString examples = test_paths::sourceDir() + "/examples/schemes/";
         for (const QString name : {"sphere.py", "text_on_normal.py", "qwen2vl_rope_index.py"}) {
             const auto r =
                 runRopescope({"ptd", "--scheme", examples + name, "--layout", "text:4,image:6x5,text:3,video:2x3x3,text:2", "--json"});

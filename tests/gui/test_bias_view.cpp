@@ -2,6 +2,7 @@
 // opened from disk (issue 44): a folder `ropescope bias` wrote, a `bias --slurm` run
 // whose shards are all done (merged in the window, equal to the one-process result), one with a shard
 // missing (where the shards stand, no figure), and folders that are neither.
+#include "tests/support/test_paths.h"
 #include "app/gui/bias_view.h"
 #include "core/cluster/sharded_run.h"
 #include "core/model/analysis/bias_state.h"

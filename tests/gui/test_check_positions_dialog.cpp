@@ -1,6 +1,7 @@
 // File > Check position ids... in the real window: a dump folder (one right batch, one with 1-D positions)
 // checked against a fixture model's rule on the dialog's worker, the differing sample listed with its kind,
 // its figure shown, and "Open in the explorer" loading the pipeline's positions as the window's scheme.
+#include "tests/support/test_paths.h"
 #include "app/gui/check_positions_dialog.h"
 #include "tests/gui/gui_test_support.h"
 #include "app/gui/main_window.h"

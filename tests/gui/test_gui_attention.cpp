@@ -1,4 +1,5 @@
 // GUI suite (the real window under Xvfb): The Attention tab: model runs (the bundled model, Qwen3-VL, Qwen3.5), its views, their settings in the session, model folders that fail.
+#include "tests/support/test_paths.h"
 #include "tests/gui/gui_test_support.h"
 
 #include <QSet>

@@ -1,5 +1,6 @@
 // `ropescope attend` end to end on the tiny Qwen2-VL fixture weights with a small WordLevel tokenizer:
 // files written, shapes, probabilities, positions equal to `ropescope positions`, errors.
+#include "tests/support/test_paths.h"
 #include "core/model/analysis/attention_stats.h"
 #include "core/model/engine/tensor_io.h"
 #include "tests/support/csv_table.h"
@@ -60,7 +61,7 @@ private Q_SLOTS:
         const QString out = dir_.filePath("default");
         const auto r = runRopescope({"attend", "--output", out}, false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
-        QFile sample(ROPESCOPE_TEST_DATA "/../../resources/samples/shapes.txt");
+        QFile sample(ROPESCOPE_TEST_DATA + "/../../resources/samples/shapes.txt");
         QVERIFY(sample.open(QIODevice::ReadOnly));
         const QString text = QString::fromUtf8(sample.readAll());
         const QString expected = text.section("# answer: ", 1).section(' ', 0, 0).trimmed();
@@ -362,7 +363,7 @@ private Q_SLOTS:
     {
         // The bundled Circle-RoPE + AGE model under exactly its own scheme, spelled out as flags.
         const QString out = dir_.filePath("own-circle-age");
-        const auto r = runRopescope({"attend", "--model", ROPESCOPE_TEST_DATA "/../../resources/models/circle_age", "--scheme", "circle",
+        const auto r = runRopescope({"attend", "--model", ROPESCOPE_TEST_DATA + "/../../resources/models/circle_age", "--scheme", "circle",
                                      "--alpha", "0.5", "--radius", "16", "--age", "strategy_4", "--output", out},
                                     false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
@@ -512,7 +513,7 @@ private Q_SLOTS:
     void warnsOnUnknownWords()
     {
         const QString out = dir_.filePath("unknown");
-        const QString sample = ROPESCOPE_TEST_DATA "/../../resources/samples/shapes.png";
+        const QString sample = ROPESCOPE_TEST_DATA + "/../../resources/samples/shapes.png";
         auto r = runRopescope({"attend", "--image", sample, "--question", "what colour is the big circle?", "--output", out}, false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         QVERIFY2(r.err.contains("warning: the model does not know the words 'big', 'circle?'"), r.err.constData());
@@ -527,7 +528,7 @@ private Q_SLOTS:
     // gives for the same samples: the same answers, types and grounding, through files a user could edit.
     void evalsOwnQuestionsLikeTheSyntheticStream()
     {
-        const QString model = ROPESCOPE_TEST_DATA "/../../resources/models/mrope", saved = dir_.filePath("saved");
+        const QString model = ROPESCOPE_TEST_DATA + "/../../resources/models/mrope", saved = dir_.filePath("saved");
         auto r =
             runRopescope({"eval", "--model", model, "--samples", "20", "--rendering", "drawn", "--save-samples", saved, "--json"}, false);
         QVERIFY2(r.exitCode == 0, r.err.constData());

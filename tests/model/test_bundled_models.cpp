@@ -1,6 +1,7 @@
 // Every bundled model (resources/models/*) through the whole inference path on 200 held-out samples:
 // accuracy must stay within 3 points of the figure recorded beside it (eval.json, the docs/MODELS.md table's
 // source). An end-to-end check of loader, tokenizer, preprocessing, positions and decoder.
+#include "tests/support/test_paths.h"
 #include "core/geometry/age.h"
 #include "core/io/resource_paths.h"
 #include "core/model/analysis/evaluator.h"
@@ -72,7 +73,7 @@ private Q_SLOTS:
         QVERIFY2(std::abs(r.accuracy() - drawn["accuracy"].toDouble()) <= 0.03,
                  qPrintable(QString("drawn accuracy %1 vs recorded %2").arg(r.accuracy()).arg(drawn["accuracy"].toDouble())));
         QVERIFY2(r.accuracy() >= 0.85, qPrintable(QString("drawn accuracy %1 below the 0.85 goal").arg(r.accuracy())));
-        const model::EvalResult u = model::evaluateQuestions(dir, model::readQuestionSet(ROPESCOPE_TEST_DATA "/drawn/questions.jsonl"));
+        const model::EvalResult u = model::evaluateQuestions(dir, model::readQuestionSet(ROPESCOPE_TEST_DATA + "/drawn/questions.jsonl"));
         QCOMPARE(u.samples, 103);
         QVERIFY2(std::abs(u.accuracy() - user["accuracy"].toDouble()) <= 0.03,
                  qPrintable(QString("ImageMagick pictures %1 vs recorded %2").arg(u.accuracy()).arg(user["accuracy"].toDouble())));

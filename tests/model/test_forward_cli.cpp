@@ -1,13 +1,20 @@
 // `ropescope forward` from the command line: outputs against the transformers fixtures, the positions it
 // used against `ropescope positions`, and its errors.
+#include "tests/support/test_paths.h"
 #include "core/model/engine/tensor_io.h"
 #include "tests/support/csv_table.h"
 #include "tests/support/run_ropescope.h"
 
 #include <QDir>
 #include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
+
+#include <cmath>
+#include <functional>
+#include <map>
 
 using namespace ropescope::model;
 
@@ -21,6 +28,52 @@ QString fixture(const QString& path)
 double maxAbs(const torch::Tensor& a, const torch::Tensor& b)
 {
     return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
+}
+
+using Tensors = std::map<std::string, torch::Tensor>;
+
+Tensors readTensors(const QString& path)
+{
+    const SafeTensors st = SafeTensors::open(path);
+    Tensors out;
+    for (const TensorInfo& t : st.tensors())
+        out[t.name] = toTorch(st, t.name).contiguous();
+    return out;
+}
+
+bool writeTensors(const QString& path, const Tensors& tensors)
+{
+    SafeTensorsWriter w;
+    for (const auto& [name, t] : tensors) {
+        const DType d = t.scalar_type() == torch::kInt64 ? DType::I64 : t.scalar_type() == torch::kInt32 ? DType::I32 : DType::F32;
+        const torch::Tensor c = d == DType::F32 ? t.to(torch::kFloat32).contiguous() : t.contiguous();
+        w.add(name, d, c.sizes().vec(), c.data_ptr(), static_cast<size_t>(c.nbytes()));
+    }
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(w.bytes()) > 0;
+}
+
+// A copy of a fixture's folder with its config.json changed by `edit` (and, when asked, without lm_head.weight).
+QString editedModel(const QString& dir, const std::function<void(QJsonObject&)>& edit, bool dropHead = false)
+{
+    QDir().mkpath(dir);
+    for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "preprocessor_config.json"})
+        QFile::copy(fixture(QString("qwen2vl-tiny/") + f), dir + "/" + f);
+    QFile c(dir + "/config.json");
+    c.open(QIODevice::ReadOnly);
+    QJsonObject config = QJsonDocument::fromJson(c.readAll()).object();
+    c.close();
+    edit(config);
+    c.open(QIODevice::WriteOnly | QIODevice::Truncate);
+    c.write(QJsonDocument(config).toJson());
+    c.close();
+    if (dropHead) {
+        Tensors weights = readTensors(dir + "/model.safetensors");
+        weights.erase("lm_head.weight");
+        QFile::remove(dir + "/model.safetensors");
+        writeTensors(dir + "/model.safetensors", weights);
+    }
+    return dir;
 }
 
 } // namespace
@@ -253,6 +306,69 @@ private Q_SLOTS:
         // Equal logits need the same allocation too (the names may differ: at the fixtures' 4 to 8 pairs several
         // named allocations give one table, and the file's table is named by the first that matches).
         QVERIFY(torch::equal(toTorch(a, "logits"), toTorch(b, "logits")));
+    }
+
+    // Issue 54 item 5: runs that used to exit 0 with a wrong or silent result are refused in one line (exit 2),
+    // and nothing is written.
+    void runsThatDoNotFitAreRefused_data()
+    {
+        QTest::addColumn<QString>("what");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("NaN pixels") << "nan"
+                                    << "pixel_values: holds NaN or infinite values";
+        QTest::newRow("a video grid without videos") << "video grid"
+                                                     << "video_grid_thw is given without pixel_values_videos";
+        QTest::newRow("an image grid without pixels") << "image grid"
+                                                      << "image_grid_thw is given without pixel_values";
+        QTest::newRow("a short mask") << "mask short"
+                                      << "attention_mask must be all ones over input_ids' 15 tokens";
+        QTest::newRow("a mask of 2s") << "mask 2"
+                                      << "attention_mask must be all ones";
+        QTest::newRow("a mask of 0s") << "mask 0"
+                                      << "attention_mask must be all ones";
+        QTest::newRow("yarn") << "yarn"
+                              << "rope type 'yarn' is not applied by RopeScope";
+        QTest::newRow("dynamic 1e9") << "dynamic"
+                                     << "rope type 'dynamic' is not applied by RopeScope";
+        QTest::newRow("untied without lm_head") << "untied"
+                                                << "missing tensor 'lm_head.weight' (config.json says tie_word_embeddings false)";
+    }
+    void runsThatDoNotFitAreRefused()
+    {
+        QFETCH(QString, what);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        Tensors inputs = readTensors(fixture("qwen2vl-tiny/inputs.safetensors"));
+        const int64_t L = inputs["input_ids"].numel();
+        QString model = fixture("qwen2vl-tiny");
+        if (what == "nan")
+            inputs["pixel_values"][0][0] = std::nan("");
+        else if (what == "video grid")
+            inputs["video_grid_thw"] = torch::tensor({int64_t(1) << 20, int64_t(4), int64_t(6)}).reshape({1, 3});
+        else if (what == "image grid")
+            inputs.erase("pixel_values");
+        else if (what == "mask short")
+            inputs["attention_mask"] = torch::ones({1, L - 1}, torch::kInt64);
+        else if (what == "mask 2")
+            inputs["attention_mask"] = torch::full({1, L}, 2, torch::kInt64);
+        else if (what == "mask 0")
+            inputs["attention_mask"] = torch::zeros({1, L}, torch::kInt64);
+        else if (what == "yarn" || what == "dynamic")
+            model = editedModel(dir.filePath("model"), [&](QJsonObject& c) {
+                QJsonObject scaling = c["rope_scaling"].toObject();
+                scaling["rope_type"] = what;
+                scaling["factor"] = what == "yarn" ? 4.0 : 1e9;
+                c["rope_scaling"] = scaling;
+            });
+        else if (what == "untied")
+            model = editedModel(
+                dir.filePath("model"), [](QJsonObject& c) { c["tie_word_embeddings"] = false; }, true);
+        const QString given = dir.filePath("inputs.safetensors"), out = dir.filePath("out.safetensors");
+        QVERIFY(writeTensors(given, inputs));
+        const auto r = runRopescope({"forward", "--model", model, "--inputs", given, "--output", out}, false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message.toUtf8()) && r.err.count('\n') == 1, r.err.constData());
+        QVERIFY(!QFile::exists(out));
     }
 
     void errorsNameTheProblem()

@@ -3,6 +3,7 @@
 // pairs, sandwich norms, a fused gate_up_proj, and a vision tower with a bicubically resampled position table,
 // a 2x2 downsample and a gated merger. All five cases, every tensor the fixture records, through the normal
 // loader and model code with the model's own scheme (glm-v), at the fixture README's tolerances.
+#include "tests/support/test_paths.h"
 #include "core/geometry/scheme.h"
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/vlm.h"
@@ -67,7 +68,7 @@ private Q_SLOTS:
         QCOMPARE(c.eos, 240);
         QCOMPARE(ownSchemeKind(c), geometry::SchemeKind::GlmV);
         // GLM-4.1V-9B's real shapes (resources/configs): a 24 x 24 table, 64 of 128 dims rotating.
-        const ModelConfig hub = loadModelConfig(ROPESCOPE_TEST_DATA "/../../resources/configs/glm4v-9b.json");
+        const ModelConfig hub = loadModelConfig(ROPESCOPE_TEST_DATA + "/../../resources/configs/glm4v-9b.json");
         QCOMPARE(hub.vision.positionEmbeddings, 576);
         QCOMPARE(hub.text.rotaryDim(), 64);
         QCOMPARE(hub.text.mropeSection, (std::vector<int>{8, 12, 12}));

@@ -1,5 +1,6 @@
 // HARoPE head maps (model.layers.{i}.self_attn.harope.{a_u,a_v,sigma}): q' = M q, k' = M^-T k before the
 // rotation. The maps change attention, keep it a function of relative position only, and M = I is RoPE.
+#include "tests/support/test_paths.h"
 #include "core/model/engine/language_model.h"
 #include "core/model/engine/tensor_io.h"
 #include "kernels/rotary.h"
@@ -16,7 +17,7 @@ using namespace ropescope::model;
 
 namespace {
 
-const QString kFixture = ROPESCOPE_TEST_DATA "/fixtures/qwen2vl-tiny";
+const QString kFixture = ROPESCOPE_TEST_DATA + "/fixtures/qwen2vl-tiny";
 
 // The fixture model plus HARoPE tensors: random skew generators and scales, or the identity map.
 QString haropeModel(const QTemporaryDir& dir, const QString& name, bool identity)

@@ -3,6 +3,7 @@
 // decoder (explicit head_dim, no biases) with Qwen2-VL's M-RoPE, and a SigLIP-NaViT tower (raster-order
 // patches, a bilinearly resized position table, a projector merging 2x2 patches). All four cases, every
 // tensor the fixture records, through the normal loader and model code, at the fixture README's tolerances.
+#include "tests/support/test_paths.h"
 #include "core/geometry/scheme.h"
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/vlm.h"
@@ -52,7 +53,7 @@ private Q_SLOTS:
         QCOMPARE(c.eos, 2);
         QVERIFY(needsTokenTypes(c.architecture));
         // The real shapes (resources/configs): SigLIP's 384 / 14 floors to a 27 x 27 table, as num_patches does.
-        const ModelConfig hub = loadModelConfig(ROPESCOPE_TEST_DATA "/../../resources/configs/paddleocr-vl.json");
+        const ModelConfig hub = loadModelConfig(ROPESCOPE_TEST_DATA + "/../../resources/configs/paddleocr-vl.json");
         QCOMPARE(hub.vision.positionEmbeddings, 729);
         QCOMPARE(hub.text.headDim(), 128);
         QCOMPARE(hub.text.mropeSection, (std::vector<int>{16, 24, 24}));

@@ -1,5 +1,6 @@
 // `ropescope bias`: the mean map against a plain loop over the samples' own attention (attend's pipeline),
 // shards merged against one run, and its bad inputs.
+#include "tests/support/test_paths.h"
 #include "core/model/analysis/attention_run.h"
 #include "core/model/engine/image_processor.h"
 #include "core/model/engine/preprocess_config.h"

@@ -1,6 +1,7 @@
 // The 2025 allocations in the decoder: MHRoPE's per-head axes (over KV heads, or over query heads with keys
 // repeated per query head), VideoRoPE++'s NTK-scaled time base and XD-RoPE's four axes at its NTK-alpha base. Each is checked against an allocation
 // the decoder already runs: a per-head head on axis c attends exactly as that head under "every pair on c".
+#include "tests/support/test_paths.h"
 #include "core/geometry/scheme.h"
 #include "core/model/engine/checkpoint.h"
 #include "core/model/engine/language_model.h"
@@ -15,7 +16,7 @@ using geometry::FrequencyAllocation;
 
 namespace {
 
-const QString kFixture = ROPESCOPE_TEST_DATA "/fixtures/qwen2vl-tiny";
+const QString kFixture = ROPESCOPE_TEST_DATA + "/fixtures/qwen2vl-tiny";
 
 geometry::PositionTable mhropeTable(int heads)
 {

@@ -3,6 +3,7 @@
 // vocabulary as Qwen2/2.5-VL and Qwen3-VL). The references are committed (tests/data/tokenizer:
 // reference_ids.json and the vocabulary, compressed), so the test runs offline and cannot skip;
 // tests/data/tokenizer/make_reference.sh regenerates them where npm reaches its registry.
+#include "tests/support/test_paths.h"
 #include "core/model/engine/model_config.h"
 #include "core/model/engine/tokenizer.h"
 
@@ -16,7 +17,7 @@ using namespace ropescope::model;
 
 namespace {
 
-const QString kData = ROPESCOPE_TEST_DATA "/tokenizer/";
+const QString kData = ROPESCOPE_TEST_DATA + "/tokenizer/";
 
 QByteArray readAll(const QString& path)
 {
@@ -61,7 +62,7 @@ private Q_SLOTS:
         const Tokenizer& tokenizer = *tokenizer_;
         const std::vector<int64_t> ours = tokenizer.encode(prompt);
         QVERIFY(ours == ids(reference_["prompt"].toArray()));
-        const ModelConfig q3 = loadModelConfig(ROPESCOPE_TEST_DATA "/../../resources/configs/qwen3vl-2b.json");
+        const ModelConfig q3 = loadModelConfig(ROPESCOPE_TEST_DATA + "/../../resources/configs/qwen3vl-2b.json");
         QCOMPARE(ours[3], int64_t(q3.visionStart)); // <|im_start|> user \n <|vision_start|>
         QCOMPARE(std::count(ours.begin(), ours.end(), int64_t(q3.imageToken)), 4L);
         QCOMPARE(ours[8], int64_t(q3.visionEnd));

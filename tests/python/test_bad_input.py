@@ -134,7 +134,8 @@ class Fuzz(unittest.TestCase):
                     self.assertTrue(str(e))
                     continue
                 B, L = np.asarray(args[0]).shape
-                self.assertEqual((pos.shape, deltas.shape), ((3, B, L), (B, 1)))
+                rows = 4 if family == "xd-rope" else 3  # XD-RoPE's p, w, h, t
+                self.assertEqual((pos.shape, deltas.shape), ((rows, B, L), (B, 1)))
 
     def test_corrupted_batches(self):
         # Well-formed batches (text and images, typed for GLM-V), then one thing changed at random: either still

@@ -1,6 +1,7 @@
 // Render tests: `ropescope render` (headless, EGL) against baseline PNGs in tests/baselines, compared
 // with vtkImageDifference. On failure the new image and a diff image are written to render-failures/ in
 // the build directory. ROPESCOPE_UPDATE_BASELINES=1 rewrites the baselines (review them before committing).
+#include "tests/support/test_paths.h"
 #include <QDir>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -14,7 +15,7 @@
 
 namespace {
 
-const char* kBaselines = ROPESCOPE_TEST_DATA "/../baselines";
+const QString kBaselines = ROPESCOPE_TEST_DATA + "/../baselines";
 
 struct Comparison {
     double error = 1e9;

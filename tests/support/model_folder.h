@@ -3,6 +3,7 @@
 // word-level tokenizer of tests/data/attend (the Qwen3-VL and Qwen3.5 fixtures share its special ids; GLM-V
 // has its own), so
 // `attend` and the Attention tab can ask the random model a question.
+#include "tests/support/test_paths.h"
 #include <QColor>
 #include <QDir>
 #include <QFile>

@@ -1,5 +1,6 @@
 #pragma once
 // What the parity suites share: the fixtures' folder and a tensor comparison that says the error it found.
+#include "tests/support/test_paths.h"
 #include <QString>
 #include <QtTest>
 

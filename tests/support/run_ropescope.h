@@ -1,4 +1,5 @@
 #pragma once
+#include "tests/support/test_paths.h"
 #include <QProcess>
 #include <QStringList>
 

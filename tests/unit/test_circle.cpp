@@ -1,3 +1,4 @@
+#include "tests/support/test_paths.h"
 #include "core/geometry/circle_projection.h"
 #include "core/geometry/metrics.h"
 #include "core/geometry/scheme.h"
@@ -40,7 +41,7 @@ private Q_SLOTS:
     void matchesReference_data()
     {
         QTest::addColumn<QString>("file");
-        const QDir dir(ROPESCOPE_TEST_DATA "/circle");
+        const QDir dir(ROPESCOPE_TEST_DATA + "/circle");
         const QStringList files = dir.entryList({"*.csv"});
         QVERIFY(files.size() >= 5);
         for (const QString& f : files)

@@ -2,6 +2,7 @@
 // (tests/data/ernie/make_reference.py: transformers' get_rope_index with the fixed get_vision_position_ids, and
 // the rotary's pre-rotation and recomposition_to_3d): positions on every layout, and which axis and frequency
 // each pair of dims carries.
+#include "tests/support/test_paths.h"
 #include "core/geometry/errors.h"
 #include "core/geometry/scheme.h"
 
@@ -17,7 +18,7 @@ namespace {
 
 QJsonObject reference()
 {
-    QFile f(ROPESCOPE_TEST_DATA "/ernie/reference.json");
+    QFile f(ROPESCOPE_TEST_DATA + "/ernie/reference.json");
     return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
 }
 

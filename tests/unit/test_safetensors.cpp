@@ -1,3 +1,4 @@
+#include "tests/support/test_paths.h"
 #include "core/model/engine/model_config.h"
 #include "core/model/engine/safetensors.h"
 
@@ -108,12 +109,12 @@ private Q_SLOTS:
     void configForms()
     {
         // Flat Hub form (rope_scaling.mrope_section) is what the fixtures use.
-        const ModelConfig flat = loadModelConfig(ROPESCOPE_TEST_DATA "/fixtures/qwen2vl-tiny/config.json");
+        const ModelConfig flat = loadModelConfig(ROPESCOPE_TEST_DATA + "/fixtures/qwen2vl-tiny/config.json");
         QCOMPARE(flat.text.hidden, 64);
         QCOMPARE(flat.text.mropeSection, (std::vector<int>{2, 3, 3}));
         QCOMPARE(flat.vision.width, 32);
         QCOMPARE(flat.vision.mlpHidden, 128);
-        const ModelConfig q25 = loadModelConfig(ROPESCOPE_TEST_DATA "/fixtures/qwen25vl-tiny/config.json");
+        const ModelConfig q25 = loadModelConfig(ROPESCOPE_TEST_DATA + "/fixtures/qwen25vl-tiny/config.json");
         QCOMPARE(q25.architecture, Architecture::Qwen25VL);
         QCOMPARE(q25.vision.fullAttentionBlocks, (std::vector<int>{1}));
         QCOMPARE(q25.vision.windowSize, 56);
@@ -144,7 +145,7 @@ private Q_SLOTS:
 
     void qwen3Config()
     {
-        const ModelConfig q3 = loadModelConfig(ROPESCOPE_TEST_DATA "/fixtures/qwen3vl-tiny/config.json");
+        const ModelConfig q3 = loadModelConfig(ROPESCOPE_TEST_DATA + "/fixtures/qwen3vl-tiny/config.json");
         QCOMPARE(q3.architecture, Architecture::Qwen3VL);
         QCOMPARE(q3.text.headDim(), 32); // explicit head_dim, not 64 / 4
         QCOMPARE(q3.text.mropeSection, (std::vector<int>{6, 5, 5}));
@@ -155,7 +156,7 @@ private Q_SLOTS:
         QCOMPARE(q3.vision.deepstackBlocks, (std::vector<int>{0, 1}));
         QCOMPARE(q3.vision.act, std::string("gelu_pytorch_tanh"));
         // The 2B benchmark config: Hub defaults of the real model.
-        const ModelConfig b2 = loadModelConfig(ROPESCOPE_TEST_DATA "/../../resources/configs/qwen3vl-2b.json");
+        const ModelConfig b2 = loadModelConfig(ROPESCOPE_TEST_DATA + "/../../resources/configs/qwen3vl-2b.json");
         QCOMPARE(b2.text.headDim(), 128);
         QCOMPARE(b2.text.mropeSection, (std::vector<int>{24, 20, 20}));
         QVERIFY(b2.text.tieEmbeddings);

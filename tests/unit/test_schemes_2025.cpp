@@ -2,6 +2,7 @@
 // TAD-RoPE, VideoRoPE++, MM-RoPE) against tests/data/schemes2025/make_reference.py: positions
 // written from the reference library's get_*_index semantics, walked block by block in Python, and its
 // frequency allocation tables.
+#include "tests/support/test_paths.h"
 #include "core/geometry/errors.h"
 #include "core/geometry/layout.h"
 #include "core/geometry/metrics.h"
@@ -22,7 +23,7 @@ namespace {
 
 QJsonObject referenceJson(const char* name)
 {
-    QFile f(QString(ROPESCOPE_TEST_DATA "/schemes2025/") + name);
+    QFile f(QString(ROPESCOPE_TEST_DATA + "/schemes2025/") + name);
     if (!f.open(QIODevice::ReadOnly))
         return {};
     return QJsonDocument::fromJson(f.readAll()).object();
@@ -36,7 +37,7 @@ private Q_SLOTS:
     void positionsMatchReference_data()
     {
         QTest::addColumn<QString>("file");
-        const QDir dir(ROPESCOPE_TEST_DATA "/schemes2025");
+        const QDir dir(ROPESCOPE_TEST_DATA + "/schemes2025");
         const QStringList files = dir.entryList({"*.csv"});
         QVERIFY(files.size() >= 90);
         for (const QString& f : files)

@@ -2,6 +2,7 @@
 // (tests/data/xdrope/make_reference.py: vLLM's get_xdrope_input_positions and the xdrope_section split): positions
 // of every token with the newline column on each layout, which axis and frequency each dim carries, and the
 // NTK-alpha base. Then what RopeScope adds: the same axes on the layout's own tokens (as a model runs it).
+#include "tests/support/test_paths.h"
 #include "core/geometry/errors.h"
 #include "core/geometry/scheme.h"
 
@@ -19,7 +20,7 @@ namespace {
 
 QJsonObject reference()
 {
-    QFile f(ROPESCOPE_TEST_DATA "/xdrope/reference.json");
+    QFile f(ROPESCOPE_TEST_DATA + "/xdrope/reference.json");
     return f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll()).object() : QJsonObject();
 }
 

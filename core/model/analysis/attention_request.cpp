@@ -91,10 +91,10 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
     const ModelConfig& cfg = vlm.config();
     const PromptTokens names = promptTokens(cfg);
     if (tokenizer.tokenId(names.imagePad) != cfg.imageToken)
-        throw ModelError(std::string("tokenizer.json: ") + names.imagePad + " is not the config's image_token_id " +
-                         std::to_string(cfg.imageToken));
+        throw BadInputFile(std::string("tokenizer.json: ") + names.imagePad + " is not the config's image_token_id " +
+                           std::to_string(cfg.imageToken));
     if (images.empty() || images.size() > static_cast<size_t>(kMaxPromptImages))
-        throw ModelError("images: a prompt takes 1 to " + std::to_string(kMaxPromptImages) + " images, got " +
+        throw BadRequest("images: a prompt takes 1 to " + std::to_string(kMaxPromptImages) + " images, got " +
                          std::to_string(images.size()));
     // The images' token count follows from their sizes alone: check it before any pixel is resampled, so a
     // large --max-pixels or several large images are refused before they take memory.
@@ -126,7 +126,7 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
         if (a.ids[i] == cfg.imageToken)
             a.imageTokens.push_back(static_cast<int64_t>(i));
     if (a.imageTokens.size() != static_cast<size_t>(a.images.back().first + a.images.back().cells()))
-        throw ModelError(std::string("the question holds image tokens of its own: write it without ") + names.imagePad);
+        throw BadRequest(std::string("the question holds image tokens of its own: write it without ") + names.imagePad);
     // The prompt holds one <|vision_start|> ... <|vision_end|> per image and no video: any other vision
     // token came from the question, and would be read as a video or an image without its grid.
     const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
@@ -137,7 +137,7 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
     const std::pair<int, const char*> special[] = {{cfg.videoToken, videoName}, {cfg.visionStart, names.start}, {cfg.visionEnd, names.end}};
     for (const auto& [id, name] : special)
         if (count(id) != (id == cfg.videoToken ? 0 : static_cast<std::ptrdiff_t>(images.size())))
-            throw ModelError(std::string("the question holds the special token ") + name + ": write it without");
+            throw BadRequest(std::string("the question holds the special token ") + name + ": write it without");
     a.forward.pixelValues = torch::cat(pixels);
     a.forward.imageGridThw = torch::cat(grids);
     finishRequest(a, cfg, tokenizer, question, device);
@@ -150,14 +150,14 @@ AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenize
     const ModelConfig& cfg = vlm.config();
     const PromptTokens names = promptTokens(cfg);
     if (cfg.architecture == Architecture::PaddleOcrVl)
-        throw ModelError("video: PaddleOCR-VL has no video path (its processor and model take images only)");
+        throw BadRequest("video: PaddleOCR-VL has no video path (its processor and model take images only)");
     const bool glm = cfg.architecture == Architecture::GlmV;
     const int padId = glm ? cfg.imageToken : cfg.videoToken; // GLM-V's frames are image pads
     if (tokenizer.tokenId(names.videoPad) != padId)
-        throw ModelError(std::string("tokenizer.json: ") + names.videoPad + " is not the config's " +
-                         (glm ? "image_token_id " : "video_token_id ") + std::to_string(padId));
+        throw BadInputFile(std::string("tokenizer.json: ") + names.videoPad + " is not the config's " +
+                           (glm ? "image_token_id " : "video_token_id ") + std::to_string(padId));
     if (frames.empty() || frames.size() > static_cast<size_t>(kMaxVideoFrames))
-        throw ModelError("video: a prompt takes 1 to " + std::to_string(kMaxVideoFrames) + " frames, got " + std::to_string(frames.size()));
+        throw BadRequest("video: a prompt takes 1 to " + std::to_string(kMaxVideoFrames) + " frames, got " + std::to_string(frames.size()));
     const int64_t factor = static_cast<int64_t>(cfg.vision.patchSize) * cfg.vision.mergeSize;
     const auto [h, w] = smartResize(frames.front().height(), frames.front().width(), factor, preprocess.minPixels, preprocess.maxPixels);
     const int64_t patches = (static_cast<int64_t>(frames.size()) + cfg.vision.temporalPatch - 1) / cfg.vision.temporalPatch;
@@ -182,7 +182,7 @@ AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenize
         if (a.ids[i] == padId)
             a.imageTokens.push_back(static_cast<int64_t>(i));
     if (a.imageTokens.size() != static_cast<size_t>(patches * rows * cols))
-        throw ModelError(std::string("the question holds video tokens of its own: write it without ") + names.videoPad);
+        throw BadRequest(std::string("the question holds video tokens of its own: write it without ") + names.videoPad);
     const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
     // Qwen3-VL and GLM-V wrap every temporal patch; Qwen2/2.5-VL the whole video once.
     const std::ptrdiff_t blocks = chat == ChatTemplate::Qwen2VL ? 1 : patches;
@@ -191,9 +191,9 @@ AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenize
         special.push_back({cfg.imageToken, "<|image_pad|>"});
     for (const auto& [id, name] : special)
         if (count(id) != (id == cfg.imageToken ? 0 : blocks))
-            throw ModelError(std::string("the question holds the special token ") + name + ": write it without");
+            throw BadRequest(std::string("the question holds the special token ") + name + ": write it without");
     if (glm && (count(cfg.videoStart) != 1 || count(cfg.videoEnd) != 1 || count(cfg.videoToken) != 0))
-        throw ModelError("the question holds the special token <|begin_of_video|>, <|end_of_video|> or <|video|>: write it without");
+        throw BadRequest("the question holds the special token <|begin_of_video|>, <|end_of_video|> or <|video|>: write it without");
     a.forward.videoPixelValues = processed.pixels;
     a.forward.videoGridThw = processed.grid;
     finishRequest(a, cfg, tokenizer, question, device);

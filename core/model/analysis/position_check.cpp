@@ -7,8 +7,10 @@
 #include "core/io/input_file.h"
 
 #include <QDir>
+#include <QStringList>
 #include <QJsonArray>
 
+#include <cstring>
 #include <map>
 
 namespace ropescope::model {
@@ -41,11 +43,17 @@ positions::IntView intView(const DumpBatch& batch, const char* name)
         return v;
     if (!t->integral)
         bad(batch, std::string("'") + name + "' holds numbers that are not whole");
-    if (static_cast<int64_t>(t->ints.size()) != t->numel())
+    if (static_cast<int64_t>(t->held()) != t->numel())
         bad(batch, std::string("'") + name + "' holds fewer numbers than its shape");
     v.given = true;
     v.shape = t->shape;
-    v.data = t->ints.data();
+    using Element = positions::IntView::Element;
+    if (t->width == 8) {
+        v.data = t->ints.data();
+    } else {
+        v.data = t->narrow.data();
+        v.element = t->width == 4 ? Element::I32 : t->width == 2 ? Element::I16 : t->narrowUnsigned ? Element::U8 : Element::I8;
+    }
     return v;
 }
 
@@ -55,13 +63,14 @@ positions::RealView realView(const DumpBatch& batch, const char* name, std::vect
     const DumpTensor* t = find(batch, name);
     if (!t)
         return v;
-    const size_t held = t->integral ? t->ints.size() : t->reals.size(); // a dump tensor holds one of the two
-    if (static_cast<int64_t>(held) != t->numel())
+    if (static_cast<int64_t>(t->held()) != t->numel())
         bad(batch, std::string("'") + name + "' holds fewer numbers than its shape");
     v.given = true;
     v.shape = t->shape;
-    if (t->integral) {
-        storage.assign(t->ints.begin(), t->ints.end());
+    if (t->integral) { // second_per_grid_ts saved as whole numbers: one real each (a few per batch)
+        storage.resize(t->held());
+        for (size_t k = 0; k < storage.size(); ++k)
+            storage[k] = static_cast<double>(t->intAt(k));
         v.data = storage.data();
     } else {
         v.data = t->reals.data();
@@ -71,6 +80,26 @@ positions::RealView realView(const DumpBatch& batch, const char* name, std::vect
 
 } // namespace
 
+int64_t DumpTensor::intAt(size_t k) const
+{
+    if (width == 8)
+        return ints[k];
+    const uint8_t* at = narrow.data() + k * static_cast<size_t>(width);
+    switch (width) {
+    case 4: {
+        int32_t v;
+        std::memcpy(&v, at, 4);
+        return v;
+    }
+    case 2: {
+        int16_t v;
+        std::memcpy(&v, at, 2);
+        return v;
+    }
+    default: return narrowUnsigned ? static_cast<int64_t>(*at) : static_cast<int64_t>(static_cast<int8_t>(*at));
+    }
+}
+
 int64_t DumpTensor::numel() const
 {
     int64_t n = 1;
@@ -79,21 +108,47 @@ int64_t DumpTensor::numel() const
     return n;
 }
 
+namespace {
+
+// The engine's architecture for each position rule's family (PaddleOCR-VL's videos are placed as Qwen3-VL's: one run
+// per frame, t at its start). ERNIE-4.5-VL has a rule but no engine: finding tokens by mm_token_type_ids, its
+// rule reads no token id from the config.
+const std::map<std::string, std::optional<Architecture>>& engineArchitectures()
+{
+    static const std::map<std::string, std::optional<Architecture>> architectures{
+        {"qwen2-vl", Architecture::Qwen2VL}, {"qwen2.5-vl", Architecture::Qwen25VL}, {"qwen3-vl", Architecture::Qwen3VL},
+        {"qwen3.5", Architecture::Qwen35},   {"glm-v", Architecture::GlmV},          {"paddleocr-vl", Architecture::Qwen3VL},
+        {"ernie-vl", std::nullopt}};
+    return architectures;
+}
+
+} // namespace
+
 std::optional<PositionRule> ruleForFamily(const QString& name)
 {
     const std::optional<positions::FamilyRule> family = positions::familyRule(name.toStdString());
-    if (!family)
+    // XD-RoPE's four rows are the Python package's (ropescope.check_positions); the dump reader, the report's
+    // figures and the window's dialog draw three axes.
+    const auto& architectures = engineArchitectures();
+    if (!family || family->components() != 3 || !architectures.count(family->family))
         return std::nullopt;
     PositionRule r;
     r.family = QString::fromStdString(family->family);
     r.config.vision.tokensPerSecond = 2; // Qwen2.5-VL's; the Hub's ids (151652, 151655, 151656) and merge size 2
-    // PaddleOCR-VL's videos are placed as Qwen3-VL's (one run per frame, t at its start).
-    static const std::map<std::string, Architecture> architectures{
-        {"qwen2-vl", Architecture::Qwen2VL}, {"qwen2.5-vl", Architecture::Qwen25VL}, {"qwen3-vl", Architecture::Qwen3VL},
-        {"qwen3.5", Architecture::Qwen35},   {"glm-v", Architecture::GlmV},          {"paddleocr-vl", Architecture::Qwen3VL}};
-    r.config.architecture = architectures.at(family->family);
+    r.config.architecture = architectures.at(family->family).value_or(Architecture::Qwen2VL);
     r.byTokenTypes = family->byTokenTypes;
     return r;
+}
+
+QString engineFamilyNames()
+{
+    QStringList names;
+    for (const std::string& n : positions::familyNameList()) {
+        const auto a = engineArchitectures().find(n);
+        if (a != engineArchitectures().end() && a->second)
+            names << QString::fromStdString(n);
+    }
+    return names.join(", ");
 }
 
 PositionRule ruleForModel(const QString& modelDir)
@@ -110,6 +165,8 @@ PositionRule ruleForModel(const QString& modelDir)
         return *ruleForFamily("glm-v");
     if (type == "paddleocr_vl")
         return *ruleForFamily("paddleocr-vl");
+    if (type == "ernie4_5_vl_moe" || type == "ernie4_5_moe_vl")
+        return *ruleForFamily("ernie-vl");
     PositionRule r;
     r.config = loadModelConfig(path); // the Qwen families, with the folder's own token ids
     static const std::map<Architecture, QString> names{{Architecture::Qwen2VL, "qwen2-vl"},
@@ -124,7 +181,7 @@ positions::FamilyRule familyRuleOf(const PositionRule& rule)
 {
     std::optional<positions::FamilyRule> r = positions::familyRule(rule.family.toStdString());
     if (!r)
-        throw BadInputFile("no position rule for the family '" + rule.family.toStdString() + "' (" + positions::familyNames() + ")");
+        throw BadInputFile("no position rule for the family '" + rule.family.toStdString() + "' (" + familyNames().toStdString() + ")");
     r->imageToken = rule.config.imageToken;
     r->videoToken = rule.config.videoToken;
     r->vocab = rule.config.text.vocab;
@@ -135,7 +192,11 @@ positions::FamilyRule familyRuleOf(const PositionRule& rule)
 
 QString familyNames()
 {
-    return QString::fromStdString(positions::familyNames());
+    QStringList names;
+    for (const std::string& n : positions::familyNameList())
+        if (ruleForFamily(QString::fromStdString(n)))
+            names << QString::fromStdString(n);
+    return names.join(", ");
 }
 
 void checkBatchEach(const DumpBatch& batch, const PositionRule& rule, bool keepPositions, const std::function<void(SampleCheck&&)>& each)

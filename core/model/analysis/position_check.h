@@ -29,22 +29,31 @@ struct PositionRule {
     ModelConfig config;        // token ids, merge size, tokens_per_second; the architecture decides the video form
     bool byTokenTypes = false; // GLM-V, PaddleOCR-VL
 };
-std::optional<PositionRule> ruleForFamily(const QString& name); // qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl
+// qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, ernie-vl (xd-rope's four rows are Python's only)
+std::optional<PositionRule> ruleForFamily(const QString& name);
 // The rule of a model folder's config.json (its model_type); throws BadInputFile naming what is missing.
 PositionRule ruleForModel(const QString& modelDir);
 // The rule as core/positions runs it: the family's, with the config's token ids, vocabulary and merge size.
 positions::FamilyRule familyRuleOf(const PositionRule& rule);
-QString familyNames(); // "qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl"
+QString familyNames();       // those ruleForFamily knows: "qwen2-vl, ..., paddleocr-vl, ernie-vl"
+QString engineFamilyNames(); // those the engine runs: "qwen2-vl, ..., paddleocr-vl"
 
 // One tensor of a dump, as whole numbers (position ids, token ids, grids) or as reals (second_per_grid_ts):
-// one copy of each element, not both (a dump's tensors are its memory).
+// one copy of each element, not both, and whole numbers in the file's own width (a dump's tensors are its memory).
 struct DumpTensor {
     std::vector<int64_t> shape;
-    std::vector<int64_t> ints; // when integral
+    std::vector<int64_t> ints; // when integral and 64-bit (the file's int64, or floats that are all whole)
+    // When integral and narrower: the elements in the file's own type, `width` bytes each (little-endian, as
+    // the host), signed unless `narrowUnsigned` (uint8, bool).
+    std::vector<uint8_t> narrow;
+    int width = 8;
+    bool narrowUnsigned = false;
     std::vector<double> reals; // when not
     bool integral = true;
     int64_t numel() const;
-    double real(size_t k) const { return integral ? static_cast<double>(ints[k]) : reals[k]; }
+    size_t held() const { return !integral ? reals.size() : width == 8 ? ints.size() : narrow.size() / static_cast<size_t>(width); }
+    int64_t intAt(size_t k) const; // a whole-number element, whatever its width
+    double real(size_t k) const { return integral ? static_cast<double>(intAt(k)) : reals[k]; }
 };
 // One batch: tensors by name. Shapes are checked by checkBatch, not here.
 struct DumpBatch {

@@ -35,8 +35,9 @@ bool isCheckedKey(const std::string& name)
     throw BadInputFile(file.toStdString() + ": " + what);
 }
 
-// The elements of a strided view (C order over `shape`), each as T read from `base`: whole-number types straight
-// into int64 (2^62 stays 2^62), reals into double, kept as whole numbers when every one is.
+// The elements of a strided view (C order over `shape`), each as T read from `base`: whole numbers in their own
+// width (int64 as int64, so 2^62 stays 2^62; int32 ids stay 4 bytes each), reals into double, kept as whole
+// numbers when every one is.
 template <typename T> void fill(DumpTensor& t, const uint8_t* base, const std::vector<int64_t>& stride, int64_t offset)
 {
     const auto n = static_cast<size_t>(t.numel());
@@ -56,10 +57,19 @@ template <typename T> void fill(DumpTensor& t, const uint8_t* base, const std::v
         std::memcpy(&v, base + static_cast<size_t>(at) * sizeof(T), sizeof(T));
         return v;
     };
-    if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_same_v<T, int64_t>) {
         t.ints.resize(n);
         for (size_t k = 0; k < n; ++k, next())
-            t.ints[k] = static_cast<int64_t>(read());
+            t.ints[k] = read();
+        return;
+    } else if constexpr (std::is_integral_v<T>) {
+        t.width = static_cast<int>(sizeof(T));
+        t.narrowUnsigned = std::is_unsigned_v<T>;
+        t.narrow.resize(n * sizeof(T));
+        for (size_t k = 0; k < n; ++k, next()) {
+            const T v = read();
+            std::memcpy(t.narrow.data() + k * sizeof(T), &v, sizeof(T));
+        }
         return;
     } else {
         t.reals.resize(n);

@@ -43,3 +43,26 @@ if(ROPESCOPE_MARCH)
   message(STATUS "RopeScope: compiling for -march=${ROPESCOPE_MARCH}")
   target_compile_options(ropescope_options INTERFACE -march=${ROPESCOPE_MARCH})
 endif()
+
+# vtk_module_autoinit for `targets`, with its generated header included by name through an include directory: VTK
+# writes the header's absolute path into a -D value (<module>_AUTOINIT_INCLUDE), which ccache never rewrites, so
+# every VTK translation unit missed the cache in every fresh clone. The header's name is a hash of the module list,
+# the same in every clone.
+function(ropescope_vtk_autoinit)
+  vtk_module_autoinit(TARGETS ${ARGN} MODULES ${VTK_LIBRARIES})
+  foreach(target ${ARGN})
+    get_target_property(definitions ${target} COMPILE_DEFINITIONS)
+    set(kept)
+    foreach(definition IN LISTS definitions)
+      if(definition MATCHES "^([A-Za-z0-9_]+_AUTOINIT_INCLUDE)=\"(.+)\"$")
+        get_filename_component(header "${CMAKE_MATCH_2}" NAME)
+        get_filename_component(folder "${CMAKE_MATCH_2}" DIRECTORY)
+        list(APPEND kept "${CMAKE_MATCH_1}=\"${header}\"")
+        target_include_directories(${target} PRIVATE ${folder})
+      elseif(definition)
+        list(APPEND kept "${definition}")
+      endif()
+    endforeach()
+    set_target_properties(${target} PROPERTIES COMPILE_DEFINITIONS "${kept}")
+  endforeach()
+endfunction()

@@ -186,9 +186,13 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("model");
         QTest::addColumn<QString>("dtype");
-        for (const char* m : {"qwen2vl-tiny", "qwen25vl-tiny", "qwen3vl-tiny"})
+        // Every family the engine runs (issue 57 item 4; it covered the first three).
+        for (const char* m : {"qwen2vl-tiny", "qwen25vl-tiny", "qwen3vl-tiny", "qwen35-tiny", "glm4v-tiny", "paddleocr-vl-tiny"})
             for (const char* t : {"fp32", "bf16"})
                 QTest::newRow(qPrintable(QString("%1 %2").arg(m, t))) << QString(m) << QString(t);
+        // The MoE members in float32 (bf16 rounding may move a token to another expert: no bound holds then).
+        for (const char* m : {"qwen35moe-tiny", "qwen3vlmoe-tiny", "glm4vmoe-tiny"})
+            QTest::newRow(qPrintable(QString("%1 fp32").arg(m))) << QString(m) << QString("fp32");
     }
     void cudaMatchesFixtures()
     {
@@ -213,8 +217,9 @@ private Q_SLOTS:
             QVERIFY(maxAbs(toTorch(got, "attentions"), toTorch(want, "attentions")) < 1e-3);
             QVERIFY(torch::equal(toTorch(got, "generated_ids"), toTorch(want, "generated_ids")));
         } else {
-            QVERIFY(logitErr < 0.05 * scale);
-            QVERIFY(maxAbs(toTorch(got, "attentions"), toTorch(want, "attentions")) < 0.02);
+            const double loose = model == "qwen35-tiny" ? 5 : 1; // as bf16StaysWithinItsPrecision: its README's 10x
+            QVERIFY(logitErr < 0.05 * loose * scale);
+            QVERIFY(maxAbs(toTorch(got, "attentions"), toTorch(want, "attentions")) < 0.03 * loose);
         }
     }
 

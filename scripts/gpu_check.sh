@@ -3,12 +3,15 @@
 # Qt and no way to install packages (the workplace's GPU image):
 #   bash scripts/gpu_check.sh prepare   # here: Debian's Qt6/Eigen/PCRE2 packages into .gpu-debs/ (~30 MB)
 #   bash scripts/gpu_check.sh run       # there (carry .gpu-debs): unpack, build against PyTorch's LibTorch
-#                                       # without GUI and VTK, run the model suites (CUDA parity cases
-#                                       # included), bench, and compare with transformers
+#                                       # without GUI and VTK, run the CUDA parity cases of all nine fixture
+#                                       # families, compare five families with transformers at 1k and 4k tokens
+#                                       # (profiling RopeScope's 1k runs), then the model suites
 #   bash scripts/gpu_check.sh test      # there: the build and the tests only
-#   bash scripts/gpu_check.sh bench     # there, after test: the benchmarks only (BENCH_ARGS: more flags
-#                                       # for tests/perf/compare_transformers.py)
-# Results and logs go to $OUT (the device tool's folder) or gpu-results/.
+#   bash scripts/gpu_check.sh bench     # there, after test: the benchmarks only (BENCH_ARGS: flags for
+#                                       # tests/perf/compare_transformers.py in place of the families below)
+# Steps come in order of what matters most, so a run cut short by its time limit keeps what it did.
+# Results and logs go to $OUT (the device tool's folder) or gpu-results/: six files at most, since the
+# device tool brings back eight.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -79,29 +82,57 @@ build() {
         -DOPENGL_egl_LIBRARY="$lib/libEGL.so.1" -DOPENGL_gl_LIBRARY="$lib/libGL.so.1" -DOPENGL_INCLUDE_DIR="$root/usr/include" \
         -DOPENGL_GLX_INCLUDE_DIR="$root/usr/include" -DOPENGL_EGL_INCLUDE_DIR="$root/usr/include" \
         -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$lib" > "$out/configure.log" 2>&1 || { tail -40 "$out/configure.log"; return 1; }
+  # What the parity cases and the benchmarks need first; the model suites are built after them.
   local t0=$SECONDS
-  cmake --build build-gpu -j"$(nproc)" > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; return 1; }
-  echo "built in $((SECONDS - t0)) s"
+  if ! cmake --build build-gpu -j"$(nproc)" --target ropescope test_forward_cli > "$out/build.log" 2>&1; then
+    grep -q "bench_profile" "$out/build.log" || { tail -40 "$out/build.log"; return 1; }
+    # This LibTorch's profiler API differs: build without `bench model --profile` rather than lose the run.
+    grep -m5 "error" "$out/build.log" | cut -c1-300
+    echo "bench_profile.cpp did not compile against this LibTorch: building without --profile"
+    cmake -B build-gpu -DROPESCOPE_STAGE_PROFILER=OFF >> "$out/configure.log" 2>&1
+    cmake --build build-gpu -j"$(nproc)" --target ropescope test_forward_cli >> "$out/build.log" 2>&1 ||
+      { tail -40 "$out/build.log"; return 1; }
+  fi
+  echo "built ropescope and test_forward_cli in $((SECONDS - t0)) s"
 }
 
-# The model suites and the CUDA parity cases; a failure is counted, not fatal, so the rest still runs.
-tests() {
-  local failed=0
-  ctest --test-dir build-gpu -L model --output-on-failure > "$out/ctest.log" 2>&1 || failed=1
-  grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log" || true
+# The CUDA forward of every fixture family against transformers' numbers (fp32 and bf16; the MoE members
+# in fp32); a failure is counted, not fatal, so the rest still runs.
+cuda_parity() {
+  local t0=$SECONDS failed=0
   build-gpu/bin/test_forward_cli cudaMatchesFixtures > "$out/cuda_parity.log" 2>&1 || failed=1
-  grep -E "^(PASS|FAIL|SKIP|Totals)|max err" "$out/cuda_parity.log" || true
+  grep -E "^(PASS|FAIL|SKIP|Totals)|max err|QDEBUG|QWARN" "$out/cuda_parity.log" | cut -c1-300 || true
+  echo "cuda parity: $((SECONDS - t0)) s"
   return $failed
 }
 
-# Benchmarks at real Qwen2-VL-2B shapes against transformers (eager with attentions, and SDPA without).
+# The model suites on this machine's CPU, with LibTorch as PyTorch ships it.
+model_suites() {
+  local t0=$SECONDS failed=0
+  cmake --build build-gpu -j"$(nproc)" --target model_suites >> "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; return 1; }
+  ctest --test-dir build-gpu -L model -j4 --output-on-failure > "$out/ctest.log" 2>&1 || failed=1
+  grep -E "tests passed|tests failed|Failed|\*\*\*" "$out/ctest.log" || true
+  echo "model suites: $((SECONDS - t0)) s"
+  return $failed
+}
+
+# Real-size configs of five families against transformers (eager with attentions, and SDPA without), one
+# image in about 1k and 4k tokens; RopeScope's 1k runs are also profiled. Each RopeScope run has its own
+# time limit. The Qwen2-VL-2B study at 8k and 16k and four images: BENCH_ARGS="--sizes 1k,4k,8k,16k".
 bench() {
   if ! python3 -c 'import torch,sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
     echo "no CUDA device visible to PyTorch: built and tested on the CPU only" | tee "$out/no_cuda.txt"
     return 0
   fi
+  local configs=resources/configs/qwen35-0.8b.json,resources/configs/glm4v-9b.json,resources/configs/qwen3vl-2b.json
+  configs+=,resources/configs/qwen2vl-2b.json,resources/configs/paddleocr-vl.json
+  local t0=$SECONDS
+  # shellcheck disable=SC2086 # BENCH_ARGS is a list of flags
   PYTHONUNBUFFERED=1 python3 tests/perf/compare_transformers.py --ropescope build-gpu/bin/ropescope \
-    --json-out "$out/compare_transformers.json" ${BENCH_ARGS:-}
+    --json-out "$out/compare_transformers.json" \
+    ${BENCH_ARGS:---config $configs --sizes 1k,4k --images 1 --explicit-up-to none --profile-sizes 1k --timeout 150} |
+    python3 tests/perf/summarise_comparison.py
+  echo "benchmarks: $((SECONDS - t0)) s"
 }
 
 run() {
@@ -110,8 +141,8 @@ run() {
   carried_env
   local failed=0
   case "$1" in
-    all) build && { tests || failed=1; bench || failed=1; } || failed=1 ;;
-    test) build && { tests || failed=1; } || failed=1 ;;
+    all) build && { cuda_parity || failed=1; bench || failed=1; model_suites || failed=1; } || failed=1 ;;
+    test) build && { cuda_parity || failed=1; model_suites || failed=1; } || failed=1 ;;
     bench) bench || failed=1 ;;
   esac
   return $failed

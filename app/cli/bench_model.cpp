@@ -1,5 +1,6 @@
 #include "app/cli/bench_model.h"
 
+#include "app/cli/bench_profile.h"
 #include "app/cli/cli_error.h"
 #include "app/cli/geometry_options.h"
 #include "app/cli/model_options.h"
@@ -138,6 +139,10 @@ void addBenchModelOptions(QCommandLineParser& parser)
         {"runs", "Timed runs per stage (default 3; the median is reported).", "N"},
         {"attention", "fused (scaled_dot_product_attention; the default on LibTorch >= 2.1) or explicit.", "PATH"},
         {"layers", "With --random: keep the first N decoder layers (a real MoE layer stack on a small machine).", "N"},
+        {"profile",
+         "Also run the prefill, the capture pass and a 5-token generation once each under LibTorch's profiler (2.0 or later) "
+         "and write each one's operators, kernels and launches here as JSON.",
+         "FILE"},
     });
 }
 
@@ -157,6 +162,8 @@ int benchModel(const QCommandLineParser& parser)
     if (imageTokens < 1 || imageTokens > 65536 || textTokens < 2 || textTokens > 65536 || runs < 1 || runs > 100 || images < 1 ||
         images > 64 || images > imageTokens)
         throw UsageError("--image-tokens 1..65536, --text-tokens 2..65536, --runs 1..100, --images 1..64 (at most one per image token)");
+    if (parser.isSet("profile") && !stageProfilerAvailable())
+        throw UsageError("--profile needs LibTorch 2.0 or later (this is " TORCH_VERSION ")");
     const torch::Device device = parseDevice(parser);
     const torch::Dtype dtype = parseDtype(parser);
     const kernels::AttentionPath attention = parseAttentionPath(parser);
@@ -249,6 +256,7 @@ int benchModel(const QCommandLineParser& parser)
             std::sort(steps.begin(), steps.end());
             decodeStepMs = steps[steps.size() / 2];
         }
+        const model::ForwardRequest plainPrefill = req;
         // Capture every layer's text -> image attention: rows are the tokens after the first image that are
         // not image tokens, columns every image token.
         const auto afterFirstImage = torch::arange(L) > imageColumns.front()[-1];
@@ -305,6 +313,34 @@ int benchModel(const QCommandLineParser& parser)
             row["forward_peak_gpu_mb"] = peakGpuMb - loadedGpuMb;
         }
 #endif
+        if (parser.isSet("profile")) {
+            model::ForwardRequest generation = plainPrefill;
+            generation.generate = 5;
+            const QJsonObject stages{
+                {"prefill",
+                 profileStage(
+                     [&] {
+                         vlm.run(plainPrefill);
+                         sync();
+                     },
+                     device.is_cuda())},
+                {"prefill_capture",
+                 profileStage(
+                     [&] {
+                         vlm.run(req);
+                         sync();
+                     },
+                     device.is_cuda())},
+                {"generate_5",
+                 profileStage(
+                     [&] {
+                         vlm.run(generation);
+                         sync();
+                     },
+                     device.is_cuda())},
+            };
+            writeOutput(parser.value("profile"), QJsonDocument(QJsonObject{{"bench", row}, {"stages", stages}}).toJson());
+        }
         QByteArray text;
         for (auto it = row.begin(); it != row.end(); ++it)
             text += it.key().toUtf8().leftJustified(24) +

@@ -13,6 +13,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <limits>
 #include <functional>
 #include <map>
 
@@ -321,6 +322,8 @@ private Q_SLOTS:
         QTest::addColumn<QString>("message");
         QTest::newRow("NaN pixels") << "nan"
                                     << "pixel_values: holds NaN or infinite values";
+        QTest::newRow("infinity in the last pixel") << "inf"
+                                                    << "pixel_values: holds NaN or infinite values";
         QTest::newRow("a video grid without videos") << "video grid"
                                                      << "video_grid_thw is given without pixel_values_videos";
         QTest::newRow("an image grid without pixels") << "image grid"
@@ -348,6 +351,8 @@ private Q_SLOTS:
         QString model = fixture("qwen2vl-tiny");
         if (what == "nan")
             inputs["pixel_values"][0][0] = std::nan("");
+        else if (what == "inf") // the one-pass check reads every value, the last one too
+            inputs["pixel_values"][-1][-1] = -std::numeric_limits<float>::infinity();
         else if (what == "video grid")
             inputs["video_grid_thw"] = torch::tensor({int64_t(1) << 20, int64_t(4), int64_t(6)}).reshape({1, 3});
         else if (what == "image grid")

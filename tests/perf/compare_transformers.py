@@ -153,7 +153,8 @@ def ropescope(binary, config, image_tokens, text_tokens, images, dtype, runs, at
             "forward_peak_mb": rs["forward_peak_gpu_mb"], "captured_mb": rs["captured_mb"],
             "tokens": rs["tokens"], "attention": rs.get("attention", ""), "decoder_ms": rs.get("decoder_ms"),
             "decode_step_ms": rs.get("decode_step_ms"), "capture_overhead_ms": rs.get("capture_overhead_ms"),
-            "load_ms": rs.get("load_ms"), **({"profile": profiled} if profiled else {})}
+            "load_ms": rs.get("load_ms"), "cached_vision_lookup_ms": rs.get("cached_vision_lookup_ms"),
+            "positions_ms": rs.get("positions_ms"), **({"profile": profiled} if profiled else {})}
 
 
 def main():

@@ -25,7 +25,7 @@ torch::Tensor gatedDeltaRule(const torch::Tensor& q, const torch::Tensor& k, con
     //   u_t + beta_t sum_{s<t} exp(G_t - G_s) (k_t . k_s) u_s = beta_t (v_t - exp(G_t) S0^T k_t),
     // a unit lower-triangular system A u = beta v - (beta exp(G) k) S0. So u = U - W S0 with U = A^-1 beta v and
     // W = A^-1 (beta exp(G) k), neither depending on S0: every chunk's U, W, its output map and its state map are
-    // computed at once, in batched operations over [B, H, chunks]. Only two operations per chunk stay sequential:
+    // computed at once, in batched operations over [B, H, chunks]. Only one operation per chunk stays sequential:
     //   o = (exp(G) q - P W) S0 + P U               (P = the chunk's causal exp(G_t - G_s) q_t . k_s)
     //   S1 = (exp(G_n) I - K'^T W) S0 + K'^T U     (K' = k scaled by exp(G_n - G_s))
     // The tail is padded with tokens that change nothing (g = 0, beta = 0, k = q = v = 0) and dropped.
@@ -59,20 +59,37 @@ torch::Tensor gatedDeltaRule(const torch::Tensor& q, const torch::Tensor& k, con
     const auto kEnd = kc * (last - G).exp().unsqueeze(-1);
     const auto stateMap = last.exp().unsqueeze(-1) * torch::eye(dk, f32) - torch::matmul(kEnd.transpose(-1, -2), W); // [B, H, N, dk, dk]
     const auto stateFree = torch::matmul(kEnd.transpose(-1, -2), U);                                                 // [B, H, N, dk, dv]
-    // Folded to [B*H, ...] for baddbmm (one fused multiply-add each) and split per chunk once, up front: the loop
-    // dispatches the two baddbmm and nothing else.
+    // Both sequential steps of a chunk are one GEMM: stacked on the rows,
+    //   [o ; S1] = [P U ; K'^T U] + [exp(G) q - P W ; exp(G_n) I - K'^T W] S0,
+    // whose last dk rows are the next chunk's S0. Without autograd it is done in place in the chunk's slice of
+    // `rows` ([B*H, chunks, c + dk, dv]): the loop launches one kernel per chunk, reading and writing the strided
+    // slices as they are (out of place, baddbmm adds a copy of its addend). Autograd cannot differentiate through
+    // slices of one buffer that later chunks overwrite, so a tracked run takes the out-of-place form.
     const int64_t bh = batch * heads;
-    const auto outStates = outState.reshape({bh, chunks, c, dk}).unbind(1), outFrees = outFree.reshape({bh, chunks, c, dv}).unbind(1);
-    const auto stateMaps = stateMap.reshape({bh, chunks, dk, dk}).unbind(1), stateFrees = stateFree.reshape({bh, chunks, dk, dv}).unbind(1);
+    const auto maps = torch::cat({outState, stateMap}, -2).reshape({bh, chunks, c + dk, dk}).unbind(1);
+    auto rows = torch::cat({outFree, stateFree}, -2).reshape({bh, chunks, c + dk, dv});
     auto sF = s.reshape({bh, dk, dv});
-    std::vector<torch::Tensor> outputs;
-    outputs.reserve(static_cast<size_t>(chunks));
-    for (size_t n = 0; n < static_cast<size_t>(chunks); ++n) {
-        outputs.push_back(torch::baddbmm(outFrees[n], outStates[n], sF));
-        sF = torch::baddbmm(stateFrees[n], stateMaps[n], sF);
+    torch::Tensor out;
+    if (torch::GradMode::is_enabled() && rows.requires_grad()) {
+        const auto addends = rows.unbind(1);
+        std::vector<torch::Tensor> outputs;
+        outputs.reserve(static_cast<size_t>(chunks));
+        for (size_t n = 0; n < static_cast<size_t>(chunks); ++n) {
+            const auto both = torch::baddbmm(addends[n], maps[n], sF);
+            outputs.push_back(both.narrow(1, 0, c));
+            sF = both.narrow(1, c, dk);
+        }
+        out = torch::stack(outputs, 1);
+    } else {
+        for (size_t n = 0; n < static_cast<size_t>(chunks); ++n) {
+            auto slot = rows.select(1, static_cast<int64_t>(n));
+            slot.baddbmm_(maps[n], sF);
+            sF = slot.narrow(1, c, dk);
+        }
+        out = rows.narrow(2, 0, c);
     }
-    state = sF.view({batch, heads, dk, dv});
-    return torch::stack(outputs, 1).view({batch, heads, padded, dv}).narrow(2, 0, length).to(q.scalar_type());
+    state = sF.reshape({batch, heads, dk, dv}).clone(); // its own memory: the decoding cache keeps it, not `rows`
+    return out.reshape({batch, heads, padded, dv}).narrow(2, 0, length).to(q.scalar_type());
 }
 
 torch::Tensor gatedDeltaNet(const torch::Tensor& x, const DeltaNetWeights& w, const TextConfig& cfg, DeltaNetState* state,

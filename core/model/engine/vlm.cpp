@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string_view>
 
@@ -26,6 +28,34 @@ std::vector<Grid> grids(const torch::Tensor& t, const char* name)
     for (int64_t i = 0; i < c.size(0); ++i)
         out.push_back({c[i][0].item<int64_t>(), c[i][1].item<int64_t>(), c[i][2].item<int64_t>()});
     return out;
+}
+
+// Whether every value is finite. A contiguous CPU float32 tensor (what pixels are) is read in one pass over its
+// bits, where an exponent of all ones is infinity or NaN: torch::isfinite(t).all() makes four passes and three
+// temporaries, and on a 1k-token image took longer than the decoder pass it guards (issue 57's GPU profile).
+bool allFinite(const torch::Tensor& t)
+{
+    if (!t.device().is_cpu() || t.scalar_type() != torch::kFloat32 || !t.is_contiguous())
+        return torch::isfinite(t).all().item<bool>();
+    const auto* bytes = static_cast<const unsigned char*>(t.data_ptr());
+    uint32_t nonFinite = 0;
+    for (int64_t i = 0, n = t.numel(); i < n; ++i) { // no early exit: the loop vectorises
+        uint32_t bits;
+        std::memcpy(&bits, bytes + 4 * i, 4);
+        nonFinite |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    }
+    return nonFinite == 0;
+}
+
+// Equal shapes, types and bytes of two contiguous CPU tensors, in one memcmp (torch::equal makes an elementwise pass
+// and a reduction).
+bool sameBytes(const torch::Tensor& a, const torch::Tensor& b)
+{
+    if (a.sizes() != b.sizes() || a.scalar_type() != b.scalar_type())
+        return false;
+    if (!a.device().is_cpu() || !b.device().is_cpu() || !a.is_contiguous() || !b.is_contiguous())
+        return torch::equal(a, b);
+    return std::memcmp(a.data_ptr(), b.data_ptr(), static_cast<size_t>(a.numel() * a.element_size())) == 0;
 }
 
 // A run's largest allocations grow with the prompt: one layer's scores (heads x L x L, about three copies),
@@ -176,8 +206,8 @@ VisionFeatures Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tenso
     const size_t key = std::hash<std::string_view>{}(bytes(sample)) ^ (std::hash<std::string_view>{}(bytes(g)) << 1) ^
         (static_cast<size_t>(p.numel()) << 7);
     if (!trace)
-        if (const auto it = visionCache_.find(key); it != visionCache_.end() && it->second.pixels.sizes() == p.sizes() &&
-            torch::equal(it->second.pixels, p) && torch::equal(it->second.grid, g))
+        if (const auto it = visionCache_.find(key);
+            it != visionCache_.end() && sameBytes(it->second.pixels, p) && sameBytes(it->second.grid, g))
             return it->second.features;
     torch::NoGradGuard noGrad;
     auto features = vision_.forward(pixels, gridThw, trace);
@@ -273,7 +303,7 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
             }
             if (!pixels.defined())
                 throw ModelError(std::string("input_ids has ") + what + " tokens but no " + pixelsName + " were given");
-            if (!torch::isfinite(pixels).all().item<bool>()) // NaN in gives NaN logits and a meaningless answer
+            if (!allFinite(pixels)) // NaN in gives NaN logits and a meaningless answer
                 throw ModelError(std::string(pixelsName) + ": holds NaN or infinite values");
             const VisionFeatures features = encodeImages(pixels, grid, trace);
             if (features.embeds.size(0) != tokens)

@@ -2,8 +2,17 @@
 
 #include "kernels/rotary.h"
 
+#include <torch/version.h>
+
 #include <cmath>
+#include <map>
 #include <tuple>
+#include <vector>
+
+// at::rms_norm (LibTorch 2.4 and later) is one operator, and a fused kernel on CUDA where LibTorch has one.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#define ROPESCOPE_AT_RMS_NORM 1
+#endif
 
 namespace ropescope::model {
 namespace {
@@ -232,6 +241,13 @@ torch::Tensor LanguageModel::embed(const torch::Tensor& ids) const
 
 torch::Tensor LanguageModel::rmsNorm(const torch::Tensor& x, const torch::Tensor& w) const
 {
+#ifdef ROPESCOPE_AT_RMS_NORM
+    // The same float32 statistics in the same order as below (normalise, cast to x's dtype, then weight), in one
+    // operator instead of eight: a decoder layer has four norms, and on a GPU each operator is a launch.
+    if (cfg_.zeroCentredNorm)
+        return at::rms_norm(x.to(torch::kFloat32), {x.size(-1)}, 1.0 + w.to(torch::kFloat32), cfg_.rmsEps).to(x.scalar_type());
+    return at::rms_norm(x, {x.size(-1)}, w, cfg_.rmsEps);
+#endif
     const auto xf = x.to(torch::kFloat32);
     const auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, true) + cfg_.rmsEps);
     if (cfg_.zeroCentredNorm) // Qwen3.5 stores w - 1: scale by 1 + w, in float32
@@ -345,6 +361,21 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
     kernels::Masking masking{true, past, {}};
     if (kernels::attentionPath() == kernels::AttentionPath::Explicit && n > 1) // the fused path needs no [n, L] mask
         masking.additive = kernels::causalRowsMask(torch::arange(n, x0.options().dtype(torch::kInt64)), past, past + n, x0.scalar_type());
+    // The rotary tables in the activations' dtype, cast once per pass rather than in every layer (layers sharing a
+    // table share its cast): two operators fewer per attention layer, and per decoding step.
+    std::vector<LayerRotary> tables;
+    tables.reserve(rotary.size());
+    std::map<std::tuple<const void*, const void*, std::vector<int64_t>>, LayerRotary> casts; // the same tables, by storage and shape
+    for (const LayerRotary& r : rotary) {
+        if (!r.cos.defined() || r.cos.scalar_type() == x0.scalar_type()) {
+            tables.push_back(r);
+            continue;
+        }
+        auto [it, added] = casts.try_emplace(std::make_tuple(r.cos.data_ptr(), r.sin.data_ptr(), r.cos.sizes().vec()));
+        if (added)
+            it->second = {r.cos.to(x0.scalar_type()), r.sin.to(x0.scalar_type())};
+        tables.push_back(it->second);
+    }
     DecoderOutput out;
     auto x = x0;
     for (size_t i = 0; i < layers_.size(); ++i) {
@@ -360,7 +391,7 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
                 out.deltaStates.push_back(*state);
             }
         } else {
-            const auto a = attend(l, i, hn, rotary[i], cache, capture, masking, selection, single, out);
+            const auto a = attend(l, i, hn, tables[i], cache, capture, masking, selection, single, out);
             x = x + (l.postAttnNorm.defined() ? rmsNorm(a, l.postAttnNorm) : a);
         }
         RouterTrace router;

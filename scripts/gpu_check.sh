@@ -9,6 +9,9 @@
 #   bash scripts/gpu_check.sh test      # there: the build and the tests only
 #   bash scripts/gpu_check.sh bench     # there, after test: the benchmarks only (BENCH_ARGS: flags for
 #                                       # tests/perf/compare_transformers.py in place of the families below)
+#   bash scripts/gpu_check.sh speed     # there: build ropescope alone and time RopeScope's side only
+#                                       # (SPEED_RUNS: "config:image-tokens:text-tokens ..."), the quickest
+#                                       # remeasure after a change, for a lease with little time left
 # Steps come in order of what matters most, so a run cut short by its time limit keeps what it did.
 # Results and logs go to $OUT (the device tool's folder) or gpu-results/: six files at most, since the
 # device tool brings back eight.
@@ -67,7 +70,7 @@ carried_env() {
   export FONTCONFIG_FILE=$root/fonts.conf
 }
 
-build() {
+build_configure() {
   local torch pkgconfig pybind11
   torch=$(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)
   pkgconfig=$(command -v pkg-config || echo "$root/usr/bin/pkgconf")
@@ -82,6 +85,10 @@ build() {
         -DOPENGL_egl_LIBRARY="$lib/libEGL.so.1" -DOPENGL_gl_LIBRARY="$lib/libGL.so.1" -DOPENGL_INCLUDE_DIR="$root/usr/include" \
         -DOPENGL_GLX_INCLUDE_DIR="$root/usr/include" -DOPENGL_EGL_INCLUDE_DIR="$root/usr/include" \
         -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$lib" > "$out/configure.log" 2>&1 || { tail -40 "$out/configure.log"; return 1; }
+}
+
+build() {
+  build_configure || return 1
   # What the parity cases and the benchmarks need first; the model suites are built after them.
   local t0=$SECONDS
   if ! cmake --build build-gpu -j"$(nproc)" --target ropescope test_forward_cli > "$out/build.log" 2>&1; then
@@ -135,6 +142,22 @@ bench() {
   echo "benchmarks: $((SECONDS - t0)) s"
 }
 
+# RopeScope's side alone, each run printed as it finishes: vision, prefill with capture, decoder, decode step.
+speed() {
+  local runs=${SPEED_RUNS:-"qwen35-0.8b:784:216 qwen3vl-2b:784:216 qwen35-0.8b:3136:960 qwen2vl-2b:784:216 glm4v-9b:784:216"}
+  local t0=$SECONDS item config image text
+  cmake --build build-gpu -j"$(nproc)" --target ropescope > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; return 1; }
+  echo "built ropescope in $((SECONDS - t0)) s"
+  for item in $runs; do
+    IFS=: read -r config image text <<< "$item"
+    build-gpu/bin/ropescope bench model --config "resources/configs/$config.json" --random --device cuda --dtype bf16 \
+      --image-tokens "$image" --text-tokens "$text" --runs 3 --json > "$out/speed_last.json" 2>> "$out/speed.log" || continue
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], int(r["tokens"]), "tokens:", ", ".join(
+      f"{k} {r[k]:.1f}" for k in ("vision_ms","prefill_capture_ms","decoder_ms","cached_vision_lookup_ms","decode_step_ms")))' \
+      "$out/speed_last.json" "$config" | tee -a "$out/speed.log"
+  done
+}
+
 run() {
   out=${OUT:-gpu-results}
   mkdir -p "$out"
@@ -144,6 +167,7 @@ run() {
     all) build && { cuda_parity || failed=1; bench || failed=1; model_suites || failed=1; } || failed=1 ;;
     test) build && { cuda_parity || failed=1; model_suites || failed=1; } || failed=1 ;;
     bench) bench || failed=1 ;;
+    speed) build_configure && speed || failed=1 ;;
   esac
   return $failed
 }
@@ -153,5 +177,6 @@ case "${1:-}" in
   run) run all ;;
   test) run test ;;
   bench) run bench ;;
-  *) echo "usage: bash scripts/gpu_check.sh prepare|run|test|bench" >&2; exit 2 ;;
+  speed) run speed ;;
+  *) echo "usage: bash scripts/gpu_check.sh prepare|run|test|bench|speed" >&2; exit 2 ;;
 esac

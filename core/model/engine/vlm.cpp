@@ -186,9 +186,15 @@ geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& request
     return p;
 }
 
-VisionFeatures Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace, bool useCache)
+VisionFeatures Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace, bool useCache,
+                                 const char* pixelsName)
 {
+    auto refuseNonFinite = [&] {
+        if (!allFinite(pixels)) // NaN in gives NaN logits and a meaningless answer
+            throw ModelError(std::string(pixelsName) + ": holds NaN or infinite values");
+    };
     if (!useCache) {
+        refuseNonFinite();
         torch::NoGradGuard noGrad;
         return vision_.forward(pixels, gridThw, trace);
     }
@@ -209,6 +215,7 @@ VisionFeatures Vlm::encodeImages(const torch::Tensor& pixels, const torch::Tenso
         if (const auto it = visionCache_.find(key);
             it != visionCache_.end() && sameBytes(it->second.pixels, p) && sameBytes(it->second.grid, g))
             return it->second.features;
+    refuseNonFinite();
     torch::NoGradGuard noGrad;
     auto features = vision_.forward(pixels, gridThw, trace);
     if (visionCache_.size() >= 8) // a few images at a time is what an interactive session needs
@@ -303,9 +310,7 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
             }
             if (!pixels.defined())
                 throw ModelError(std::string("input_ids has ") + what + " tokens but no " + pixelsName + " were given");
-            if (!allFinite(pixels)) // NaN in gives NaN logits and a meaningless answer
-                throw ModelError(std::string(pixelsName) + ": holds NaN or infinite values");
-            const VisionFeatures features = encodeImages(pixels, grid, trace);
+            const VisionFeatures features = encodeImages(pixels, grid, trace, /*useCache=*/true, pixelsName);
             if (features.embeds.size(0) != tokens)
                 throw ModelError(std::string(what) + " features (" + std::to_string(features.embeds.size(0)) + ") and " + what +
                                  " tokens (" + std::to_string(tokens) + ") do not match");

@@ -95,9 +95,10 @@ public:
     // rotary settings: what run() feeds the decoder and what training uses.
     LayerTables layerTables(const geometry::Layout& layout, const geometry::SchemeParams& scheme,
                             const std::optional<geometry::AgeSchedule>& age) const;
-    // Cached by content unless `useCache` is false (benchmarks) or a trace is requested.
+    // Cached by content unless `useCache` is false (benchmarks) or a trace is requested. Pixels that are not all
+    // finite are refused (ModelError naming `pixelsName`); a cache hit skips that pass, its bytes having passed it.
     VisionFeatures encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr,
-                                bool useCache = true);
+                                bool useCache = true, const char* pixelsName = "pixel_values");
     // The cos/sin tables of `count` tokens from `from` (decoding steps past the table at `offset`), as run()
     // feeds the decoder: for passes of its own over a run's prompt (gradient relevancy).
     LayerRotary rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset = 0) const;

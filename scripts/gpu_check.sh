@@ -13,6 +13,9 @@
 #                                       # (SPEED_RUNS: "config:image-tokens:text-tokens ..."), the quickest
 #                                       # remeasure after a change, for a lease with little time left
 # Steps come in order of what matters most, so a run cut short by its time limit keeps what it did.
+# The working tree with .gpu-debs is over the device tool's 64 MiB (2026-11-27: 48 + 31 MB). The bundled models
+# (15 MB) are not needed there: before the call, `echo /resources/models/ >> .git/info/exclude; git rm -r -q --cached
+# resources/models`; after it, `git reset -q resources/models` and take the line out of .git/info/exclude.
 # Results and logs go to $OUT (the device tool's folder) or gpu-results/: six files at most, since the
 # device tool brings back eight.
 set -euo pipefail

@@ -242,17 +242,18 @@ torch::Tensor LanguageModel::embed(const torch::Tensor& ids) const
 torch::Tensor LanguageModel::rmsNorm(const torch::Tensor& x, const torch::Tensor& w) const
 {
 #ifdef ROPESCOPE_AT_RMS_NORM
-    // The same float32 statistics in the same order as below (normalise, cast to x's dtype, then weight), in one
+    // The same float32 statistics in the same order as the manual form (normalise, cast to x's dtype, then weight), in one
     // operator instead of eight: a decoder layer has four norms, and on a GPU each operator is a launch.
     if (cfg_.zeroCentredNorm)
         return at::rms_norm(x.to(torch::kFloat32), {x.size(-1)}, 1.0 + w.to(torch::kFloat32), cfg_.rmsEps).to(x.scalar_type());
     return at::rms_norm(x, {x.size(-1)}, w, cfg_.rmsEps);
-#endif
+#else
     const auto xf = x.to(torch::kFloat32);
     const auto normed = xf * torch::rsqrt(xf.pow(2).mean(-1, true) + cfg_.rmsEps);
     if (cfg_.zeroCentredNorm) // Qwen3.5 stores w - 1: scale by 1 + w, in float32
         return (normed * (1.0 + w.to(torch::kFloat32))).to(x.scalar_type());
     return w * normed.to(x.scalar_type());
+#endif
 }
 
 torch::Tensor LanguageModel::mlp(const Layer& l, const torch::Tensor& x, RouterTrace* router) const

@@ -1,5 +1,6 @@
 #include "kernels/attention.h"
 
+#include <torch/torch.h>
 #include <torch/version.h>
 
 #include <algorithm>

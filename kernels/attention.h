@@ -1,5 +1,5 @@
 #pragma once
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
 
 #include <optional>
 
@@ -8,16 +8,16 @@ namespace ropescope::kernels {
 // Which attention probabilities to keep: rows (query tokens) x columns (key tokens) of every head.
 // Empty index tensors mean "all". Keeping all rows and all columns is the full L x L map, only on request.
 struct CaptureSelection {
-    torch::Tensor rows; // int64 query indices (relative to this call's queries)
-    torch::Tensor cols; // int64 key indices
+    at::Tensor rows; // int64 query indices (relative to this call's queries)
+    at::Tensor cols; // int64 key indices
     // Optional, for callers that attend many times with the same rows (a decoder's layers): the rows'
     // additive causal mask over all keys, from causalRowsMask. Used only with causal masking.
-    torch::Tensor rowsMask;
+    at::Tensor rowsMask;
 };
 
 // Additive mask [rows, keys] in `dtype`: 0 where query row r (counted after `past` earlier keys) may see
 // key j (j <= past + r), -inf elsewhere.
-torch::Tensor causalRowsMask(const torch::Tensor& rows, int64_t past, int64_t keys, torch::ScalarType dtype);
+at::Tensor causalRowsMask(const at::Tensor& rows, int64_t past, int64_t keys, c10::ScalarType dtype);
 
 // Which keys each query sees: all of them, or (causal) query i sees keys <= past + i, where `past` keys
 // came before this call's queries (a KV cache).
@@ -26,7 +26,7 @@ struct Masking {
     int64_t past = 0;
     // Optional, for callers that attend many times with the same queries (a decoder's layers): the
     // additive [Lq, Lk] mask from causalRowsMask, which the explicit path would otherwise make each call.
-    torch::Tensor additive;
+    at::Tensor additive;
 };
 
 // How the context is computed. Fused: scaled_dot_product_attention (flash / memory-efficient kernels on
@@ -44,7 +44,7 @@ void setAttentionPath(AttentionPath path);
 // float32. Returns the context per head [H, Lq, d]; with `capture`, also the selected probabilities
 // [H, rows, cols]. On the fused path only the captured rows' scores are formed (against all keys, as the
 // softmax needs), so memory grows with rows x Lk rather than Lq x Lk.
-torch::Tensor attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, Masking masking,
-                        const CaptureSelection* capture = nullptr, torch::Tensor* captured = nullptr);
+at::Tensor attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, Masking masking,
+                     const CaptureSelection* capture = nullptr, at::Tensor* captured = nullptr);
 
 } // namespace ropescope::kernels

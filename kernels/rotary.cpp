@@ -1,5 +1,7 @@
 #include "kernels/rotary.h"
 
+#include <torch/torch.h>
+
 namespace ropescope::kernels {
 
 torch::Tensor inverseFrequencies(double theta, int64_t dim)

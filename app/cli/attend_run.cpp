@@ -171,7 +171,7 @@ AttentionOptions parseAttentionOptions(const QCommandLineParser& parser)
     return o;
 }
 
-std::unique_ptr<ModelOnDevice> ModelOnDevice::load(const QString& dir, torch::Device device, torch::Dtype dtype)
+std::unique_ptr<ModelOnDevice> ModelOnDevice::load(const QString& dir, c10::Device device, c10::ScalarType dtype)
 {
     auto m = std::make_unique<ModelOnDevice>();
     static_cast<model::ModelBundle&>(*m) = model::ModelBundle::load(dir, std::make_shared<model::Vlm>(dir, device, dtype));

@@ -41,8 +41,8 @@ struct AttentionOptions {
     QStringList schemes;                     // --schemes: entries as written, compared side by side
     views::FigureFormat figureFormat = views::FigureFormat::Png;
     views::HeatmapOptions heat;
-    torch::Device device = torch::kCPU;
-    torch::Dtype dtype = torch::kFloat32;
+    c10::Device device = c10::kCPU;
+    c10::ScalarType dtype = c10::kFloat;
 
     QString figureName(const QString& stem) const; // stem + .png, .svg or .pdf
 };
@@ -56,9 +56,9 @@ std::vector<int> parseLayerList(const QString& text, int layers);
 
 // A model folder read once (model::ModelBundle), on the device and in the dtype of the flags.
 struct ModelOnDevice : model::ModelBundle {
-    torch::Device device = torch::kCPU;
-    torch::Dtype dtype = torch::kFloat32;
-    static std::unique_ptr<ModelOnDevice> load(const QString& dir, torch::Device device, torch::Dtype dtype);
+    c10::Device device = c10::kCPU;
+    c10::ScalarType dtype = c10::kFloat;
+    static std::unique_ptr<ModelOnDevice> load(const QString& dir, c10::Device device, c10::ScalarType dtype);
 };
 
 struct AttentionOutcome {

@@ -110,7 +110,7 @@ int benchAttention(const QCommandLineParser& parser)
              two.images.push_back(query.images.front().mirrored(true, false));
              const model::AttentionRun both = model::runAttention(model, two);
              views::attentionOverlay(reports::mapPictures(both.prompt.images), model::headMap(both.attention()[last], {}), heat);
-             for (const torch::Tensor& probs : both.attention())
+             for (const at::Tensor& probs : both.attention())
                  model::imageShares(probs, both.prompt.grids());
          }},
         {"schemes side by side (4)", [&] { model::compareSchemes(model, query, schemes, run.layers.back()); }},

@@ -20,7 +20,7 @@ int benchBias(const QCommandLineParser& parser)
 {
     return runModelCommand([&] {
         const QString dir = parser.isSet("model") ? parser.value("model") : io::bundledModel();
-        const std::unique_ptr<ModelOnDevice> m = ModelOnDevice::load(dir, torch::kCPU, torch::kFloat32);
+        const std::unique_ptr<ModelOnDevice> m = ModelOnDevice::load(dir, c10::kCPU, c10::kFloat);
         constexpr int kSamples = 200;
         model::BiasRequest request;
         request.schemes.push_back(std::nullopt);

@@ -8,6 +8,7 @@
 #include "core/model/engine/vlm.h"
 #include "kernels/attention.h"
 
+#include <torch/torch.h>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -158,9 +158,9 @@ private:
             throw UsageError("keep-samples: a batch bias item writes one file; `ropescope bias --keep-samples` writes bias_samples.csv");
         const BiasSetup setup = parseBiasOptions(parser);
         return runModelCommand([&] {
-            if (!model_ || model_->dir != parser.value("model") || model_->device != torch::kCPU || model_->dtype != torch::kFloat32) {
+            if (!model_ || model_->dir != parser.value("model") || model_->device != c10::kCPU || model_->dtype != c10::kFloat) {
                 model_.reset();
-                model_ = ModelOnDevice::load(parser.value("model"), torch::kCPU, torch::kFloat32);
+                model_ = ModelOnDevice::load(parser.value("model"), c10::kCPU, c10::kFloat);
             }
             const reports::BiasReport report = reports::biasReport(measureBiasFromFlags(parser, setup, *model_));
             if (figure)

@@ -330,7 +330,7 @@ int runBias(const QStringList& args)
         }
     }
     return runModelCommand([&] {
-        const std::unique_ptr<ModelOnDevice> m = ModelOnDevice::load(parser.value("model"), torch::kCPU, torch::kFloat32);
+        const std::unique_ptr<ModelOnDevice> m = ModelOnDevice::load(parser.value("model"), c10::kCPU, c10::kFloat);
         writeOutputs(parser.value("output"), measureBiasFromFlags(parser, setup, *m, [](int64_t done, int64_t total) {
                          if (done % 25 == 0 || done == total)
                              std::fprintf(stderr, "bias: %lld/%lld samples\n", static_cast<long long>(done), static_cast<long long>(total));

@@ -9,33 +9,36 @@
 
 #include <QCommandLineParser>
 
-#include <torch/torch.h>
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+#include <c10/util/Exception.h>
+#include <torch/cuda.h>
 
 namespace ropescope::cli {
 
 // --device cpu (default) | cuda; a usage error otherwise, a failure when CUDA is not there.
-inline torch::Device parseDevice(const QCommandLineParser& parser)
+inline c10::Device parseDevice(const QCommandLineParser& parser)
 {
     const QString device = parser.value("device");
     if (device.isEmpty() || device == "cpu")
-        return torch::kCPU;
+        return c10::kCPU;
     if (device != "cuda")
         throw UsageError("--device: expected cpu or cuda, got '" + device.toStdString() + "'");
     if (!torch::cuda::is_available())
         throw Failure("--device cuda: this LibTorch build has no CUDA or no GPU is visible");
-    return torch::kCUDA;
+    return c10::kCUDA;
 }
 
 // --dtype fp32 (default) | bf16: the weights' and activations' type (bf16 halves memory; on a CPU it is
 // emulated and slower, on a GPU it is the checkpoints' own type).
-inline torch::Dtype parseDtype(const QCommandLineParser& parser)
+inline c10::ScalarType parseDtype(const QCommandLineParser& parser)
 {
     const QString dtype = parser.value("dtype");
     if (dtype.isEmpty() || dtype == "fp32")
-        return torch::kFloat32;
+        return c10::kFloat;
     if (dtype != "bf16")
         throw UsageError("--dtype: expected fp32 or bf16, got '" + dtype.toStdString() + "'");
-    return torch::kBFloat16;
+    return c10::kBFloat16;
 }
 
 // --scheme (default mrope), its parameters and --age for train / eval, checked against a model of `layers`

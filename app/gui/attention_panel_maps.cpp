@@ -56,7 +56,7 @@ double AttentionPanel::shift() const
     const std::optional<int64_t> row = d->ownRow();
     if (d->token >= 0 && !row)
         return 0; // an answer token: the own scheme's run has no answer rows
-    const torch::Tensor own = d->run->ownResult->prefill.attentions[layer], shown = d->run->attention()[layer];
+    const at::Tensor own = d->run->ownResult->prefill.attentions[layer], shown = d->run->attention()[layer];
     return row ? model::attentionShift(own.narrow(1, *row, 1), shown.narrow(1, *row, 1)) : model::attentionShift(own, shown);
 }
 
@@ -158,7 +158,7 @@ void AttentionPanel::repaintOverlay()
     const model::HeadChoice choice = headChoiceAt(ui_->head->currentIndex());
     const std::vector<model::MapToken> tokens = d->mapTokens();
     const bool oneToken = d->token >= 0 && d->token < static_cast<int>(tokens.size());
-    const torch::Tensor rows = oneToken ? run.tokenAttention(layer, tokens[static_cast<size_t>(d->token)]) : run.attention()[layer];
+    const at::Tensor rows = oneToken ? run.tokenAttention(layer, tokens[static_cast<size_t>(d->token)]) : run.attention()[layer];
     const std::vector<float> grid = model::headMap(rows, choice);
     const views::HeatmapOptions o = heatmapOptions();
     const views::MapPictures pictures = reports::mapPictures(a.images);
@@ -205,7 +205,7 @@ void AttentionPanel::repaintOverlay()
         map_->hideComparison();
         return;
     }
-    const torch::Tensor ownRows = run.ownResult->prefill.attentions[layer];
+    const at::Tensor ownRows = run.ownResult->prefill.attentions[layer];
     const std::vector<float> own = model::headMap(ownRow ? ownRows.narrow(1, *ownRow, 1) : ownRows, choice);
     ownOverlay_ = views::attentionOverlay(pictures, own, o);
     difference_ = views::attentionDifferenceOverlay(pictures, own, grid, o);

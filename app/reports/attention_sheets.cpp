@@ -38,8 +38,8 @@ views::MapSheet tokenSheet(const model::AttentionRun& run, size_t heatIndex, con
                                                                            : "mean over heads",
                            schemeTitle);
     for (const model::MapToken& t : sheetTokens(run)) {
-        const torch::Tensor rows = run.tokenAttention(heatIndex, t);
-        const double mass = rows.to(torch::kFloat64).sum(-1).mean().item<double>();
+        const at::Tensor rows = run.tokenAttention(heatIndex, t);
+        const double mass = rows.to(c10::kDouble).sum(-1).mean().item<double>();
         sheet.maps.push_back({views::attentionOverlay(mapPictures(run.prompt.images), model::headMap(rows, head), heat),
                               {QString("%1 %2").arg(t.answer ? "answer" : "#" + QString::number(t.index), visibleToken(t.text)),
                                QString("image mass %1").arg(mass, 0, 'f', 3)}});

@@ -4,6 +4,7 @@
 // with the explicit one.
 #include "kernels/attention.h"
 
+#include <torch/torch.h>
 #include <QtTest>
 
 #include <limits>

@@ -10,6 +10,7 @@
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/vlm.h"
 
+#include <torch/torch.h>
 #include <QtTest>
 
 #include <functional>

@@ -5,6 +5,7 @@
 #include "tests/support/csv_table.h"
 #include "tests/support/run_ropescope.h"
 
+#include <torch/torch.h>
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>

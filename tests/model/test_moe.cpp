@@ -4,10 +4,12 @@
 // model. Parity with transformers' fixtures is test_family_parity's.
 #include "core/model/analysis/expert_usage.h"
 #include "core/model/engine/checkpoint.h"
+#include "core/model/engine/cpu_threads.h"
 #include "core/model/engine/moe_block.h"
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/vlm.h"
 
+#include <torch/torch.h>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -17,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <numeric>
 
 #include "tests/support/parity.h"
@@ -276,6 +279,66 @@ private Q_SLOTS:
             QVERIFY2(ropescope::test::maxAbs(got[i], want) < 1e-5,
                      qPrintable(QString("token %1: %2").arg(i).arg(ropescope::test::maxAbs(got[i], want))));
         }
+    }
+
+    // Relevancy differentiates through the block, whose experts run on worker threads: the gradient reaching the
+    // tokens equals the gradient of the rule written token by token (the router's renormalised softmax weights
+    // and each chosen expert's SwiGLU, plus the gated shared expert), the choice of experts held fixed.
+    void gradientThroughTheBlockEqualsTheRulesGradient()
+    {
+        const Checkpoint ck = Checkpoint::open(fixture("qwen35moe-tiny"));
+        const TextConfig& t = ck.config().text;
+        const MoeConfig& c = t.moe;
+        const std::string p = "model.layers.3.mlp.";
+        const MoeWeights w = loadMoeWeights(ck, p, t, torch::kCPU, torch::kFloat32);
+        torch::manual_seed(5);
+        const int64_t n = 40, h = t.hidden, m = c.intermediate, s = c.sharedIntermediate;
+        const auto x = torch::randn({n, h}).requires_grad_(), probe = torch::randn({n, h});
+        RouterTrace trace;
+        const auto got = torch::autograd::grad({(moeForward(x, w, c, &trace) * probe).sum()}, {x})[0];
+
+        const auto y = x.detach().clone().requires_grad_();
+        auto swiglu = [](const torch::Tensor& v, const torch::Tensor& g, const torch::Tensor& u, const torch::Tensor& d) {
+            return torch::mv(d, torch::silu(torch::mv(g, v)) * torch::mv(u, v));
+        };
+        const auto router = ck.tensor(p + "gate.weight", {c.experts, h});
+        const std::string q = p + "shared_expert.";
+        std::vector<torch::Tensor> rows;
+        for (int64_t i = 0; i < n; ++i) {
+            const auto v = y[i];
+            const auto chosen = trace.experts[i];
+            const auto picked = torch::softmax(torch::mv(router, v), 0).index_select(0, chosen);
+            const auto weights = picked / picked.sum();
+            auto row = swiglu(v, ck.tensor(q + "gate_proj.weight", {s, h}), ck.tensor(q + "up_proj.weight", {s, h}),
+                              ck.tensor(q + "down_proj.weight", {h, s})) *
+                torch::sigmoid(torch::mv(ck.tensor(p + "shared_expert_gate.weight", {1, h}), v));
+            for (int64_t j = 0; j < c.topK; ++j) {
+                const std::string e = p + "experts." + std::to_string(chosen[j].item<int64_t>()) + ".";
+                row = row +
+                    weights[j] *
+                        swiglu(v, ck.tensor(e + "gate_proj.weight", {m, h}), ck.tensor(e + "up_proj.weight", {m, h}),
+                               ck.tensor(e + "down_proj.weight", {h, m}));
+            }
+            rows.push_back(row);
+        }
+        const auto want = torch::autograd::grad({(torch::stack(rows) * probe).sum()}, {y})[0];
+        QVERIFY2(ropescope::test::maxAbs(got, want) < 1e-5, qPrintable(QString::number(ropescope::test::maxAbs(got, want))));
+        QVERIFY(want.abs().max().item<double>() > 1e-2); // a gradient that says something
+    }
+
+    // The experts run on every core; one that fails stops the block with its own error, and no call is lost or
+    // made twice when none fails.
+    void workAcrossCoresRunsEachCallOnceAndRethrows()
+    {
+        std::vector<std::atomic<int>> calls(1000);
+        forEachAcrossCores(1000, [&](int64_t i) { ++calls[static_cast<size_t>(i)]; });
+        QVERIFY(std::all_of(calls.begin(), calls.end(), [](const std::atomic<int>& n) { return n == 1; }));
+        QVERIFY_EXCEPTION_THROWN(forEachAcrossCores(1000,
+                                                    [](int64_t i) {
+                                                        if (i == 37)
+                                                            throw std::runtime_error("expert 37");
+                                                    }),
+                                 std::runtime_error);
     }
 
     // qwen3_vl_moe's experts as the Hub stores them ([E, hidden, 2I], [E, I, hidden]), as transformers 5 holds

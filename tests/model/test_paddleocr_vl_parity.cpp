@@ -64,7 +64,7 @@ private Q_SLOTS:
     {
         Vlm vlm(fixture("paddleocr-vl-tiny"));
         ForwardRequest req = requestFor(SafeTensors::open(fixture("paddleocr-vl-tiny/inputs.safetensors")));
-        req.tokenTypes = torch::Tensor();
+        req.tokenTypes = at::Tensor();
         try {
             vlm.run(req);
             QFAIL("ran without mm_token_type_ids");

@@ -10,6 +10,7 @@
 
 #include "tests/support/run_ropescope.h"
 
+#include <torch/torch.h>
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>

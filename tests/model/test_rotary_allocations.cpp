@@ -6,6 +6,7 @@
 #include "core/model/engine/checkpoint.h"
 #include "core/model/engine/language_model.h"
 
+#include <torch/torch.h>
 #include <QtTest>
 
 #include <cmath>

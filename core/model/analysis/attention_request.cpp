@@ -4,6 +4,7 @@
 #include "core/model/engine/host_allocator.h"
 #include "core/model/engine/safetensors.h"
 
+#include <torch/torch.h>
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>

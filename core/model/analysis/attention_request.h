@@ -47,14 +47,14 @@ struct AttentionRequest {
 // Generation: 32 tokens for chat models, 1 for the task models. Throws ModelError when the tokenizer's
 // <|image_pad|> is not the config's image token, or for no images / more than kMaxPromptImages.
 AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& images, const QString& question,
-                                  const PreprocessOptions& preprocess, torch::Device device = torch::kCPU);
+                                  const PreprocessOptions& preprocess, c10::Device device = c10::kCPU);
 
 // The same for one video (its frames in order, at 2 frames per second): imageTokens are the video's tokens,
 // images[k] its k-th temporal patch (rows, cols, first token; drawn on the patch's first frame), queries the text
 // after it. Throws ModelError when the tokenizer's <|video_pad|> is not the config's video token, for no frames or
 // more than kMaxVideoFrames, or a question holding vision tokens.
 AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenizer, const std::vector<QImage>& frames,
-                                       const QString& question, const PreprocessOptions& preprocess, torch::Device device = torch::kCPU);
+                                       const QString& question, const PreprocessOptions& preprocess, c10::Device device = c10::kCPU);
 
 // One line for the user about AttentionRequest::unknownWords (empty when there are none).
 QString unknownWordsNote(const QStringList& words);
@@ -68,6 +68,6 @@ struct HeadChoice {
 
 // One layer's captured probabilities [heads, queries, image tokens] as a map over the grid (mean over
 // queries), float32 on the CPU, row-major.
-std::vector<float> headMap(const torch::Tensor& probs, const HeadChoice& head);
+std::vector<float> headMap(const at::Tensor& probs, const HeadChoice& head);
 
 } // namespace ropescope::model

@@ -43,17 +43,17 @@ struct AttentionRun {
     QString answer;
     // With answerMaps, per captured layer [heads, answer tokens, image tokens]: row k is the query that
     // produced answer token k (the prompt's last token for k = 0, then answer token k - 1).
-    std::vector<torch::Tensor> answerAttention;
+    std::vector<at::Tensor> answerAttention;
     std::vector<MapToken> questionTokens, answerTokens; // answer tokens up to the end-of-answer token
 
-    const std::vector<torch::Tensor>& attention() const { return result.prefill.attentions; }
+    const std::vector<at::Tensor>& attention() const { return result.prefill.attentions; }
     // The tokens with a map of their own, in the order every view lists them: the question's, then the
     // answer's when their rows were kept (answerMaps).
     std::vector<MapToken> mapTokens() const;
     // Index of a captured layer in attention(); throws std::invalid_argument naming it when not captured.
     size_t captured(int layer) const;
     // One token's rows at a captured layer: [heads, 1, image tokens].
-    torch::Tensor tokenAttention(size_t capturedIndex, const MapToken& token) const;
+    at::Tensor tokenAttention(size_t capturedIndex, const MapToken& token) const;
 };
 
 // The scheme side of a run, resolved once against a model: the scheme asked for and the one the model

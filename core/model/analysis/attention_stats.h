@@ -1,5 +1,5 @@
 #pragma once
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
 
 #include <vector>
 
@@ -23,16 +23,16 @@ struct AttentionStats {
     double centreRow = 0, centreCol = 0; // centre of mass of the mean map, in grid cells of centreImage
     int centreImage = 0;                 // with several images: the one holding most of the mean map's mass
 };
-AttentionStats attentionStats(const torch::Tensor& probs, const GridShapes& grids);
-inline AttentionStats attentionStats(const torch::Tensor& probs, int rows, int cols)
+AttentionStats attentionStats(const at::Tensor& probs, const GridShapes& grids);
+inline AttentionStats attentionStats(const at::Tensor& probs, int rows, int cols)
 {
     return attentionStats(probs, GridShapes{{rows, cols}});
 }
 
 // Per image of the prompt, the mean over heads and queries of the probability on its tokens: how the
 // layer's attention splits between the images. imageShares divides by their sum.
-std::vector<double> imageMasses(const torch::Tensor& probs, const GridShapes& grids);
-std::vector<double> imageShares(const torch::Tensor& probs, const GridShapes& grids);
+std::vector<double> imageMasses(const at::Tensor& probs, const GridShapes& grids);
+std::vector<double> imageShares(const at::Tensor& probs, const GridShapes& grids);
 std::vector<double> sharesOf(std::vector<double> masses); // each divided by their sum (0 when it is 0)
 
 // One head's text->image attention at one layer: how much goes to the image, how spread it is, and how
@@ -45,8 +45,8 @@ struct HeadStats {
     double borderShare = 0;       // on the first and last rows and columns of the grid (of every image)
     double firstShare = 0;        // on the first image token (of every image)
 };
-std::vector<HeadStats> headStats(const torch::Tensor& probs, const GridShapes& grids); // one per head
-inline std::vector<HeadStats> headStats(const torch::Tensor& probs, int rows, int cols)
+std::vector<HeadStats> headStats(const at::Tensor& probs, const GridShapes& grids); // one per head
+inline std::vector<HeadStats> headStats(const at::Tensor& probs, int rows, int cols)
 {
     return headStats(probs, GridShapes{{rows, cols}});
 }
@@ -60,14 +60,14 @@ struct LayerHeadMaps {
     std::vector<HeadStats> stats;
     std::vector<double> imageMass() const;
 };
-LayerHeadMaps layerHeadMaps(const std::vector<torch::Tensor>& layers, const GridShapes& grids);
+LayerHeadMaps layerHeadMaps(const std::vector<at::Tensor>& layers, const GridShapes& grids);
 
 // The mean map over heads (head < 0) or one head, averaged over queries: [image tokens].
-torch::Tensor attentionMap(const torch::Tensor& probs, int head);
+at::Tensor attentionMap(const at::Tensor& probs, int head);
 
 // How far the attention over the image moved between two runs of one prompt (one layer's captured
 // probabilities each, same shape, e.g. two schemes): the total-variation distance between their mean
 // maps, each renormalised over the image. 0: the same places; 1: disjoint places.
-double attentionShift(const torch::Tensor& from, const torch::Tensor& to);
+double attentionShift(const at::Tensor& from, const at::Tensor& to);
 
 } // namespace ropescope::model

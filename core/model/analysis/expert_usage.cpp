@@ -9,8 +9,8 @@ ExpertUsage expertUsage(const std::vector<RouterTrace>& routers, const std::vect
     for (bool v : visual)
         (v ? u.imageTokens : u.textTokens) += 1;
     for (const RouterTrace& r : routers) {
-        const auto chosen = r.experts.to(torch::kCPU, torch::kInt64).contiguous();
-        const auto weights = r.weights.to(torch::kCPU, torch::kFloat64).contiguous();
+        const auto chosen = r.experts.to(c10::kCPU, c10::kLong).contiguous();
+        const auto weights = r.weights.to(c10::kCPU, c10::kDouble).contiguous();
         if (chosen.dim() != 2 || chosen.size(0) != static_cast<int64_t>(visual.size()))
             throw ModelError("expert usage: layer " + std::to_string(r.layer) + "'s router covers " +
                              std::to_string(chosen.dim() == 2 ? chosen.size(0) : -1) + " tokens, the prompt has " +

@@ -2,6 +2,7 @@
 
 #include "kernels/rotary.h"
 
+#include <torch/torch.h>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>

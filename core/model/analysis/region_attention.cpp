@@ -1,5 +1,6 @@
 #include "core/model/analysis/region_attention.h"
 
+#include <torch/torch.h>
 #include <QStringList>
 
 #include <algorithm>

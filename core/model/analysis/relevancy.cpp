@@ -3,6 +3,7 @@
 #include "core/model/analysis/own_prior.h"
 #include "core/model/engine/vlm.h"
 
+#include <torch/torch.h>
 #include <stdexcept>
 
 namespace ropescope::model {

@@ -39,7 +39,7 @@ SchemeComparison compareSchemes(const ModelBundle& model, AttentionQuery query, 
     query.compareOwn = false;
     SchemeComparison out;
     out.layer = layer;
-    torch::Tensor firstProbs; // the reference of every row's shift
+    at::Tensor firstProbs; // the reference of every row's shift
     for (const SchemeEntry& entry : schemes) {
         if (progress && !progress(static_cast<int>(out.rows.size()), total))
             return out;
@@ -50,7 +50,7 @@ SchemeComparison compareSchemes(const ModelBundle& model, AttentionQuery query, 
         } catch (const std::exception& e) {
             throw ModelError(entry.label.toStdString() + ": " + e.what());
         }
-        const torch::Tensor probs = run.attention().at(run.captured(layer));
+        const at::Tensor probs = run.attention().at(run.captured(layer));
         SchemeRow row;
         row.entry = entry;
         row.untrained = run.untrained;

@@ -4,6 +4,7 @@
 
 #include "core/model/engine/tensor_io.h"
 
+#include <torch/torch.h>
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>

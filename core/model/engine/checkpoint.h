@@ -2,7 +2,7 @@
 #include "core/model/engine/model_config.h"
 #include "core/model/engine/safetensors.h"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
 
 #include <QString>
 
@@ -35,7 +35,7 @@ public:
     // shape (qwen3_vl_moe's fused experts).
     std::vector<int64_t> storedShape(const std::string& name) const;
     // float32 on the CPU; throws ModelError naming the tensor if missing or of another shape.
-    torch::Tensor tensor(const std::string& name, const std::vector<int64_t>& shape) const;
+    at::Tensor tensor(const std::string& name, const std::vector<int64_t>& shape) const;
 
 private:
     const std::pair<const SafeTensors*, const TensorInfo*> locate(const std::string& name) const;

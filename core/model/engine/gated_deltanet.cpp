@@ -1,5 +1,6 @@
 #include "core/model/engine/gated_deltanet.h"
 
+#include <torch/torch.h>
 #include <algorithm>
 #include <cmath>
 #include <vector>

@@ -2,6 +2,7 @@
 
 #include "core/io/input_file.h"
 
+#include <torch/torch.h>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>

@@ -7,13 +7,13 @@
 
 #include <vector>
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
 
 namespace ropescope::model {
 
 struct ProcessedImage {
-    torch::Tensor pixels; // [t*h*w, C*T*P*P], the processor's merge-window-major row order
-    torch::Tensor grid;   // [1, 3] (t, h, w) in patches
+    at::Tensor pixels; // [t*h*w, C*T*P*P], the processor's merge-window-major row order
+    at::Tensor grid;   // [1, 3] (t, h, w) in patches
     int resizedWidth = 0, resizedHeight = 0;
     int mergeSize = 2;
     int tokens() const; // merged tokens = t*h*w / merge^2

@@ -5,7 +5,7 @@
 #include "core/model/engine/moe_block.h"
 #include "kernels/attention.h"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
 
 #include <vector>
 
@@ -13,13 +13,13 @@ namespace ropescope::model {
 
 // Rotary tables of one layer's positions (cos, sin [L, head_dim]).
 struct LayerRotary {
-    torch::Tensor cos, sin;
+    at::Tensor cos, sin;
 };
 
 // Per-layer cache for greedy decoding: keys and values [1, kv_heads, T, head_dim] of the attention layers,
 // the conv columns and delta-rule state of the DeltaNet layers (Qwen3.5).
 struct KvCache {
-    std::vector<torch::Tensor> keys, values;
+    std::vector<at::Tensor> keys, values;
     std::vector<DeltaNetState> deltaNet;
     int64_t tokens = 0; // the sequence so far
     int64_t length() const { return tokens; }
@@ -48,15 +48,15 @@ struct DecoderCapture {
 };
 
 struct DecoderOutput {
-    torch::Tensor logits;                    // [L, vocab], or [1, vocab] for the last token
-    torch::Tensor finalNorm;                 // [L, hidden]
-    std::vector<torch::Tensor> layerOutputs; // [L, hidden] per layer
-    std::vector<torch::Tensor> attentions;   // per captured layer: [heads, rows, cols]
+    at::Tensor logits;                    // [L, vocab], or [1, vocab] for the last token
+    at::Tensor finalNorm;                 // [L, hidden]
+    std::vector<at::Tensor> layerOutputs; // [L, hidden] per layer
+    std::vector<at::Tensor> attentions;   // per captured layer: [heads, rows, cols]
     // With meanQueryKey, per captured layer: [heads, d] and [key heads, d] (key heads: the KV heads, or the
     // query heads where keys are repeated per query head: HARoPE, per-head rotary on few KV heads).
-    std::vector<torch::Tensor> meanQueries, meanKeys;
+    std::vector<at::Tensor> meanQueries, meanKeys;
     // With contexts, per captured layer: [heads, L, d] each (values repeated to the query heads).
-    std::vector<torch::Tensor> contexts, values;
+    std::vector<at::Tensor> contexts, values;
     // With deltaNet, per DeltaNet layer in layer order.
     std::vector<DeltaNetTrace> deltaTraces;
     std::vector<DeltaNetState> deltaStates;
@@ -67,14 +67,14 @@ struct DecoderOutput {
 // DeepStack (Qwen3-VL): feature k [positions, hidden] is added to the residual stream at the image-token
 // positions after decoder layer k. Only the prompt's pass carries it; generated tokens are text.
 struct DeepStackInput {
-    torch::Tensor positions;             // int64 token indices of the image tokens
-    std::vector<torch::Tensor> features; // one per early layer: [positions, hidden], or [B, positions, hidden]
+    at::Tensor positions;             // int64 token indices of the image tokens
+    std::vector<at::Tensor> features; // one per early layer: [positions, hidden], or [B, positions, hidden]
 };
 
 // Rotary tables for a position table: the table's own allocation, the model's theta and head_dim.
 // Rows [from, from + count) of the table, or, past its end, positions that continue it at max + 1 + offset
 // on every component (decoding).
-LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, torch::Device device, int64_t from, int64_t count,
+LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, c10::Device device, int64_t from, int64_t count,
                            double offset = 0);
 
 // The Qwen2 / Qwen3 / Qwen3.5 decoder (RMSNorm, grouped-query attention with q/k/v biases (Qwen2) or per-head q/k
@@ -88,40 +88,40 @@ LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfi
 // by 1 + w. Captured layers must be attention layers (TextConfig::attentionLayers).
 class LanguageModel {
 public:
-    LanguageModel(const Checkpoint& checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
+    LanguageModel(const Checkpoint& checkpoint, c10::Device device, c10::ScalarType dtype = c10::kFloat);
 
-    torch::Tensor embed(const torch::Tensor& ids) const; // [L] -> [L, hidden]
+    at::Tensor embed(const at::Tensor& ids) const; // [L] -> [L, hidden]
     // Runs `embeds` [L, hidden] (or a batch [B, L, hidden] sharing one layout, without cache) after
     // whatever `cache` holds (appending to it when given).
     // Layer outputs in the capture are each layer's own, before a DeepStack addition.
-    DecoderOutput forward(const torch::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache,
-                          const DecoderCapture& capture, const DeepStackInput* deepstack = nullptr) const;
+    DecoderOutput forward(const at::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache, const DecoderCapture& capture,
+                          const DeepStackInput* deepstack = nullptr) const;
     int layers() const { return static_cast<int>(layers_.size()); }
     // A sparse layer's mixture of experts (null for a dense layer): what `bench model` times on its own.
     const MoeWeights* moe(int layer) const
     {
         return layers_[static_cast<size_t>(layer)].moe.defined() ? &layers_[static_cast<size_t>(layer)].moe : nullptr;
     }
-    const torch::Tensor& lmHead() const { return lmHead_; } // [vocab, hidden]; the embedding when tied
+    const at::Tensor& lmHead() const { return lmHead_; } // [vocab, hidden]; the embedding when tied
 
     // Every weight under its checkpoint name (a tied head appears once, as the embedding; HARoPE
     // parameters when present).
-    std::vector<std::pair<std::string, torch::Tensor*>> weights();
+    std::vector<std::pair<std::string, at::Tensor*>> weights();
     // Gives every layer HARoPE parameters with M = I (the model is unchanged until they train).
     void addIdentityHarope();
     bool hasHarope() const { return !layers_.empty() && layers_[0].haropeAu.defined(); }
 
 private:
     struct Layer {
-        torch::Tensor inNorm, postNorm;
-        torch::Tensor qW, qB, kW, kB, vW, vB, oW;
-        torch::Tensor qNorm, kNorm; // Qwen3: [head_dim]
-        torch::Tensor gateW, upW, downW;
-        torch::Tensor gateUpW;                         // GLM-V: gate and up fused, [2 * intermediate, hidden]
-        torch::Tensor postAttnNorm, postMlpNorm;       // GLM-V: each sublayer's output normed before the add
-        torch::Tensor haropeAu, haropeAv, haropeSigma; // stored parameters, when present
-        torch::Tensor haropeM, haropeMInvT;            // [heads, d, d], built from them
-        bool linear = false;                           // a Gated DeltaNet layer (Qwen3.5)
+        at::Tensor inNorm, postNorm;
+        at::Tensor qW, qB, kW, kB, vW, vB, oW;
+        at::Tensor qNorm, kNorm; // Qwen3: [head_dim]
+        at::Tensor gateW, upW, downW;
+        at::Tensor gateUpW;                         // GLM-V: gate and up fused, [2 * intermediate, hidden]
+        at::Tensor postAttnNorm, postMlpNorm;       // GLM-V: each sublayer's output normed before the add
+        at::Tensor haropeAu, haropeAv, haropeSigma; // stored parameters, when present
+        at::Tensor haropeM, haropeMInvT;            // [heads, d, d], built from them
+        bool linear = false;                        // a Gated DeltaNet layer (Qwen3.5)
         DeltaNetWeights deltaNet;
         MoeWeights moe; // a sparse layer of a MoE decoder: its MLP is this mixture (the dense MLP tensors are absent)
     };
@@ -129,32 +129,32 @@ private:
     // checkpoint of this config has it (biases: Qwen2; q/k norms: Qwen3; HARoPE maps when recorded).
     struct LayerTensor {
         const char* name;
-        torch::Tensor Layer::*member;
+        at::Tensor Layer::*member;
         std::vector<int64_t> shape;
         bool present;
     };
     std::vector<LayerTensor> layerTensors(bool harope, bool linear, bool sparse) const;
     struct DeltaNetTensor {
         const char* name;
-        torch::Tensor DeltaNetWeights::*member;
+        at::Tensor DeltaNetWeights::*member;
         std::vector<int64_t> shape;
     };
     std::vector<DeltaNetTensor> deltaNetTensors() const;
-    torch::Tensor rmsNorm(const torch::Tensor& x, const torch::Tensor& w) const;
-    torch::Tensor attend(const Layer& l, size_t index, const torch::Tensor& hn, const LayerRotary& r, KvCache* cache,
-                         const DecoderCapture& capture, const kernels::Masking& masking, const kernels::CaptureSelection& selection,
-                         bool single, DecoderOutput& out) const;
+    at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& w) const;
+    at::Tensor attend(const Layer& l, size_t index, const at::Tensor& hn, const LayerRotary& r, KvCache* cache,
+                      const DecoderCapture& capture, const kernels::Masking& masking, const kernels::CaptureSelection& selection,
+                      bool single, DecoderOutput& out) const;
 
-    torch::Tensor mlp(const Layer& l, const torch::Tensor& x, RouterTrace* router) const;
+    at::Tensor mlp(const Layer& l, const at::Tensor& x, RouterTrace* router) const;
 
     TextConfig cfg_;
-    torch::Device device_;
+    c10::Device device_;
     // Adjacent pairing (GLM-V): the head dims reordered so frequency j's pair (2j, 2j+1) sits at (j, j + r/2),
     // where the half-split rotation turns it. q_proj and k_proj rows are permuted alike at load, so every
     // score is unchanged; the captured mean queries and keys are in this order. Undefined for the half split.
-    torch::Tensor pairOrder_;
+    at::Tensor pairOrder_;
     void permuteToHalfSplit();
-    torch::Tensor embedding_, finalNorm_, lmHead_;
+    at::Tensor embedding_, finalNorm_, lmHead_;
     std::vector<Layer> layers_;
 };
 

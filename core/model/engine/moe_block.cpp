@@ -1,17 +1,18 @@
 #include "core/model/engine/moe_block.h"
 
 #include "core/model/engine/checkpoint.h"
+#include "core/model/engine/cpu_threads.h"
+
+#include <torch/torch.h>
 
 namespace ropescope::model {
 namespace {
 
-// A SwiGLU whose gate and up are one matrix (the first `width` outputs are the gate). inputMajor: the weights are
-// stored [in, out] (the Hub's fused qwen3_vl_moe experts), so x @ w; otherwise nn.Linear's [out, in].
-torch::Tensor swiglu(const torch::Tensor& x, const torch::Tensor& gateUp, const torch::Tensor& down, int64_t width, bool inputMajor)
+// The shared expert's SwiGLU, in nn.Linear's layout: gate and up one matrix [2 * width, in] (the gate first).
+torch::Tensor swiglu(const torch::Tensor& x, const torch::Tensor& gateUp, const torch::Tensor& down, int64_t width)
 {
-    const auto both = inputMajor ? x.matmul(gateUp) : torch::nn::functional::linear(x, gateUp);
-    const auto act = torch::silu(both.narrow(-1, 0, width)) * both.narrow(-1, width, width);
-    return inputMajor ? act.matmul(down) : torch::nn::functional::linear(act, down);
+    const auto both = torch::nn::functional::linear(x, gateUp);
+    return torch::nn::functional::linear(torch::silu(both.narrow(-1, 0, width)) * both.narrow(-1, width, width), down);
 }
 
 // GLM's choice: sigmoid scores plus the correction bias; only the best `topkGroup` groups (each scored by the
@@ -27,6 +28,29 @@ torch::Tensor groupedChoice(const torch::Tensor& scores, const MoeWeights& w, co
     const auto keep =
         torch::zeros_like(groupScores).scatter_(1, best, 1.0).unsqueeze(-1).expand({n, c.groups, perGroup}).reshape({n, c.experts});
     return choice.masked_fill(keep == 0, 0.0);
+}
+
+// One expert's tokens: rows [start, start + rows) of the slots sorted by expert.
+struct ExpertRun {
+    int64_t expert, start, rows;
+};
+
+// The runs cut into at most `groups` consecutive groups of about equal rows (the work of one core each).
+std::vector<std::vector<ExpertRun>> groupsByRows(const std::vector<ExpertRun>& runs, int64_t groups)
+{
+    int64_t total = 0;
+    for (const ExpertRun& run : runs)
+        total += run.rows;
+    std::vector<std::vector<ExpertRun>> out;
+    int64_t done = 0;
+    for (const ExpertRun& run : runs) {
+        // A new group starts when the rows so far passed the current group's share.
+        if (out.empty() || (static_cast<int64_t>(out.size()) < groups && done * groups >= static_cast<int64_t>(out.size()) * total))
+            out.emplace_back();
+        out.back().push_back(run);
+        done += run.rows;
+    }
+    return out;
 }
 
 } // namespace
@@ -103,34 +127,58 @@ torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeC
     const auto flat = x.reshape({-1, hidden});
     RouterTrace r = routeTokens(flat, w, c);
 
-    // Every (token, slot) sorted by expert: each expert's tokens are one contiguous run of the order. The rows are
-    // gathered once and every step but the two GEMMs runs once over all slots, so an expert costs two operations
-    // (256 experts at 1k tokens: about 1,500 fewer small operations per layer than gathering, activating,
-    // weighting and adding back expert by expert).
+    // Every (token, slot) sorted by expert: each expert's tokens are one contiguous run of the order, and no
+    // operation touches an idle expert.
     const auto slots = r.experts.flatten();
     const auto order = slots.argsort();
     const auto counts = torch::bincount(slots.cpu(), {}, c.experts); // the one host read per layer
     const auto tokenOf = torch::div(order, k, "floor");
-    const int64_t* count = counts.data_ptr<int64_t>();
-    // Each expert's GEMM on its run of `rows`, joined in the same order (torch::cat keeps autograd: relevancy).
-    auto perExpert = [&](const torch::Tensor& rows, const std::vector<torch::Tensor>& weights) {
-        std::vector<torch::Tensor> parts;
-        int64_t start = 0;
-        for (int64_t e = 0; e < c.experts; ++e) {
-            if (const int64_t n = count[e]; n > 0) {
-                const auto& m = weights[static_cast<size_t>(e)];
-                parts.push_back(rows.narrow(0, start, n).mm(w.inputMajor ? m : m.t()));
-                start += n;
-            }
+    std::vector<ExpertRun> runs;
+    for (int64_t e = 0, start = 0; e < c.experts; ++e) {
+        if (const int64_t n = counts.data_ptr<int64_t>()[e]; n > 0) {
+            runs.push_back({e, start, n});
+            start += n;
         }
-        return torch::cat(parts);
-    };
-    const auto both = perExpert(flat.index_select(0, tokenOf), w.gateUp); // [N*k, 2I]
-    const auto act = torch::silu(both.narrow(1, 0, width)) * both.narrow(1, width, width);
+    }
     const auto slotWeights = r.weights.flatten().index_select(0, order).to(x.scalar_type()).unsqueeze(1);
-    auto out = torch::zeros_like(flat).index_add_(0, tokenOf, perExpert(act, w.down) * slotWeights);
+    // One expert's SwiGLU on its rows, weighted by each row's router weight.
+    auto expertOutput = [&](const ExpertRun& run, const torch::Tensor& rows) {
+        const auto& gateUp = w.gateUp[static_cast<size_t>(run.expert)];
+        const auto& down = w.down[static_cast<size_t>(run.expert)];
+        const auto both = rows.mm(w.inputMajor ? gateUp : gateUp.t());
+        const auto act = torch::silu(both.narrow(1, 0, width)) * both.narrow(1, width, width);
+        return act.mm(w.inputMajor ? down : down.t()) * slotWeights.narrow(0, run.start, run.rows);
+    };
+    torch::Tensor out;
+    if (!x.device().is_cpu()) {
+        // A GPU is bound by launches: the rows gathered once, one GEMM pair per expert, all added back at once.
+        const auto rows = flat.index_select(0, tokenOf);
+        std::vector<torch::Tensor> parts;
+        for (const ExpertRun& run : runs)
+            parts.push_back(expertOutput(run, rows.narrow(0, run.start, run.rows)));
+        out = parts.empty() ? torch::zeros_like(flat) : torch::zeros_like(flat).index_add_(0, tokenOf, torch::cat(parts));
+    } else {
+        // A CPU is bound by memory: the experts run side by side, one group per core, each group adding into its
+        // own sum, and every temporary is one expert's (hundreds of KB, in cache). Gathering every slot's rows
+        // and joining the experts' outputs made three [tokens x k, hidden] tensors instead (65 MB each at 1k
+        // tokens of Qwen3.5-35B-A3B), whose fresh pages cost about a quarter of the block. The groups are fixed
+        // by the core count, so a run gives the same sums every time.
+        const auto groups = groupsByRows(runs, cpuWorkers());
+        std::vector<torch::Tensor> sums(groups.size());
+        forEachAcrossCores(static_cast<int64_t>(groups.size()), [&](int64_t g) {
+            auto sum = torch::zeros_like(flat);
+            for (const ExpertRun& run : groups[static_cast<size_t>(g)]) {
+                const auto tokens = tokenOf.narrow(0, run.start, run.rows);
+                sum.index_add_(0, tokens, expertOutput(run, flat.index_select(0, tokens)));
+            }
+            sums[static_cast<size_t>(g)] = sum;
+        });
+        out = sums.empty() ? torch::zeros_like(flat) : sums[0];
+        for (size_t g = 1; g < sums.size(); ++g)
+            out = out + sums[g];
+    }
     if (w.sharedGateUp.defined()) {
-        auto shared = swiglu(flat, w.sharedGateUp, w.sharedDown, c.sharedIntermediate, false);
+        auto shared = swiglu(flat, w.sharedGateUp, w.sharedDown, c.sharedIntermediate);
         if (w.sharedGate.defined())
             shared = shared * torch::sigmoid(torch::nn::functional::linear(flat, w.sharedGate));
         out = out + shared;

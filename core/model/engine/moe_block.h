@@ -4,7 +4,7 @@
 // all of them (one gate+up GEMM and one down GEMM), add the results weighted, and add the shared expert.
 #include "core/model/engine/model_config.h"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
 
 #include <string>
 #include <vector>
@@ -20,7 +20,7 @@ class Checkpoint;
 // `experts`' order. Tokens are the pass's rows ([L, ...] for one sequence, [B, L, ...] for a batch).
 struct RouterTrace {
     int layer = 0;
-    torch::Tensor scores, experts, weights;
+    at::Tensor scores, experts, weights;
 };
 
 // A sparse layer's weights. Expert e's SwiGLU: gate and up in one matrix (the first `intermediate` outputs are
@@ -30,27 +30,27 @@ struct RouterTrace {
 //    transformers 5's in-memory form of them, [E, 2I, hidden] and [E, hidden, I] (x @ w^T), told apart by
 //    down_proj's shape. Each expert's matrix is then a view of the one tensor.
 struct MoeWeights {
-    torch::Tensor router;         // [E, hidden]
-    torch::Tensor correctionBias; // [E], GLM: added to the scores that choose, never to the weights
-    std::vector<torch::Tensor> gateUp, down;
+    at::Tensor router;         // [E, hidden]
+    at::Tensor correctionBias; // [E], GLM: added to the scores that choose, never to the weights
+    std::vector<at::Tensor> gateUp, down;
     bool inputMajor = false;
-    torch::Tensor sharedGateUp, sharedDown; // [2S, hidden], [hidden, S]; undefined without a shared expert
-    torch::Tensor sharedGate;               // [1, hidden], Qwen3.5
+    at::Tensor sharedGateUp, sharedDown; // [2S, hidden], [hidden, S]; undefined without a shared expert
+    at::Tensor sharedGate;               // [1, hidden], Qwen3.5
 
     bool defined() const { return router.defined(); }
 };
 
 // Reads layer `prefix` ("model.layers.{i}.mlp.") of a MoE checkpoint, each tensor straight to `device` and
 // `dtype` (one float32 tensor at a time on the host). Missing tensors or wrong shapes: BadInputFile naming them.
-MoeWeights loadMoeWeights(const Checkpoint& checkpoint, const std::string& prefix, const TextConfig& text, torch::Device device,
-                          torch::Dtype dtype);
+MoeWeights loadMoeWeights(const Checkpoint& checkpoint, const std::string& prefix, const TextConfig& text, c10::Device device,
+                          c10::ScalarType dtype);
 
 // The router alone: chosen experts [N, k] and their weights [N, k] (float32) for tokens x [N, hidden].
-RouterTrace routeTokens(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& config);
+RouterTrace routeTokens(const at::Tensor& x, const MoeWeights& w, const MoeConfig& config);
 
 // The block's output for x [..., hidden] (same shape). Tokens are grouped by expert (sorted once), so each
 // expert with tokens costs one GEMM pair on exactly its tokens: no loop over idle experts, no [tokens, E, hidden]
 // tensor. With `trace`, the router's choice (shaped like x's leading dims).
-torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& config, RouterTrace* trace = nullptr);
+at::Tensor moeForward(const at::Tensor& x, const MoeWeights& w, const MoeConfig& config, RouterTrace* trace = nullptr);
 
 } // namespace ropescope::model

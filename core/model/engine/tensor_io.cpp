@@ -1,5 +1,7 @@
 #include "core/model/engine/tensor_io.h"
 
+#include <torch/torch.h>
+
 namespace ropescope::model {
 
 torch::Tensor toTorch(const SafeTensors& file, const TensorInfo& info)

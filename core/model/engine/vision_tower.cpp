@@ -3,6 +3,7 @@
 #include "kernels/attention.h"
 #include "kernels/rotary.h"
 
+#include <torch/torch.h>
 #include <algorithm>
 #include <map>
 

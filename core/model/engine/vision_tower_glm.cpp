@@ -4,6 +4,8 @@
 // with the Qwen towers (vision_tower.cpp).
 #include "core/model/engine/vision_tower.h"
 
+#include <torch/torch.h>
+
 namespace ropescope::model {
 
 std::vector<VisionTower::GlmTensor> VisionTower::glmTensors() const

@@ -5,6 +5,8 @@
 // Unlike Qwen's and GLM's, these patches arrive in raster order, and only the projector groups them 2x2.
 #include "core/model/engine/vision_tower.h"
 
+#include <torch/torch.h>
+
 namespace ropescope::model {
 namespace {
 

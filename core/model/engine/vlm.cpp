@@ -6,6 +6,7 @@
 #include "core/geometry/errors.h"
 #include "kernels/rotary.h"
 
+#include <torch/torch.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdint>

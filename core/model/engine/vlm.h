@@ -6,7 +6,7 @@
 #include "core/model/engine/token_layout.h"
 #include "core/model/engine/vision_tower.h"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
 
 #include <map>
 #include <memory>
@@ -16,17 +16,17 @@ namespace ropescope::model {
 
 // k int64 indices spread evenly over [0, n - 1], first and last included: the pixel sample the vision cache
 // hashes. Exact for any n (integer arithmetic).
-torch::Tensor evenSampleIndices(int64_t n, int64_t k);
+at::Tensor evenSampleIndices(int64_t n, int64_t k);
 
 struct ForwardRequest {
-    torch::Tensor inputIds;         // [L] int64
-    torch::Tensor pixelValues;      // [N, patch_dim] (optional)
-    torch::Tensor imageGridThw;     // [images, 3]
-    torch::Tensor videoPixelValues; // [N, patch_dim] of every video's temporal patches (optional)
-    torch::Tensor videoGridThw;     // [videos, 3]
+    at::Tensor inputIds;         // [L] int64
+    at::Tensor pixelValues;      // [N, patch_dim] (optional)
+    at::Tensor imageGridThw;     // [images, 3]
+    at::Tensor videoPixelValues; // [N, patch_dim] of every video's temporal patches (optional)
+    at::Tensor videoGridThw;     // [videos, 3]
     // mm_token_type_ids [L]: 0 text, 1 image, 2 video. GLM-V needs it: its video frames are pads of the image
     // token, told apart only by this (refused without it when the prompt holds vision tokens).
-    torch::Tensor tokenTypes;
+    at::Tensor tokenTypes;
     geometry::SchemeParams scheme; // kind and scheme parameters; rotary settings come from the model
     std::optional<geometry::AgeSchedule> age;
     DecoderCapture capture;
@@ -39,16 +39,16 @@ struct ForwardRequest {
 struct ForwardResult {
     geometry::Layout layout;
     std::vector<geometry::PositionTable> layerTables; // per decoder layer (shared where the scheme is)
-    torch::Tensor imageEmbeds, videoEmbeds;
+    at::Tensor imageEmbeds, videoEmbeds;
     // Qwen3-VL: [visual tokens, hidden] per early layer, images and videos in token order (DeepStackInput).
-    std::vector<torch::Tensor> deepstackEmbeds;
-    torch::Tensor inputsEmbeds;
+    std::vector<at::Tensor> deepstackEmbeds;
+    at::Tensor inputsEmbeds;
     DecoderOutput prefill;
     // With captureSteps: per captured layer [heads, generate - 1, columns], step k's query is the answer's
     // token k, which produced token k + 1.
-    std::vector<torch::Tensor> stepAttentions;
-    torch::Tensor generatedIds;    // [generate]
-    torch::Tensor generatedLogits; // [generate, vocab]
+    std::vector<at::Tensor> stepAttentions;
+    at::Tensor generatedIds;    // [generate]
+    at::Tensor generatedLogits; // [generate, vocab]
     VisionTrace vision;
     // Wall time of each stage (ms): vision (0 when cached), positions and rotary tables, decoder prefill.
     double visionMs = 0, positionsMs = 0, prefillMs = 0, generateMs = 0;
@@ -78,13 +78,13 @@ struct LayerTables {
 // changing the scheme or the question re-runs only the decoder.
 class Vlm {
 public:
-    explicit Vlm(const QString& dir, torch::Device device = torch::kCPU, torch::Dtype dtype = torch::kFloat32);
-    Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype = torch::kFloat32);
+    explicit Vlm(const QString& dir, c10::Device device = c10::kCPU, c10::ScalarType dtype = c10::kFloat);
+    Vlm(Checkpoint checkpoint, c10::Device device, c10::ScalarType dtype = c10::kFloat);
 
     const ModelConfig& config() const { return checkpoint_.config(); }
     // What the model's folder holds that no run uses, in one line ("" when nothing): Qwen3.5's MTP head.
     std::string unusedNote() const;
-    torch::Device device() const { return device_; }
+    c10::Device device() const { return device_; }
     VisionTower& vision() { return vision_; }
     LanguageModel& language() { return language_; }
     ForwardResult run(const ForwardRequest& request, bool traceVision = false);
@@ -97,19 +97,19 @@ public:
                             const std::optional<geometry::AgeSchedule>& age) const;
     // Cached by content unless `useCache` is false (benchmarks) or a trace is requested. Pixels that are not all
     // finite are refused (ModelError naming `pixelsName`); a cache hit skips that pass, its bytes having passed it.
-    VisionFeatures encodeImages(const torch::Tensor& pixels, const torch::Tensor& gridThw, VisionTrace* trace = nullptr,
-                                bool useCache = true, const char* pixelsName = "pixel_values");
+    VisionFeatures encodeImages(const at::Tensor& pixels, const at::Tensor& gridThw, VisionTrace* trace = nullptr, bool useCache = true,
+                                const char* pixelsName = "pixel_values");
     // The cos/sin tables of `count` tokens from `from` (decoding steps past the table at `offset`), as run()
     // feeds the decoder: for passes of its own over a run's prompt (gradient relevancy).
     LayerRotary rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset = 0) const;
 
 private:
     Checkpoint checkpoint_;
-    torch::Device device_;
+    c10::Device device_;
     VisionTower vision_;
     LanguageModel language_;
     struct CachedVision {
-        torch::Tensor pixels, grid;
+        at::Tensor pixels, grid;
         VisionFeatures features;
     };
     std::map<size_t, CachedVision> visionCache_;

@@ -8,6 +8,7 @@
 #include "core/model/training/synthetic_task.h"
 #include "core/model/training/tiny_model.h"
 
+#include <torch/torch.h>
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>

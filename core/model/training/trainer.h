@@ -1,7 +1,7 @@
 #pragma once
 #include "core/model/engine/model_scheme.h"
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
 
 #include <QString>
 
@@ -23,7 +23,7 @@ struct TrainOptions {
     double weightDecay = 0.01;
     double cellLoss = 1.0; // weight of the vision tower's cell-naming loss (only while vision trains)
     uint64_t seed = 1;
-    torch::Device device = torch::kCPU;
+    c10::Device device = c10::kCPU;
     std::function<void(const QString&)> progress;
 };
 

@@ -161,7 +161,7 @@ torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeC
         // A CPU is bound by memory: the experts run side by side, one group per core, each group adding into its
         // own sum, and every temporary is one expert's (hundreds of KB, in cache). Gathering every slot's rows
         // and joining the experts' outputs made three [tokens x k, hidden] tensors instead (65 MB each at 1k
-        // tokens of Qwen3.5-35B-A3B), whose fresh pages cost about a quarter of the block. The groups are fixed
+        // tokens of Qwen3.5-35B-A3B), whose fresh pages cost about a fifth of the block. The groups are fixed
         // by the core count, so a run gives the same sums every time.
         const auto groups = groupsByRows(runs, cpuWorkers());
         std::vector<torch::Tensor> sums(groups.size());

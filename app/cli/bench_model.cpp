@@ -109,19 +109,34 @@ template <class Sync> QJsonObject benchMoeBlock(model::Vlm& vlm, int64_t tokens,
     const auto down = (torch::randn({h, active}) / std::sqrt(static_cast<double>(active))).to(options);
     torch::NoGradGuard noGrad;
     namespace F = torch::nn::functional;
-    const double denseMs = medianMs(runs, [&] {
-        F::linear(torch::silu(F::linear(x, gate)) * F::linear(x, up), down);
+    auto timeMs = [&](auto&& fn) {
+        const auto t0 = std::chrono::steady_clock::now();
+        fn();
         sync();
-    });
-    const double moeMs = medianMs(runs, [&] {
-        model::moeForward(x, w, t.moe);
-        sync();
-    });
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    auto dense = [&] { F::linear(torch::silu(F::linear(x, gate)) * F::linear(x, up), down); };
+    auto moe = [&] { model::moeForward(x, w, t.moe); };
+    // Interleaved, after one untimed round of each (threads, buffers and pages made once): a shared machine's speed
+    // drifts by a third within minutes, and timing all of one then all of the other put that drift into the ratio.
+    // The ratio is the median of each round's own.
+    timeMs(dense);
+    timeMs(moe);
+    std::vector<double> denseMs, moeMs, ratios;
+    for (int i = 0; i < runs; ++i) {
+        denseMs.push_back(timeMs(dense));
+        moeMs.push_back(timeMs(moe));
+        ratios.push_back(moeMs.back() / denseMs.back());
+    }
+    auto median = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        return v[v.size() / 2];
+    };
     return QJsonObject{{"moe_layer", layer},
-                       {"moe_block_ms", moeMs},
-                       {"dense_mlp_active_width_ms", denseMs},
+                       {"moe_block_ms", median(moeMs)},
+                       {"dense_mlp_active_width_ms", median(denseMs)},
                        {"moe_active_width", static_cast<double>(active)},
-                       {"moe_over_dense", moeMs / denseMs}};
+                       {"moe_over_dense", median(ratios)}};
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include "core/model/engine/moe_block.h"
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/vlm.h"
+#include "kernels/linear_few_rows.h"
 
 #include <torch/torch.h>
 #include <QFile>
@@ -339,6 +340,43 @@ private Q_SLOTS:
                                                             throw std::runtime_error("expert 37");
                                                     }),
                                  std::runtime_error);
+    }
+
+    // The experts' few-rows product against the same product in float64: every tile remainder (rows past a
+    // multiple of 3, weight rows past a multiple of 4, K past a multiple of 8 and past one 1024-wide chunk), a
+    // weight that is a view into a fused tensor (row stride past its width), and the at::linear fallbacks.
+    void fewRowsProductEqualsTheDoubleProduct()
+    {
+        if (!kernels::linearFewRowsAvailable())
+            QSKIP("this CPU has no AVX2 and FMA: at::linear runs instead");
+        torch::manual_seed(7);
+        const std::vector<std::array<int64_t, 3>> shapes{{1, 1, 1},     {2, 5, 9},     {3, 4, 8},       {31, 1024, 2048},
+                                                         {7, 13, 1029}, {40, 6, 2051}, {17, 2048, 512}, {0, 4, 16}};
+        for (const auto& [m, n, k] : shapes) {
+            const auto x = torch::randn({m, k});
+            const auto fused = torch::randn({2, 2 * n, k}); // expert 1's second half, as the fused layouts give
+            const auto w = fused.select(0, 1).narrow(0, n, n);
+            const auto got = kernels::linearFewRows(x, w);
+            const auto want = torch::nn::functional::linear(x.to(torch::kDouble), w.to(torch::kDouble));
+            QCOMPARE(got.sizes(), want.sizes());
+            if (m == 0)
+                continue;
+            const double scale = std::sqrt(static_cast<double>(k)); // entries are sums of k unit products
+            QVERIFY2(ropescope::test::maxAbs(got.to(torch::kDouble), want) < 1e-5 * scale,
+                     qPrintable(QString("%1x%2x%3: %4").arg(m).arg(n).arg(k).arg(ropescope::test::maxAbs(got.to(torch::kDouble), want))));
+        }
+        // More rows than the kernel takes, a non-float type and a graph to record all give at::linear's answer.
+        const auto w = torch::randn({8, 40});
+        const auto many = torch::randn({kernels::linearFewRowsLimit() + 1, 40});
+        QVERIFY(torch::equal(kernels::linearFewRows(many, w), torch::nn::functional::linear(many, w)));
+        const auto wide = torch::randn({5, 40}, torch::kDouble);
+        QVERIFY(
+            torch::equal(kernels::linearFewRows(wide, w.to(torch::kDouble)), torch::nn::functional::linear(wide, w.to(torch::kDouble))));
+        const auto leaf = torch::randn({5, 40}).requires_grad_();
+        const auto out = kernels::linearFewRows(leaf, w);
+        QVERIFY(out.requires_grad());
+        out.sum().backward();
+        QVERIFY(torch::allclose(leaf.grad(), w.sum(0).expand({5, 40})));
     }
 
     // qwen3_vl_moe's experts as the Hub stores them ([E, hidden, 2I], [E, I, hidden]), as transformers 5 holds

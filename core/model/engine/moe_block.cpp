@@ -2,6 +2,7 @@
 
 #include "core/model/engine/checkpoint.h"
 #include "core/model/engine/cpu_threads.h"
+#include "kernels/linear_few_rows.h"
 
 #include <torch/torch.h>
 
@@ -76,10 +77,17 @@ MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const Text
         // [E, hidden, I]; down_proj's shape says which (when hidden == I both read the same: the Hub's form).
         const std::vector<int64_t> hub{experts, width, h};
         w.inputMajor = ck.storedShape(p + "experts.down_proj") != std::vector<int64_t>{experts, h, width} || width == h;
-        const torch::Tensor gateUp =
+        torch::Tensor gateUp =
             load("experts.gate_up_proj",
                  w.inputMajor ? std::vector<int64_t>{experts, h, 2 * width} : std::vector<int64_t>{experts, 2 * width, h});
-        const torch::Tensor down = load("experts.down_proj", w.inputMajor ? hub : std::vector<int64_t>{experts, h, width});
+        torch::Tensor down = load("experts.down_proj", w.inputMajor ? hub : std::vector<int64_t>{experts, h, width});
+        if (w.inputMajor && device.is_cpu()) {
+            // A CPU reads experts output-major (the few-rows kernel's form): transposed once here, one tensor at a
+            // time, so the peak is the weights plus one layer's fused tensor.
+            gateUp = gateUp.transpose(1, 2).contiguous();
+            down = down.transpose(1, 2).contiguous();
+            w.inputMajor = false;
+        }
         for (int64_t e = 0; e < experts; ++e) {
             w.gateUp.push_back(gateUp.select(0, e)); // views: they keep the one tensor alive
             w.down.push_back(down.select(0, e));
@@ -145,9 +153,11 @@ torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeC
     auto expertOutput = [&](const ExpertRun& run, const torch::Tensor& rows) {
         const auto& gateUp = w.gateUp[static_cast<size_t>(run.expert)];
         const auto& down = w.down[static_cast<size_t>(run.expert)];
-        const auto both = rows.mm(w.inputMajor ? gateUp : gateUp.t());
+        // Output-major weights go through the few-rows kernel on a CPU (BLAS's repacking of each expert's
+        // megabytes for its 30-odd rows cost as much as the product); elsewhere it is at::linear.
+        const auto both = w.inputMajor ? rows.mm(gateUp) : kernels::linearFewRows(rows, gateUp);
         const auto act = torch::silu(both.narrow(1, 0, width)) * both.narrow(1, width, width);
-        return act.mm(w.inputMajor ? down : down.t()) * slotWeights.narrow(0, run.start, run.rows);
+        return (w.inputMajor ? act.mm(down) : kernels::linearFewRows(act, down)) * slotWeights.narrow(0, run.start, run.rows);
     };
     torch::Tensor out;
     if (!x.device().is_cpu()) {

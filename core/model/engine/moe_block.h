@@ -28,7 +28,9 @@ struct RouterTrace {
 //  - per-expert tensors (qwen3_5_moe, glm4v_moe): gate and up joined once per expert at load, [2I, hidden];
 //  - the Hub's fused qwen3_vl_moe tensors, [E, hidden, 2I] and [E, I, hidden] (`inputMajor`: x @ w), or
 //    transformers 5's in-memory form of them, [E, 2I, hidden] and [E, hidden, I] (x @ w^T), told apart by
-//    down_proj's shape. Each expert's matrix is then a view of the one tensor.
+//    down_proj's shape. Each expert's matrix is then a view of the one tensor. On a CPU the Hub's form is
+//    transposed at load into transformers' (the few-rows kernel reads output-major rows), so there `inputMajor`
+//    is always false.
 struct MoeWeights {
     at::Tensor router;         // [E, hidden]
     at::Tensor correctionBias; // [E], GLM: added to the scores that choose, never to the weights

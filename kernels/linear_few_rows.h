@@ -1,0 +1,23 @@
+#pragma once
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
+
+namespace ropescope::kernels {
+
+// x [M, K] times w [N, K] transposed: [M, N], what at::linear(x, w) gives, for the few rows one MoE expert
+// receives (tens of tokens against a weight of megabytes). BLAS repacks all of w on every call, and at 31 rows
+// that copy costs as much as the product: OpenBLAS ran Qwen3.5-35B-A3B's expert GEMMs at 25-30 GFLOP/s a core
+// here, against 55 for a dense MLP. This kernel reads w's rows where they lie (K contiguous, any row stride, so a
+// view into a fused expert tensor works) and packs only x and a 4-row strip of w at a time.
+//
+// It runs on one thread (the MoE block runs one expert per core) where all of these hold: CPU tensors, float32,
+// x's and w's rows contiguous, at most `linearFewRowsLimit()` rows, no autograd to record, a CPU with AVX2 and
+// FMA. Anything else goes to at::linear, so the call is always correct; the two differ by float rounding only.
+at::Tensor linearFewRows(const at::Tensor& x, const at::Tensor& w);
+
+// The most rows the kernel takes: beyond it BLAS's packing is paid for and BLAS is as fast.
+int64_t linearFewRowsLimit();
+
+// Whether this process runs the kernel at all (x86-64 with AVX2 and FMA).
+bool linearFewRowsAvailable();
+
+} // namespace ropescope::kernels

@@ -37,8 +37,7 @@ ROPESCOPE_AVX2 inline float horizontalSum(__m256 v)
 
 // Rows [0, rows) of `a` (row stride lda), columns [0, depth), as a panel [depth / 8][R][8]: one tile's operand in
 // the order the tile reads it. Rows past `rows` and columns past `depth` are zeros, which add nothing.
-template <int R>
-ROPESCOPE_AVX2 void packPanel(const float* a, int64_t lda, int64_t rows, int64_t depth, float* panel)
+template <int R> ROPESCOPE_AVX2 void packPanel(const float* a, int64_t lda, int64_t rows, int64_t depth, float* panel)
 {
     const int64_t blocks = (depth + kLanes - 1) / kLanes;
     for (int64_t b = 0; b < blocks; ++b) {
@@ -144,14 +143,16 @@ bool linearFewRowsAvailable()
 #endif
 }
 
-int64_t linearFewRowsLimit() { return kMaxRows; }
+int64_t linearFewRowsLimit()
+{
+    return kMaxRows;
+}
 
 at::Tensor linearFewRows(const at::Tensor& x, const at::Tensor& w)
 {
     const bool fits = x.device().is_cpu() && w.device().is_cpu() && x.scalar_type() == at::kFloat && w.scalar_type() == at::kFloat &&
-                      x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1) && x.size(0) <= kMaxRows && x.stride(1) == 1 &&
-                      w.stride(1) == 1 && !(at::GradMode::is_enabled() && (x.requires_grad() || w.requires_grad())) &&
-                      linearFewRowsAvailable();
+        x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1) && x.size(0) <= kMaxRows && x.stride(1) == 1 && w.stride(1) == 1 &&
+        !(at::GradMode::is_enabled() && (x.requires_grad() || w.requires_grad())) && linearFewRowsAvailable();
     if (!fits)
         return torch::nn::functional::linear(x, w);
     auto out = torch::zeros({x.size(0), w.size(0)}, x.options());

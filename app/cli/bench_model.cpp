@@ -78,6 +78,12 @@ kernels::AttentionPath parseAttentionPath(const QCommandLineParser& parser)
     return kernels::AttentionPath::Fused;
 }
 
+double median(std::vector<double> values)
+{
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
 template <class Fn> double medianMs(int runs, Fn&& fn)
 {
     std::vector<double> ms;
@@ -86,8 +92,7 @@ template <class Fn> double medianMs(int runs, Fn&& fn)
         fn();
         ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    std::sort(ms.begin(), ms.end());
-    return ms[ms.size() / 2];
+    return median(ms);
 }
 
 // The first sparse layer's MoE block on the prompt's length of tokens, against one dense SwiGLU MLP of the block's
@@ -128,10 +133,6 @@ template <class Sync> QJsonObject benchMoeBlock(model::Vlm& vlm, int64_t tokens,
         moeMs.push_back(timeMs(moe));
         ratios.push_back(moeMs.back() / denseMs.back());
     }
-    auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
     return QJsonObject{{"moe_layer", layer},
                        {"moe_block_ms", median(moeMs)},
                        {"dense_mlp_active_width_ms", median(denseMs)},

@@ -1,6 +1,6 @@
 #include "kernels/attention.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <torch/version.h>
 
 #include <algorithm>

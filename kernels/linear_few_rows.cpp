@@ -1,6 +1,7 @@
 #include "kernels/linear_few_rows.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/nn/functional/linear.h>
 
 #include <algorithm>
 #include <vector>

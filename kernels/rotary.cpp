@@ -1,6 +1,6 @@
 #include "kernels/rotary.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace ropescope::kernels {
 

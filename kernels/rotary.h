@@ -1,5 +1,5 @@
 #pragma once
-#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
 namespace ropescope::kernels {
 

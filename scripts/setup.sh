@@ -57,4 +57,6 @@ else
   echo "setup: clang++ not found; the fuzz targets are not built (scripts/check_fuzz.sh)"
 fi
 # Two at a time on the two cores (slurm_runs runs alone: RUN_SERIAL); serially it took 385 s here, 2026-11-25.
+# The test presets set OPENBLAS_NUM_THREADS=1: a suite has one core, and OpenBLAS's second thread only spun
+# (sched_yield) against the other suite (test_bundled_models: 187 s beside another suite, 112 s alone; docs/CI.md).
 ctest --preset "$preset" --output-on-failure

@@ -14,7 +14,7 @@
 #include "views/charts/attention_figures.h"
 #include "views/charts/region_chart.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QJsonArray>
 #include <QJsonDocument>
 

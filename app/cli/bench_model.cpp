@@ -8,7 +8,11 @@
 #include "core/model/engine/vlm.h"
 #include "kernels/attention.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/nn/functional/linear.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
+#include <ATen/Parallel.h>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -295,7 +299,7 @@ int benchModel(const QCommandLineParser& parser)
                                    : parser.value("config") + " (random weights" +
                      (layers > 0 ? QString(", first %1 of its layers)").arg(cfg.text.layers) : QString(")"))},
             {"device",
-             device.is_cuda() ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(torch::get_num_threads())},
+             device.is_cuda() ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(at::get_num_threads())},
             {"dtype", dtype == torch::kBFloat16 ? "bf16" : "fp32"},
             {"attention",
              attention == kernels::AttentionPath::Fused ? "fused (LibTorch " TORCH_VERSION ")" : "explicit (LibTorch " TORCH_VERSION ")"},

@@ -8,7 +8,7 @@
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/vlm.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <cmath>
 
 #include <cstdio>

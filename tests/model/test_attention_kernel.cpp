@@ -4,7 +4,7 @@
 // with the explicit one.
 #include "kernels/attention.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QtTest>
 
 #include <limits>

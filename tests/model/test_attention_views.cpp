@@ -15,7 +15,7 @@
 #include "tests/support/run_ropescope.h"
 #include "views/charts/attention_heatmap.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QDir>
 #include <QFile>
 #include <QImage>

@@ -11,7 +11,7 @@
 #include "core/model/engine/vlm.h"
 #include "core/model/training/synthetic_task.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>

@@ -5,7 +5,7 @@
 #include "core/model/training/synthetic_task.h"
 #include "core/model/training/trainer.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QDir>
 #include <QJsonDocument>
 #include <QJsonObject>

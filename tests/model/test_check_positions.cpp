@@ -9,7 +9,8 @@
 
 #include "tests/support/run_ropescope.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/serialize.h>
 
 #include <QDir>
 #include <QFileInfo>

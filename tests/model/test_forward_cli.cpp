@@ -5,7 +5,8 @@
 #include "tests/support/csv_table.h"
 #include "tests/support/run_ropescope.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/cuda.h>
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>

@@ -5,7 +5,7 @@
 #include "core/model/engine/tensor_io.h"
 #include "kernels/rotary.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>

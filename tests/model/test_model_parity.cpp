@@ -7,7 +7,7 @@
 #include "core/model/engine/token_layout.h"
 #include "core/model/engine/vlm.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>

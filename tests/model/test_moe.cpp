@@ -10,7 +10,9 @@
 #include "core/model/engine/vlm.h"
 #include "kernels/linear_few_rows.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/nn/functional/linear.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -10,7 +10,7 @@
 #include "tests/support/csv_table.h"
 #include "tests/support/run_ropescope.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>

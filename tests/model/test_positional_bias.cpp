@@ -10,7 +10,7 @@
 
 #include "tests/support/run_ropescope.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>

@@ -11,7 +11,7 @@
 #include "tests/support/model_folder.h"
 #include "tests/support/run_ropescope.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QImage>
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -6,7 +6,7 @@
 #include "core/model/engine/checkpoint.h"
 #include "core/model/engine/language_model.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QtTest>
 
 #include <cmath>

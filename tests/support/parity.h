@@ -4,7 +4,7 @@
 #include <QString>
 #include <QtTest>
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace ropescope::test {
 

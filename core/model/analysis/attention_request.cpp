@@ -4,7 +4,7 @@
 #include "core/model/engine/host_allocator.h"
 #include "core/model/engine/safetensors.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>

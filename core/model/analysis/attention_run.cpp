@@ -1,6 +1,6 @@
 #include "core/model/analysis/attention_run.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QFileInfo>
 
 #include "core/geometry/errors.h"

@@ -1,6 +1,6 @@
 #include "core/model/analysis/attention_stats.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>

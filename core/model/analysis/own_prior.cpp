@@ -2,7 +2,7 @@
 
 #include "kernels/rotary.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>

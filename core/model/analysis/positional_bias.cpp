@@ -6,7 +6,7 @@
 #include "core/model/engine/tokenizer.h"
 #include "core/model/engine/vlm.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QDir>
 #include <QJsonArray>
 

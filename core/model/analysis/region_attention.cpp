@@ -1,6 +1,6 @@
 #include "core/model/analysis/region_attention.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QStringList>
 
 #include <algorithm>

@@ -3,7 +3,8 @@
 #include "core/model/analysis/own_prior.h"
 #include "core/model/engine/vlm.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <stdexcept>
 
 namespace ropescope::model {

@@ -4,7 +4,7 @@
 
 #include "core/model/engine/tensor_io.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>

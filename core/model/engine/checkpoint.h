@@ -2,7 +2,7 @@
 #include "core/model/engine/model_config.h"
 #include "core/model/engine/safetensors.h"
 
-#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
 #include <QString>
 

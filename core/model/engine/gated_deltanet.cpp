@@ -1,6 +1,9 @@
 #include "core/model/engine/gated_deltanet.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/nn/functional/linear.h>
+#include <torch/nn/functional/activation.h>
+#include <torch/nn/functional/conv.h>
 #include <algorithm>
 #include <cmath>
 #include <vector>

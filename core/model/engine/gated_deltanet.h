@@ -3,7 +3,7 @@
 // no positions at all, a state per value head that each token decays and corrects. Plain LibTorch.
 #include "core/model/engine/model_config.h"
 
-#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
 namespace ropescope::model {
 

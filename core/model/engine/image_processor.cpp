@@ -2,7 +2,8 @@
 
 #include "core/io/input_file.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/nn/functional/upsampling.h>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
 namespace ropescope::model {
 

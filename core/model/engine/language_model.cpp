@@ -2,7 +2,8 @@
 
 #include "kernels/rotary.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/nn/functional/linear.h>
 #include <torch/version.h>
 
 #include <cmath>

@@ -5,7 +5,7 @@
 #include "core/model/engine/moe_block.h"
 #include "kernels/attention.h"
 
-#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
 #include <vector>
 

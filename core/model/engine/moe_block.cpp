@@ -4,7 +4,8 @@
 #include "core/model/engine/cpu_threads.h"
 #include "kernels/linear_few_rows.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/nn/functional/linear.h>
 
 namespace ropescope::model {
 namespace {

@@ -4,7 +4,7 @@
 // all of them (one gate+up GEMM and one down GEMM), add the results weighted, and add the shared expert.
 #include "core/model/engine/model_config.h"
 
-#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 #include "core/model/engine/tensor_io.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 
 namespace ropescope::model {
 

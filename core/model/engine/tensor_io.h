@@ -2,7 +2,7 @@
 // LibTorch side of safetensors: only model code includes this (torch headers are slow to compile).
 #include "core/model/engine/safetensors.h"
 
-#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
 namespace ropescope::model {
 

@@ -3,7 +3,8 @@
 #include "kernels/attention.h"
 #include "kernels/rotary.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/nn/functional/linear.h>
 #include <algorithm>
 #include <map>
 

@@ -4,7 +4,8 @@
 // with the Qwen towers (vision_tower.cpp).
 #include "core/model/engine/vision_tower.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/nn/functional/linear.h>
 
 namespace ropescope::model {
 

@@ -5,7 +5,9 @@
 // Unlike Qwen's and GLM's, these patches arrive in raster order, and only the projector groups them 2x2.
 #include "core/model/engine/vision_tower.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/nn/functional/linear.h>
+#include <torch/nn/functional/upsampling.h>
 
 namespace ropescope::model {
 namespace {

@@ -6,7 +6,7 @@
 #include "core/geometry/errors.h"
 #include "kernels/rotary.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdint>

@@ -6,7 +6,7 @@
 #include "core/model/engine/token_layout.h"
 #include "core/model/engine/vision_tower.h"
 
-#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
 #include <map>
 #include <memory>

@@ -8,7 +8,10 @@
 #include "core/model/training/synthetic_task.h"
 #include "core/model/training/tiny_model.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/nn/functional/loss.h>
+#include <torch/optim/adamw.h>
+#include <torch/nn/utils/clip_grad.h>
 #include <QDir>
 #include <QFile>
 #include <QJsonDocument>

@@ -1,7 +1,7 @@
 #pragma once
 #include "core/model/engine/model_scheme.h"
 
-#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/torch.h>
+#include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
 #include <QString>
 

@@ -5,18 +5,18 @@
 option(ROPESCOPE_TORCH_PCH "Precompile LibTorch's headers once for the sources that compute" ON)
 
 if(ROPESCOPE_TORCH_PCH)
-  # Built with the flags every computing target has and no more: GCC refuses a PCH built with other
-  # code-generation flags or with a macro the user lacks (-Winvalid-pch, which CMake adds, says so, and -Werror
-  # makes it an error). So LibTorch and the project's options, position-independent (Qt6::Core gives the
-  # targets that link it -fPIC), and no Qt (whose QT_NO_DEBUG ropescope_kernels lacks).
+  # Built with the flags of the targets that reuse it, and no more: GCC refuses a PCH built with other
+  # code-generation flags or with a macro its user lacks (-Winvalid-pch, which CMake adds, says so; -Werror makes it
+  # an error). Every user links Qt6::Core, as this target does, and so has Qt's flags: -fPIC from Debian 12's Qt,
+  # none from Debian 13's (whose GCC then makes position-independent executables by default). ropescope_kernels,
+  # which has no Qt, keeps parsing LibTorch (three sources).
   add_library(ropescope_torch_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/torch_pch.cpp)
-  target_link_libraries(ropescope_torch_pch PRIVATE ropescope_options ${TORCH_LIBRARIES})
-  set_target_properties(ropescope_torch_pch PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  target_link_libraries(ropescope_torch_pch PRIVATE ropescope_options Qt6::Core ${TORCH_LIBRARIES})
   target_precompile_headers(ropescope_torch_pch PRIVATE <torch/types.h> <torch/nn/functional/linear.h>)
 endif()
 
 # Gives `target`'s computing sources the PCH: those that include <torch/types.h> or the parity harness (which
-# includes it). Call it after the target's sources are all added.
+# includes it). `target` links Qt6::Core (above). Call it after the target's sources are all added.
 function(ropescope_use_torch_pch target)
   if(NOT ROPESCOPE_TORCH_PCH)
     return()
@@ -44,12 +44,6 @@ function(ropescope_use_torch_pch target)
       get_target_property(binary ${target} BINARY_DIR)
       set_source_files_properties("${binary}/${target}_autogen/mocs_compilation.cpp" TARGET_DIRECTORY ${target}
                                   PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
-    endif()
-    # The PCH is built with -fPIC and GCC refuses it under other settings: a library that does not link Qt
-    # (ropescope_kernels) is made position-independent too.
-    get_target_property(type ${target} TYPE)
-    if(type MATCHES "LIBRARY")
-      set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
     endif()
   endif()
 endfunction()

@@ -1,4 +1,4 @@
-# One precompiled LibTorch header for every source that computes (docs/CI.md, "Precompiled LibTorch header").
+# One precompiled LibTorch header for every source that computes (docs/CI.md, "Seventh session").
 # Parsing <torch/types.h> is most of such a source's compile: moe_block.cpp takes 16 s without it and 7 s with it
 # on a 2-core machine, a model suite 27 s and 18 s. One PCH is built (ropescope_torch_pch) and every target with a
 # computing source reuses it; its other sources skip it, so they neither parse nor see LibTorch.

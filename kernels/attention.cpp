@@ -48,8 +48,16 @@ torch::Tensor additiveMask(const torch::Tensor& visible, torch::ScalarType dtype
 
 torch::Tensor repeatHeads(const torch::Tensor& t, int64_t groups)
 {
-    // Contiguous operands keep batched matmul on the BLAS path (strided views fall back to a slow loop).
-    return (groups > 1 ? t.repeat_interleave(groups, 0) : t).contiguous();
+    // Each head `groups` times in a row, as repeat_interleave(groups, 0) gives, but through a broadcast view:
+    // repeat_interleave makes an index tensor from its count, which a CUDA graph cannot capture. Contiguous
+    // operands keep batched matmul on the BLAS path (strided views fall back to a slow loop).
+    if (groups == 1)
+        return t.contiguous();
+    auto sizes = t.sizes().vec();
+    sizes.insert(sizes.begin() + 1, groups);
+    auto merged = t.sizes().vec();
+    merged[0] *= groups;
+    return t.unsqueeze(1).expand(sizes).reshape(merged);
 }
 
 // Softmax probabilities of queries q [H, R, d] over all keys [H, Lk, d]. Scores in q's dtype, softmax in
@@ -94,15 +102,19 @@ torch::Tensor explicitAttention(const torch::Tensor& q, const torch::Tensor& k, 
         for (int64_t start = 0; start < q.size(1); start += chunk) {
             const int64_t len = std::min(chunk, q.size(1) - start);
             const auto mask = masking.additive.defined() ? masking.additive.narrow(0, start, len) : torch::Tensor();
+            const auto visible =
+                masking.visible.defined() && masking.visible.size(0) > 1 ? masking.visible.narrow(0, start, len) : masking.visible;
             parts.push_back(
-                explicitAttention(q.narrow(1, start, len), k, v, {masking.causal, masking.past + start, mask}, nullptr, nullptr));
+                explicitAttention(q.narrow(1, start, len), k, v, {masking.causal, masking.past + start, mask, visible}, nullptr, nullptr));
         }
         return torch::cat(parts, 1);
     }
     const int64_t groups = q.size(0) / k.size(0);
     const auto keys = repeatHeads(k, groups), values = repeatHeads(v, groups);
     torch::Tensor mask;
-    if (hidesKeys(masking, q.size(1), keys.size(1)))
+    if (masking.visible.defined())
+        mask = additiveMask(masking.visible, q.scalar_type());
+    else if (hidesKeys(masking, q.size(1), keys.size(1)))
         mask = masking.additive.defined()
             ? masking.additive
             : causalRowsMask(torch::arange(q.size(1), q.options().dtype(torch::kInt64)), masking.past, keys.size(1), q.scalar_type());
@@ -126,9 +138,11 @@ torch::Tensor fusedAttention(const torch::Tensor& q, const torch::Tensor& k, con
                                    : at::scaled_dot_product_attention(q4, k4, v4, {}, 0.0, causal))
             .squeeze(0);
     };
-    const bool causal = hidesKeys(masking, queries, keyCount);
+    const bool causal = hidesKeys(masking, queries, keyCount) && !masking.visible.defined();
     torch::Tensor context;
-    if (causal && masking.past == 0 && queries == keyCount)
+    if (masking.visible.defined())
+        context = sdpa(masking.visible, false);
+    else if (causal && masking.past == 0 && queries == keyCount)
         context = sdpa({}, true); // is_causal aligns the triangle top-left: right only without a past
     else if (causal)
         context = sdpa(visibleKeys(torch::arange(queries, q.options().dtype(torch::kInt64)), masking.past, keyCount), false);
@@ -138,7 +152,9 @@ torch::Tensor fusedAttention(const torch::Tensor& q, const torch::Tensor& k, con
         // Only the captured rows' scores are formed: rows x Lk per head, never Lq x Lk (unless all rows are asked for).
         const auto rows = someRows(capture) ? capture->rows : torch::arange(queries, q.options().dtype(torch::kInt64));
         torch::Tensor mask;
-        if (causal)
+        if (masking.visible.defined())
+            mask = additiveMask(masking.visible, q.scalar_type());
+        else if (causal)
             mask = capture->rowsMask.defined() && someRows(capture) ? capture->rowsMask
                                                                     : causalRowsMask(rows, masking.past, keyCount, q.scalar_type());
         *captured = selectColumns(probabilities(q.index_select(1, rows), keys, mask), *capture);

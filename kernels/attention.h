@@ -27,6 +27,9 @@ struct Masking {
     // Optional, for callers that attend many times with the same queries (a decoder's layers): the
     // additive [Lq, Lk] mask from causalRowsMask, which the explicit path would otherwise make each call.
     at::Tensor additive;
+    // Optional, instead of causal: which keys the queries may see, bool [1 or Lq, Lk]. Decoding into a KV cache
+    // of fixed capacity (the shapes a CUDA graph replays) hides the slots not yet written.
+    at::Tensor visible;
 };
 
 // How the context is computed. Fused: scaled_dot_product_attention (flash / memory-efficient kernels on

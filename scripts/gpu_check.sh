@@ -9,6 +9,8 @@
 #   bash scripts/gpu_check.sh test      # there: the build and the tests only
 #   bash scripts/gpu_check.sh bench     # there, after test: the benchmarks only (BENCH_ARGS: flags for
 #                                       # tests/perf/compare_transformers.py in place of the families below)
+#   bash scripts/gpu_check.sh quick     # there: build, the CUDA parity cases, then `speed` with and without the
+#                                       # decoding step's CUDA graph (ROPESCOPE_CUDA_GRAPHS=0 for two of them)
 #   bash scripts/gpu_check.sh speed     # there: build ropescope alone and time RopeScope's side only
 #                                       # (SPEED_RUNS: "config:image-tokens:text-tokens ..."), the quickest
 #                                       # remeasure after a change, for a lease with little time left
@@ -147,7 +149,7 @@ bench() {
 
 # RopeScope's side alone, each run printed as it finishes: vision, prefill with capture, decoder, decode step.
 speed() {
-  local runs=${SPEED_RUNS:-"qwen35-0.8b:784:216 qwen3vl-2b:784:216 qwen35-0.8b:3136:960 qwen2vl-2b:784:216 glm4v-9b:784:216"}
+  local runs=${SPEED_RUNS:-"qwen3vl-2b:784:216 qwen35-0.8b:784:216 qwen35-0.8b:3136:960 qwen2vl-2b:784:216 paddleocr-vl:784:216 glm4v-9b:784:216"}
   local t0=$SECONDS item config image text
   cmake --build build-gpu -j"$(nproc)" --target ropescope > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; return 1; }
   echo "built ropescope in $((SECONDS - t0)) s"
@@ -156,8 +158,9 @@ speed() {
     build-gpu/bin/ropescope bench model --config "resources/configs/$config.json" --random --device cuda --dtype bf16 \
       --image-tokens "$image" --text-tokens "$text" --runs 3 --json > "$out/speed_last.json" 2>> "$out/speed.log" || continue
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], int(r["tokens"]), "tokens:", ", ".join(
-      f"{k} {r[k]:.1f}" for k in ("vision_ms","prefill_capture_ms","decoder_ms","cached_vision_lookup_ms","decode_step_ms")))' \
-      "$out/speed_last.json" "$config" | tee -a "$out/speed.log"
+      f"{k} {r[k]:.1f}" for k in ("vision_ms","prefill_capture_ms","decoder_ms","cached_vision_lookup_ms","decode_step_ms",
+      "decode_first_step_ms","decode_second_step_ms")), "graphs:", r.get("decode_graphs")))' \
+      "$out/speed_last.json" "$config${ROPESCOPE_CUDA_GRAPHS:+ (ROPESCOPE_CUDA_GRAPHS=$ROPESCOPE_CUDA_GRAPHS)}" | tee -a "$out/speed.log"
   done
 }
 
@@ -169,6 +172,13 @@ run() {
   case "$1" in
     all) build && { cuda_parity || failed=1; bench || failed=1; model_suites || failed=1; } || failed=1 ;;
     test) build && { cuda_parity || failed=1; model_suites || failed=1; } || failed=1 ;;
+    # The CUDA parity cases, then RopeScope's side of the benchmarks with the decoding step's CUDA graph, then
+    # two of them again without it: the check of a change to the GPU path that fits a short lease.
+    quick) build && { cuda_parity || failed=1
+                      SPEED_RUNS="qwen3vl-2b:784:216 qwen35-0.8b:784:216 qwen35-0.8b:3136:960 qwen2vl-2b:784:216 paddleocr-vl:784:216" \
+                        speed || failed=1
+                      ROPESCOPE_CUDA_GRAPHS=0 SPEED_RUNS="qwen3vl-2b:784:216 qwen35-0.8b:3136:960" speed || failed=1
+                      SPEED_RUNS="glm4v-9b:784:216" speed || failed=1; } || failed=1 ;;
     bench) bench || failed=1 ;;
     speed) build_configure && speed || failed=1 ;;
   esac
@@ -181,5 +191,6 @@ case "${1:-}" in
   test) run test ;;
   bench) run bench ;;
   speed) run speed ;;
-  *) echo "usage: bash scripts/gpu_check.sh prepare|run|test|bench|speed" >&2; exit 2 ;;
+  quick) run quick ;;
+  *) echo "usage: bash scripts/gpu_check.sh prepare|run|test|bench|quick|speed" >&2; exit 2 ;;
 esac

@@ -1,5 +1,6 @@
 #include "app/cli/bench_model.h"
 
+#include "app/cli/bench_gemm_floor.h"
 #include "app/cli/bench_profile.h"
 #include "app/cli/cli_error.h"
 #include "app/cli/geometry_options.h"
@@ -160,6 +161,9 @@ void addBenchModelOptions(QCommandLineParser& parser)
         {"runs", "Timed runs per stage (default 3; the median is reported).", "N"},
         {"attention", "fused (scaled_dot_product_attention; the default on LibTorch >= 2.1) or explicit.", "PATH"},
         {"layers", "With --random: keep the first N decoder layers (a real MoE layer stack on a small machine).", "N"},
+        {"gemm-floor",
+         "Also time the decoder's projections alone at the prompt's length (each layer's GEMMs on random operands), alternating "
+         "with prefills, and report the prefill over that floor."},
         {"profile",
          "Also run the prefill, the capture pass and a 5-token generation once each under LibTorch's profiler (2.0 or later) "
          "and write each one's operators, kernels and launches here as JSON.",
@@ -262,20 +266,32 @@ int benchModel(const QCommandLineParser& parser)
             positionsMs = r.positionsMs;
             decoderMs = r.prefillMs;
         });
-        // One greedy decoding step after the prompt (KV cache; Qwen3.5's DeltaNet state): the generation
-        // loop's time over 5 tokens, of which the first comes from the prefill's logits.
-        double decodeStepMs = 0;
+        // Greedy decoding after the prompt (KV cache; Qwen3.5's DeltaNet state), 9 tokens: the first comes from the
+        // prefill's logits, then 8 steps, each timed from one token read back to the next. The first two steps
+        // are apart: on a GPU the first runs one operator at a time and the second also captures the CUDA graph
+        // the others replay. The steady step is the median of the rest over every run.
+        double decodeStepMs = 0, firstStepMs = 0, captureStepMs = 0;
+        QString decodeGraphs = "no (not a CUDA device)";
         {
             model::ForwardRequest decode = req;
-            decode.generate = 5;
-            std::vector<double> steps;
+            decode.generate = 9;
+            std::vector<double> steady, first, second;
             for (int i = 0; i < runs; ++i) {
                 const auto r = vlm.run(decode);
                 sync();
-                steps.push_back(r.generateMs / 4);
+                first.push_back(r.stepMs.at(0));
+                second.push_back(r.stepMs.at(1));
+                steady.insert(steady.end(), r.stepMs.begin() + 2, r.stepMs.end());
+                if (r.stepsGraphed)
+                    decodeGraphs = "yes";
+                else if (!r.stepGraphFailure.empty())
+                    decodeGraphs = QString("capture failed: %1").arg(QString::fromStdString(r.stepGraphFailure).section('\n', 0, 0));
+                else if (device.is_cuda())
+                    decodeGraphs = "no";
             }
-            std::sort(steps.begin(), steps.end());
-            decodeStepMs = steps[steps.size() / 2];
+            decodeStepMs = median(steady);
+            firstStepMs = median(first);
+            captureStepMs = median(second);
         }
         const model::ForwardRequest plainPrefill = req;
         // Capture every layer's text -> image attention: rows are the tokens after the first image that are
@@ -315,12 +331,27 @@ int benchModel(const QCommandLineParser& parser)
             {"decoder_ms", decoderMs},
             {"prefill_capture_ms", captureMs},
             {"decode_step_ms", decodeStepMs},
+            {"decode_first_step_ms", firstStepMs},
+            {"decode_second_step_ms", captureStepMs},
+            {"decode_graphs", decodeGraphs},
             {"capture_overhead_ms", captureMs - prefillMs},
             {"captured_mb", static_cast<double>(capturedBytes) / 1048576.0},
             {"loaded_rss_mb", loadedRssMb},
             {"peak_rss_mb", rssMb("VmHWM:")}};
         if (rssPeakReset)
             row["forward_peak_rss_mb"] = rssMb("VmHWM:") - loadedRssMb;
+        if (parser.isSet("gemm-floor")) {
+            const QJsonObject floor = benchGemmFloor(
+                cfg.text, L, runs, vlm.language().lmHead().options(),
+                [&] {
+                    const auto r = vlm.run(plainPrefill);
+                    sync();
+                    return r.prefillMs;
+                },
+                sync);
+            for (auto it = floor.begin(); it != floor.end(); ++it)
+                row[it.key()] = it.value();
+        }
         if (cfg.text.moe.any()) {
             const QJsonObject block = benchMoeBlock(vlm, L, runs, sync);
             for (auto it = block.begin(); it != block.end(); ++it)

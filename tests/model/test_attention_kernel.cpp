@@ -59,20 +59,32 @@ private:
             kernels::CaptureSelection selection{
                 torch::tensor({c.queries - 1, int64_t(0)}), torch::tensor({int64_t(0), keys - 1, keys / 2}), {}};
             torch::Tensor captured;
-            const auto out = kernels::attention(q, k, v, {c.causal, c.past, {}}, &selection, &captured);
+            const auto out = kernels::attention(q, k, v, {c.causal, c.past, {}, {}}, &selection, &captured);
             QVERIFY2(maxDiff(out, context) < 1e-5, c.name);
             QCOMPARE(captured.sizes().vec(), (std::vector<int64_t>{6, 2, 3}));
             QVERIFY2(maxDiff(captured, probs.index_select(1, selection.rows).index_select(2, selection.cols)) < 1e-6, c.name);
             // A decoder hands in the rows' mask it made once; the probabilities must not change.
             selection.rowsMask = kernels::causalRowsMask(selection.rows, c.past, keys, torch::kFloat32);
-            kernels::attention(q, k, v, {c.causal, c.past, {}}, &selection, &captured);
+            kernels::attention(q, k, v, {c.causal, c.past, {}, {}}, &selection, &captured);
             QVERIFY2(maxDiff(captured, probs.index_select(1, selection.rows).index_select(2, selection.cols)) < 1e-6, c.name);
             // Empty selections mean every row and every column.
             kernels::CaptureSelection all;
-            kernels::attention(q, k, v, {c.causal, c.past, {}}, &all, &captured);
+            kernels::attention(q, k, v, {c.causal, c.past, {}, {}}, &all, &captured);
             QVERIFY2(maxDiff(captured, probs) < 1e-6, c.name);
-            QVERIFY2(maxDiff(kernels::attention(q, k, v, {c.causal, c.past, {}}), context) < 1e-5, c.name);
+            QVERIFY2(maxDiff(kernels::attention(q, k, v, {c.causal, c.past, {}, {}}), context) < 1e-5, c.name);
         }
+        // A KV cache of fixed capacity: one query sees the first 7 of 12 slots (the rest not yet written). The
+        // same as attending to those 7 keys alone, context and captured probabilities (zero past them).
+        const auto q = torch::randn({6, 1, 16}), k = torch::randn({3, 12, 16}), v = torch::randn({3, 12, 16});
+        const auto visible = (torch::arange(12) < 7).unsqueeze(0);
+        kernels::CaptureSelection all;
+        torch::Tensor captured, written;
+        const auto context = kernels::attention(q, k, v, {false, 0, {}, visible}, &all, &captured);
+        const auto want = kernels::attention(q, k.narrow(1, 0, 7), v.narrow(1, 0, 7), {false, 0, {}, {}}, &all, &written);
+        QVERIFY(maxDiff(context, want) < 1e-6);
+        QCOMPARE(captured.sizes().vec(), (std::vector<int64_t>{6, 1, 12}));
+        QVERIFY(maxDiff(captured.narrow(2, 0, 7), written) < 1e-7);
+        QCOMPARE(captured.narrow(2, 7, 5).abs().max().item<float>(), 0.0f);
     }
 
 private slots:
@@ -94,7 +106,7 @@ private slots:
         torch::manual_seed(5);
         const Case c{"chunked", 3000, 0, true};
         const auto q = torch::randn({4, 3000, 8}), k = torch::randn({4, 3000, 8}), v = torch::randn({4, 3000, 8});
-        QVERIFY(maxDiff(kernels::attention(q, k, v, {true, 0, {}}), reference(q, k, v, c).first) < 1e-5);
+        QVERIFY(maxDiff(kernels::attention(q, k, v, {true, 0, {}, {}}), reference(q, k, v, c).first) < 1e-5);
     }
 
     void unavailableFusedPathKeepsExplicit()

@@ -342,6 +342,47 @@ private Q_SLOTS:
                 QVERIFY2(compared.count(required), qPrintable(QString("%1 was not compared").arg(required)));
         qInfo("%s%s: %zu keys compared", qPrintable(family), qPrintable(suffix), compared.size());
     }
+
+    // Decoding writes into a KV cache of fixed capacity (the shapes a CUDA graph replays, with the slots not yet
+    // written masked); ROPESCOPE_DECODE_CACHE=growing keeps the cache that grows by concatenation. Both must
+    // decode the same tokens with the same logits and step attention, for every family (Qwen3.5's DeltaNet state
+    // is updated in place in the first).
+    void fixedShapeDecodingEqualsGrowingCache_data()
+    {
+        QTest::addColumn<QString>("family");
+        for (const FamilyRow& row : families())
+            QTest::newRow(row.fixture) << QString(row.fixture);
+    }
+    void fixedShapeDecodingEqualsGrowingCache()
+    {
+        QFETCH(QString, family);
+        const SafeTensors inputs = SafeTensors::open(fixture(family + "/inputs" + familyRow(family).cases[0] + ".safetensors"));
+        Vlm vlm(fixture(family));
+        ForwardRequest req = requestFor(inputs);
+        req.scheme = geometry::defaultSchemeParams(ownSchemeKind(vlm.config()));
+        req.generate = 7;
+        req.capture.layers = {vlm.config().text.attentionLayers().back()};
+        req.capture.selection.cols = torch::arange(req.inputIds.numel());
+        req.captureSteps = true;
+        const ForwardResult fixed = vlm.run(req);
+        qputenv("ROPESCOPE_DECODE_CACHE", "growing");
+        const ForwardResult growing = vlm.run(req);
+        qunsetenv("ROPESCOPE_DECODE_CACHE");
+        QCOMPARE(fixed.stepMs.size(), size_t(6));
+        QVERIFY(!fixed.stepsGraphed); // a CPU run
+        for (const ForwardResult* r : {&fixed, &growing}) {
+            QCOMPARE(r->stepAttentions.size(), size_t(1));
+            QCOMPARE(r->stepAttentions[0].size(1), int64_t(6));
+        }
+        QVERIFY(torch::equal(fixed.generatedIds, growing.generatedIds));
+        const double err = (fixed.generatedLogits - growing.generatedLogits).abs().max().item<double>();
+        const double scale = growing.generatedLogits.abs().max().item<double>();
+        const double attentionErr = (fixed.stepAttentions[0] - growing.stepAttentions[0]).abs().max().item<double>();
+        qInfo("%s: fixed against growing cache, logits max err %.3g (max |logit| %.3g), step attention %.3g", qPrintable(family), err,
+              scale, attentionErr);
+        QVERIFY2(err <= 1e-5 * std::max(1.0, scale), qPrintable(QString("logits differ by %1").arg(err)));
+        QVERIFY2(attentionErr <= 5e-6, qPrintable(QString("step attention differs by %1").arg(attentionErr)));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestFamilyParity)

@@ -97,6 +97,32 @@ private Q_SLOTS:
         }
     }
 
+    // Decoding feeds the rule one token at a time, which takes its own short form: token by token from a state
+    // carried in, the outputs and the final state of the recurrence, in few operators: 25 as RecordFunction
+    // counts them (views and no-op casts included), where the chunk form took 78 for one token.
+    void decodingStepsEqualTheRecurrence()
+    {
+        torch::manual_seed(11);
+        const int64_t B = 1, H = 3, L = 6, dk = 5, dv = 4;
+        auto unit = [](torch::Tensor x) { return x / x.norm(2, -1, true); };
+        const auto q = unit(torch::randn({B, H, L, dk})), k = unit(torch::randn({B, H, L, dk})), v = torch::randn({B, H, L, dv});
+        const auto g = -torch::rand({B, H, L}) * 4.0, beta = torch::rand({B, H, L});
+        const auto s0 = torch::randn({B, H, dk, dv});
+        const auto [want, S] = recurrence(q, k, v, g, beta, s0);
+        torch::Tensor state = s0.clone();
+        std::vector<torch::Tensor> outs;
+        for (int64_t t = 0; t < L; ++t)
+            outs.push_back(gatedDeltaRule(q.narrow(2, t, 1), k.narrow(2, t, 1), v.narrow(2, t, 1), g.narrow(2, t, 1), beta.narrow(2, t, 1),
+                                          state, 64));
+        EXPECT_CLOSE(torch::cat(outs, 2), want, 1e-5, "outputs");
+        EXPECT_CLOSE(state, S, 1e-5, "state");
+        const int64_t ops = countOperators([&] {
+            gatedDeltaRule(q.narrow(2, 0, 1), k.narrow(2, 0, 1), v.narrow(2, 0, 1), g.narrow(2, 0, 1), beta.narrow(2, 0, 1), state, 64);
+        });
+        qInfo("gatedDeltaRule, one token: %lld operators", static_cast<long long>(ops));
+        QVERIFY2(ops <= 30, qPrintable(QString("%1 operators for one token").arg(ops)));
+    }
+
     // The chunk-parallel form: everything that does not depend on the running state is computed for all chunks
     // at once, so each further chunk adds only the sequential recurrence. Counted with LibTorch's own
     // RecordFunction hook (top-level operators, as a GPU launches them): a prompt of 16 chunks against one of 8

@@ -11,6 +11,15 @@
 namespace ropescope::model {
 namespace {
 
+// x [B, L, H, d] with each head `groups` times in a row, as repeat_interleave(groups, 2) gives, through a broadcast
+// view: repeat_interleave builds an index tensor from its count, which a CUDA graph cannot capture.
+torch::Tensor eachHeadRepeated(const torch::Tensor& x, int64_t groups)
+{
+    if (groups == 1)
+        return x;
+    return x.unsqueeze(3).expand({x.size(0), x.size(1), x.size(2), groups, x.size(3)}).reshape({x.size(0), x.size(1), -1, x.size(3)});
+}
+
 torch::Tensor l2Normalised(const torch::Tensor& x)
 {
     return x * torch::rsqrt(x.pow(2).sum(-1, true) + 1e-6);
@@ -24,6 +33,16 @@ torch::Tensor gatedDeltaRule(const torch::Tensor& q, const torch::Tensor& k, con
     const int64_t batch = q.size(0), heads = q.size(1), length = q.size(2), dk = q.size(3), dv = v.size(3);
     const auto f32 = q.options().dtype(torch::kFloat32);
     torch::Tensor s = state.defined() ? state.to(torch::kFloat32) : torch::zeros({batch, heads, dk, dv}, f32);
+    if (length == 1) {
+        // A decoding step: the rule itself, 25 operators (about 8 kernels) where the chunk form below dispatches 78
+        // for one token (on a GPU each a launch, most of a step's time there without a CUDA graph).
+        const auto kt = k.to(torch::kFloat32), vt = v.to(torch::kFloat32);                                  // [B, H, 1, d]
+        const auto decayed = s * g.to(torch::kFloat32).exp().unsqueeze(-1);                                 // exp(g) S
+        const auto correction = (vt - torch::matmul(kt, decayed)) * beta.to(torch::kFloat32).unsqueeze(-1); // beta (v - S^T k)
+        state = torch::baddbmm(decayed.reshape({-1, dk, dv}), kt.reshape({-1, dk, 1}), correction.reshape({-1, 1, dv}))
+                    .reshape({batch, heads, dk, dv});
+        return torch::matmul(q.to(torch::kFloat32), state).to(q.scalar_type());
+    }
     // Within a chunk, with G_t the cumulative log-decay from its start and S0 the state before it, the state
     // after token t is exp(G_t) S0 + sum_{s<=t} exp(G_t - G_s) k_s u_s^T, where the corrections u solve
     //   u_t + beta_t sum_{s<t} exp(G_t - G_s) (k_t . k_s) u_s = beta_t (v_t - exp(G_t) S0^T k_t),
@@ -120,8 +139,8 @@ torch::Tensor gatedDeltaNet(const torch::Tensor& x, const DeltaNetWeights& w, co
     auto k = act.narrow(2, hk * dk, hk * dk).reshape({batch, n, hk, dk});
     const auto v = act.narrow(2, 2 * hk * dk, hv * dv).reshape({batch, n, hv, dv});
     // Value head j reads key head j / (Hv / Hk).
-    q = l2Normalised(q.repeat_interleave(hv / hk, 2)) / std::sqrt(static_cast<double>(dk));
-    k = l2Normalised(k.repeat_interleave(hv / hk, 2));
+    q = l2Normalised(eachHeadRepeated(q, hv / hk)) / std::sqrt(static_cast<double>(dk));
+    k = l2Normalised(eachHeadRepeated(k, hv / hk));
 
     torch::Tensor recurrent = state ? state->recurrent : torch::Tensor();
     const auto core =

@@ -241,6 +241,33 @@ torch::Tensor LanguageModel::embed(const torch::Tensor& ids) const
     return embedding_.index_select(0, ids.to(device_));
 }
 
+torch::Tensor LanguageModel::embedInRange(const torch::Tensor& ids) const
+{
+    return embedding_.index_select(0, ids);
+}
+
+void KvCache::makeFixed(int64_t capacity)
+{
+    if (fixed())
+        return;
+    for (std::vector<torch::Tensor>* buffers : {&keys, &values})
+        for (torch::Tensor& t : *buffers) {
+            if (!t.defined()) // a DeltaNet layer
+                continue;
+            auto sizes = t.sizes().vec(); // [1, heads, tokens, d]
+            sizes[2] = capacity;
+            auto fixedBuffer = torch::zeros(sizes, t.options());
+            fixedBuffer.narrow(2, 0, t.size(2)).copy_(t);
+            t = fixedBuffer;
+        }
+    torch::Device device = torch::kCPU;
+    for (const torch::Tensor& t : keys)
+        if (t.defined())
+            device = t.device();
+    slots = torch::arange(capacity, torch::TensorOptions().dtype(torch::kInt64).device(device));
+    slot = torch::full({1}, tokens, slots.options());
+}
+
 torch::Tensor LanguageModel::rmsNorm(const torch::Tensor& x, const torch::Tensor& w) const
 {
 #ifdef ROPESCOPE_AT_RMS_NORM
@@ -313,7 +340,12 @@ torch::Tensor LanguageModel::attend(const Layer& l, size_t i, const torch::Tenso
     };
     q = kernels::applyRotary(q, forHeads(cos, heads), forHeads(sin, heads));
     k = kernels::applyRotary(k, forHeads(cos, k.size(1)), forHeads(sin, k.size(1)));
-    if (cache) {
+    if (cache && cache->fixed()) {
+        cache->keys[i].index_copy_(2, cache->slot, k);
+        cache->values[i].index_copy_(2, cache->slot, v);
+        k = cache->keys[i];
+        v = cache->values[i];
+    } else if (cache) {
         if (cache->keys[i].defined()) {
             k = torch::cat({cache->keys[i], k}, 2);
             v = torch::cat({cache->values[i], v}, 2);
@@ -352,6 +384,8 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
             throw ModelError("layer " + std::to_string(layer) +
                              " has no attention to capture; attention layers: " + attentionLayerList(cfg_));
     const int64_t past = cache ? cache->length() : 0;
+    if (cache && cache->fixed() && (n != 1 || (capture.selection.rows.defined() && capture.selection.rows.numel() > 0)))
+        throw ModelError("a KV cache of fixed capacity takes one token per pass, all of its rows captured");
     if (cache && cache->keys.empty()) {
         cache->keys.resize(layers_.size());
         cache->values.resize(layers_.size());
@@ -361,7 +395,9 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
     kernels::CaptureSelection selection = capture.selection;
     if (!capture.layers.empty() && selection.rows.defined() && selection.rows.numel() > 0)
         selection.rowsMask = kernels::causalRowsMask(selection.rows, past, past + n, x0.scalar_type());
-    kernels::Masking masking{true, past, {}};
+    kernels::Masking masking{true, past, {}, {}};
+    if (cache && cache->fixed()) // the slots written so far, this token's included
+        masking = {false, 0, {}, (cache->slots <= cache->slot).unsqueeze(0)};
     if (kernels::attentionPath() == kernels::AttentionPath::Explicit && n > 1) // the fused path needs no [n, L] mask
         masking.additive = kernels::causalRowsMask(torch::arange(n, x0.options().dtype(torch::kInt64)), past, past + n, x0.scalar_type());
     // The rotary tables in the activations' dtype, cast once per pass rather than in every layer (layers sharing a

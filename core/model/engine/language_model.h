@@ -18,11 +18,20 @@ struct LayerRotary {
 
 // Per-layer cache for greedy decoding: keys and values [1, kv_heads, T, head_dim] of the attention layers,
 // the conv columns and delta-rule state of the DeltaNet layers (Qwen3.5).
+// The cache grows by concatenation, or, once made fixed (makeFixed), holds `capacity` slots per layer and writes
+// each decoding step's key and value at `slot`: the same shapes and addresses at every step, what a CUDA graph
+// replays.
 struct KvCache {
     std::vector<at::Tensor> keys, values;
     std::vector<DeltaNetState> deltaNet;
     int64_t tokens = 0; // the sequence so far
     int64_t length() const { return tokens; }
+
+    at::Tensor slot;  // fixed: int64 [1] on the device, the position the next token is written at (= tokens)
+    at::Tensor slots; // fixed: int64 [capacity], 0 .. capacity - 1
+    bool fixed() const { return slot.defined(); }
+    // Moves the keys and values into buffers of `capacity` positions (the tokens so far first) on their device.
+    void makeFixed(int64_t capacity);
 };
 
 // What to keep from one forward pass besides the logits.
@@ -91,8 +100,11 @@ public:
     LanguageModel(const Checkpoint& checkpoint, c10::Device device, c10::ScalarType dtype = c10::kFloat);
 
     at::Tensor embed(const at::Tensor& ids) const; // [L] -> [L, hidden]
+    // The same for ids already on the model's device and known to be in range (a greedy step's argmax): no
+    // check, so no read back to the host.
+    at::Tensor embedInRange(const at::Tensor& ids) const;
     // Runs `embeds` [L, hidden] (or a batch [B, L, hidden] sharing one layout, without cache) after
-    // whatever `cache` holds (appending to it when given).
+    // whatever `cache` holds (appending to it when given). A fixed cache takes one token per call.
     // Layer outputs in the capture are each layer's own, before a DeepStack addition.
     DecoderOutput forward(const at::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache, const DecoderCapture& capture,
                           const DeepStackInput* deepstack = nullptr) const;

@@ -1,6 +1,7 @@
 #include "core/model/engine/vlm.h"
 
 #include "core/model/engine/cpu_threads.h"
+#include "core/model/engine/decode_steps.h"
 #include "core/model/engine/host_allocator.h"
 
 #include "core/geometry/errors.h"
@@ -366,19 +367,27 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
         stepCapture.selection.cols = req.capture.selection.cols;
     }
     auto last = r.prefill.logits[r.prefill.logits.size(0) - 1];
+    DecodeSteps decoder(language_, config().text, cache, std::max(0, req.generate - 1), stepCapture);
+    Clock::time_point stepStart;
     for (int step = 0; step < req.generate; ++step) {
         stepLogits.push_back(last);
-        const int64_t next = last.argmax().item<int64_t>();
+        const auto nextOnDevice = last.argmax();
+        const int64_t next = nextOnDevice.item<int64_t>(); // waits for the step that made `last`
+        if (step > 0)
+            r.stepMs.push_back(since(stepStart));
+        stepStart = Clock::now();
         generated.push_back(next);
         if (step + 1 == req.generate)
             break;
         const std::vector<LayerRotary> stepRotary =
             tables.mapPerLayer([&](const geometry::PositionTable& t) { return rotaryFor(t, t.size(), 1, step); });
-        const auto out = language_.forward(language_.embed(torch::tensor({next})), stepRotary, &cache, stepCapture);
-        for (size_t k = 0; k < out.attentions.size(); ++k)
-            steps[k].push_back(out.attentions[k]);
-        last = out.logits[0];
+        std::vector<torch::Tensor> attentions;
+        last = decoder.step(nextOnDevice, stepRotary, &attentions);
+        for (size_t k = 0; k < attentions.size(); ++k)
+            steps[k].push_back(attentions[k]);
     }
+    r.stepsGraphed = decoder.graphed();
+    r.stepGraphFailure = decoder.graphFailure();
     for (auto& layerSteps : steps)
         if (!layerSteps.empty())
             r.stepAttentions.push_back(torch::cat(layerSteps, 1));

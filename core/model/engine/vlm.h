@@ -52,6 +52,11 @@ struct ForwardResult {
     VisionTrace vision;
     // Wall time of each stage (ms): vision (0 when cached), positions and rotary tables, decoder prefill.
     double visionMs = 0, positionsMs = 0, prefillMs = 0, generateMs = 0;
+    // Each decoding step's wall time (ms), from one token read back to the next; whether the steps after the
+    // second replayed a CUDA graph, and why not where one was tried and failed.
+    std::vector<double> stepMs;
+    bool stepsGraphed = false;
+    std::string stepGraphFailure;
 };
 
 // Each decoder layer's position table, built once per distinct layer scheme (AGE alternates two).

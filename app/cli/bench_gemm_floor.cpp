@@ -88,11 +88,27 @@ QJsonObject benchGemmFloor(const model::TextConfig& text, int64_t tokens, int ru
         std::sort(v.begin(), v.end());
         return v[v.size() / 2];
     };
+    // The FLOP limit adds what a prefill must compute besides its projections, at the rate the projections reached:
+    // causal attention's two products over the earlier keys (2 L (L + 1) d FLOPs a head), and the delta rule's
+    // three products with the state a token (6 dk dv a value head). The chunked rule and the explicit attention
+    // path do more; this is the least.
+    const double L = double(tokens);
+    double other = 0;
+    for (int layer = 0; layer < text.layers; ++layer)
+        other += text.isLinear(layer) ? 6.0 * L * text.linearKeyDim * text.linearValueDim * text.linearValueHeads
+                                      : 2.0 * L * (L + 1) * text.headDim() * text.heads;
+    const double total = flops + other;
+    std::vector<double> limitRatios;
+    for (size_t i = 0; i < ratios.size(); ++i)
+        limitRatios.push_back(ratios[i] * flops / total);
     QJsonObject row{{"gemm_floor_ms", median(floor)},
                     {"gemm_floor_decoder_ms", median(decoder)},
                     {"gemm_floor_gflop", flops / 1e9},
                     {"gemm_floor_gflops_per_s", flops / 1e6 / median(floor)},
-                    {"decoder_over_gemm_floor", median(ratios)}};
+                    {"decoder_over_gemm_floor", median(ratios)},
+                    {"flop_limit_gflop", total / 1e9},
+                    {"flop_limit_ms", median(floor) * total / flops},
+                    {"decoder_over_flop_limit", median(limitRatios)}};
     if (sparseLayers > 0)
         row["gemm_floor_leaves_out_sparse_mlps"] = sparseLayers;
     return row;

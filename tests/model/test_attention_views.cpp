@@ -1,6 +1,18 @@
 // The attention explorer's second level on the tiny Qwen2-VL fixture: per-token maps (answer tokens from
 // the generation steps), the layers x heads table and its sink shares, and schemes side by side, checked
 // against independent computations (a full prefill, explicit loops, separate `attend` runs, `ptd`).
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+// moc reads none of these (it defines Q_MOC_RUN): the test class needs nothing from them, and reading LibTorch's
+// headers through them took moc 4-29 s a suite.
+#ifndef Q_MOC_RUN
 #include "core/model/analysis/attention_run.h"
 #include "core/model/analysis/attention_stats.h"
 #include "core/model/analysis/region_attention.h"
@@ -16,17 +28,10 @@
 #include "views/charts/attention_heatmap.h"
 
 #include <torch/types.h>
-#include <QDir>
-#include <QFile>
-#include <QImage>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QTemporaryDir>
-#include <QtTest>
 
 #include <algorithm>
 #include <cmath>
+#endif
 
 using namespace ropescope::model;
 namespace views = ropescope::views;

@@ -1,16 +1,21 @@
 // The synthetic task and the trainer: determinism, masks, a short training run that learns and writes a
 // model the normal loader reads.
+#include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+// moc reads none of these (it defines Q_MOC_RUN): the test class needs nothing from them, and reading LibTorch's
+// headers through them took moc 4-29 s a suite.
+#ifndef Q_MOC_RUN
 #include "core/model/analysis/evaluator.h"
 #include "core/model/engine/vlm.h"
 #include "core/model/training/synthetic_task.h"
 #include "core/model/training/trainer.h"
 
 #include <torch/types.h>
-#include <QDir>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QTemporaryDir>
-#include <QtTest>
+#endif
 
 using namespace ropescope;
 using namespace ropescope::model;

@@ -2,6 +2,18 @@
 // matches) and against copies made wrong in each way the issue names, each found and named by its kind:
 // 1-D positions, temporal ids (constant, or stepping by the wrong interval), a padding offset, rope_deltas.
 // A Qwen2.5-VL video case is written out by hand from the rule (tau = floor(t * second_per_grid * 2)).
+#include <QDir>
+#include <QFileInfo>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+// moc reads none of these (it defines Q_MOC_RUN): the test class needs nothing from them, and reading LibTorch's
+// headers through them took moc 4-29 s a suite.
+#ifndef Q_MOC_RUN
 #include "tests/support/test_paths.h"
 #include "core/model/analysis/position_dump.h"
 #include "core/model/engine/model_config.h"
@@ -12,16 +24,8 @@
 #include <torch/types.h>
 #include <torch/serialize.h>
 
-#include <QDir>
-#include <QFileInfo>
-#include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QTemporaryDir>
-#include <QtTest>
-
 #include <cstring>
+#endif
 
 using namespace ropescope::model;
 

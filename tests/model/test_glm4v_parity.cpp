@@ -3,18 +3,23 @@
 // pairs, sandwich norms, a fused gate_up_proj, and a vision tower with a bicubically resampled position table,
 // a 2x2 downsample and a gated merger. All five cases, every tensor the fixture records, through the normal
 // loader and model code with the model's own scheme (glm-v), at the fixture README's tolerances.
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QtTest>
+
+// moc reads none of these (it defines Q_MOC_RUN): the test class needs nothing from them, and reading LibTorch's
+// headers through them took moc 4-29 s a suite.
+#ifndef Q_MOC_RUN
 #include "tests/support/test_paths.h"
 #include "core/geometry/scheme.h"
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/vlm.h"
 
 #include <torch/types.h>
-#include <QFile>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QtTest>
 
 #include "tests/support/parity.h"
+#endif
 
 using namespace ropescope;
 using namespace ropescope::model;

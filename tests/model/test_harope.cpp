@@ -1,17 +1,22 @@
 // HARoPE head maps (model.layers.{i}.self_attn.harope.{a_u,a_v,sigma}): q' = M q, k' = M^-T k before the
 // rotation. The maps change attention, keep it a function of relative position only, and M = I is RoPE.
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QtTest>
+
+// moc reads none of these (it defines Q_MOC_RUN): the test class needs nothing from them, and reading LibTorch's
+// headers through them took moc 4-29 s a suite.
+#ifndef Q_MOC_RUN
 #include "tests/support/test_paths.h"
 #include "core/model/engine/language_model.h"
 #include "core/model/engine/tensor_io.h"
 #include "kernels/rotary.h"
 
 #include <torch/types.h>
-#include <QDir>
-#include <QFile>
-#include <QTemporaryDir>
-#include <QtTest>
 
 #include <cmath>
+#endif
 
 using namespace ropescope;
 using namespace ropescope::model;

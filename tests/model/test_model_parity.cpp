@@ -2,18 +2,23 @@
 // Qwen3-VL (5.17) fixtures in tests/data/fixtures (README there): every tensor the fixtures hold, loaded
 // through the normal checkpoint loader and run through the normal model code with scheme mrope (whose
 // allocation is the model's own: sectioned, or interleaved for Qwen3-VL).
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+// moc reads none of these (it defines Q_MOC_RUN): the test class needs nothing from them, and reading LibTorch's
+// headers through them took moc 4-29 s a suite.
+#ifndef Q_MOC_RUN
 #include "core/geometry/scheme.h"
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/token_layout.h"
 #include "core/model/engine/vlm.h"
 
 #include <torch/types.h>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QTemporaryDir>
-#include <QtTest>
 
 #include "tests/support/parity.h"
+#endif
 
 using namespace ropescope;
 using namespace ropescope::model;

@@ -1,5 +1,16 @@
 // `ropescope bias`: the mean map against a plain loop over the samples' own attention (attend's pipeline),
 // shards merged against one run, and its bad inputs.
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+// moc reads none of these (it defines Q_MOC_RUN): the test class needs nothing from them, and reading LibTorch's
+// headers through them took moc 4-29 s a suite.
+#ifndef Q_MOC_RUN
 #include "tests/support/test_paths.h"
 #include "core/model/analysis/attention_run.h"
 #include "core/model/engine/image_processor.h"
@@ -11,13 +22,7 @@
 #include "tests/support/run_ropescope.h"
 
 #include <torch/types.h>
-#include <QDir>
-#include <QFile>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QTemporaryDir>
-#include <QtTest>
+#endif
 
 using namespace ropescope::model;
 

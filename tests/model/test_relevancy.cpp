@@ -3,6 +3,16 @@
 // biased q/k/v, NeoX rotation from the position table's allocation and theta, grouped-query causal
 // softmax, gated MLP, LM head), each layer's attention probabilities kept with their gradient by autograd,
 // and the relevance rule applied with plain loops.
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+// moc reads none of these (it defines Q_MOC_RUN): the test class needs nothing from them, and reading LibTorch's
+// headers through them took moc 4-29 s a suite.
+#ifndef Q_MOC_RUN
 #include "core/model/analysis/attention_run.h"
 #include "core/model/analysis/relevancy.h"
 #include "core/model/engine/checkpoint.h"
@@ -12,15 +22,10 @@
 #include "tests/support/run_ropescope.h"
 
 #include <torch/types.h>
-#include <QImage>
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
-#include <QTemporaryDir>
-#include <QtTest>
 
 #include <cmath>
 #include <vector>
+#endif
 
 using namespace ropescope::model;
 

@@ -1,5 +1,7 @@
 #include "app/cli/bench_gemm_floor.h"
 
+#include "app/cli/bench_timing.h"
+
 #include <torch/types.h>
 #include <torch/nn/functional/linear.h>
 
@@ -84,10 +86,6 @@ QJsonObject benchGemmFloor(const model::TextConfig& text, int64_t tokens, int ru
         floor.push_back(floorMs());
         ratios.push_back(decoder.back() / floor.back());
     }
-    auto median = [](std::vector<double> v) {
-        std::sort(v.begin(), v.end());
-        return v[v.size() / 2];
-    };
     // The FLOP limit adds what a prefill must compute besides its projections, at the rate the projections reached:
     // causal attention's two products over the earlier keys (2 L (L + 1) d FLOPs a head), and the delta rule's
     // three products with the state a token (6 dk dv a value head). The chunked rule and the explicit attention

@@ -2,6 +2,7 @@
 
 #include "app/cli/bench_gemm_floor.h"
 #include "app/cli/bench_profile.h"
+#include "app/cli/bench_timing.h"
 #include "app/cli/cli_error.h"
 #include "app/cli/geometry_options.h"
 #include "app/cli/model_options.h"
@@ -81,12 +82,6 @@ kernels::AttentionPath parseAttentionPath(const QCommandLineParser& parser)
     if (!kernels::fusedAttentionAvailable())
         throw UsageError("--attention fused: this LibTorch (" TORCH_VERSION ") has no scaled_dot_product_attention (2.1 or later has)");
     return kernels::AttentionPath::Fused;
-}
-
-double median(std::vector<double> values)
-{
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
 }
 
 template <class Fn> double medianMs(int runs, Fn&& fn)

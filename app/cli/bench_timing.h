@@ -6,6 +6,13 @@
 
 namespace ropescope::cli {
 
+// The median of a non-empty set of timings (the upper middle one for an even count).
+inline double median(std::vector<double> values)
+{
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
 struct Timing {
     double minMs = 0, medianMs = 0;
     int runs = 0;

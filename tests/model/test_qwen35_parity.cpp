@@ -19,6 +19,8 @@
 
 #include <ATen/record_function.h>
 
+#include <tuple>
+
 #include "tests/support/parity.h"
 #endif
 
@@ -83,16 +85,27 @@ private Q_SLOTS:
         return {torch::stack(outs, 2), S};
     }
 
+    // Random inputs of the rule: B sequences of L tokens, 3 heads, dk 5, dv 4; unit keys and queries, decays from
+    // nearly none to nearly total, and a state carried in.
+    static std::tuple<torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor, torch::Tensor>
+    ruleInputs(uint64_t seed, int64_t B, int64_t L)
+    {
+        torch::manual_seed(seed);
+        const int64_t H = 3, dk = 5, dv = 4;
+        auto unit = [](torch::Tensor x) { return x / x.norm(2, -1, true); };
+        auto q = unit(torch::randn({B, H, L, dk}));
+        auto k = unit(torch::randn({B, H, L, dk}));
+        auto v = torch::randn({B, H, L, dv});
+        auto g = -torch::rand({B, H, L}) * 4.0;
+        auto beta = torch::rand({B, H, L});
+        return {q, k, v, g, beta, torch::randn({B, H, dk, dv})};
+    }
+
     // The chunked closed form against the rule written token by token, across chunk edges, from a state
     // carried in, with decays from nearly none to nearly total.
     void chunkedRuleEqualsTheRecurrence()
     {
-        torch::manual_seed(7);
-        const int64_t B = 2, H = 3, L = 37, dk = 5, dv = 4;
-        auto unit = [](torch::Tensor x) { return x / x.norm(2, -1, true); };
-        const auto q = unit(torch::randn({B, H, L, dk})), k = unit(torch::randn({B, H, L, dk})), v = torch::randn({B, H, L, dv});
-        const auto g = -torch::rand({B, H, L}) * 4.0, beta = torch::rand({B, H, L});
-        const auto s0 = torch::randn({B, H, dk, dv});
+        const auto [q, k, v, g, beta, s0] = ruleInputs(7, 2, 37);
         const auto [want, S] = recurrence(q, k, v, g, beta, s0);
         for (int64_t chunk : {1, 4, 16, 64}) {
             torch::Tensor state = s0.clone();
@@ -107,12 +120,9 @@ private Q_SLOTS:
     // counts them (views and no-op casts included), where the chunk form took 78 for one token.
     void decodingStepsEqualTheRecurrence()
     {
-        torch::manual_seed(11);
-        const int64_t B = 1, H = 3, L = 6, dk = 5, dv = 4;
-        auto unit = [](torch::Tensor x) { return x / x.norm(2, -1, true); };
-        const auto q = unit(torch::randn({B, H, L, dk})), k = unit(torch::randn({B, H, L, dk})), v = torch::randn({B, H, L, dv});
-        const auto g = -torch::rand({B, H, L}) * 4.0, beta = torch::rand({B, H, L});
-        const auto s0 = torch::randn({B, H, dk, dv});
+        const int64_t L = 6;
+        torch::Tensor q, k, v, g, beta, s0; // named variables: the operator count's lambda captures them
+        std::tie(q, k, v, g, beta, s0) = ruleInputs(11, 1, L);
         const auto [want, S] = recurrence(q, k, v, g, beta, s0);
         torch::Tensor state = s0.clone();
         std::vector<torch::Tensor> outs;

@@ -7,7 +7,9 @@
 #include "app/cli/geometry_options.h"
 #include "app/cli/model_options.h"
 #include "app/cli/output.h"
+#include "core/model/engine/blas_kernels.h"
 #include "core/model/engine/vlm.h"
+#include "kernels/linear_few_rows.h"
 #include "kernels/attention.h"
 
 #include <torch/types.h>
@@ -43,6 +45,27 @@ double rssMb(const char* field)
         if (line.startsWith(field))
             return line.mid(static_cast<int>(qstrlen(field))).trimmed().split(' ').first().toDouble() / 1024.0;
     return 0;
+}
+
+// The CPU's GEMM kernels, which set every number of a CPU run: OpenBLAS's, and where RopeScope chose them instead of
+// OpenBLAS's fallback for a CPU it does not know (blas_kernels.h).
+QString blasDescription()
+{
+    const auto& k = model::blasKernels();
+    if (k.core.empty())
+        return "not OpenBLAS";
+    const QString core = "OpenBLAS " + QString::fromStdString(k.core);
+    return k.replaced.empty() ? core
+                              : core + " (chosen by RopeScope: OpenBLAS had fallen back to " + QString::fromStdString(k.replaced) + ")";
+}
+
+// The MoE experts' few-rows kernel on a CPU: the widest instruction set it runs with here.
+QString fewRowsDescription()
+{
+    const auto& isas = kernels::linearFewRowsIsas();
+    if (isas.empty())
+        return "at::linear (no AVX2)";
+    return isas.back() == kernels::FewRowsIsa::Avx512 ? "few-rows AVX-512 (4 x 6 tiles)" : "few-rows AVX2 (3 x 4 tiles)";
 }
 
 // Makes the peak RSS start again from the current RSS, so the forward passes' own peak can be read
@@ -311,6 +334,8 @@ int benchModel(const QCommandLineParser& parser)
                      (layers > 0 ? QString(", first %1 of its layers)").arg(cfg.text.layers) : QString(")"))},
             {"device",
              device.is_cuda() ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(at::get_num_threads())},
+            {"blas", blasDescription()},
+            {"moe_expert_kernel", fewRowsDescription()},
             {"dtype", dtype == torch::kBFloat16 ? "bf16" : "fp32"},
             {"attention",
              attention == kernels::AttentionPath::Fused ? "fused (LibTorch " TORCH_VERSION ")" : "explicit (LibTorch " TORCH_VERSION ")"},

@@ -214,9 +214,10 @@ std::map<std::string, Key> keys()
     k["video_embeds"] = {Compare::Vision, same([](const Run& run) { return run.r.videoEmbeds; })};
     k["deepstack_embeds"] = {Compare::Vision, same([](const Run& run) { return stacked(run.r.deepstackEmbeds); })};
     k["inputs_embeds"] = {Compare::Vision, same([](const Run& run) { return run.r.inputsEmbeds.unsqueeze(0); })};
-    // Gated DeltaNet (Qwen3.5): each linear layer's g, beta, output and end state.
-    k["deltanet_g"] = {Compare::Attention,
-                       same([](const Run& run) { return stackedMember(run.r.prefill.deltaTraces, &DeltaNetTrace::g); })};
+    // Gated DeltaNet (Qwen3.5): each linear layer's g, beta, output and end state. g is an unbounded projection of the
+    // layer's input (|g| up to 4.4 in the fixtures), so it has the layer outputs' tolerance: on a Xeon with AVX-512
+    // (OpenBLAS's kernels for it) the mid case's deepest g was 5.4e-5 off, 1.3e-5 of its size.
+    k["deltanet_g"] = {Compare::Outputs, same([](const Run& run) { return stackedMember(run.r.prefill.deltaTraces, &DeltaNetTrace::g); })};
     k["deltanet_beta"] = {Compare::Attention,
                           same([](const Run& run) { return stackedMember(run.r.prefill.deltaTraces, &DeltaNetTrace::beta); })};
     k["deltanet_core_outputs"] = {Compare::Attention,

@@ -13,6 +13,7 @@
 // headers through them took moc 4-29 s a suite.
 #ifndef Q_MOC_RUN
 #include "core/model/analysis/expert_usage.h"
+#include "core/model/engine/blas_kernels.h"
 #include "core/model/engine/checkpoint.h"
 #include "core/model/engine/cpu_threads.h"
 #include "core/model/engine/moe_block.h"
@@ -349,8 +350,29 @@ private Q_SLOTS:
                                  std::runtime_error);
     }
 
-    // The experts' few-rows product against the same product in float64: every tile remainder (rows past a
-    // multiple of 3, weight rows past a multiple of 4, K past a multiple of 8 and past one 1024-wide chunk), a
+    // OpenBLAS runs kernels this CPU's vectors are made for, never its fallback for a CPU it does not know
+    // (Debian 12's OpenBLAS took a 2-core Emerald Rapids for a Prescott: dense GEMMs 5-7x slower). The product
+    // it gives with the kernels chosen still equals the float64 one.
+    void openBlasRunsKernelsForThisCpu()
+    {
+        const auto& k = model::blasKernels();
+        if (k.core.empty())
+            QSKIP("the BLAS behind libblas.so.3 is not OpenBLAS");
+        if (!__builtin_cpu_supports("avx2"))
+            QSKIP("this CPU has no AVX2: OpenBLAS's own choice stands");
+        QVERIFY2(k.core != "Prescott", "OpenBLAS runs its Prescott (SSE3) fallback on a CPU with AVX2");
+        if (!k.replaced.empty())
+            QCOMPARE(QString::fromStdString(k.core),
+                     QString(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") ? "SkylakeX" : "Haswell"));
+        torch::manual_seed(3);
+        const auto x = torch::randn({300, 512}), w = torch::randn({700, 512});
+        const auto want = torch::nn::functional::linear(x.to(torch::kDouble), w.to(torch::kDouble));
+        QVERIFY(ropescope::test::maxAbs(torch::nn::functional::linear(x, w).to(torch::kDouble), want) < 1e-5 * std::sqrt(512.0));
+    }
+
+    // The experts' few-rows product against the same product in float64, with every instruction set this CPU
+    // runs (AVX2's tile of 3 x 4, AVX-512's of 4 x 6): every tile remainder (rows past a multiple of 3 and of 4,
+    // weight rows past a multiple of 4 and of 6, K past a multiple of 8 and of 16 and past one 1024-wide chunk), a
     // weight that is a view into a fused tensor (row stride past its width), and the at::linear fallbacks.
     void fewRowsProductEqualsTheDoubleProduct()
     {
@@ -358,19 +380,23 @@ private Q_SLOTS:
             QSKIP("this CPU has no AVX2 and FMA: at::linear runs instead");
         torch::manual_seed(7);
         const std::vector<std::array<int64_t, 3>> shapes{{1, 1, 1},     {2, 5, 9},     {3, 4, 8},       {31, 1024, 2048},
-                                                         {7, 13, 1029}, {40, 6, 2051}, {17, 2048, 512}, {0, 4, 16}};
-        for (const auto& [m, n, k] : shapes) {
-            const auto x = torch::randn({m, k});
-            const auto fused = torch::randn({2, 2 * n, k}); // expert 1's second half, as the fused layouts give
-            const auto w = fused.select(0, 1).narrow(0, n, n);
-            const auto got = kernels::linearFewRows(x, w);
-            const auto want = torch::nn::functional::linear(x.to(torch::kDouble), w.to(torch::kDouble));
-            QCOMPARE(got.sizes(), want.sizes());
-            if (m == 0)
-                continue;
-            const double scale = std::sqrt(static_cast<double>(k)); // entries are sums of k unit products
-            QVERIFY2(ropescope::test::maxAbs(got.to(torch::kDouble), want) < 1e-5 * scale,
-                     qPrintable(QString("%1x%2x%3: %4").arg(m).arg(n).arg(k).arg(ropescope::test::maxAbs(got.to(torch::kDouble), want))));
+                                                         {7, 13, 1029}, {40, 6, 2051}, {17, 2048, 512}, {0, 4, 16},
+                                                         {5, 7, 17},    {9, 11, 1040}, {4, 6, 16}};
+        for (const auto isa : kernels::linearFewRowsIsas()) {
+            const QString name = isa == kernels::FewRowsIsa::Avx512 ? "AVX-512" : "AVX2";
+            for (const auto& [m, n, k] : shapes) {
+                const auto x = torch::randn({m, k});
+                const auto fused = torch::randn({2, 2 * n, k}); // expert 1's second half, as the fused layouts give
+                const auto w = fused.select(0, 1).narrow(0, n, n);
+                const auto got = kernels::linearFewRows(x, w, isa);
+                const auto want = torch::nn::functional::linear(x.to(torch::kDouble), w.to(torch::kDouble));
+                QCOMPARE(got.sizes(), want.sizes());
+                if (m == 0)
+                    continue;
+                const double scale = std::sqrt(static_cast<double>(k)); // entries are sums of k unit products
+                const double err = ropescope::test::maxAbs(got.to(torch::kDouble), want);
+                QVERIFY2(err < 1e-5 * scale, qPrintable(QString("%1 %2x%3x%4: %5").arg(name).arg(m).arg(n).arg(k).arg(err)));
+            }
         }
         // More rows than the kernel takes, a non-float type and a graph to record all give at::linear's answer.
         const auto w = torch::randn({8, 40});

@@ -1,5 +1,6 @@
 #include "core/model/engine/vlm.h"
 
+#include "core/model/engine/blas_kernels.h"
 #include "core/model/engine/cpu_threads.h"
 #include "core/model/engine/decode_steps.h"
 #include "core/model/engine/host_allocator.h"
@@ -135,6 +136,7 @@ Vlm::Vlm(const QString& dir, torch::Device device, torch::Dtype dtype) : Vlm(Che
 Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
     : checkpoint_(std::move(checkpoint)), device_(device), vision_(checkpoint_, device, dtype), language_(checkpoint_, device, dtype)
 {
+    blasKernels(); // links the choice of OpenBLAS's kernels, made before main() (blas_kernels.h)
     balanceCpuThreads();
     reuseLargeHostAllocations();
     releaseFreeHostMemory();

@@ -257,6 +257,8 @@ at::Tensor linearFewRows(const at::Tensor& x, const at::Tensor& w, FewRowsIsa is
     if (!fits)
         return torch::nn::functional::linear(x, w);
     auto out = torch::zeros({x.size(0), w.size(0)}, x.options());
+    if (x.size(0) == 0 || w.size(0) == 0)
+        return out; // no tiles: nothing to spread the next strip's prefetches over
 #ifdef ROPESCOPE_FEW_ROWS_X86
     const float* xs = x.data_ptr<float>();
     const float* ws = w.data_ptr<float>();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -209,15 +210,16 @@ bool cpuHas(FewRowsIsa isa)
 }
 #endif
 
-// The widest instruction set this CPU runs, or none.
-FewRowsIsa bestIsa()
+// The widest instruction set this CPU runs the kernel with; Best where it runs none.
+FewRowsIsa resolved(FewRowsIsa isa)
 {
-#ifdef ROPESCOPE_FEW_ROWS_X86
-    static const FewRowsIsa best = cpuHas(FewRowsIsa::Avx512) ? FewRowsIsa::Avx512 : FewRowsIsa::Avx2;
-    return best;
-#else
-    return FewRowsIsa::Best;
-#endif
+    const auto& isas = linearFewRowsIsas();
+    return isa != FewRowsIsa::Best || isas.empty() ? isa : isas.back();
+}
+
+template <class Tile> std::string tileName(const char* isa)
+{
+    return std::string(isa) + " (" + std::to_string(Tile::kRows) + " x " + std::to_string(Tile::kCols) + " tiles)";
 }
 
 } // namespace
@@ -236,6 +238,17 @@ const std::vector<FewRowsIsa>& linearFewRowsIsas()
     return isas;
 }
 
+std::string linearFewRowsName(FewRowsIsa isa)
+{
+    switch (resolved(isa)) {
+#ifdef ROPESCOPE_FEW_ROWS_X86
+    case FewRowsIsa::Avx2: return tileName<Avx2Tile>("AVX2");
+    case FewRowsIsa::Avx512: return tileName<Avx512Tile>("AVX-512");
+#endif
+    default: return "at::linear";
+    }
+}
+
 bool linearFewRowsAvailable()
 {
     return !linearFewRowsIsas().empty();
@@ -248,8 +261,7 @@ int64_t linearFewRowsLimit()
 
 at::Tensor linearFewRows(const at::Tensor& x, const at::Tensor& w, FewRowsIsa isa)
 {
-    if (isa == FewRowsIsa::Best)
-        isa = bestIsa();
+    isa = resolved(isa);
     const auto& isas = linearFewRowsIsas();
     const bool fits = x.device().is_cpu() && w.device().is_cpu() && x.scalar_type() == at::kFloat && w.scalar_type() == at::kFloat &&
         x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1) && x.size(0) <= kMaxRows && x.stride(1) == 1 && w.stride(1) == 1 &&

@@ -1,6 +1,7 @@
 #pragma once
 #include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
+#include <string>
 #include <vector>
 
 namespace ropescope::kernels {
@@ -29,5 +30,8 @@ bool linearFewRowsAvailable();
 
 // The instruction sets this CPU runs the kernel with, narrowest first (none off x86-64 or without AVX2).
 const std::vector<FewRowsIsa>& linearFewRowsIsas();
+
+// What runs for `isa` here, for reports: "AVX-512 (4 x 6 tiles)", or "at::linear" where the CPU has no tile.
+std::string linearFewRowsName(FewRowsIsa isa = FewRowsIsa::Best);
 
 } // namespace ropescope::kernels

@@ -59,15 +59,6 @@ QString blasDescription()
                               : core + " (chosen by RopeScope: OpenBLAS had fallen back to " + QString::fromStdString(k.replaced) + ")";
 }
 
-// The MoE experts' few-rows kernel on a CPU: the widest instruction set it runs with here.
-QString fewRowsDescription()
-{
-    const auto& isas = kernels::linearFewRowsIsas();
-    if (isas.empty())
-        return "at::linear (no AVX2)";
-    return isas.back() == kernels::FewRowsIsa::Avx512 ? "few-rows AVX-512 (4 x 6 tiles)" : "few-rows AVX2 (3 x 4 tiles)";
-}
-
 // Makes the peak RSS start again from the current RSS, so the forward passes' own peak can be read
 // apart from the weights (Linux >= 4.0; false where /proc refuses).
 bool resetPeakRss()
@@ -335,7 +326,7 @@ int benchModel(const QCommandLineParser& parser)
             {"device",
              device.is_cuda() ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(at::get_num_threads())},
             {"blas", blasDescription()},
-            {"moe_expert_kernel", fewRowsDescription()},
+            {"moe_expert_kernel", QString::fromStdString(kernels::linearFewRowsName())},
             {"dtype", dtype == torch::kBFloat16 ? "bf16" : "fp32"},
             {"attention",
              attention == kernels::AttentionPath::Fused ? "fused (LibTorch " TORCH_VERSION ")" : "explicit (LibTorch " TORCH_VERSION ")"},

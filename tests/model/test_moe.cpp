@@ -383,7 +383,7 @@ private Q_SLOTS:
                                                          {40, 6, 2051}, {17, 2048, 512}, {0, 4, 16}, {5, 7, 17},       {9, 11, 1040},
                                                          {4, 6, 16},    {0, 100, 16},    {3, 0, 16}};
         for (const auto isa : kernels::linearFewRowsIsas()) {
-            const QString name = isa == kernels::FewRowsIsa::Avx512 ? "AVX-512" : "AVX2";
+            const QString name = QString::fromStdString(kernels::linearFewRowsName(isa));
             for (const auto& [m, n, k] : shapes) {
                 const auto x = torch::randn({m, k});
                 const auto fused = torch::randn({2, 2 * n, k}); // expert 1's second half, as the fused layouts give

@@ -1,12 +1,12 @@
 #include "kernels/linear_few_rows.h"
 
 #include <torch/types.h>
-#include <torch/nn/functional/linear.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
-#include <vector>
+#include <utility>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ROPESCOPE_FEW_ROWS_X86 1
@@ -16,184 +16,172 @@
 namespace ropescope::kernels {
 namespace {
 
-// Measured on a 2-core EPYC (Zen 3), one thread, at the experts' shapes of Qwen3.5-35B-A3B and Qwen3-VL-30B-A3B
-// ([1024 or 1536, 2048] and [2048, 512 or 768]), GFLOP/s of OpenBLAS / the AVX2 tile: 8 rows 22-24 / 26-33, 31 rows
-// 39-41 / 50-56, 48 rows 57-58 / 52-60, 64 rows 54-60 / 54-61, 128 rows 64-68 / 54-60. From about 48 rows on,
-// BLAS's packing pays for itself.
-constexpr int64_t kMaxRows = 40;
+constexpr int64_t P = kFewRowsPanel;
 
 #ifdef ROPESCOPE_FEW_ROWS_X86
-// K is cut into chunks, so that a strip of w (4 or 6 rows x 1024 floats, 16 or 24 KB) stays in L1 while every
-// tile of x passes it.
-constexpr int64_t kDepth = 1024;
-constexpr int64_t kLineFloats = 16; // a 64-byte cache line
+// Rows of x are taken 64 at a time (at most 512 KB of x at K = 2048, in L2 beside a panel), so that many rows
+// re-read each panel from L2 rather than re-reading all of x from memory for every panel.
+constexpr int64_t kRowBlock = 64;
+// Each output sums K in chunks of this many products, added at the end of each chunk (BLAS does the same): the
+// rounding of a sum grows with its length. All tiles of rows pass one chunk of a panel (48 KB) before the next.
+// (Chunks of 128, 256, 512 and all of K measured alike, one thread: gate_up 102-106 GFLOP/s, down 109-114.)
+constexpr int64_t kChunk = 256;
+constexpr int64_t kLineBytes = 64;
 
-// Rows [0, rows) of `a` (row stride lda), columns [0, depth), as a panel [depth / L][R][L]: one tile's operand in
-// the order the tile reads it, L floats (one vector) at a time. Rows past `rows` and columns past `depth` are
-// zeros, which add nothing.
-void packPanel(const float* a, int64_t lda, int64_t rows, int64_t depth, int R, int L, float* panel)
-{
-    const int64_t blocks = (depth + L - 1) / L;
-    for (int64_t b = 0; b < blocks; ++b) {
-        const int64_t width = std::min<int64_t>(L, depth - b * L);
-        for (int64_t i = 0; i < R; ++i) {
-            float* to = panel + (b * R + i) * L;
-            if (i < rows)
-                std::memcpy(to, a + i * lda + b * L, static_cast<size_t>(width) * sizeof(float));
-            std::fill(to + (i < rows ? width : 0), to + L, 0.0f);
-        }
-    }
-}
-
-// The next strip of w, fetched from memory while the current strip computes, instead of stalling its packing:
-// the strip's cache lines are spread over every block of every tile, `perBlock` lines a block.
-struct NextStrip {
-    const float* rows = nullptr; // its first row, or none
-    int64_t stride = 0, count = 0, linesPerRow = 0;
-    int64_t firstLine = 0, perBlock = 0; // this tile's first line, and lines per block
+// The next panel, fetched into L2 while this one computes. All of a panel's products take about as long as
+// reading it from memory, and a panel read on demand stalled every first pass over it: the lines are spread
+// over every k of every pass instead. (Into L2, prefetcht1: L1 holds the rows of x. Measured, 2 threads, 31 rows,
+// GFLOP/s gate_up / down: without 95-135 / 109-142, with 136-201 / 151-203.)
+struct NextPanel {
+    const char* bytes = nullptr; // its first byte, or none
+    int64_t lines = 0, perStep = 0;
+    int64_t first = 0; // the line this pass starts at
 };
 
-inline void prefetchLines(const NextStrip& next, int64_t block)
+inline void prefetchNext(const NextPanel& next, int64_t kk)
 {
-    for (int64_t p = 0; p < next.perBlock; ++p) {
-        const int64_t line = next.firstLine + block * next.perBlock + p, row = line / next.linesPerRow;
-        if (row >= next.count)
+    for (int64_t q = 0; q < next.perStep; ++q) {
+        const int64_t line = next.first + kk * next.perStep + q;
+        if (line >= next.lines)
             return;
-        __builtin_prefetch(next.rows + row * next.stride + (line % next.linesPerRow) * kLineFloats);
+        __builtin_prefetch(next.bytes + line * kLineBytes, 0, 2);
     }
 }
 
-// AVX2 + FMA: 3 rows of x against 4 rows of w, 12 accumulators of 8 lanes (with the 3 x vectors and one w vector,
-// all 16 registers). Each accumulator holds 8 partial dot products along K.
-struct Avx2Tile {
-    static constexpr int kRows = 3, kCols = 4, kLanes = 8;
+// One call of a tile: its R rows of x (pointers) against the tile's width of a panel's columns starting at
+// `panel` (row stride P), over k in [kBegin, kEnd).
+struct Pass {
+    const float* const* x;
+    int64_t kBegin, kEnd;
+    const float* panel;
+    float* sums; // [R][W], aligned: this range's products are stored there (`add`: added to what is there)
+    bool add;
+    NextPanel next;
 };
+using TileFunction = void (*)(const Pass&);
+
 #define ROPESCOPE_AVX2 __attribute__((target("avx2,fma")))
-
-ROPESCOPE_AVX2 inline float horizontalSum(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
-
-// sums[i * kCols + j] = the dot product of x panel row i and w panel row j over `blocks` blocks.
-ROPESCOPE_AVX2 void avx2Tile(const float* xPanel, const float* wPanel, int64_t blocks, float* sums, const NextStrip& next)
-{
-    constexpr int R = Avx2Tile::kRows, C = Avx2Tile::kCols, L = Avx2Tile::kLanes;
-    __m256 acc[R][C];
-#pragma GCC unroll 4
-    for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < C; ++j)
-            acc[i][j] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < blocks; ++b) {
-        prefetchLines(next, b);
-        __m256 xs[R];
-#pragma GCC unroll 4
-        for (int i = 0; i < R; ++i)
-            xs[i] = _mm256_loadu_ps(xPanel + (b * R + i) * L);
-#pragma GCC unroll 4
-        for (int j = 0; j < C; ++j) {
-            const __m256 ws = _mm256_loadu_ps(wPanel + (b * C + j) * L);
-#pragma GCC unroll 4
-            for (int i = 0; i < R; ++i)
-                acc[i][j] = _mm256_fmadd_ps(xs[i], ws, acc[i][j]);
-        }
-    }
-#pragma GCC unroll 4
-    for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-        for (int j = 0; j < C; ++j)
-            sums[i * C + j] = horizontalSum(acc[i][j]);
-}
-
-// AVX-512: 4 rows of x against 6 rows of w, 24 accumulators of 16 lanes (with the 4 x vectors and one w vector,
-// 29 of the 32 registers). Per block it loads 10 vectors for 24 FMAs, where the AVX2 tile loads 7 for 12; and a
-// strip of 6 rows of w passes the x tiles in two thirds of the passes a 4-row strip takes.
-struct Avx512Tile {
-    static constexpr int kRows = 4, kCols = 6, kLanes = 16;
-};
 #define ROPESCOPE_AVX512 __attribute__((target("avx512f,avx2,fma")))
 
-// The sums of four accumulators' 16 lanes each (lanes[a..a+3]), in that order: the two halves of each added, then
-// three horizontal adds for the four. (The accumulators go through memory because GCC 12 warns of uninitialised
-// operands inside the AVX-512 intrinsics that extract a half.)
-ROPESCOPE_AVX2 inline __m256 folded(const float* lanes)
-{
-    return _mm256_add_ps(_mm256_load_ps(lanes), _mm256_load_ps(lanes + 8));
-}
+// AVX2 + FMA: 4 rows by 3 vectors of 8 outputs, 12 accumulators (with the 3 panel vectors and a broadcast, all
+// 16 registers). A panel's 48 columns take two passes.
+struct Avx2Shape {
+    static constexpr int kRows = 4, kLanes = 8, kWidth = 3 * kLanes;
+};
 
-ROPESCOPE_AVX2 inline __m128 fourSums(const float (*lanes)[16])
+template <int R> ROPESCOPE_AVX2 void avx2Tile(const Pass& pass)
 {
-    const __m256 ab = _mm256_hadd_ps(folded(lanes[0]), folded(lanes[1])), cd = _mm256_hadd_ps(folded(lanes[2]), folded(lanes[3]));
-    const __m256 abcd = _mm256_hadd_ps(ab, cd); // per 128-bit half: a, b, c, d over lanes 0-3 and 4-7 of each
-    return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
-}
-
-ROPESCOPE_AVX512 void avx512Tile(const float* xPanel, const float* wPanel, int64_t blocks, float* sums, const NextStrip& next)
-{
-    constexpr int R = Avx512Tile::kRows, C = Avx512Tile::kCols, L = Avx512Tile::kLanes;
-    __m512 acc[R * C];
-#pragma GCC unroll 24
-    for (int a = 0; a < R * C; ++a)
-        acc[a] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < blocks; ++b) {
-        prefetchLines(next, b);
-        __m512 xs[R];
-#pragma GCC unroll 4
-        for (int i = 0; i < R; ++i)
-            xs[i] = _mm512_loadu_ps(xPanel + (b * R + i) * L);
-#pragma GCC unroll 6
-        for (int j = 0; j < C; ++j) {
-            const __m512 ws = _mm512_loadu_ps(wPanel + (b * C + j) * L);
-#pragma GCC unroll 4
-            for (int i = 0; i < R; ++i)
-                acc[i * C + j] = _mm512_fmadd_ps(xs[i], ws, acc[i * C + j]);
+    constexpr int L = Avx2Shape::kLanes, W = Avx2Shape::kWidth;
+    __m256 acc[R][3];
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 3
+        for (int v = 0; v < 3; ++v)
+            acc[i][v] = _mm256_setzero_ps();
+    for (int64_t kk = pass.kBegin; kk < pass.kEnd; ++kk) {
+        prefetchNext(pass.next, kk - pass.kBegin);
+        const float* p = pass.panel + kk * P;
+        const __m256 w0 = _mm256_loadu_ps(p), w1 = _mm256_loadu_ps(p + L), w2 = _mm256_loadu_ps(p + 2 * L);
+#pragma GCC unroll 8
+        for (int i = 0; i < R; ++i) {
+            const __m256 xb = _mm256_broadcast_ss(pass.x[i] + kk);
+            acc[i][0] = _mm256_fmadd_ps(xb, w0, acc[i][0]);
+            acc[i][1] = _mm256_fmadd_ps(xb, w1, acc[i][1]);
+            acc[i][2] = _mm256_fmadd_ps(xb, w2, acc[i][2]);
         }
     }
-    alignas(64) float lanes[R * C][L];
-#pragma GCC unroll 24
-    for (int a = 0; a < R * C; ++a)
-        _mm512_store_ps(lanes[a], acc[a]);
-#pragma GCC unroll 6
-    for (int a = 0; a < R * C; a += 4)
-        _mm_storeu_ps(sums + a, fourSums(lanes + a));
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 3
+        for (int v = 0; v < 3; ++v) {
+            float* s = pass.sums + i * W + v * L;
+            _mm256_store_ps(s, pass.add ? _mm256_add_ps(_mm256_load_ps(s), acc[i][v]) : acc[i][v]);
+        }
 }
 
-using TileFunction = void (*)(const float*, const float*, int64_t, float*, const NextStrip&);
+// AVX-512: 8 rows by 3 vectors of 16 outputs, 24 accumulators (with the 3 panel vectors and a broadcast, 28 of
+// the 32 registers). Per k it loads 3 vectors and 8 broadcasts for 24 FMAs.
+struct Avx512Shape {
+    static constexpr int kRows = 8, kLanes = 16, kWidth = 3 * kLanes;
+};
 
-// out [m, n] (zeros on entry) += x [m, k] . w [n, k]^T, in tiles of R x-rows by C w-rows of L-float vectors.
-template <class Tile>
-void fewRowsProduct(TileFunction tile, const float* x, int64_t ldx, int64_t m, const float* w, int64_t ldw, int64_t n, int64_t k,
-                    float* out)
+template <int R> ROPESCOPE_AVX512 void avx512Tile(const Pass& pass)
 {
-    constexpr int R = Tile::kRows, C = Tile::kCols, L = Tile::kLanes;
-    thread_local std::vector<float> xPanels, wPanel;
-    const int64_t tiles = (m + R - 1) / R;
-    for (int64_t k0 = 0; k0 < k; k0 += kDepth) {
-        const int64_t depth = std::min(kDepth, k - k0), blocks = (depth + L - 1) / L;
-        const int64_t xPanelSize = blocks * R * L, linesPerRow = (depth + kLineFloats - 1) / kLineFloats;
-        xPanels.resize(static_cast<size_t>(tiles * xPanelSize));
-        wPanel.resize(static_cast<size_t>(blocks * C * L));
-        for (int64_t t = 0; t < tiles; ++t)
-            packPanel(x + t * R * ldx + k0, ldx, std::min<int64_t>(R, m - t * R), depth, R, L, xPanels.data() + t * xPanelSize);
-        for (int64_t col = 0; col < n; col += C) {
-            const int64_t cols = std::min<int64_t>(C, n - col);
-            packPanel(w + col * ldw + k0, ldw, cols, depth, C, L, wPanel.data());
-            NextStrip next;
-            if (col + C < n) {
-                const int64_t count = std::min<int64_t>(C, n - col - C), lines = count * linesPerRow;
-                next = {w + (col + C) * ldw + k0, ldw, count, linesPerRow, 0, (lines + tiles * blocks - 1) / (tiles * blocks)};
-            }
-            for (int64_t t = 0; t < tiles; ++t) {
-                float sums[R * C];
-                next.firstLine = t * blocks * next.perBlock;
-                tile(xPanels.data() + t * xPanelSize, wPanel.data(), blocks, sums, next);
-                const int64_t rows = std::min<int64_t>(R, m - t * R);
-                for (int64_t i = 0; i < rows; ++i)
-                    for (int64_t j = 0; j < cols; ++j)
-                        out[(t * R + i) * n + col + j] += sums[i * C + j];
+    constexpr int L = Avx512Shape::kLanes, W = Avx512Shape::kWidth;
+    __m512 acc[R][3];
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 3
+        for (int v = 0; v < 3; ++v)
+            acc[i][v] = _mm512_setzero_ps();
+    for (int64_t kk = pass.kBegin; kk < pass.kEnd; ++kk) {
+        prefetchNext(pass.next, kk - pass.kBegin);
+        const float* p = pass.panel + kk * P;
+        const __m512 w0 = _mm512_loadu_ps(p), w1 = _mm512_loadu_ps(p + L), w2 = _mm512_loadu_ps(p + 2 * L);
+#pragma GCC unroll 8
+        for (int i = 0; i < R; ++i) {
+            const __m512 xb = _mm512_set1_ps(pass.x[i][kk]);
+            acc[i][0] = _mm512_fmadd_ps(xb, w0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(xb, w1, acc[i][1]);
+            acc[i][2] = _mm512_fmadd_ps(xb, w2, acc[i][2]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 3
+        for (int v = 0; v < 3; ++v) {
+            float* s = pass.sums + i * W + v * L;
+            _mm512_store_ps(s, pass.add ? _mm512_add_ps(_mm512_load_ps(s), acc[i][v]) : acc[i][v]);
+        }
+}
+
+// tiles[r - 1] takes r rows: the full tile, and one for each remainder.
+template <int... Rs> constexpr std::array<TileFunction, sizeof...(Rs)> avx2Tiles(std::integer_sequence<int, Rs...>)
+{
+    return {avx2Tile<Rs + 1>...};
+}
+template <int... Rs> constexpr std::array<TileFunction, sizeof...(Rs)> avx512Tiles(std::integer_sequence<int, Rs...>)
+{
+    return {avx512Tile<Rs + 1>...};
+}
+
+// out [m, n] = x's rows (rowIndex[i], or i) times the panels, one block of rows at a time. Per panel and tile
+// width, K is taken a chunk at a time across every tile of rows, so that the chunk of the panel stays in cache
+// while the tiles pass it; each tile's sums wait in a buffer until the last chunk.
+template <class Shape, size_t R>
+void panelProduct(const std::array<TileFunction, R>& tiles, const float* x, int64_t ldx, const int64_t* rowIndex, int64_t m,
+                  const FewRowsWeight& w, float* out)
+{
+    constexpr int64_t kWidth = Shape::kWidth, kRows = Shape::kRows, kPasses = P / kWidth;
+    const float* panels = w.panels.data_ptr<float>();
+    const int64_t count = w.panels.size(0), k = w.panels.size(1), n = w.outputs, lines = k * P * 4 / kLineBytes;
+    alignas(64) static thread_local float sums[kRowBlock * kWidth];
+    for (int64_t r0 = 0; r0 < m; r0 += kRowBlock) {
+        const int64_t blockRows = std::min(kRowBlock, m - r0), rowTiles = (blockRows + kRows - 1) / kRows;
+        std::array<std::array<const float*, kRows>, kRowBlock / kRows> rowPointers{};
+        for (int64_t i = 0; i < blockRows; ++i)
+            rowPointers[static_cast<size_t>(i / kRows)][static_cast<size_t>(i % kRows)] = x + (rowIndex ? rowIndex[r0 + i] : r0 + i) * ldx;
+        const int64_t steps = kPasses * rowTiles * k;
+        for (int64_t p = 0; p < count; ++p) {
+            const float* panel = panels + p * k * P;
+            NextPanel next;
+            if (p + 1 < count)
+                next = {reinterpret_cast<const char*>(panel + k * P), lines, (lines + steps - 1) / steps, 0};
+            for (int64_t h = 0; h < kPasses; ++h) {
+                const int64_t col = p * P + h * kWidth, cols = std::min(kWidth, n - col);
+                if (cols <= 0)
+                    break; // the last panel's padding
+                for (int64_t k0 = 0; k0 < k; k0 += kChunk) {
+                    const int64_t k1 = std::min(k, k0 + kChunk);
+                    for (int64_t t = 0; t < rowTiles; ++t) {
+                        const int64_t rows = std::min(kRows, blockRows - t * kRows);
+                        tiles[static_cast<size_t>(rows - 1)](Pass{rowPointers[static_cast<size_t>(t)].data(), k0, k1, panel + h * kWidth,
+                                                                  sums + t * kRows * kWidth, k0 > 0, next});
+                        next.first += (k1 - k0) * next.perStep;
+                    }
+                }
+                for (int64_t i = 0; i < blockRows; ++i)
+                    std::memcpy(out + (r0 + i) * n + col, sums + i * kWidth, static_cast<size_t>(cols) * sizeof(float));
             }
         }
     }
@@ -217,12 +205,34 @@ FewRowsIsa resolved(FewRowsIsa isa)
     return isa != FewRowsIsa::Best || isas.empty() ? isa : isas.back();
 }
 
-template <class Tile> std::string tileName(const char* isa)
+template <class Shape> std::string tileName(const char* isa)
 {
-    return std::string(isa) + " (" + std::to_string(Tile::kRows) + " x " + std::to_string(Tile::kCols) + " tiles)";
+    return std::string(isa) + " (" + std::to_string(Shape::kRows) + " rows x " + std::to_string(Shape::kWidth) + " outputs)";
+}
+
+// The product in LibTorch operations, x against the panels as a batch: [panels, M, 48] laid side by side.
+at::Tensor panelsProduct(const at::Tensor& x, const FewRowsWeight& w)
+{
+    const auto panels = w.panels.to(x.scalar_type());
+    const auto each = torch::matmul(x.unsqueeze(0), panels); // [panels, M, 48]
+    return each.permute({1, 0, 2}).reshape({x.size(0), w.panels.size(0) * P}).narrow(1, 0, w.outputs);
 }
 
 } // namespace
+
+FewRowsWeight packFewRowsWeight(const at::Tensor& w)
+{
+    TORCH_CHECK(w.dim() == 2 && w.device().is_cpu(), "packFewRowsWeight: a 2-D CPU weight, not ", w.sizes());
+    const int64_t n = w.size(0), k = w.size(1), count = (n + P - 1) / P;
+    auto padded = torch::zeros({count * P, k}, torch::kFloat32);
+    padded.narrow(0, 0, n).copy_(w);
+    return {padded.view({count, P, k}).transpose(1, 2).contiguous(), n};
+}
+
+at::Tensor unpackFewRowsWeight(const FewRowsWeight& w)
+{
+    return w.panels.transpose(1, 2).reshape({w.panels.size(0) * P, w.panels.size(1)}).narrow(0, 0, w.outputs).contiguous();
+}
 
 const std::vector<FewRowsIsa>& linearFewRowsIsas()
 {
@@ -242,10 +252,10 @@ std::string linearFewRowsName(FewRowsIsa isa)
 {
     switch (resolved(isa)) {
 #ifdef ROPESCOPE_FEW_ROWS_X86
-    case FewRowsIsa::Avx2: return tileName<Avx2Tile>("AVX2");
-    case FewRowsIsa::Avx512: return tileName<Avx512Tile>("AVX-512");
+    case FewRowsIsa::Avx2: return tileName<Avx2Shape>("AVX2");
+    case FewRowsIsa::Avx512: return tileName<Avx512Shape>("AVX-512");
 #endif
-    default: return "at::linear";
+    default: return "LibTorch";
     }
 }
 
@@ -254,30 +264,36 @@ bool linearFewRowsAvailable()
     return !linearFewRowsIsas().empty();
 }
 
-int64_t linearFewRowsLimit()
+at::Tensor linearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::Tensor& rows, FewRowsIsa isa)
 {
-    return kMaxRows;
-}
-
-at::Tensor linearFewRows(const at::Tensor& x, const at::Tensor& w, FewRowsIsa isa)
-{
+    TORCH_CHECK(x.dim() == 2 && x.size(1) == w.panels.size(1), "linearFewRows: x ", x.sizes(), " against panels ", w.panels.sizes());
     isa = resolved(isa);
     const auto& isas = linearFewRowsIsas();
-    const bool fits = x.device().is_cpu() && w.device().is_cpu() && x.scalar_type() == at::kFloat && w.scalar_type() == at::kFloat &&
-        x.dim() == 2 && w.dim() == 2 && x.size(1) == w.size(1) && x.size(0) <= kMaxRows && x.stride(1) == 1 && w.stride(1) == 1 &&
-        !(at::GradMode::is_enabled() && (x.requires_grad() || w.requires_grad())) && std::find(isas.begin(), isas.end(), isa) != isas.end();
+    const bool fits = x.device().is_cpu() && x.scalar_type() == at::kFloat && x.stride(1) == 1 &&
+        !(at::GradMode::is_enabled() && x.requires_grad()) && std::find(isas.begin(), isas.end(), isa) != isas.end() &&
+        (!rows.defined() || (rows.scalar_type() == at::kLong && rows.dim() == 1 && rows.is_contiguous()));
     if (!fits)
-        return torch::nn::functional::linear(x, w);
-    auto out = torch::zeros({x.size(0), w.size(0)}, x.options());
-    if (x.size(0) == 0 || w.size(0) == 0)
-        return out; // no tiles: nothing to spread the next strip's prefetches over
+        return panelsProduct(rows.defined() ? x.index_select(0, rows) : x, w);
+    const int64_t m = rows.defined() ? rows.size(0) : x.size(0);
+    if (m == 0 || w.outputs == 0 || x.size(1) == 0)
+        return torch::zeros({m, w.outputs}, x.options());
+    auto out = torch::empty({m, w.outputs}, x.options());
+    const int64_t* rowIndex = nullptr;
+    if (rows.defined()) {
+        rowIndex = rows.data_ptr<int64_t>();
+        const int64_t bound = x.size(0);
+        TORCH_CHECK(std::all_of(rowIndex, rowIndex + m, [bound](int64_t r) { return r >= 0 && r < bound; }),
+                    "linearFewRows: a row index outside x's ", bound, " rows");
+    }
 #ifdef ROPESCOPE_FEW_ROWS_X86
     const float* xs = x.data_ptr<float>();
-    const float* ws = w.data_ptr<float>();
-    if (isa == FewRowsIsa::Avx512)
-        fewRowsProduct<Avx512Tile>(avx512Tile, xs, x.stride(0), x.size(0), ws, w.stride(0), w.size(0), x.size(1), out.data_ptr<float>());
-    else
-        fewRowsProduct<Avx2Tile>(avx2Tile, xs, x.stride(0), x.size(0), ws, w.stride(0), w.size(0), x.size(1), out.data_ptr<float>());
+    if (isa == FewRowsIsa::Avx512) {
+        static constexpr auto tiles = avx512Tiles(std::make_integer_sequence<int, Avx512Shape::kRows>{});
+        panelProduct<Avx512Shape>(tiles, xs, x.stride(0), rowIndex, m, w, out.data_ptr<float>());
+    } else {
+        static constexpr auto tiles = avx2Tiles(std::make_integer_sequence<int, Avx2Shape::kRows>{});
+        panelProduct<Avx2Shape>(tiles, xs, x.stride(0), rowIndex, m, w, out.data_ptr<float>());
+    }
 #endif
     return out;
 }

@@ -8,22 +8,40 @@ namespace ropescope::kernels {
 
 // x [M, K] times w [N, K] transposed: [M, N], what at::linear(x, w) gives, for the few rows one MoE expert
 // receives (tens of tokens against a weight of megabytes). BLAS repacks all of w on every call, and at 31 rows
-// that copy costs as much as the product: OpenBLAS ran Qwen3.5-35B-A3B's expert GEMMs at 25-30 GFLOP/s a core
-// here, against 55 for a dense MLP. This kernel reads w's rows where they lie (K contiguous, any row stride, so a
-// view into a fused expert tensor works) and packs only x and a 4-row strip of w at a time.
+// that copy costs as much as the product. Here w is packed once, when the model loads, into the order the kernel
+// reads it, so a call reads each weight once, front to back, while the rows of x stay in registers:
 //
+//   panels [ceil(N / 48), K, 48]: panel p, row k holds w[48p .. 48p + 47][k], zeros past N.
+//
+// For each k the kernel loads a panel row (three AVX-512 vectors, or six AVX2 ones) and multiplies it by 8 (or 4)
+// rows' x[., k], broadcast: 24 (or 12) accumulators of outputs, no horizontal sums, and the next panel fetched
+// into L2 while this one computes.
+struct FewRowsWeight {
+    at::Tensor panels;   // [panels, K, 48] float32, on the CPU
+    int64_t outputs = 0; // N
+
+    bool defined() const { return panels.defined(); }
+};
+
 // The instruction sets it has a tile for. Best is the widest this CPU runs (AVX-512 where it has it); the others
 // are for tests and benchmarks, which run each set the CPU has.
 enum class FewRowsIsa { Best, Avx2, Avx512 };
 
-// It runs on one thread (the MoE block runs one expert per core) where all of these hold: CPU tensors, float32,
-// x's and w's rows contiguous, at most `linearFewRowsLimit()` rows, no autograd to record, a CPU with `isa` (AVX2
-// and FMA at least). Anything else goes to at::linear, so the call is always correct; the two differ by float
-// rounding only.
-at::Tensor linearFewRows(const at::Tensor& x, const at::Tensor& w, FewRowsIsa isa = FewRowsIsa::Best);
+// The columns of one panel: the AVX-512 tile's three vectors of 16, or two passes of the AVX2 tile's three of 8.
+constexpr int64_t kFewRowsPanel = 48;
 
-// The most rows the kernel takes: beyond it BLAS's packing is paid for and BLAS is as fast.
-int64_t linearFewRowsLimit();
+// w [N, K] (float32 or any type, CPU, any strides) in the kernel's layout, float32.
+FewRowsWeight packFewRowsWeight(const at::Tensor& w);
+
+// w as it was packed: [N, K] float32 (for tests, and for the fallback below).
+at::Tensor unpackFewRowsWeight(const FewRowsWeight& w);
+
+// x [M, K] times w: [M, N]. With `rows` (int64 [R]), the product of x's rows `rows` (x.index_select(0, rows)),
+// gathered by the kernel as it reads them. It runs on one thread (the MoE block runs one expert per core) where
+// all of these hold: a CPU float32 x whose rows are contiguous, no autograd to record, a CPU with `isa` (AVX2 and
+// FMA at least). Anything else is computed with LibTorch operations on the panels, so the call is always correct;
+// the two differ by float rounding only.
+at::Tensor linearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::Tensor& rows = {}, FewRowsIsa isa = FewRowsIsa::Best);
 
 // Whether this process runs the kernel at all (x86-64 with AVX2 and FMA).
 bool linearFewRowsAvailable();
@@ -31,7 +49,7 @@ bool linearFewRowsAvailable();
 // The instruction sets this CPU runs the kernel with, narrowest first (none off x86-64 or without AVX2).
 const std::vector<FewRowsIsa>& linearFewRowsIsas();
 
-// What runs for `isa` here, for reports: "AVX-512 (4 x 6 tiles)", or "at::linear" where the CPU has no tile.
+// What runs for `isa` here, for reports: "AVX-512 (8 rows x 48 outputs)", or "LibTorch" where the CPU has no tile.
 std::string linearFewRowsName(FewRowsIsa isa = FewRowsIsa::Best);
 
 } // namespace ropescope::kernels

@@ -371,45 +371,55 @@ private Q_SLOTS:
     }
 
     // The experts' few-rows product against the same product in float64, with every instruction set this CPU
-    // runs (AVX2's tile of 3 x 4, AVX-512's of 4 x 6): every tile remainder (rows past a multiple of 3 and of 4,
-    // weight rows past a multiple of 4 and of 6, K past a multiple of 8 and of 16 and past one 1024-wide chunk), a
-    // weight that is a view into a fused tensor (row stride past its width), and the at::linear fallbacks.
+    // runs (AVX2's tile of 4 rows x 24 outputs, AVX-512's of 8 x 48): row remainders (past a multiple of 4 and of
+    // 8), output remainders (past a multiple of 24 and of the 48-wide panel), K past one 512-long chunk of sums,
+    // more rows than one 64-row block, a weight that is a view into a fused tensor (row stride past its width, and
+    // transposed as the Hub stores qwen3_vl_moe), rows gathered by index, and the LibTorch fallbacks.
     void fewRowsProductEqualsTheDoubleProduct()
     {
         if (!kernels::linearFewRowsAvailable())
-            QSKIP("this CPU has no AVX2 and FMA: at::linear runs instead");
+            QSKIP("this CPU has no AVX2 and FMA: LibTorch runs instead");
         torch::manual_seed(7);
-        const std::vector<std::array<int64_t, 3>> shapes{{1, 1, 1},     {2, 5, 9},       {3, 4, 8},  {31, 1024, 2048}, {7, 13, 1029},
-                                                         {40, 6, 2051}, {17, 2048, 512}, {0, 4, 16}, {5, 7, 17},       {9, 11, 1040},
-                                                         {4, 6, 16},    {0, 100, 16},    {3, 0, 16}};
+        const std::vector<std::array<int64_t, 3>> shapes{
+            {1, 1, 1},  {2, 5, 9},     {3, 4, 8},   {31, 1024, 2048}, {7, 13, 1029}, {40, 50, 2051}, {17, 2048, 512}, {0, 4, 16},
+            {5, 7, 17}, {9, 11, 1040}, {8, 48, 16}, {0, 100, 16},     {3, 0, 16},    {130, 97, 64},  {4, 24, 0},      {12, 25, 513}};
+        auto check = [](const torch::Tensor& got, const torch::Tensor& want, int64_t k, const QString& what) {
+            QCOMPARE(got.sizes(), want.sizes());
+            const double scale = std::sqrt(static_cast<double>(std::max<int64_t>(k, 1))); // entries are sums of k unit products
+            const double err = want.numel() == 0 ? 0.0 : ropescope::test::maxAbs(got.to(torch::kDouble), want);
+            QVERIFY2(err < 1e-5 * scale, qPrintable(QString("%1: %2").arg(what).arg(err)));
+        };
         for (const auto isa : kernels::linearFewRowsIsas()) {
             const QString name = QString::fromStdString(kernels::linearFewRowsName(isa));
             for (const auto& [m, n, k] : shapes) {
+                const QString what = QString("%1 %2x%3x%4").arg(name).arg(m).arg(n).arg(k);
                 const auto x = torch::randn({m, k});
                 const auto fused = torch::randn({2, 2 * n, k}); // expert 1's second half, as the fused layouts give
                 const auto w = fused.select(0, 1).narrow(0, n, n);
-                const auto got = kernels::linearFewRows(x, w, isa);
+                const auto packed = kernels::packFewRowsWeight(w);
+                QVERIFY(torch::equal(kernels::unpackFewRowsWeight(packed), w));
                 const auto want = torch::nn::functional::linear(x.to(torch::kDouble), w.to(torch::kDouble));
-                QCOMPARE(got.sizes(), want.sizes());
-                if (m == 0 || n == 0)
+                check(kernels::linearFewRows(x, packed, {}, isa), want, k, what);
+                // The Hub's input-major form, packed from its transposed view, gives the same panels.
+                QVERIFY(torch::equal(kernels::packFewRowsWeight(w.t().contiguous().t()).panels, packed.panels));
+                if (m == 0)
                     continue;
-                const double scale = std::sqrt(static_cast<double>(k)); // entries are sums of k unit products
-                const double err = ropescope::test::maxAbs(got.to(torch::kDouble), want);
-                QVERIFY2(err < 1e-5 * scale, qPrintable(QString("%1 %2x%3x%4: %5").arg(name).arg(m).arg(n).arg(k).arg(err)));
+                const auto rows = torch::randint(m, {m + 3}, torch::kLong);
+                check(kernels::linearFewRows(x, packed, rows, isa), want.index_select(0, rows), k, what + " gathered");
             }
         }
-        // More rows than the kernel takes, a non-float type and a graph to record all give at::linear's answer.
+        // A non-float x and a graph to record give LibTorch's answer, from the same panels.
         const auto w = torch::randn({8, 40});
-        const auto many = torch::randn({kernels::linearFewRowsLimit() + 1, 40});
-        QVERIFY(torch::equal(kernels::linearFewRows(many, w), torch::nn::functional::linear(many, w)));
+        const auto packed = kernels::packFewRowsWeight(w);
         const auto wide = torch::randn({5, 40}, torch::kDouble);
-        QVERIFY(
-            torch::equal(kernels::linearFewRows(wide, w.to(torch::kDouble)), torch::nn::functional::linear(wide, w.to(torch::kDouble))));
+        QVERIFY(torch::allclose(kernels::linearFewRows(wide, packed), torch::nn::functional::linear(wide, w.to(torch::kDouble))));
         const auto leaf = torch::randn({5, 40}).requires_grad_();
-        const auto out = kernels::linearFewRows(leaf, w);
+        const auto out = kernels::linearFewRows(leaf, packed);
         QVERIFY(out.requires_grad());
         out.sum().backward();
         QVERIFY(torch::allclose(leaf.grad(), w.sum(0).expand({5, 40})));
+        // A row index outside x is an error, not a read past it.
+        QVERIFY_THROWS_EXCEPTION(c10::Error, kernels::linearFewRows(torch::randn({3, 40}), packed, torch::tensor({0, 3}, torch::kLong)));
     }
 
     // qwen3_vl_moe's experts as the Hub stores them ([E, hidden, 2I], [E, I, hidden]), as transformers 5 holds

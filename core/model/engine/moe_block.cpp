@@ -66,32 +66,42 @@ MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const Text
     w.router = load("gate.weight", {experts, h});
     if (m.router == RouterKind::SigmoidGrouped) // the choice is made in float32 (transformers' router casts)
         w.correctionBias = ck.tensor(p + "gate.e_score_correction_bias", {experts}).to(device, torch::kFloat32);
+    // A CPU that runs the few-rows kernel gets each expert packed into its panels (a copy the size of the
+    // expert, made one expert at a time); elsewhere the matrices are kept as loaded.
+    const bool panels = device.is_cpu() && dtype == torch::kFloat32 && kernels::linearFewRowsAvailable();
+    auto keep = [&](const torch::Tensor& gateUp, const torch::Tensor& down) {
+        if (panels) {
+            w.gateUpPanels.push_back(kernels::packFewRowsWeight(gateUp));
+            w.downPanels.push_back(kernels::packFewRowsWeight(down));
+        } else {
+            w.gateUp.push_back(gateUp);
+            w.down.push_back(down);
+        }
+    };
     if (ck.has(p + "experts.0.gate_proj.weight")) {
         for (int64_t e = 0; e < experts; ++e) {
             const std::string q = "experts." + std::to_string(e) + ".";
             // Joined once: one GEMM for gate and up per expert on its tokens. The peak is one expert's copy.
-            w.gateUp.push_back(torch::cat({load(q + "gate_proj.weight", {width, h}), load(q + "up_proj.weight", {width, h})}, 0));
-            w.down.push_back(load(q + "down_proj.weight", {h, width}));
+            keep(torch::cat({load(q + "gate_proj.weight", {width, h}), load(q + "up_proj.weight", {width, h})}, 0),
+                 load(q + "down_proj.weight", {h, width}));
         }
     } else {
         // qwen3_vl_moe: the Hub's [E, hidden, 2I] / [E, I, hidden], or transformers 5's [E, 2I, hidden] /
         // [E, hidden, I]; down_proj's shape says which (when hidden == I both read the same: the Hub's form).
         const std::vector<int64_t> hub{experts, width, h};
-        w.inputMajor = ck.storedShape(p + "experts.down_proj") != std::vector<int64_t>{experts, h, width} || width == h;
-        torch::Tensor gateUp =
-            load("experts.gate_up_proj",
-                 w.inputMajor ? std::vector<int64_t>{experts, h, 2 * width} : std::vector<int64_t>{experts, 2 * width, h});
-        torch::Tensor down = load("experts.down_proj", w.inputMajor ? hub : std::vector<int64_t>{experts, h, width});
-        if (w.inputMajor && device.is_cpu()) {
-            // A CPU reads experts output-major (the few-rows kernel's form): transposed once here, one tensor at a
-            // time, so the peak is the weights plus one layer's fused tensor.
-            gateUp = gateUp.transpose(1, 2).contiguous();
-            down = down.transpose(1, 2).contiguous();
-            w.inputMajor = false;
-        }
+        const bool inputMajor = ck.storedShape(p + "experts.down_proj") != std::vector<int64_t>{experts, h, width} || width == h;
+        const torch::Tensor gateUp = load(
+            "experts.gate_up_proj", inputMajor ? std::vector<int64_t>{experts, h, 2 * width} : std::vector<int64_t>{experts, 2 * width, h});
+        const torch::Tensor down = load("experts.down_proj", inputMajor ? hub : std::vector<int64_t>{experts, h, width});
+        // Panels are packed from the output-major view ([2I, hidden]); kept matrices are views of the one tensor.
+        // The peak is the weights plus one layer's fused tensors.
+        w.inputMajor = inputMajor && !panels;
         for (int64_t e = 0; e < experts; ++e) {
-            w.gateUp.push_back(gateUp.select(0, e)); // views: they keep the one tensor alive
-            w.down.push_back(down.select(0, e));
+            const auto gateUpOf = gateUp.select(0, e), downOf = down.select(0, e);
+            if (panels && inputMajor)
+                keep(gateUpOf.t(), downOf.t());
+            else
+                keep(gateUpOf, downOf);
         }
     }
     if (m.sharedIntermediate > 0) {
@@ -150,15 +160,24 @@ torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeC
         }
     }
     const auto slotWeights = r.weights.flatten().index_select(0, order).to(x.scalar_type()).unsqueeze(1);
-    // One expert's SwiGLU on its rows, weighted by each row's router weight.
-    auto expertOutput = [&](const ExpertRun& run, const torch::Tensor& rows) {
-        const auto& gateUp = w.gateUp[static_cast<size_t>(run.expert)];
-        const auto& down = w.down[static_cast<size_t>(run.expert)];
-        // Output-major weights go through the few-rows kernel on a CPU (BLAS's repacking of each expert's
-        // megabytes for its 30-odd rows cost as much as the product); elsewhere it is at::linear.
-        const auto both = w.inputMajor ? rows.mm(gateUp) : kernels::linearFewRows(rows, gateUp);
+    // One expert's SwiGLU on `source`'s rows `tokens` (all of them when undefined), weighted by each row's router
+    // weight. Packed experts go through the few-rows kernel, which gathers the rows as it reads them (BLAS's
+    // repacking of each expert's megabytes for its 30-odd rows cost as much as the product); the others are
+    // at::linear's.
+    auto expertOutput = [&](const ExpertRun& run, const torch::Tensor& source, const torch::Tensor& tokens) {
+        const auto e = static_cast<size_t>(run.expert);
+        torch::Tensor both;
+        if (!w.gateUpPanels.empty()) {
+            both = kernels::linearFewRows(source, w.gateUpPanels[e], tokens);
+        } else {
+            const auto rows = tokens.defined() ? source.index_select(0, tokens) : source;
+            both = w.inputMajor ? rows.mm(w.gateUp[e]) : torch::nn::functional::linear(rows, w.gateUp[e]);
+        }
         const auto act = torch::silu(both.narrow(1, 0, width)) * both.narrow(1, width, width);
-        return (w.inputMajor ? act.mm(down) : kernels::linearFewRows(act, down)) * slotWeights.narrow(0, run.start, run.rows);
+        const auto out = !w.downPanels.empty() ? kernels::linearFewRows(act, w.downPanels[e])
+            : w.inputMajor                     ? act.mm(w.down[e])
+                                               : torch::nn::functional::linear(act, w.down[e]);
+        return out * slotWeights.narrow(0, run.start, run.rows);
     };
     torch::Tensor out;
     if (!x.device().is_cpu()) {
@@ -166,7 +185,7 @@ torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeC
         const auto rows = flat.index_select(0, tokenOf);
         std::vector<torch::Tensor> parts;
         for (const ExpertRun& run : runs)
-            parts.push_back(expertOutput(run, rows.narrow(0, run.start, run.rows)));
+            parts.push_back(expertOutput(run, rows.narrow(0, run.start, run.rows), {}));
         out = parts.empty() ? torch::zeros_like(flat) : torch::zeros_like(flat).index_add_(0, tokenOf, torch::cat(parts));
     } else {
         // A CPU is bound by memory: the experts run side by side, one group per core, each group adding into its
@@ -180,7 +199,7 @@ torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeC
             auto sum = torch::zeros_like(flat);
             for (const ExpertRun& run : groups[static_cast<size_t>(g)]) {
                 const auto tokens = tokenOf.narrow(0, run.start, run.rows);
-                sum.index_add_(0, tokens, expertOutput(run, flat.index_select(0, tokens)));
+                sum.index_add_(0, tokens, expertOutput(run, flat, tokens));
             }
             sums[static_cast<size_t>(g)] = sum;
         });

@@ -3,6 +3,7 @@
 // and settings are MoeConfig's): route each token to its top-k experts, run each expert that has tokens once on
 // all of them (one gate+up GEMM and one down GEMM), add the results weighted, and add the shared expert.
 #include "core/model/engine/model_config.h"
+#include "kernels/linear_few_rows.h"
 
 #include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
@@ -28,14 +29,15 @@ struct RouterTrace {
 //  - per-expert tensors (qwen3_5_moe, glm4v_moe): gate and up joined once per expert at load, [2I, hidden];
 //  - the Hub's fused qwen3_vl_moe tensors, [E, hidden, 2I] and [E, I, hidden] (`inputMajor`: x @ w), or
 //    transformers 5's in-memory form of them, [E, 2I, hidden] and [E, hidden, I] (x @ w^T), told apart by
-//    down_proj's shape. Each expert's matrix is then a view of the one tensor. On a CPU the Hub's form is
-//    transposed at load into transformers' (the few-rows kernel reads output-major rows), so there `inputMajor`
-//    is always false.
+//    down_proj's shape. Each expert's matrix is then a view of the one tensor.
+// On a CPU that runs the few-rows kernel, in float32, each expert's two matrices are instead packed at load into
+// the kernel's panels (`gateUpPanels`, `downPanels`; `gateUp` and `down` stay empty), from either layout.
 struct MoeWeights {
     at::Tensor router;         // [E, hidden]
     at::Tensor correctionBias; // [E], GLM: added to the scores that choose, never to the weights
     std::vector<at::Tensor> gateUp, down;
     bool inputMajor = false;
+    std::vector<kernels::FewRowsWeight> gateUpPanels, downPanels;
     at::Tensor sharedGateUp, sharedDown; // [2S, hidden], [hidden, S]; undefined without a shared expert
     at::Tensor sharedGate;               // [1, hidden], Qwen3.5
 

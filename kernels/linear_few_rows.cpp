@@ -145,12 +145,32 @@ template <int... Rs> constexpr std::array<TileFunction, sizeof...(Rs)> avx512Til
     return {avx512Tile<Rs + 1>...};
 }
 
-// out [m, n] = x's rows (rowIndex[i], or i) times the panels, one block of rows at a time. Per panel and tile
+// Where product row i goes: row rows[i] (or i) of base [., n], copied, or scaled by scale[i] and added.
+struct Destination {
+    float* base;
+    const int64_t* rows = nullptr;
+    const float* scale = nullptr; // with `add`
+    bool add = false;
+};
+
+inline void emit(const Destination& d, int64_t i, int64_t n, int64_t col, const float* sums, int64_t cols)
+{
+    float* to = d.base + (d.rows ? d.rows[i] : i) * n + col;
+    if (!d.add) {
+        std::memcpy(to, sums, static_cast<size_t>(cols) * sizeof(float));
+        return;
+    }
+    const float s = d.scale[i];
+    for (int64_t j = 0; j < cols; ++j)
+        to[j] += s * sums[j];
+}
+
+// The products of x's rows (rowIndex[i], or i) and the panels, to `out`, one block of rows at a time. Per panel and tile
 // width, K is taken a chunk at a time across every tile of rows, so that the chunk of the panel stays in cache
 // while the tiles pass it; each tile's sums wait in a buffer until the last chunk.
 template <class Shape, size_t R>
 void panelProduct(const std::array<TileFunction, R>& tiles, const float* x, int64_t ldx, const int64_t* rowIndex, int64_t m,
-                  const FewRowsWeight& w, float* out)
+                  const FewRowsWeight& w, const Destination& out)
 {
     constexpr int64_t kWidth = Shape::kWidth, kRows = Shape::kRows, kPasses = P / kWidth;
     const float* panels = w.panels.data_ptr<float>();
@@ -181,7 +201,7 @@ void panelProduct(const std::array<TileFunction, R>& tiles, const float* x, int6
                     }
                 }
                 for (int64_t i = 0; i < blockRows; ++i)
-                    std::memcpy(out + (r0 + i) * n + col, sums + i * kWidth, static_cast<size_t>(cols) * sizeof(float));
+                    emit(out, r0 + i, n, col, sums + i * kWidth, cols);
             }
         }
     }
@@ -264,38 +284,80 @@ bool linearFewRowsAvailable()
     return !linearFewRowsIsas().empty();
 }
 
+namespace {
+
+// Whether the kernel takes x (with `isa`), and int64 index vectors where given.
+bool kernelTakes(const at::Tensor& x, FewRowsIsa isa, std::initializer_list<const at::Tensor*> indices)
+{
+    const auto& isas = linearFewRowsIsas();
+    bool fits = x.device().is_cpu() && x.scalar_type() == at::kFloat && x.stride(1) == 1 &&
+        !(at::GradMode::is_enabled() && x.requires_grad()) && std::find(isas.begin(), isas.end(), isa) != isas.end();
+    for (const at::Tensor* index : indices)
+        fits = fits && (!index->defined() || (index->device().is_cpu() && index->scalar_type() == at::kLong && index->dim() == 1 && index->is_contiguous()));
+    return fits;
+}
+
+// The index's entries, each checked to lie in [0, bound): a row outside is an error, not a read or write past it.
+const int64_t* checkedRows(const at::Tensor& rows, int64_t bound, const char* what)
+{
+    if (!rows.defined())
+        return nullptr;
+    const int64_t* index = rows.data_ptr<int64_t>();
+    TORCH_CHECK(std::all_of(index, index + rows.numel(), [bound](int64_t r) { return r >= 0 && r < bound; }), "linearFewRows: a row index outside ",
+                what, "'s ", bound, " rows");
+    return index;
+}
+
+void runKernel(const at::Tensor& x, const int64_t* rowIndex, int64_t m, const FewRowsWeight& w, FewRowsIsa isa, const Destination& out)
+{
+#ifdef ROPESCOPE_FEW_ROWS_X86
+    const float* xs = x.data_ptr<float>();
+    if (isa == FewRowsIsa::Avx512) {
+        static constexpr auto tiles = avx512Tiles(std::make_integer_sequence<int, Avx512Shape::kRows>{});
+        panelProduct<Avx512Shape>(tiles, xs, x.stride(0), rowIndex, m, w, out);
+    } else {
+        static constexpr auto tiles = avx2Tiles(std::make_integer_sequence<int, Avx2Shape::kRows>{});
+        panelProduct<Avx2Shape>(tiles, xs, x.stride(0), rowIndex, m, w, out);
+    }
+#else
+    (void)x, (void)rowIndex, (void)m, (void)w, (void)isa, (void)out;
+#endif
+}
+
+} // namespace
+
 at::Tensor linearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::Tensor& rows, FewRowsIsa isa)
 {
     TORCH_CHECK(x.dim() == 2 && x.size(1) == w.panels.size(1), "linearFewRows: x ", x.sizes(), " against panels ", w.panels.sizes());
     isa = resolved(isa);
-    const auto& isas = linearFewRowsIsas();
-    const bool fits = x.device().is_cpu() && x.scalar_type() == at::kFloat && x.stride(1) == 1 &&
-        !(at::GradMode::is_enabled() && x.requires_grad()) && std::find(isas.begin(), isas.end(), isa) != isas.end() &&
-        (!rows.defined() || (rows.scalar_type() == at::kLong && rows.dim() == 1 && rows.is_contiguous()));
-    if (!fits)
+    if (!kernelTakes(x, isa, {&rows}))
         return panelsProduct(rows.defined() ? x.index_select(0, rows) : x, w);
     const int64_t m = rows.defined() ? rows.size(0) : x.size(0);
     if (m == 0 || w.outputs == 0 || x.size(1) == 0)
         return torch::zeros({m, w.outputs}, x.options());
     auto out = torch::empty({m, w.outputs}, x.options());
-    const int64_t* rowIndex = nullptr;
-    if (rows.defined()) {
-        rowIndex = rows.data_ptr<int64_t>();
-        const int64_t bound = x.size(0);
-        TORCH_CHECK(std::all_of(rowIndex, rowIndex + m, [bound](int64_t r) { return r >= 0 && r < bound; }),
-                    "linearFewRows: a row index outside x's ", bound, " rows");
-    }
-#ifdef ROPESCOPE_FEW_ROWS_X86
-    const float* xs = x.data_ptr<float>();
-    if (isa == FewRowsIsa::Avx512) {
-        static constexpr auto tiles = avx512Tiles(std::make_integer_sequence<int, Avx512Shape::kRows>{});
-        panelProduct<Avx512Shape>(tiles, xs, x.stride(0), rowIndex, m, w, out.data_ptr<float>());
-    } else {
-        static constexpr auto tiles = avx2Tiles(std::make_integer_sequence<int, Avx2Shape::kRows>{});
-        panelProduct<Avx2Shape>(tiles, xs, x.stride(0), rowIndex, m, w, out.data_ptr<float>());
-    }
-#endif
+    runKernel(x, checkedRows(rows, x.size(0), "x"), m, w, isa, {out.data_ptr<float>()});
     return out;
+}
+
+void addLinearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::Tensor& scale, const at::Tensor& into, const at::Tensor& intoRows,
+                      FewRowsIsa isa)
+{
+    const int64_t m = x.size(0);
+    TORCH_CHECK(x.dim() == 2 && x.size(1) == w.panels.size(1), "addLinearFewRows: x ", x.sizes(), " against panels ", w.panels.sizes());
+    TORCH_CHECK(into.dim() == 2 && into.size(1) == w.outputs && scale.sizes() == at::IntArrayRef{m} && intoRows.sizes() == at::IntArrayRef{m},
+                "addLinearFewRows: into ", into.sizes(), ", scale ", scale.sizes(), " and rows ", intoRows.sizes(), " for ", m, " rows of ",
+                w.outputs, " outputs");
+    isa = resolved(isa);
+    const bool fits = kernelTakes(x, isa, {&intoRows}) && into.scalar_type() == at::kFloat && into.is_contiguous() &&
+        scale.scalar_type() == at::kFloat && scale.is_contiguous() && !(at::GradMode::is_enabled() && (scale.requires_grad() || into.requires_grad()));
+    if (!fits) {
+        into.index_add_(0, intoRows, linearFewRows(x, w, {}, isa) * scale.unsqueeze(1));
+        return;
+    }
+    if (m == 0 || w.outputs == 0 || x.size(1) == 0)
+        return;
+    runKernel(x, nullptr, m, w, isa, {into.data_ptr<float>(), checkedRows(intoRows, into.size(0), "into"), scale.data_ptr<float>(), true});
 }
 
 } // namespace ropescope::kernels

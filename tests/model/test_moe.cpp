@@ -374,7 +374,8 @@ private Q_SLOTS:
     // runs (AVX2's tile of 4 rows x 24 outputs, AVX-512's of 8 x 48): row remainders (past a multiple of 4 and of
     // 8), output remainders (past a multiple of 24 and of the 48-wide panel), K past one 512-long chunk of sums,
     // more rows than one 64-row block, a weight that is a view into a fused tensor (row stride past its width, and
-    // transposed as the Hub stores qwen3_vl_moe), rows gathered by index, and the LibTorch fallbacks.
+    // transposed as the Hub stores qwen3_vl_moe), rows gathered by index, products weighted and added at rows of a
+    // sum, and the LibTorch fallbacks.
     void fewRowsProductEqualsTheDoubleProduct()
     {
         if (!kernels::linearFewRowsAvailable())
@@ -406,6 +407,12 @@ private Q_SLOTS:
                     continue;
                 const auto rows = torch::randint(m, {m + 3}, torch::kLong);
                 check(kernels::linearFewRows(x, packed, rows, isa), want.index_select(0, rows), k, what + " gathered");
+                // Weighted and added at rows of a larger sum (some rows more than once), as the MoE block adds.
+                const auto into = torch::randn({m + 5, n}), scale = torch::randn({m});
+                const auto intoRows = torch::randint(m + 5, {m}, torch::kLong);
+                const auto wantInto = into.to(torch::kDouble).index_add(0, intoRows, want * scale.to(torch::kDouble).unsqueeze(1));
+                kernels::addLinearFewRows(x, packed, scale, into, intoRows, isa);
+                check(into, wantInto, k, what + " added");
             }
         }
         // A non-float x and a graph to record give LibTorch's answer, from the same panels.
@@ -418,8 +425,10 @@ private Q_SLOTS:
         QVERIFY(out.requires_grad());
         out.sum().backward();
         QVERIFY(torch::allclose(leaf.grad(), w.sum(0).expand({5, 40})));
-        // A row index outside x is an error, not a read past it.
+        // A row index outside x, or outside the sum, is an error, not a read or write past it.
         QVERIFY_THROWS_EXCEPTION(c10::Error, kernels::linearFewRows(torch::randn({3, 40}), packed, torch::tensor({0, 3}, torch::kLong)));
+        QVERIFY_THROWS_EXCEPTION(c10::Error, kernels::addLinearFewRows(torch::randn({2, 40}), packed, torch::ones({2}), torch::zeros({4, 8}),
+                                                                       torch::tensor({1, -1}, torch::kLong)));
     }
 
     // qwen3_vl_moe's experts as the Hub stores them ([E, hidden, 2I], [E, I, hidden]), as transformers 5 holds

@@ -159,12 +159,12 @@ torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeC
             start += n;
         }
     }
-    const auto slotWeights = r.weights.flatten().index_select(0, order).to(x.scalar_type()).unsqueeze(1);
-    // One expert's SwiGLU on `source`'s rows `tokens` (all of them when undefined), weighted by each row's router
-    // weight. Packed experts go through the few-rows kernel, which gathers the rows as it reads them (BLAS's
-    // repacking of each expert's megabytes for its 30-odd rows cost as much as the product); the others are
-    // at::linear's.
-    auto expertOutput = [&](const ExpertRun& run, const torch::Tensor& source, const torch::Tensor& tokens) {
+    const auto slotWeights = r.weights.flatten().index_select(0, order).to(x.scalar_type()); // [slots], by expert
+    auto weightsOf = [&](const ExpertRun& run) { return slotWeights.narrow(0, run.start, run.rows); };
+    // One expert's SwiGLU activations on `source`'s rows `tokens` (all of them when undefined). Packed experts go
+    // through the few-rows kernel, which gathers the rows as it reads them (BLAS's repacking of each expert's
+    // megabytes for its 30-odd rows cost as much as the product); the others are at::linear's.
+    auto activations = [&](const ExpertRun& run, const torch::Tensor& source, const torch::Tensor& tokens) {
         const auto e = static_cast<size_t>(run.expert);
         torch::Tensor both;
         if (!w.gateUpPanels.empty()) {
@@ -173,11 +173,12 @@ torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeC
             const auto rows = tokens.defined() ? source.index_select(0, tokens) : source;
             both = w.inputMajor ? rows.mm(w.gateUp[e]) : torch::nn::functional::linear(rows, w.gateUp[e]);
         }
-        const auto act = torch::silu(both.narrow(1, 0, width)) * both.narrow(1, width, width);
-        const auto out = !w.downPanels.empty() ? kernels::linearFewRows(act, w.downPanels[e])
-            : w.inputMajor                     ? act.mm(w.down[e])
-                                               : torch::nn::functional::linear(act, w.down[e]);
-        return out * slotWeights.narrow(0, run.start, run.rows);
+        return torch::silu(both.narrow(1, 0, width)) * both.narrow(1, width, width);
+    };
+    // An unpacked expert's outputs from its activations, weighted by each row's router weight.
+    auto weightedOutputs = [&](const ExpertRun& run, const torch::Tensor& act) {
+        const auto& down = w.down[static_cast<size_t>(run.expert)];
+        return (w.inputMajor ? act.mm(down) : torch::nn::functional::linear(act, down)) * weightsOf(run).unsqueeze(1);
     };
     torch::Tensor out;
     if (!x.device().is_cpu()) {
@@ -185,21 +186,26 @@ torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeC
         const auto rows = flat.index_select(0, tokenOf);
         std::vector<torch::Tensor> parts;
         for (const ExpertRun& run : runs)
-            parts.push_back(expertOutput(run, rows.narrow(0, run.start, run.rows), {}));
+            parts.push_back(weightedOutputs(run, activations(run, rows.narrow(0, run.start, run.rows), {})));
         out = parts.empty() ? torch::zeros_like(flat) : torch::zeros_like(flat).index_add_(0, tokenOf, torch::cat(parts));
     } else {
         // A CPU is bound by memory: the experts run side by side, one group per core, each group adding into its
         // own sum, and every temporary is one expert's (hundreds of KB, in cache). Gathering every slot's rows
         // and joining the experts' outputs made three [tokens x k, hidden] tensors instead (65 MB each at 1k
-        // tokens of Qwen3.5-35B-A3B), whose fresh pages cost about a fifth of the block. The groups are fixed
-        // by the core count, so a run gives the same sums every time.
+        // tokens of Qwen3.5-35B-A3B), whose fresh pages cost about a fifth of the block. A packed expert's down
+        // product is weighted and added at its tokens' rows by the kernel itself. The groups are fixed by the core
+        // count, so a run gives the same sums every time.
         const auto groups = groupsByRows(runs, cpuWorkers());
         std::vector<torch::Tensor> sums(groups.size());
         forEachAcrossCores(static_cast<int64_t>(groups.size()), [&](int64_t g) {
             auto sum = torch::zeros_like(flat);
             for (const ExpertRun& run : groups[static_cast<size_t>(g)]) {
                 const auto tokens = tokenOf.narrow(0, run.start, run.rows);
-                sum.index_add_(0, tokens, expertOutput(run, flat, tokens));
+                const auto act = activations(run, flat, tokens);
+                if (!w.downPanels.empty())
+                    kernels::addLinearFewRows(act, w.downPanels[static_cast<size_t>(run.expert)], weightsOf(run), sum, tokens);
+                else
+                    sum.index_add_(0, tokens, weightedOutputs(run, act));
             }
             sums[static_cast<size_t>(g)] = sum;
         });

@@ -165,16 +165,17 @@ inline void emit(const Destination& d, int64_t i, int64_t n, int64_t col, const 
         to[j] += s * sums[j];
 }
 
-// The products of x's rows (rowIndex[i], or i) and the panels, to `out`, one block of rows at a time. Per panel and tile
-// width, K is taken a chunk at a time across every tile of rows, so that the chunk of the panel stays in cache
-// while the tiles pass it; each tile's sums wait in a buffer until the last chunk.
+// The products of x's rows (rowIndex[i], or i) and the panels, to `out`, one block of rows at a time. Per panel
+// and tile width, K is taken a chunk at a time across every tile of rows, so that the chunk of the panel stays in
+// cache while the tiles pass it; each tile's sums wait in a buffer until the last chunk.
 template <class Shape, size_t R>
 void panelProduct(const std::array<TileFunction, R>& tiles, const float* x, int64_t ldx, const int64_t* rowIndex, int64_t m,
                   const FewRowsWeight& w, const Destination& out)
 {
     constexpr int64_t kWidth = Shape::kWidth, kRows = Shape::kRows, kPasses = P / kWidth;
     const float* panels = w.panels.data_ptr<float>();
-    const int64_t count = w.panels.size(0), k = w.panels.size(1), n = w.outputs, lines = k * P * 4 / kLineBytes;
+    const int64_t count = w.panels.size(0), k = w.panels.size(1), n = w.outputs,
+                  lines = k * P * static_cast<int64_t>(sizeof(float)) / kLineBytes;
     alignas(64) static thread_local float sums[kRowBlock * kWidth];
     for (int64_t r0 = 0; r0 < m; r0 += kRowBlock) {
         const int64_t blockRows = std::min(kRowBlock, m - r0), rowTiles = (blockRows + kRows - 1) / kRows;
@@ -293,7 +294,9 @@ bool kernelTakes(const at::Tensor& x, FewRowsIsa isa, std::initializer_list<cons
     bool fits = x.device().is_cpu() && x.scalar_type() == at::kFloat && x.stride(1) == 1 &&
         !(at::GradMode::is_enabled() && x.requires_grad()) && std::find(isas.begin(), isas.end(), isa) != isas.end();
     for (const at::Tensor* index : indices)
-        fits = fits && (!index->defined() || (index->device().is_cpu() && index->scalar_type() == at::kLong && index->dim() == 1 && index->is_contiguous()));
+        fits = fits &&
+            (!index->defined() ||
+             (index->device().is_cpu() && index->scalar_type() == at::kLong && index->dim() == 1 && index->is_contiguous()));
     return fits;
 }
 
@@ -303,8 +306,8 @@ const int64_t* checkedRows(const at::Tensor& rows, int64_t bound, const char* wh
     if (!rows.defined())
         return nullptr;
     const int64_t* index = rows.data_ptr<int64_t>();
-    TORCH_CHECK(std::all_of(index, index + rows.numel(), [bound](int64_t r) { return r >= 0 && r < bound; }), "linearFewRows: a row index outside ",
-                what, "'s ", bound, " rows");
+    TORCH_CHECK(std::all_of(index, index + rows.numel(), [bound](int64_t r) { return r >= 0 && r < bound; }),
+                "linearFewRows: a row index outside ", what, "'s ", bound, " rows");
     return index;
 }
 
@@ -340,17 +343,19 @@ at::Tensor linearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::
     return out;
 }
 
-void addLinearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::Tensor& scale, const at::Tensor& into, const at::Tensor& intoRows,
-                      FewRowsIsa isa)
+void addLinearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::Tensor& scale, const at::Tensor& into,
+                      const at::Tensor& intoRows, FewRowsIsa isa)
 {
     const int64_t m = x.size(0);
     TORCH_CHECK(x.dim() == 2 && x.size(1) == w.panels.size(1), "addLinearFewRows: x ", x.sizes(), " against panels ", w.panels.sizes());
-    TORCH_CHECK(into.dim() == 2 && into.size(1) == w.outputs && scale.sizes() == at::IntArrayRef{m} && intoRows.sizes() == at::IntArrayRef{m},
+    TORCH_CHECK(into.dim() == 2 && into.size(1) == w.outputs && scale.sizes() == at::IntArrayRef{m} &&
+                    intoRows.sizes() == at::IntArrayRef{m},
                 "addLinearFewRows: into ", into.sizes(), ", scale ", scale.sizes(), " and rows ", intoRows.sizes(), " for ", m, " rows of ",
                 w.outputs, " outputs");
     isa = resolved(isa);
     const bool fits = kernelTakes(x, isa, {&intoRows}) && into.scalar_type() == at::kFloat && into.is_contiguous() &&
-        scale.scalar_type() == at::kFloat && scale.is_contiguous() && !(at::GradMode::is_enabled() && (scale.requires_grad() || into.requires_grad()));
+        scale.scalar_type() == at::kFloat && scale.is_contiguous() &&
+        !(at::GradMode::is_enabled() && (scale.requires_grad() || into.requires_grad()));
     if (!fits) {
         into.index_add_(0, intoRows, linearFewRows(x, w, {}, isa) * scale.unsqueeze(1));
         return;

@@ -47,8 +47,8 @@ at::Tensor linearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::
 // its tokens' rows with no [M, N] temporary (what into.index_add_(0, intoRows, linearFewRows(x, w) *
 // scale.unsqueeze(1)) does, and does where the kernel does not run). into [T, N] float32 contiguous, scale [M]
 // float32, intoRows [M] int64 within [0, T).
-void addLinearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::Tensor& scale, const at::Tensor& into, const at::Tensor& intoRows,
-                      FewRowsIsa isa = FewRowsIsa::Best);
+void addLinearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::Tensor& scale, const at::Tensor& into,
+                      const at::Tensor& intoRows, FewRowsIsa isa = FewRowsIsa::Best);
 
 // Whether this process runs the kernel at all (x86-64 with AVX2 and FMA).
 bool linearFewRowsAvailable();

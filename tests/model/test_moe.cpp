@@ -427,8 +427,9 @@ private Q_SLOTS:
         QVERIFY(torch::allclose(leaf.grad(), w.sum(0).expand({5, 40})));
         // A row index outside x, or outside the sum, is an error, not a read or write past it.
         QVERIFY_THROWS_EXCEPTION(c10::Error, kernels::linearFewRows(torch::randn({3, 40}), packed, torch::tensor({0, 3}, torch::kLong)));
-        QVERIFY_THROWS_EXCEPTION(c10::Error, kernels::addLinearFewRows(torch::randn({2, 40}), packed, torch::ones({2}), torch::zeros({4, 8}),
-                                                                       torch::tensor({1, -1}, torch::kLong)));
+        QVERIFY_THROWS_EXCEPTION(c10::Error,
+                                 kernels::addLinearFewRows(torch::randn({2, 40}), packed, torch::ones({2}), torch::zeros({4, 8}),
+                                                           torch::tensor({1, -1}, torch::kLong)));
     }
 
     // qwen3_vl_moe's experts as the Hub stores them ([E, hidden, 2I], [E, I, hidden]), as transformers 5 holds

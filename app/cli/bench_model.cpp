@@ -147,7 +147,10 @@ template <class Sync> QJsonObject benchMoeBlock(model::Vlm& vlm, int64_t tokens,
         moeMs.push_back(timeMs(moe));
         ratios.push_back(moeMs.back() / denseMs.back());
     }
+    // What multiplies the experts: the few-rows kernel where the weights were packed for it (a CPU with AVX2, fp32).
+    const QString kernel = w.gateUpPanels.empty() ? QString("at::linear") : QString::fromStdString(kernels::linearFewRowsName());
     return QJsonObject{{"moe_layer", layer},
+                       {"moe_expert_kernel", kernel},
                        {"moe_block_ms", median(moeMs)},
                        {"dense_mlp_active_width_ms", median(denseMs)},
                        {"moe_active_width", static_cast<double>(active)},
@@ -326,7 +329,6 @@ int benchModel(const QCommandLineParser& parser)
             {"device",
              device.is_cuda() ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(at::get_num_threads())},
             {"blas", blasDescription()},
-            {"moe_expert_kernel", QString::fromStdString(kernels::linearFewRowsName())},
             {"dtype", dtype == torch::kBFloat16 ? "bf16" : "fp32"},
             {"attention",
              attention == kernels::AttentionPath::Fused ? "fused (LibTorch " TORCH_VERSION ")" : "explicit (LibTorch " TORCH_VERSION ")"},

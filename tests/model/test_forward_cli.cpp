@@ -14,6 +14,7 @@
 #include "core/model/engine/tensor_io.h"
 #include "tests/support/csv_table.h"
 #include "tests/support/run_ropescope.h"
+#include "kernels/linear_few_rows.h"
 
 #include <torch/types.h>
 #include <torch/cuda.h>
@@ -225,6 +226,25 @@ private Q_SLOTS:
             std::abs(row.value("gemm_floor_gflop").toDouble() * 1e9 - flops) <= 1e-9 * flops,
             qPrintable(
                 QString("floor %1 GFLOP, the checkpoint's projections %2").arg(row.value("gemm_floor_gflop").toDouble()).arg(flops / 1e9)));
+    }
+
+    // bench model on a MoE member: the block and the dense MLP of its active width are timed, and the report names
+    // what multiplied the experts: the few-rows kernel where float32 weights were packed for it, at::linear in bf16.
+    void benchModelTimesTheMoeBlockAndNamesItsKernel()
+    {
+        const QString fp32Kernel = ropescope::kernels::linearFewRowsAvailable()
+            ? QString::fromStdString(ropescope::kernels::linearFewRowsName())
+            : QString("at::linear");
+        for (const auto& [dtype, kernel] : {std::pair<QString, QString>{"fp32", fp32Kernel}, {"bf16", "at::linear"}}) {
+            const auto r =
+                runRopescope({"bench", "model", "--model", fixture("qwen35moe-tiny"), "--runs", "1", "--dtype", dtype, "--json"});
+            QVERIFY2(r.exitCode == 0, r.err.constData());
+            const QJsonObject row = QJsonDocument::fromJson(r.out).object();
+            QVERIFY(row.value("moe_block_ms").toDouble() > 0);
+            QVERIFY(row.value("dense_mlp_active_width_ms").toDouble() > 0);
+            QCOMPARE(row.value("moe_active_width").toDouble(), 2.0 * 32 + 48); // the fixture: top-2 of width 32, a shared expert of 48
+            QCOMPARE(row.value("moe_expert_kernel").toString(), kernel);
+        }
     }
 
     void cudaMatchesFixtures_data()

@@ -60,79 +60,63 @@ struct Pass {
 };
 using TileFunction = void (*)(const Pass&);
 
-#define ROPESCOPE_AVX2 __attribute__((target("avx2,fma")))
-#define ROPESCOPE_AVX512 __attribute__((target("avx512f,avx2,fma")))
-
-// AVX2 + FMA: 4 rows by 3 vectors of 8 outputs, 12 accumulators (with the 3 panel vectors and a broadcast, all
-// 16 registers). A panel's 48 columns take two passes.
-struct Avx2Shape {
-    static constexpr int kRows = 4, kLanes = 8, kWidth = 3 * kLanes;
-};
-
-template <int R> ROPESCOPE_AVX2 void avx2Tile(const Pass& pass)
+// One tile, written once with GCC's vector types: V is 8 or 16 floats, and the body is inlined into a function
+// compiled for the instruction set of that width (below), which turns `acc += xb * w` into FMAs.
+// (Shape::Unaligned reads a V from any float's address, so panels need no alignment of their own.)
+//
+// R rows by 3 vectors of outputs: 3R accumulators, the 3 panel vectors and a broadcast in registers.
+template <class Shape, int R> __attribute__((always_inline)) inline void tileBody(const Pass& pass)
 {
-    constexpr int L = Avx2Shape::kLanes, W = Avx2Shape::kWidth;
-    __m256 acc[R][3];
-#pragma GCC unroll 8
+    using V = typename Shape::V;
+    using U = typename Shape::Unaligned;
+    constexpr int L = sizeof(V) / sizeof(float), W = 3 * L;
+    V acc[R][3] = {};
+    const float* rows[R];
     for (int i = 0; i < R; ++i)
-#pragma GCC unroll 3
-        for (int v = 0; v < 3; ++v)
-            acc[i][v] = _mm256_setzero_ps();
+        rows[i] = pass.x[i];
     for (int64_t kk = pass.kBegin; kk < pass.kEnd; ++kk) {
         prefetchNext(pass.next, kk - pass.kBegin);
         const float* p = pass.panel + kk * P;
-        const __m256 w0 = _mm256_loadu_ps(p), w1 = _mm256_loadu_ps(p + L), w2 = _mm256_loadu_ps(p + 2 * L);
+        const V w0 = *reinterpret_cast<const U*>(p), w1 = *reinterpret_cast<const U*>(p + L), w2 = *reinterpret_cast<const U*>(p + 2 * L);
 #pragma GCC unroll 8
         for (int i = 0; i < R; ++i) {
-            const __m256 xb = _mm256_broadcast_ss(pass.x[i] + kk);
-            acc[i][0] = _mm256_fmadd_ps(xb, w0, acc[i][0]);
-            acc[i][1] = _mm256_fmadd_ps(xb, w1, acc[i][1]);
-            acc[i][2] = _mm256_fmadd_ps(xb, w2, acc[i][2]);
+            const V xb = rows[i][kk] - V{}; // x in every lane: x - 0 is x, so this is one broadcast
+            acc[i][0] += xb * w0;
+            acc[i][1] += xb * w1;
+            acc[i][2] += xb * w2;
         }
     }
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i)
 #pragma GCC unroll 3
         for (int v = 0; v < 3; ++v) {
-            float* s = pass.sums + i * W + v * L;
-            _mm256_store_ps(s, pass.add ? _mm256_add_ps(_mm256_load_ps(s), acc[i][v]) : acc[i][v]);
+            V* s = reinterpret_cast<V*>(pass.sums + i * W + v * L); // aligned: the buffer is, and W floats are whole vectors
+            *s = pass.add ? *s + acc[i][v] : acc[i][v];
         }
+}
+
+// AVX2 + FMA: 4 rows by 3 vectors of 8 outputs, 12 accumulators (with the 3 panel vectors and a broadcast, all
+// 16 registers). A panel's 48 columns take two passes.
+struct Avx2Shape {
+    using V = float __attribute__((vector_size(32)));
+    using Unaligned = float __attribute__((vector_size(32), aligned(4)));
+    static constexpr int kRows = 4, kWidth = 3 * 8;
+};
+template <int R> __attribute__((target("avx2,fma"))) void avx2Tile(const Pass& pass)
+{
+    tileBody<Avx2Shape, R>(pass);
 }
 
 // AVX-512: 8 rows by 3 vectors of 16 outputs, 24 accumulators (with the 3 panel vectors and a broadcast, 28 of
 // the 32 registers). Per k it loads 3 vectors and 8 broadcasts for 24 FMAs.
 struct Avx512Shape {
-    static constexpr int kRows = 8, kLanes = 16, kWidth = 3 * kLanes;
+    using V = float __attribute__((vector_size(64)));
+    using Unaligned = float __attribute__((vector_size(64), aligned(4)));
+    static constexpr int kRows = 8, kWidth = 3 * 16;
 };
-
-template <int R> ROPESCOPE_AVX512 void avx512Tile(const Pass& pass)
+template <int R> __attribute__((target("avx512f,avx2,fma"))) void avx512Tile(const Pass& pass)
 {
-    constexpr int L = Avx512Shape::kLanes, W = Avx512Shape::kWidth;
-    __m512 acc[R][3];
-#pragma GCC unroll 8
-    for (int i = 0; i < R; ++i)
-#pragma GCC unroll 3
-        for (int v = 0; v < 3; ++v)
-            acc[i][v] = _mm512_setzero_ps();
-    for (int64_t kk = pass.kBegin; kk < pass.kEnd; ++kk) {
-        prefetchNext(pass.next, kk - pass.kBegin);
-        const float* p = pass.panel + kk * P;
-        const __m512 w0 = _mm512_loadu_ps(p), w1 = _mm512_loadu_ps(p + L), w2 = _mm512_loadu_ps(p + 2 * L);
-#pragma GCC unroll 8
-        for (int i = 0; i < R; ++i) {
-            const __m512 xb = _mm512_set1_ps(pass.x[i][kk]);
-            acc[i][0] = _mm512_fmadd_ps(xb, w0, acc[i][0]);
-            acc[i][1] = _mm512_fmadd_ps(xb, w1, acc[i][1]);
-            acc[i][2] = _mm512_fmadd_ps(xb, w2, acc[i][2]);
-        }
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < R; ++i)
-#pragma GCC unroll 3
-        for (int v = 0; v < 3; ++v) {
-            float* s = pass.sums + i * W + v * L;
-            _mm512_store_ps(s, pass.add ? _mm512_add_ps(_mm512_load_ps(s), acc[i][v]) : acc[i][v]);
-        }
+    tileBody<Avx512Shape, R>(pass);
 }
 
 // tiles[r - 1] takes r rows: the full tile, and one for each remainder.
@@ -346,8 +330,8 @@ at::Tensor linearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::
 void addLinearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::Tensor& scale, const at::Tensor& into,
                       const at::Tensor& intoRows, FewRowsIsa isa)
 {
-    const int64_t m = x.size(0);
     TORCH_CHECK(x.dim() == 2 && x.size(1) == w.panels.size(1), "addLinearFewRows: x ", x.sizes(), " against panels ", w.panels.sizes());
+    const int64_t m = x.size(0);
     TORCH_CHECK(into.dim() == 2 && into.size(1) == w.outputs && scale.sizes() == at::IntArrayRef{m} &&
                     intoRows.sizes() == at::IntArrayRef{m},
                 "addLinearFewRows: into ", into.sizes(), ", scale ", scale.sizes(), " and rows ", intoRows.sizes(), " for ", m, " rows of ",

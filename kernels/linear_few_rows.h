@@ -19,8 +19,6 @@ namespace ropescope::kernels {
 struct FewRowsWeight {
     at::Tensor panels;   // [panels, K, 48] float32, on the CPU
     int64_t outputs = 0; // N
-
-    bool defined() const { return panels.defined(); }
 };
 
 // The instruction sets it has a tile for. Best is the widest this CPU runs (AVX-512 where it has it); the others
@@ -33,7 +31,7 @@ constexpr int64_t kFewRowsPanel = 48;
 // w [N, K] (float32 or any type, CPU, any strides) in the kernel's layout, float32.
 FewRowsWeight packFewRowsWeight(const at::Tensor& w);
 
-// w as it was packed: [N, K] float32 (for tests, and for the fallback below).
+// w as it was packed: [N, K] float32 (for tests).
 at::Tensor unpackFewRowsWeight(const FewRowsWeight& w);
 
 // x [M, K] times w: [M, N]. With `rows` (int64 [R]), the product of x's rows `rows` (x.index_select(0, rows)),

@@ -7,6 +7,11 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
+
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define ROPESCOPE_FEW_ROWS_X86 1
@@ -20,7 +25,11 @@ constexpr int64_t P = kFewRowsPanel;
 
 #ifdef ROPESCOPE_FEW_ROWS_X86
 // Rows of x are taken 64 at a time (at most 512 KB of x at K = 2048, in L2 beside a panel), so that many rows
-// re-read each panel from L2 rather than re-reading all of x from memory for every panel.
+// re-read each panel from L2 rather than re-reading all of x from memory for every panel. A block's rows are first
+// copied, chunk by chunk, into one buffer with kChunk floats between rows, so that one pointer walks a tile's x
+// (row i is at a fixed offset from it). Reading 8 gathered rows through 8 pointers had cost the tile 13% of its
+// speed (one thread, in cache, 31 rows: 128-133 GFLOP/s before, 139-154 after); the copy is a few microseconds
+// per expert.
 constexpr int64_t kRowBlock = 64;
 // Each output sums K in chunks of this many products, added at the end of each chunk (BLAS does the same): the
 // rounding of a sum grows with its length. All tiles of rows pass one chunk of a panel (48 KB) before the next.
@@ -28,35 +37,22 @@ constexpr int64_t kRowBlock = 64;
 constexpr int64_t kChunk = 256;
 constexpr int64_t kLineBytes = 64;
 
-// The next panel, fetched into L2 while this one computes. All of a panel's products take about as long as
-// reading it from memory, and a panel read on demand stalled every first pass over it: the lines are spread
-// over every k of every pass instead. (Into L2, prefetcht1: L1 holds the rows of x. Measured, 2 threads, 31 rows,
-// GFLOP/s gate_up / down: without 95-135 / 109-142, with 136-201 / 151-203.)
-struct NextPanel {
-    const char* bytes = nullptr; // its first byte, or none
-    int64_t lines = 0, perStep = 0;
-    int64_t first = 0; // the line this pass starts at
-};
+// The next panel is fetched into L2 while this one computes. All of a panel's products take about as long as
+// reading it from memory, and a panel read on demand stalled every first pass over it: its lines are spread over
+// every k of every pass instead, one prefetch per k. (Into L2, prefetcht1: L1 holds the rows of x. Measured, 2
+// threads, 31 rows, GFLOP/s gate_up / down: without 95-135 / 109-142, with 136-201 / 151-203.) A prefetch never
+// faults, so the stream runs on past the panel's end unchecked: at most one pass's worth of lines, still cached.
 
-inline void prefetchNext(const NextPanel& next, int64_t kk)
-{
-    for (int64_t q = 0; q < next.perStep; ++q) {
-        const int64_t line = next.first + kk * next.perStep + q;
-        if (line >= next.lines)
-            return;
-        __builtin_prefetch(next.bytes + line * kLineBytes, 0, 2);
-    }
-}
-
-// One call of a tile: its R rows of x (pointers) against the tile's width of a panel's columns starting at
+// One call of a tile: its R rows of x (copied, one chunk of K at a time) against the tile's width of a panel's columns starting at
 // `panel` (row stride P), over k in [kBegin, kEnd).
 struct Pass {
-    const float* const* x;
+    const float* x; // the tile's rows in this chunk: x[i * kChunk + k - kBegin] is row i's k
     int64_t kBegin, kEnd;
     const float* panel;
     float* sums; // [R][W], aligned: this range's products are stored there (`add`: added to what is there)
     bool add;
-    NextPanel next;
+    const char* prefetch; // the next line of the next panel to fetch, and the bytes between two k's lines
+    int64_t prefetchStride;
 };
 using TileFunction = void (*)(const Pass&);
 
@@ -71,16 +67,17 @@ template <class Shape, int R> __attribute__((always_inline)) inline void tileBod
     using U = typename Shape::Unaligned;
     constexpr int L = sizeof(V) / sizeof(float), W = 3 * L;
     V acc[R][3] = {};
-    const float* rows[R];
-    for (int i = 0; i < R; ++i)
-        rows[i] = pass.x[i];
-    for (int64_t kk = pass.kBegin; kk < pass.kEnd; ++kk) {
-        prefetchNext(pass.next, kk - pass.kBegin);
-        const float* p = pass.panel + kk * P;
+    // Three pointers walk the loop (x, the panel, the prefetch): with the rows' own pointers the compiler ran
+    // out of registers and moved them through vector registers, on the FMAs' ports.
+    const float* xk = pass.x;
+    const float* p = pass.panel + pass.kBegin * P;
+    const char* ahead = pass.prefetch;
+    for (int64_t kk = pass.kBegin; kk < pass.kEnd; ++kk, ++xk, p += P, ahead += pass.prefetchStride) {
+        __builtin_prefetch(ahead, 0, 2);
         const V w0 = *reinterpret_cast<const U*>(p), w1 = *reinterpret_cast<const U*>(p + L), w2 = *reinterpret_cast<const U*>(p + 2 * L);
 #pragma GCC unroll 8
         for (int i = 0; i < R; ++i) {
-            const V xb = rows[i][kk] - V{}; // x in every lane: x - 0 is x, so this is one broadcast
+            const V xb = xk[i * kChunk] - V{}; // x in every lane: x - 0 is x, so this is one broadcast
             acc[i][0] += xb * w0;
             acc[i][1] += xb * w1;
             acc[i][2] += xb * w2;
@@ -156,22 +153,40 @@ template <class Shape, size_t R>
 void panelProduct(const std::array<TileFunction, R>& tiles, const float* x, int64_t ldx, const int64_t* rowIndex, int64_t m,
                   const FewRowsWeight& w, const Destination& out)
 {
-    constexpr int64_t kWidth = Shape::kWidth, kRows = Shape::kRows, kPasses = P / kWidth;
+    constexpr int64_t kWidth = Shape::kWidth, kRows = Shape::kRows, kPasses = P / kWidth, kTiles = kRowBlock / kRows;
     const float* panels = w.panels.data_ptr<float>();
     const int64_t count = w.panels.size(0), k = w.panels.size(1), n = w.outputs,
                   lines = k * P * static_cast<int64_t>(sizeof(float)) / kLineBytes;
     alignas(64) static thread_local float sums[kRowBlock * kWidth];
-    for (int64_t r0 = 0; r0 < m; r0 += kRowBlock) {
-        const int64_t blockRows = std::min(kRowBlock, m - r0), rowTiles = (blockRows + kRows - 1) / kRows;
-        std::array<std::array<const float*, kRows>, kRowBlock / kRows> rowPointers{};
-        for (int64_t i = 0; i < blockRows; ++i)
-            rowPointers[static_cast<size_t>(i / kRows)][static_cast<size_t>(i % kRows)] = x + (rowIndex ? rowIndex[r0 + i] : r0 + i) * ldx;
-        const int64_t steps = kPasses * rowTiles * k;
+    // A block's rows, tile by tile and chunk by chunk: [tile][chunk][kRows][kChunk].
+    const int64_t chunks = (k + kChunk - 1) / kChunk, tileFloats = chunks * kRows * kChunk;
+    static thread_local std::vector<float> copied;
+    copied.resize(static_cast<size_t>(kTiles * tileFloats));
+    // Blocks and tiles of about equal rows: 25 rows are tiles of 7, 6, 6 and 6, not 8, 8, 8 and 1 (a tile of
+    // few rows loads its panel rows for few products).
+    const int64_t blocks = (m + kRowBlock - 1) / kRowBlock;
+    for (int64_t b = 0, r0 = 0; b < blocks; ++b) {
+        const int64_t blockRows = m / blocks + (b < m % blocks), rowTiles = (blockRows + kRows - 1) / kRows;
+        std::array<int64_t, kTiles> tileRows{}, tileStart{};
+        for (int64_t t = 0, start = 0; t < rowTiles; ++t) {
+            tileRows[t] = blockRows / rowTiles + (t < blockRows % rowTiles);
+            tileStart[t] = start;
+            start += tileRows[t];
+        }
+        for (int64_t t = 0; t < rowTiles; ++t)
+            for (int64_t i = 0; i < tileRows[t]; ++i) {
+                const int64_t row = r0 + tileStart[t] + i;
+                const float* from = x + (rowIndex ? rowIndex[row] : row) * ldx;
+                float* to = copied.data() + t * tileFloats + i * kChunk;
+                for (int64_t c = 0; c < chunks; ++c)
+                    std::memcpy(to + c * kRows * kChunk, from + c * kChunk,
+                                static_cast<size_t>(std::min(kChunk, k - c * kChunk)) * sizeof(float));
+            }
+        const int64_t steps = kPasses * rowTiles * k, stride = (lines + steps - 1) / steps * kLineBytes;
         for (int64_t p = 0; p < count; ++p) {
             const float* panel = panels + p * k * P;
-            NextPanel next;
-            if (p + 1 < count)
-                next = {reinterpret_cast<const char*>(panel + k * P), lines, (lines + steps - 1) / steps, 0};
+            // The last panel has no next: it prefetches itself, already in cache.
+            const char* next = reinterpret_cast<const char*>(p + 1 < count ? panel + k * P : panel);
             for (int64_t h = 0; h < kPasses; ++h) {
                 const int64_t col = p * P + h * kWidth, cols = std::min(kWidth, n - col);
                 if (cols <= 0)
@@ -179,16 +194,18 @@ void panelProduct(const std::array<TileFunction, R>& tiles, const float* x, int6
                 for (int64_t k0 = 0; k0 < k; k0 += kChunk) {
                     const int64_t k1 = std::min(k, k0 + kChunk);
                     for (int64_t t = 0; t < rowTiles; ++t) {
-                        const int64_t rows = std::min(kRows, blockRows - t * kRows);
-                        tiles[static_cast<size_t>(rows - 1)](Pass{rowPointers[static_cast<size_t>(t)].data(), k0, k1, panel + h * kWidth,
-                                                                  sums + t * kRows * kWidth, k0 > 0, next});
-                        next.first += (k1 - k0) * next.perStep;
+                        tiles[static_cast<size_t>(tileRows[t] - 1)](Pass{copied.data() + t * tileFloats + k0 / kChunk * kRows * kChunk, k0,
+                                                                         k1, panel + h * kWidth, sums + t * kRows * kWidth, k0 > 0, next,
+                                                                         stride});
+                        next += (k1 - k0) * stride;
                     }
                 }
-                for (int64_t i = 0; i < blockRows; ++i)
-                    emit(out, r0 + i, n, col, sums + i * kWidth, cols);
+                for (int64_t t = 0; t < rowTiles; ++t)
+                    for (int64_t i = 0; i < tileRows[t]; ++i)
+                        emit(out, r0 + tileStart[t] + i, n, col, sums + (t * kRows + i) * kWidth, cols);
             }
         }
+        r0 += blockRows;
     }
 }
 
@@ -225,13 +242,44 @@ at::Tensor panelsProduct(const at::Tensor& x, const FewRowsWeight& w)
 
 } // namespace
 
-FewRowsWeight packFewRowsWeight(const at::Tensor& w)
+FewRowsWeight packFewRowsWeight(const at::Tensor& w, const at::Tensor& into)
 {
     TORCH_CHECK(w.dim() == 2 && w.device().is_cpu(), "packFewRowsWeight: a 2-D CPU weight, not ", w.sizes());
     const int64_t n = w.size(0), k = w.size(1), count = (n + P - 1) / P;
+    TORCH_CHECK(!into.defined() ||
+                    (into.device().is_cpu() && into.scalar_type() == at::kFloat && into.is_contiguous() &&
+                     into.numel() == fewRowsPanelFloats(n, k)),
+                "packFewRowsWeight: storage of ", fewRowsPanelFloats(n, k), " contiguous CPU floats for ", w.sizes(), ", not ",
+                into.sizes());
     auto padded = torch::zeros({count * P, k}, torch::kFloat32);
     padded.narrow(0, 0, n).copy_(w);
-    return {padded.view({count, P, k}).transpose(1, 2).contiguous(), n};
+    const auto panels = padded.view({count, P, k}).transpose(1, 2);
+    if (!into.defined())
+        return {panels.contiguous(), n};
+    return {into.view({count, k, P}).copy_(panels), n};
+}
+
+int64_t fewRowsPanelFloats(int64_t n, int64_t k)
+{
+    return (n + P - 1) / P * P * k;
+}
+
+at::Tensor fewRowsStorage(int64_t floats)
+{
+    TORCH_CHECK(floats >= 0, "fewRowsStorage: ", floats, " floats");
+#ifdef __linux__
+    constexpr size_t kHuge = size_t{2} << 20;
+    // Whole 2 MB pages, at a 2 MB boundary: mapped with one page to spare, the start rounded up to a boundary.
+    const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + kHuge - 1) / kHuge * kHuge, mapped = bytes + kHuge;
+    void* base = ::mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base != MAP_FAILED) {
+        char* start = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(base) + kHuge - 1) / kHuge * kHuge);
+        ::madvise(start, bytes, MADV_HUGEPAGE); // a request: without THP (or with it off) these stay 4 KB pages
+        return torch::from_blob(
+            start, {floats}, [base, mapped](void*) { ::munmap(base, mapped); }, torch::TensorOptions().dtype(torch::kFloat32));
+    }
+#endif
+    return torch::zeros({floats}, torch::kFloat32);
 }
 
 at::Tensor unpackFewRowsWeight(const FewRowsWeight& w)

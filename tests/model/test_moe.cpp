@@ -372,7 +372,7 @@ private Q_SLOTS:
 
     // The experts' few-rows product against the same product in float64, with every instruction set this CPU
     // runs (AVX2's tile of 4 rows x 24 outputs, AVX-512's of 8 x 48): row remainders (past a multiple of 4 and of
-    // 8), output remainders (past a multiple of 24 and of the 48-wide panel), K past one 512-long chunk of sums,
+    // 8), output remainders (past a multiple of 24 and of the 48-wide panel), K past one 256-long chunk of sums,
     // more rows than one 64-row block, a weight that is a view into a fused tensor (row stride past its width, and
     // transposed as the Hub stores qwen3_vl_moe), rows gathered by index, products weighted and added at rows of a
     // sum, and the LibTorch fallbacks.
@@ -403,6 +403,11 @@ private Q_SLOTS:
                 check(kernels::linearFewRows(x, packed, {}, isa), want, k, what);
                 // The Hub's input-major form, packed from its transposed view, gives the same panels.
                 QVERIFY(torch::equal(kernels::packFewRowsWeight(w.t().contiguous().t()).panels, packed.panels));
+                // Packed into a slice of shared storage (as a layer's experts are): the same panels, in place.
+                const int64_t floats = kernels::fewRowsPanelFloats(n, k);
+                const auto slice = kernels::fewRowsStorage(floats + 7).narrow(0, 7, floats);
+                const auto placed = kernels::packFewRowsWeight(w, slice);
+                QVERIFY(torch::equal(placed.panels, packed.panels) && placed.panels.data_ptr() == slice.data_ptr());
                 if (m == 0)
                     continue;
                 const auto rows = torch::randint(m, {m + 3}, torch::kLong);
@@ -425,6 +430,9 @@ private Q_SLOTS:
         QVERIFY(out.requires_grad());
         out.sum().backward();
         QVERIFY(torch::allclose(leaf.grad(), w.sum(0).expand({5, 40})));
+        // Storage of the wrong size is refused, not written past.
+        QVERIFY_THROWS_EXCEPTION(c10::Error,
+                                 kernels::packFewRowsWeight(w, kernels::fewRowsStorage(kernels::fewRowsPanelFloats(8, 40) - 1)));
         // A row index outside x, or outside the sum, is an error, not a read or write past it.
         QVERIFY_THROWS_EXCEPTION(c10::Error, kernels::linearFewRows(torch::randn({3, 40}), packed, torch::tensor({0, 3}, torch::kLong)));
         QVERIFY_THROWS_EXCEPTION(c10::Error,

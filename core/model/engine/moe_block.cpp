@@ -67,12 +67,16 @@ MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const Text
     if (m.router == RouterKind::SigmoidGrouped) // the choice is made in float32 (transformers' router casts)
         w.correctionBias = ck.tensor(p + "gate.e_score_correction_bias", {experts}).to(device, torch::kFloat32);
     // A CPU that runs the few-rows kernel gets each expert packed into its panels (a copy the size of the
-    // expert, made one expert at a time); elsewhere the matrices are kept as loaded.
+    // expert, made one expert at a time), all of a layer's in one storage of large pages (fewRowsStorage);
+    // elsewhere the matrices are kept as loaded.
     const bool panels = device.is_cpu() && dtype == torch::kFloat32 && kernels::linearFewRowsAvailable();
+    const int64_t gateUpFloats = kernels::fewRowsPanelFloats(2 * width, h), downFloats = kernels::fewRowsPanelFloats(h, width);
+    const torch::Tensor storage = panels ? kernels::fewRowsStorage(experts * (gateUpFloats + downFloats)) : torch::Tensor();
     auto keep = [&](const torch::Tensor& gateUp, const torch::Tensor& down) {
         if (panels) {
-            w.gateUpPanels.push_back(kernels::packFewRowsWeight(gateUp));
-            w.downPanels.push_back(kernels::packFewRowsWeight(down));
+            const int64_t at = static_cast<int64_t>(w.gateUpPanels.size()) * (gateUpFloats + downFloats);
+            w.gateUpPanels.push_back(kernels::packFewRowsWeight(gateUp, storage.narrow(0, at, gateUpFloats)));
+            w.downPanels.push_back(kernels::packFewRowsWeight(down, storage.narrow(0, at + gateUpFloats, downFloats)));
         } else {
             w.gateUp.push_back(gateUp);
             w.down.push_back(down);

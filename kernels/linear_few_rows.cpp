@@ -28,7 +28,7 @@ constexpr int64_t P = kFewRowsPanel;
 // re-read each panel from L2 rather than re-reading all of x from memory for every panel. A block's rows are first
 // copied, chunk by chunk, into one buffer with kChunk floats between rows, so that one pointer walks a tile's x
 // (row i is at a fixed offset from it). Reading 8 gathered rows through 8 pointers had cost the tile 13% of its
-// speed (one thread, in cache, 31 rows: 128-133 GFLOP/s before, 139-154 after); the copy is a few microseconds
+// speed (one thread, in cache, 32 rows: 117-133 GFLOP/s before, 139-156 after); the copy is a few microseconds
 // per expert.
 constexpr int64_t kRowBlock = 64;
 // Each output sums K in chunks of this many products, added at the end of each chunk (BLAS does the same): the

@@ -40,11 +40,12 @@ constexpr int64_t kLineBytes = 64;
 // The next panel is fetched into L2 while this one computes. All of a panel's products take about as long as
 // reading it from memory, and a panel read on demand stalled every first pass over it: its lines are spread over
 // every k of every pass instead, one prefetch per k. (Into L2, prefetcht1: L1 holds the rows of x. Measured, 2
-// threads, 31 rows, GFLOP/s gate_up / down: without 95-135 / 109-142, with 136-201 / 151-203.) A prefetch never
-// faults, so the stream runs on past the panel's end unchecked: at most one pass's worth of lines, still cached.
+// threads, 31 rows, GFLOP/s gate_up / down: without 95-135 / 109-142, with 136-201 / 151-203.) The line count per
+// k is rounded up, so the stream runs on past the next panel's end (into the panel after it, or past the weight:
+// a prefetch never faults, so nothing checks it).
 
-// One call of a tile: its R rows of x (copied, one chunk of K at a time) against the tile's width of a panel's columns starting at
-// `panel` (row stride P), over k in [kBegin, kEnd).
+// One call of a tile: its R rows of x (copied, one chunk of K at a time) against the tile's width of a panel's
+// columns starting at `panel` (row stride P), over k in [kBegin, kEnd).
 struct Pass {
     const float* x; // the tile's rows in this chunk: x[i * kChunk + k - kBegin] is row i's k
     int64_t kBegin, kEnd;
@@ -185,7 +186,7 @@ void panelProduct(const std::array<TileFunction, R>& tiles, const float* x, int6
         const int64_t steps = kPasses * rowTiles * k, stride = (lines + steps - 1) / steps * kLineBytes;
         for (int64_t p = 0; p < count; ++p) {
             const float* panel = panels + p * k * P;
-            // The last panel has no next: it prefetches itself, already in cache.
+            // The last panel has no next: it prefetches itself (already in cache) and what lies beyond.
             const char* next = reinterpret_cast<const char*>(p + 1 < count ? panel + k * P : panel);
             for (int64_t h = 0; h < kPasses; ++h) {
                 const int64_t col = p * P + h * kWidth, cols = std::min(kWidth, n - col);

@@ -52,12 +52,12 @@ at::Tensor unpackFewRowsWeight(const FewRowsWeight& w);
 // the two differ by float rounding only.
 at::Tensor linearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::Tensor& rows = {}, FewRowsIsa isa = FewRowsIsa::Best);
 
-// into[intoRows[i]] += scale[i] * (x's row i times w), for i < M: an expert's outputs weighted and added at
-// its tokens' rows with no [M, N] temporary (what into.index_add_(0, intoRows, linearFewRows(x, w) *
-// scale.unsqueeze(1)) does, and does where the kernel does not run). into [T, N] float32 contiguous, scale [M]
-// float32, intoRows [M] int64 within [0, T).
-void addLinearFewRows(const at::Tensor& x, const FewRowsWeight& w, const at::Tensor& scale, const at::Tensor& into,
-                      const at::Tensor& intoRows, FewRowsIsa isa = FewRowsIsa::Best);
+// into[i] = scale[i] * (x's row i times w), or the product itself without `scale`, for i < M: an expert's
+// outputs, weighted by its tokens' router weights, written in place into the block's rows for them (what
+// into.copy_(linearFewRows(x, w) * scale.unsqueeze(1)) does, and does where the kernel does not run). into [M, N]
+// float32 contiguous, scale [M] float32.
+void linearFewRowsInto(const at::Tensor& x, const FewRowsWeight& w, const at::Tensor& into, const at::Tensor& scale = {},
+                       FewRowsIsa isa = FewRowsIsa::Best);
 
 // Whether this process runs the kernel at all (x86-64 with AVX2 and FMA).
 bool linearFewRowsAvailable();

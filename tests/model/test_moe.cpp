@@ -21,11 +21,13 @@
 #include "core/model/engine/vlm.h"
 #include "kernels/linear_few_rows.h"
 
+#include <ATen/Parallel.h>
 #include <torch/types.h>
 #include <torch/nn/functional/linear.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <algorithm>
+#include <dlfcn.h>
 #include <array>
 #include <atomic>
 #include <numeric>
@@ -290,7 +292,53 @@ private Q_SLOTS:
         }
     }
 
-    // Relevancy differentiates through the block, whose experts run on worker threads: the gradient reaching the
+    // A token's output is its own k slots summed in ascending expert id, plus its shared expert's row: it does not
+    // depend on the other tokens, on how many cores ran the experts (or which core ran which), nor on where the
+    // 4,096-token passes were cut. (Fixed groups of experts per core, each adding into its own sum, had made the
+    // sums depend on the core count.)
+    void blockIsTheSameOnAnyCoresAndInAnyPass_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<int>("layer");
+        QTest::newRow("qwen3.5 (shared expert with gate)") << "qwen35moe-tiny" << 3;
+        QTest::newRow("glm (shared expert, no gate)") << "glm4vmoe-tiny" << 1;
+    }
+    void blockIsTheSameOnAnyCoresAndInAnyPass()
+    {
+        QFETCH(QString, family);
+        QFETCH(int, layer);
+        const Checkpoint ck = Checkpoint::open(fixture(family));
+        const TextConfig& t = ck.config().text;
+        const MoeWeights w = loadMoeWeights(ck, "model.layers." + std::to_string(layer) + ".mlp.", t, torch::kCPU, torch::kFloat32);
+        torch::manual_seed(9);
+        const auto x = torch::randn({4100, t.hidden});
+        const torch::NoGradGuard noGrad;
+        const auto all = moeForward(x, w, t.moe);
+        QVERIFY(torch::equal(all, moeForward(x, w, t.moe)));
+        const auto pieces = torch::cat({moeForward(x.narrow(0, 0, 1500), w, t.moe), moeForward(x.narrow(0, 1500, 2600), w, t.moe)});
+        QVERIFY(torch::equal(all, pieces));
+        // One core: LibTorch's and OpenBLAS's threads at one, as they were afterwards.
+        const int threads = at::get_num_threads();
+        using SetThreads = void (*)(int);
+        using GetThreads = int (*)();
+        const auto setBlas = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+        const auto getBlas = reinterpret_cast<GetThreads>(::dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+        const int blasThreads = getBlas ? getBlas() : 1;
+        at::set_num_threads(1);
+        if (setBlas)
+            setBlas(1);
+        // (LibTorch's native thread pool keeps its size once it has run, and says so: then this part cannot run.)
+        const bool oneWorker = cpuWorkers() == 1;
+        const auto oneCore = moeForward(x, w, t.moe);
+        at::set_num_threads(threads);
+        if (setBlas)
+            setBlas(blasThreads);
+        if (!oneWorker)
+            QSKIP("this LibTorch cannot run on one thread here after it ran on more");
+        QVERIFY(torch::equal(all, oneCore));
+    }
+
+    // Relevancy differentiates through the block (where a graph records, the experts run as a GPU runs them): the gradient reaching the
     // tokens equals the gradient of the rule written token by token (the router's renormalised softmax weights
     // and each chosen expert's SwiGLU, plus the gated shared expert), the choice of experts held fixed.
     void gradientThroughTheBlockEqualsTheRulesGradient()
@@ -372,10 +420,10 @@ private Q_SLOTS:
 
     // The experts' few-rows product against the same product in float64, with every instruction set this CPU
     // runs (AVX2's tile of 4 rows x 24 outputs, AVX-512's of 8 x 48): row remainders (past a multiple of 4 and of
-    // 8), output remainders (past a multiple of 24 and of the 48-wide panel), K past one 256-long chunk of sums,
+    // 8), output remainders (past a multiple of 24 and of the 48-wide panel), K past one 64-long chunk of sums,
     // more rows than one 64-row block, a weight that is a view into a fused tensor (row stride past its width, and
-    // transposed as the Hub stores qwen3_vl_moe), rows gathered by index, products weighted and added at rows of a
-    // sum, and the LibTorch fallbacks.
+    // transposed as the Hub stores qwen3_vl_moe), rows gathered by index, products weighted and written in place
+    // into rows of a larger tensor, and the LibTorch fallbacks.
     void fewRowsProductEqualsTheDoubleProduct()
     {
         if (!kernels::linearFewRowsAvailable())
@@ -412,12 +460,16 @@ private Q_SLOTS:
                     continue;
                 const auto rows = torch::randint(m, {m + 3}, torch::kLong);
                 check(kernels::linearFewRows(x, packed, rows, isa), want.index_select(0, rows), k, what + " gathered");
-                // Weighted and added at rows of a larger sum (some rows more than once), as the MoE block adds.
-                const auto into = torch::randn({m + 5, n}), scale = torch::randn({m});
-                const auto intoRows = torch::randint(m + 5, {m}, torch::kLong);
-                const auto wantInto = into.to(torch::kDouble).index_add(0, intoRows, want * scale.to(torch::kDouble).unsqueeze(1));
-                kernels::addLinearFewRows(x, packed, scale, into, intoRows, isa);
-                check(into, wantInto, k, what + " added");
+                // Weighted and written in place into rows of a larger tensor, as the MoE block writes an expert's
+                // slots; the rows around them are left as they were.
+                const auto block = torch::randn({m + 5, n}), scale = torch::randn({m});
+                const auto before = block.clone();
+                kernels::linearFewRowsInto(x, packed, block.narrow(0, 2, m), scale, isa);
+                check(block.narrow(0, 2, m), want * scale.to(torch::kDouble).unsqueeze(1), k, what + " weighted");
+                QVERIFY(torch::equal(block.narrow(0, 0, 2), before.narrow(0, 0, 2)) &&
+                        torch::equal(block.narrow(0, m + 2, 3), before.narrow(0, m + 2, 3)));
+                kernels::linearFewRowsInto(x, packed, block.narrow(0, 1, m), {}, isa);
+                check(block.narrow(0, 1, m), want, k, what + " into");
             }
         }
         // A non-float x and a graph to record give LibTorch's answer, from the same panels.
@@ -433,11 +485,12 @@ private Q_SLOTS:
         // Storage of the wrong size is refused, not written past.
         QVERIFY_THROWS_EXCEPTION(c10::Error,
                                  kernels::packFewRowsWeight(w, kernels::fewRowsStorage(kernels::fewRowsPanelFloats(8, 40) - 1)));
-        // A row index outside x, or outside the sum, is an error, not a read or write past it.
+        // A row index outside x, or a destination of the wrong size, is an error, not a read or write past it.
         QVERIFY_THROWS_EXCEPTION(c10::Error, kernels::linearFewRows(torch::randn({3, 40}), packed, torch::tensor({0, 3}, torch::kLong)));
         QVERIFY_THROWS_EXCEPTION(c10::Error,
-                                 kernels::addLinearFewRows(torch::randn({2, 40}), packed, torch::ones({2}), torch::zeros({4, 8}),
-                                                           torch::tensor({1, -1}, torch::kLong)));
+                                 kernels::linearFewRowsInto(torch::randn({3, 40}), packed, torch::zeros({2, 8}), torch::ones({3})));
+        QVERIFY_THROWS_EXCEPTION(c10::Error,
+                                 kernels::linearFewRowsInto(torch::randn({2, 40}), packed, torch::zeros({2, 8}), torch::ones({3})));
     }
 
     // qwen3_vl_moe's experts as the Hub stores them ([E, hidden, 2I], [E, I, hidden]), as transformers 5 holds

@@ -7,6 +7,9 @@
 #include <torch/types.h>
 #include <torch/nn/functional/linear.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace ropescope::model {
 namespace {
 
@@ -32,27 +35,68 @@ torch::Tensor groupedChoice(const torch::Tensor& scores, const MoeWeights& w, co
     return choice.masked_fill(keep == 0, 0.0);
 }
 
-// One expert's tokens: rows [start, start + rows) of the slots sorted by expert.
+// One expert's tokens: positions [start, start + rows) of the slots sorted by expert.
 struct ExpertRun {
     int64_t expert, start, rows;
 };
 
-// The runs cut into at most `groups` consecutive groups of about equal rows (the work of one core each).
-std::vector<std::vector<ExpertRun>> groupsByRows(const std::vector<ExpertRun>& runs, int64_t groups)
+// The shared expert's output on rows x, times its gate where it has one (Qwen3.5: sigmoid(x . gate)): packed
+// (the few-rows kernel) or as loaded.
+torch::Tensor sharedExpert(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& c)
 {
-    int64_t total = 0;
-    for (const ExpertRun& run : runs)
-        total += run.rows;
-    std::vector<std::vector<ExpertRun>> out;
-    int64_t done = 0;
-    for (const ExpertRun& run : runs) {
-        // A new group starts when the rows so far passed the current group's share.
-        if (out.empty() || (static_cast<int64_t>(out.size()) < groups && done * groups >= static_cast<int64_t>(out.size()) * total))
-            out.emplace_back();
-        out.back().push_back(run);
-        done += run.rows;
+    const int64_t s = c.sharedIntermediate;
+    torch::Tensor out;
+    if (w.sharedGateUpPanels.panels.defined()) {
+        const auto both = kernels::linearFewRows(x, w.sharedGateUpPanels);
+        out = kernels::linearFewRows(torch::silu(both.narrow(1, 0, s)) * both.narrow(1, s, s), w.sharedDownPanels);
+    } else {
+        out = swiglu(x, w.sharedGateUp, w.sharedDown, s);
     }
-    return out;
+    return w.sharedGate.defined() ? out * torch::sigmoid(torch::nn::functional::linear(x, w.sharedGate)) : out;
+}
+
+// One pass of the CPU path takes at most this many tokens. Its slot outputs are [tokens x k, hidden] floats (268 MB
+// for Qwen3.5-35B-A3B's k 8 and hidden 2048), and each pass reads every expert's weights once: at 4096 tokens an
+// expert has about 128 rows, whose products take several times as long as reading its weights.
+constexpr int64_t kTokensPerPass = 4096;
+// Rows of one work item of the shared expert (and of one call of the sum): small enough that the items left at the
+// end of the experts even out the cores' finishing times.
+constexpr int64_t kRowsPerItem = 64;
+
+// Float32 storage for a pass's slot outputs, kept by the calling thread for the next sparse layer (a forward's
+// layers all ask the same size): fresh pages of tens of megabytes, zeroed by the kernel on first touch, would cost
+// every layer again. At most one pass's size is held, in 2 MB pages where Linux gives them.
+torch::Tensor passWorkspace(int64_t floats)
+{
+    static thread_local torch::Tensor kept;
+    if (!kept.defined() || kept.numel() < floats) {
+        kept = torch::Tensor(); // the old one freed before the new one is mapped
+        kept = kernels::fewRowsStorage(floats);
+    }
+    return kept.narrow(0, 0, floats);
+}
+
+// out[t] = the sum of token t's k slot rows, taken in ascending position (so in ascending expert id, the order in
+// which transformers adds them), plus what out[t] holds (the shared expert's row) where `plusOut`.
+void sumSlots(const float* slotRows, const int64_t* positions, int64_t k, float* out, int64_t tokens, int64_t hidden, bool plusOut)
+{
+    const int64_t blocks = (tokens + kRowsPerItem - 1) / kRowsPerItem;
+    forEachAcrossCores(blocks, [&](int64_t b) {
+        std::vector<float> row(static_cast<size_t>(hidden));
+        float* sum = row.data();
+        for (int64_t t = b * kRowsPerItem; t < std::min(tokens, (b + 1) * kRowsPerItem); ++t) {
+            const int64_t* at = positions + t * k;
+            std::copy(slotRows + at[0] * hidden, slotRows + (at[0] + 1) * hidden, sum);
+            for (int64_t j = 1; j < k; ++j) {
+                const float* slot = slotRows + at[j] * hidden;
+                for (int64_t d = 0; d < hidden; ++d)
+                    sum[d] += slot[d];
+            }
+            float* o = out + t * hidden;
+            for (int64_t d = 0; d < hidden; ++d)
+                o[d] = plusOut ? sum[d] + o[d] : sum[d];
+        }
+    });
 }
 
 } // namespace
@@ -111,8 +155,16 @@ MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const Text
     if (m.sharedIntermediate > 0) {
         const int64_t s = m.sharedIntermediate;
         const std::string q = m.sharedExpertGate ? "shared_expert." : "shared_experts."; // Qwen3.5 : GLM
-        w.sharedGateUp = torch::cat({load(q + "gate_proj.weight", {s, h}), load(q + "up_proj.weight", {s, h})}, 0);
-        w.sharedDown = load(q + "down_proj.weight", {h, s});
+        const auto gateUp = torch::cat({load(q + "gate_proj.weight", {s, h}), load(q + "up_proj.weight", {s, h})}, 0);
+        const auto down = load(q + "down_proj.weight", {h, s});
+        if (panels) {
+            // Packed too: on the CPU it runs beside the experts, in blocks of rows (moeForward).
+            w.sharedGateUpPanels = kernels::packFewRowsWeight(gateUp);
+            w.sharedDownPanels = kernels::packFewRowsWeight(down);
+        } else {
+            w.sharedGateUp = gateUp;
+            w.sharedDown = down;
+        }
         if (m.sharedExpertGate)
             w.sharedGate = load("shared_expert_gate.weight", {1, h});
     }
@@ -143,85 +195,134 @@ RouterTrace routeTokens(const torch::Tensor& x, const MoeWeights& w, const MoeCo
     return r;
 }
 
+namespace {
+
+// Slot (token i, choice j) is i * k + j; `positions` sorts the slots by expert (slots[positions[p]]).
+// Each expert with tokens as one run of that order.
+std::vector<ExpertRun> expertRuns(const torch::Tensor& slotExperts, int64_t experts)
+{
+    const auto counts = torch::bincount(slotExperts.cpu(), {}, experts); // the one host read per layer
+    const int64_t* count = counts.data_ptr<int64_t>();
+    std::vector<ExpertRun> runs;
+    for (int64_t e = 0, start = 0; e < experts; ++e) {
+        if (count[e] > 0) {
+            runs.push_back({e, start, count[e]});
+            start += count[e];
+        }
+    }
+    return runs;
+}
+
+// One expert's SwiGLU activations on x's rows `tokens` (all of them when undefined). Packed experts go through the few-rows kernel, which
+// gathers the rows as it reads them (BLAS's repacking of each expert's megabytes for its 30-odd rows cost as much
+// as the product); the others are at::linear's.
+torch::Tensor activations(const ExpertRun& run, const torch::Tensor& x, const torch::Tensor& tokens, const MoeWeights& w, int64_t width)
+{
+    const auto e = static_cast<size_t>(run.expert);
+    torch::Tensor both;
+    if (!w.gateUpPanels.empty()) {
+        both = kernels::linearFewRows(x, w.gateUpPanels[e], tokens);
+    } else {
+        const auto rows = tokens.defined() ? x.index_select(0, tokens) : x;
+        both = w.inputMajor ? rows.mm(w.gateUp[e]) : torch::nn::functional::linear(rows, w.gateUp[e]);
+    }
+    return torch::silu(both.narrow(1, 0, width)) * both.narrow(1, width, width);
+}
+
+// An unpacked expert's outputs from its activations.
+torch::Tensor unpackedDown(const ExpertRun& run, const torch::Tensor& act, const MoeWeights& w)
+{
+    const auto& down = w.down[static_cast<size_t>(run.expert)];
+    return w.inputMajor ? act.mm(down) : torch::nn::functional::linear(act, down);
+}
+
+// A GPU's way, and the one autograd can follow: every slot's row gathered once, one GEMM pair per expert, all
+// weighted and added back with one index_add_ (a GPU is bound by launches). The experts run one after another.
+torch::Tensor expertsAtOnce(const torch::Tensor& flat, const RouterTrace& r, const MoeWeights& w, const MoeConfig& c)
+{
+    const auto slotExperts = r.experts.flatten();
+    const auto positions = slotExperts.argsort();
+    const auto tokenOf = torch::div(positions, c.topK, "floor");
+    const auto slotWeights = r.weights.flatten().index_select(0, positions).to(flat.scalar_type());
+    const auto rows = flat.index_select(0, tokenOf);
+    std::vector<torch::Tensor> parts;
+    for (const ExpertRun& run : expertRuns(slotExperts, c.experts)) {
+        const auto act = activations(run, rows.narrow(0, run.start, run.rows), {}, w, c.intermediate);
+        const auto down =
+            w.downPanels.empty() ? unpackedDown(run, act, w) : kernels::linearFewRows(act, w.downPanels[static_cast<size_t>(run.expert)]);
+        parts.push_back(down * slotWeights.narrow(0, run.start, run.rows).unsqueeze(1));
+    }
+    auto out = parts.empty() ? torch::zeros_like(flat) : torch::zeros_like(flat).index_add_(0, tokenOf, torch::cat(parts));
+    return w.sharedGateUp.defined() || w.sharedGateUpPanels.panels.defined() ? out + sharedExpert(flat, w, c) : out;
+}
+
+// A CPU's way for one pass of tokens, written to `out` [tokens, hidden] (float32, rows contiguous). Each expert
+// with tokens, and each block of rows of the shared expert, is one work item, and the cores take items as they
+// finish their last: the experts by rows, most first, then the shared expert's blocks, which even out the cores'
+// finishing times (fixed groups of experts, one per core, had finished 15-50 ms apart in a 330 ms phase: a core
+// shares its time with OpenBLAS's spinning worker, and rows are not time). An expert writes its weighted outputs
+// to its own rows of the slot outputs, and each token's row is summed from them in a fixed order afterwards, so
+// the sums do not depend on which core ran what, nor on how many cores there are. Every temporary is one expert's
+// (hundreds of KB, in cache).
+void expertsOnCores(const torch::Tensor& flat, const torch::Tensor& experts, const torch::Tensor& weights, const MoeWeights& w,
+                    const MoeConfig& c, const torch::Tensor& out)
+{
+    const int64_t tokens = flat.size(0), hidden = flat.size(1), k = c.topK, slots = tokens * k;
+    const auto slotExperts = experts.flatten();
+    const auto positions = slotExperts.argsort();
+    const auto tokenOf = torch::div(positions, k, "floor");
+    const auto slotWeights = weights.flatten().index_select(0, positions).to(torch::kFloat32).contiguous();
+    std::vector<ExpertRun> runs = expertRuns(slotExperts, c.experts);
+    std::stable_sort(runs.begin(), runs.end(), [](const ExpertRun& a, const ExpertRun& b) { return a.rows > b.rows; });
+    const bool shared = w.sharedGateUp.defined() || w.sharedGateUpPanels.panels.defined();
+    const int64_t sharedItems = shared ? (tokens + kRowsPerItem - 1) / kRowsPerItem : 0;
+
+    const auto slotRows = passWorkspace(slots * hidden).view({slots, hidden});
+    forEachAcrossCores(static_cast<int64_t>(runs.size()) + sharedItems, [&](int64_t item) {
+        if (item < static_cast<int64_t>(runs.size())) {
+            const ExpertRun& run = runs[static_cast<size_t>(item)];
+            const auto act = activations(run, flat, tokenOf.narrow(0, run.start, run.rows), w, c.intermediate);
+            const auto into = slotRows.narrow(0, run.start, run.rows);
+            const auto weight = slotWeights.narrow(0, run.start, run.rows);
+            if (!w.downPanels.empty())
+                kernels::linearFewRowsInto(act, w.downPanels[static_cast<size_t>(run.expert)], into, weight);
+            else
+                into.copy_(unpackedDown(run, act, w) * weight.unsqueeze(1));
+            return;
+        }
+        // The shared expert's rows go to `out` itself; the sum adds the slots before them.
+        const int64_t first = (item - static_cast<int64_t>(runs.size())) * kRowsPerItem, rows = std::min(kRowsPerItem, tokens - first);
+        out.narrow(0, first, rows).copy_(sharedExpert(flat.narrow(0, first, rows), w, c));
+    });
+
+    // Each token's slots, by position: walking the sorted order, a token meets its slots in ascending expert id.
+    std::vector<int64_t> byToken(static_cast<size_t>(slots)), filled(static_cast<size_t>(tokens), 0);
+    const int64_t* tokenAt = tokenOf.data_ptr<int64_t>();
+    for (int64_t p = 0; p < slots; ++p) {
+        const auto t = static_cast<size_t>(tokenAt[p]);
+        byToken[t * static_cast<size_t>(k) + static_cast<size_t>(filled[t]++)] = p;
+    }
+    sumSlots(slotRows.data_ptr<float>(), byToken.data(), k, out.data_ptr<float>(), tokens, hidden, shared);
+}
+
+} // namespace
+
 torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& c, RouterTrace* trace)
 {
     const auto lead = x.sizes().slice(0, x.dim() - 1).vec();
-    const int64_t hidden = x.size(-1), k = c.topK, width = c.intermediate;
-    const auto flat = x.reshape({-1, hidden});
-    RouterTrace r = routeTokens(flat, w, c);
-
-    // Every (token, slot) sorted by expert: each expert's tokens are one contiguous run of the order, and no
-    // operation touches an idle expert.
-    const auto slots = r.experts.flatten();
-    const auto order = slots.argsort();
-    const auto counts = torch::bincount(slots.cpu(), {}, c.experts); // the one host read per layer
-    const auto tokenOf = torch::div(order, k, "floor");
-    std::vector<ExpertRun> runs;
-    for (int64_t e = 0, start = 0; e < c.experts; ++e) {
-        if (const int64_t n = counts.data_ptr<int64_t>()[e]; n > 0) {
-            runs.push_back({e, start, n});
-            start += n;
-        }
-    }
-    const auto slotWeights = r.weights.flatten().index_select(0, order).to(x.scalar_type()); // [slots], by expert
-    auto weightsOf = [&](const ExpertRun& run) { return slotWeights.narrow(0, run.start, run.rows); };
-    // One expert's SwiGLU activations on `source`'s rows `tokens` (all of them when undefined). Packed experts go
-    // through the few-rows kernel, which gathers the rows as it reads them (BLAS's repacking of each expert's
-    // megabytes for its 30-odd rows cost as much as the product); the others are at::linear's.
-    auto activations = [&](const ExpertRun& run, const torch::Tensor& source, const torch::Tensor& tokens) {
-        const auto e = static_cast<size_t>(run.expert);
-        torch::Tensor both;
-        if (!w.gateUpPanels.empty()) {
-            both = kernels::linearFewRows(source, w.gateUpPanels[e], tokens);
-        } else {
-            const auto rows = tokens.defined() ? source.index_select(0, tokens) : source;
-            both = w.inputMajor ? rows.mm(w.gateUp[e]) : torch::nn::functional::linear(rows, w.gateUp[e]);
-        }
-        return torch::silu(both.narrow(1, 0, width)) * both.narrow(1, width, width);
-    };
-    // An unpacked expert's outputs from its activations, weighted by each row's router weight.
-    auto weightedOutputs = [&](const ExpertRun& run, const torch::Tensor& act) {
-        const auto& down = w.down[static_cast<size_t>(run.expert)];
-        return (w.inputMajor ? act.mm(down) : torch::nn::functional::linear(act, down)) * weightsOf(run).unsqueeze(1);
-    };
+    const int64_t hidden = x.size(-1);
+    const auto flat = x.reshape({-1, hidden}).contiguous();
+    const RouterTrace r = routeTokens(flat, w, c);
     torch::Tensor out;
-    if (!x.device().is_cpu()) {
-        // A GPU is bound by launches: the rows gathered once, one GEMM pair per expert, all added back at once.
-        const auto rows = flat.index_select(0, tokenOf);
-        std::vector<torch::Tensor> parts;
-        for (const ExpertRun& run : runs)
-            parts.push_back(weightedOutputs(run, activations(run, rows.narrow(0, run.start, run.rows), {})));
-        out = parts.empty() ? torch::zeros_like(flat) : torch::zeros_like(flat).index_add_(0, tokenOf, torch::cat(parts));
+    if (x.device().is_cpu() && x.scalar_type() == torch::kFloat32 && !(torch::GradMode::is_enabled() && x.requires_grad())) {
+        out = torch::empty_like(flat);
+        for (int64_t first = 0; first < flat.size(0); first += kTokensPerPass) {
+            const int64_t count = std::min(kTokensPerPass, flat.size(0) - first);
+            expertsOnCores(flat.narrow(0, first, count), r.experts.narrow(0, first, count), r.weights.narrow(0, first, count), w, c,
+                           out.narrow(0, first, count));
+        }
     } else {
-        // A CPU is bound by memory: the experts run side by side, one group per core, each group adding into its
-        // own sum, and every temporary is one expert's (hundreds of KB, in cache). Gathering every slot's rows
-        // and joining the experts' outputs made three [tokens x k, hidden] tensors instead (65 MB each at 1k
-        // tokens of Qwen3.5-35B-A3B), whose fresh pages cost about a fifth of the block. A packed expert's down
-        // product is weighted and added at its tokens' rows by the kernel itself. The groups are fixed by the core
-        // count, so a run gives the same sums every time.
-        const auto groups = groupsByRows(runs, cpuWorkers());
-        std::vector<torch::Tensor> sums(groups.size());
-        forEachAcrossCores(static_cast<int64_t>(groups.size()), [&](int64_t g) {
-            auto sum = torch::zeros_like(flat);
-            for (const ExpertRun& run : groups[static_cast<size_t>(g)]) {
-                const auto tokens = tokenOf.narrow(0, run.start, run.rows);
-                const auto act = activations(run, flat, tokens);
-                if (!w.downPanels.empty())
-                    kernels::addLinearFewRows(act, w.downPanels[static_cast<size_t>(run.expert)], weightsOf(run), sum, tokens);
-                else
-                    sum.index_add_(0, tokens, weightedOutputs(run, act));
-            }
-            sums[static_cast<size_t>(g)] = sum;
-        });
-        out = sums.empty() ? torch::zeros_like(flat) : sums[0];
-        for (size_t g = 1; g < sums.size(); ++g)
-            out = out + sums[g];
-    }
-    if (w.sharedGateUp.defined()) {
-        auto shared = swiglu(flat, w.sharedGateUp, w.sharedDown, c.sharedIntermediate);
-        if (w.sharedGate.defined())
-            shared = shared * torch::sigmoid(torch::nn::functional::linear(flat, w.sharedGate));
-        out = out + shared;
+        out = expertsAtOnce(flat, r, w, c);
     }
     if (trace) {
         auto shaped = [&](const torch::Tensor& t) {

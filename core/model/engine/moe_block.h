@@ -31,7 +31,8 @@ struct RouterTrace {
 //    transformers 5's in-memory form of them, [E, 2I, hidden] and [E, hidden, I] (x @ w^T), told apart by
 //    down_proj's shape. Each expert's matrix is then a view of the one tensor.
 // On a CPU that runs the few-rows kernel, in float32, each expert's two matrices are instead packed at load into
-// the kernel's panels (`gateUpPanels`, `downPanels`; `gateUp` and `down` stay empty), from either layout.
+// the kernel's panels (`gateUpPanels`, `downPanels`; `gateUp` and `down` stay empty), from either layout, and so
+// is the shared expert (`sharedGateUpPanels`, `sharedDownPanels`; `sharedGateUp` and `sharedDown` stay undefined).
 struct MoeWeights {
     at::Tensor router;         // [E, hidden]
     at::Tensor correctionBias; // [E], GLM: added to the scores that choose, never to the weights
@@ -39,7 +40,8 @@ struct MoeWeights {
     bool inputMajor = false;
     std::vector<kernels::FewRowsWeight> gateUpPanels, downPanels;
     at::Tensor sharedGateUp, sharedDown; // [2S, hidden], [hidden, S]; undefined without a shared expert
-    at::Tensor sharedGate;               // [1, hidden], Qwen3.5
+    kernels::FewRowsWeight sharedGateUpPanels, sharedDownPanels;
+    at::Tensor sharedGate; // [1, hidden], Qwen3.5
 
     bool defined() const { return router.defined(); }
 };
@@ -54,7 +56,9 @@ RouterTrace routeTokens(const at::Tensor& x, const MoeWeights& w, const MoeConfi
 
 // The block's output for x [..., hidden] (same shape). Tokens are grouped by expert (sorted once), so each
 // expert with tokens costs one GEMM pair on exactly its tokens: no loop over idle experts, no [tokens, E, hidden]
-// tensor. With `trace`, the router's choice (shaped like x's leading dims).
+// tensor. On a CPU in float32 (with no graph to record) the experts and the shared expert's row blocks run across
+// the cores, and the result does not depend on the number of cores. With `trace`, the router's choice (shaped
+// like x's leading dims).
 at::Tensor moeForward(const at::Tensor& x, const MoeWeights& w, const MoeConfig& config, RouterTrace* trace = nullptr);
 
 } // namespace ropescope::model

@@ -292,10 +292,12 @@ private Q_SLOTS:
         }
     }
 
-    // A token's output is its own k slots summed in ascending expert id, plus its shared expert's row: it does not
-    // depend on the other tokens, on how many cores ran the experts (or which core ran which), nor on where the
-    // 4,096-token passes were cut. (Fixed groups of experts per core, each adding into its own sum, had made the
-    // sums depend on the core count.)
+    // A token's output is its own k slots summed in ascending expert id, plus its shared expert's row: the same
+    // tokens give the same bits however many cores ran the experts (or whichever core ran which). Fixed groups of
+    // experts per core, each adding into its own sum, had made the sums depend on the core count. Tokens split
+    // elsewhere (and across the 4,096-token passes) give the same outputs to float rounding: LibTorch 2.6's
+    // element-wise operations round a tensor's last elements (its vector tail) on another path, so the router's
+    // and the gate's sigmoids of a token can differ in their last bit with the tensor's length.
     void blockIsTheSameOnAnyCoresAndInAnyPass_data()
     {
         QTest::addColumn<QString>("family");
@@ -316,7 +318,8 @@ private Q_SLOTS:
         const auto all = moeForward(x, w, t.moe);
         QVERIFY(torch::equal(all, moeForward(x, w, t.moe)));
         const auto pieces = torch::cat({moeForward(x.narrow(0, 0, 1500), w, t.moe), moeForward(x.narrow(0, 1500, 2600), w, t.moe)});
-        QVERIFY(torch::equal(all, pieces));
+        const double scale = std::max(1.0, all.abs().max().item<double>());
+        QVERIFY2(ropescope::test::maxAbs(pieces, all) < 1e-6 * scale, qPrintable(QString::number(ropescope::test::maxAbs(pieces, all))));
         // One core: LibTorch's and OpenBLAS's threads at one, as they were afterwards.
         const int threads = at::get_num_threads();
         using SetThreads = void (*)(int);

@@ -262,7 +262,7 @@ torch::Tensor expertsAtOnce(const torch::Tensor& flat, const RouterTrace& r, con
 // finishing times (fixed groups of experts, one per core, had finished 15-50 ms apart in a 330 ms phase: a core
 // shares its time with OpenBLAS's spinning worker, and rows are not time). An expert writes its weighted outputs
 // to its own rows of the slot outputs, and each token's row is summed from them in a fixed order afterwards, so
-// the sums do not depend on which core ran what, nor on how many cores there are. Every temporary is one expert's
+// the order of the sums does not depend on which core ran what, nor on how many cores there are. Every temporary is one expert's
 // (hundreds of KB, in cache).
 void expertsOnCores(const torch::Tensor& flat, const torch::Tensor& experts, const torch::Tensor& weights, const MoeWeights& w,
                     const MoeConfig& c, const torch::Tensor& out)

@@ -57,7 +57,7 @@ RouterTrace routeTokens(const at::Tensor& x, const MoeWeights& w, const MoeConfi
 // The block's output for x [..., hidden] (same shape). Tokens are grouped by expert (sorted once), so each
 // expert with tokens costs one GEMM pair on exactly its tokens: no loop over idle experts, no [tokens, E, hidden]
 // tensor. On a CPU in float32 (with no graph to record) the experts and the shared expert's row blocks run across
-// the cores, and the result does not depend on the number of cores. With `trace`, the router's choice (shaped
+// the cores, and the experts' sums are taken in a fixed order, whichever core ran which. With `trace`, the router's choice (shaped
 // like x's leading dims).
 at::Tensor moeForward(const at::Tensor& x, const MoeWeights& w, const MoeConfig& config, RouterTrace* trace = nullptr);
 

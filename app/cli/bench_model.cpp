@@ -116,7 +116,7 @@ template <class Sync> QJsonObject benchMoeBlock(model::Vlm& vlm, int64_t tokens,
 {
     const model::TextConfig& t = vlm.config().text;
     int layer = 0;
-    while (!t.moe.isSparse(layer))
+    while (layer + 1 < t.layers && !t.moe.isSparse(layer)) // randomCheckpoint made sure one is kept
         ++layer;
     const model::MoeWeights& w = *vlm.language().moe(layer);
     const int64_t h = t.hidden, active = int64_t(t.moe.topK) * t.moe.intermediate + t.moe.sharedIntermediate;
@@ -155,6 +155,26 @@ template <class Sync> QJsonObject benchMoeBlock(model::Vlm& vlm, int64_t tokens,
                        {"dense_mlp_active_width_ms", median(denseMs)},
                        {"moe_active_width", static_cast<double>(active)},
                        {"moe_over_dense", median(ratios)}};
+}
+
+// The config's shapes with random weights, checked before a weight is made: --layers within the config's layers,
+// and an MoE config's kept layers holding a sparse one (the block is what bench model times for it).
+model::Checkpoint randomCheckpoint(const QString& configPath, int layers)
+{
+    const int configLayers = model::loadModelConfig(configPath).text.layers;
+    if (layers > configLayers)
+        throw UsageError("--layers " + std::to_string(layers) + ": " + configPath.toStdString() + " has " + std::to_string(configLayers) +
+                         " decoder layers");
+    model::Checkpoint checkpoint = model::Checkpoint::random(configPath, 20261121, layers);
+    const model::MoeConfig& moe = checkpoint.config().text.moe;
+    if (moe.any() && moe.sparseCount() == 0) {
+        const auto firstSparse = model::loadModelConfig(configPath).text.moe.sparseLayers;
+        const auto at = std::find(firstSparse.begin(), firstSparse.end(), true) - firstSparse.begin();
+        throw UsageError("--layers " + std::to_string(layers) + ": the kept layers of " + configPath.toStdString() +
+                         " hold no MoE layer (its first is layer " + std::to_string(at) + "); give --layers " + std::to_string(at + 1) +
+                         " or more");
+    }
+    return checkpoint;
 }
 
 } // namespace
@@ -212,9 +232,8 @@ int benchModel(const QCommandLineParser& parser)
 
     return runModelCommand([&] {
         const auto t0 = std::chrono::steady_clock::now();
-        model::Vlm vlm = parser.isSet("model")
-            ? model::Vlm(parser.value("model"), device, dtype)
-            : model::Vlm(model::Checkpoint::random(parser.value("config"), 20261121, layers), device, dtype);
+        model::Vlm vlm = parser.isSet("model") ? model::Vlm(parser.value("model"), device, dtype)
+                                               : model::Vlm(randomCheckpoint(parser.value("config"), layers), device, dtype);
         sync();
         const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         // Memory after loading is the weights (plus the runtime); the forward peak is measured above it.

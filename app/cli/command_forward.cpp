@@ -27,6 +27,14 @@ torch::Tensor positionTensor(const geometry::PositionTable& t)
     return (whole ? p.to(torch::kInt64) : p.to(torch::kFloat32)).unsqueeze(1);
 }
 
+std::string shapeText(c10::IntArrayRef sizes)
+{
+    std::string out;
+    for (const int64_t n : sizes)
+        out += (out.empty() ? "" : ", ") + std::to_string(n);
+    return out;
+}
+
 } // namespace
 
 int runForward(const QStringList& args)
@@ -64,8 +72,9 @@ int runForward(const QStringList& args)
         const model::SafeTensors inputs = model::SafeTensors::open(parser.value("inputs"));
         model::ForwardRequest req;
         req.inputIds = model::toTorch(inputs, "input_ids");
-        if (req.inputIds.dim() == 2 && req.inputIds.size(0) != 1)
-            throw UsageError("input_ids: one sequence at a time (batch size 1)");
+        if (req.inputIds.dim() > 2 || (req.inputIds.dim() == 2 && req.inputIds.size(0) != 1))
+            throw model::BadInputFile(parser.value("inputs").toStdString() + ": input_ids: one sequence at a time ([L] or [1, L]), got " +
+                                      std::to_string(req.inputIds.dim()) + "-D [" + shapeText(req.inputIds.sizes()) + "]");
         req.inputIds = req.inputIds.flatten();
         if (inputs.find("attention_mask")) { // one unpadded sequence: a mask that hides tokens would be ignored, so it is refused
             const auto mask = model::toTorch(inputs, "attention_mask");

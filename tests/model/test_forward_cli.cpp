@@ -63,11 +63,12 @@ bool writeTensors(const QString& path, const Tensors& tensors)
 }
 
 // A copy of a fixture's folder with its config.json changed by `edit` (and, when asked, without lm_head.weight).
-QString editedModel(const QString& dir, const std::function<void(QJsonObject&)>& edit, bool dropHead = false)
+QString editedModel(const QString& dir, const std::function<void(QJsonObject&)>& edit, bool dropHead = false,
+                    const QString& source = "qwen2vl-tiny")
 {
     QDir().mkpath(dir);
     for (const char* f : {"config.json", "model.safetensors", "tokenizer.json", "preprocessor_config.json"})
-        QFile::copy(fixture(QString("qwen2vl-tiny/") + f), dir + "/" + f);
+        QFile::copy(fixture(source + "/" + f), dir + "/" + f);
     QFile c(dir + "/config.json");
     c.open(QIODevice::ReadOnly);
     QJsonObject config = QJsonDocument::fromJson(c.readAll()).object();
@@ -410,6 +411,17 @@ private Q_SLOTS:
                                      << "rope type 'dynamic' is not applied by RopeScope";
         QTest::newRow("untied without lm_head") << "untied"
                                                 << "missing tensor 'lm_head.weight' (config.json says tie_word_embeddings false)";
+        // Issue 71: an empty prompt crashed in the rotary tables (SIGSEGV); a batch ran as one prompt; float ids exited 1.
+        QTest::newRow("empty prompt [1, 0]") << "empty 2-D"
+                                             << "input_ids: holds no tokens (an empty prompt)";
+        QTest::newRow("empty prompt [0]") << "empty 1-D"
+                                          << "input_ids: holds no tokens (an empty prompt)";
+        QTest::newRow("a batch of two") << "batch"
+                                        << "input_ids: one sequence at a time ([L] or [1, L]), got 2-D [2, 15]";
+        QTest::newRow("3-D ids") << "3-D"
+                                 << "input_ids: one sequence at a time ([L] or [1, L]), got 3-D [1, 1, 15]";
+        QTest::newRow("float ids") << "float ids"
+                                   << "input_ids: expected whole-number token ids (I64 or I32), got Float";
     }
     void runsThatDoNotFitAreRefused()
     {
@@ -443,12 +455,163 @@ private Q_SLOTS:
         else if (what == "untied")
             model = editedModel(
                 dir.filePath("model"), [](QJsonObject& c) { c["tie_word_embeddings"] = false; }, true);
+        else if (what == "empty 2-D")
+            inputs["input_ids"] = torch::zeros({1, 0}, torch::kInt64);
+        else if (what == "empty 1-D")
+            inputs["input_ids"] = torch::zeros({0}, torch::kInt64);
+        else if (what == "batch")
+            inputs["input_ids"] = inputs["input_ids"].reshape({1, L}).repeat({2, 1});
+        else if (what == "3-D")
+            inputs["input_ids"] = inputs["input_ids"].reshape({1, 1, L});
+        else if (what == "float ids")
+            inputs["input_ids"] = inputs["input_ids"].to(torch::kFloat32);
         const QString given = dir.filePath("inputs.safetensors"), out = dir.filePath("out.safetensors");
         QVERIFY(writeTensors(given, inputs));
         const auto r = runRopescope({"forward", "--model", model, "--inputs", given, "--output", out}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(message.toUtf8()) && r.err.count('\n') == 1, r.err.constData());
         QVERIFY(!QFile::exists(out));
+    }
+
+    // Issue 71: checkpoints that ran silently to all-NaN logits (answered as token 0), or as another model than
+    // their weights, and configs whose weights no machine holds, are refused in one line (exit 2), nothing written.
+    void doctoredModelsAreRefused_data()
+    {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<QString>("what");
+        QTest::addColumn<QString>("message");
+        const QString glmRouter = "tensor 'model.language_model.layers.1.mlp.gate.weight' holds NaN or infinite values";
+        QTest::newRow("NaN router") << "glm4vmoe-tiny"
+                                    << "nan router" << glmRouter;
+        QTest::newRow("inf router") << "glm4vmoe-tiny"
+                                    << "inf router" << glmRouter;
+        QTest::newRow("3e38 router") << "glm4vmoe-tiny"
+                                     << "huge router"
+                                     << "no weight is NaN or infinite, so a product overflowed float32";
+        QTest::newRow("-inf correction bias")
+            << "glm4vmoe-tiny"
+            << "inf bias"
+            << "tensor 'model.language_model.layers.1.mlp.gate.e_score_correction_bias' holds NaN or infinite values";
+        QTest::newRow("NaN experts") << "qwen35moe-tiny"
+                                     << "nan experts"
+                                     << "tensor 'model.language_model.layers.0.mlp.experts.0.down_proj.weight' holds NaN";
+        QTest::newRow("Qwen shared expert unused")
+            << "qwen35moe-tiny"
+            << "no shared"
+            << "tensor 'model.layers.0.mlp.shared_expert.gate_proj.weight' is a shared expert, but the config has none "
+               "(shared_expert_intermediate_size 0)";
+        QTest::newRow("GLM shared expert unused") << "glm4vmoe-tiny"
+                                                  << "no shared"
+                                                  << "is a shared expert, but the config has none (n_shared_experts 0)";
+        QTest::newRow("both expert layouts") << "qwen35moe-tiny"
+                                             << "both layouts"
+                                             << "model.layers.0.mlp.experts: the checkpoint holds them both per expert";
+        QTest::newRow("norm_topk_prob \"no\"") << "glm4vmoe-tiny"
+                                                << "topk no"
+                                                << "'norm_topk_prob' must be true or false";
+        QTest::newRow("vocab 10^9") << "qwen2vl-tiny"
+                                    << "vocab"
+                                    << "config.json: 512.0 GB of weights at fp32; this machine has";
+    }
+    void doctoredModelsAreRefused()
+    {
+        QFETCH(QString, source);
+        QFETCH(QString, what);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const QString model = editedModel(
+            dir.filePath("model"),
+            [&](QJsonObject& c) {
+                const bool nested = c.contains("text_config");
+                QJsonObject text = nested ? c["text_config"].toObject() : c;
+                if (what == "no shared")
+                    text[source.startsWith("glm") ? "n_shared_experts" : "shared_expert_intermediate_size"] = 0;
+                else if (what == "topk no")
+                    text["norm_topk_prob"] = "no";
+                else if (what == "vocab")
+                    text["vocab_size"] = 1000000000;
+                if (nested)
+                    c["text_config"] = text;
+                else
+                    c = text;
+            },
+            false, source);
+        Tensors weights = readTensors(model + "/model.safetensors");
+        const std::string glm = "model.language_model.layers.1.mlp.gate.", qwen = "model.language_model.layers.0.mlp.";
+        if (what == "nan router")
+            weights[glm + "weight"][0][0] = std::nan("");
+        else if (what == "inf router")
+            weights[glm + "weight"][2][3] = std::numeric_limits<float>::infinity();
+        else if (what == "huge router")
+            weights[glm + "weight"].fill_(3e38);
+        else if (what == "inf bias")
+            weights[glm + "e_score_correction_bias"][1] = -std::numeric_limits<float>::infinity();
+        else if (what == "nan experts")
+            for (int e = 0; e < 8; ++e)
+                weights[qwen + "experts." + std::to_string(e) + ".down_proj.weight"].fill_(std::nan(""));
+        else if (what == "both layouts") {
+            const auto gate = weights[qwen + "experts.0.gate_proj.weight"];
+            weights[qwen + "experts.gate_up_proj"] = torch::zeros({8, 2 * gate.size(0), gate.size(1)});
+            weights[qwen + "experts.down_proj"] = torch::zeros({8, gate.size(1), gate.size(0)});
+        }
+        QFile::remove(model + "/model.safetensors");
+        QVERIFY(writeTensors(model + "/model.safetensors", weights));
+        const QString out = dir.filePath("out.safetensors");
+        const auto r = runRopescope({"forward", "--model", model, "--inputs", fixture(source + "/inputs.safetensors"), "--output", out}, false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message.toUtf8()) && r.err.count('\n') == 1, r.err.constData());
+        QVERIFY(!QFile::exists(out));
+    }
+
+    // Issue 71: bench model on --layers that keep no MoE layer crashed (SIGSEGV on GLM-4.5V's documented --layers 1);
+    // --layers past the config ran the config's layers silently; sizes no machine holds were allocated until the
+    // allocator failed. Each is one line and exit 2, before a weight is made.
+    void benchModelRefusesWhatCannotRun_data()
+    {
+        QTest::addColumn<QString>("config");
+        QTest::addColumn<QString>("edit");
+        QTest::addColumn<QString>("layers");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("GLM-4.5V --layers 1") << "glm45v.json"
+                                             << ""
+                                             << "1"
+                                             << "hold no MoE layer (its first is layer 1); give --layers 2 or more";
+        QTest::newRow("--layers past the config") << "qwen2vl-2b.json"
+                                                  << ""
+                                                  << "29"
+                                                  << "qwen2vl-2b.json has 28 decoder layers";
+        QTest::newRow("65,536 experts") << "qwen35-35b-a3b.json"
+                                        << "num_experts=65536"
+                                        << "1"
+                                        << "GB of weights at fp32; this machine has";
+        QTest::newRow("vocab 10^9") << "qwen3vl-2b.json"
+                                    << "vocab_size=1000000000"
+                                    << "1"
+                                    << "GB of weights at fp32; this machine has";
+    }
+    void benchModelRefusesWhatCannotRun()
+    {
+        QFETCH(QString, config);
+        QFETCH(QString, edit);
+        QFETCH(QString, layers);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        QString path = test_paths::sourceDir() + "/resources/configs/" + config;
+        if (!edit.isEmpty()) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QJsonObject c = QJsonDocument::fromJson(f.readAll()).object();
+            QJsonObject text = c["text_config"].toObject();
+            text[edit.section('=', 0, 0)] = edit.section('=', 1).toDouble();
+            c["text_config"] = text;
+            path = dir.filePath("config.json");
+            QFile out(path);
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(QJsonDocument(c).toJson());
+        }
+        const auto r = runRopescope({"bench", "model", "--config", path, "--random", "--layers", layers, "--runs", "1"}, false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message.toUtf8()) && r.err.count('\n') == 1, r.err.constData());
     }
 
     void errorsNameTheProblem()

@@ -154,4 +154,16 @@ torch::Tensor Checkpoint::tensor(const std::string& name, const std::vector<int6
     return toTorch(*file, *info);
 }
 
+std::string Checkpoint::firstNonFiniteTensor() const
+{
+    if (random_)
+        return {};
+    for (const auto& [name, where] : tensors_) {
+        const auto t = toTorch(*where.first, *where.second);
+        if (t.is_floating_point() && !torch::isfinite(t).all().item<bool>())
+            return name;
+    }
+    return {};
+}
+
 } // namespace ropescope::model

@@ -34,6 +34,9 @@ public:
     // The shape a tensor is stored with (empty when missing, or for random weights): for layouts told apart by
     // shape (qwen3_vl_moe's fused experts).
     std::vector<int64_t> storedShape(const std::string& name) const;
+    // The first stored tensor (in name order) holding NaN or an infinity, "" when none does (and for random
+    // weights): what a run whose logits are not finite reports. Reads every tensor: for that error only.
+    std::string firstNonFiniteTensor() const;
     // float32 on the CPU; throws ModelError naming the tensor if missing or of another shape.
     at::Tensor tensor(const std::string& name, const std::vector<int64_t>& shape) const;
 

@@ -56,7 +56,15 @@ public:
             throw BadInputFile(where_ + ": '" + key + "' must be a string");
         return o_[key].toString().toStdString();
     }
-    bool boolean(const char* key, bool fallback) const { return has(key) ? o_[key].toBool(fallback) : fallback; }
+    // true or false only: a string ("no") or a number would otherwise read as the fallback, silently.
+    bool boolean(const char* key, bool fallback) const
+    {
+        if (!has(key))
+            return fallback;
+        if (!o_[key].isBool())
+            throw BadInputFile(where_ + ": '" + key + "' must be true or false");
+        return o_[key].toBool();
+    }
     std::vector<int> integers(const char* key, std::vector<int> fallback) const
     {
         if (!has(key))

@@ -99,6 +99,24 @@ void sumSlots(const float* slotRows, const int64_t* positions, int64_t k, float*
     });
 }
 
+// What the checkpoint holds and the config would not use is a different model than the weights: a shared expert
+// the config leaves out (shared_expert_intermediate_size or n_shared_experts 0), or the experts in both the
+// per-expert and the fused layout (one would be read and the other ignored). storedShape is empty for random
+// weights, which hold only what the config asks for.
+void refuseUnusedMoeTensors(const Checkpoint& ck, const std::string& p, const MoeConfig& m)
+{
+    const std::string where = ck.dir().toStdString() + ": ";
+    if (m.sharedIntermediate == 0)
+        for (const char* shared : {"shared_expert.gate_proj.weight", "shared_experts.gate_proj.weight"})
+            if (!ck.storedShape(p + shared).empty())
+                throw BadInputFile(where + "tensor '" + p + shared + "' is a shared expert, but the config has none (" +
+                                   (m.router == RouterKind::Softmax ? "shared_expert_intermediate_size" : "n_shared_experts") +
+                                   " 0): the config does not describe these weights");
+    if (!ck.storedShape(p + "experts.0.gate_proj.weight").empty() && !ck.storedShape(p + "experts.gate_up_proj").empty())
+        throw BadInputFile(where + p + "experts: the checkpoint holds them both per expert (experts.0.gate_proj.weight ...) and fused "
+                           "(experts.gate_up_proj); keep one layout");
+}
+
 } // namespace
 
 MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const TextConfig& t, torch::Device device, torch::Dtype dtype)
@@ -106,6 +124,7 @@ MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const Text
     const MoeConfig& m = t.moe;
     const int64_t h = t.hidden, experts = m.experts, width = m.intermediate;
     auto load = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(p + name, shape).to(device, dtype); };
+    refuseUnusedMoeTensors(ck, p, m);
     MoeWeights w;
     w.router = load("gate.weight", {experts, h});
     if (m.router == RouterKind::SigmoidGrouped) // the choice is made in float32 (transformers' router casts)

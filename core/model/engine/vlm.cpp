@@ -4,6 +4,7 @@
 #include "core/model/engine/cpu_threads.h"
 #include "core/model/engine/decode_steps.h"
 #include "core/model/engine/host_allocator.h"
+#include "core/model/engine/model_size.h"
 
 #include "core/geometry/errors.h"
 #include "kernels/rotary.h"
@@ -75,6 +76,11 @@ void refuseOversizedRun(const ForwardRequest& req, const ModelConfig& cfg, int64
     bytes += 2 * 4.0 * static_cast<double>(req.capture.layers.size()) * heads * rows * cols; // kept, then stacked for output
     if (req.capture.allLogits)
         bytes += 2 * 4.0 * length * cfg.text.vocab;
+    // Generation: the KV cache over the prompt and every new token (keys and values of each attention layer, made
+    // fixed-size for the steps), and each step's logits kept for output.
+    const double generate = std::max(0, req.generate), kvWidth = double(cfg.text.kvHeads) * cfg.text.headDim();
+    if (generate > 0)
+        bytes += 2 * 4.0 * double(cfg.text.attentionLayers().size()) * kvWidth * (length + generate) + 4.0 * generate * cfg.text.vocab;
     refuseOverHalfTheMemory(bytes, "input_ids: the prompt is " + std::to_string(tokens) + " tokens; this run", "use a shorter prompt");
 }
 
@@ -133,13 +139,37 @@ Vlm::Vlm(const QString& dir, torch::Device device, torch::Dtype dtype) : Vlm(Che
 // (bench model, 1000 tokens): 1 + 2 BLAS threads gives decoder 47 ms / capture 56 ms; 2 + 2
 // oversubscribes (59 / 97 ms; with LibTorch 2.6, 633 ms); 2 + 1 gives 53 / 59 ms. balanceCpuThreads
 // keeps to one of the two levels.
-Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
-    : checkpoint_(std::move(checkpoint)), device_(device), vision_(checkpoint_, device, dtype), language_(checkpoint_, device, dtype)
+// A config whose weights cannot fit is refused before the first weight is made (a config's every key may be in
+// its own range while their product is terabytes); an allocation that still fails while loading names the weights.
+Checkpoint Vlm::checkedForMemory(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
+{
+    if (device.is_cpu())
+        refuseWeightsOverMemory(checkpoint.config(), dtype == torch::kBFloat16 ? 2 : 4,
+                                checkpoint.dir().endsWith(".json") ? checkpoint.dir().toStdString()
+                                                                   : checkpoint.dir().toStdString() + "/config.json");
+    return checkpoint;
+}
+
+Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype) try
+    : checkpoint_(checkedForMemory(std::move(checkpoint), device, dtype)),
+      device_(device),
+      vision_(checkpoint_, device, dtype),
+      language_(checkpoint_, device, dtype)
 {
     blasKernels(); // links the choice of OpenBLAS's kernels, made before main() (blas_kernels.h)
     balanceCpuThreads();
     reuseLargeHostAllocations();
     releaseFreeHostMemory();
+} catch (const std::bad_alloc&) {
+    throw ModelError("out of memory while loading the model's weights: they do not fit in this machine's memory (try bf16, or a "
+                     "smaller model)");
+} catch (const c10::Error& e) {
+    const std::string what = e.what_without_backtrace();
+    if (what.find("can't allocate memory") == std::string::npos && what.find("out of memory") == std::string::npos)
+        throw;
+    throw ModelError("out of memory while loading the model's weights: they do not fit in this machine's memory (try bf16, or a "
+                     "smaller model); LibTorch: " +
+                     what.substr(0, what.find('\n')));
 }
 
 std::string Vlm::unusedNote() const
@@ -264,6 +294,18 @@ LayerRotary Vlm::rotaryFor(const geometry::PositionTable& table, int64_t from, i
     return rotaryForTable(table, config().text, device_, from, count, offset);
 }
 
+// Logits that are not finite come from the weights (the inputs were checked): NaN or infinite values in the
+// checkpoint, or finite ones so large that a product overflows. Reported rather than decoded into token 0.
+void Vlm::refuseNonFiniteLogits(const torch::Tensor& logits) const
+{
+    if (torch::isfinite(logits).all().item<bool>())
+        return;
+    const std::string tensor = checkpoint_.firstNonFiniteTensor();
+    throw BadInputFile(checkpoint_.dir().toStdString() + ": the model's logits hold NaN or infinite values: " +
+                       (tensor.empty() ? std::string("no weight is NaN or infinite, so a product overflowed float32 (weights near 3e38?)")
+                                       : "tensor '" + tensor + "' holds NaN or infinite values"));
+}
+
 ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
 {
     using Clock = std::chrono::steady_clock;
@@ -271,8 +313,12 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     auto t0 = Clock::now();
     ForwardResult r;
     if (!req.inputIds.defined() || !torch::isIntegralType(req.inputIds.scalar_type(), /*includeBool=*/false))
-        throw ModelError(std::string("input_ids: expected whole-number token ids (I64 or I32), got ") +
+        throw BadRequest(std::string("input_ids: expected whole-number token ids (I64 or I32), got ") +
                          (req.inputIds.defined() ? c10::toString(req.inputIds.scalar_type()) : "no tensor"));
+    if (req.inputIds.numel() == 0) // nothing to place, embed or predict from: every later stage assumes a token
+        throw BadRequest("input_ids: holds no tokens (an empty prompt); give at least one token id");
+    if (req.generate < 0)
+        throw BadRequest("generate: " + std::to_string(req.generate) + " new tokens; expected 0 or more");
     refuseOversizedRun(req, config(), req.inputIds.numel());
     // Everything the request says is checked here (ids, token types, grids against the ids, pixels): a fault
     // of the inputs, reported as BadRequest (bad input: exit 2 on the command line), not as the model's.
@@ -357,6 +403,7 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     t0 = Clock::now();
     r.prefill = language_.forward(embeds, rotary, req.generate > 0 ? &cache : nullptr, req.capture,
                                   deepstack.features.empty() ? nullptr : &deepstack);
+    refuseNonFiniteLogits(r.prefill.logits[r.prefill.logits.size(0) - 1]);
     r.prefillMs = since(t0);
     t0 = Clock::now();
 

@@ -109,6 +109,9 @@ public:
     LayerRotary rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset = 0) const;
 
 private:
+    void refuseNonFiniteLogits(const at::Tensor& logits) const;
+    static Checkpoint checkedForMemory(Checkpoint checkpoint, c10::Device device, c10::ScalarType dtype);
+
     Checkpoint checkpoint_;
     c10::Device device_;
     VisionTower vision_;

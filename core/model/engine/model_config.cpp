@@ -12,12 +12,6 @@
 namespace ropescope::model {
 namespace {
 
-// Every model_type the engine runs, in one place: the unknown-architecture message lists them.
-std::string supportedModelTypes()
-{
-    return "qwen2_vl, qwen2_5_vl, qwen3_vl, qwen3_vl_moe, qwen3_5, qwen3_5_moe, glm4v, glm46v, glm4v_moe, paddleocr_vl";
-}
-
 std::string shortNumber(double v)
 {
     return QString::number(v, 'g', 6).toStdString();
@@ -343,51 +337,146 @@ std::vector<int> TextConfig::attentionLayers() const
     return out;
 }
 
-ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
+namespace {
+
+// GLM-4.1V-9B-Thinking's text_config, where a key is missing.
+void glmTextDefaults(TextConfig& t)
 {
-    const std::string file = name.toStdString();
-    QJsonParseError error;
-    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
-    if (doc.isNull() || !doc.isObject())
-        throw BadInputFile(file + ": not a JSON object (" + error.errorString().toStdString() + ")");
-    const Reader root(doc.object(), file);
+    t.hidden = 4096;
+    t.intermediate = 13696;
+    t.layers = 40;
+    t.heads = 32;
+    t.kvHeads = 2;
+    t.vocab = 151552;
+    t.rmsEps = 1e-5;
+    t.ropeTheta = 1e4;
+    t.mropeSection = {8, 12, 12};
+}
 
-    ModelConfig c;
-    const std::string type = root.text("model_type", "");
-    c.modelType = type;
-    const bool moe = type == "qwen3_5_moe" || type == "qwen3_vl_moe" || type == "glm4v_moe";
-    if (type == "qwen2_vl")
-        c.architecture = Architecture::Qwen2VL;
-    else if (type == "qwen2_5_vl")
-        c.architecture = Architecture::Qwen25VL;
-    else if (type == "qwen3_vl" || type == "qwen3_vl_moe")
-        c.architecture = Architecture::Qwen3VL;
-    else if (type == "qwen3_5" || type == "qwen3_5_moe")
-        c.architecture = Architecture::Qwen35;
-    else if (type == "glm4v" || type == "glm46v" || type == "glm4v_moe")
-        c.architecture = Architecture::GlmV;
-    else if (type == "paddleocr_vl")
-        c.architecture = Architecture::PaddleOcrVl;
-    else
-        throw BadInputFile(file + ": unknown architecture '" + type + "' (supported: " + supportedModelTypes() + ")");
-    const bool qwen3 = hasQwen3Vision(c.architecture);
+// Qwen3-VL and Qwen3.5: q/k norms, no q/k/v biases, MRoPE-I (transformers interleaves whatever
+// mrope_interleaved says) over sections (24, 20, 20).
+void qwen3TextDefaults(TextConfig& t)
+{
+    t.attentionBias = false;
+    t.qkNorm = true;
+    t.mropeSection = {24, 20, 20};
+    t.mropeInterleaved = true;
+}
+
+void readQwen2Vision(const Reader& v, ModelConfig& c, const std::string&)
+{
+    VisionConfig& vc = c.vision;
+    vc.width = v.integer("embed_dim", vc.width, 1);
+    vc.mlpHidden = vc.width * v.integer("mlp_ratio", 4, 1, 64);
+    vc.outHidden = v.integer("hidden_size", c.text.hidden, 1);
+    vc.act = v.text("hidden_act", "quick_gelu");
+}
+
+void readQwen25Vision(const Reader& v, ModelConfig& c, const std::string&)
+{
+    VisionConfig& vc = c.vision;
+    vc.width = v.integer("hidden_size", vc.width, 1);
+    vc.mlpHidden = v.integer("intermediate_size", vc.mlpHidden, 1);
+    vc.outHidden = v.integer("out_hidden_size", c.text.hidden, 1);
+    vc.act = v.text("hidden_act", "silu");
+    vc.fullAttentionBlocks = v.integers("fullatt_block_indexes", {7, 15, 23, 31});
+    vc.windowSize = v.integer("window_size", vc.windowSize, 1);
+    vc.tokensPerSecond = v.number("tokens_per_second", vc.tokensPerSecond, 0.0, 1e6);
+}
+
+// Qwen3-VL's and Qwen3.5's tower (defaults of transformers' Qwen3VLVisionConfig): a learned square position
+// grid, and DeepStack blocks (Qwen3-VL; Qwen3.5 has none).
+void readQwen3Vision(const Reader& v, ModelConfig& c, const std::string& file)
+{
+    VisionConfig& vc = c.vision;
     const bool qwen35 = c.architecture == Architecture::Qwen35;
-    const bool glm = c.architecture == Architecture::GlmV;
-    const bool paddle = c.architecture == Architecture::PaddleOcrVl;
-    if (glm) { // GLM-4.1V-9B-Thinking's text_config, where a key is missing
-        c.text.hidden = 4096;
-        c.text.intermediate = 13696;
-        c.text.layers = 40;
-        c.text.heads = 32;
-        c.text.kvHeads = 2;
-        c.text.vocab = 151552;
-        c.text.rmsEps = 1e-5;
-        c.text.ropeTheta = 1e4;
-        c.text.mropeSection = {8, 12, 12};
+    vc.depth = v.integer("depth", 27, 1, 1024);
+    vc.patchSize = v.integer("patch_size", 16, 1, 1024);
+    vc.width = v.integer("hidden_size", 1152, 1);
+    vc.mlpHidden = v.integer("intermediate_size", 4304, 1);
+    vc.outHidden = v.integer("out_hidden_size", c.text.hidden, 1);
+    vc.act = v.text("hidden_act", "gelu_pytorch_tanh");
+    vc.positionEmbeddings = v.integer("num_position_embeddings", 2304, 1, 1 << 24);
+    vc.deepstackBlocks = v.integers("deepstack_visual_indexes", qwen35 ? std::vector<int>{} : std::vector<int>{8, 16, 24});
+    if (qwen35 && !vc.deepstackBlocks.empty())
+        throw BadInputFile(file + ": vision_config.deepstack_visual_indexes: Qwen3.5 has no DeepStack, so the list must be empty");
+    const int side = vc.positionGridSide();
+    if (side * side != vc.positionEmbeddings)
+        throw BadInputFile(file + ": vision_config.num_position_embeddings must be a square number (a side x side grid), not " +
+                           std::to_string(vc.positionEmbeddings));
+    for (size_t i = 0; i < vc.deepstackBlocks.size(); ++i) {
+        const int b = vc.deepstackBlocks[i];
+        if (b < 0 || b >= vc.depth || std::count(vc.deepstackBlocks.begin(), vc.deepstackBlocks.begin() + static_cast<long>(i), b))
+            throw BadInputFile(file + ": vision_config.deepstack_visual_indexes must list distinct vision blocks below depth " +
+                               std::to_string(vc.depth));
     }
+    if (static_cast<int>(vc.deepstackBlocks.size()) > c.text.layers)
+        throw BadInputFile(file + ": more DeepStack features (" + std::to_string(vc.deepstackBlocks.size()) + ") than decoder layers");
+}
 
-    // Newer configs nest the language model under text_config; older ones are flat.
-    const Reader text = root.has("text_config") ? root.object("text_config") : root;
+void readGlmTower(const Reader& v, ModelConfig& c, const std::string& file)
+{
+    readGlmVision(v, c.vision, c.text.hidden, file);
+}
+
+void readPaddleTower(const Reader& v, ModelConfig& c, const std::string& file)
+{
+    readSiglipVision(v, c.vision, c.text.hidden, file);
+}
+
+// GLM-4.1V's special ids where the config leaves one out, its video wrappers and its eos.
+void readGlmTokens(const Reader& root, ModelConfig& c)
+{
+    c.imageToken = root.integer("image_token_id", 151343);
+    c.videoToken = root.integer("video_token_id", 151344);
+    c.visionStart = root.integer("image_start_token_id", 151339);
+    c.visionEnd = root.integer("image_end_token_id", 151340);
+    c.videoStart = root.integer("video_start_token_id", 151341);
+    c.videoEnd = root.integer("video_end_token_id", 151342);
+    c.glm46 = c.modelType == "glm46v";
+    c.eos = 151329;
+}
+
+// One row per config.json model_type: the architecture it runs as, whether its decoder is a mixture of
+// experts, and what differs in reading it (each step null where the family has nothing of its own). Adding a
+// family is adding its row (docs/ARCHITECTURE.md, "A new model family").
+struct FamilyRow {
+    const char* modelType;
+    Architecture architecture;
+    bool moe;
+    void (*textDefaults)(TextConfig&);
+    void (*readText)(const Reader& text, const Reader& rope, TextConfig&, const std::string& file);
+    void (*readVision)(const Reader& vision, ModelConfig&, const std::string& file);
+    void (*readTokens)(const Reader& root, ModelConfig&);
+};
+
+constexpr FamilyRow kFamilies[] = {
+    {"qwen2_vl", Architecture::Qwen2VL, false, nullptr, nullptr, readQwen2Vision, nullptr},
+    {"qwen2_5_vl", Architecture::Qwen25VL, false, nullptr, nullptr, readQwen25Vision, nullptr},
+    {"qwen3_vl", Architecture::Qwen3VL, false, qwen3TextDefaults, nullptr, readQwen3Vision, nullptr},
+    {"qwen3_vl_moe", Architecture::Qwen3VL, true, qwen3TextDefaults, nullptr, readQwen3Vision, nullptr},
+    {"qwen3_5", Architecture::Qwen35, false, qwen3TextDefaults, readQwen35Text, readQwen3Vision, nullptr},
+    {"qwen3_5_moe", Architecture::Qwen35, true, qwen3TextDefaults, readQwen35Text, readQwen3Vision, nullptr},
+    {"glm4v", Architecture::GlmV, false, glmTextDefaults, readGlmText, readGlmTower, readGlmTokens},
+    {"glm46v", Architecture::GlmV, false, glmTextDefaults, readGlmText, readGlmTower, readGlmTokens},
+    {"glm4v_moe", Architecture::GlmV, true, glmTextDefaults, readGlmMoeText, readGlmTower, readGlmTokens},
+    {"paddleocr_vl", Architecture::PaddleOcrVl, false, nullptr, nullptr, readPaddleTower, nullptr},
+};
+
+const FamilyRow& familyRow(const std::string& type, const std::string& file)
+{
+    for (const FamilyRow& row : kFamilies)
+        if (type == row.modelType)
+            return row;
+    std::string supported;
+    for (const FamilyRow& row : kFamilies)
+        supported += (supported.empty() ? "" : ", ") + std::string(row.modelType);
+    throw BadInputFile(file + ": unknown architecture '" + type + "' (supported: " + supported + ")");
+}
+
+// The keys every decoder reads alike (defaults: the family's, then Qwen2-VL's).
+void readCommonText(const Reader& root, const Reader& text, ModelConfig& c)
+{
     TextConfig& t = c.text;
     t.hidden = text.integer("hidden_size", t.hidden, 1);
     t.intermediate = text.integer("intermediate_size", t.intermediate, 1);
@@ -398,13 +487,14 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     t.rmsEps = text.number("rms_norm_eps", t.rmsEps, 1e-30, 1.0);
     t.tieEmbeddings = root.boolean("tie_word_embeddings", text.boolean("tie_word_embeddings", false));
     t.explicitHeadDim = text.integer("head_dim", 0, 0, 4096);
-    t.attentionBias = text.boolean("attention_bias", !qwen3);
-    if (paddle) // ERNIE-4.5: one use_bias for every projection of the decoder (false on the Hub)
+    t.attentionBias = text.boolean("attention_bias", t.attentionBias);
+    if (c.architecture == Architecture::PaddleOcrVl) // ERNIE-4.5: one use_bias for every projection of the decoder (false on the Hub)
         t.attentionBias = text.boolean("use_bias", false);
-    t.qkNorm = qwen3;
-    if (qwen3)
-        t.mropeSection = {24, 20, 20};
-    // rope_theta and mrope_section: rope_parameters (newest), rope_scaling, or flat.
+}
+
+// rope_theta and mrope_section: rope_parameters (newest), rope_scaling, or flat. Returns the object that held them.
+Reader readRope(const Reader& root, const Reader& text, TextConfig& t, const std::string& file)
+{
     const Reader scaling = text.has("rope_parameters") ? text.object("rope_parameters")
         : text.has("rope_scaling")                     ? text.object("rope_scaling")
                                                        : root.object("rope_scaling");
@@ -421,21 +511,17 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
         throw BadInputFile(file + ": rope type '" + ropeType +
                            "' is not applied by RopeScope (it runs the default M-RoPE frequencies); the model would run "
                            "differently from transformers");
-    // Qwen3-VL's rotary always interleaves (transformers applies MRoPE-I whatever mrope_interleaved says).
-    t.mropeInterleaved = qwen3;
-    if (qwen35)
-        readQwen35Text(text, scaling, t, file);
-    if (glm && !moe)
-        readGlmText(text, scaling, t, file);
-    if (glm && moe)
-        readGlmMoeText(text, scaling, t, file);
-    if (moe)
-        readMoe(text, type, t, file);
+    return scaling;
+}
+
+// Heads, head_dim and mrope_section fit each other.
+void checkTextShapes(const TextConfig& t, const std::string& file)
+{
     if ((t.explicitHeadDim == 0 && t.hidden % t.heads != 0) || t.heads % t.kvHeads != 0)
         throw BadInputFile(file + ": hidden_size must divide into heads and heads into key/value heads");
     if (t.headDim() % 2 != 0)
         throw BadInputFile(file + ": head_dim must be even (rotary pairs), not " + std::to_string(t.headDim()));
-    int sectionSum = 0;
+    int64_t sectionSum = 0; // in 64 bits: three entries of up to 1e6 each
     for (int s : t.mropeSection) {
         if (s < 0)
             throw BadInputFile(file + ": mrope_section entries must not be negative");
@@ -444,8 +530,11 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     if (t.mropeSection.size() != 3 || sectionSum * 2 != t.rotaryDim())
         throw BadInputFile(file +
                            ": mrope_section must have 3 entries summing to the rotary dims / 2 = " + std::to_string(t.rotaryDim() / 2));
+}
 
-    const Reader v = root.object("vision_config");
+// The keys every vision tower reads alike, the family's own, then what every tower needs of them.
+void readVision(const Reader& v, const FamilyRow& family, ModelConfig& c, const std::string& file)
+{
     VisionConfig& vc = c.vision;
     vc.depth = v.integer("depth", vc.depth, 1, 1024);
     vc.heads = v.integer("num_heads", vc.heads, 1, 1024);
@@ -453,70 +542,24 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     vc.temporalPatch = v.integer("temporal_patch_size", vc.temporalPatch, 1, 64);
     vc.mergeSize = v.integer("spatial_merge_size", vc.mergeSize, 1, 64);
     vc.inChannels = v.integer("in_chans", v.integer("in_channels", vc.inChannels, 1, 16), 1, 16);
-    if (c.architecture == Architecture::Qwen2VL) {
-        vc.width = v.integer("embed_dim", vc.width, 1);
-        vc.mlpHidden = vc.width * v.integer("mlp_ratio", 4, 1, 64);
-        vc.outHidden = v.integer("hidden_size", t.hidden, 1);
-        vc.act = v.text("hidden_act", "quick_gelu");
-    } else if (c.architecture == Architecture::Qwen25VL) {
-        vc.width = v.integer("hidden_size", vc.width, 1);
-        vc.mlpHidden = v.integer("intermediate_size", vc.mlpHidden, 1);
-        vc.outHidden = v.integer("out_hidden_size", t.hidden, 1);
-        vc.act = v.text("hidden_act", "silu");
-        vc.fullAttentionBlocks = v.integers("fullatt_block_indexes", {7, 15, 23, 31});
-        vc.windowSize = v.integer("window_size", vc.windowSize, 1);
-        vc.tokensPerSecond = v.number("tokens_per_second", vc.tokensPerSecond, 0.0, 1e6);
-    } else if (!glm && !paddle) {
-        // Defaults of transformers' Qwen3VLVisionConfig.
-        vc.depth = v.integer("depth", 27, 1, 1024);
-        vc.patchSize = v.integer("patch_size", 16, 1, 1024);
-        vc.width = v.integer("hidden_size", 1152, 1);
-        vc.mlpHidden = v.integer("intermediate_size", 4304, 1);
-        vc.outHidden = v.integer("out_hidden_size", t.hidden, 1);
-        vc.act = v.text("hidden_act", "gelu_pytorch_tanh");
-        vc.positionEmbeddings = v.integer("num_position_embeddings", 2304, 1, 1 << 24);
-        vc.deepstackBlocks = v.integers("deepstack_visual_indexes", qwen35 ? std::vector<int>{} : std::vector<int>{8, 16, 24});
-        if (qwen35 && !vc.deepstackBlocks.empty())
-            throw BadInputFile(file + ": vision_config.deepstack_visual_indexes: Qwen3.5 has no DeepStack, so the list must be empty");
-        const int side = vc.positionGridSide();
-        if (side * side != vc.positionEmbeddings)
-            throw BadInputFile(file + ": vision_config.num_position_embeddings must be a square number (a side x side grid), not " +
-                               std::to_string(vc.positionEmbeddings));
-        for (size_t i = 0; i < vc.deepstackBlocks.size(); ++i) {
-            const int b = vc.deepstackBlocks[i];
-            if (b < 0 || b >= vc.depth || std::count(vc.deepstackBlocks.begin(), vc.deepstackBlocks.begin() + static_cast<long>(i), b))
-                throw BadInputFile(file + ": vision_config.deepstack_visual_indexes must list distinct vision blocks below depth " +
-                                   std::to_string(vc.depth));
-        }
-        if (static_cast<int>(vc.deepstackBlocks.size()) > t.layers)
-            throw BadInputFile(file + ": more DeepStack features (" + std::to_string(vc.deepstackBlocks.size()) + ") than decoder layers");
-    }
-    if (glm)
-        readGlmVision(v, vc, t.hidden, file);
-    if (paddle)
-        readSiglipVision(v, vc, t.hidden, file);
+    family.readVision(v, c, file);
     if (vc.act != "quick_gelu" && vc.act != "gelu" && vc.act != "gelu_pytorch_tanh" && vc.act != "silu")
         throw BadInputFile(file + ": vision_config.hidden_act '" + vc.act + "' is not one of quick_gelu, gelu, gelu_pytorch_tanh, silu");
     if (vc.width % vc.heads != 0 || vc.headDim() % 4 != 0)
         throw BadInputFile(file + ": vision width must split into heads with head_dim divisible by 4");
-    if (vc.outHidden != t.hidden)
+    if (vc.outHidden != c.text.hidden)
         throw BadInputFile(file + ": the vision merger outputs " + std::to_string(vc.outHidden) + " but the decoder is " +
-                           std::to_string(t.hidden) + " wide");
+                           std::to_string(c.text.hidden) + " wide");
+}
 
+void readTokens(const Reader& root, const Reader& text, const FamilyRow& family, ModelConfig& c)
+{
     c.imageToken = root.integer("image_token_id", c.imageToken);
     c.videoToken = root.integer("video_token_id", c.videoToken);
     c.visionStart = root.integer("vision_start_token_id", c.visionStart);
     c.visionEnd = root.integer("vision_end_token_id", c.visionEnd);
-    if (glm) { // GLM-4.1V's ids, where the config leaves one out
-        c.imageToken = root.integer("image_token_id", 151343);
-        c.videoToken = root.integer("video_token_id", 151344);
-        c.visionStart = root.integer("image_start_token_id", 151339);
-        c.visionEnd = root.integer("image_end_token_id", 151340);
-        c.videoStart = root.integer("video_start_token_id", 151341);
-        c.videoEnd = root.integer("video_end_token_id", 151342);
-        c.glm46 = type == "glm46v";
-        c.eos = 151329;
-    }
+    if (family.readTokens)
+        family.readTokens(root, c);
     // eos_token_id may be a list (several stop tokens); the first is the one generation stops on.
     for (const Reader* r : {&text, &root}) {
         const QJsonValue e = r->json()["eos_token_id"];
@@ -529,6 +572,36 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
             break;
         }
     }
+}
+
+} // namespace
+
+ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
+{
+    const std::string file = name.toStdString();
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
+    if (doc.isNull() || !doc.isObject())
+        throw BadInputFile(file + ": not a JSON object (" + error.errorString().toStdString() + ")");
+    const Reader root(doc.object(), file);
+
+    ModelConfig c;
+    c.modelType = root.text("model_type", "");
+    const FamilyRow& family = familyRow(c.modelType, file);
+    c.architecture = family.architecture;
+    if (family.textDefaults)
+        family.textDefaults(c.text);
+    // Newer configs nest the language model under text_config; older ones are flat.
+    const Reader text = root.has("text_config") ? root.object("text_config") : root;
+    readCommonText(root, text, c);
+    const Reader rope = readRope(root, text, c.text, file);
+    if (family.readText)
+        family.readText(text, rope, c.text, file);
+    if (family.moe)
+        readMoe(text, c.modelType, c.text, file);
+    checkTextShapes(c.text, file);
+    readVision(root.object("vision_config"), family, c, file);
+    readTokens(root, text, family, c);
     return c;
 }
 

@@ -614,6 +614,20 @@ private Q_SLOTS:
         QVERIFY2(r.err.contains(message.toUtf8()) && r.err.count('\n') == 1, r.err.constData());
     }
 
+    // Under an address-space cap (ulimit -v) the cap is the memory: Qwen3.5-35B-A3B's first 3 layers (about 14 GB at
+    // fp32) fit this machine but not 8 GB, and are refused before a weight is made, where they used to be allocated
+    // until the allocator failed.
+    void benchModelHeedsTheAddressSpaceCap()
+    {
+        QProcess p;
+        p.start("sh", {"-c", "ulimit -v 8000000 && exec \"$0\" \"$@\"", ROPESCOPE_BINARY, "bench", "model", "--config",
+                       test_paths::sourceDir() + "/resources/configs/qwen35-35b-a3b.json", "--random", "--layers", "3", "--runs", "1"});
+        QVERIFY(p.waitForFinished(120000));
+        const QByteArray err = p.readAllStandardError();
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY2(err.contains("GB of weights at fp32; this process may use") && err.contains("(its ulimit)"), err.constData());
+    }
+
     void errorsNameTheProblem()
     {
         QTemporaryDir dir;

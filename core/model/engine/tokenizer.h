@@ -5,6 +5,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,9 +14,13 @@
 
 namespace ropescope::model {
 
-// A Hugging Face tokenizer.json: byte-level BPE (Qwen2's pre-tokenizer regex run by PCRE2 with UTF+UCP,
-// NFC normalisation) or WordLevel, with added/special tokens split out first. Parsing is bounds-checked:
-// ids out of range, merges of unknown tokens, oversized vocabularies and malformed JSON are errors.
+// A Hugging Face tokenizer.json: BPE or WordLevel, with added/special tokens split out first (leftmost,
+// longest). BPE: byte-level (Qwen2's pre-tokenizer regex run by PCRE2 with UTF+UCP) or on characters with
+// byte fallback (<0xNN> tokens, Gemma's SentencePiece-style vocabulary); merges as "a b" strings or [a, b]
+// pairs, applied lowest rank first. Normalizers NFC, NFKC, Lowercase, Replace and Prepend, in the file's order;
+// pre-tokenizers Split (regex or string), Whitespace(Split) and ByteLevel; decoders ByteLevel or a chain of
+// Replace, ByteFallback, Fuse and Strip. Parsing is bounds-checked: ids out of range, merges of unknown
+// tokens, oversized vocabularies, unsupported steps and malformed JSON are errors.
 class Tokenizer {
 public:
     static Tokenizer load(const QString& path);
@@ -33,6 +38,14 @@ public:
     Tokenizer& operator=(Tokenizer&&) noexcept;
     ~Tokenizer();
 
+    // Parsing and running steps (tokenizer.cpp); public only so that the file's helpers can name them.
+    struct Regex;
+    struct Steps;
+    struct Merge {
+        int rank = 0;
+        int64_t merged = 0;
+    };
+
 private:
     Tokenizer();
     struct AddedToken {
@@ -40,24 +53,36 @@ private:
         int64_t id = 0;
         bool special = false;
     };
-    struct Regex;
 
     std::vector<int64_t> encode(const QString& text, std::vector<std::string>* unknown) const;
     void encodePiece(const std::string& piece, std::vector<int64_t>& out, std::vector<std::string>* unknown) const;
     void bpe(const std::string& word, std::vector<int64_t>& out) const;
+    void spell(const std::string& symbol, std::vector<int64_t>& out) const;
+    const AddedToken* addedTokenAt(const std::string& text, size_t pos) const;
+    std::string decodeChain(const std::vector<int64_t>& ids, bool skipSpecial) const;
 
     enum class Model { Bpe, WordLevel } model_ = Model::Bpe;
-    bool nfc_ = false, lowercase_ = false, byteLevel_ = false;
-    std::unique_ptr<Regex> split_; // Split pre-tokenizer (Isolated)
-    bool whitespaceSplit_ = false; // WhitespaceSplit / Whitespace pre-tokenizers
+    bool byteLevel_ = false;
+    bool byteFallback_ = false, fuseUnk_ = false, ignoreMerges_ = false;
+    std::unique_ptr<Steps> steps_; // normalizers, pre-tokenizers, decoders
     std::unordered_map<std::string, int64_t> vocab_;
-    std::unordered_map<std::string, int> mergeRanks_; // "left right" -> rank
+    std::unordered_map<uint64_t, Merge> merges_; // (left id << 32 | right id) -> rank and merged id
+    std::array<int64_t, 256> byteTokens_{};      // <0xNN> ids, -1 where the vocab lacks one
     std::vector<std::string> idToToken_;
     std::vector<AddedToken> added_;
-    std::vector<bool> isSpecial_;
+    std::unordered_map<std::string, size_t> addedIndex_; // content -> index in added_
+    std::vector<size_t> addedLengths_;                   // distinct content lengths, longest first
+    std::array<bool, 256> addedFirstByte_{};             // bytes an added token starts with
+    std::vector<bool> isSpecial_, isAdded_;
     std::optional<int64_t> unk_;
     mutable std::unordered_map<std::string, std::vector<int64_t>> cache_;
 };
+
+// Qt 6.4's JSON parser drops a U+FEFF (byte order mark) that starts a raw UTF-8 string, key or value (Gemma's
+// vocab has both "\ufeff" and "\ufeff\ufeff", which then collided); the same character written as an escape
+// is kept. This writes every raw one (EF BB BF is only ever that character, and only inside a string) as
+// "\ufeff", after dropping a document's leading mark. Pass JSON text through it before QJsonDocument::fromJson.
+QByteArray escapeByteOrderMarks(QByteArray json);
 
 // Which chat template: Qwen2/2.5-VL's adds the default system turn "You are a helpful assistant.";
 // Qwen3-VL's has none unless the conversation brings one. GLM-4.1V's and GLM-4.6V's ("[gMASK]<sop><|user|>\n"

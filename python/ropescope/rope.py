@@ -171,7 +171,6 @@ class _Rule:
         handle = ctypes.c_void_p()
         check(lib.rs_rule_new(c_text("family", family), ctypes.byref(handle)))
         self._owner = Handle(handle, lib.rs_rule_free)
-        self.handle = handle
 
         def setting(name, v):  # -1: the library keeps its default
             return -1 if v is None else whole(name, v)
@@ -187,6 +186,10 @@ class _Rule:
         self.family = text(lib.rs_rule_family(handle))
         self.components = lib.rs_rule_components(handle)
         self.axes = _XD_AXES if self.components == 4 else _AXES
+
+    @property
+    def handle(self):
+        return self._owner.pointer
 
 
 _rules = {}

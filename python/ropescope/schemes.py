@@ -4,6 +4,7 @@ import ctypes
 import json
 import numbers
 import os
+import re
 
 import numpy as np
 
@@ -24,7 +25,8 @@ def parameters():
         check(lib.rs_parameter_info(i, ctypes.byref(p)))
         out.append({"key": text(p.key), "type": text(p.type), "label": text(p.label), "help": text(p.help),
                     "default": p.default_value, "min": p.min, "max": p.max, "open_min": bool(p.open_min),
-                    "choices": text(p.choices).split(", ") if p.choices else [],
+                    # the library's list reads "fixed, auto or code-auto"
+                    "choices": re.split(r", | or ", text(p.choices)) if p.choices else [],
                     "schemes": text(p.schemes).split(", ") if p.schemes else []})
     return out
 
@@ -64,7 +66,6 @@ class PositionTable:
             check(lib.rs_table_new(c_text("layout", layout), c_text("scheme", scheme), len(keys), ckeys, cvalues, ctypes.byref(handle)))
         # Owned by a Handle that copies share: a copy.copy of the table must not free it a second time.
         self._owner = Handle(handle, lib.rs_table_free)
-        self._handle = handle
         self.layout = layout
         self.scheme = scheme
         self.params = dict(params)
@@ -75,6 +76,10 @@ class PositionTable:
         meta = [np.empty(n, dtype=np.int32) for _ in range(5)]
         lib.rs_table_metadata(handle, *[m.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)) for m in meta])
         self.modality, self.segment, self.frame, self.row, self.col = meta
+
+    @property
+    def _handle(self):
+        return self._owner.pointer
 
     def __len__(self):
         return self.positions.shape[0]

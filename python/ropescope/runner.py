@@ -2,40 +2,20 @@
 forward() on pre-processed inputs and attend() on a picture and a question, their outputs read back as numpy
 arrays and dicts, the binary's one-line errors raised as exceptions.
 
-The binary is found at $ROPESCOPE_BINARY, in the build tree beside this package (<build>/bin/ropescope), in this
-checkout's build/bin, or on PATH; or pass binary=."""
+The binary is found as _process.py says; or pass binary=."""
 import csv
 import io
 import json
 import os
 import re
-import shutil
 import stat
-import subprocess
 import tempfile
 
 import numpy as np
 
-from . import safetensors
+from . import _process, safetensors
 from ._lib import InvalidInput, RopeScopeError, whole
 from .schemes import _value_text, parameters
-
-
-def _binary(given):
-    if given:
-        return given
-    if os.environ.get("ROPESCOPE_BINARY"):
-        return os.environ["ROPESCOPE_BINARY"]
-    here = os.path.dirname(os.path.abspath(__file__))
-    for path in (os.path.join(here, os.pardir, os.pardir, "bin", "ropescope"),
-                 os.path.join(here, os.pardir, os.pardir, "build", "bin", "ropescope")):
-        if os.path.isfile(path) and os.access(path, os.X_OK):
-            return os.path.normpath(path)
-    found = shutil.which("ropescope")
-    if not found:
-        raise RopeScopeError("the ropescope binary was not found: build it (cmake --build build --target ropescope), or set "
-                             "ROPESCOPE_BINARY or pass binary=")
-    return found
 
 
 _HELP_OPTION = re.compile(r"^\s+(?:-\w, )?--([A-Za-z0-9][A-Za-z0-9-]*)")
@@ -51,7 +31,7 @@ def _options_of(path, command, timeout):
     """The options `ropescope COMMAND --help` lists (cached per binary): what keyword arguments may set."""
     key = (path, command)
     if key not in _command_options:
-        run = _run_binary(path, [command, "--help"], timeout)
+        run = _process.run_binary(path, [command, "--help"], timeout)
         found = {m.group(1) for m in map(_HELP_OPTION.match, run.stdout.splitlines()) if m}
         if run.returncode != 0 or not found:
             raise RopeScopeError("%s %s --help: no option list (exit %d)" % (path, command, run.returncode))
@@ -105,35 +85,6 @@ def _flags(command, options, path, timeout):
     return args
 
 
-def _run_binary(path, argv, timeout):
-    for arg in argv:
-        if "\x00" in arg:
-            raise InvalidInput("%s: holds a NUL character" % argv[max(argv.index(arg) - 1, 0)].lstrip("-"))
-    try:
-        return subprocess.run([path] + argv, capture_output=True, text=True, errors="replace", timeout=timeout)
-    except OSError as e:
-        raise RopeScopeError("%s: cannot run it (%s)" % (path, e.strerror or e)) from None
-    except subprocess.TimeoutExpired:
-        raise RopeScopeError("%s %s: no answer within %s s" % (path, argv[0], timeout)) from None
-
-
-def _error_text(stderr, command, code):
-    """The binary's error: from its last line that starts "ropescope" to the end (a message whose path holds a
-    newline spans lines), else all of stderr; warnings before it are left out."""
-    lines = [line for line in stderr.splitlines() if line.strip()]
-    starts = [i for i, line in enumerate(lines) if line.startswith("ropescope")]
-    kept = lines[starts[-1]:] if starts else lines
-    return " ".join(kept) if kept else "%s exited with %d" % (command, code)
-
-
-def _run(command, args, binary, timeout, path=None):
-    path = path or _binary(binary)
-    run = _run_binary(path, [command] + args, timeout)
-    if run.returncode != 0:
-        raise (InvalidInput if run.returncode == 2 else RopeScopeError)(_error_text(run.stderr, command, run.returncode))
-    return run
-
-
 def _whole_array(name, value):
     """An integer array for the inputs file: floats (truncated by a cast), bools and timedeltas refused by name."""
     try:
@@ -183,12 +134,12 @@ def forward(model, input_ids, pixel_values=None, image_grid_thw=None, pixel_valu
                               ("mm_token_type_ids", mm_token_type_ids, np.int64)):
         if value is not None:
             inputs[name] = _whole_array(name, value) if kind is np.int64 else np.asarray(value, dtype=kind)
-    path = _binary(binary)
+    path = _process.binary_path(binary)
     flags = _flags("forward", dict(scheme, device=device, dtype=dtype), path, timeout)
     with tempfile.TemporaryDirectory(prefix="ropescope-") as tmp:
         given, out = os.path.join(tmp, "inputs.safetensors"), os.path.join(tmp, "outputs.safetensors")
         safetensors.save(given, inputs, {"format": "pt"})
-        _run("forward", ["--model", os.fspath(model), "--inputs", given, "--output", out, "--generate", str(generate)] + flags,
+        _process.run("forward", ["--model", os.fspath(model), "--inputs", given, "--output", out, "--generate", str(generate)] + flags,
              binary, timeout, path)
         if not os.path.isfile(out):
             raise RopeScopeError("forward: the binary exited with 0 but wrote no outputs.safetensors")
@@ -260,12 +211,12 @@ def attend(model=None, image=None, question=None, *, output=None, binary=None, t
         args += ["--image", os.fspath(path)]
     if question is not None:
         args += ["--question", question]
-    path = _binary(binary)
+    path = _process.binary_path(binary)
     flags = _flags("attend", options, path, timeout)
     with tempfile.TemporaryDirectory(prefix="ropescope-") as tmp:
         folder = os.fspath(output) if output is not None else tmp
         before = _entries(folder)
-        _run("attend", args + ["--output", folder] + flags, binary, timeout, path)
+        _process.run("attend", args + ["--output", folder] + flags, binary, timeout, path)
         written = _written(folder, before)
         result = {"files": {name: os.path.join(folder, name) for name in written}}
         try:

@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 
+from . import _process
 from ._lib import Handle, InvalidInput, Parameter, c_text, check, lib, text, whole
 
 
@@ -111,7 +112,6 @@ def _is_scheme_file(scheme):
 def _scheme_file_table(layout, path, params, binary, timeout, scheme_imports):
     """A Python scheme file's positions: `ropescope positions --format json` runs the file in the binary's own
     bounded worker (never in this process), and the table it prints becomes a PositionTable here."""
-    from .runner import _run  # runner imports this module
     if not isinstance(layout, str):
         raise InvalidInput("layout: expected text such as 'text:4,image:3x3,text:5', got %r" % (layout,), "layout")
     args = ["--layout", layout, "--scheme", os.fspath(path), "--format", "json"]
@@ -124,7 +124,7 @@ def _scheme_file_table(layout, path, params, binary, timeout, scheme_imports):
             args += ["--param", "%s=%r" % (key, float(value))]
     if scheme_imports:
         args.append("--scheme-imports")
-    table = json.loads(_run("positions", args, binary, timeout).stdout)
+    table = json.loads(_process.run("positions", args, binary, timeout).stdout)
     names = table["component_names"]
     values = np.ascontiguousarray([t["p"] for t in table["tokens"]], dtype=np.float64).reshape(len(table["tokens"]), len(names))
     allocation = table.get("allocation") or {}

@@ -305,6 +305,24 @@ elif command == "attend":
 '''
 
 
+class Modules(unittest.TestCase):
+    def test_runner_and_schemes_do_not_import_each_other(self):
+        import ast
+        here = os.path.dirname(ropescope.__file__)
+        imported = {}
+        for name in ("runner", "schemes", "_process"):
+            with open(os.path.join(here, name + ".py"), encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+            found = set()
+            for node in ast.walk(tree):  # function-level imports too
+                if isinstance(node, ast.ImportFrom) and node.level == 1:
+                    found |= {node.module} if node.module else {a.name for a in node.names}
+            imported[name] = found
+        self.assertIn("schemes", imported["runner"])
+        self.assertNotIn("runner", imported["schemes"])
+        self.assertFalse({"runner", "schemes"} & imported["_process"])
+
+
 class Runner(Refusing):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="ropescope-test-")

@@ -325,12 +325,13 @@ int rs_rope_index(const rs_rule* rule, const rs_batch* batch, int64_t* positionI
         // written (xd-rope writes 4 rows where the others write 3). shapeOf bounds B x L by 2^40.
         const int64_t rows = ids.shape[0], needed = needRule(rule).rule.components() * rows * ids.shape[1];
         if (!positionIds || positionCapacity < needed)
-            throw geometry::InvalidInput("position_ids", "room for " + std::to_string(positionIds ? positionCapacity : 0) +
-                                                             " values; the rule writes " + std::to_string(needed) + " (" +
-                                                             std::to_string(rule->rule.components()) + " x B x L)");
+            throw geometry::InvalidInput("position_ids",
+                                         "room for " + std::to_string(positionIds ? positionCapacity : 0) + " values; the rule writes " +
+                                             std::to_string(needed) + " (" + std::to_string(rule->rule.components()) + " x B x L)");
         if (!ropeDeltas || deltasCapacity < rows)
-            throw geometry::InvalidInput("rope_deltas", "room for " + std::to_string(ropeDeltas ? deltasCapacity : 0) +
-                                                            " values; the rule writes " + std::to_string(rows) + " (one per sample)");
+            throw geometry::InvalidInput("rope_deltas",
+                                         "room for " + std::to_string(ropeDeltas ? deltasCapacity : 0) + " values; the rule writes " +
+                                             std::to_string(rows) + " (one per sample)");
         positions::ropeIndex(view, rule->rule, positionIds, ropeDeltas);
     });
 }
@@ -595,8 +596,9 @@ int rs_table_prior(const rs_table* table, int64_t textToken, double* perVisualTo
             throw geometry::InvalidInput("text_token", "must be the index of a text token (0.." + std::to_string(t.size() - 1) + ")");
         const int64_t visual = t.size() - static_cast<int64_t>(t.textTokens.size());
         if (perVisualToken && capacity < visual)
-            throw geometry::InvalidInput("per_visual_token", "room for " + std::to_string(capacity) + " values; the table has " +
-                                                                 std::to_string(visual) + " visual tokens");
+            throw geometry::InvalidInput("per_visual_token",
+                                         "room for " + std::to_string(capacity) + " values; the table has " + std::to_string(visual) +
+                                             " visual tokens");
         const geometry::PriorMap m = geometry::positionalPrior(t, static_cast<int>(textToken));
         if (perVisualToken)
             std::copy(m.values.data(), m.values.data() + m.values.size(), perVisualToken);

@@ -75,8 +75,8 @@ RS_API int32_t rs_rule_components(const rs_rule* rule);
 /* transformers' get_rope_index: position_ids [C, B, L] (C = rs_rule_components; padding 1) and rope_deltas [B].
  * The capacities are the arrays' lengths in values: RS_INVALID_INPUT, nothing written, when one is below C x B x L
  * or B. */
-RS_API int rs_rope_index(const rs_rule* rule, const rs_batch* batch, int64_t* position_ids, int64_t position_capacity,
-                         int64_t* rope_deltas, int64_t deltas_capacity);
+RS_API int rs_rope_index(const rs_rule* rule, const rs_batch* batch, int64_t* position_ids, int64_t position_capacity, int64_t* rope_deltas,
+                         int64_t deltas_capacity);
 
 /* check-positions: the pipeline's position_ids ([3, B, L] or [4, B, L]; xd-rope: its own [4, B, L]) and optional
  * rope_deltas ([B] or [B, 1]) against the rule. */

@@ -135,7 +135,10 @@ def forward(model, input_ids, pixel_values=None, image_grid_thw=None, pixel_valu
         if value is not None:
             inputs[name] = _whole_array(name, value) if kind is np.int64 else np.asarray(value, dtype=kind)
     path = _process.binary_path(binary)
-    flags = _flags("forward", dict(scheme, device=device, dtype=dtype), path, timeout)
+    flags = _flags("forward", scheme, path, timeout)
+    for flag, value in (("--device", device), ("--dtype", dtype)):
+        if value is not None:
+            flags += [flag, str(value)]
     with tempfile.TemporaryDirectory(prefix="ropescope-") as tmp:
         given, out = os.path.join(tmp, "inputs.safetensors"), os.path.join(tmp, "outputs.safetensors")
         safetensors.save(given, inputs, {"format": "pt"})

@@ -385,8 +385,9 @@ class Runner(Refusing):
         args = self.runs()[0]
         for pair in (["--partial-rotary", "0.5"], ["--radius", "auto-2.0"], ["--alpha", "0.3"], ["--scheme", "circle"]):
             self.assertIn(pair, [args[i:i + 2] for i in range(len(args) - 1)])
-        self.forward([1], radius_mode="code-auto")
+        self.forward([1], radius_mode="code-auto", device="cuda", dtype="bf16")
         self.assertIn("code-auto-10.0", self.runs()[1])
+        self.assertEqual(self.runs()[1][-4:], ["--device", "cuda", "--dtype", "bf16"])
 
     def test_the_binarys_errors(self):
         os.environ["FAKE_MODE"] = "fail"

@@ -20,7 +20,7 @@ from .schemes import _value_text, parameters
 
 _HELP_OPTION = re.compile(r"^\s+(?:-\w, )?--([A-Za-z0-9][A-Za-z0-9-]*)")
 _command_options = {}
-# Flags the package sets itself (or Qt's parser answers with help instead of a run): never from **options.
+# Flags the package sets itself, and those Qt's parser answers with help instead of a run: never from **options.
 _OWN_FLAGS = {"forward": {"model", "inputs", "output", "generate", "device", "dtype"},
               "attend": {"model", "image", "question", "output"}}
 _HELP_FLAGS = {"help", "help-all", "version"}

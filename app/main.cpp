@@ -145,11 +145,11 @@ int main(int argc, char** argv)
         return chosen->run(commandArgs);
     } catch (const HelpShown&) {
         return 0;
-    } catch (const UsageError& e) {
-        std::fprintf(stderr, "ropescope %s: %s\n", qPrintable(command), oneLine(e.what()).c_str());
+    } catch (const UsageError& e) { // the commands' own words, whole: a path in them may hold a newline (shown as \x0a)
+        std::fprintf(stderr, "ropescope %s: %s\n", qPrintable(command), terminalSafe(e.what()).c_str());
         return kExitUsage;
     } catch (const Failure& e) {
-        std::fprintf(stderr, "ropescope %s: %s\n", qPrintable(command), oneLine(e.what()).c_str());
+        std::fprintf(stderr, "ropescope %s: %s\n", qPrintable(command), terminalSafe(e.what()).c_str());
         return kExitFailure;
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr,

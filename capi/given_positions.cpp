@@ -2,6 +2,7 @@
 
 #include "core/geometry/errors.h"
 
+#include <cstdint>
 #include <utility>
 
 namespace ropescope::capi {
@@ -49,13 +50,13 @@ std::vector<int> pairComponents(const std::string& kind, const std::vector<int>&
     if (*k == FrequencyAllocation::Kind::Distributed)
         return FrequencyAllocation::distributed().componentTable(halfDim);
     // The sectioned kinds: one count per component, every pair counted once.
-    int sum = 0;
+    int64_t sum = 0; // int32 counts: their sum in 64 bits cannot wrap (2^31-1 twice and 66 is not 64)
     for (int s : sections) {
         if (s < 0)
             throw InvalidInput("allocation", "a section of " + std::to_string(s) + " pairs");
         sum += s;
     }
-    if (static_cast<int>(sections.size()) != components || sum != halfDim)
+    if (static_cast<int>(sections.size()) != components || sum != static_cast<int64_t>(halfDim))
         throw InvalidInput("allocation",
                            kind + " needs " + std::to_string(components) + " sections summing to " + std::to_string(halfDim) +
                                " pairs, got " + count(sections) + " summing to " + std::to_string(sum));

@@ -47,6 +47,13 @@ int fail(int status, const std::string& message, const std::string& parameter = 
     return status;
 }
 
+// A batch error's parameter: core/positions names the tensor first, quoted ("'attention_mask' must be [B, L]").
+std::string quotedName(const std::string& message)
+{
+    const size_t end = message.size() > 1 && message[0] == '\'' ? message.find('\'', 1) : std::string::npos;
+    return end == std::string::npos ? std::string() : message.substr(1, end - 1);
+}
+
 // Runs f, turning every exception into a status and the thread's error line.
 template <class F> int guarded(F f)
 {
@@ -58,7 +65,7 @@ template <class F> int guarded(F f)
     } catch (const geometry::InvalidInput& e) {
         return fail(RS_INVALID_INPUT, e.what(), e.parameter());
     } catch (const positions::BadBatch& e) {
-        return fail(RS_INVALID_INPUT, e.what());
+        return fail(RS_INVALID_INPUT, e.what(), quotedName(e.what()));
     } catch (const std::bad_alloc&) {
         return fail(RS_ERROR, "out of memory");
     } catch (const std::exception& e) {
@@ -221,7 +228,9 @@ const char* rs_last_error_parameter(void)
 
 int32_t rs_abi_version(void)
 {
-    return 2; // 2: xd-rope's four rows (rs_rule_components, rs_rule_configure_spans)
+    // 2: xd-rope's four rows (rs_rule_components, rs_rule_configure_spans). 3: rs_rope_index and rs_table_prior
+    // take their arrays' capacities (a caller's binding of the old signatures must not load this library).
+    return 3;
 }
 
 int rs_rule_new(const char* family, rs_rule** out)
@@ -304,13 +313,26 @@ const char* rs_family_names(void)
     return names.c_str();
 }
 
-int rs_rope_index(const rs_rule* rule, const rs_batch* batch, int64_t* positionIds, int64_t* ropeDeltas)
+int rs_rope_index(const rs_rule* rule, const rs_batch* batch, int64_t* positionIds, int64_t positionCapacity, int64_t* ropeDeltas,
+                  int64_t deltasCapacity)
 {
     return guarded([&] {
         const positions::Batch view = batchView(batch);
-        if (!positionIds || !ropeDeltas)
-            invalid("no place for position_ids or rope_deltas");
-        positions::ropeIndex(view, needRule(rule).rule, positionIds, ropeDeltas);
+        const positions::IntView& ids = view.inputIds;
+        if (!ids.given || ids.shape.size() != 2)
+            throw geometry::InvalidInput("input_ids", "'input_ids' must be [B, L]");
+        // Both arrays are the caller's: what the rule writes is checked against the room given before a value is
+        // written (xd-rope writes 4 rows where the others write 3). shapeOf bounds B x L by 2^40.
+        const int64_t rows = ids.shape[0], needed = needRule(rule).rule.components() * rows * ids.shape[1];
+        if (!positionIds || positionCapacity < needed)
+            throw geometry::InvalidInput("position_ids",
+                                         "room for " + std::to_string(positionIds ? positionCapacity : 0) + " values; the rule writes " +
+                                             std::to_string(needed) + " (" + std::to_string(rule->rule.components()) + " x B x L)");
+        if (!ropeDeltas || deltasCapacity < rows)
+            throw geometry::InvalidInput("rope_deltas",
+                                         "room for " + std::to_string(ropeDeltas ? deltasCapacity : 0) + " values; the rule writes " +
+                                             std::to_string(rows) + " (one per sample)");
+        positions::ropeIndex(view, rule->rule, positionIds, ropeDeltas);
     });
 }
 
@@ -566,12 +588,17 @@ int rs_table_ptd(const rs_table* table, double* mean, double* perBlock, double* 
     });
 }
 
-int rs_table_prior(const rs_table* table, int64_t textToken, double* perVisualToken)
+int rs_table_prior(const rs_table* table, int64_t textToken, double* perVisualToken, int64_t capacity)
 {
     return guarded([&] {
         const geometry::PositionTable& t = needTable(table).table;
         if (textToken < 0 || textToken >= t.size() || !t.isText(static_cast<int>(textToken)))
             throw geometry::InvalidInput("text_token", "must be the index of a text token (0.." + std::to_string(t.size() - 1) + ")");
+        const int64_t visual = t.size() - static_cast<int64_t>(t.textTokens.size());
+        if (perVisualToken && capacity < visual)
+            throw geometry::InvalidInput("per_visual_token",
+                                         "room for " + std::to_string(capacity) + " values; the table has " + std::to_string(visual) +
+                                             " visual tokens");
         const geometry::PriorMap m = geometry::positionalPrior(t, static_cast<int>(textToken));
         if (perVisualToken)
             std::copy(m.values.data(), m.values.data() + m.values.size(), perVisualToken);

@@ -27,7 +27,7 @@ extern "C" {
 
 RS_API const char* rs_last_error(void);
 RS_API const char* rs_last_error_parameter(void); /* "" when the error names no parameter */
-RS_API int32_t rs_abi_version(void);              /* bumped whenever a struct below changes */
+RS_API int32_t rs_abi_version(void);              /* bumped whenever a struct or a signature below changes */
 
 /* ---- model families' position rules ---- */
 
@@ -72,8 +72,11 @@ RS_API const char* rs_family_names(void); /* "qwen2-vl, qwen2.5-vl, ..." */
 /* Rows of the rule's position_ids: 3 (t, h, w), or xd-rope's 4 (p, w, h, t). */
 RS_API int32_t rs_rule_components(const rs_rule* rule);
 
-/* transformers' get_rope_index: position_ids [C, B, L] (C = rs_rule_components; padding 1) and rope_deltas [B]. */
-RS_API int rs_rope_index(const rs_rule* rule, const rs_batch* batch, int64_t* position_ids, int64_t* rope_deltas);
+/* transformers' get_rope_index: position_ids [C, B, L] (C = rs_rule_components; padding 1) and rope_deltas [B].
+ * The capacities are the arrays' lengths in values: RS_INVALID_INPUT, nothing written, when one is below C x B x L
+ * or B. */
+RS_API int rs_rope_index(const rs_rule* rule, const rs_batch* batch, int64_t* position_ids, int64_t position_capacity, int64_t* rope_deltas,
+                         int64_t deltas_capacity);
 
 /* check-positions: the pipeline's position_ids ([3, B, L] or [4, B, L]; xd-rope: its own [4, B, L]) and optional
  * rope_deltas ([B] or [B, 1]) against the rule. */
@@ -144,8 +147,9 @@ RS_API void rs_table_positions(const rs_table* table, double* out);
 RS_API void rs_table_metadata(const rs_table* table, int32_t* modality, int32_t* segment, int32_t* frame, int32_t* row, int32_t* col);
 /* PTD: the mean, per block, per text token (arrays sized rs_table_blocks / rs_table_text_tokens). */
 RS_API int rs_table_ptd(const rs_table* table, double* mean, double* per_block, double* per_text_token);
-/* The positional prior of one text token (its index among all tokens) over the visual tokens. */
-RS_API int rs_table_prior(const rs_table* table, int64_t text_token, double* per_visual_token);
+/* The positional prior of one text token (its index among all tokens) over the visual tokens: capacity is
+ * per_visual_token's length, at least rs_table_tokens - rs_table_text_tokens (RS_INVALID_INPUT otherwise). */
+RS_API int rs_table_prior(const rs_table* table, int64_t text_token, double* per_visual_token, int64_t capacity);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@ packages=(
   libeigen3-dev                             # core/geometry
   zlib1g-dev                                # .npz dumps (check-positions)
   python3-dev pybind11-dev python3-numpy    # Python schemes: the interpreter embedded in ropescope-scheme-worker
+  python3-venv python3-pip python3-setuptools python3-wheel   # pip install python/ offline (check_python_install.sh)
   libtorch-dev libpcre2-dev                 # the VLM (LibTorch 1.13, CPU) and its tokenizer regex
   libvtk9-dev                               # 3-D scene (its Qt module is Qt5-only and is not used)
   libegl-dev libegl-mesa0 libgl1-mesa-dri libglew-dev   # headless rendering on Mesa surfaceless EGL

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 #include <set>
 
 namespace ropescope::positions {
@@ -160,6 +161,8 @@ void forEachSample(const Batch& batch, const FamilyRule& rule, const std::functi
         }
         try {
             s.table = geometry::buildPositionTable(layoutFromTokens(kept, sampleImages, s.videos, tokens), params);
+        } catch (const std::bad_alloc&) {
+            throw; // out of memory is not the input's fault: the caller's own error, not a BadBatch
         } catch (const std::exception& e) {
             batch.bad("sample " + std::to_string(b) + ": " + e.what());
         }

@@ -82,6 +82,23 @@ const char* faultKindWords(FaultKind kind)
     return "?";
 }
 
+namespace {
+
+// Whether rows 0..components-1 of a [4, B, L] table, at sample b's attended tokens, are the rule's positions: the
+// table's rows are the rule's with a fourth after them, not the text row first that [4, B, L] means.
+bool firstRowsAreExpected(const IntView& pos, int64_t b, const std::vector<int64_t>& where, const std::vector<int64_t>& expected,
+                          int components)
+{
+    const int64_t rows = pos.shape[1], length = pos.shape[2], n = static_cast<int64_t>(where.size());
+    for (int a = 0; a < components; ++a)
+        for (int64_t k = 0; k < n; ++k)
+            if (pos[(a * rows + b) * length + where[static_cast<size_t>(k)]] != expected[static_cast<size_t>(a * n + k)])
+                return false;
+    return true;
+}
+
+} // namespace
+
 void checkBatchEach(const Batch& batch, const IntView& pos, const IntView& deltas, const FamilyRule& rule, bool keepPositions,
                     const std::function<void(SampleCheck&&)>& each)
 {
@@ -156,9 +173,14 @@ void checkBatchEach(const Batch& batch, const IntView& pos, const IntView& delta
                 }
             }
         if (c.firstToken >= 0) {
-            if (axisBase == 1 && c.axis == 3) {
+            if (axisBase == 1 && firstRowsAreExpected(pos, b, s.where, c.expectedPositions, components)) {
                 c.kind = FaultKind::Other;
-                c.detail = "the text row (row 0 of a [4, B, L] table) is not 0, 1, 2, ... over the attended tokens";
+                c.detail = "position_ids is [4, B, L], read as (text, t, h, w), but its rows 0-2 are the rule's t, h, w: a [3, B, L] "
+                           "table with a row after it? pass position_ids[:3], or put the text row first";
+            } else if (axisBase == 1 && c.axis == 3) {
+                c.kind = FaultKind::Other;
+                c.detail = "position_ids is [4, B, L], read as (text, t, h, w): its row 0, the text row, is not 0, 1, 2, ... over the "
+                           "attended tokens";
             } else if (sameEverywhere && !expectedSame) {
                 c.kind = FaultKind::OneD;
                 c.detail = std::string(xd ? "p = w = h = t" : "t = h = w") + " on all " + std::to_string(n) + " tokens";

@@ -8,7 +8,9 @@ README's commands).
 import ctypes
 import os
 
-_ABI_VERSION = 2
+import numpy as np
+
+_ABI_VERSION = 3  # 3: rs_rope_index and rs_table_prior take their arrays' capacities
 
 
 class InvalidInput(ValueError):
@@ -76,7 +78,6 @@ def _declare(lib):
     sigs = {
         "rs_last_error": (ctypes.c_char_p, []),
         "rs_last_error_parameter": (ctypes.c_char_p, []),
-        "rs_abi_version": (ctypes.c_int32, []),
         "rs_rule_new": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(vp)]),
         "rs_rule_free": (None, [vp]),
         "rs_rule_family": (ctypes.c_char_p, [vp]),
@@ -85,7 +86,7 @@ def _declare(lib):
         "rs_rule_configure_spans": (ctypes.c_int, [vp, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]),
         "rs_rule_components": (ctypes.c_int32, [vp]),
         "rs_family_names": (ctypes.c_char_p, []),
-        "rs_rope_index": (ctypes.c_int, [vp, ctypes.POINTER(Batch), _I64P, _I64P]),
+        "rs_rope_index": (ctypes.c_int, [vp, ctypes.POINTER(Batch), _I64P, ctypes.c_int64, _I64P, ctypes.c_int64]),
         "rs_check_positions": (ctypes.c_int, [vp, ctypes.POINTER(Batch), ctypes.POINTER(Ints), ctypes.POINTER(Ints), ctypes.POINTER(vp)]),
         "rs_check_count": (ctypes.c_int64, [vp]),
         "rs_check_sample": (ctypes.c_int, [vp, ctypes.c_int64, ctypes.POINTER(Sample)]),
@@ -110,7 +111,7 @@ def _declare(lib):
         "rs_table_positions": (None, [vp, _F64P]),
         "rs_table_metadata": (None, [vp, _I32P, _I32P, _I32P, _I32P, _I32P]),
         "rs_table_ptd": (ctypes.c_int, [vp, _F64P, _F64P, _F64P]),
-        "rs_table_prior": (ctypes.c_int, [vp, ctypes.c_int64, _F64P]),
+        "rs_table_prior": (ctypes.c_int, [vp, ctypes.c_int64, _F64P, ctypes.c_int64]),
     }
     for name, (result, args) in sigs.items():
         f = getattr(lib, name)
@@ -119,10 +120,68 @@ def _declare(lib):
     return lib
 
 
-lib = _declare(_load())
-if lib.rs_abi_version() != _ABI_VERSION:
-    raise RopeScopeError("libropescope_c's ABI version %d is not this package's %d: rebuild, or point ROPESCOPE_C_LIBRARY at the "
-                         "library built with it" % (lib.rs_abi_version(), _ABI_VERSION))
+def _checked(lib):
+    """The library, once its ABI version is this package's: checked before any other symbol is bound, so that an
+    older library (one without a symbol, or with another signature) gets this message and not an AttributeError."""
+    version = getattr(lib, "rs_abi_version", None)
+    if version is None:
+        found = "has no ABI version"
+    else:
+        version.restype, version.argtypes = ctypes.c_int32, []
+        found = "has ABI version %d" % version()
+        if version() == _ABI_VERSION:
+            return lib
+    raise RopeScopeError("libropescope_c %s, not this package's %d: rebuild it, or point ROPESCOPE_C_LIBRARY at the library "
+                         "built with this package" % (found, _ABI_VERSION))
+
+
+lib = _declare(_checked(_load()))
+
+
+def c_text(name, value):
+    """A str for the C API as UTF-8: refused by name when it holds a NUL (C would read only what comes before it)
+    or cannot be encoded (a lone surrogate)."""
+    if "\x00" in value:
+        raise InvalidInput("%s: holds a NUL character at %d" % (name, value.index("\x00")), name)
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise InvalidInput("%s: not valid text (%s)" % (name, e.reason), name) from None
+
+
+INT64_MAX = 2**63 - 1
+
+
+def whole(name, value, low=0, high=INT64_MAX):
+    """A Python or numpy integer (not a bool) from low to high, as int: refused by name before ctypes would wrap it."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InvalidInput("%s: expected a whole number, got %r" % (name, value), name)
+    if not low <= int(value) <= high:
+        raise InvalidInput("%s: must be from %d to %d, got %d" % (name, low, high, int(value)), name)
+    return int(value)
+
+
+class Handle:
+    """A C handle freed once, by `free`, when the last object holding it goes: copies of an object share its Handle
+    (copy.copy and deepcopy return the same one), so no copy frees what another still uses."""
+
+    def __init__(self, pointer, free):
+        self.pointer = pointer
+        self._free = free
+
+    def __del__(self):
+        if self.pointer and self._free is not None:
+            self._free(self.pointer)
+            self.pointer = None
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        raise TypeError("a ropescope object holding a C handle cannot be pickled")
 
 
 def check(status):

@@ -2,6 +2,7 @@
 position ids checked against the family's rule before the model sees it."""
 import logging
 
+from ._lib import whole
 from .rope import check_positions
 
 _log = logging.getLogger("ropescope")
@@ -33,7 +34,8 @@ class CheckedCollator:
         self.config = config
         self.on_mismatch = on_mismatch
         self.require = require
-        self.every = max(int(every), 1)
+        # 0 or a negative count would silently check nothing (or every batch): refused, as a count must be.
+        self.every = whole("every", every, 1)
         self.rule = rule
         self.batches = 0
         self.mismatches = 0

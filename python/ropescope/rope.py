@@ -6,14 +6,16 @@ Both take numpy arrays (or anything np.asarray reads: lists, CPU torch tensors) 
 import ctypes
 import json
 import os
+import stat
 import threading
 
 import numpy as np
 
-from ._lib import Batch, InvalidInput, Ints, Reals, Sample, check, lib, text
+from ._lib import Batch, Handle, InvalidInput, Ints, Reals, Sample, c_text, check, lib, text, whole
 
 _AXES = ("t", "h", "w", "text")
 _XD_AXES = ("p", "w", "h", "t")  # xd-rope's own four rows
+_CONFIG_BYTES = 16 << 20  # as the CLI reads a model's config.json (core/model/analysis/position_check.cpp)
 
 
 def families():
@@ -37,6 +39,8 @@ def _ints(name, value, keep):
     a = _array(name, value)
     if a.dtype == np.bool_:
         a = a.astype(np.int64)
+    elif a.dtype.kind not in "iu":  # numpy counts timedelta64 among the integers; its values are not ids
+        raise InvalidInput("%s: expected whole numbers (an integer or bool array), got %s" % (name, a.dtype), name)
     elif not np.issubdtype(a.dtype, np.integer):
         raise InvalidInput("%s: expected whole numbers (an integer or bool array), got %s" % (name, a.dtype), name)
     if a.ndim > 4:
@@ -88,19 +92,13 @@ def _config_values(config):
     if config is None:
         return {}
     if isinstance(config, (str, os.PathLike)):
-        path = os.path.join(config, "config.json") if os.path.isdir(config) else config
-        try:
-            with open(path, encoding="utf-8") as f:
-                config = json.load(f)
-        except (OSError, ValueError) as e:
-            raise InvalidInput("config: %s cannot be read as JSON (%s)" % (path, e), "config") from None
+        config = _read_config(config)
     elif hasattr(config, "to_dict"):
         config = config.to_dict()
     if not isinstance(config, dict):
         raise InvalidInput("config: expected a dict, a config.json path or a transformers config, got %s" % type(config).__name__,
                            "config")
-    vision = config.get("vision_config") or {}
-    textc = config.get("text_config") or {}
+    vision, textc = _section(config, "vision_config"), _section(config, "text_config")
     return {"model_type": config.get("model_type"),
             "image_token_id": config.get("image_token_id", config.get("image_token_index")),
             "video_token_id": config.get("video_token_id", config.get("video_token_index")),
@@ -111,45 +109,87 @@ def _config_values(config):
             "spans": (config.get("image_start_token_id"), config.get("video_start_token_id"), config.get("video_end_token_id"))}
 
 
+def _read_config(given):
+    """config.json at `given` (or in that folder): a regular file of at most 16 MiB, read as the CLI reads it. A
+    FIFO is opened without waiting for a writer and refused; /dev/zero is not a regular file either."""
+    path = os.fspath(given)
+    if isinstance(path, str) and "\x00" in path:
+        raise InvalidInput("config: the path holds a NUL character", "config")
+    path = os.path.join(path, "config.json") if os.path.isdir(path) else path
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise InvalidInput("config: %s is not a regular file" % path, "config")
+            data = f.read(_CONFIG_BYTES + 1)
+        if len(data) > _CONFIG_BYTES:
+            raise InvalidInput("config: %s is larger than %d MiB" % (path, _CONFIG_BYTES >> 20), "config")
+        return json.loads(data.decode("utf-8"))
+    except RecursionError:
+        raise InvalidInput("config: %s nests too deep to be a model's config" % path, "config") from None
+    except (OSError, ValueError) as e:
+        raise InvalidInput("config: %s cannot be read as JSON (%s)" % (path, e), "config") from None
+
+
+def _section(config, name):
+    """config's vision_config or text_config: a dict, or absent."""
+    value = config.get(name) or {}
+    if not isinstance(value, dict):
+        raise InvalidInput("config: %s: expected an object, got %s" % (name, type(value).__name__), name)
+    return value
+
+
+def _setting(name, value):
+    """A config or keyword setting, checked before it keys the rule cache (a list would not hash) and before ctypes
+    (2^64 + 5 would wrap to 5): a whole number from 0 to 2^63 - 1, or None."""
+    return None if value is None else whole(name, value)
+
+
 def _span_ids(spans):
     """config.json's xd-rope span ids, checked before they key the rule cache (a list there would not hash)."""
     names = ("image_start_token_id", "video_start_token_id", "video_end_token_id")
     for name, v in zip(names, spans):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
             raise InvalidInput("config: %s: expected a whole number, got %r" % (name, v), name)
-    return tuple(spans)
+    return tuple(_setting(name, v) for name, v in zip(names, spans))
+
+
+def _tokens_per_second(tps):
+    """A real number above 0 (the library reads a negative one as "leave the default", so it is refused here)."""
+    if tps is None:
+        return -1.0
+    if isinstance(tps, (bool, np.bool_)) or not isinstance(tps, (int, float, np.integer, np.floating)):
+        raise InvalidInput("tokens_per_second: expected a number, got %r" % (tps,), "tokens_per_second")
+    if not float(tps) > 0:
+        raise InvalidInput("tokens_per_second: must be above 0 and below 1e6, got %r" % (tps,), "tokens_per_second")
+    return float(tps)
 
 
 class _Rule:
     def __init__(self, family, image_token_id, video_token_id, spatial_merge_size, tokens_per_second, vocab_size, spans=(None,) * 3):
         handle = ctypes.c_void_p()
-        check(lib.rs_rule_new(str(family).encode(), ctypes.byref(handle)))
-        self.handle = handle
+        check(lib.rs_rule_new(c_text("family", family), ctypes.byref(handle)))
+        self._owner = Handle(handle, lib.rs_rule_free)
 
-        def whole(name, v):
-            if v is None:
-                return -1
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-                raise InvalidInput("%s: expected a whole number >= 0, got %r" % (name, v), name)
-            return int(v)
+        def setting(name, v):  # -1: the library keeps its default
+            return -1 if v is None else whole(name, v)
 
-        tps = tokens_per_second
-        if tps is not None and (isinstance(tps, bool) or not isinstance(tps, (int, float, np.number))):
-            raise InvalidInput("tokens_per_second: expected a number, got %r" % (tps,), "tokens_per_second")
-        merge = whole("spatial_merge_size", spatial_merge_size)
-        if merge == 0:
-            raise InvalidInput("spatial_merge_size: must be from 1 to 64", "spatial_merge_size")
-        check(lib.rs_rule_configure(handle, whole("image_token_id", image_token_id), whole("video_token_id", video_token_id), merge,
-                                    -1.0 if tps is None else float(tps), max(whole("vocab_size", vocab_size), 0)))
-        check(lib.rs_rule_configure_spans(handle, *(whole(n, v) for n, v in zip(
+        tps = _tokens_per_second(tokens_per_second)
+        merge = setting("spatial_merge_size", spatial_merge_size)
+        if merge == 0 or merge > 64:
+            raise InvalidInput("spatial_merge_size: must be from 1 to 64, got %d" % merge, "spatial_merge_size")
+        check(lib.rs_rule_configure(handle, setting("image_token_id", image_token_id), setting("video_token_id", video_token_id), merge,
+                                    tps, max(setting("vocab_size", vocab_size), 0)))
+        check(lib.rs_rule_configure_spans(handle, *(setting(n, v) for n, v in zip(
             ("image_start_token_id", "video_start_token_id", "video_end_token_id"), spans))))
         self.family = text(lib.rs_rule_family(handle))
         self.components = lib.rs_rule_components(handle)
         self.axes = _XD_AXES if self.components == 4 else _AXES
 
-    def __del__(self):
-        if getattr(self, "handle", None) and lib is not None:
-            lib.rs_rule_free(self.handle)
+    @property
+    def handle(self):
+        return self._owner.pointer
 
 
 _rules = {}
@@ -164,12 +204,15 @@ def _rule(family, config, image_token_id, video_token_id, spatial_merge_size, to
             raise InvalidInput("family: required (or a config with its model_type)", "family")
     if not isinstance(family, str):
         raise InvalidInput("family: expected a name such as %s, got %r" % (", ".join(families()), family), "family")
+    c_text("family", family)
+    tps = c.get("tokens_per_second") if tokens_per_second is None else tokens_per_second
+    _tokens_per_second(tps)  # checked before it keys the cache
     key = (family,
-           c.get("image_token_id") if image_token_id is None else image_token_id,
-           c.get("video_token_id") if video_token_id is None else video_token_id,
-           c.get("spatial_merge_size") if spatial_merge_size is None else spatial_merge_size,
-           c.get("tokens_per_second") if tokens_per_second is None else tokens_per_second,
-           c.get("vocab_size") if vocab_size is None else vocab_size,
+           _setting("image_token_id", c.get("image_token_id") if image_token_id is None else image_token_id),
+           _setting("video_token_id", c.get("video_token_id") if video_token_id is None else video_token_id),
+           _setting("spatial_merge_size", c.get("spatial_merge_size") if spatial_merge_size is None else spatial_merge_size),
+           tps,
+           _setting("vocab_size", c.get("vocab_size") if vocab_size is None else vocab_size),
            _span_ids(c.get("spans", (None,) * 3)))
     with _rules_lock:
         rule = _rules.get(key)
@@ -211,8 +254,8 @@ def rope_index(family, input_ids, image_grid_thw=None, video_grid_thw=None, mm_t
     rows, length = shape
     positions = np.empty((rule.components, rows, length), dtype=np.int64)
     deltas = np.empty((rows, 1), dtype=np.int64)
-    check(lib.rs_rope_index(rule.handle, ctypes.byref(b), positions.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)),
-                            deltas.ctypes.data_as(ctypes.POINTER(ctypes.c_int64))))
+    check(lib.rs_rope_index(rule.handle, ctypes.byref(b), positions.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), positions.size,
+                            deltas.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), deltas.size))
     return positions, deltas
 
 

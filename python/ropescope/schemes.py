@@ -4,10 +4,12 @@ import ctypes
 import json
 import numbers
 import os
+import re
 
 import numpy as np
 
-from ._lib import InvalidInput, Parameter, check, lib, text
+from . import _process
+from ._lib import Handle, InvalidInput, Parameter, c_text, check, lib, text, whole
 
 
 def schemes():
@@ -24,7 +26,8 @@ def parameters():
         check(lib.rs_parameter_info(i, ctypes.byref(p)))
         out.append({"key": text(p.key), "type": text(p.type), "label": text(p.label), "help": text(p.help),
                     "default": p.default_value, "min": p.min, "max": p.max, "open_min": bool(p.open_min),
-                    "choices": text(p.choices).split(", ") if p.choices else [],
+                    # the library's list reads "fixed, auto or code-auto"
+                    "choices": re.split(r", | or ", text(p.choices)) if p.choices else [],
                     "schemes": text(p.schemes).split(", ") if p.schemes else []})
     return out
 
@@ -58,11 +61,12 @@ class PositionTable:
         if handle is None:
             keys = [str(k) for k in params]
             values = [_value_text(k, v) for k, v in params.items()]
-            ckeys = (ctypes.c_char_p * max(len(keys), 1))(*[k.encode() for k in keys])
-            cvalues = (ctypes.c_char_p * max(len(values), 1))(*[v.encode() for v in values])
+            ckeys = (ctypes.c_char_p * max(len(keys), 1))(*[c_text("parameter", k) for k in keys])
+            cvalues = (ctypes.c_char_p * max(len(values), 1))(*[c_text(k, v) for k, v in zip(keys, values)])
             handle = ctypes.c_void_p()
-            check(lib.rs_table_new(layout.encode(), scheme.encode(), len(keys), ckeys, cvalues, ctypes.byref(handle)))
-        self._handle = handle
+            check(lib.rs_table_new(c_text("layout", layout), c_text("scheme", scheme), len(keys), ckeys, cvalues, ctypes.byref(handle)))
+        # Owned by a Handle that copies share: a copy.copy of the table must not free it a second time.
+        self._owner = Handle(handle, lib.rs_table_free)
         self.layout = layout
         self.scheme = scheme
         self.params = dict(params)
@@ -74,9 +78,9 @@ class PositionTable:
         lib.rs_table_metadata(handle, *[m.ctypes.data_as(ctypes.POINTER(ctypes.c_int32)) for m in meta])
         self.modality, self.segment, self.frame, self.row, self.col = meta
 
-    def __del__(self):
-        if getattr(self, "_handle", None) and lib is not None:
-            lib.rs_table_free(self._handle)
+    @property
+    def _handle(self):
+        return self._owner.pointer
 
     def __len__(self):
         return self.positions.shape[0]
@@ -93,10 +97,11 @@ class PositionTable:
 
     def prior(self, text_token):
         """The positional prior of one text token (its index among all tokens) over every visual token."""
-        if isinstance(text_token, bool) or not isinstance(text_token, (int, np.integer)):
-            raise InvalidInput("text_token: expected a token index, got %r" % (text_token,), "text_token")
-        out = np.empty(int(np.count_nonzero(self.modality != 0)), dtype=np.float64)
-        check(lib.rs_table_prior(self._handle, int(text_token), out.ctypes.data_as(ctypes.POINTER(ctypes.c_double))))
+        tokens = lib.rs_table_tokens(self._handle)
+        token = whole("text_token", text_token, 0, max(tokens - 1, 0))
+        # Sized from the C table, never from the writable attributes (modality may have been replaced).
+        out = np.empty(tokens - lib.rs_table_text_tokens(self._handle), dtype=np.float64)
+        check(lib.rs_table_prior(self._handle, token, out.ctypes.data_as(ctypes.POINTER(ctypes.c_double)), out.size))
         return out
 
 
@@ -107,7 +112,6 @@ def _is_scheme_file(scheme):
 def _scheme_file_table(layout, path, params, binary, timeout, scheme_imports):
     """A Python scheme file's positions: `ropescope positions --format json` runs the file in the binary's own
     bounded worker (never in this process), and the table it prints becomes a PositionTable here."""
-    from .runner import _run  # runner imports this module
     if not isinstance(layout, str):
         raise InvalidInput("layout: expected text such as 'text:4,image:3x3,text:5', got %r" % (layout,), "layout")
     args = ["--layout", layout, "--scheme", os.fspath(path), "--format", "json"]
@@ -120,7 +124,7 @@ def _scheme_file_table(layout, path, params, binary, timeout, scheme_imports):
             args += ["--param", "%s=%r" % (key, float(value))]
     if scheme_imports:
         args.append("--scheme-imports")
-    table = json.loads(_run("positions", args, binary, timeout).stdout)
+    table = json.loads(_process.run("positions", args, binary, timeout).stdout)
     names = table["component_names"]
     values = np.ascontiguousarray([t["p"] for t in table["tokens"]], dtype=np.float64).reshape(len(table["tokens"]), len(names))
     allocation = table.get("allocation") or {}
@@ -128,7 +132,7 @@ def _scheme_file_table(layout, path, params, binary, timeout, scheme_imports):
     cnames = (ctypes.c_char_p * len(names))(*[n.encode() for n in names])
     rotary = table.get("rotary", {})
     handle = ctypes.c_void_p()
-    check(lib.rs_table_from_positions(layout.encode(), table["scheme"].encode(), len(names), cnames, values.shape[0],
+    check(lib.rs_table_from_positions(c_text("layout", layout), c_text("scheme", table["scheme"]), len(names), cnames, values.shape[0],
                                       values.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
                                       allocation["kind"].encode() if "kind" in allocation else None, sections,
                                       len(allocation.get("sections", [])), float(rotary.get("theta", 1e6)),

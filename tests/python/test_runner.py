@@ -43,6 +43,14 @@ class Runner(unittest.TestCase):
         self.assertIn("alpha", str(caught.exception))
         with self.assertRaises((ropescope.InvalidInput, ropescope.RopeScopeError)):
             ropescope.forward("/nonexistent/model", [1, 2, 3])
+        # a path with a newline keeps its reason: the binary escapes it (\x0a) instead of cutting the message there
+        with self.assertRaises(ropescope.InvalidInput) as caught:
+            ropescope.forward("/nonexistent/dir\nx", [1, 2, 3])
+        self.assertEqual(str(caught.exception), "ropescope forward: /nonexistent/dir\\x0ax: no such model folder")
+        # keywords the binary's forward does not take are refused before it runs
+        with self.assertRaises(ropescope.InvalidInput) as caught:
+            ropescope.forward(folder, inputs["input_ids"], **{"output=/tmp/x.safetensors": True})
+        self.assertEqual(caught.exception.parameter, "output=/tmp/x.safetensors")
 
     def test_attend_on_the_bundled_model(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -26,6 +26,7 @@ packages=(
   libopenblas0-pthread                      # fast BLAS for the model (18x over the generic libblas)
   clang-format                              # the source_format test (.clang-format; scripts/check_format.sh)
   nodejs                                    # the Gemma 3 tokenizer reference (transformers.js; scripts/fetch_npm_tokenizers.sh)
+  universal-ctags                           # the function_sizes test (scripts/check_function_sizes.sh)
 )
 # `packages` prints the list (the setup-packages test checks it against what the build found).
 if [ "$mode" = packages ]; then printf '%s\n' "${packages[@]}"; exit 0; fi

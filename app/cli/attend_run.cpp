@@ -229,6 +229,177 @@ model::ModelScheme modelScheme(const SchemeRequest& request)
     return {request.params, request.age ? request.age->pattern() : std::string()};
 }
 
+namespace {
+
+// Every image of the prompt: its file, token grid, first token and token count.
+QJsonArray imagesJson(const model::AttentionRequest& a, const AttentionOptions& o)
+{
+    QJsonArray images;
+    for (size_t i = 0; i < a.images.size(); ++i) {
+        const model::PromptImage& p = a.images[i];
+        images.append(QJsonObject{{"file", QFileInfo(o.imagePaths[static_cast<qsizetype>(i)]).absoluteFilePath()},
+                                  {"grid", QJsonObject{{"rows", p.rows}, {"cols", p.cols}}},
+                                  {"first_token", static_cast<double>(a.imageTokens[static_cast<size_t>(p.first)])},
+                                  {"tokens", p.cells()}});
+    }
+    return images;
+}
+
+// What kind of decoder the model has: its architecture, and for MoE models how the prompt's tokens were routed
+// (into out.experts), for a hybrid one its linear-attention layers.
+void describeArchitecture(const model::ModelConfig& cfg, const model::AttentionRun& run, AttentionOutcome& out)
+{
+    QJsonObject& s = out.summary;
+    s["architecture"] = model::architectureName(cfg.architecture);
+    s["model_type"] = QString::fromStdString(cfg.modelType);
+    if (cfg.text.moe.any()) {
+        s["moe"] = QString::fromStdString(model::moeNote(cfg.text));
+        out.experts = model::expertUsage(run, cfg);
+        QJsonArray overlap;
+        for (size_t k = 0; k < out.experts.layers.size(); ++k)
+            overlap.append(
+                QJsonObject{{"layer", out.experts.layers[k]}, {"image_text_overlap", reports::imageTextOverlap(out.experts, k)}});
+        s["expert_overlap"] = overlap; // 1: image and text tokens use the experts alike; 0: disjoint experts
+    }
+    if (static_cast<int>(cfg.text.attentionLayers().size()) < cfg.text.layers) { // Qwen3.5: a hybrid decoder
+        QJsonArray linear;
+        for (int l = 0; l < cfg.text.layers; ++l)
+            if (cfg.text.isLinear(l))
+                linear.append(l);
+        s["deltanet_layers"] = linear;
+        s["hybrid_note"] = QString::fromStdString(model::hybridNote(cfg.text));
+    }
+}
+
+// The heatmap's head choice in words, for its caption.
+QString headWords(const model::HeadChoice& head)
+{
+    return head.kind == model::HeadChoice::Kind::Mean ? QString("mean over heads")
+        : head.kind == model::HeadChoice::Kind::Max   ? QString("max over heads")
+                                                      : QString("head %1").arg(head.index);
+}
+
+// Qwen3-VL: which vision blocks feed which decoder layers (added to the image tokens after the layer).
+QJsonObject deepstackJson(const model::ModelConfig& cfg, const model::ForwardResult& r)
+{
+    QJsonArray blocks, layers;
+    std::vector<int> inBlockOrder = cfg.vision.deepstackBlocks; // features come out in block order
+    std::sort(inBlockOrder.begin(), inBlockOrder.end());
+    for (size_t k = 0; k < r.deepstackEmbeds.size(); ++k) {
+        blocks.append(inBlockOrder[k]);
+        layers.append(static_cast<int>(k));
+    }
+    return QJsonObject{{"vision_blocks", blocks}, {"after_decoder_layers", layers}};
+}
+
+// Every captured layer: its scheme, image mass, entropy, centre of mass, per-image masses and sinks (and, with the
+// model's own scheme run too, how far attention moved).
+QJsonArray perLayerJson(const model::AttentionRun& run)
+{
+    const model::ForwardResult& r = run.result;
+    const model::AttentionRequest& a = run.prompt;
+    QJsonArray perLayer;
+    for (size_t k = 0; k < run.layers.size(); ++k) {
+        const int layer = run.layers[k];
+        const model::AttentionStats st = model::attentionStats(run.attention()[k], a.grids());
+        const model::HeadStats sinks = model::meanOverHeads(model::headStats(run.attention()[k], a.grids()));
+        const std::vector<double> perImage = model::imageMasses(run.attention()[k], a.grids());
+        QJsonArray shares, masses;
+        for (double v : model::sharesOf(perImage))
+            shares.append(v);
+        for (double v : perImage)
+            masses.append(v);
+        QJsonObject entry{
+            {"layer", layer},
+            {"scheme", QString::fromStdString(r.layerTables[static_cast<size_t>(layer)].schemeLabel())},
+            {"image_mass", st.imageMass},
+            {"entropy", st.entropy},
+            {"normalized_entropy", st.normalizedEntropy},
+            {"centre_of_mass", QJsonObject{{"image", st.centreImage}, {"row", st.centreRow}, {"col", st.centreCol}}},
+            {"image_masses", masses}, // per image: the probability on its tokens
+            {"image_shares", shares}, // per image: its share of the attention on images
+            {"sinks",
+             QJsonObject{{"top1_share", sinks.topShare}, {"border_share", sinks.borderShare}, {"first_token_share", sinks.firstShare}}}};
+        if (static_cast<size_t>(layer) < r.deepstackEmbeds.size())
+            entry["deepstack_after"] = true;
+        if (run.ownResult) // total-variation distance between the two schemes' maps over the image
+            entry["shift"] = model::attentionShift(run.ownResult->prefill.attentions[k], run.attention()[k]);
+        perLayer.append(entry);
+    }
+    return perLayer;
+}
+
+// --own-prior: for the row that predicts the answer, how much of each head's map position alone explains.
+QJsonObject ownPriorJson(const AttentionOutcome& out, int heads)
+{
+    QJsonArray priorLayers;
+    const size_t perLayer = static_cast<size_t>(heads);
+    for (size_t k = 0; k < out.run.layers.size(); ++k) {
+        QJsonArray perHead;
+        double sum = 0;
+        for (size_t h = 0; h < perLayer && k * perLayer + h < out.ownPriors.size(); ++h) {
+            perHead.append(out.ownPriors[k * perLayer + h].correlation);
+            sum += out.ownPriors[k * perLayer + h].correlation;
+        }
+        priorLayers.append(QJsonObject{{"layer", out.run.layers[k]}, {"correlation", perHead}, {"mean_correlation", sum / heads}});
+    }
+    return QJsonObject{
+        {"token", static_cast<double>(out.ownPriorToken.index)}, {"token_text", out.ownPriorToken.text}, {"per_layer", priorLayers}};
+}
+
+// --region: per captured layer, the text token that attends the cells most.
+QJsonObject regionJson(const AttentionOutcome& out, const model::CellRegion& cells)
+{
+    QJsonArray regionLayers;
+    for (size_t k = 0; k < out.run.layers.size(); ++k) {
+        const int best = out.region->strongest(k, 1).front();
+        const model::MapToken& t = out.region->tokens[static_cast<size_t>(best)];
+        regionLayers.append(QJsonObject{{"layer", out.run.layers[k]},
+                                        {"strongest_token", static_cast<double>(t.index)},
+                                        {"strongest_text", t.text},
+                                        {"share", out.region->share[k][static_cast<size_t>(best)]}});
+    }
+    return QJsonObject{{"cells", cells.toString()}, {"area", out.region->area}, {"per_layer", regionLayers}};
+}
+
+// The analyses asked for (core/model/analysis/attention_analyses.h) into `out`, then what the files say of them.
+void runAnalyses(ModelOnDevice& m, const AttentionOptions& o, const views::MapPictures& pictures, AttentionOutcome& out)
+{
+    const model::ModelConfig& cfg = m.vlm->config();
+    QJsonObject& s = out.summary;
+    model::AnalysesAsked asked;
+    asked.ownPrior = o.ownPrior;
+    if (o.region) {
+        try {
+            asked.regionCells = o.region->tokensIn(out.run.prompt);
+        } catch (const std::invalid_argument& e) { // the region does not fit the prompt's images
+            throw UsageError(std::string("--region: ") + e.what());
+        }
+    }
+    asked.regionHead = out.head;
+    asked.relevancy = o.relevancy;
+    model::AttentionAnalyses analyses = model::analyseAttention(*m.vlm, out.run, asked);
+    out.ownPriorToken = analyses.ownPriorToken;
+    out.ownPriors = std::move(analyses.ownPriors);
+    out.region = std::move(analyses.region);
+    out.relevancy = std::move(analyses.relevancy);
+    if (o.ownPrior)
+        s["own_prior"] = ownPriorJson(out, cfg.text.heads);
+    if (o.region) {
+        out.regionCells = *o.region;
+        s["region"] = regionJson(out, *o.region);
+    }
+    if (o.relevancy) {
+        out.relevancyMap = views::attentionOverlay(pictures, out.relevancy->map, o.heat);
+        s["relevancy"] = QJsonObject{{"token", static_cast<double>(out.relevancy->target)},
+                                     {"token_text", m.tokenizer->decode({out.relevancy->target})},
+                                     {"text_share", out.relevancy->textShare},
+                                     {"correlation_with_attention", out.relevancy->attentionCorrelation}};
+    }
+}
+
+} // namespace
+
 AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, const model::ModelScheme& scheme)
 {
     const model::ModelConfig& cfg = m.vlm->config();
@@ -272,61 +443,23 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
                     {"heatmap_layer", heatLayer},
                     {"query_tokens", static_cast<int>(a.queryTokens.size())},
                     {"image_tokens", static_cast<int>(a.imageTokens.size())}};
-    QJsonArray images;
-    for (size_t i = 0; i < a.images.size(); ++i) {
-        const model::PromptImage& p = a.images[i];
-        images.append(QJsonObject{{"file", QFileInfo(o.imagePaths[static_cast<qsizetype>(i)]).absoluteFilePath()},
-                                  {"grid", QJsonObject{{"rows", p.rows}, {"cols", p.cols}}},
-                                  {"first_token", static_cast<double>(a.imageTokens[static_cast<size_t>(p.first)])},
-                                  {"tokens", p.cells()}});
-    }
-    s["images"] = images;
-    s["architecture"] = model::architectureName(cfg.architecture);
-    s["model_type"] = QString::fromStdString(cfg.modelType);
-    if (cfg.text.moe.any()) {
-        s["moe"] = QString::fromStdString(model::moeNote(cfg.text));
-        out.experts = model::expertUsage(run, cfg);
-        QJsonArray overlap;
-        for (size_t k = 0; k < out.experts.layers.size(); ++k)
-            overlap.append(
-                QJsonObject{{"layer", out.experts.layers[k]}, {"image_text_overlap", reports::imageTextOverlap(out.experts, k)}});
-        s["expert_overlap"] = overlap; // 1: image and text tokens use the experts alike; 0: disjoint experts
-    }
-    if (static_cast<int>(cfg.text.attentionLayers().size()) < cfg.text.layers) { // Qwen3.5: a hybrid decoder
-        QJsonArray linear;
-        for (int l = 0; l < cfg.text.layers; ++l)
-            if (cfg.text.isLinear(l))
-                linear.append(l);
-        s["deltanet_layers"] = linear;
-        s["hybrid_note"] = QString::fromStdString(model::hybridNote(cfg.text));
-    }
+    s["images"] = imagesJson(a, o);
+    describeArchitecture(cfg, run, out);
     if (!a.unknownWords.isEmpty())
         s["unknown_words"] = QJsonArray::fromStringList(a.unknownWords);
     // heatmap.png as the window exports it: the colour bar (least .. most) and what the map shows.
-    const QString headWords = out.head.kind == model::HeadChoice::Kind::Mean ? QString("mean over heads")
-        : out.head.kind == model::HeadChoice::Kind::Max                      ? QString("max over heads")
-                                                                             : QString("head %1").arg(out.head.index);
     out.heatmapFigure = views::captionedHeatmap(
         out.heatmap, o.heat,
         {"Q: " + o.question + "   A: " + out.answer,
-         QString("map of the question tokens, layer %1, %2, scheme %3").arg(heatLayer).arg(headWords, s["scheme"].toString())});
+         QString("map of the question tokens, layer %1, %2, scheme %3").arg(heatLayer).arg(headWords(out.head), s["scheme"].toString())});
     s["allocation"] = QString::fromStdString(r.layerTables.front().allocation.toString());
     const geometry::RotaryConfig& rotary = r.layerTables.front().rotary;
     s["rotary"] = QJsonObject{{"theta", rotary.theta},
                               {"rotary_dim", rotary.rotaryDim()},
                               {"head_dim", rotary.headDim},
                               {"pairing", geometry::rotaryPairingName(rotary.pairing)}};
-    if (!r.deepstackEmbeds.empty()) {
-        // Qwen3-VL: which vision blocks feed which decoder layers (added to the image tokens after the layer).
-        QJsonArray blocks, layers;
-        std::vector<int> inBlockOrder = cfg.vision.deepstackBlocks; // features come out in block order
-        std::sort(inBlockOrder.begin(), inBlockOrder.end());
-        for (size_t k = 0; k < r.deepstackEmbeds.size(); ++k) {
-            blocks.append(inBlockOrder[k]);
-            layers.append(static_cast<int>(k));
-        }
-        s["deepstack"] = QJsonObject{{"vision_blocks", blocks}, {"after_decoder_layers", layers}};
-    }
+    if (!r.deepstackEmbeds.empty())
+        s["deepstack"] = deepstackJson(cfg, r);
     if (!scheme.age.empty())
         s["age"] = QString::fromStdString(scheme.age);
     if (run.ownResult)
@@ -335,90 +468,8 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     for (int64_t id : run.generated)
         generatedJson.append(static_cast<double>(id));
     s["generated_ids"] = generatedJson;
-    QJsonArray perLayer;
-    for (size_t k = 0; k < run.layers.size(); ++k) {
-        const int layer = run.layers[k];
-        const model::AttentionStats st = model::attentionStats(run.attention()[k], a.grids());
-        const model::HeadStats sinks = model::meanOverHeads(model::headStats(run.attention()[k], a.grids()));
-        const std::vector<double> perImage = model::imageMasses(run.attention()[k], a.grids());
-        QJsonArray shares, masses;
-        for (double v : model::sharesOf(perImage))
-            shares.append(v);
-        for (double v : perImage)
-            masses.append(v);
-        QJsonObject entry{
-            {"layer", layer},
-            {"scheme", QString::fromStdString(r.layerTables[static_cast<size_t>(layer)].schemeLabel())},
-            {"image_mass", st.imageMass},
-            {"entropy", st.entropy},
-            {"normalized_entropy", st.normalizedEntropy},
-            {"centre_of_mass", QJsonObject{{"image", st.centreImage}, {"row", st.centreRow}, {"col", st.centreCol}}},
-            {"image_masses", masses}, // per image: the probability on its tokens
-            {"image_shares", shares}, // per image: its share of the attention on images
-            {"sinks",
-             QJsonObject{{"top1_share", sinks.topShare}, {"border_share", sinks.borderShare}, {"first_token_share", sinks.firstShare}}}};
-        if (static_cast<size_t>(layer) < r.deepstackEmbeds.size())
-            entry["deepstack_after"] = true;
-        if (run.ownResult) // total-variation distance between the two schemes' maps over the image
-            entry["shift"] = model::attentionShift(run.ownResult->prefill.attentions[k], run.attention()[k]);
-        perLayer.append(entry);
-    }
-    s["per_layer"] = perLayer;
-
-    // The analyses asked for (core/model/analysis/attention_analyses.h), then what the files say of them.
-    model::AnalysesAsked asked;
-    asked.ownPrior = o.ownPrior;
-    if (o.region) {
-        try {
-            asked.regionCells = o.region->tokensIn(a);
-        } catch (const std::invalid_argument& e) { // the region does not fit the prompt's images
-            throw UsageError(std::string("--region: ") + e.what());
-        }
-    }
-    asked.regionHead = out.head;
-    asked.relevancy = o.relevancy;
-    model::AttentionAnalyses analyses = model::analyseAttention(*m.vlm, run, asked);
-    out.ownPriorToken = analyses.ownPriorToken;
-    out.ownPriors = std::move(analyses.ownPriors);
-    out.region = std::move(analyses.region);
-    out.relevancy = std::move(analyses.relevancy);
-    if (o.ownPrior) {
-        // For the row that predicts the answer: how much of each head's map position alone explains.
-        QJsonArray priorLayers;
-        const size_t heads = static_cast<size_t>(cfg.text.heads);
-        for (size_t k = 0; k < run.layers.size(); ++k) {
-            QJsonArray perHead;
-            double sum = 0;
-            for (size_t h = 0; h < heads && k * heads + h < out.ownPriors.size(); ++h) {
-                perHead.append(out.ownPriors[k * heads + h].correlation);
-                sum += out.ownPriors[k * heads + h].correlation;
-            }
-            priorLayers.append(QJsonObject{{"layer", run.layers[k]}, {"correlation", perHead}, {"mean_correlation", sum / cfg.text.heads}});
-        }
-        s["own_prior"] = QJsonObject{
-            {"token", static_cast<double>(out.ownPriorToken.index)}, {"token_text", out.ownPriorToken.text}, {"per_layer", priorLayers}};
-    }
-    if (o.region) {
-        const model::CellRegion& cells = *o.region;
-        out.regionCells = cells;
-        QJsonArray regionLayers;
-        for (size_t k = 0; k < run.layers.size(); ++k) {
-            const int best = out.region->strongest(k, 1).front();
-            const model::MapToken& t = out.region->tokens[static_cast<size_t>(best)];
-            regionLayers.append(QJsonObject{{"layer", run.layers[k]},
-                                            {"strongest_token", static_cast<double>(t.index)},
-                                            {"strongest_text", t.text},
-                                            {"share", out.region->share[k][static_cast<size_t>(best)]}});
-        }
-        s["region"] = QJsonObject{{"cells", cells.toString()}, {"area", out.region->area}, {"per_layer", regionLayers}};
-    }
-    if (o.relevancy) {
-        out.relevancyMap = views::attentionOverlay(pictures, out.relevancy->map, o.heat);
-        s["relevancy"] = QJsonObject{{"token", static_cast<double>(out.relevancy->target)},
-                                     {"token_text", m.tokenizer->decode({out.relevancy->target})},
-                                     {"text_share", out.relevancy->textShare},
-                                     {"correlation_with_attention", out.relevancy->attentionCorrelation}};
-    }
+    s["per_layer"] = perLayerJson(run);
+    runAnalyses(m, o, pictures, out);
     return out;
 }
 

@@ -32,6 +32,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <utility>
 
 namespace ropescope::cli {
 using namespace views;
@@ -205,6 +206,67 @@ private:
     std::unique_ptr<ModelOnDevice> model_;
 };
 
+// --shard i/n as (i, n); (0, 1) without it. Throws UsageError for anything but 0 <= i < n.
+std::pair<int, int> shardOf(const QCommandLineParser& parser)
+{
+    if (!parser.isSet("shard"))
+        return {0, 1};
+    static const QRegularExpression re("^(\\d{1,6})/(\\d{1,6})$");
+    const auto m = re.match(parser.value("shard"));
+    const int shardIndex = m.captured(1).toInt(), shardCount = m.captured(2).toInt();
+    if (!m.hasMatch() || shardCount < 1 || shardIndex >= shardCount)
+        throw UsageError("--shard: expected i/n with 0 <= i < n, got '" + parser.value("shard").toStdString() + "'");
+    return {shardIndex, shardCount};
+}
+
+// A job file is not the user's command line: its Python files run only when the user says so.
+void refuseUntrustedPython(const std::vector<batch::BatchItem>& items)
+{
+    for (const batch::BatchItem& item : items)
+        if (const QStringList files = batch::pythonFilesOf(item); !files.isEmpty())
+            throw UsageError(QString("item %1 names the Python scheme %2, whose code would run: pass --trust-python to allow it")
+                                 .arg(item.jobItem)
+                                 .arg(files.first())
+                                 .toStdString());
+    // And whatever way an item might still name a .py file, loading one is refused before it runs.
+    user_schemes::refusePythonSchemes("a batch job's Python scheme runs only with --trust-python");
+}
+
+// Produces and writes one item (`done` of `total`), printing a line either way; returns its manifest entry, whose
+// "status" is "ok" or "error" (with the error): one item's failure does not end the batch.
+QJsonObject runItem(ItemRenderer& renderer, const batch::BatchItem& item, const QDir& outDir, int done, size_t total)
+{
+    QElapsedTimer timer;
+    timer.start();
+    QJsonObject entry{
+        {"index", item.index}, {"job_item", item.jobItem}, {"type", item.type}, {"output", item.output}, {"parameters", item.parameters}};
+    try {
+        if (!item.error.isEmpty())
+            throw UsageError(item.error.toStdString());
+        const QByteArray bytes = renderer.produce(item);
+        io::writeFileInside(outDir.path(), item.output, bytes);
+        if (item.output.endsWith(".svg", Qt::CaseInsensitive) || item.output.endsWith(".pdf", Qt::CaseInsensitive))
+            io::writeFileInside(outDir.path(), item.output + ".json", QJsonDocument(item.parameters).toJson());
+        entry["status"] = "ok";
+        entry["ms"] = static_cast<double>(timer.elapsed());
+        std::printf("[%d/%zu] %s -> %s ok (%lld ms)\n", done, total, qPrintable(item.type), qPrintable(item.output),
+                    static_cast<long long>(timer.elapsed()));
+    } catch (const HelpShown&) { // readJob refuses help keys; a flag that slips through must not end the batch
+        entry["status"] = "error";
+        entry["error"] = QString("item %1: asks for help text, which is not an output").arg(item.jobItem);
+        std::fprintf(stderr, "[%d/%zu] %s\n", done, total, qPrintable(entry["error"].toString()));
+    } catch (const std::exception& e) {
+        QString reason = e.what();
+        if (!reason.startsWith("item "))
+            reason = QString("item %1: %2").arg(item.jobItem).arg(reason);
+        entry["status"] = "error";
+        entry["error"] = reason;
+        std::fprintf(stderr, "[%d/%zu] %s\n", done, total, qPrintable(reason));
+    }
+    std::fflush(stdout);
+    return entry;
+}
+
 } // namespace
 
 int runBatch(const QStringList& args)
@@ -234,15 +296,8 @@ int runBatch(const QStringList& args)
         throw UsageError("--output DIR is required");
     if (parser.isSet("skip-complete") && !parser.isSet("shard"))
         throw UsageError("--skip-complete: only with --shard i/n");
-    int shardIndex = 0, shardCount = 1;
-    if (parser.isSet("shard")) {
-        static const QRegularExpression re("^(\\d{1,6})/(\\d{1,6})$");
-        const auto m = re.match(parser.value("shard"));
-        shardIndex = m.captured(1).toInt();
-        shardCount = m.captured(2).toInt();
-        if (!m.hasMatch() || shardCount < 1 || shardIndex >= shardCount)
-            throw UsageError("--shard: expected i/n with 0 <= i < n, got '" + parser.value("shard").toStdString() + "'");
-    }
+    const std::pair<int, int> shard = shardOf(parser); // a lambda below captures these: no structured binding
+    const int shardIndex = shard.first, shardCount = shard.second;
 
     std::vector<batch::BatchItem> all;
     try {
@@ -251,17 +306,8 @@ int runBatch(const QStringList& args)
         throw UsageError(e.what());
     }
     const std::vector<batch::BatchItem> items = batch::shard(all, shardIndex, shardCount);
-    // A job file is not the user's command line: its Python files run only when the user says so.
-    if (!parser.isSet("trust-python")) {
-        for (const batch::BatchItem& item : items)
-            if (const QStringList files = batch::pythonFilesOf(item); !files.isEmpty())
-                throw UsageError(QString("item %1 names the Python scheme %2, whose code would run: pass --trust-python to allow it")
-                                     .arg(item.jobItem)
-                                     .arg(files.first())
-                                     .toStdString());
-        // And whatever way an item might still name a .py file, loading one is refused before it runs.
-        user_schemes::refusePythonSchemes("a batch job's Python scheme runs only with --trust-python");
-    }
+    if (!parser.isSet("trust-python"))
+        refuseUntrustedPython(items);
     const QString jobPath = QFileInfo(parser.positionalArguments().first()).absoluteFilePath();
     if (parser.isSet("skip-complete") && batchShardComplete(parser.value("output"), shardIndex, shardCount, jobPath)) {
         std::fprintf(stderr, "batch: shard %d/%d is complete in %s already; skipped\n", shardIndex, shardCount,
@@ -294,40 +340,8 @@ int runBatch(const QStringList& args)
 
     ItemRenderer renderer;
     for (const batch::BatchItem& item : items) {
-        ++done;
-        QElapsedTimer timer;
-        timer.start();
-        QJsonObject entry{{"index", item.index},
-                          {"job_item", item.jobItem},
-                          {"type", item.type},
-                          {"output", item.output},
-                          {"parameters", item.parameters}};
-        try {
-            if (!item.error.isEmpty())
-                throw UsageError(item.error.toStdString());
-            const QByteArray bytes = renderer.produce(item);
-            io::writeFileInside(outDir.path(), item.output, bytes);
-            if (item.output.endsWith(".svg", Qt::CaseInsensitive) || item.output.endsWith(".pdf", Qt::CaseInsensitive))
-                io::writeFileInside(outDir.path(), item.output + ".json", QJsonDocument(item.parameters).toJson());
-            entry["status"] = "ok";
-            entry["ms"] = static_cast<double>(timer.elapsed());
-            std::printf("[%d/%zu] %s -> %s ok (%lld ms)\n", done, items.size(), qPrintable(item.type), qPrintable(item.output),
-                        static_cast<long long>(timer.elapsed()));
-        } catch (const HelpShown&) { // readJob refuses help keys; a flag that slips through must not end the batch
-            ++failed;
-            entry["status"] = "error";
-            entry["error"] = QString("item %1: asks for help text, which is not an output").arg(item.jobItem);
-            std::fprintf(stderr, "[%d/%zu] %s\n", done, items.size(), qPrintable(entry["error"].toString()));
-        } catch (const std::exception& e) {
-            ++failed;
-            QString reason = e.what();
-            if (!reason.startsWith("item "))
-                reason = QString("item %1: %2").arg(item.jobItem).arg(reason);
-            entry["status"] = "error";
-            entry["error"] = reason;
-            std::fprintf(stderr, "[%d/%zu] %s\n", done, items.size(), qPrintable(reason));
-        }
-        std::fflush(stdout);
+        const QJsonObject entry = runItem(renderer, item, outDir, ++done, items.size());
+        failed += entry["status"].toString() != "ok";
         manifest.append(entry);
         if (sinceManifest.elapsed() >= 1000) {
             writeManifest(false);

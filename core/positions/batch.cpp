@@ -49,7 +49,10 @@ void Batch::bad(const std::string& what) const
     throw BadBatch(name.empty() ? what : name + ": " + what);
 }
 
-void forEachSample(const Batch& batch, const FamilyRule& rule, const std::function<void(const SamplePositions&)>& visit)
+namespace {
+
+// input_ids [B, L] of ids the vocabulary can hold, and attention_mask of the same shape.
+void checkTokenIds(const Batch& batch, const FamilyRule& rule)
 {
     const IntView& ids = batch.inputIds;
     if (!ids.given)
@@ -67,10 +70,13 @@ void forEachSample(const Batch& batch, const FamilyRule& rule, const std::functi
     const IntView& mask = batch.attentionMask;
     if (mask.given && mask.shape != ids.shape)
         batch.bad("'attention_mask' must be [B, L] of 0 and 1, as input_ids");
-    const std::vector<Grid> images = gridRows(batch, batch.imageGrids, "image_grid_thw"),
-                            videos = gridRows(batch, batch.videoGrids, "video_grid_thw");
+}
+
+// second_per_grid_ts (one finite number per video) and mm_token_type_ids where the family finds its tokens by them.
+void checkSecondsAndTypes(const Batch& batch, const FamilyRule& rule, size_t videos)
+{
     const RealView& seconds = batch.secondPerGrid;
-    if (seconds.given && seconds.numel() != static_cast<int64_t>(videos.size()))
+    if (seconds.given && seconds.numel() != static_cast<int64_t>(videos))
         batch.bad("'second_per_grid_ts' must hold one number per video_grid_thw row");
     for (int64_t i = 0; seconds.given && i < seconds.numel(); ++i)
         if (!std::isfinite(seconds[i]) || seconds[i] < 0 || seconds[i] > 1e6)
@@ -80,50 +86,100 @@ void forEachSample(const Batch& batch, const FamilyRule& rule, const std::functi
         batch.bad("no 'mm_token_type_ids': " + rule.family +
                   " finds its image and video tokens by it (1 image, 2 video); "
                   "without it transformers silently falls back to 1-D positions");
-    if (types.given && types.shape != ids.shape)
+    if (types.given && types.shape != batch.inputIds.shape)
         batch.bad("'mm_token_type_ids' must be [B, L] of whole numbers, as input_ids");
+}
 
+// The token ids layoutFromTokens reads: typed families' and XD-RoPE's vision tokens become their stand-ins.
+TokenRule tokenRuleFor(const FamilyRule& rule)
+{
     TokenRule tokens;
     tokens.imageToken = rule.byTokenTypes ? kTypedImage : rule.imageToken;
     tokens.videoToken = rule.byTokenTypes ? kTypedVideo : rule.videoToken;
     tokens.mergeSize = rule.mergeSize;
     tokens.splitVideoFrames = rule.splitVideoFrames;
     tokens.temporalMerge = rule.temporalMerge;
-    const bool xd = rule.placement == Placement::XdRope;
-    if (xd) {
+    if (rule.placement == Placement::XdRope) {
         tokens.videoToken = kXdFrame;
         tokens.xdSpans = true;
     }
+    return tokens;
+}
+
+// Row b's attended tokens: their indices into `where` and their ids (as tokenRuleFor reads them) into `kept`.
+void attendedTokens(const Batch& batch, const FamilyRule& rule, int64_t b, std::vector<int64_t>& where, std::vector<int64_t>& kept)
+{
+    const IntView &ids = batch.inputIds, &mask = batch.attentionMask, &types = batch.tokenTypes;
+    const int64_t length = ids.shape[1];
+    const bool xd = rule.placement == Placement::XdRope;
+    where.clear();
+    kept.clear();
+    bool insideVideo = false; // XD-RoPE: between a video-start and a video-end token
+    for (int64_t i = 0; i < length; ++i) {
+        const int64_t at = b * length + i;
+        if (mask.given && mask[at] != 0 && mask[at] != 1)
+            batch.bad("'attention_mask' holds values other than 0 and 1");
+        if (mask.given && mask[at] == 0)
+            continue;
+        if (rule.byTokenTypes) {
+            const int64_t type = types[at];
+            if (type < 0 || type > 2)
+                batch.bad("'mm_token_type_ids' holds " + std::to_string(type) + " (0 text, 1 image, 2 video)");
+            kept.push_back(type == 1 ? kTypedImage : type == 2 ? kTypedVideo : 0);
+        } else if (xd) {
+            // As vLLM reads a HunyuanVL prompt: image tokens inside a video are its frames (and a config's own
+            // video token, where it has one, is one too).
+            const int64_t id = ids[at];
+            insideVideo = id == rule.videoStartToken ? true : id == rule.videoEndToken ? false : insideVideo;
+            kept.push_back((id == rule.imageToken && insideVideo) || (rule.videoToken >= 0 && id == rule.videoToken) ? kXdFrame : id);
+        } else {
+            kept.push_back(ids[at]);
+        }
+        where.push_back(i);
+    }
+}
+
+// The family's placement as scheme parameters for sample s (row b): its scheme, video form and seconds per grid.
+geometry::SchemeParams schemeFor(const Batch& batch, const FamilyRule& rule, const SamplePositions& s, int64_t b)
+{
+    const bool xd = rule.placement == Placement::XdRope;
+    geometry::SchemeParams params;
+    params.kind = rule.placement == Placement::ErnieVl ? geometry::SchemeKind::ErnieVl
+        : xd                                           ? geometry::SchemeKind::XdRope
+                                                       : geometry::SchemeKind::Mrope;
+    if (rule.placement != Placement::Mrope) // ERNIE's video is one span; XD-RoPE's frames are runs already
+        params.videoForm = xd ? geometry::VideoForm::Split : geometry::VideoForm::Grid;
+    if (rule.secondsTemporal) {
+        const RealView& seconds = batch.secondPerGrid;
+        params.temporal.mode = geometry::TemporalParams::Mode::Qwen25VL;
+        params.temporal.tokensPerSecond = rule.tokensPerSecond;
+        std::set<double> given;
+        for (size_t r : s.videoRows)
+            given.insert(seconds.given ? seconds[static_cast<int64_t>(r)] : 1.0);
+        if (given.size() > 1)
+            batch.bad("sample " + std::to_string(b) + ": its videos have different second_per_grid_ts, which this rule does not model yet");
+        if (!given.empty())
+            params.temporal.secondPerGrid = *given.begin();
+    }
+    return params;
+}
+
+} // namespace
+
+void forEachSample(const Batch& batch, const FamilyRule& rule, const std::function<void(const SamplePositions&)>& visit)
+{
+    checkTokenIds(batch, rule);
+    const std::vector<Grid> images = gridRows(batch, batch.imageGrids, "image_grid_thw"),
+                            videos = gridRows(batch, batch.videoGrids, "video_grid_thw");
+    checkSecondsAndTypes(batch, rule, videos.size());
+    const int64_t rows = batch.inputIds.shape[0];
+    const TokenRule tokens = tokenRuleFor(rule);
     size_t nextImage = 0, nextVideo = 0;
     SamplePositions s;
     std::vector<int64_t> kept;
     for (int64_t b = 0; b < rows; ++b) {
         s.row = b;
-        s.where.clear();
-        kept.clear();
-        bool insideVideo = false; // XD-RoPE: between a video-start and a video-end token
-        for (int64_t i = 0; i < length; ++i) {
-            const int64_t at = b * length + i;
-            if (mask.given && mask[at] != 0 && mask[at] != 1)
-                batch.bad("'attention_mask' holds values other than 0 and 1");
-            if (mask.given && mask[at] == 0)
-                continue;
-            if (rule.byTokenTypes) {
-                const int64_t type = types[at];
-                if (type < 0 || type > 2)
-                    batch.bad("'mm_token_type_ids' holds " + std::to_string(type) + " (0 text, 1 image, 2 video)");
-                kept.push_back(type == 1 ? kTypedImage : type == 2 ? kTypedVideo : 0);
-            } else if (xd) {
-                // As vLLM reads a HunyuanVL prompt: image tokens inside a video are its frames (and a config's own
-                // video token, where it has one, is one too).
-                const int64_t id = ids[at];
-                insideVideo = id == rule.videoStartToken ? true : id == rule.videoEndToken ? false : insideVideo;
-                kept.push_back((id == rule.imageToken && insideVideo) || (rule.videoToken >= 0 && id == rule.videoToken) ? kXdFrame : id);
-            } else {
-                kept.push_back(ids[at]);
-            }
-            s.where.push_back(i);
-        }
+        attendedTokens(batch, rule, b, s.where, kept);
         // This sample's grids, in the batch's order (the processor flattens them over the batch).
         const int64_t imageRuns = runsOf(kept, tokens.imageToken), videoRuns = runsOf(kept, tokens.videoToken);
         if (nextImage + static_cast<size_t>(imageRuns) > images.size())
@@ -141,24 +197,7 @@ void forEachSample(const Batch& batch, const FamilyRule& rule, const std::functi
             runs += rule.splitVideoFrames ? videos[nextVideo][0] : 1; // Qwen3-VL, XD-RoPE: one run per temporal patch
             ++nextVideo;
         }
-        geometry::SchemeParams params;
-        params.kind = rule.placement == Placement::ErnieVl ? geometry::SchemeKind::ErnieVl
-            : xd                                           ? geometry::SchemeKind::XdRope
-                                                           : geometry::SchemeKind::Mrope;
-        if (rule.placement != Placement::Mrope) // ERNIE's video is one span; XD-RoPE's frames are runs already
-            params.videoForm = xd ? geometry::VideoForm::Split : geometry::VideoForm::Grid;
-        if (rule.secondsTemporal) {
-            params.temporal.mode = geometry::TemporalParams::Mode::Qwen25VL;
-            params.temporal.tokensPerSecond = rule.tokensPerSecond;
-            std::set<double> given;
-            for (size_t r : s.videoRows)
-                given.insert(seconds.given ? seconds[static_cast<int64_t>(r)] : 1.0);
-            if (given.size() > 1)
-                batch.bad("sample " + std::to_string(b) +
-                          ": its videos have different second_per_grid_ts, which this rule does not model yet");
-            if (!given.empty())
-                params.temporal.secondPerGrid = *given.begin();
-        }
+        const geometry::SchemeParams params = schemeFor(batch, rule, s, b);
         try {
             s.table = geometry::buildPositionTable(layoutFromTokens(kept, sampleImages, s.videos, tokens), params);
         } catch (const std::bad_alloc&) {

@@ -84,6 +84,109 @@ const char* faultKindWords(FaultKind kind)
 
 namespace {
 
+// position_ids [3 or 4, B, L] (XD-RoPE: [4, B, L]) and rope_deltas one per sample, against input_ids' B and L.
+void checkPositionShapes(const Batch& batch, const IntView& pos, const IntView& deltas, bool xd)
+{
+    if (!pos.given)
+        batch.bad("no 'position_ids'");
+    const IntView& ids = batch.inputIds;
+    if (ids.given && ids.shape.size() == 2) { // input_ids' own shape is forEachSample's to check
+        const int64_t rows = ids.shape[0], length = ids.shape[1];
+        const bool rowsFit =
+            xd ? pos.shape.size() == 3 && pos.shape[0] == 4 : pos.shape.size() == 3 && (pos.shape[0] == 3 || pos.shape[0] == 4);
+        if (!rowsFit || pos.shape[1] != rows || pos.shape[2] != length)
+            batch.bad(std::string("'position_ids' must be ") + (xd ? "[4, B, L] (p, w, h, t)" : "[3, B, L] or [4, B, L]") +
+                      " with input_ids' B = " + std::to_string(rows) + " and L = " + std::to_string(length));
+        if (deltas.given && deltas.numel() != rows)
+            batch.bad("'rope_deltas' must hold one whole number per sample ([B, 1])");
+    }
+}
+
+// What a sample's comparison saw besides its first difference: the clues that name the fault.
+struct AxisComparison {
+    bool sameEverywhere = true; // every token got the same value on every axis
+    bool expectedSame = true;   // and the rule gives it the same on every axis too
+    std::set<int64_t> offsets;  // got - expected, over every token and axis
+    int64_t maxExpected = 0;
+};
+
+// Fills c's positions (got and expected, axis by axis), its first difference and its count of differing tokens.
+// axisBase: 1 where a 3-row family's table is [4, B, L] (row 0 the text position, then t, h, w).
+AxisComparison compareAxes(const IntView& pos, int64_t rows, int64_t length, int axisBase, int components, const SamplePositions& s,
+                           SampleCheck& c)
+{
+    const int64_t n = c.tokens, b = s.row;
+    c.gotPositions.resize(static_cast<size_t>(components * n));
+    c.expectedPositions.resize(static_cast<size_t>(components * n));
+    AxisComparison cmp;
+    for (int64_t k = 0; k < n; ++k) {
+        bool differs = false;
+        for (int a = 0; a < components; ++a) {
+            const int64_t got = pos[((axisBase + a) * rows + b) * length + s.where[static_cast<size_t>(k)]];
+            const auto expected = wholePosition(s.table.positions(k, a));
+            c.gotPositions[static_cast<size_t>(a * n + k)] = got;
+            c.expectedPositions[static_cast<size_t>(a * n + k)] = expected;
+            cmp.maxExpected = std::max(cmp.maxExpected, expected);
+            cmp.offsets.insert(got - expected);
+            if (got != expected) {
+                differs = true;
+                if (c.firstToken < 0) {
+                    c.firstToken = s.where[static_cast<size_t>(k)];
+                    c.axis = a;
+                    c.got = got;
+                    c.expected = expected;
+                    c.segment = c.segments[static_cast<size_t>(k)];
+                }
+            }
+        }
+        c.differing += differs;
+        for (int a = 1; a < components; ++a) {
+            cmp.sameEverywhere =
+                cmp.sameEverywhere && c.gotPositions[static_cast<size_t>(k)] == c.gotPositions[static_cast<size_t>(a * n + k)];
+            cmp.expectedSame = cmp.expectedSame && s.table.positions(k, 0) == s.table.positions(k, a);
+        }
+    }
+    return cmp;
+}
+
+// The text row of a [4, B, L] table, where the axes all match: 0, 1, 2, ... over the attended tokens.
+void checkTextRow(const IntView& pos, int64_t length, const SamplePositions& s, SampleCheck& c)
+{
+    for (int64_t k = 0; k < c.tokens && c.firstToken < 0; ++k) {
+        const int64_t got = pos[s.row * length + s.where[static_cast<size_t>(k)]];
+        if (got != k) {
+            c.firstToken = s.where[static_cast<size_t>(k)];
+            c.axis = 3;
+            c.got = got;
+            c.expected = k;
+            c.segment = c.segments[static_cast<size_t>(k)];
+            c.differing = 1;
+        }
+    }
+}
+
+// Within the first differing video: the t values it got, frame by frame, against the rule's, in words.
+std::string temporalDetail(const SampleCheck& c, int timeAxis)
+{
+    const int64_t n = c.tokens;
+    const std::string video = videoOf(c.segment);
+    std::vector<int64_t> gotT, expectedT;
+    for (int64_t k = 0; k < n; ++k)
+        if (videoOf(c.segments[static_cast<size_t>(k)]) == video) {
+            const auto at = static_cast<size_t>(timeAxis * n + k);
+            const int64_t g = c.gotPositions[at], e = c.expectedPositions[at];
+            if (expectedT.empty() || e != expectedT.back()) {
+                expectedT.push_back(e);
+                gotT.push_back(g);
+            }
+        }
+    const bool constant = std::all_of(gotT.begin(), gotT.end(), [&](int64_t g) { return g == gotT.front(); });
+    const int64_t gotStep = gotT.size() > 1 ? gotT[1] - gotT[0] : 0, expectedStep = expectedT.size() > 1 ? expectedT[1] - expectedT[0] : 0;
+    return constant && expectedT.size() > 1
+        ? "t is constant within " + video + "; the rule steps it by " + std::to_string(expectedStep) + " a frame"
+        : "t steps by " + std::to_string(gotStep) + " a frame in " + video + "; the rule steps it by " + std::to_string(expectedStep);
+}
+
 // Whether rows 0..components-1 of a [4, B, L] table, at sample b's attended tokens, are the rule's positions: the
 // table's rows are the rule's with a fourth after them, not the text row first that [4, B, L] means.
 bool firstRowsAreExpected(const IntView& pos, int64_t b, const std::vector<int64_t>& where, const std::vector<int64_t>& expected,
@@ -97,124 +200,61 @@ bool firstRowsAreExpected(const IntView& pos, int64_t b, const std::vector<int64
     return true;
 }
 
+// Names the fault of a sample with a differing position (c.firstToken >= 0) from what the comparison saw. `rowsFirst`:
+// a [4, B, L] table whose rows 0-2 are the rule's t, h, w (a [3, B, L] table with a row after it).
+void classifyFault(SampleCheck& c, const AxisComparison& cmp, bool textRow, bool rowsFirst, bool xd, int timeAxis)
+{
+    const int64_t n = c.tokens;
+    if (textRow && rowsFirst) {
+        c.kind = FaultKind::Other;
+        c.detail = "position_ids is [4, B, L], read as (text, t, h, w), but its rows 0-2 are the rule's t, h, w: a [3, B, L] "
+                   "table with a row after it? pass position_ids[:3], or put the text row first";
+    } else if (textRow && c.axis == 3) {
+        c.kind = FaultKind::Other;
+        c.detail = "position_ids is [4, B, L], read as (text, t, h, w): its row 0, the text row, is not 0, 1, 2, ... over the "
+                   "attended tokens";
+    } else if (cmp.sameEverywhere && !cmp.expectedSame) {
+        c.kind = FaultKind::OneD;
+        c.detail = std::string(xd ? "p = w = h = t" : "t = h = w") + " on all " + std::to_string(n) + " tokens";
+    } else if (cmp.offsets.size() == 1 && *cmp.offsets.begin() != 0) {
+        c.kind = FaultKind::Offset;
+        c.detail = "every position is " + std::to_string(std::abs(*cmp.offsets.begin())) +
+            (*cmp.offsets.begin() > 0 ? " above" : " below") + " the rule's";
+    } else if (c.segment.compare(0, 5, "video") == 0 && c.axis == timeAxis) {
+        c.kind = FaultKind::Temporal;
+        c.detail = temporalDetail(c, timeAxis);
+    } else {
+        c.kind = FaultKind::Other;
+        c.detail = std::to_string(c.differing) + " of " + std::to_string(n) + " tokens differ";
+    }
+}
+
 } // namespace
 
 void checkBatchEach(const Batch& batch, const IntView& pos, const IntView& deltas, const FamilyRule& rule, bool keepPositions,
                     const std::function<void(SampleCheck&&)>& each)
 {
-    if (!pos.given)
-        batch.bad("no 'position_ids'");
-    const IntView& ids = batch.inputIds;
     const int components = rule.components(); // 3 (t, h, w), or XD-RoPE's 4 (p, w, h, t)
     const bool xd = components == 4;
-    if (ids.given && ids.shape.size() == 2) { // input_ids' own shape is forEachSample's to check
-        const int64_t rows = ids.shape[0], length = ids.shape[1];
-        const bool rowsFit =
-            xd ? pos.shape.size() == 3 && pos.shape[0] == 4 : pos.shape.size() == 3 && (pos.shape[0] == 3 || pos.shape[0] == 4);
-        if (!rowsFit || pos.shape[1] != rows || pos.shape[2] != length)
-            batch.bad(std::string("'position_ids' must be ") + (xd ? "[4, B, L] (p, w, h, t)" : "[3, B, L] or [4, B, L]") +
-                      " with input_ids' B = " + std::to_string(rows) + " and L = " + std::to_string(length));
-        if (deltas.given && deltas.numel() != rows)
-            batch.bad("'rope_deltas' must hold one whole number per sample ([B, 1])");
-    }
+    checkPositionShapes(batch, pos, deltas, xd);
+    const IntView& ids = batch.inputIds;
     forEachSample(batch, rule, [&](const SamplePositions& s) {
         const int64_t rows = ids.shape[0], length = ids.shape[1], b = s.row;
         // [4, B, L] of a 3-row family: row 0 is the text position, then t, h, w.
         const int axisBase = !xd && pos.shape[0] == 4 ? 1 : 0;
         const int timeAxis = xd ? 3 : 0;
-        const geometry::PositionTable& table = s.table;
         SampleCheck c;
         c.row = static_cast<int>(b);
         c.tokens = static_cast<int64_t>(s.where.size());
         c.segments = segmentNames(s, rule.splitVideoFrames);
-        // Compare, axis by axis.
-        const int64_t n = c.tokens;
-        c.gotPositions.resize(static_cast<size_t>(components * n));
-        c.expectedPositions.resize(static_cast<size_t>(components * n));
-        bool sameEverywhere = true, expectedSame = true;
-        std::set<int64_t> offsets;
-        int64_t maxExpected = 0;
-        for (int64_t k = 0; k < n; ++k) {
-            bool differs = false;
-            for (int a = 0; a < components; ++a) {
-                const int64_t got = pos[((axisBase + a) * rows + b) * length + s.where[static_cast<size_t>(k)]];
-                const auto expected = wholePosition(table.positions(k, a));
-                c.gotPositions[static_cast<size_t>(a * n + k)] = got;
-                c.expectedPositions[static_cast<size_t>(a * n + k)] = expected;
-                maxExpected = std::max(maxExpected, expected);
-                offsets.insert(got - expected);
-                if (got != expected) {
-                    differs = true;
-                    if (c.firstToken < 0) {
-                        c.firstToken = s.where[static_cast<size_t>(k)];
-                        c.axis = a;
-                        c.got = got;
-                        c.expected = expected;
-                        c.segment = c.segments[static_cast<size_t>(k)];
-                    }
-                }
-            }
-            c.differing += differs;
-            for (int a = 1; a < components; ++a) {
-                sameEverywhere = sameEverywhere && c.gotPositions[static_cast<size_t>(k)] == c.gotPositions[static_cast<size_t>(a * n + k)];
-                expectedSame = expectedSame && table.positions(k, 0) == table.positions(k, a);
-            }
-        }
-        if (axisBase == 1) // the text row of a [4, B, L] table: 0, 1, 2, ... over the attended tokens
-            for (int64_t k = 0; k < n && c.firstToken < 0; ++k) {
-                const int64_t got = pos[b * length + s.where[static_cast<size_t>(k)]];
-                if (got != k) {
-                    c.firstToken = s.where[static_cast<size_t>(k)];
-                    c.axis = 3;
-                    c.got = got;
-                    c.expected = k;
-                    c.segment = c.segments[static_cast<size_t>(k)];
-                    c.differing = 1;
-                }
-            }
+        const AxisComparison cmp = compareAxes(pos, rows, length, axisBase, components, s, c);
+        if (axisBase == 1)
+            checkTextRow(pos, length, s, c);
         if (c.firstToken >= 0) {
-            if (axisBase == 1 && firstRowsAreExpected(pos, b, s.where, c.expectedPositions, components)) {
-                c.kind = FaultKind::Other;
-                c.detail = "position_ids is [4, B, L], read as (text, t, h, w), but its rows 0-2 are the rule's t, h, w: a [3, B, L] "
-                           "table with a row after it? pass position_ids[:3], or put the text row first";
-            } else if (axisBase == 1 && c.axis == 3) {
-                c.kind = FaultKind::Other;
-                c.detail = "position_ids is [4, B, L], read as (text, t, h, w): its row 0, the text row, is not 0, 1, 2, ... over the "
-                           "attended tokens";
-            } else if (sameEverywhere && !expectedSame) {
-                c.kind = FaultKind::OneD;
-                c.detail = std::string(xd ? "p = w = h = t" : "t = h = w") + " on all " + std::to_string(n) + " tokens";
-            } else if (offsets.size() == 1 && *offsets.begin() != 0) {
-                c.kind = FaultKind::Offset;
-                c.detail = "every position is " + std::to_string(std::abs(*offsets.begin())) +
-                    (*offsets.begin() > 0 ? " above" : " below") + " the rule's";
-            } else if (c.segment.compare(0, 5, "video") == 0 && c.axis == timeAxis) {
-                c.kind = FaultKind::Temporal;
-                // Within the first differing video: the t values it got, frame by frame, against the rule's.
-                const std::string video = videoOf(c.segment);
-                std::vector<int64_t> gotT, expectedT;
-                for (int64_t k = 0; k < n; ++k)
-                    if (videoOf(c.segments[static_cast<size_t>(k)]) == video) {
-                        const auto at = static_cast<size_t>(timeAxis * n + k);
-                        const int64_t g = c.gotPositions[at], e = c.expectedPositions[at];
-                        if (expectedT.empty() || e != expectedT.back()) {
-                            expectedT.push_back(e);
-                            gotT.push_back(g);
-                        }
-                    }
-                const bool constant = std::all_of(gotT.begin(), gotT.end(), [&](int64_t g) { return g == gotT.front(); });
-                const int64_t gotStep = gotT.size() > 1 ? gotT[1] - gotT[0] : 0,
-                              expectedStep = expectedT.size() > 1 ? expectedT[1] - expectedT[0] : 0;
-                c.detail = constant && expectedT.size() > 1
-                    ? "t is constant within " + video + "; the rule steps it by " + std::to_string(expectedStep) + " a frame"
-                    : "t steps by " + std::to_string(gotStep) + " a frame in " + video + "; the rule steps it by " +
-                        std::to_string(expectedStep);
-            } else {
-                c.kind = FaultKind::Other;
-                c.detail = std::to_string(c.differing) + " of " + std::to_string(n) + " tokens differ";
-            }
+            const bool rowsFirst = axisBase == 1 && firstRowsAreExpected(pos, b, s.where, c.expectedPositions, components);
+            classifyFault(c, cmp, axisBase == 1, rowsFirst, xd, timeAxis);
         } else if (deltas.given) {
-            const int64_t expectedDelta = maxExpected + 1 - length, got = deltas[b];
+            const int64_t expectedDelta = cmp.maxExpected + 1 - length, got = deltas[b];
             if (got != expectedDelta) {
                 c.kind = FaultKind::RopeDeltas;
                 c.got = got;
@@ -223,7 +263,7 @@ void checkBatchEach(const Batch& batch, const IntView& pos, const IntView& delta
             }
         }
         if (keepPositions) {
-            c.layout = table.layout.toString();
+            c.layout = s.table.layout.toString();
         } else { // freed, not cleared: clear() keeps the capacity
             std::vector<int64_t>().swap(c.gotPositions);
             std::vector<int64_t>().swap(c.expectedPositions);

@@ -162,10 +162,12 @@ std::vector<double> resampleMap(const std::vector<double>& map, int rows0, int c
     return normalised(out);
 }
 
-BiasAccumulation measureBias(const ModelBundle& model, const BiasRequest& request)
+namespace {
+
+// The accumulation's settings from the request (labels, sorted layers, common grid), each checked against the model.
+BiasAccumulation startAccumulation(const ModelBundle& model, const BiasRequest& request)
 {
     Vlm& vlm = *model.vlm;
-    const Tokenizer& tokenizer = *model.tokenizer;
     const ModelConfig& cfg = vlm.config();
     if (request.indices.empty())
         throw ModelError("bias: no samples to measure");
@@ -198,29 +200,104 @@ BiasAccumulation measureBias(const ModelBundle& model, const BiasRequest& reques
     if (a.rows < 1 || a.cols < 1 || a.frames < 0)
         throw ModelError("bias: no common grid");
     a.reset();
+    return a;
+}
 
+// Sample `index`'s prompt; throws ModelError for a sample unlike the run's (image or video), or without a question.
+AttentionRequest samplePrompt(const ModelBundle& model, const BiasSample& sample, int64_t index, bool videos)
+{
+    Vlm& vlm = *model.vlm;
+    if (sample.video != videos)
+        throw ModelError("sample " + std::to_string(index) +
+                         (sample.video ? ": a video in a run of images" : ": an image in a run of videos") +
+                         "; measure images and videos in separate runs");
+    if (!sample.video && sample.frames.size() != 1)
+        throw ModelError("sample " + std::to_string(index) + ": one image per sample");
+    const AttentionRequest prompt = sample.video
+        ? prepareVideoAttention(vlm, *model.tokenizer, sample.frames, sample.question, model.preprocess, vlm.device())
+        : prepareAttention(vlm, *model.tokenizer, sample.frames, sample.question, model.preprocess, vlm.device());
+    if (prompt.queryTokens.empty())
+        throw ModelError("sample " + std::to_string(index) + ": the question is empty");
+    return prompt;
+}
+
+// Adds one sample's attention row `p` (over every column before the question) to `cell`: its map on the common
+// grid, its mass per frame and its stats. `distance`: each image token's distance to the first query token.
+void accumulateMap(const BiasAccumulation& a, BiasCell& cell, const double* p, const AttentionRequest& prompt,
+                   const std::vector<double>& distance, int64_t index)
+{
+    const PromptImage& grid = prompt.images.front(); // a video's frames share one grid
+    const int patches = static_cast<int>(prompt.images.size()), frameCells = grid.cells();
+    std::vector<double> raw;
+    for (int64_t t : prompt.imageTokens)
+        raw.push_back(p[t]);
+    const std::vector<double> own = normalised(raw);
+    // The within-frame map (a video's frames added up; an image's own map) and the mass per frame.
+    std::vector<double> within(static_cast<size_t>(frameCells), 0.0), perFrame(static_cast<size_t>(patches), 0.0);
+    for (int patch = 0; patch < patches; ++patch)
+        for (int c = 0; c < frameCells; ++c) {
+            within[static_cast<size_t>(c)] += own[static_cast<size_t>(patch * frameCells + c)];
+            perFrame[static_cast<size_t>(patch)] += own[static_cast<size_t>(patch * frameCells + c)];
+        }
+    const std::vector<double> common = resampleMap(within, grid.rows, grid.cols, a.rows, a.cols);
+    BiasSampleStats stats = statsOf(common, a.rows, a.cols);
+    stats.sample = index;
+    stats.distanceCorrelation = pearsonOf(own, distance);
+    // VRoPE's boundary: the first visual tokens are the first frame's first row, the last ones the
+    // last frame's last row.
+    const size_t lastRow = static_cast<size_t>((patches - 1) * frameCells + (grid.rows - 1) * grid.cols);
+    for (int c = 0; c < grid.cols; ++c) {
+        stats.toFirst += raw[static_cast<size_t>(c)];
+        stats.toLast += raw[lastRow + static_cast<size_t>(c)];
+    }
+    std::vector<double> frameMass;
+    if (a.frames > 0) {
+        frameMass = resampleMap(perFrame, 1, patches, 1, a.frames);
+        stats.firstFrame = frameMass.front();
+        stats.lastFrame = frameMass.back();
+    }
+    for (int64_t t = 0; t < prompt.imageTokens.front(); ++t)
+        stats.toTextBefore += p[t];
+    for (size_t k = 0; k < common.size(); ++k)
+        cell.mapSum[k] += std::llround(common[k] * kBiasFixedPoint);
+    for (size_t k = 0; k < frameMass.size(); ++k)
+        cell.frameSum[k] += std::llround(frameMass[k] * kBiasFixedPoint);
+    cell.samples.push_back(stats);
+    if (a.keepSamples) {
+        std::vector<double> kept = common;
+        kept.insert(kept.end(), frameMass.begin(), frameMass.end());
+        cell.sampleMaps.push_back(std::move(kept));
+    }
+}
+
+// The scheme's geometry is recorded from one sample's layout: the smallest index measured, whatever the order.
+void recordGeometry(BiasGeometry& g, const std::vector<int>& layers, const ForwardResult& r, int64_t index, int64_t firstQuery)
+{
+    if (g.sample >= 0 && index >= g.sample)
+        return;
+    g = {index, {}, {}};
+    for (int layer : layers) {
+        const geometry::PositionTable& table = r.layerTables[static_cast<size_t>(layer)];
+        g.ptd.push_back(geometry::computePtd(table).mean);
+        g.priorSpread.push_back(geometry::positionalPrior(table, static_cast<int>(firstQuery)).spread);
+    }
+}
+
+} // namespace
+
+BiasAccumulation measureBias(const ModelBundle& model, const BiasRequest& request)
+{
+    Vlm& vlm = *model.vlm;
+    BiasAccumulation a = startAccumulation(model, request);
     std::vector<ResolvedScheme> resolved;
     for (const auto& scheme : request.schemes)
         resolved.push_back(resolveScheme(model, scheme));
-    const PreprocessOptions& preprocess = model.preprocess;
     int64_t done = 0;
     for (const int64_t index : request.indices) {
         if (request.cancelled && request.cancelled())
             throw ModelError("bias: cancelled");
         const BiasSample sample = request.sampleAt(index);
-        if (sample.video != (a.frames > 0))
-            throw ModelError("sample " + std::to_string(index) +
-                             (sample.video ? ": a video in a run of images" : ": an image in a run of videos") +
-                             "; measure images and videos in separate runs");
-        if (!sample.video && sample.frames.size() != 1)
-            throw ModelError("sample " + std::to_string(index) + ": one image per sample");
-        const AttentionRequest prompt = sample.video
-            ? prepareVideoAttention(vlm, tokenizer, sample.frames, sample.question, preprocess, vlm.device())
-            : prepareAttention(vlm, tokenizer, sample.frames, sample.question, preprocess, vlm.device());
-        if (prompt.queryTokens.empty())
-            throw ModelError("sample " + std::to_string(index) + ": the question is empty");
-        const PromptImage& grid = prompt.images.front(); // a video's frames share one grid
-        const int patches = static_cast<int>(prompt.images.size()), frameCells = grid.cells();
+        const AttentionRequest prompt = samplePrompt(model, sample, index, a.frames > 0);
         const int64_t firstQuery = prompt.queryTokens.front();
         std::vector<double> distance;
         for (int64_t t : prompt.imageTokens)
@@ -240,59 +317,10 @@ BiasAccumulation measureBias(const ModelBundle& model, const BiasRequest& reques
                 const torch::Tensor rows[kBiasMaps] = {probs.mean(std::vector<int64_t>{0, 1}), probs.select(1, probs.size(1) - 1).mean(0)};
                 for (int m = 0; m < kBiasMaps; ++m) {
                     const torch::Tensor row = rows[m].contiguous();
-                    const double* p = row.data_ptr<double>();
-                    std::vector<double> raw;
-                    for (int64_t t : prompt.imageTokens)
-                        raw.push_back(p[t]);
-                    const std::vector<double> own = normalised(raw);
-                    // The within-frame map (a video's frames added up; an image's own map) and the mass per frame.
-                    std::vector<double> within(static_cast<size_t>(frameCells), 0.0), perFrame(static_cast<size_t>(patches), 0.0);
-                    for (int patch = 0; patch < patches; ++patch)
-                        for (int c = 0; c < frameCells; ++c) {
-                            within[static_cast<size_t>(c)] += own[static_cast<size_t>(patch * frameCells + c)];
-                            perFrame[static_cast<size_t>(patch)] += own[static_cast<size_t>(patch * frameCells + c)];
-                        }
-                    const std::vector<double> common = resampleMap(within, grid.rows, grid.cols, a.rows, a.cols);
-                    BiasSampleStats stats = statsOf(common, a.rows, a.cols);
-                    stats.sample = index;
-                    stats.distanceCorrelation = pearsonOf(own, distance);
-                    // VRoPE's boundary: the first visual tokens are the first frame's first row, the last ones the
-                    // last frame's last row.
-                    const size_t lastRow = static_cast<size_t>((patches - 1) * frameCells + (grid.rows - 1) * grid.cols);
-                    for (int c = 0; c < grid.cols; ++c) {
-                        stats.toFirst += raw[static_cast<size_t>(c)];
-                        stats.toLast += raw[lastRow + static_cast<size_t>(c)];
-                    }
-                    std::vector<double> frameMass;
-                    if (a.frames > 0) {
-                        frameMass = resampleMap(perFrame, 1, patches, 1, a.frames);
-                        stats.firstFrame = frameMass.front();
-                        stats.lastFrame = frameMass.back();
-                    }
-                    for (int64_t t = 0; t < prompt.imageTokens.front(); ++t)
-                        stats.toTextBefore += p[t];
-                    BiasCell& cell = a.cell(s, l, static_cast<BiasMap>(m));
-                    for (size_t k = 0; k < common.size(); ++k)
-                        cell.mapSum[k] += std::llround(common[k] * kBiasFixedPoint);
-                    for (size_t k = 0; k < frameMass.size(); ++k)
-                        cell.frameSum[k] += std::llround(frameMass[k] * kBiasFixedPoint);
-                    cell.samples.push_back(stats);
-                    if (a.keepSamples) {
-                        std::vector<double> kept = common;
-                        kept.insert(kept.end(), frameMass.begin(), frameMass.end());
-                        cell.sampleMaps.push_back(std::move(kept));
-                    }
+                    accumulateMap(a, a.cell(s, l, static_cast<BiasMap>(m)), row.data_ptr<double>(), prompt, distance, index);
                 }
             }
-            BiasGeometry& g = a.geometry[s];
-            if (g.sample < 0 || index < g.sample) {
-                g = {index, {}, {}};
-                for (int layer : a.layers) {
-                    const geometry::PositionTable& table = r.layerTables[static_cast<size_t>(layer)];
-                    g.ptd.push_back(geometry::computePtd(table).mean);
-                    g.priorSpread.push_back(geometry::positionalPrior(table, static_cast<int>(firstQuery)).spread);
-                }
-            }
+            recordGeometry(a.geometry[s], a.layers, r, index, firstQuery);
         }
         if (request.progress)
             request.progress(++done, static_cast<int64_t>(request.indices.size()));

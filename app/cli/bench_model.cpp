@@ -203,37 +203,180 @@ void addBenchModelOptions(QCommandLineParser& parser)
     });
 }
 
-int benchModel(const QCommandLineParser& parser)
+namespace {
+
+// bench model's flags, checked before anything is loaded.
+struct BenchModelOptions {
+    int imageTokens = 784, textTokens = 216, runs = 3, images = 1, layers = 0;
+    torch::Device device = torch::kCPU;
+    torch::Dtype dtype = torch::kFloat32;
+    kernels::AttentionPath attention = kernels::AttentionPath::Fused;
+};
+
+BenchModelOptions parseBenchModelOptions(const QCommandLineParser& parser)
 {
     if (parser.isSet("model") == parser.isSet("config"))
         throw UsageError("give --model DIR, or --config config.json --random");
     if (parser.isSet("config") && !parser.isSet("random"))
         throw UsageError("--config needs --random (random weights with the config's shapes)");
-    const int imageTokens = parser.isSet("image-tokens") ? parseInteger(parser, "image-tokens") : 784;
-    const int textTokens = parser.isSet("text-tokens") ? parseInteger(parser, "text-tokens") : 216;
-    const int runs = parser.isSet("runs") ? parseInteger(parser, "runs") : 3;
-    const int images = parser.isSet("images") ? parseInteger(parser, "images") : 1;
-    const int layers = parser.isSet("layers") ? parseInteger(parser, "layers") : 0;
-    if (parser.isSet("layers") && (!parser.isSet("random") || layers < 1 || layers > 1024))
+    BenchModelOptions o;
+    o.imageTokens = parser.isSet("image-tokens") ? parseInteger(parser, "image-tokens") : 784;
+    o.textTokens = parser.isSet("text-tokens") ? parseInteger(parser, "text-tokens") : 216;
+    o.runs = parser.isSet("runs") ? parseInteger(parser, "runs") : 3;
+    o.images = parser.isSet("images") ? parseInteger(parser, "images") : 1;
+    o.layers = parser.isSet("layers") ? parseInteger(parser, "layers") : 0;
+    if (parser.isSet("layers") && (!parser.isSet("random") || o.layers < 1 || o.layers > 1024))
         throw UsageError("--layers: 1 to 1024, with --config FILE --random");
-    if (imageTokens < 1 || imageTokens > 65536 || textTokens < 2 || textTokens > 65536 || runs < 1 || runs > 100 || images < 1 ||
-        images > 64 || images > imageTokens)
+    if (o.imageTokens < 1 || o.imageTokens > 65536 || o.textTokens < 2 || o.textTokens > 65536 || o.runs < 1 || o.runs > 100 ||
+        o.images < 1 || o.images > 64 || o.images > o.imageTokens)
         throw UsageError("--image-tokens 1..65536, --text-tokens 2..65536, --runs 1..100, --images 1..64 (at most one per image token)");
     if (parser.isSet("profile") && !stageProfilerAvailable())
         throw UsageError("--profile needs LibTorch 2.0 or later (this is " TORCH_VERSION ")");
-    const torch::Device device = parseDevice(parser);
-    const torch::Dtype dtype = parseDtype(parser);
-    const kernels::AttentionPath attention = parseAttentionPath(parser);
-    kernels::setAttentionPath(attention);
+    o.device = parseDevice(parser);
+    o.dtype = parseDtype(parser);
+    o.attention = parseAttentionPath(parser);
+    return o;
+}
+
+// The synthetic prompt: `images` near-square merged grids sharing imageTokens cells, text split evenly around
+// them; text ids below every special id.
+struct SyntheticPrompt {
+    torch::Tensor ids, pixels, grid;
+    std::vector<torch::Tensor> imageColumns; // each image's token positions
+    int64_t rows = 1, cols = 1;
+};
+
+SyntheticPrompt syntheticPrompt(const model::ModelConfig& cfg, const BenchModelOptions& o)
+{
+    SyntheticPrompt p;
+    const int64_t images = o.images, perImage = std::max<int64_t>(1, o.imageTokens / images);
+    p.rows = std::max<int64_t>(1, static_cast<int64_t>(std::sqrt(static_cast<double>(perImage))));
+    p.cols = (perImage + p.rows - 1) / p.rows;
+    const int64_t m = cfg.vision.mergeSize;
+    torch::manual_seed(7);
+    p.pixels = torch::randn({images * p.rows * p.cols * m * m, cfg.vision.patchDim()});
+    p.grid = torch::tensor({int64_t(1), p.rows * m, p.cols * m}).view({1, 3}).repeat({images, 1});
+    const int64_t textCeiling = std::min<int64_t>({cfg.imageToken, cfg.visionStart, cfg.visionEnd, cfg.videoToken, cfg.text.vocab,
+                                                   cfg.videoStart < 0 ? cfg.text.vocab : cfg.videoStart});
+    std::vector<torch::Tensor> pieces;
+    int64_t length = 0;
+    for (int64_t i = 0; i <= images; ++i) {
+        const int64_t text = o.textTokens * (i + 1) / (images + 1) - o.textTokens * i / (images + 1);
+        pieces.push_back(torch::randint(0, textCeiling, {text}));
+        length += text;
+        if (i == images)
+            break;
+        pieces.push_back(torch::tensor({int64_t(cfg.visionStart)}));
+        pieces.push_back(torch::full({p.rows * p.cols}, int64_t(cfg.imageToken)));
+        pieces.push_back(torch::tensor({int64_t(cfg.visionEnd)}));
+        p.imageColumns.push_back(torch::arange(length + 1, length + 1 + p.rows * p.cols));
+        length += p.rows * p.cols + 2;
+    }
+    p.ids = torch::cat(pieces);
+    return p;
+}
+
+// Greedy decoding after the prompt (KV cache; Qwen3.5's DeltaNet state), 9 tokens: the first comes from the
+// prefill's logits, then 8 steps, each timed from one token read back to the next. The first two steps are apart:
+// on a GPU the first runs one operator at a time and the second also captures the CUDA graph the others replay.
+// The steady step is the median of the rest over every run.
+template <class Sync> void timeDecode(model::Vlm& vlm, const model::ForwardRequest& req, int runs, bool cuda, Sync&& sync, QJsonObject& row)
+{
+    QString decodeGraphs = "no (not a CUDA device)";
+    model::ForwardRequest decode = req;
+    decode.generate = 9;
+    std::vector<double> steady, first, second;
+    for (int i = 0; i < runs; ++i) {
+        const auto r = vlm.run(decode);
+        sync();
+        first.push_back(r.stepMs.at(0));
+        second.push_back(r.stepMs.at(1));
+        steady.insert(steady.end(), r.stepMs.begin() + 2, r.stepMs.end());
+        if (r.stepsGraphed)
+            decodeGraphs = "yes";
+        else if (!r.stepGraphFailure.empty())
+            decodeGraphs = QString("capture failed: %1").arg(QString::fromStdString(r.stepGraphFailure).section('\n', 0, 0));
+        else if (cuda)
+            decodeGraphs = "no";
+    }
+    row["decode_step_ms"] = median(steady);
+    row["decode_first_step_ms"] = median(first);
+    row["decode_second_step_ms"] = median(second);
+    row["decode_graphs"] = decodeGraphs;
+}
+
+// The prefill, the capture pass and a 5-token generation once each under LibTorch's profiler, written to FILE.
+template <class Sync>
+void writeProfile(model::Vlm& vlm, const model::ForwardRequest& plain, const model::ForwardRequest& capture, const QJsonObject& row,
+                  const QString& path, bool cuda, Sync&& sync)
+{
+    model::ForwardRequest generation = plain;
+    generation.generate = 5;
+    auto stage = [&](const model::ForwardRequest& req) {
+        return profileStage(
+            [&] {
+                vlm.run(req);
+                sync();
+            },
+            cuda);
+    };
+    const QJsonObject stages{{"prefill", stage(plain)}, {"prefill_capture", stage(capture)}, {"generate_5", stage(generation)}};
+    writeOutput(path, QJsonDocument(QJsonObject{{"bench", row}, {"stages", stages}}).toJson());
+}
+
+QByteArray benchText(const QJsonObject& row)
+{
+    QByteArray text;
+    for (auto it = row.begin(); it != row.end(); ++it)
+        text += it.key().toUtf8().leftJustified(24) +
+            (it.value().isDouble() ? QByteArray::number(it.value().toDouble(), 'f', 2) : it.value().toString().toUtf8()) + "\n";
+    return text;
+}
+
+// Every layer's text -> image attention captured: rows are the tokens after the first image that are not image
+// tokens, columns every image token.
+model::ForwardRequest captureRequest(const model::ForwardRequest& plain, const SyntheticPrompt& prompt, const model::ModelConfig& cfg,
+                                     torch::Device device)
+{
+    model::ForwardRequest req = plain;
+    const int64_t L = prompt.ids.numel();
+    const auto afterFirstImage = torch::arange(L) > prompt.imageColumns.front()[-1];
+    req.capture.selection.rows = torch::arange(L).masked_select(afterFirstImage & (prompt.ids != int64_t(cfg.imageToken))).to(device);
+    req.capture.selection.cols = torch::cat(prompt.imageColumns).to(device);
+    req.capture.layers = cfg.text.attentionLayers(); // Qwen3.5: its full-attention layers
+    return req;
+}
+
+QString benchedModel(const QCommandLineParser& parser, const BenchModelOptions& o, const model::ModelConfig& cfg)
+{
+    if (parser.isSet("model"))
+        return parser.value("model");
+    return parser.value("config") + " (random weights" +
+        (o.layers > 0 ? QString(", first %1 of its layers)").arg(cfg.text.layers) : QString(")"));
+}
+
+void addAll(QJsonObject& row, const QJsonObject& more)
+{
+    for (auto it = more.begin(); it != more.end(); ++it)
+        row[it.key()] = it.value();
+}
+
+} // namespace
+
+int benchModel(const QCommandLineParser& parser)
+{
+    const BenchModelOptions o = parseBenchModelOptions(parser);
+    kernels::setAttentionPath(o.attention);
+    const bool cuda = o.device.is_cuda();
     auto sync = [&] {
-        if (device.is_cuda())
+        if (cuda)
             torch::cuda::synchronize();
     };
 
     return runModelCommand([&] {
         const auto t0 = std::chrono::steady_clock::now();
-        model::Vlm vlm = parser.isSet("model") ? model::Vlm(parser.value("model"), device, dtype)
-                                               : model::Vlm(randomCheckpoint(parser.value("config"), layers), device, dtype);
+        model::Vlm vlm = parser.isSet("model") ? model::Vlm(parser.value("model"), o.device, o.dtype)
+                                               : model::Vlm(randomCheckpoint(parser.value("config"), o.layers), o.device, o.dtype);
         sync();
         const double loadMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         // Memory after loading is the weights (plus the runtime); the forward peak is measured above it.
@@ -241,52 +384,27 @@ int benchModel(const QCommandLineParser& parser)
         const bool rssPeakReset = resetPeakRss();
 #ifdef ROPESCOPE_TORCH_CUDA
         double loadedGpuMb = 0;
-        if (device.is_cuda()) {
-            loadedGpuMb = gpuAllocatedMb(device, false);
-            resetGpuPeak(device);
+        if (cuda) {
+            loadedGpuMb = gpuAllocatedMb(o.device, false);
+            resetGpuPeak(o.device);
         }
 #endif
         const model::ModelConfig& cfg = vlm.config();
-
-        // `images` near-square merged grids sharing imageTokens cells, text split evenly around them; text ids
-        // below every special id.
-        const int64_t perImage = std::max<int64_t>(1, imageTokens / images);
-        const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(std::sqrt(static_cast<double>(perImage))));
-        const int64_t cols = (perImage + rows - 1) / rows;
-        const int64_t m = cfg.vision.mergeSize;
-        torch::manual_seed(7);
-        const auto pixels = torch::randn({images * rows * cols * m * m, cfg.vision.patchDim()});
-        const auto grid = torch::tensor({int64_t(1), rows * m, cols * m}).view({1, 3}).repeat({images, 1});
-        const int64_t textCeiling = std::min<int64_t>({cfg.imageToken, cfg.visionStart, cfg.visionEnd, cfg.videoToken, cfg.text.vocab,
-                                                       cfg.videoStart < 0 ? cfg.text.vocab : cfg.videoStart});
-        std::vector<torch::Tensor> pieces, imageColumns;
-        int64_t length = 0;
-        for (int64_t i = 0; i <= images; ++i) {
-            const int64_t text = textTokens * (i + 1) / (images + 1) - textTokens * i / (images + 1);
-            pieces.push_back(torch::randint(0, textCeiling, {text}));
-            length += text;
-            if (i == images)
-                break;
-            pieces.push_back(torch::tensor({int64_t(cfg.visionStart)}));
-            pieces.push_back(torch::full({rows * cols}, int64_t(cfg.imageToken)));
-            pieces.push_back(torch::tensor({int64_t(cfg.visionEnd)}));
-            imageColumns.push_back(torch::arange(length + 1, length + 1 + rows * cols));
-            length += rows * cols + 2;
-        }
-        const auto ids = torch::cat(pieces);
-        const int64_t L = ids.numel();
+        const SyntheticPrompt prompt = syntheticPrompt(cfg, o);
+        const int64_t L = prompt.ids.numel();
+        const int runs = o.runs;
 
         const double visionMs = medianMs(runs, [&] {
-            vlm.encodeImages(pixels, grid, nullptr, /*useCache=*/false);
+            vlm.encodeImages(prompt.pixels, prompt.grid, nullptr, /*useCache=*/false);
             sync();
         });
         model::ForwardRequest req;
-        req.inputIds = ids;
-        req.pixelValues = pixels;
-        req.imageGridThw = grid;
+        req.inputIds = prompt.ids;
+        req.pixelValues = prompt.pixels;
+        req.imageGridThw = prompt.grid;
         req.scheme = geometry::defaultSchemeParams(model::ownSchemeKind(cfg));
         if (model::needsTokenTypes(cfg.architecture)) // GLM-V and PaddleOCR-VL place image pads by their type (1)
-            req.tokenTypes = (ids == int64_t(cfg.imageToken)).to(torch::kInt64);
+            req.tokenTypes = (prompt.ids == int64_t(cfg.imageToken)).to(torch::kInt64);
         vlm.run(req); // warm up and fill the vision cache: the decoder stages below re-run only the decoder
         sync();
         double cachedVisionMs = 0, positionsMs = 0, decoderMs = 0;
@@ -297,40 +415,10 @@ int benchModel(const QCommandLineParser& parser)
             positionsMs = r.positionsMs;
             decoderMs = r.prefillMs;
         });
-        // Greedy decoding after the prompt (KV cache; Qwen3.5's DeltaNet state), 9 tokens: the first comes from the
-        // prefill's logits, then 8 steps, each timed from one token read back to the next. The first two steps
-        // are apart: on a GPU the first runs one operator at a time and the second also captures the CUDA graph
-        // the others replay. The steady step is the median of the rest over every run.
-        double decodeStepMs = 0, firstStepMs = 0, captureStepMs = 0;
-        QString decodeGraphs = "no (not a CUDA device)";
-        {
-            model::ForwardRequest decode = req;
-            decode.generate = 9;
-            std::vector<double> steady, first, second;
-            for (int i = 0; i < runs; ++i) {
-                const auto r = vlm.run(decode);
-                sync();
-                first.push_back(r.stepMs.at(0));
-                second.push_back(r.stepMs.at(1));
-                steady.insert(steady.end(), r.stepMs.begin() + 2, r.stepMs.end());
-                if (r.stepsGraphed)
-                    decodeGraphs = "yes";
-                else if (!r.stepGraphFailure.empty())
-                    decodeGraphs = QString("capture failed: %1").arg(QString::fromStdString(r.stepGraphFailure).section('\n', 0, 0));
-                else if (device.is_cuda())
-                    decodeGraphs = "no";
-            }
-            decodeStepMs = median(steady);
-            firstStepMs = median(first);
-            captureStepMs = median(second);
-        }
+        QJsonObject decodeTimes;
+        timeDecode(vlm, req, runs, cuda, sync, decodeTimes);
         const model::ForwardRequest plainPrefill = req;
-        // Capture every layer's text -> image attention: rows are the tokens after the first image that are
-        // not image tokens, columns every image token.
-        const auto afterFirstImage = torch::arange(L) > imageColumns.front()[-1];
-        req.capture.selection.rows = torch::arange(L).masked_select(afterFirstImage & (ids != int64_t(cfg.imageToken))).to(device);
-        req.capture.selection.cols = torch::cat(imageColumns).to(device);
-        req.capture.layers = cfg.text.attentionLayers(); // Qwen3.5: its full-attention layers
+        req = captureRequest(plainPrefill, prompt, cfg, o.device);
         int64_t capturedBytes = 0;
         const double captureMs = medianMs(runs, [&] {
             const auto r = vlm.run(req);
@@ -340,20 +428,17 @@ int benchModel(const QCommandLineParser& parser)
                 capturedBytes += a.numel() * static_cast<int64_t>(a.element_size());
         });
 
+        const int64_t images = o.images;
         QJsonObject row{
-            {"model",
-             parser.isSet("model") ? parser.value("model")
-                                   : parser.value("config") + " (random weights" +
-                     (layers > 0 ? QString(", first %1 of its layers)").arg(cfg.text.layers) : QString(")"))},
-            {"device",
-             device.is_cuda() ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(at::get_num_threads())},
+            {"model", benchedModel(parser, o, cfg)},
+            {"device", cuda ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(at::get_num_threads())},
             {"blas", blasDescription()},
-            {"dtype", dtype == torch::kBFloat16 ? "bf16" : "fp32"},
+            {"dtype", o.dtype == torch::kBFloat16 ? "bf16" : "fp32"},
             {"attention",
-             attention == kernels::AttentionPath::Fused ? "fused (LibTorch " TORCH_VERSION ")" : "explicit (LibTorch " TORCH_VERSION ")"},
+             o.attention == kernels::AttentionPath::Fused ? "fused (LibTorch " TORCH_VERSION ")" : "explicit (LibTorch " TORCH_VERSION ")"},
             {"tokens", static_cast<double>(L)},
             {"images", static_cast<double>(images)},
-            {"image_tokens", static_cast<double>(images * rows * cols)},
+            {"image_tokens", static_cast<double>(images * prompt.rows * prompt.cols)},
             {"captured_rows", static_cast<double>(req.capture.selection.rows.numel())},
             {"load_ms", loadMs},
             {"vision_ms", visionMs},
@@ -362,74 +447,36 @@ int benchModel(const QCommandLineParser& parser)
             {"positions_ms", positionsMs},
             {"decoder_ms", decoderMs},
             {"prefill_capture_ms", captureMs},
-            {"decode_step_ms", decodeStepMs},
-            {"decode_first_step_ms", firstStepMs},
-            {"decode_second_step_ms", captureStepMs},
-            {"decode_graphs", decodeGraphs},
             {"capture_overhead_ms", captureMs - prefillMs},
             {"captured_mb", static_cast<double>(capturedBytes) / 1048576.0},
             {"loaded_rss_mb", loadedRssMb},
             {"peak_rss_mb", rssMb("VmHWM:")}};
+        addAll(row, decodeTimes);
         if (rssPeakReset)
             row["forward_peak_rss_mb"] = rssMb("VmHWM:") - loadedRssMb;
-        if (parser.isSet("gemm-floor")) {
-            const QJsonObject floor = benchGemmFloor(
-                cfg.text, L, runs, vlm.language().lmHead().options(),
-                [&] {
-                    const auto r = vlm.run(plainPrefill);
-                    sync();
-                    return r.prefillMs;
-                },
-                sync);
-            for (auto it = floor.begin(); it != floor.end(); ++it)
-                row[it.key()] = it.value();
-        }
-        if (cfg.text.moe.any()) {
-            const QJsonObject block = benchMoeBlock(vlm, L, runs, sync);
-            for (auto it = block.begin(); it != block.end(); ++it)
-                row[it.key()] = it.value();
-        }
+        if (parser.isSet("gemm-floor"))
+            addAll(row,
+                   benchGemmFloor(
+                       cfg.text, L, runs, vlm.language().lmHead().options(),
+                       [&] {
+                           const auto r = vlm.run(plainPrefill);
+                           sync();
+                           return r.prefillMs;
+                       },
+                       sync));
+        if (cfg.text.moe.any())
+            addAll(row, benchMoeBlock(vlm, L, runs, sync));
 #ifdef ROPESCOPE_TORCH_CUDA
-        if (device.is_cuda()) {
-            const double peakGpuMb = gpuAllocatedMb(device, true);
+        if (cuda) {
+            const double peakGpuMb = gpuAllocatedMb(o.device, true);
             row["loaded_gpu_mb"] = loadedGpuMb;
             row["peak_gpu_mb"] = peakGpuMb;
             row["forward_peak_gpu_mb"] = peakGpuMb - loadedGpuMb;
         }
 #endif
-        if (parser.isSet("profile")) {
-            model::ForwardRequest generation = plainPrefill;
-            generation.generate = 5;
-            const QJsonObject stages{
-                {"prefill",
-                 profileStage(
-                     [&] {
-                         vlm.run(plainPrefill);
-                         sync();
-                     },
-                     device.is_cuda())},
-                {"prefill_capture",
-                 profileStage(
-                     [&] {
-                         vlm.run(req);
-                         sync();
-                     },
-                     device.is_cuda())},
-                {"generate_5",
-                 profileStage(
-                     [&] {
-                         vlm.run(generation);
-                         sync();
-                     },
-                     device.is_cuda())},
-            };
-            writeOutput(parser.value("profile"), QJsonDocument(QJsonObject{{"bench", row}, {"stages", stages}}).toJson());
-        }
-        QByteArray text;
-        for (auto it = row.begin(); it != row.end(); ++it)
-            text += it.key().toUtf8().leftJustified(24) +
-                (it.value().isDouble() ? QByteArray::number(it.value().toDouble(), 'f', 2) : it.value().toString().toUtf8()) + "\n";
-        writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(row).toJson() : text);
+        if (parser.isSet("profile"))
+            writeProfile(vlm, plainPrefill, req, row, parser.value("profile"), cuda, sync);
+        writeOutput(parser.value("output"), parser.isSet("json") ? QJsonDocument(row).toJson() : benchText(row));
         return 0;
     });
 }

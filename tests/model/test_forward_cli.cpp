@@ -506,8 +506,8 @@ private Q_SLOTS:
                                              << "both layouts"
                                              << "model.layers.0.mlp.experts: the checkpoint holds them both per expert";
         QTest::newRow("norm_topk_prob \"no\"") << "glm4vmoe-tiny"
-                                                << "topk no"
-                                                << "'norm_topk_prob' must be true or false";
+                                               << "topk no"
+                                               << "'norm_topk_prob' must be true or false";
         QTest::newRow("vocab 10^9") << "qwen2vl-tiny"
                                     << "vocab"
                                     << "config.json: 512.0 GB of weights at fp32; this machine has";
@@ -556,7 +556,8 @@ private Q_SLOTS:
         QFile::remove(model + "/model.safetensors");
         QVERIFY(writeTensors(model + "/model.safetensors", weights));
         const QString out = dir.filePath("out.safetensors");
-        const auto r = runRopescope({"forward", "--model", model, "--inputs", fixture(source + "/inputs.safetensors"), "--output", out}, false);
+        const auto r =
+            runRopescope({"forward", "--model", model, "--inputs", fixture(source + "/inputs.safetensors"), "--output", out}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(message.toUtf8()) && r.err.count('\n') == 1, r.err.constData());
         QVERIFY(!QFile::exists(out));
@@ -619,8 +620,9 @@ private Q_SLOTS:
     void benchModelHeedsTheAddressSpaceCap()
     {
         QProcess p;
-        p.start("sh", {"-c", "ulimit -v 8000000 && exec \"$0\" \"$@\"", ROPESCOPE_BINARY, "bench", "model", "--config",
-                       test_paths::sourceDir() + "/resources/configs/qwen35-35b-a3b.json", "--random", "--layers", "3", "--runs", "1"});
+        p.start("sh",
+                {"-c", "ulimit -v 8000000 && exec \"$0\" \"$@\"", ROPESCOPE_BINARY, "bench", "model", "--config",
+                 test_paths::sourceDir() + "/resources/configs/qwen35-35b-a3b.json", "--random", "--layers", "3", "--runs", "1"});
         QVERIFY(p.waitForFinished(120000));
         const QByteArray err = p.readAllStandardError();
         QCOMPARE(p.exitCode(), 2);

@@ -184,7 +184,7 @@ LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfi
                            double offset)
 {
     const int64_t half = text.rotaryDim() / 2; // partial rotary (Qwen3.5): the tables cover the rotated dims only
-    if (table.size() == 0) // decoding continues the table at its maximum, which an empty table does not have
+    if (table.size() == 0)                     // decoding continues the table at its maximum, which an empty table does not have
         throw ModelError("rotary: the position table holds no tokens (an empty prompt)");
     if (from < 0 || count < 0 || (from < table.size() && from + count > table.size()))
         throw ModelError("rotary: rows " + std::to_string(from) + "+" + std::to_string(count) + " outside the table's " +

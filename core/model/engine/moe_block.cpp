@@ -113,7 +113,8 @@ void refuseUnusedMoeTensors(const Checkpoint& ck, const std::string& p, const Mo
                                    (m.router == RouterKind::Softmax ? "shared_expert_intermediate_size" : "n_shared_experts") +
                                    " 0): the config does not describe these weights");
     if (!ck.storedShape(p + "experts.0.gate_proj.weight").empty() && !ck.storedShape(p + "experts.gate_up_proj").empty())
-        throw BadInputFile(where + p + "experts: the checkpoint holds them both per expert (experts.0.gate_proj.weight ...) and fused "
+        throw BadInputFile(where + p +
+                           "experts: the checkpoint holds them both per expert (experts.0.gate_proj.weight ...) and fused "
                            "(experts.gate_up_proj); keep one layout");
 }
 
@@ -135,8 +136,8 @@ MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const Text
     };
     w.router = finite(load("gate.weight", {experts, h}), "gate.weight");
     if (m.router == RouterKind::SigmoidGrouped) // the choice is made in float32 (transformers' router casts)
-        w.correctionBias = finite(ck.tensor(p + "gate.e_score_correction_bias", {experts}).to(device, torch::kFloat32),
-                                  "gate.e_score_correction_bias");
+        w.correctionBias =
+            finite(ck.tensor(p + "gate.e_score_correction_bias", {experts}).to(device, torch::kFloat32), "gate.e_score_correction_bias");
     // A CPU that runs the few-rows kernel gets each expert packed into its panels (a copy the size of the
     // expert, made one expert at a time), all of a layer's in one storage of large pages (fewRowsStorage);
     // elsewhere the matrices are kept as loaded.

@@ -150,12 +150,9 @@ Checkpoint Vlm::checkedForMemory(Checkpoint checkpoint, torch::Device device, to
     return checkpoint;
 }
 
-Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype) try
-    : checkpoint_(checkedForMemory(std::move(checkpoint), device, dtype)),
-      device_(device),
-      vision_(checkpoint_, device, dtype),
-      language_(checkpoint_, device, dtype)
-{
+Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
+try : checkpoint_(checkedForMemory(std::move(checkpoint), device, dtype)), device_(device), vision_(checkpoint_, device, dtype),
+    language_(checkpoint_, device, dtype) {
     blasKernels(); // links the choice of OpenBLAS's kernels, made before main() (blas_kernels.h)
     balanceCpuThreads();
     reuseLargeHostAllocations();
@@ -306,107 +303,71 @@ void Vlm::refuseNonFiniteLogits(const torch::Tensor& logits) const
                                        : "tensor '" + tensor + "' holds NaN or infinite values"));
 }
 
-ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
+// Places a modality's vision features on its pad tokens (and its DeepStack features on their rows of the joint
+// visual list); returns the features, undefined when the prompt has none of its tokens.
+torch::Tensor Vlm::scatterVision(const VisionInput& in, torch::Tensor& embeds, const torch::Tensor& visualMask, int64_t visualTokens,
+                                 ForwardResult& r, VisionTrace* trace)
+{
+    const int64_t tokens = in.mask.sum().item<int64_t>();
+    const std::string gridName = std::string(in.what) + "_grid_thw";
+    if (tokens == 0) { // a grid with no tokens to place it on is a mismatched input, not nothing
+        if (in.grid.defined() && in.grid.numel() > 0)
+            throw ModelError(gridName + " gives " + std::to_string(in.grid.size(0)) + " " + in.what + "(s) but input_ids holds no " +
+                             in.what + " tokens");
+        return torch::Tensor();
+    }
+    if (!in.pixels.defined())
+        throw ModelError(std::string("input_ids has ") + in.what + " tokens but no " + in.pixelsName + " were given");
+    const VisionFeatures features = encodeImages(in.pixels, in.grid, trace, /*useCache=*/true, in.pixelsName);
+    if (features.embeds.size(0) != tokens)
+        throw ModelError(std::string(in.what) + " features (" + std::to_string(features.embeds.size(0)) + ") and " + in.what + " tokens (" +
+                         std::to_string(tokens) + ") do not match");
+    embeds = embeds.index_copy(0, in.mask.nonzero().flatten().to(device_), features.embeds);
+    const auto rows = in.mask.index({visualMask}).nonzero().flatten().to(device_); // rows of the joint feature list
+    if (r.deepstackEmbeds.empty())
+        for (const auto& f : features.deepstack)
+            r.deepstackEmbeds.push_back(torch::zeros({visualTokens, f.size(1)}, f.options()));
+    for (size_t k = 0; k < features.deepstack.size(); ++k)
+        r.deepstackEmbeds[k] = r.deepstackEmbeds[k].index_copy(0, rows, features.deepstack[k]);
+    return features.embeds;
+}
+
+// Everything the request says, checked (ids, token types, grids against the ids, pixels), and what the decoder
+// takes: the ids, each layer's table, the embeddings with vision in place, DeepStack's features.
+Vlm::PreparedPrompt Vlm::preparePrompt(const ForwardRequest& req, ForwardResult& r, bool traceVision)
+{
+    const auto ids = req.inputIds.to(torch::kCPU, torch::kInt64).contiguous().flatten();
+    std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
+    if (needsTokenTypes(config().architecture))
+        idList = typedPadIds(idList, req.tokenTypes, config());
+    r.layout = layoutFromTokens(idList, grids(req.imageGridThw, "image_grid_thw"), grids(req.videoGridThw, "video_grid_thw"), config());
+    const auto padIds = torch::tensor(idList, torch::kInt64); // the pads as the layout read them (GLM-V: video frames typed)
+    PreparedPrompt p;
+    p.ids = ids;
+    const auto t0 = std::chrono::steady_clock::now();
+    p.tables = layerTables(r.layout, req.scheme, req.age);
+    r.layerTables = p.tables.perLayer();
+    r.positionsMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    p.embeds = language_.embed(ids);
+    // Images and videos go through the same vision tower; their embeddings replace their pad tokens.
+    // DeepStack features of both are joined in token order, as transformers' visual_pos_masks.
+    const auto imageMask = padIds == config().imageToken, videoMask = padIds == config().videoToken;
+    const auto visualMask = imageMask | videoMask;
+    p.deepstack.positions = visualMask.nonzero().flatten().to(device_);
+    const int64_t visual = p.deepstack.positions.size(0);
+    r.imageEmbeds = scatterVision({imageMask, req.pixelValues, req.imageGridThw, "image", "pixel_values"}, p.embeds, visualMask, visual, r,
+                                  traceVision ? &r.vision : nullptr);
+    r.videoEmbeds = scatterVision({videoMask, req.videoPixelValues, req.videoGridThw, "video", "pixel_values_videos"}, p.embeds, visualMask,
+                                  visual, r, nullptr);
+    p.deepstack.features = r.deepstackEmbeds;
+    return p;
+}
+
+// Greedy decoding after the prompt: each step's logits, ids and (captured) attention rows into `r`.
+void Vlm::decodeGreedy(const ForwardRequest& req, const LayerTables& tables, KvCache& cache, ForwardResult& r)
 {
     using Clock = std::chrono::steady_clock;
     auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
-    auto t0 = Clock::now();
-    ForwardResult r;
-    if (!req.inputIds.defined() || !torch::isIntegralType(req.inputIds.scalar_type(), /*includeBool=*/false))
-        throw BadRequest(std::string("input_ids: expected whole-number token ids (I64 or I32), got ") +
-                         (req.inputIds.defined() ? c10::toString(req.inputIds.scalar_type()) : "no tensor"));
-    if (req.inputIds.numel() == 0) // nothing to place, embed or predict from: every later stage assumes a token
-        throw BadRequest("input_ids: holds no tokens (an empty prompt); give at least one token id");
-    if (req.generate < 0)
-        throw BadRequest("generate: " + std::to_string(req.generate) + " new tokens; expected 0 or more");
-    refuseOversizedRun(req, config(), req.inputIds.numel());
-    // Everything the request says is checked here (ids, token types, grids against the ids, pixels): a fault
-    // of the inputs, reported as BadRequest (bad input: exit 2 on the command line), not as the model's.
-    struct Prepared {
-        torch::Tensor ids;
-        LayerTables tables;
-        torch::Tensor embeds;
-        DeepStackInput deepstack;
-    };
-    auto prepare = [&]() -> Prepared {
-        const auto ids = req.inputIds.to(torch::kCPU, torch::kInt64).contiguous().flatten();
-        std::vector<int64_t> idList(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
-        if (needsTokenTypes(config().architecture))
-            idList = typedPadIds(idList, req.tokenTypes, config());
-        r.layout = layoutFromTokens(idList, grids(req.imageGridThw, "image_grid_thw"), grids(req.videoGridThw, "video_grid_thw"), config());
-        const auto padIds = torch::tensor(idList, torch::kInt64); // the pads as the layout read them (GLM-V: video frames typed)
-
-        const LayerTables tables = layerTables(r.layout, req.scheme, req.age);
-        r.layerTables = tables.perLayer();
-
-        r.positionsMs = since(t0);
-        t0 = Clock::now();
-        auto embeds = language_.embed(ids);
-        // Images and videos go through the same vision tower; their embeddings replace their pad tokens.
-        // DeepStack features of both are joined in token order, as transformers' visual_pos_masks.
-        const auto imageMask = padIds == config().imageToken, videoMask = padIds == config().videoToken;
-        const auto visualMask = imageMask | videoMask;
-        DeepStackInput deepstack;
-        deepstack.positions = visualMask.nonzero().flatten().to(device_);
-        auto scatter = [&](const torch::Tensor& mask, const torch::Tensor& pixels, const torch::Tensor& grid, const char* what,
-                           const char* pixelsName, VisionTrace* trace) {
-            const int64_t tokens = mask.sum().item<int64_t>();
-            const std::string gridName = std::string(what) + "_grid_thw";
-            if (tokens == 0) { // a grid with no tokens to place it on is a mismatched input, not nothing
-                if (grid.defined() && grid.numel() > 0)
-                    throw ModelError(gridName + " gives " + std::to_string(grid.size(0)) + " " + what + "(s) but input_ids holds no " +
-                                     what + " tokens");
-                return torch::Tensor();
-            }
-            if (!pixels.defined())
-                throw ModelError(std::string("input_ids has ") + what + " tokens but no " + pixelsName + " were given");
-            const VisionFeatures features = encodeImages(pixels, grid, trace, /*useCache=*/true, pixelsName);
-            if (features.embeds.size(0) != tokens)
-                throw ModelError(std::string(what) + " features (" + std::to_string(features.embeds.size(0)) + ") and " + what +
-                                 " tokens (" + std::to_string(tokens) + ") do not match");
-            embeds = embeds.index_copy(0, mask.nonzero().flatten().to(device_), features.embeds);
-            const auto rows = mask.index({visualMask}).nonzero().flatten().to(device_); // rows of the joint feature list
-            if (r.deepstackEmbeds.empty())
-                for (const auto& f : features.deepstack)
-                    r.deepstackEmbeds.push_back(torch::zeros({deepstack.positions.size(0), f.size(1)}, f.options()));
-            for (size_t k = 0; k < features.deepstack.size(); ++k)
-                r.deepstackEmbeds[k] = r.deepstackEmbeds[k].index_copy(0, rows, features.deepstack[k]);
-            return features.embeds;
-        };
-        r.imageEmbeds = scatter(imageMask, req.pixelValues, req.imageGridThw, "image", "pixel_values", traceVision ? &r.vision : nullptr);
-        r.videoEmbeds = scatter(videoMask, req.videoPixelValues, req.videoGridThw, "video", "pixel_values_videos", nullptr);
-        deepstack.features = r.deepstackEmbeds;
-        return {ids, tables, embeds, deepstack};
-    };
-    Prepared prepared;
-    try {
-        prepared = prepare();
-    } catch (const BadInputFile&) {
-        throw;
-    } catch (const ModelError& e) {
-        throw BadRequest(e.what());
-    }
-    const torch::Tensor& ids = prepared.ids;
-    const LayerTables& tables = prepared.tables;
-    const torch::Tensor& embeds = prepared.embeds;
-    const DeepStackInput& deepstack = prepared.deepstack;
-    r.inputsEmbeds = embeds;
-    r.visionMs = since(t0);
-    t0 = Clock::now();
-
-    const int64_t L = ids.numel();
-    const std::vector<LayerRotary> rotary = tables.mapPerLayer([&](const geometry::PositionTable& t) { return rotaryFor(t, 0, L); });
-
-    torch::NoGradGuard noGrad;
-    KvCache cache;
-    r.positionsMs += since(t0);
-    t0 = Clock::now();
-    r.prefill = language_.forward(embeds, rotary, req.generate > 0 ? &cache : nullptr, req.capture,
-                                  deepstack.features.empty() ? nullptr : &deepstack);
-    refuseNonFiniteLogits(r.prefill.logits[r.prefill.logits.size(0) - 1]);
-    r.prefillMs = since(t0);
-    t0 = Clock::now();
-
     std::vector<int64_t> generated;
     std::vector<torch::Tensor> stepLogits;
     DecoderCapture stepCapture; // the new token's one row (all rows) against the prompt's captured columns
@@ -440,10 +401,53 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     for (auto& layerSteps : steps)
         if (!layerSteps.empty())
             r.stepAttentions.push_back(torch::cat(layerSteps, 1));
-    r.generateMs = since(t0);
     r.generatedIds = torch::tensor(generated, torch::kInt64);
     if (!stepLogits.empty())
         r.generatedLogits = torch::stack(stepLogits, 0);
+}
+
+ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
+{
+    using Clock = std::chrono::steady_clock;
+    auto since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
+    auto t0 = Clock::now();
+    ForwardResult r;
+    if (!req.inputIds.defined() || !torch::isIntegralType(req.inputIds.scalar_type(), /*includeBool=*/false))
+        throw BadRequest(std::string("input_ids: expected whole-number token ids (I64 or I32), got ") +
+                         (req.inputIds.defined() ? c10::toString(req.inputIds.scalar_type()) : "no tensor"));
+    if (req.inputIds.numel() == 0) // nothing to place, embed or predict from: every later stage assumes a token
+        throw BadRequest("input_ids: holds no tokens (an empty prompt); give at least one token id");
+    if (req.generate < 0)
+        throw BadRequest("generate: " + std::to_string(req.generate) + " new tokens; expected 0 or more");
+    refuseOversizedRun(req, config(), req.inputIds.numel());
+    // A fault of the inputs is reported as BadRequest (bad input: exit 2 on the command line), not as the model's.
+    PreparedPrompt prepared;
+    try {
+        prepared = preparePrompt(req, r, traceVision);
+    } catch (const BadInputFile&) {
+        throw;
+    } catch (const ModelError& e) {
+        throw BadRequest(e.what());
+    }
+    r.inputsEmbeds = prepared.embeds;
+    r.visionMs = since(t0) - r.positionsMs; // the ids' checks, embedding and vision, less the tables' time
+    t0 = Clock::now();
+
+    const int64_t L = prepared.ids.numel();
+    const std::vector<LayerRotary> rotary =
+        prepared.tables.mapPerLayer([&](const geometry::PositionTable& t) { return rotaryFor(t, 0, L); });
+
+    torch::NoGradGuard noGrad;
+    KvCache cache;
+    r.positionsMs += since(t0);
+    t0 = Clock::now();
+    r.prefill = language_.forward(prepared.embeds, rotary, req.generate > 0 ? &cache : nullptr, req.capture,
+                                  prepared.deepstack.features.empty() ? nullptr : &prepared.deepstack);
+    refuseNonFiniteLogits(r.prefill.logits[r.prefill.logits.size(0) - 1]);
+    r.prefillMs = since(t0);
+    t0 = Clock::now();
+    decodeGreedy(req, prepared.tables, cache, r);
+    r.generateMs = since(t0);
     return r;
 }
 

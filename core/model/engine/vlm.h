@@ -109,6 +109,25 @@ public:
     LayerRotary rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset = 0) const;
 
 private:
+    // The prompt as the decoder takes it (Vlm::preparePrompt).
+    struct PreparedPrompt {
+        at::Tensor ids;
+        LayerTables tables;
+        at::Tensor embeds;
+        DeepStackInput deepstack;
+    };
+    // One modality's pads and what fills them.
+    struct VisionInput {
+        const at::Tensor& mask;
+        const at::Tensor& pixels;
+        const at::Tensor& grid;
+        const char* what;
+        const char* pixelsName;
+    };
+    PreparedPrompt preparePrompt(const ForwardRequest& req, ForwardResult& r, bool traceVision);
+    at::Tensor scatterVision(const VisionInput& in, at::Tensor& embeds, const at::Tensor& visualMask, int64_t visualTokens,
+                             ForwardResult& r, VisionTrace* trace);
+    void decodeGreedy(const ForwardRequest& req, const LayerTables& tables, KvCache& cache, ForwardResult& r);
     void refuseNonFiniteLogits(const at::Tensor& logits) const;
     static Checkpoint checkedForMemory(Checkpoint checkpoint, c10::Device device, c10::ScalarType dtype);
 

@@ -19,7 +19,7 @@ if(ROPESCOPE_SANITIZE)
 endif()
 
 # Instruction set. On CPUs with AVX-512, glibc's EVEX memcpy leaves the upper vector state dirty and
-# every legacy-SSE instruction afterwards pays a transition penalty (measured 25x on the prior map).
+# every legacy-SSE instruction afterwards pays a transition penalty (measured: docs/SPEED.md, "The live view").
 # VEX-encoded code (x86-64-v3: AVX2 + FMA) is immune, and faster anyway; it is used whenever the build
 # machine can run it. ROPESCOPE_ARCH=none builds baseline x86-64 for older CPUs.
 set(ROPESCOPE_ARCH "auto" CACHE STRING "auto, none, native, or a -march value such as x86-64-v3")

@@ -13,7 +13,7 @@ mirror=${ROPESCOPE_TRIXIE_MIRROR:-http://deb.debian.org/debian}
 packages=(
   cmake ninja-build g++ ccache pkg-config     # toolchain
   libtorch-dev                               # LibTorch 2.6 (CPU): the point of this chroot
-  libopenblas0-pthread                       # its GEMMs: trixie's default libblas.so.3 is the reference BLAS (8x slower)
+  libopenblas0-pthread                       # its GEMMs: trixie's default libblas.so.3 is the reference BLAS (docs/SPEED.md)
   qt6-base-dev qt6-svg-dev libeigen3-dev libpcre2-dev   # what a build without GUI and VTK needs
   zlib1g-dev                                 # .npz dumps (check-positions)
   python3-dev pybind11-dev python3-numpy     # Python schemes (model runs under a scheme file)

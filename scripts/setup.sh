@@ -23,7 +23,7 @@ packages=(
   xvfb xauth                                # an X server for the GUI tests
   xdotool                                   # real X input for the gui-x11 tests (tests/gui_x11)
   slurmctld slurmd slurm-client munge       # a one-node Slurm for the --slurm test (tests/cluster); no service starts
-  libopenblas0-pthread                      # fast BLAS for the model (18x over the generic libblas)
+  libopenblas0-pthread                      # fast BLAS for the model (docs/SPEED.md, "Engine choices")
   clang-format                              # the source_format test (.clang-format; scripts/check_format.sh)
   nodejs                                    # the Gemma 3 tokenizer reference (transformers.js; scripts/fetch_npm_tokenizers.sh)
   universal-ctags                           # the function_sizes test (scripts/check_function_sizes.sh)

@@ -43,7 +43,7 @@ py::module_& schemeRuntime()
     return *runtime;
 }
 
-// One watchdog thread for the worker's life (a thread per call cost a scheduler tick, ~4 ms, per call).
+// One watchdog thread for the worker's life (a thread per call cost a scheduler tick per call; docs/SPEED.md, "A Python scheme in the live view").
 // A call arms it with a deadline and a generation; past the deadline it raises SchemeTimeout into the main
 // thread, every 100 ms until the call disarms it. The generation keeps a late interruption out of the next call.
 namespace {

@@ -67,8 +67,8 @@ void styleLabel(vtkBillboardTextActor3D* label, const char* text, const Eigen::V
 ConeScene::ConeScene(vtkRenderer* renderer) : renderer_(renderer)
 {
     // VTK's default translucent pass is order-independent: full-frame float accumulation buffers, blended and
-    // blitted every frame. On a software GL (llvmpipe) that was two thirds of the live view's frame (19 -> 6 ms
-    // at 1280x800, docs/SPEED.md). The scene's translucent pieces (the text axis, cone lines and surface, the
+    // blitted every frame. On a software GL (llvmpipe) that was most of the live view's frame (docs/SPEED.md, "The
+    // live view"). The scene's translucent pieces (the text axis, cone lines and surface, the
     // highlight halo, labels) barely overlap one another, so plain blending in draw order looks the same.
     vtkNew<vtkRenderStepsPass> steps;
     renderer_->SetPass(steps);
@@ -392,7 +392,7 @@ void ConeScene::updateLabels(const PositionTable& table, const SceneOptions& opt
     selectedLabel_ = SIZE_MAX;
     if (options.showLabels && !table.textTokens.empty()) {
         // About 24 labels: every k-th text token, always the last and the selected. Each label is a draw of its
-        // own (a textured billboard): on a software GL 40 of them took a quarter of a frame (docs/SPEED.md).
+        // own (a textured billboard), and on a software GL each costs a draw (docs/SPEED.md).
         const size_t step = (table.textTokens.size() + 23) / 24;
         const bool dark = renderer_->GetBackground()[0] < 0.5;
         for (size_t k = 0; k < table.textTokens.size(); ++k) {

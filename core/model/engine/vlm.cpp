@@ -134,11 +134,6 @@ torch::Tensor evenSampleIndices(int64_t n, int64_t k)
 
 Vlm::Vlm(const QString& dir, torch::Device device, torch::Dtype dtype) : Vlm(Checkpoint::open(dir), device, dtype) { }
 
-// Threads: LibTorch's intra-op pool is left as it starts (1 thread on Debian 12's build unless
-// OMP_NUM_THREADS is set) while OpenBLAS threads every GEMM over all cores. Measured on 2 cores
-// (bench model, 1000 tokens): 1 + 2 BLAS threads gives decoder 47 ms / capture 56 ms; 2 + 2
-// oversubscribes (59 / 97 ms; with LibTorch 2.6, 633 ms); 2 + 1 gives 53 / 59 ms. balanceCpuThreads
-// keeps to one of the two levels.
 // A config whose weights cannot fit is refused before the first weight is made (a config's every key may be in
 // its own range while their product is terabytes); an allocation that still fails while loading names the weights.
 Checkpoint Vlm::checkedForMemory(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
@@ -150,6 +145,9 @@ Checkpoint Vlm::checkedForMemory(Checkpoint checkpoint, torch::Device device, to
     return checkpoint;
 }
 
+// Threads: LibTorch's intra-op pool is left as it starts (1 thread on Debian 12's build unless OMP_NUM_THREADS is
+// set) while OpenBLAS threads every GEMM over all cores; two threaded levels oversubscribe the cores (docs/SPEED.md,
+// "Engine choices measured on the CPU"), so balanceCpuThreads keeps to one of them.
 Vlm::Vlm(Checkpoint checkpoint, torch::Device device, torch::Dtype dtype)
 try : checkpoint_(checkedForMemory(std::move(checkpoint), device, dtype)), device_(device), vision_(checkpoint_, device, dtype),
     language_(checkpoint_, device, dtype) {

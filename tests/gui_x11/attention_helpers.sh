@@ -16,14 +16,15 @@ settle() {
   done
   fail "the Attention tab did not settle: status '$status'"
 }
-# A path typed into the file dialog that is opening (Qt's own: its file name field), then accepted.
+# A path typed into the file dialog that is opening (Qt's own: its file name field), then accepted. An open
+# dialog's path is an existing folder, whose completer list opens (Escape closes it); "save" names a new file: none.
 dialog_path() {
   for _ in $(seq 1 50); do q center fileNameEdit >/dev/null 2>&1 && break; sleep 0.1; done
   click fileNameEdit
   key ctrl+a
   xdotool type --delay 15 "$1"
   sleep 0.5
-  key Escape # the completer's list, if it opened, not the dialog
+  [ "${2:-}" = save ] || key Escape # the completer's list, if it opened, not the dialog
   q center fileNameEdit >/dev/null 2>&1 || { fail "the file dialog closed on Escape"; return 1; }
   key Return
   for _ in $(seq 1 50); do q center fileNameEdit >/dev/null 2>&1 || break; sleep 0.1; done

@@ -63,10 +63,11 @@ def main(command, path, *args):
         if m:
             print(bytes.fromhex(m.group(1).decode()).decode("utf-16"))
             return 0
-        m = re.search(rb"/Title\s*\((.*?)\)", pdf)
+        m = re.search(rb"/Title\s*\(((?:\\.|[^\\)])*)\)", pdf, re.S)
         if not m:
             return 1
-        print(m.group(1).decode("latin-1"))
+        raw = re.sub(rb"\\(.)", rb"\1", m.group(1))  # a literal string's escapes: \( \) \\
+        print(raw.decode("utf-16") if raw.startswith(b"\xfe\xff") else raw.decode("latin-1"))
         return 0
     return 1
 

@@ -46,7 +46,7 @@ QString counted(long long n, const char* noun)
 
 // The smallest scale the figure is drawn at in the window, where it scrolls sideways too; above it the figure takes
 // the view's whole width (fitFigure).
-constexpr double kReadableScale = 0.4;
+constexpr double kReadableScale = 0.35;
 
 } // namespace
 

@@ -71,9 +71,13 @@ beside_column() {
   map_whole "$what"
 }
 window_fits "after the MoE run"
-# As a window manager keeps a window on the screen: the screen's size. Below its minimum size Qt lays the widgets over
-# each other (the side column over the map).
-xdotool windowsize "$(xdotool search --onlyvisible --name '^RopeScope' | head -1)" "$screen_w" "${size#*x}" && sleep 1
+# A window past the screen held to it, as a window manager does: below its minimum size Qt lays the widgets over each
+# other (the side column over the map).
+read -r wx w <<<"$(window_x_w)"
+if [ $((wx + w)) -gt "$screen_w" ]; then
+  id=$(xdotool search --onlyvisible --name '^RopeScope' | head -1)
+  xdotool windowmove "$id" 0 0 windowsize "$id" "$screen_w" "${size#*x}" && sleep 1
+fi
 beside_column "after the MoE run"
 read -r bx _ bw _ <<<"$(rect attentionViewTabs)"
 for i in 0 1 2 3 4 5; do

@@ -81,6 +81,11 @@ AttentionPanel::AttentionPanel(QWidget* parent) : QWidget(parent), d(std::make_u
         Q_ASSERT(at == static_cast<int>(tab.view));
         views_->setTabToolTip(at, tab.tip);
     }
+    // Every tab stays in sight, its name shortened ("Lay...") where the row is short of room, rather than the tab widget
+    // asking for the width of every full name: after a mixture-of-experts run brought the Experts tab, that minimum pushed
+    // the window past a 1280 px screen and the side column over the map (issue 72 items 1 and 2).
+    views_->tabBar()->setElideMode(Qt::ElideRight);
+    views_->tabBar()->setUsesScrollButtons(false);
     showExpertsView(false); // a dense model has none
     root->addWidget(views_, 1);
     ui_ = new AttentionControls;
@@ -98,9 +103,6 @@ void AttentionPanel::showExpertsView(bool shown)
     views_->setTabVisible(static_cast<int>(AttentionView::Experts), shown);
     if (!shown && views_->currentIndex() == static_cast<int>(AttentionView::Experts))
         views_->setCurrentIndex(static_cast<int>(AttentionView::Map));
-    // Wide enough for every shown view's tab: the side column gives way (down to its minimum) before the tabs
-    // scroll, also when the Experts tab appears (it was scrolled out of sight at 1280x720 with the Readouts shown).
-    views_->setMinimumWidth(views_->tabBar()->sizeHint().width() + 2 * views_->style()->pixelMetric(QStyle::PM_DefaultFrameWidth) + 4);
 }
 
 void AttentionPanel::connectControls()
@@ -149,7 +151,7 @@ void AttentionPanel::connectControls()
             requestRun();
     });
     connect(runner_, &AttentionRunner::loaded, this, [this](std::shared_ptr<AttentionModel> model) {
-        const QString loaded = QString("loaded %1 in %2 s").arg(QFileInfo(model->dir).fileName()).arg(seconds(d->loadClock), 0, 'f', 1);
+        const QString loaded = QString("loaded %1 in %2").arg(QFileInfo(model->dir).fileName(), durationText(seconds(d->loadClock)));
         installModel(std::move(model));
         setStatus(loaded);
         if (d->runAfterLoad || d->engaged) {
@@ -189,8 +191,7 @@ void AttentionPanel::installModel(std::shared_ptr<const AttentionModel> model)
     const AttentionModel& m = *d->model;
     bias_->setModel(m.dir);
     runner_->supersede(); // a run of the previous model that is still going is dropped
-    d->run.reset();
-    d->token = -1;
+    clearRun();
     // The side-by-side list starts from the model's own scheme: the reference the others shift from. The schemes
     // the user added stay, compared under the new model (issue 56 item 12: a new model dropped them silently).
     std::vector<model::SchemeEntry> schemes{{model::schemeLabel(m.own) + " (own)", m.own}};
@@ -236,10 +237,14 @@ void AttentionPanel::updateQuestionNote()
 
 bool AttentionPanel::setModel(const QString& dir)
 {
+    QElapsedTimer clock;
+    clock.start();
     const std::shared_ptr<AttentionModel> loaded = runner_->loadNow(dir);
     if (!loaded->error.isEmpty())
         return fail(loaded->error);
     installModel(loaded);
+    // The first run says how long the load took, as one in the background does (GUI.md's "loaded ... in ...").
+    d->loaded = QString("loaded %1 in %2").arg(QFileInfo(dir).fileName(), durationText(seconds(clock)));
     return true;
 }
 

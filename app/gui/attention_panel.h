@@ -111,6 +111,7 @@ protected:
 
 private:
     void markStaleAnswer();
+    void clearRun();       // nothing of the shown run stays: another model, or a run that failed
     void connectExports(); // the views' export buttons (attention_panel_settings.cpp)
     void connectControls();
     void installModel(std::shared_ptr<const AttentionModel> model);

@@ -186,11 +186,15 @@ void AttentionPanel::repaintOverlay()
     } else if (mapType() == MapType::Relevancy) {
         if (d->relevancy) {
             overlay_ = views::attentionOverlay(pictures, d->relevancy->map, o);
-            ui_->priorFit->setText(QString("relevancy of '%1' through all layers (attention x gradient; layer, head and token do not "
-                                           "apply): %2% of it on text; r = %3 with the answer row's attention, last layer")
-                                       .arg(d->runModel->tokenizer->decode({d->relevancy->target}).trimmed())
-                                       .arg(100 * d->relevancy->textShare, 0, 'f', 1)
-                                       .arg(d->relevancy->attentionCorrelation, 0, 'f', 3));
+            // A token that decodes to nothing readable (a special or whitespace token) is named by its id: "relevancy of ''"
+            // said nothing (issue 72 item 9).
+            const QString target = d->runModel->tokenizer->decode({d->relevancy->target}).trimmed();
+            ui_->priorFit->setText(
+                QString("relevancy of %1 through all layers (attention x gradient; layer, head and token do not "
+                        "apply): %2% of it on text; r = %3 with the answer row's attention, last layer")
+                    .arg(target.isEmpty() ? QString("the answer's first token (id %1)").arg(d->relevancy->target) : "'" + target + "'")
+                    .arg(100 * d->relevancy->textShare, 0, 'f', 1)
+                    .arg(d->relevancy->attentionCorrelation, 0, 'f', 3));
         } else {
             ui_->priorFit->setText("computing the relevancy ...");
         }

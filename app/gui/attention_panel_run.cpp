@@ -72,6 +72,29 @@ void AttentionPanel::markStaleAnswer()
     ui_->answer->setToolTip(stale ? "The answer to '" + d->answeredQuestion + "'; Run to ask the edited question" : QString());
 }
 
+void AttentionPanel::clearRun()
+{
+    // The answer, "Map of", the maps and the views all went with the run: a failed run after a successful one showed
+    // the previous model's tokens and answer beside the error (issue 72 item 3).
+    d->run.reset();
+    d->runModel.reset();
+    d->relevancy.reset();
+    d->token = -1;
+    d->runStatus.clear();
+    overlay_ = ownOverlay_ = difference_ = QImage();
+    ui_->tokens->clear();
+    ui_->priorFit->clear();
+    setStatus({});
+    markStaleAnswer();
+    map_->hideComparison();
+    map_->showShares({});
+    showImages();
+    layerHeads_->setRun(nullptr);
+    region_->setRun(nullptr);
+    experts_->setUsage(model::ExpertUsage(), {});
+    showExpertsView(false);
+}
+
 QString AttentionPanel::status() const
 {
     return plainText(ui_->status->text());
@@ -89,8 +112,9 @@ bool AttentionPanel::busy() const
 
 bool AttentionPanel::fail(const QString& message)
 {
-    setStatus(message);
-    // The status line sits at the bottom of a scrolled column, out of sight at 1280x720: say it at the top too.
+    // The error has its own red line below Run (and the window's status bar): the status line goes back to the shown
+    // run, from "loading ..." or "running ...", and never says another thing than what the maps show (issue 72 item 5).
+    setStatus(d->runStatus);
     ui_->errorNote->setText(wrappable(message));
     ui_->errorNote->setToolTip(message);
     ui_->errorNote->show();
@@ -126,17 +150,20 @@ std::shared_ptr<AttentionJob> AttentionPanel::prepare()
 
 bool AttentionPanel::finish(AttentionJob& job)
 {
-    if (!job.error.isEmpty())
+    if (!job.error.isEmpty()) {
+        if (job.schemes.empty())
+            clearRun(); // the maps of an earlier run would sit beside this run's error
         return fail(job.error);
+    }
     const double took = seconds(d->runClock);
     if (job.comparison) {
         schemes_->showComparison(*job.comparison, heatmapOptions());
         const int done = static_cast<int>(job.comparison->rows.size());
-        setStatus(QString("compared %1 of %2 schemes at layer %3 in %4 s")
+        setStatus(QString("compared %1 of %2 schemes at layer %3 in %4")
                       .arg(done)
                       .arg(job.schemes.size())
                       .arg(job.comparedLayer)
-                      .arg(took, 0, 'f', 1));
+                      .arg(durationText(took)));
         return done == static_cast<int>(job.schemes.size());
     }
     d->run = std::make_shared<const model::AttentionRun>(std::move(*job.run));
@@ -146,7 +173,7 @@ bool AttentionPanel::finish(AttentionJob& job)
     region_->setRun(d->run);
     d->token = -1;
     // What finished and how long it took first (and the load before it, once), then what the run was.
-    QString status = QString("answered in %1 s").arg(took, 0, 'f', 1);
+    QString status = "answered in " + durationText(took);
     if (!d->loaded.isEmpty())
         status = std::exchange(d->loaded, QString()) + ", " + status;
     status += "\n" + job.schemeText + ", layout " + QString::fromStdString(r.result.layout.toString()) + ", allocation " +
@@ -170,6 +197,7 @@ bool AttentionPanel::finish(AttentionJob& job)
             QString::fromStdString(geometry::schemeLabel(r.own.params));
     d->answeredQuestion = job.query.question;
     markStaleAnswer();
+    d->runStatus = status;
     setStatus(status);
     layerHeads_->setRun(d->run);
     const bool moe = config.text.moe.any();

@@ -152,7 +152,8 @@ void AttentionPanel::connectExports()
         if (path.isEmpty())
             return;
         try {
-            setStatus("Exported " + exportHeatmaps(path).join(", "));
+            const QStringList written = exportHeatmaps(path);
+            confirmExport(this, written.front(), written.value(1)); // in the window's status bar: the run's line stays
         } catch (const std::exception& e) {
             QMessageBox::warning(this, "Export", e.what());
         }
@@ -163,7 +164,7 @@ void AttentionPanel::connectExports()
             return;
         try {
             exportTokenSheet(path);
-            setStatus("Exported " + path);
+            confirmExport(this, path);
         } catch (const std::exception& e) {
             QMessageBox::warning(this, "Export", e.what());
         }
@@ -177,9 +178,9 @@ QJsonObject AttentionPanel::runMetadata() const
         images.append(QFileInfo(image.path).absoluteFilePath());
     return QJsonObject{{"model", d->runModel ? QFileInfo(d->runModel->dir).absoluteFilePath() : QString()},
                        {"images", images},
-                       {"question", ui_->question->text()},
+                       {"question", d->run ? d->answeredQuestion : ui_->question->text()},
                        {"answer", answer()},
-                       {"run", status()},
+                       {"run", d->runStatus}, // the run's own line, never an export's or another folder's error
                        {"layer", modelLayer()},
                        {"head", ui_->head->currentText()}};
 }
@@ -227,14 +228,19 @@ QStringList AttentionPanel::exportHeatmaps(const QString& path) const
         d->token >= 0 ? QString("token '%1'").arg(d->mapTokens()[static_cast<size_t>(d->token)].text) : QString("all question tokens");
     const QString scheme = d->run ? QString::fromStdString(geometry::schemeLabel(d->run->scheme.params)) : QString();
     QStringList caption{
-        "Q: " + ui_->question->text() + "   A: " + answer(),
+        "Q: " + meta["question"].toString() + "   A: " + answer(),
         QString("map of %1, layer %2, head %3, scheme %4").arg(shownToken).arg(modelLayer()).arg(ui_->head->currentText(), scheme)};
     if (meta.contains("map"))
         caption << meta["map"].toString();
     auto write = [&](const QString& file, const QImage& image, const QString& figure) {
         QJsonObject m = meta;
         m["figure"] = figure;
-        io::writeFileAtomically(file, views::encodePng(views::captionedHeatmap(image, heatmapOptions(), caption + QStringList{figure}), m));
+        // At least kExportWidth px wide: the map itself was 252x140 in a 360x317 file (issue 72 item 6). Smooth scaling
+        // keeps the overlay's already smoothed cells as they look on screen.
+        constexpr int kExportWidth = 720;
+        const QImage shown = image.width() >= kExportWidth ? image : image.scaledToWidth(kExportWidth, Qt::SmoothTransformation);
+        m["map_size"] = QString("%1x%2").arg(shown.width()).arg(shown.height());
+        io::writeFileAtomically(file, views::encodePng(views::captionedHeatmap(shown, heatmapOptions(), caption + QStringList{figure}), m));
         written << file;
     };
     write(path, overlay_, "heatmap");

@@ -24,6 +24,7 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QEvent>
 #include <QScrollArea>
 #include <QSpinBox>
 #include <QSplitter>
@@ -37,8 +38,15 @@
 namespace ropescope::gui {
 namespace {
 
-// The smallest scale the figure is drawn at in the window: its captions stay about 8 px and larger.
-constexpr double kReadableScale = 0.8;
+// "1 sample", "200 samples" (the summary said "1 samples": issue 72 item 9).
+QString counted(long long n, const char* noun)
+{
+    return QString("%1 %2%3").arg(n).arg(noun).arg(n == 1 ? "" : "s");
+}
+
+// The smallest scale the figure is drawn at in the window, where it scrolls sideways too; above it the figure takes
+// the view's whole width (fitFigure).
+constexpr double kReadableScale = 0.35;
 
 } // namespace
 
@@ -55,6 +63,14 @@ struct BiasView::Private {
 BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Private>())
 {
     auto* root = new QVBoxLayout(this);
+    addInputRows(root);
+    addResultArea(root);
+    connectControls();
+}
+
+// Where the samples come from, how many, the schemes, and the buttons.
+void BiasView::addInputRows(QVBoxLayout* root)
+{
     auto* from = new QHBoxLayout;
     source_ = new QComboBox;
     source_->setObjectName("biasSource");
@@ -111,6 +127,11 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     buttons->addStretch(1);
     buttons->addWidget(open_);
     root->addLayout(buttons);
+}
+
+// The progress, the status line, the figure and the table of summaries.
+void BiasView::addResultArea(QVBoxLayout* root)
+{
     progress_ = new QProgressBar;
     progress_->setObjectName("biasProgress");
     progress_->setVisible(false);
@@ -128,6 +149,7 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     figureScroll->setWidget(figure_);
     figureScroll->setWidgetResizable(true);
     figureScroll->setFrameShape(QFrame::NoFrame);
+    figureScroll->viewport()->installEventFilter(this); // the figure takes the view's width (fitFigure)
     auto* split = new QSplitter(Qt::Vertical);
     split->setChildrenCollapsible(false);
     split->addWidget(figureScroll);
@@ -138,10 +160,13 @@ BiasView::BiasView(QWidget* parent) : QWidget(parent), d(std::make_unique<Privat
     table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
     table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
     split->addWidget(table_);
-    split->setStretchFactor(0, 3);
+    split->setStretchFactor(0, 2); // the table keeps room for a few schemes' rows (two rows at 1280x720 before)
     split->setStretchFactor(1, 1);
     root->addWidget(split, 1);
+}
 
+void BiasView::connectControls()
+{
     connect(source_, &QComboBox::currentIndexChanged, this, &BiasView::updateSourceControls);
     connect(browse_, &QPushButton::clicked, this, [this] {
         const auto source = static_cast<Source>(source_->currentIndex());
@@ -230,9 +255,8 @@ void BiasView::updateSourceControls()
     path_->setEnabled(!synthetic);
     path_->setToolTip(path_->text());
     browse_->setEnabled(!synthetic);
-    path_->setPlaceholderText(synthetic                           ? "the bundled task's held-out samples"
-                                  : source == Source::QuestionSet ? "questions.jsonl"
-                                                                  : "folder");
+    // Short enough for the field at 1280x720 ("the bundled task's held-out samples" was cut: issue 72 item 9).
+    path_->setPlaceholderText(synthetic ? "bundled task samples" : source == Source::QuestionSet ? "questions.jsonl" : "folder");
     question_->setVisible(folder);
 }
 
@@ -310,7 +334,9 @@ void BiasView::start()
     progress_->setRange(0, static_cast<int>(samples));
     progress_->setValue(0);
     progress_->setVisible(true);
-    status_->setText(QString("Measuring %1 samples under %2 schemes...").arg(samples).arg(labels.size()));
+    status_->setText(
+        QString("Measuring %1 under %2...")
+            .arg(counted(static_cast<long long>(samples), "sample"), counted(static_cast<long long>(labels.size()), "scheme")));
     d->clock.start(); // the status says how long the measurement took (issue 56 item 9)
     const QString dir = d->modelDir;
     const QPointer<QProgressBar> bar = progress_;
@@ -346,7 +372,29 @@ void BiasView::start()
 void BiasView::clearFigure()
 {
     figure_->setPainter({});
+    figureSize_ = QSize();
     figure_->setMinimumSize(0, 0); // no figure: the scroll area's whole room, not the last one's readable size
+}
+
+bool BiasView::eventFilter(QObject* watched, QEvent* event)
+{
+    if (event->type() == QEvent::Resize)
+        fitFigure();
+    return QWidget::eventFilter(watched, event);
+}
+
+// The whole figure across the view's width, scrolling only down: at a fixed size it was cut on the right at 1280x720
+// (its title, 2 of 4 layers: issue 72 item 8). Below kReadableScale of its own size it scrolls sideways too.
+void BiasView::fitFigure()
+{
+    if (figureSize_.isEmpty())
+        return;
+    const auto* scroll = qobject_cast<QScrollArea*>(figure_->parentWidget() ? figure_->parentWidget()->parentWidget() : nullptr);
+    const int width =
+        std::max(scroll ? scroll->viewport()->width() : figure_->width(), static_cast<int>(figureSize_.width() * kReadableScale));
+    const int height = static_cast<int>(static_cast<long long>(width) * figureSize_.height() / figureSize_.width());
+    if (figure_->minimumSize() != QSize(static_cast<int>(figureSize_.width() * kReadableScale), height))
+        figure_->setMinimumSize(static_cast<int>(figureSize_.width() * kReadableScale), height);
 }
 
 void BiasView::showResult(std::shared_ptr<model::BiasAccumulation> result)
@@ -355,7 +403,8 @@ void BiasView::showResult(std::shared_ptr<model::BiasAccumulation> result)
     const reports::BiasReport report = reports::biasReport(*d->result);
     const views::BiasFigure f = report.figureData;
     figure_->setPainter([f](QPainter& p, const QRectF& area) { views::paintBiasFigure(p, area, f); });
-    figure_->setMinimumSize(views::biasFigureSize(f) * kReadableScale);
+    figureSize_ = views::biasFigureSize(f);
+    fitFigure();
     table_->setRowCount(0);
     const model::BiasAccumulation& a = *d->result;
     for (qsizetype s = 0; s < a.schemes.size(); ++s)
@@ -381,8 +430,9 @@ void BiasView::showResult(std::shared_ptr<model::BiasAccumulation> result)
             }
         }
     export_->setEnabled(true);
-    status_->setText(
-        QString("%1 samples, %2 schemes, %3 layers (95% intervals)").arg(a.sampleCount()).arg(a.schemes.size()).arg(a.layers.size()));
+    status_->setText(QString("%1, %2, %3 (95% intervals)")
+                         .arg(counted(a.sampleCount(), "sample"), counted(static_cast<long long>(a.schemes.size()), "scheme"),
+                              counted(static_cast<long long>(a.layers.size()), "layer")));
 }
 
 void BiasView::openResult(const QString& folder)

@@ -14,6 +14,7 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
+class QVBoxLayout;
 
 namespace ropescope::views {
 class ChartView;
@@ -52,7 +53,16 @@ public:
 Q_SIGNALS:
     void finished();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override; // the figure's scroll area resized: the figure follows
+
 private:
+    // The constructor's parts: the inputs' rows, the result below them, and their connections.
+    void addInputRows(QVBoxLayout* root);
+    void addResultArea(QVBoxLayout* root);
+    void connectControls();
+    void fitFigure();
+    QSize figureSize_;                                                // the shown figure's own size (its aspect), empty without one
     void showResult(std::shared_ptr<model::BiasAccumulation> result); // not show(): that is QWidget's
     void clearFigure();
     struct Private;

@@ -73,6 +73,7 @@ CheckPositionsDialog::CheckPositionsDialog(QWidget* parent) : QDialog(parent), d
     model_->setObjectName("checkModel");
     model_->setPlaceholderText("model folder (its config.json gives the family and the token ids)");
     auto* browseModel = new QPushButton("Browse...");
+    browseModel->setObjectName("checkBrowseModel");
     check_ = new QPushButton("Check");
     check_->setObjectName("checkRun");
     check_->setDefault(true);
@@ -93,22 +94,7 @@ CheckPositionsDialog::CheckPositionsDialog(QWidget* parent) : QDialog(parent), d
     status_->setObjectName("checkStatus");
     status_->setWordWrap(true);
     root->addWidget(status_);
-    auto* split = new QSplitter(Qt::Vertical);
-    table_ = new QTableWidget(0, 9);
-    table_->setObjectName("checkTable");
-    table_->setHorizontalHeaderLabels({"batch", "row", "tokens", "kind", "first token", "segment", "axis", "got / expected", "what"});
-    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    table_->horizontalHeader()->setStretchLastSection(true);
-    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    table_->setSelectionMode(QAbstractItemView::SingleSelection);
-    split->addWidget(table_);
-    figure_ = new views::ChartView;
-    figure_->setObjectName("checkFigure");
-    split->addWidget(figure_);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 2);
-    root->addWidget(split, 1);
+    addTableAndFigure(root);
     auto* buttons = new QHBoxLayout;
     open_ = new QPushButton("Open in the explorer");
     open_->setObjectName("checkOpen");
@@ -143,8 +129,12 @@ CheckPositionsDialog::CheckPositionsDialog(QWidget* parent) : QDialog(parent), d
     });
     connect(browseModel, &QPushButton::clicked, this, [this] {
         const QString f = chooseFolder(this, "A model folder (config.json)");
-        if (!f.isEmpty())
-            model_->setText(f);
+        if (f.isEmpty())
+            return;
+        // A folder chosen is the rule wanted: the field was filled, greyed, and Check still used the family shown
+        // ("another family's token ids?", issue 72 item 7).
+        family_->setCurrentText(kFromModel);
+        model_->setText(f);
     });
     connect(check_, &QPushButton::clicked, this, &CheckPositionsDialog::start);
     connect(cancel_, &QPushButton::clicked, this, [this] {
@@ -165,58 +155,83 @@ CheckPositionsDialog::CheckPositionsDialog(QWidget* parent) : QDialog(parent), d
             QMessageBox::warning(this, "Open in the explorer", e.what());
         }
     });
-    connect(&d->watcher, &QFutureWatcher<std::shared_ptr<model::DumpCheck>>::finished, this, [this] {
-        check_->setEnabled(true);
-        cancel_->setEnabled(false);
-        progress_->setVisible(false);
-        d->result = d->watcher.result();
-        table_->setRowCount(0);
-        figure_->setPainter({});
-        open_->setEnabled(false);
-        if (!d->result) {
-            status_->setText(*d->workerError);
-            Q_EMIT finished();
-            return;
-        }
-        static const char* axes[] = {"t", "h", "w", "text"};
-        for (const model::SampleCheck& c : d->result->differing) {
-            const int row = table_->rowCount();
-            table_->insertRow(row);
-            const QStringList cells{QFileInfo(c.batch).fileName(),
-                                    QString::number(c.row),
-                                    QString::number(c.tokens),
-                                    model::faultKindName(c.kind),
-                                    c.firstToken >= 0 ? QString::number(c.firstToken) : QString(),
-                                    c.segment,
-                                    c.axis >= 0 ? axes[c.axis] : QString(),
-                                    QString("%1 / %2").arg(c.got).arg(c.expected),
-                                    c.detail};
-            for (int col = 0; col < cells.size(); ++col) {
-                auto* item = new QTableWidgetItem(cells[col]);
-                item->setToolTip(col == 3 ? QString(model::faultKindWords(c.kind)) : cells[col]);
-                table_->setItem(row, col, item);
-            }
-        }
-        QStringList kinds;
-        for (const auto& [k, n] : d->result->kinds)
-            kinds << QString("%1 %2").arg(QString::fromStdString(k)).arg(n);
-        status_->setText(QString("%1%2 samples in %3 batches against %4: %5")
-                             .arg(d->result->cancelled ? "Cancelled after " : "")
-                             .arg(d->result->samples)
-                             .arg(d->result->batches)
-                             .arg(d->rule.family)
-                             .arg(d->result->differingTotal == 0
-                                      ? QString("every sample matches the rule")
-                                      : QString("%1 differ (%2)%3")
-                                            .arg(d->result->differingTotal)
-                                            .arg(kinds.join(", "))
-                                            .arg(static_cast<int64_t>(d->result->differing.size()) < d->result->differingTotal
-                                                     ? QString("; the first %1 are listed").arg(d->result->differing.size())
-                                                     : QString())));
-        if (!d->result->differing.empty())
-            table_->setCurrentCell(0, 0);
+    connect(&d->watcher, &QFutureWatcher<std::shared_ptr<model::DumpCheck>>::finished, this, &CheckPositionsDialog::showResult);
+}
+
+// The differing samples (a row each) above the selected one's figure.
+void CheckPositionsDialog::addTableAndFigure(QVBoxLayout* root)
+{
+    auto* split = new QSplitter(Qt::Vertical);
+    table_ = new QTableWidget(0, 9);
+    table_->setObjectName("checkTable");
+    table_->setHorizontalHeaderLabels({"batch", "row", "tokens", "kind", "first token", "segment", "axis", "got / expected", "what"});
+    table_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    table_->horizontalHeader()->setStretchLastSection(true);
+    table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    table_->setSelectionMode(QAbstractItemView::SingleSelection);
+    split->addWidget(table_);
+    figure_ = new views::ChartView;
+    figure_->setObjectName("checkFigure");
+    split->addWidget(figure_);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 2);
+    root->addWidget(split, 1);
+}
+
+// The worker's check: each differing sample a row of the table, the counts in the status line.
+void CheckPositionsDialog::showResult()
+{
+    check_->setEnabled(true);
+    cancel_->setEnabled(false);
+    progress_->setVisible(false);
+    d->result = d->watcher.result();
+    table_->setRowCount(0);
+    figure_->setPainter({});
+    open_->setEnabled(false);
+    if (!d->result) {
+        status_->setText(*d->workerError);
         Q_EMIT finished();
-    });
+        return;
+    }
+    static const char* axes[] = {"t", "h", "w", "text"};
+    for (const model::SampleCheck& c : d->result->differing) {
+        const int row = table_->rowCount();
+        table_->insertRow(row);
+        const QStringList cells{QFileInfo(c.batch).fileName(),
+                                QString::number(c.row),
+                                QString::number(c.tokens),
+                                model::faultKindName(c.kind),
+                                c.firstToken >= 0 ? QString::number(c.firstToken) : QString(),
+                                c.segment,
+                                c.axis >= 0 ? axes[c.axis] : QString(),
+                                QString("%1 / %2").arg(c.got).arg(c.expected),
+                                c.detail};
+        for (int col = 0; col < cells.size(); ++col) {
+            auto* item = new QTableWidgetItem(cells[col]);
+            item->setToolTip(col == 3 ? QString(model::faultKindWords(c.kind)) : cells[col]);
+            table_->setItem(row, col, item);
+        }
+    }
+    QStringList kinds;
+    for (const auto& [k, n] : d->result->kinds)
+        kinds << QString("%1 %2").arg(QString::fromStdString(k)).arg(n);
+    status_->setText(QString("%1%2 samples in %3 batches against %4: %5")
+                         .arg(d->result->cancelled ? "Cancelled after " : "")
+                         .arg(d->result->samples)
+                         .arg(d->result->batches)
+                         .arg(d->rule.family)
+                         .arg(d->result->differingTotal == 0
+                                  ? QString("every sample matches the rule")
+                                  : QString("%1 differ (%2)%3")
+                                        .arg(d->result->differingTotal)
+                                        .arg(kinds.join(", "))
+                                        .arg(static_cast<int64_t>(d->result->differing.size()) < d->result->differingTotal
+                                                 ? QString("; the first %1 are listed").arg(d->result->differing.size())
+                                                 : QString())));
+    if (!d->result->differing.empty())
+        table_->setCurrentCell(0, 0);
+    Q_EMIT finished();
 }
 
 CheckPositionsDialog::~CheckPositionsDialog()

@@ -14,6 +14,7 @@ class QLineEdit;
 class QProgressBar;
 class QPushButton;
 class QTableWidget;
+class QVBoxLayout;
 
 namespace ropescope::views {
 class ChartView;
@@ -44,6 +45,8 @@ Q_SIGNALS:
     void openPositionTable(const QString& path); // "Open in the explorer"
 
 private:
+    void addTableAndFigure(QVBoxLayout* root);
+    void showResult(); // the worker's check, when it finishes
     struct Private;
     std::unique_ptr<Private> d;
     QLineEdit* dump_ = nullptr;

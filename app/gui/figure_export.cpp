@@ -5,6 +5,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QJsonDocument>
 #include <QMainWindow>
 #include <QStatusBar>
 #include <QMessageBox>
@@ -16,7 +17,12 @@ namespace ropescope::gui {
 void writeFigure(const QString& path, const views::ChartPainter& painter, QSize size, const QJsonObject& metadata)
 {
     try {
-        io::writeFileAtomically(path, views::renderFigure(painter, size, views::figureFormatFor(path), metadata));
+        const views::FigureFormat format = views::figureFormatFor(path);
+        io::writeFileAtomically(path, views::renderFigure(painter, size, format, metadata));
+        // SVG and PDF readers drop custom metadata: the parameters go in a sidecar, as the explorer's chart exports write
+        // it (GUI.md promises one for every figure; region.pdf had only its title: issue 72 item 6).
+        if (format != views::FigureFormat::Png)
+            io::writeFileAtomically(path + ".json", QJsonDocument(metadata).toJson());
     } catch (const std::exception& e) {
         throw std::runtime_error(e.what());
     }

@@ -67,6 +67,8 @@ MainWindow::MainWindow(const QString& sessionDir, QWidget* parent) : QMainWindow
     if (!restoreAutosave())
         writeAutosave();       // a new session is on disk at once; later edits are debounced
     recorded_ = sessionFile(); // undo starts here (a restore still computing records its state when it arrives)
+    restoreShownTab();
+    connect(tabs_, &QTabWidget::currentChanged, this, &MainWindow::saveShownTab);
 }
 
 MainWindow::~MainWindow()
@@ -137,6 +139,70 @@ void MainWindow::resizeEvent(QResizeEvent* event)
 void MainWindow::buildUi()
 {
     panel_ = new ParameterPanel;
+    buildBusyIndicator();
+
+    view_ = new VtkViewWidget;
+    view_->setObjectName("scene");
+    view_->setMinimumSize(400, 300);
+    scene_ = std::make_unique<ConeScene>(view_->renderer());
+
+    buildPositionTable();
+    auto* centre = new QSplitter(Qt::Vertical);
+    centre->addWidget(view_);
+    centre->addWidget(tableView_);
+    centre->setStretchFactor(0, 2);
+    centre->setStretchFactor(1, 1);
+    centre->setSizes({620, 300});
+
+    QWidget* readouts = buildReadouts();
+    buildAttentionPanel();
+    tabs_ = new QTabWidget;
+    tabs_->tabBar()->setObjectName("mainTabs"); // tests/gui_x11 clicks its tabs
+    tabs_->addTab(centre, "Geometry");
+    tabs_->addTab(attention_, "Attention");
+    connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
+        if (index == 0 && cameraStale_) { // the scene changed while the Attention tab was shown
+            cameraStale_ = false;
+            settleCamera();
+            if (!state_.cameraState)
+                scene_->applyCamera(state_.camera);
+            view_->update();
+        }
+        if (index == 1 && !attentionRan_) {
+            attentionRan_ = true; // the first visit runs the bundled model on the sample
+            attention_->requestRun();
+        }
+    });
+
+    // The side panels are docks: scrollable, closable from the View menu, movable and floatable, so the
+    // window fits a laptop screen (1280x720) and the 3-D view can take the whole width.
+    setCentralWidget(tabs_);
+    parametersDock_ = addScrollDock("Parameters", "parametersDock", panel_, Qt::LeftDockWidgetArea, 400);
+    readoutsDock_ = addScrollDock("Readouts", "readoutsDock", readouts, Qt::RightDockWidgetArea, 420);
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
+    fitToScreen();
+
+    // Dragging a slider changes the state many times a second: write the autosave once it pauses.
+    autosaveTimer_ = new QTimer(this);
+    autosaveTimer_->setSingleShot(true);
+    autosaveTimer_->setInterval(500);
+    connect(autosaveTimer_, &QTimer::timeout, this, &MainWindow::writeAutosave);
+
+    cameraSaveTimer_ = new QTimer(this);
+    cameraSaveTimer_->setSingleShot(true);
+    cameraSaveTimer_->setInterval(400);
+    connect(cameraSaveTimer_, &QTimer::timeout, this, [this] {
+        captureCamera();
+        autosave();
+    });
+
+    connectParameterPanel();
+    connectSceneView();
+}
+
+// The readouts' worker and the status bar's "computing N tokens..." while it runs.
+void MainWindow::buildBusyIndicator()
+{
     runner_ = new ReadoutRunner(this);
     busyLabel_ = new QLabel;
     busyBar_ = new QProgressBar;
@@ -156,12 +222,11 @@ void MainWindow::buildUi()
         busyBar_->hide();
     });
     connect(runner_, &ReadoutRunner::finished, this, [this](const ReadoutRunner::Result& r) { adopt(r); });
+}
 
-    view_ = new VtkViewWidget;
-    view_->setObjectName("scene");
-    view_->setMinimumSize(400, 300);
-    scene_ = std::make_unique<ConeScene>(view_->renderer());
-
+// The position table under the 3-D view: sortable, Ctrl+C copies rows, a double-click selects a text token.
+void MainWindow::buildPositionTable()
+{
     tableModel_ = new PositionTableModel(this);
     tableProxy_ = new QSortFilterProxyModel(this);
     tableProxy_->setSourceModel(tableModel_);
@@ -204,14 +269,11 @@ void MainWindow::buildUi()
         if (readouts_.table.isText(token))
             selectToken(token);
     });
+}
 
-    auto* centre = new QSplitter(Qt::Vertical);
-    centre->addWidget(view_);
-    centre->addWidget(tableView_);
-    centre->setStretchFactor(0, 2);
-    centre->setStretchFactor(1, 1);
-    centre->setSizes({620, 300});
-
+// The Readouts dock's content: PTD, the selection, warnings and the four charts.
+QWidget* MainWindow::buildReadouts()
+{
     auto* readouts = new QWidget;
     auto* readoutLayout = new QVBoxLayout(readouts);
     readoutLayout->setContentsMargins(4, 4, 4, 4);
@@ -239,7 +301,12 @@ void MainWindow::buildUi()
         c->setMinimumHeight(170); // below that the panel scrolls instead of squashing the charts
         readoutLayout->addWidget(c, 1);
     }
+    return readouts;
+}
 
+// The Attention tab, its settings autosaved and its errors and "Show in 3-D" said in the status bar.
+void MainWindow::buildAttentionPanel()
+{
     attention_ = new AttentionPanel;
     connect(attention_, &AttentionPanel::settingsChanged, this, &MainWindow::autosave);
     connect(attention_, &AttentionPanel::errorShown, this, [this](const QString& message) { statusBar()->showMessage(message, 15000); });
@@ -258,46 +325,11 @@ void MainWindow::buildUi()
         }
         nextEditName_.clear();
     });
-    tabs_ = new QTabWidget;
-    tabs_->tabBar()->setObjectName("mainTabs"); // tests/gui_x11 clicks its tabs
-    tabs_->addTab(centre, "Geometry");
-    tabs_->addTab(attention_, "Attention");
-    connect(tabs_, &QTabWidget::currentChanged, this, [this](int index) {
-        if (index == 0 && cameraStale_) { // the scene changed while the Attention tab was shown
-            cameraStale_ = false;
-            settleCamera();
-            if (!state_.cameraState)
-                scene_->applyCamera(state_.camera);
-            view_->update();
-        }
-        if (index == 1 && !attentionRan_) {
-            attentionRan_ = true; // the first visit runs the bundled model on the sample
-            attention_->requestRun();
-        }
-    });
+}
 
-    // The side panels are docks: scrollable, closable from the View menu, movable and floatable, so the
-    // window fits a laptop screen (1280x720) and the 3-D view can take the whole width.
-    setCentralWidget(tabs_);
-    parametersDock_ = addScrollDock("Parameters", "parametersDock", panel_, Qt::LeftDockWidgetArea, 400);
-    readoutsDock_ = addScrollDock("Readouts", "readoutsDock", readouts, Qt::RightDockWidgetArea, 420);
-    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
-    fitToScreen();
-
-    // Dragging a slider changes the state many times a second: write the autosave once it pauses.
-    autosaveTimer_ = new QTimer(this);
-    autosaveTimer_->setSingleShot(true);
-    autosaveTimer_->setInterval(500);
-    connect(autosaveTimer_, &QTimer::timeout, this, &MainWindow::writeAutosave);
-
-    cameraSaveTimer_ = new QTimer(this);
-    cameraSaveTimer_->setSingleShot(true);
-    cameraSaveTimer_->setInterval(400);
-    connect(cameraSaveTimer_, &QTimer::timeout, this, [this] {
-        captureCamera();
-        autosave();
-    });
-
+// The Parameters panel's edits, scheme files and image requests.
+void MainWindow::connectParameterPanel()
+{
     // The panel's fields over the window's own (selection, camera, image); the panel already shows the
     // result, so it is not written back (that re-parsed the layout on every slider tick).
     connect(panel_, &ParameterPanel::stateEdited, this, [this] {
@@ -330,6 +362,11 @@ void MainWindow::buildUi()
         if (!path.isEmpty())
             loadImage(path);
     });
+}
+
+// The 3-D view's picks, camera moves and resizes.
+void MainWindow::connectSceneView()
+{
     connect(view_, &VtkViewWidget::clicked, this, [this](double x, double y) {
         const int token = scene_->pickToken(x, y);
         if (token < 0)

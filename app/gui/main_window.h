@@ -93,6 +93,14 @@ private:
     bool request(const session::ExplorerState& state, bool showInPanel);
     bool adopt(ReadoutRunner::Result result);
     void buildMenus();
+    void buildFileMenu();
+    // buildUi's parts.
+    void buildBusyIndicator();
+    void buildPositionTable();
+    QWidget* buildReadouts();
+    void buildAttentionPanel();
+    void connectParameterPanel();
+    void connectSceneView();
     void fitToScreen();
     QDockWidget* addScrollDock(const QString& title, const QString& name, QWidget* content, Qt::DockWidgetArea area, int width);
     void refresh();
@@ -106,7 +114,11 @@ private:
     // itself is fine); or not applied because it is wrong (lastError() says why).
     enum class SessionApplied { Yes, SchemeFileNotRun, No };
     SessionApplied applySession(const session::SessionFile& file);
-    bool restoreAutosave();                               // true when a session was restored (or is still computing)
+    bool restoreAutosave(); // true when a session was restored (or is still computing)
+    // The tab shown (Geometry or Attention) beside the autosave, in window.json: a restart came back on Geometry
+    // whatever tab the user left (issue 72 item 9). Not part of the session: switching tabs is no undo step.
+    void restoreShownTab();
+    void saveShownTab(int index) const;
     void recordEdit();                                    // pushes the change since the last recorded settings onto the undo stack
     void applySnapshot(const session::SessionFile& file); // undo / redo: the explorer and the Attention tab as they were
     void captureCamera();

@@ -57,6 +57,67 @@ using namespace views;
 void MainWindow::buildMenus()
 {
     undo_ = new QUndoStack(this);
+    buildFileMenu();
+
+    // Every explorer and Attention setting goes on one undo stack (a slider drag is one step).
+    QMenu* edit = menuBar()->addMenu("&Edit");
+    QAction* undoAction = undo_->createUndoAction(this, "&Undo");
+    undoAction->setShortcut(QKeySequence::Undo);
+    undoAction->setObjectName("undo");
+    QAction* redoAction = undo_->createRedoAction(this, "&Redo");
+    // Ctrl+Shift+Z and the platform's Redo keys, each once: on Linux the platform's list already holds
+    // Ctrl+Shift+Z, and one action holding a key twice makes Qt call it ambiguous and do nothing.
+    QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
+    if (!redoKeys.contains(QKeySequence("Ctrl+Shift+Z")))
+        redoKeys.prepend(QKeySequence("Ctrl+Shift+Z"));
+    redoAction->setShortcuts(redoKeys);
+    redoAction->setObjectName("redo");
+    edit->addAction(undoAction);
+    edit->addAction(redoAction);
+    // The shortcuts list names them by this, not by their changing text ("Undo Change layout").
+    undoAction->setProperty("shortcutName", "Undo");
+    redoAction->setProperty("shortcutName", "Redo");
+    // An undo or redo says what it did in the status bar, which must not keep a message about the step undone
+    // ("Show in 3-D replaced...", issue 56 item 11). The stack has already moved when these run.
+    connect(undoAction, &QAction::triggered, this, [this] { statusBar()->showMessage("Undone: " + undo_->redoText(), 6000); });
+    connect(redoAction, &QAction::triggered, this, [this] { statusBar()->showMessage("Redone: " + undo_->undoText(), 6000); });
+    edit->addSeparator();
+    edit->addAction("Clear &highlights", this, [this] {
+        session::ExplorerState s = state_;
+        s.highlighted.clear();
+        applyState(s);
+    });
+    edit->addAction("Reset to &defaults", this, [this] {
+        session::ExplorerState s;
+        s.cameraState.reset();
+        nextEditName_ = "Reset to defaults";
+        applyState(s);
+        nextEditName_.clear();
+    });
+    QMenu* viewMenu = menuBar()->addMenu("&View");
+    QToolBar* toolbar = addToolBar("Camera");
+    toolbar->setObjectName("cameraToolbar");
+    const std::pair<const char*, CameraPreset> presets[] = {
+        {"Isometric", CameraPreset::Isometric}, {"Down text axis", CameraPreset::DownTextAxis}, {"Side", CameraPreset::Side}};
+    int key = 1;
+    for (const auto& [name, preset] : presets) {
+        QAction* a =
+            viewMenu->addAction(name, QKeySequence(QString("Ctrl+%1").arg(key++)), this, [this, p = preset] { setCameraPreset(p); });
+        toolbar->addAction(a);
+    }
+    viewMenu->addSeparator();
+    QAction* showParameters = parametersDock_->toggleViewAction();
+    showParameters->setShortcut(QKeySequence("Ctrl+Shift+P"));
+    QAction* showReadouts = readoutsDock_->toggleViewAction();
+    showReadouts->setShortcut(QKeySequence("Ctrl+Shift+R"));
+    viewMenu->addAction(showParameters);
+    viewMenu->addAction(showReadouts);
+    addHelpMenu(this);
+}
+
+// File: sessions, scheme files, Check position ids, and every export.
+void MainWindow::buildFileMenu()
+{
     QMenu* file = menuBar()->addMenu("&File");
     file->addAction("&Open session...", QKeySequence::Open, this, [this] {
         const QString path = chooseOpenFile(this, "Open session", "RopeScope sessions (*.ropescope.json *.json)");
@@ -135,61 +196,6 @@ void MainWindow::buildMenus()
     });
     file->addSeparator();
     file->addAction("&Quit", QKeySequence::Quit, this, &QWidget::close);
-
-    // Every explorer and Attention setting goes on one undo stack (a slider drag is one step).
-    QMenu* edit = menuBar()->addMenu("&Edit");
-    QAction* undoAction = undo_->createUndoAction(this, "&Undo");
-    undoAction->setShortcut(QKeySequence::Undo);
-    undoAction->setObjectName("undo");
-    QAction* redoAction = undo_->createRedoAction(this, "&Redo");
-    // Ctrl+Shift+Z and the platform's Redo keys, each once: on Linux the platform's list already holds
-    // Ctrl+Shift+Z, and one action holding a key twice makes Qt call it ambiguous and do nothing.
-    QList<QKeySequence> redoKeys = QKeySequence::keyBindings(QKeySequence::Redo);
-    if (!redoKeys.contains(QKeySequence("Ctrl+Shift+Z")))
-        redoKeys.prepend(QKeySequence("Ctrl+Shift+Z"));
-    redoAction->setShortcuts(redoKeys);
-    redoAction->setObjectName("redo");
-    edit->addAction(undoAction);
-    edit->addAction(redoAction);
-    // The shortcuts list names them by this, not by their changing text ("Undo Change layout").
-    undoAction->setProperty("shortcutName", "Undo");
-    redoAction->setProperty("shortcutName", "Redo");
-    // An undo or redo says what it did in the status bar, which must not keep a message about the step undone
-    // ("Show in 3-D replaced...", issue 56 item 11). The stack has already moved when these run.
-    connect(undoAction, &QAction::triggered, this, [this] { statusBar()->showMessage("Undone: " + undo_->redoText(), 6000); });
-    connect(redoAction, &QAction::triggered, this, [this] { statusBar()->showMessage("Redone: " + undo_->undoText(), 6000); });
-    edit->addSeparator();
-    edit->addAction("Clear &highlights", this, [this] {
-        session::ExplorerState s = state_;
-        s.highlighted.clear();
-        applyState(s);
-    });
-    edit->addAction("Reset to &defaults", this, [this] {
-        session::ExplorerState s;
-        s.cameraState.reset();
-        nextEditName_ = "Reset to defaults";
-        applyState(s);
-        nextEditName_.clear();
-    });
-    QMenu* viewMenu = menuBar()->addMenu("&View");
-    QToolBar* toolbar = addToolBar("Camera");
-    toolbar->setObjectName("cameraToolbar");
-    const std::pair<const char*, CameraPreset> presets[] = {
-        {"Isometric", CameraPreset::Isometric}, {"Down text axis", CameraPreset::DownTextAxis}, {"Side", CameraPreset::Side}};
-    int key = 1;
-    for (const auto& [name, preset] : presets) {
-        QAction* a =
-            viewMenu->addAction(name, QKeySequence(QString("Ctrl+%1").arg(key++)), this, [this, p = preset] { setCameraPreset(p); });
-        toolbar->addAction(a);
-    }
-    viewMenu->addSeparator();
-    QAction* showParameters = parametersDock_->toggleViewAction();
-    showParameters->setShortcut(QKeySequence("Ctrl+Shift+P"));
-    QAction* showReadouts = readoutsDock_->toggleViewAction();
-    showReadouts->setShortcut(QKeySequence("Ctrl+Shift+R"));
-    viewMenu->addAction(showParameters);
-    viewMenu->addAction(showReadouts);
-    addHelpMenu(this);
 }
 
 void MainWindow::exportWithDialog(ChartKind kind)

@@ -8,7 +8,13 @@
 #include "core/io/atomic_file.h"
 #include "views/widgets/parameter_panel.h"
 
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTimer>
 #include <QUndoStack>
 
@@ -121,6 +127,36 @@ void MainWindow::applySnapshot(const session::SessionFile& file)
     recorded_ = file;
     if (autosave_.enabled() && origin_.mayAutosave())
         autosaveTimer_->start();
+}
+
+namespace {
+
+QString shownTabFile(const QString& autosavePath)
+{
+    return QFileInfo(autosavePath).dir().filePath("window.json");
+}
+
+} // namespace
+
+void MainWindow::restoreShownTab()
+{
+    QFile file(shownTabFile(autosave_.path()));
+    if (!autosave_.enabled() || !file.open(QIODevice::ReadOnly))
+        return;
+    const int tab = QJsonDocument::fromJson(file.readAll()).object()["tab"].toInt(0);
+    if (tab > 0 && tab < tabs_->count())
+        tabs_->setCurrentIndex(tab);
+}
+
+void MainWindow::saveShownTab(int index) const
+{
+    if (!autosave_.enabled())
+        return;
+    try {
+        io::writeFileAtomically(shownTabFile(autosave_.path()), QJsonDocument(QJsonObject{{"tab", index}}).toJson());
+    } catch (const std::exception&) {
+        // the tab is a convenience: the session itself is autosaved on its own
+    }
 }
 
 void MainWindow::writeAutosave()

@@ -76,8 +76,11 @@ void startStateDump(QWidget* window, const QString& autosavePath, const QString&
             if (!w->objectName().isEmpty() && w->isVisible() && !w->objectName().startsWith("qt_"))
                 widgets[w->objectName()] = describe(w);
         const QWidget* focus = QApplication::focusWidget();
+        // The window's frame on the screen: whether it grew past the screen (issue 72 item 2).
+        const QRect frame = window->frameGeometry();
         const QJsonObject root{
             {"autosave", autosavePath},
+            {"window", QJsonObject{{"x", frame.x()}, {"y", frame.y()}, {"w", frame.width()}, {"h", frame.height()}}},
             {"widgets", widgets},
             {"focus",
              focus ? (focus->objectName().isEmpty() && focus->parentWidget() ? focus->parentWidget()->objectName() : focus->objectName())

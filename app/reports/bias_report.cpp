@@ -68,11 +68,13 @@ BiasReport biasReport(const model::BiasAccumulation& a, const QJsonObject& parti
     BiasReport r;
     const int64_t measured = a.sampleCount();
     views::BiasFigure& f = r.figureData;
-    f.title = QString("Mean question -> %1 attention, %2 of %3 samples: %4")
+    // The model and what it was trained with, then the schemes the rows are: "mrope, trained with mrope" alone over three
+    // schemes' rows read as if every row were mrope (issue 72 item 9).
+    f.title = QString("Mean question -> %1 attention, %2 of %3 samples; model %4; rows: %5")
                   .arg(a.frames > 0 ? "video (within-frame)" : "image")
                   .arg(measured)
                   .arg(a.total)
-                  .arg(a.model);
+                  .arg(a.model, a.schemes.join(", "));
     if (!partial.isEmpty())
         f.title += " - PARTIAL MERGE (--allow-partial): " + partial.value("note").toString();
     f.schemes = a.schemes;

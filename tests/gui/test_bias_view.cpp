@@ -12,6 +12,7 @@
 #include <QApplication>
 #include <QDir>
 #include <QLabel>
+#include <QScrollArea>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -76,10 +77,15 @@ private Q_SLOTS:
         QCOMPARE(bias->findChild<QTableWidget*>("biasTable")->rowCount(), 2 * 4);
         auto* figure = bias->findChild<ropescope::views::ChartView*>("biasFigure");
         QVERIFY(figure->chartPainter());
-        // At 1280x720 the figure keeps a readable size and scrolls, instead of shrinking its captions to
-        // nothing in the tab (the natural figure is 2 x 4 maps of 150 px with their captions).
-        QVERIFY2(figure->minimumWidth() >= 0.8 * (90 + 4 * 162 + 202) - 1 && figure->width() >= figure->minimumWidth(),
-                 qPrintable(QString("%1 (minimum %2)").arg(figure->width()).arg(figure->minimumWidth())));
+        // At 1280x720 the whole figure takes the view's width and scrolls only down (issue 72 item 8: at a fixed size its
+        // title and 2 of its 4 layers were cut); it never shrinks below 0.35 of its natural size (2 x 4 maps of 150 px
+        // with their captions), where it would scroll sideways too.
+        auto* scroll = qobject_cast<QScrollArea*>(figure->parentWidget()->parentWidget());
+        QVERIFY(scroll);
+        QTRY_VERIFY2(figure->width() == scroll->viewport()->width(),
+                     qPrintable(QString("%1 in %2").arg(figure->width()).arg(scroll->viewport()->width())));
+        QVERIFY2(figure->minimumWidth() >= 0.35 * (90 + 4 * 162 + 202) - 1 && figure->minimumHeight() > figure->width() / 3,
+                 qPrintable(QString("%1 x %2 (minimum %3)").arg(figure->width()).arg(figure->minimumHeight()).arg(figure->minimumWidth())));
         w.grab().save(dir.filePath("bias_1280.png"));
         if (qEnvironmentVariableIsSet("ROPESCOPE_SCREENSHOTS"))
             w.grab().save(qEnvironmentVariable("ROPESCOPE_SCREENSHOTS") + "/bias_1280.png");

@@ -236,15 +236,20 @@ private Q_SLOTS:
                  (QStringList{dir.filePath("fig/attention.png"), dir.filePath("fig/attention_own.png"),
                               dir.filePath("fig/attention_difference.png")}));
         const QImage exported(written[0]);
-        // The map on top (centred), its colour bar and caption under it.
-        const QImage overlay = w.attention()->overlay().convertToFormat(QImage::Format_RGB888);
+        // The map on top (centred), at least 720 px wide (issue 72 item 6: 252 px in a 360 px file), its colour bar and
+        // caption under it.
+        QCOMPARE(w.attention()->overlay().width() < 720, true); // the tiny model's map: the export scales it up
+        const QImage overlay = w.attention()->overlay().scaledToWidth(720, Qt::SmoothTransformation).convertToFormat(QImage::Format_RGB888);
+        QCOMPARE(exported.width(), 720);
         QVERIFY(exported.height() > overlay.height() + 40);
         QCOMPARE(exported.convertToFormat(QImage::Format_RGB888)
                      .copy((exported.width() - overlay.width()) / 2, 0, overlay.width(), overlay.height()),
                  overlay);
         const QJsonObject meta = QJsonDocument::fromJson(exported.text("ropescope").toUtf8()).object();
         QCOMPARE(meta["question"].toString(), QString("what shape is yellow"));
-        QCOMPARE(meta["images"].toArray().size(), 1); // every image of the prompt is recorded
+        QCOMPARE(meta["map_size"].toString(), QString("%1x%2").arg(overlay.width()).arg(overlay.height()));
+        QCOMPARE(meta["run"].toString(), w.attention()->status()); // the run's own line (issue 72 item 5)
+        QCOMPARE(meta["images"].toArray().size(), 1);              // every image of the prompt is recorded
         QCOMPARE(meta["answer"].toString(), w.attention()->answer());
         const QJsonObject diffMeta = QJsonDocument::fromJson(QImage(written[2]).text("ropescope").toUtf8()).object();
         QCOMPARE(diffMeta["shift"].toDouble(), w.attention()->shift());
@@ -531,7 +536,7 @@ private Q_SLOTS:
         QVERIFY2(finished.first().at(0).toBool(), qPrintable(w.attention()->status()));
         QCOMPARE(w.attention()->findChild<QLabel*>("modelName")->text(), QString("circle (trained with circle)"));
         // What finished and how long it took come first (issue 56 item 9), then what the run was.
-        QVERIFY2(QRegularExpression("^loaded circle in \\d+\\.\\d s, answered in \\d+\\.\\d s$")
+        QVERIFY2(QRegularExpression("^loaded circle in (\\d+ ms|\\d+\\.\\d s), answered in (\\d+ ms|\\d+\\.\\d s)$")
                      .match(w.attention()->status().section('\n', 0, 0))
                      .hasMatch(),
                  qPrintable(w.attention()->status()));
@@ -550,7 +555,11 @@ private Q_SLOTS:
         w.attention()->openModel(empty.path());
         QVERIFY(finished.wait(60000));
         QCOMPARE(finished.first().at(0).toBool(), false);
-        QVERIFY2(w.attention()->status().contains("config.json"), qPrintable(w.attention()->status()));
+        // The error has its own line (and the window's status bar); the status line still says the circle model's run
+        // (issue 72 item 5: an error replaced it).
+        const QString error = w.attention()->findChild<QLabel*>("attentionError")->text().remove(QChar(0x200B));
+        QVERIFY2(error.contains("config.json"), qPrintable(error));
+        QVERIFY2(w.attention()->status().section('\n', 1).startsWith("scheme circle"), qPrintable(w.attention()->status()));
         QCOMPARE(w.attention()->findChild<QLabel*>("modelName")->text(), QString("circle (trained with circle)"));
         QVERIFY(w.attention()->run());
         QVERIFY(w.attention()->status().section('\n', 1).startsWith("scheme circle"));

@@ -24,62 +24,9 @@ cp "$data/fixtures/glm4v-tiny/config.json" "$data/fixtures/glm4v-tiny/model.safe
 cp "$data/attend/glm_tokenizer.json" "$work/glm/tokenizer.json"
 cp "$data/fixtures/qwen2vl-tiny/config.json" "$data/fixtures/qwen2vl-tiny/model.safetensors" "$work/no-tokenizer/"
 
+# shellcheck source=tests/gui_x11/attention_helpers.sh
+source "$(dirname "$0")/attention_helpers.sh"
 start_window
-
-# "x y w h" of a control, or of where it draws its picture.
-rect() { q rect "$1"; }
-# Waits (60 s) until the tab has no run or load under way: an answer shown and a status that is not "...".
-settle() {
-  local status
-  for _ in $(seq 1 600); do
-    status=$(q get attentionStatus text 2>/dev/null)
-    if [ -n "$status" ] && [[ "$status" != *"..."* ]] && [ -n "$(q get answer text 2>/dev/null)" ]; then
-      sleep 0.5
-      return 0
-    fi
-    sleep 0.1
-  done
-  fail "the Attention tab did not settle: status '$status'"
-}
-# Model... and a folder typed into the file dialog.
-open_model() {
-  click openModel
-  for _ in $(seq 1 50); do q center fileNameEdit >/dev/null 2>&1 && break; sleep 0.1; done
-  click fileNameEdit
-  key ctrl+a
-  xdotool type --delay 15 "$1"
-  sleep 0.5
-  key Escape # the completer's list, if it opened, not the dialog
-  q center fileNameEdit >/dev/null 2>&1 || { fail "the file dialog closed on Escape"; return 1; }
-  key Return
-  for _ in $(seq 1 50); do q center fileNameEdit >/dev/null 2>&1 || break; sleep 0.1; done
-}
-# Whether rectangle A ("x y w h") lies inside B, and whether two rectangles overlap.
-inside() { read -r ax ay aw ah <<<"$1"; read -r bx by bw bh <<<"$2"; [ "$ax" -ge "$bx" ] && [ $((ax + aw)) -le $((bx + bw)) ] && [ "$ay" -ge "$by" ] && [ $((ay + ah)) -le $((by + bh)) ]; }
-inside_x() { read -r ax _ aw _ <<<"$1"; read -r bx _ bw _ <<<"$2"; [ "$ax" -ge "$bx" ] && [ $((ax + aw)) -le $((bx + bw)) ]; }
-overlap() { read -r ax ay aw ah <<<"$1"; read -r bx by bw bh <<<"$2"; [ "$ax" -lt $((bx + bw)) ] && [ "$bx" -lt $((ax + aw)) ] && [ "$ay" -lt $((by + bh)) ] && [ "$by" -lt $((ay + ah)) ]; }
-
-# Every button of the side column lies inside the column (its visible part, the scroll area).
-column_whole() {
-  local what=$1 column name r
-  column=$(rect attentionControls) || { fail "$what: no side column"; return; }
-  for name in openModel openImage addImage question run answer; do
-    r=$(rect "$name") || { fail "$what: no visible '$name'"; continue; }
-    inside_x "$r" "$column" && pass "$what: $name inside the column ($r in $column)" || fail "$what: $name ($r) reaches past the column ($column)"
-  done
-}
-# The map shows the whole picture, scaled to fit: drawn inside the control, touching two of its sides.
-map_whole() {
-  local what=$1 m s
-  m=$(rect attentionMap) || { fail "$what: no visible map"; return; }
-  s=$(q shown attentionMap) || { fail "$what: the map shows no picture"; return; }
-  read -r _ _ mw mh <<<"$m"; read -r sx sy sw sh <<<"$s"
-  if inside "$s" "0 0 $mw $mh" && { [ "$sw" -ge $((mw - 1)) ] || [ "$sh" -ge $((mh - 1)) ]; }; then
-    pass "$what: the map's picture ($s) fits its ${mw}x${mh} view"
-  else
-    fail "$what: the map's picture ($s) does not fit its ${mw}x${mh} view (cut, or not scaled to it)"
-  fi
-}
 
 xy=$(q tab mainTabs 1) && xdotool mousemove $xy click 1 && sleep 0.5
 settle

@@ -5,6 +5,7 @@
   shown NAME       where a control draws its picture, in its own coordinates ("x y w h")
   tab NAME I       the screen point at the middle of tab I of a tab bar ("x y")
   get NAME KEY     a control's field (text, enabled, focus, value, checked), JSON scalars as written
+  window           the window's frame on the screen ("x y w h")
   saved KEY        a key of the autosave (what the window would restore)
 Exits 1 when the control or key is not there (yet)."""
 import json
@@ -41,6 +42,9 @@ def main(state_path, command, *args):
         with open(state["autosave"]) as f:
             v = json.load(f)[args[0]]
         print(("%g" % v) if isinstance(v, float) else v)
+    elif command == "window":
+        r = state["window"]
+        print(r["x"], r["y"], r["w"], r["h"])
     elif command == "focus":
         print(state["focus"])
     return 0

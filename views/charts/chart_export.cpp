@@ -37,6 +37,20 @@ QByteArray encodePng(const QImage& image, const QJsonObject& metadata)
     return bytes;
 }
 
+namespace {
+
+// A short title naming the figure (SVG and PDF viewers show it): "RopeScope ptd chart", "RopeScope image region".
+QString figureTitle(const QJsonObject& metadata)
+{
+    if (metadata.contains("chart"))
+        return "RopeScope " + metadata["chart"].toString() + " chart";
+    if (metadata.contains("figure"))
+        return "RopeScope " + metadata["figure"].toString();
+    return "RopeScope figure";
+}
+
+} // namespace
+
 QByteArray renderFigure(const ChartPainter& paint, QSize size, FigureFormat format, const QJsonObject& metadata)
 {
     const QString description = QString::fromUtf8(QJsonDocument(metadata).toJson(QJsonDocument::Compact));
@@ -57,7 +71,7 @@ QByteArray renderFigure(const ChartPainter& paint, QSize size, FigureFormat form
         svg.setOutputDevice(&buffer);
         svg.setSize(size);
         svg.setViewBox(area);
-        svg.setTitle("RopeScope figure");
+        svg.setTitle(figureTitle(metadata));
         svg.setDescription(description);
         QPainter painter(&svg);
         paint(painter, area);
@@ -70,7 +84,7 @@ QByteArray renderFigure(const ChartPainter& paint, QSize size, FigureFormat form
         buffer.open(QIODevice::WriteOnly);
         QPdfWriter pdf(&buffer);
         // A short title (PDF viewers show it); the parameters go in the .json sidecar.
-        pdf.setTitle(metadata.contains("chart") ? "RopeScope " + metadata["chart"].toString() + " chart" : QString("RopeScope figure"));
+        pdf.setTitle(figureTitle(metadata));
         pdf.setCreator("RopeScope");
         pdf.setResolution(72);
         pdf.setPageSize(QPageSize(QSizeF(size.width(), size.height()), QPageSize::Point));

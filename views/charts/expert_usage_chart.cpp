@@ -111,16 +111,19 @@ void paintExpertUsage(QPainter& p, const QRectF& area, const ExpertUsageGrid& g)
     }
     p.setPen(chart::kInk);
     const QRectF& last = l.cells[kPanels - 1];
+    // Each id centred under its own cell (they started at its left boundary and read as the line between two: issue 72 item 9).
+    const double idWidth = fm.horizontalAdvance("0000");
     for (int e = 0; e < g.experts; e += expertStep)
-        p.drawText(QRectF(last.left() + e * l.cellWidth, last.bottom() + 2, l.cellWidth * expertStep, fm.height()),
-                   Qt::AlignLeft | Qt::AlignTop, QString::number(e));
+        p.drawText(QRectF(last.left() + (e + 0.5) * l.cellWidth - idWidth / 2, last.bottom() + 2, idWidth, fm.height()),
+                   Qt::AlignHCenter | Qt::AlignTop, QString::number(e));
 }
 
 QSize expertUsageFigureSize(const ExpertUsageGrid& g)
 {
-    const int cell = std::clamp(1400 / std::max(1, g.experts), 3, 12);
-    const int row = std::clamp(300 / std::max<int>(1, static_cast<int>(g.layers.size())), 8, 24);
-    const int width = std::max(640, cell * g.experts + 80);
+    // A figure for a page or a slide: a few layers and experts get big cells, not a 640x324 thumbnail (issue 72 item 6).
+    const int cell = std::clamp(1400 / std::max(1, g.experts), 3, 48);
+    const int row = std::clamp(480 / std::max<int>(1, static_cast<int>(g.layers.size())), 8, 48);
+    const int width = std::max(960, cell * g.experts + 80);
     const int height = kPanels * (row * static_cast<int>(std::max<size_t>(1, g.layers.size())) + 30) + 90;
     return {width, height};
 }

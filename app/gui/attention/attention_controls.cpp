@@ -83,7 +83,28 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     // cut at the column's right edge. Plain box layouts, not a QFormLayout with WrapAllRows: that one's
     // height-for-width undercounts word-wrapped rows, and after a long error the Run button was squeezed to
     // nothing (issue 56 item 3).
-    ColumnRows form{side};
+    addInputRows(side);
+    addAnswerRows(side);
+    addMapRows(side);
+    status = new QLabel;
+    status->setObjectName("attentionStatus");
+    status->setWordWrap(true);
+    side->addWidget(status);
+    side->addStretch(1);
+    setWidget(sidePanel);
+    sidePanel->installEventFilter(this); // its height follows its width (fitContentHeight)
+    setWidgetResizable(true);
+    setFrameShape(QFrame::NoFrame);
+    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    setMinimumWidth(260);
+    setMaximumWidth(360);
+    setObjectName("attentionControls");
+}
+
+// The prompt: the model, its images, the question, the scheme choices, Run, and the notes and errors below Run.
+void AttentionControls::addInputRows(QVBoxLayout* column)
+{
+    ColumnRows form{column};
     modelName = new QLabel;
     modelName->setObjectName("modelName");
     modelName->setWordWrap(true);
@@ -107,7 +128,6 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     errorNote->setWordWrap(true);
     errorNote->setStyleSheet("color: #b00020");
     errorNote->hide();
-    form.addRow(errorNote);
     question = new QLineEdit(io::sampleQuestion());
     question->setObjectName("question");
     form.addRow("Question", question);
@@ -125,6 +145,9 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     run = new QPushButton("Run");
     run->setObjectName("run");
     form.addRow(run);
+    // An error below Run, with the notes: above it, it pushed Question and Run down by its height as it came (issue 72
+    // item 4: Run from y 290 to 422 at 1280x720), and a click meant for Run landed elsewhere.
+    form.addRow(errorNote);
     // Before a run: words the model cannot read, and what a task model was trained to answer. Below Run, so
     // the note coming and going as a question is typed moves nothing the user is about to click (issue 56
     // item 4: Run moved by 60 px and a click landed on the answer).
@@ -140,6 +163,12 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     modelInputs->setStyleSheet("color: #555; font-size: 11px;");
     modelInputs->hide();
     form.addRow(modelInputs);
+}
+
+// What the run answered, and the tokens whose maps can be shown.
+void AttentionControls::addAnswerRows(QVBoxLayout* column)
+{
+    ColumnRows form{column};
     answer = new QLabel;
     answer->setObjectName("answer");
     answer->setStyleSheet("font-weight: bold; font-size: 15px;");
@@ -153,6 +182,12 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     tokens->setToolTip("The map of one token: a question token's own attention, or for an answer token the attention of\n"
                        "the step that produced it. \"all\": the mean over the question tokens.");
     form.addRow("Map of", tokens);
+}
+
+// How the map is drawn: layer, head, map type, colours, opacity, contrast and smoothing (repaints, no re-run).
+void AttentionControls::addMapRows(QVBoxLayout* column)
+{
+    ColumnRows form{column};
     layer = new QSlider(Qt::Horizontal);
     layer->setObjectName("attentionLayer");
     layer->setToolTip("The decoder layer whose text -> image attention is shown");
@@ -200,19 +235,6 @@ AttentionControls::AttentionControls(QWidget* parent) : QScrollArea(parent)
     smoothing->setValue(1.0);
     smoothing->setSingleStep(0.25);
     form.addRow("Smoothing (cells)", smoothing);
-    status = new QLabel;
-    status->setObjectName("attentionStatus");
-    status->setWordWrap(true);
-    side->addWidget(status);
-    side->addStretch(1);
-    setWidget(sidePanel);
-    sidePanel->installEventFilter(this); // its height follows its width (fitContentHeight)
-    setWidgetResizable(true);
-    setFrameShape(QFrame::NoFrame);
-    setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-    setMinimumWidth(260);
-    setMaximumWidth(360);
-    setObjectName("attentionControls");
 }
 
 QSize AttentionControls::sizeHint() const

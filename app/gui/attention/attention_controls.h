@@ -8,6 +8,7 @@ class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSlider;
+class QVBoxLayout;
 
 namespace ropescope::gui {
 
@@ -33,6 +34,10 @@ protected:
 
 private:
     void fitContentHeight();
+    // The column's rows, top to bottom (the constructor's parts).
+    void addInputRows(QVBoxLayout* column);
+    void addAnswerRows(QVBoxLayout* column);
+    void addMapRows(QVBoxLayout* column);
 
 public:
     // layer steps through the model's attention layers (all of them but on Qwen3.5); layerNumber shows the

@@ -20,6 +20,13 @@ inline double seconds(const QElapsedTimer& clock)
     return clock.isValid() ? static_cast<double>(clock.elapsed()) / 1000.0 : 0.0;
 }
 
+// "45 ms" below a second ("0.0 s" said nothing of a bundled model's answer), "1.3 s" from one up (issue 72 item 9).
+inline QString durationText(double seconds)
+{
+    return seconds < 0.95 ? QString("%1 ms").arg(std::max(1, static_cast<int>(seconds * 1000 + 0.5)))
+                          : QString("%1 s").arg(seconds, 0, 'f', 1);
+}
+
 // One image of the prompt, as the user opened it.
 struct PromptImageFile {
     QString path;
@@ -33,6 +40,9 @@ struct AttentionPanel::Impl {
     std::vector<int> attentionLayers{0};            // the model's layers the layer slider steps through
     std::shared_ptr<const model::AttentionRun> run; // the shown run: every layer, answer tokens' rows included
     QString answeredQuestion;                       // the question the shown answer answers (marked stale once edited)
+    // The shown run's status line ("answered in 45 ms", its scheme and layout): what the side column's status returns to
+    // after a progress line or an error, and what every export records as its run (issue 72 item 5).
+    QString runStatus;
     std::shared_ptr<const AttentionModel> runModel; // the model that made it (its rotary settings for the own prior)
     int token = -1;                                 // the map's token: -1 for all question tokens, else into mapTokens()
     double priorCorrelation = 0;                    // of the own prior shown

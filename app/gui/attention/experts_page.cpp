@@ -19,6 +19,10 @@ ExpertsPage::ExpertsPage(QWidget* parent)
     note_ = new QLabel("Run a mixture-of-experts model (Qwen3.5 MoE, Qwen3-VL MoE, GLM-4.5V) to see where its image and text tokens go.");
     note_->setObjectName("expertsNote");
     note_->setWordWrap(true); // a long note wraps in the side of the tab, never widening it
+    // Four lines whatever it says: a click's longer note grew the header and moved the chart 28 px under the pointer
+    // (issue 72 item 9). Its whole text is also its tooltip, for a narrow tab.
+    note_->setFixedHeight(4 * note_->fontMetrics().lineSpacing() + 2);
+    note_->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     row->addWidget(note_, 1);
     auto* exportFigure = new QPushButton("Export...");
     exportFigure->setObjectName("exportExperts");
@@ -52,6 +56,7 @@ void ExpertsPage::setUsage(const model::ExpertUsage& usage, const QString& moeNo
         *grid_ =
             reports::expertUsageGrid(usage, QString("where %1 image and %2 text tokens go").arg(usage.imageTokens).arg(usage.textTokens));
         note_->setText(moeNote + ". Click a cell for its numbers.");
+        note_->setToolTip(note_->text());
     }
     repaint();
 }
@@ -70,6 +75,7 @@ void ExpertsPage::describe(int row, int expert)
                        .arg(100 * usage_->textShare[k][e], 0, 'f', 1)
                        .arg(usage_->textWeight[k][e], 0, 'f', 3)
                        .arg(100 * reports::imageTextOverlap(*usage_, k), 0, 'f', 0));
+    note_->setToolTip(note_->text());
     repaint();
 }
 

@@ -47,6 +47,11 @@ LayerHeadsPage::~LayerHeadsPage() = default;
 void LayerHeadsPage::setRun(std::shared_ptr<const model::AttentionRun> run)
 {
     run_ = std::move(run);
+    if (!run_) { // a failed run or another model: nothing of the previous run stays on show (issue 72 item 3)
+        *grid_ = views::LayerHeadGrid();
+        view_->setPainter({});
+        return;
+    }
     *grid_ = reports::layerHeadGrid(*run_);
     grid_->title = "layers x heads, mean over question tokens";
 }
@@ -79,6 +84,10 @@ QSize LayerHeadsPage::figureSize() const
 void LayerHeadsPage::repaint()
 {
     grid_->show = show_->currentIndex() == 1 ? views::LayerHeadGrid::Show::Mass : views::LayerHeadGrid::Show::Maps;
+    if (grid_->maps.empty()) {
+        view_->setPainter({});
+        return;
+    }
     view_->setPainter([shared = grid_](QPainter& p, const QRectF& r) { views::paintLayerHeadGrid(p, r, *shared); });
 }
 

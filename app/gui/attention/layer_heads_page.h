@@ -25,7 +25,7 @@ public:
     explicit LayerHeadsPage(QWidget* parent = nullptr);
     ~LayerHeadsPage() override;
 
-    void setRun(std::shared_ptr<const model::AttentionRun> run);
+    void setRun(std::shared_ptr<const model::AttentionRun> run); // null: nothing shown
     // The grid as a figure at the CLI's size (`attend --layers-heads`); an empty painter before a run.
     views::ChartPainter figure() const;
     QSize figureSize() const;

@@ -97,6 +97,10 @@ void RegionPage::setRun(std::shared_ptr<const model::AttentionRun> run)
 {
     s_->run = std::move(run);
     s_->regionOf.reset(); // the region stays; its attention is the new run's
+    if (!s_->run) {       // none (a failed run, another model): the region waits for the next
+        repaint();
+        return;
+    }
     if (s_->region && !regionFits(*s_->region, s_->run->prompt))
         s_->region.reset(); // another image size or fewer images: those cells are not there
 }

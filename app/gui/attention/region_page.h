@@ -27,7 +27,7 @@ public:
     ~RegionPage() override;
 
     // A new run: the region stays where its cells still exist (same image sizes), its attention is recomputed.
-    void setRun(std::shared_ptr<const model::AttentionRun> run);
+    void setRun(std::shared_ptr<const model::AttentionRun> run); // null: nothing shown, the region kept
     // The shown captured layer and head (the head combo box's index): the chart follows them.
     void show(int capturedLayer, int headIndex);
 

@@ -12,7 +12,34 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace ropescope::gui {
+
+namespace {
+
+// The sheet in `area` with the number of columns that shows its maps largest: three columns in a tall narrow view cut
+// every caption ("circle R 10 alpha 0.79...") beside half an empty pane (issue 72 item 8).
+void paintFittedSheet(QPainter& p, const QRectF& area, views::MapSheet sheet)
+{
+    const int n = std::max<int>(1, static_cast<int>(sheet.maps.size()));
+    constexpr int kProbe = 200; // a cell width to measure each arrangement's shape at
+    double best = 0;
+    int columns = 1;
+    for (int c = 1; c <= n; ++c) {
+        sheet.columns = c;
+        const QSize size = views::mapSheetSize(sheet, kProbe);
+        const double scale = std::min(area.width() / size.width(), area.height() / size.height());
+        if (kProbe * scale > best + 0.5) {
+            best = kProbe * scale;
+            columns = c;
+        }
+    }
+    sheet.columns = columns;
+    views::paintMapSheet(p, area, sheet);
+}
+
+} // namespace
 
 SchemesPage::SchemesPage(QWidget* parent) : QWidget(parent)
 {
@@ -108,8 +135,10 @@ void SchemesPage::showComparison(const model::SchemeComparison& c, const views::
         shifts_.push_back(r.shift);
     }
     sheet_ = std::make_shared<views::MapSheet>(sheet);
-    cellWidth_ = std::clamp(views::stripSize(reports::mapPictures(c.images)).width(), 120, 220 * static_cast<int>(c.images.size()));
-    view_->setPainter([sheet](QPainter& p, const QRectF& r) { views::paintMapSheet(p, r, sheet); });
+    // The exported figure's cell: wide enough for a readable map and its caption lines (660x340 for three schemes was a
+    // thumbnail: issue 72 item 6).
+    cellWidth_ = std::clamp(views::stripSize(reports::mapPictures(c.images)).width(), 360, 480 * static_cast<int>(c.images.size()));
+    view_->setPainter([sheet](QPainter& p, const QRectF& r) { paintFittedSheet(p, r, sheet); });
 }
 
 views::ChartPainter SchemesPage::figure() const

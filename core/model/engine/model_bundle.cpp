@@ -20,8 +20,8 @@ void requireTokenizer(const QString& dir)
     if (QFileInfo(folder.filePath("config.json")).isFile() && !QFileInfo::exists(folder.filePath("tokenizer.json")))
         throw BadInputFile(dir.toStdString() +
                            ": this model folder has no tokenizer.json, which RopeScope reads the question with. A checkpoint from "
-                           "the Hugging Face Hub has it beside config.json and the weights: copy it in. (RopeScope's tiny test "
-                           "models in tests/data/fixtures have none; the tests copy tests/data/attend/tokenizer.json into theirs.)");
+                           "the Hugging Face Hub has it beside config.json and the weights: copy the model's own tokenizer.json in "
+                           "(a tokenizer of another model reads the question into other ids)");
 }
 
 } // namespace

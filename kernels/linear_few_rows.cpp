@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -234,12 +235,21 @@ template <class Shape> std::string tileName(const char* isa)
     return std::string(isa) + " (" + std::to_string(Shape::kRows) + " rows x " + std::to_string(Shape::kWidth) + " outputs)";
 }
 
-// The product in LibTorch operations, x against the panels as a batch: [panels, M, 48] laid side by side.
+// The product in LibTorch operations: x times each panel, a 2-D product [M, 48] per panel, laid side by side. Not
+// one batched product of [1, M, K] against [panels, K, 48]: matmul broadcasts x by copying it once per panel, and
+// with a graph to record (relevancy) the graph keeps those copies. Here each product reads x itself and a view of
+// its panel, and the graph keeps nothing but them.
 at::Tensor panelsProduct(const at::Tensor& x, const FewRowsWeight& w)
 {
     const auto panels = w.panels.to(x.scalar_type());
-    const auto each = torch::matmul(x.unsqueeze(0), panels); // [panels, M, 48]
-    return each.permute({1, 0, 2}).reshape({x.size(0), w.panels.size(0) * P}).narrow(1, 0, w.outputs);
+    const int64_t count = panels.size(0);
+    if (count == 0) // no outputs
+        return torch::zeros({x.size(0), 0}, x.options());
+    std::vector<at::Tensor> each;
+    each.reserve(static_cast<size_t>(count));
+    for (int64_t p = 0; p < count; ++p)
+        each.push_back(x.mm(panels.select(0, p)));
+    return torch::cat(each, 1).narrow(1, 0, w.outputs);
 }
 
 } // namespace
@@ -266,6 +276,15 @@ int64_t fewRowsPanelFloats(int64_t n, int64_t k)
     return (n + P - 1) / P * P * k;
 }
 
+namespace {
+std::atomic<int64_t> storageBytesMapped{0};
+} // namespace
+
+int64_t fewRowsStorageBytes()
+{
+    return storageBytesMapped.load();
+}
+
 at::Tensor fewRowsStorage(int64_t floats)
 {
     TORCH_CHECK(floats >= 0, "fewRowsStorage: ", floats, " floats");
@@ -277,8 +296,14 @@ at::Tensor fewRowsStorage(int64_t floats)
     if (base != MAP_FAILED) {
         char* start = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(base) + kHuge - 1) / kHuge * kHuge);
         ::madvise(start, bytes, MADV_HUGEPAGE); // a request: without THP (or with it off) these stay 4 KB pages
+        storageBytesMapped += static_cast<int64_t>(mapped);
         return torch::from_blob(
-            start, {floats}, [base, mapped](void*) { ::munmap(base, mapped); }, torch::TensorOptions().dtype(torch::kFloat32));
+            start, {floats},
+            [base, mapped](void*) {
+                ::munmap(base, mapped);
+                storageBytesMapped -= static_cast<int64_t>(mapped);
+            },
+            torch::TensorOptions().dtype(torch::kFloat32));
     }
 #endif
     return torch::zeros({floats}, torch::kFloat32);

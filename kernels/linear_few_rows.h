@@ -42,6 +42,9 @@ int64_t fewRowsPanelFloats(int64_t n, int64_t k);
 // 110 -> 118 GFLOP/s, down 114 -> 126), two threads 4%.
 at::Tensor fewRowsStorage(int64_t floats);
 
+// The bytes fewRowsStorage has mapped and not yet unmapped (for tests: what a model leaves behind).
+int64_t fewRowsStorageBytes();
+
 // w as it was packed: [N, K] float32 (for tests).
 at::Tensor unpackFewRowsWeight(const FewRowsWeight& w);
 

@@ -47,6 +47,12 @@ public:
     // `at` just past the STOP. The memo and stack are the pickle's own; storages and tensors accumulate.
     int32_t run(const QByteArray& bytes, qsizetype& at, qsizetype maxBytes);
     const Value& value(int32_t index) const { return pool_[static_cast<size_t>(index)]; }
+    // The index in `storages` of the storage named `key`; storages.size() when no persistent id named it.
+    size_t storageIndex(const std::string& key) const
+    {
+        const auto found = storageByKey_.find(key);
+        return found == storageByKey_.end() ? storages.size() : found->second;
+    }
 
     std::vector<StorageRef> storages;
     std::vector<TensorRef> tensors;

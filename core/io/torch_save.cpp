@@ -145,10 +145,8 @@ std::map<std::string, SavedTensor> readLegacyForm(const QByteArray& file, const 
     std::vector<bool> seen(m.storages.size(), false);
     for (int32_t k : keys.items) {
         const pickle::Value& key = m.value(k);
-        size_t index = m.storages.size();
-        for (size_t s = 0; s < m.storages.size(); ++s)
-            if (key.kind == Kind::String && m.storages[s].key == key.s)
-                index = s;
+        // The machine's map, not a scan of every storage per key (quadratic: 10^4 storages in a few MB of file).
+        const size_t index = key.kind == Kind::String ? m.storageIndex(key.s) : m.storages.size();
         if (index == m.storages.size() || seen[index])
             throw IoError("the list of storages names " + (key.kind == Kind::String ? "'" + key.s + "'" : std::string("a non-string")) +
                           ", which the object does not use or which comes twice");

@@ -25,12 +25,17 @@
 #include <torch/types.h>
 #include <torch/nn/functional/linear.h>
 #include <torch/csrc/autograd/autograd.h>
+#include <torch/csrc/autograd/function.h>
 
 #include <algorithm>
 #include <dlfcn.h>
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <numeric>
+#include <set>
+#include <thread>
 
 #include "tests/support/parity.h"
 #endif
@@ -107,6 +112,42 @@ bool writeFolder(const QString& dir, const QString& family, const std::vector<st
             return false;
     }
     return true;
+}
+
+// How many calls of forEachAcrossCores' work the current thread has run (a thread made for one call starts at 0).
+thread_local int64_t callsOnThisThread = 0;
+
+// OpenBLAS's thread count, or 0 where the BLAS is not OpenBLAS.
+int blasThreads()
+{
+    using GetThreads = int (*)();
+    const auto get = reinterpret_cast<GetThreads>(::dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+    return get ? get() : 0;
+}
+
+void setBlasThreads(int n)
+{
+    using SetThreads = void (*)(int);
+    if (const auto set = reinterpret_cast<SetThreads>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads")))
+        set(n);
+}
+
+// The names of the nodes of out's autograd graph, each once.
+std::multiset<std::string> graphNodes(const torch::Tensor& out)
+{
+    std::multiset<std::string> names;
+    std::set<const torch::autograd::Node*> seen;
+    std::vector<const torch::autograd::Node*> open{out.grad_fn().get()};
+    while (!open.empty()) {
+        const torch::autograd::Node* node = open.back();
+        open.pop_back();
+        if (!node || !seen.insert(node).second)
+            continue;
+        names.insert(node->name());
+        for (const auto& edge : node->next_edges())
+            open.push_back(edge.function.get());
+    }
+    return names;
 }
 
 std::vector<std::pair<std::string, torch::Tensor>> allTensors(const QString& family)
@@ -403,6 +444,180 @@ private Q_SLOTS:
                                  std::runtime_error);
     }
 
+    // The calls run on one pool of threads kept for the process (forEachAcrossCores made new threads on every
+    // call): a thread that runs calls of a second job has run calls of the first. The first `workers` calls of
+    // each job wait until that many threads hold one, so that every thread of the pool takes part in both.
+    void workersAreKeptFromOneCallToTheNext()
+    {
+        const int64_t workers = cpuWorkers();
+        if (workers < 2)
+            QSKIP("one worker here: forEachAcrossCores runs serially");
+        std::mutex m;
+        std::vector<int64_t> before; // each call's count of calls its thread had run
+        for (int job = 0; job < 2; ++job) {
+            std::atomic<int64_t> arrived{0};
+            forEachAcrossCores(64, [&](int64_t i) {
+                {
+                    const std::lock_guard<std::mutex> lock(m);
+                    if (job == 1)
+                        before.push_back(callsOnThisThread);
+                }
+                ++callsOnThisThread;
+                if (i < workers) {
+                    ++arrived;
+                    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+                    while (arrived < workers && std::chrono::steady_clock::now() < until)
+                        std::this_thread::yield();
+                }
+            });
+        }
+        QCOMPARE(static_cast<int64_t>(before.size()), int64_t(64));
+        QVERIFY2(*std::min_element(before.begin(), before.end()) > 0, "a call of the second job ran on a thread new to it");
+    }
+
+    // A worker's own LibTorch operations run on that worker, not on a team of every core started from each worker
+    // (the workers were outside any parallel region, so LibTorch's OpenMP gave each of them a team of its own): the
+    // OpenMP team a worker's LibTorch operation splits over is one thread, also after LibTorch's first parallel
+    // loop on the thread (which sets the thread's team size).
+    void libTorchInsideAWorkerStaysOnIt()
+    {
+        using GetThreads = int (*)();
+        const auto ompMaxThreads = reinterpret_cast<GetThreads>(::dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+        if (!ompMaxThreads || at::get_parallel_info().find("OpenMP") == std::string::npos)
+            QSKIP("LibTorch's parallel backend here is not OpenMP");
+        const int threads = at::get_num_threads();
+        if (threads < 2)
+            at::set_num_threads(2); // else LibTorch runs on one thread anyway
+        if (cpuWorkers() < 2) {
+            at::set_num_threads(threads);
+            QSKIP("one worker here: forEachAcrossCores runs serially");
+        }
+        std::atomic<int> team{0};
+        forEachAcrossCores(16, [&](int64_t) {
+            (void)torch::softmax(torch::ones({64, 1024}), 1); // a parallel loop inside LibTorch
+            team = std::max(team.load(), ompMaxThreads());
+        });
+        at::set_num_threads(threads);
+        QCOMPARE(team.load(), 1);
+    }
+
+    // Two callers at once: OpenBLAS stays at one thread under every call of both, and is as it was afterwards.
+    // Caller A's job is in flight when caller B calls; A's calls wait (at most 300 ms) for B's first call to start,
+    // and B's calls look at OpenBLAS after A has returned. Each caller had saved and restored the count on its own,
+    // so A restored two threads under B's calls; one job at a time, B's calls start after A's job has ended.
+    void blasIsSingleThreadedUnderTwoCallersAtOnce()
+    {
+        const int saved = blasThreads();
+        if (saved == 0)
+            QSKIP("the BLAS behind libblas.so.3 is not OpenBLAS");
+        setBlasThreads(2);
+        const int threads = at::get_num_threads();
+        at::set_num_threads(2); // both callers go to the cores whatever OpenBLAS's count is when they look
+        auto waitFor = [](const std::atomic<bool>& flag, std::chrono::milliseconds most) {
+            const auto until = std::chrono::steady_clock::now() + most;
+            while (!flag && std::chrono::steady_clock::now() < until)
+                std::this_thread::sleep_for(std::chrono::microseconds(100));
+        };
+        std::atomic<bool> aInside{false}, bStarted{false}, aReturned{false};
+        std::atomic<int> underB{0};
+        std::thread a([&] {
+            forEachAcrossCores(2, [&](int64_t) {
+                aInside = true;
+                waitFor(bStarted, std::chrono::milliseconds(300));
+            });
+            aReturned = true;
+        });
+        waitFor(aInside, std::chrono::seconds(10));
+        std::thread b([&] {
+            forEachAcrossCores(2, [&](int64_t) {
+                bStarted = true;
+                waitFor(aReturned, std::chrono::seconds(10));
+                underB = std::max(underB.load(), blasThreads());
+            });
+        });
+        a.join();
+        b.join();
+        const int after = blasThreads();
+        setBlasThreads(saved);
+        at::set_num_threads(threads);
+        QVERIFY(aInside && aReturned && bStarted);
+        QCOMPARE(underB.load(), 1);
+        QCOMPARE(after, 2);
+    }
+
+    // The slot outputs' storage goes with the model: a window's thread that ran a forward (and lives on) keeps
+    // nothing of it after the model is gone (the storage was the running thread's own, until the thread ended).
+    void slotStorageGoesWithTheModel()
+    {
+        const int64_t before = kernels::fewRowsStorageBytes();
+        int64_t during = 0, after = 0;
+        std::thread window([&] {
+            {
+                Vlm vlm(fixture("qwen35moe-tiny"));
+                vlm.run(imageRequest("qwen35moe-tiny"));
+                during = kernels::fewRowsStorageBytes();
+            }
+            after = kernels::fewRowsStorageBytes();
+        });
+        window.join();
+        QVERIFY2(during > before, qPrintable(QString("%1 -> %2").arg(before).arg(during)));
+        QCOMPARE(after, before);
+    }
+
+    // GLM's router drops the groups outside the best topk_group with -inf, as transformers 5's Glm4vMoe router
+    // does (a fill of 0 let a dropped group's expert, at 0, beat a kept one whose biased score is negative).
+    // Hand-derived: one hidden unit, x = +1 and -1, logits ln 9, 0, ln 1.5, ln(2/3) give sigmoid scores 0.9, 0.5,
+    // 0.6, 0.4 (and 0.1, 0.5, 0.4, 0.6 for x = -1); the bias 1, -0.7, 0, 0. Token 0: biased 1.9, -0.2 | 0.6, 0.4,
+    // groups 1.7 and 1.0, so experts 0 and 1 (expert 1 at -0.2), weights 0.9 and 0.5 over 1.4, times 2.5. Token 1:
+    // biased 1.1, -0.2 | 0.4, 0.6, groups 0.9 and 1.0, so experts 2 and 3, weights 0.4 and 0.6 times 2.5.
+    void glmDroppedGroupsLoseToNegativeKeptScores()
+    {
+        MoeConfig c;
+        c.router = RouterKind::SigmoidGrouped;
+        c.experts = 4;
+        c.topK = 2;
+        c.groups = 2;
+        c.topkGroup = 1;
+        c.normTopK = true;
+        c.routedScaling = 2.5;
+        MoeWeights w;
+        w.router = torch::tensor({std::log(9.0), 0.0, std::log(1.5), std::log(2.0 / 3.0)}, torch::kFloat32).view({4, 1});
+        w.correctionBias = torch::tensor({1.0, -0.7, 0.0, 0.0}, torch::kFloat32);
+        const RouterTrace r = routeTokens(torch::tensor({1.0, -1.0}, torch::kFloat32).view({2, 1}), w, c);
+        QCOMPARE(r.experts[0][0].item<int64_t>(), int64_t(0));
+        QCOMPARE(r.experts[0][1].item<int64_t>(), int64_t(1));
+        QCOMPARE(r.experts[1][0].item<int64_t>(), int64_t(2));
+        QCOMPARE(r.experts[1][1].item<int64_t>(), int64_t(3));
+        const double want[2][2] = {{0.9 / 1.4 * 2.5, 0.5 / 1.4 * 2.5}, {1.0, 1.5}};
+        for (int t = 0; t < 2; ++t)
+            for (int j = 0; j < 2; ++j)
+                QVERIFY2(std::abs(r.weights[t][j].item<double>() - want[t][j]) < 1e-6,
+                         qPrintable(QString("token %1 choice %2: %3").arg(t).arg(j).arg(r.weights[t][j].item<double>())));
+    }
+
+    // n_shared_experts x moe_intermediate_size is taken in 64 bits and refused past 2^30 in one line naming the key
+    // (1024 x 2^22 overflowed an int: the shared expert read as none, and 3 x 2^30 as a negative width).
+    void sharedExpertWidthPastAnIntIsRefused()
+    {
+        for (const int sharedExperts : {1024, 3}) {
+            QJsonObject root = QJsonDocument::fromJson(configOf("glm4vmoe-tiny")).object(), text = root["text_config"].toObject();
+            text["n_shared_experts"] = sharedExperts;
+            text["moe_intermediate_size"] = sharedExperts == 1024 ? (1 << 22) : (1 << 30);
+            root["text_config"] = text;
+            const QString m = refusal(QJsonDocument(root).toJson());
+            QVERIFY2(m.startsWith("m/config.json: text_config.n_shared_experts " + QString::number(sharedExperts) +
+                                  " x moe_intermediate_size") &&
+                         m.contains("wider than 2^30") && !m.contains('\n'),
+                     qPrintable(m));
+        }
+        // At the bound it loads: 2 x 2^29.
+        QJsonObject root = QJsonDocument::fromJson(configOf("glm4vmoe-tiny")).object(), text = root["text_config"].toObject();
+        text["n_shared_experts"] = 2;
+        text["moe_intermediate_size"] = 1 << 29;
+        root["text_config"] = text;
+        QCOMPARE(parseModelConfig(QJsonDocument(root).toJson(), "m/config.json").text.moe.sharedIntermediate, 1 << 30);
+    }
+
     // OpenBLAS runs kernels this CPU's vectors are made for, never its fallback for a CPU it does not know
     // (Debian 12's OpenBLAS took a 2-core Emerald Rapids for a Prescott: dense GEMMs 5-7x slower). The product
     // it gives with the kernels chosen still equals the float64 one.
@@ -496,6 +711,32 @@ private Q_SLOTS:
                                  kernels::linearFewRowsInto(torch::randn({3, 40}), packed, torch::zeros({2, 8}), torch::ones({3})));
         QVERIFY_THROWS_EXCEPTION(c10::Error,
                                  kernels::linearFewRowsInto(torch::randn({2, 40}), packed, torch::zeros({2, 8}), torch::ones({3})));
+    }
+
+    // With a graph to record (relevancy), the LibTorch product on the panels is a 2-D product per panel on x itself:
+    // no batched product over copies of x (matmul of [1, M, K] by [P, K, 48] copied x once per panel into the graph).
+    // Its value and gradient are at::linear's.
+    void fewRowsFallbackRecordsNoCopiesOfX()
+    {
+        torch::manual_seed(11);
+        const auto w = torch::randn({200, 64}); // 5 panels, the last one partly padding
+        const auto packed = kernels::packFewRowsWeight(w);
+        const auto x = torch::randn({7, 64}).requires_grad_();
+        const auto out = kernels::linearFewRows(x, packed);
+        const auto nodes = graphNodes(out);
+        QString names;
+        for (const auto& n : nodes)
+            names += QString::fromStdString(n) + " ";
+        QVERIFY2(nodes.count("MmBackward0") == 5, qPrintable(names));
+        for (const auto& n : nodes)
+            QVERIFY2(n.find("Bmm") == std::string::npos && n.find("Expand") == std::string::npos, qPrintable(names));
+        const auto y = x.detach().clone().requires_grad_();
+        const auto want = torch::nn::functional::linear(y, w);
+        QVERIFY(ropescope::test::maxAbs(out, want) < 1e-5);
+        const auto probe = torch::randn({7, 200});
+        (out * probe).sum().backward();
+        (want * probe).sum().backward();
+        QVERIFY(ropescope::test::maxAbs(x.grad(), y.grad()) < 1e-4);
     }
 
     // qwen3_vl_moe's experts as the Hub stores them ([E, hidden, 2I], [E, I, hidden]), as transformers 5 holds

@@ -23,6 +23,9 @@ int64_t cpuWorkers();
 // experts, where one GEMM at a time cannot keep the cores busy: 256 GEMM pairs of Qwen3.5-35B-A3B's experts
 // ([31 x 2048] x [2048 x 1024], then [31 x 512] x [512 x 2048]) ran 1.4-1.6x faster than on one thread when
 // OpenBLAS split each over 2 threads, and 1.7-1.9x faster one pair per core (2 cores).
+// The calls run on one pool of threads for the whole process (cpuWorkers() of them, started at the first call and
+// kept), which the caller waits for; callers on several threads take turns. A worker's own LibTorch operations
+// run on the worker alone (its OpenMP team is one thread), not on a team of every core per worker.
 // Calls must not depend on each other's order. Called from inside a worker, it runs serially. The first exception
 // a call throws is rethrown here, after every worker has stopped.
 void forEachAcrossCores(int64_t count, const std::function<void(int64_t)>& work);

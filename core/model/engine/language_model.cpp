@@ -103,6 +103,7 @@ LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::
     if (!cfg_.tieEmbeddings && !ck.has(kLmHead))
         throw BadInputFile(ck.dir().toStdString() + ": missing tensor 'lm_head.weight' (config.json says tie_word_embeddings false)");
     lmHead_ = cfg_.tieEmbeddings ? embedding_ : t(kLmHead, {cfg_.vocab, h});
+    const auto moeWorkspace = cfg_.moe.any() ? makeMoeWorkspace() : nullptr; // the sparse layers' one, freed with them
     for (int i = 0; i < cfg_.layers; ++i) {
         const std::string p = "model.layers." + std::to_string(i) + ".";
         Layer l;
@@ -110,8 +111,10 @@ LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::
         for (const LayerTensor& lt : layerTensors(ck.config().harope, l.linear, cfg_.moe.isSparse(i)))
             if (lt.present)
                 l.*lt.member = t(p + lt.name, lt.shape);
-        if (cfg_.moe.isSparse(i))
+        if (cfg_.moe.isSparse(i)) {
             l.moe = loadMoeWeights(ck, p + "mlp.", cfg_, device, dtype);
+            l.moe.workspace = moeWorkspace;
+        }
         if (l.linear)
             for (const DeltaNetTensor& dt : deltaNetTensors())
                 l.deltaNet.*dt.member = t(p + dt.name, dt.shape);

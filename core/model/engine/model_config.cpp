@@ -136,7 +136,14 @@ void readMoe(const Reader& text, const std::string& type, TextConfig& t, const s
         m.experts = text.integer("n_routed_experts", 128, 1, 1 << 16);
         m.topK = text.integer("num_experts_per_tok", 8, 1, 1 << 16);
         m.intermediate = text.integer("moe_intermediate_size", 1408, 1);
-        m.sharedIntermediate = text.integer("n_shared_experts", 1, 0, 1 << 10) * m.intermediate;
+        // The product in 64 bits: 1024 shared experts of 2^30 would overflow an int (undefined, and wrapped it read as
+        // a negative width or none at all).
+        const int64_t shared = int64_t(text.integer("n_shared_experts", 1, 0, 1 << 10)) * m.intermediate;
+        if (shared > (1 << 30))
+            refuse("n_shared_experts",
+                   std::to_string(shared / m.intermediate) + " x moe_intermediate_size " + std::to_string(m.intermediate) +
+                       " is a shared expert wider than 2^30");
+        m.sharedIntermediate = static_cast<int>(shared);
         m.groups = text.integer("n_group", 1, 1, 1 << 16);
         m.topkGroup = text.integer("topk_group", 1, 1, 1 << 16);
         m.normTopK = text.boolean("norm_topk_prob", true);

@@ -8,6 +8,8 @@
 #include <torch/nn/functional/linear.h>
 
 #include <algorithm>
+#include <limits>
+#include <mutex>
 #include <vector>
 
 namespace ropescope::model {
@@ -21,7 +23,9 @@ torch::Tensor swiglu(const torch::Tensor& x, const torch::Tensor& gateUp, const 
 }
 
 // GLM's choice: sigmoid scores plus the correction bias; only the best `topkGroup` groups (each scored by the
-// sum of its two best) stay in the running, the others' scores become 0 as transformers' masked_fill makes them.
+// sum of its two best) stay in the running: the others' scores become -inf, as transformers 5's router fills them
+// (Glm4vMoeTextTopkRouter). A fill of 0 would let a dropped group's expert beat a kept one whose biased score is
+// negative.
 torch::Tensor groupedChoice(const torch::Tensor& scores, const MoeWeights& w, const MoeConfig& c)
 {
     auto choice = w.correctionBias.defined() ? scores + w.correctionBias.to(scores.scalar_type()) : scores;
@@ -32,7 +36,7 @@ torch::Tensor groupedChoice(const torch::Tensor& scores, const MoeWeights& w, co
     const auto best = std::get<1>(groupScores.topk(c.topkGroup, -1, /*largest=*/true, /*sorted=*/false));
     const auto keep =
         torch::zeros_like(groupScores).scatter_(1, best, 1.0).unsqueeze(-1).expand({n, c.groups, perGroup}).reshape({n, c.experts});
-    return choice.masked_fill(keep == 0, 0.0);
+    return choice.masked_fill(keep == 0, -std::numeric_limits<double>::infinity());
 }
 
 // One expert's tokens: positions [start, start + rows) of the slots sorted by expert.
@@ -63,14 +67,32 @@ constexpr int64_t kTokensPerPass = 4096;
 // end of the experts even out the cores' finishing times.
 constexpr int64_t kRowsPerItem = 64;
 
-// Float32 storage for a pass's slot outputs, kept by the calling thread for the next sparse layer (a forward's
-// layers all ask the same size): fresh pages of tens of megabytes, zeroed by the kernel on first touch, would cost
-// every layer again. At most one pass's size is held, in 2 MB pages where Linux gives them.
-torch::Tensor passWorkspace(int64_t floats)
+} // namespace
+
+struct MoeWorkspace {
+    std::mutex inUse; // held by the forward that uses `kept`
+    torch::Tensor kept;
+};
+
+std::shared_ptr<MoeWorkspace> makeMoeWorkspace()
 {
-    static thread_local torch::Tensor kept;
+    return std::make_shared<MoeWorkspace>();
+}
+
+namespace {
+
+// Storage for `floats` floats of slot outputs for one forward: the model's workspace, grown if it is smaller
+// (the old one freed before the new one is mapped), while this forward holds `lease`; or, without one or while
+// another thread's forward uses it, storage of its own. In 2 MB pages where Linux gives them.
+torch::Tensor slotStorage(const MoeWeights& w, int64_t floats, std::unique_lock<std::mutex>& lease)
+{
+    if (w.workspace)
+        lease = std::unique_lock<std::mutex>(w.workspace->inUse, std::try_to_lock);
+    if (!lease.owns_lock())
+        return kernels::fewRowsStorage(floats);
+    torch::Tensor& kept = w.workspace->kept;
     if (!kept.defined() || kept.numel() < floats) {
-        kept = torch::Tensor(); // the old one freed before the new one is mapped
+        kept = torch::Tensor();
         kept = kernels::fewRowsStorage(floats);
     }
     return kept.narrow(0, 0, floats);
@@ -293,7 +315,7 @@ torch::Tensor expertsAtOnce(const torch::Tensor& flat, const RouterTrace& r, con
 // the order of the sums does not depend on which core ran what, nor on how many cores there are. Every temporary is one expert's
 // (hundreds of KB, in cache).
 void expertsOnCores(const torch::Tensor& flat, const torch::Tensor& experts, const torch::Tensor& weights, const MoeWeights& w,
-                    const MoeConfig& c, const torch::Tensor& out)
+                    const MoeConfig& c, const torch::Tensor& out, const torch::Tensor& storage)
 {
     const int64_t tokens = flat.size(0), hidden = flat.size(1), k = c.topK, slots = tokens * k;
     const auto slotExperts = experts.flatten();
@@ -305,7 +327,7 @@ void expertsOnCores(const torch::Tensor& flat, const torch::Tensor& experts, con
     const bool shared = w.sharedGateUp.defined() || w.sharedGateUpPanels.panels.defined();
     const int64_t sharedItems = shared ? (tokens + kRowsPerItem - 1) / kRowsPerItem : 0;
 
-    const auto slotRows = passWorkspace(slots * hidden).view({slots, hidden});
+    const auto slotRows = storage.narrow(0, 0, slots * hidden).view({slots, hidden});
     forEachAcrossCores(static_cast<int64_t>(runs.size()) + sharedItems, [&](int64_t item) {
         if (item < static_cast<int64_t>(runs.size())) {
             const ExpertRun& run = runs[static_cast<size_t>(item)];
@@ -344,10 +366,12 @@ torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeC
     torch::Tensor out;
     if (x.device().is_cpu() && x.scalar_type() == torch::kFloat32 && !(torch::GradMode::is_enabled() && x.requires_grad())) {
         out = torch::empty_like(flat);
+        std::unique_lock<std::mutex> lease;
+        const auto storage = slotStorage(w, std::min(kTokensPerPass, flat.size(0)) * c.topK * hidden, lease);
         for (int64_t first = 0; first < flat.size(0); first += kTokensPerPass) {
             const int64_t count = std::min(kTokensPerPass, flat.size(0) - first);
             expertsOnCores(flat.narrow(0, first, count), r.experts.narrow(0, first, count), r.weights.narrow(0, first, count), w, c,
-                           out.narrow(0, first, count));
+                           out.narrow(0, first, count), storage);
         }
     } else {
         out = expertsAtOnce(flat, r, w, c);

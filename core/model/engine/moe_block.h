@@ -7,6 +7,7 @@
 
 #include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,13 @@ struct RouterTrace {
     int layer = 0;
     at::Tensor scores, experts, weights;
 };
+
+// Float32 storage for the CPU path's slot outputs (up to 4,096 tokens x k x hidden floats: hundreds of MB at the
+// real shapes), one for all the sparse layers of a model (a forward's layers all ask the same size), kept from one
+// layer and one forward to the next and freed with the model (fresh pages of that size, zeroed by the kernel on
+// first touch, would cost every layer again). A forward that finds it in use by another thread allocates its own.
+struct MoeWorkspace;
+std::shared_ptr<MoeWorkspace> makeMoeWorkspace();
 
 // A sparse layer's weights. Expert e's SwiGLU: gate and up in one matrix (the first `intermediate` outputs are
 // the gate), then down. Held as the checkpoint stores them, so loading copies nothing it need not:
@@ -41,7 +49,8 @@ struct MoeWeights {
     std::vector<kernels::FewRowsWeight> gateUpPanels, downPanels;
     at::Tensor sharedGateUp, sharedDown; // [2S, hidden], [hidden, S]; undefined without a shared expert
     kernels::FewRowsWeight sharedGateUpPanels, sharedDownPanels;
-    at::Tensor sharedGate; // [1, hidden], Qwen3.5
+    at::Tensor sharedGate;                   // [1, hidden], Qwen3.5
+    std::shared_ptr<MoeWorkspace> workspace; // the model's (LanguageModel shares one); none: each forward its own
 
     bool defined() const { return router.defined(); }
 };

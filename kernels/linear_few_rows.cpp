@@ -28,23 +28,21 @@ constexpr int64_t P = kFewRowsPanel;
 // Rows of x are taken 64 at a time (at most 512 KB of x at K = 2048, in L2 beside a panel), so that many rows
 // re-read each panel from L2 rather than re-reading all of x from memory for every panel. A block's rows are first
 // copied, chunk by chunk, into one buffer with kChunk floats between rows, so that one pointer walks a tile's x
-// (row i is at a fixed offset from it). Reading 8 gathered rows through 8 pointers had cost the tile 13% of its
-// speed (one thread, in cache, 32 rows: 117-133 GFLOP/s before, 139-156 after); the copy is a few microseconds
-// per expert.
+// (row i is at a fixed offset from it): 8 row pointers pushed the loop's pointers into vector registers, which cost
+// the tile more than the copy, a few microseconds per expert (docs/SPEED.md, "The MoE block against a dense MLP").
 constexpr int64_t kRowBlock = 64;
 // Each output sums K in chunks of this many products, added at the end of each chunk (BLAS does the same): the
 // rounding of a sum grows with its length. All tiles of rows pass one chunk of a panel before the next, and at 64
 // the chunk (12 KB), the tiles' rows of x in it (8 KB) and their sums (12 KB) stay in L1 (48 KB) while they do:
-// only the first tile reads the chunk from L2. 256 (a 48 KB chunk, read from L2 by every tile) ran 4-6% slower
-// (2 threads, 256 experts of Qwen3.5-35B-A3B, 1000 tokens, alternating in one process: 241-297 ms against
-// 232-281); 32 and 128 measured as 64.
+// only the first tile reads the chunk from L2. A larger chunk is re-read from L2 by each tile and measured slower;
+// 32 and 128 measured as 64 (docs/SPEED.md, same section).
 constexpr int64_t kChunk = 64;
 constexpr int64_t kLineBytes = 64;
 
 // The next panel is fetched into L2 while this one computes. All of a panel's products take about as long as
 // reading it from memory, and a panel read on demand stalled every first pass over it: its lines are spread over
-// every k of every pass instead, one prefetch per k. (Into L2, prefetcht1: L1 holds the rows of x. Measured, 2
-// threads, 31 rows, GFLOP/s gate_up / down: without 95-135 / 109-142, with 136-201 / 151-203.) The line count per
+// every k of every pass instead, one prefetch per k. (Into L2, prefetcht1: L1 holds the rows of x; without the
+// prefetch the kernel measured much slower, docs/SPEED.md.) The line count per
 // k is rounded up, so the stream runs on past the next panel's end (into the panel after it, or past the weight:
 // a prefetch never faults, so nothing checks it).
 

@@ -38,8 +38,7 @@ int64_t fewRowsPanelFloats(int64_t n, int64_t k);
 
 // Float32 CPU storage for packed weights, zeroed, in 2 MB pages where Linux gives them (transparent huge pages,
 // asked for with madvise; elsewhere plain memory). The kernel streams each weight once per call, and with 4 KB
-// pages a page walk met every 4 KB of it: one thread over 128 experts ran 8-10% faster on 2 MB pages (gate_up
-// 110 -> 118 GFLOP/s, down 114 -> 126), two threads 4%.
+// pages a page walk meets every 4 KB of it; 2 MB pages avoid it (measured: docs/SPEED.md).
 at::Tensor fewRowsStorage(int64_t floats);
 
 // The bytes fewRowsStorage has mapped and not yet unmapped (for tests: what a model leaves behind).

@@ -7,9 +7,8 @@ namespace ropescope::model {
 
 // One level of CPU threads, not two. LibTorch's own intra-op pool and a threaded BLAS (OpenBLAS's pthread
 // build) both start one thread per core; when both are above one, every GEMM inside a parallel region
-// oversubscribes the cores and the threads spin against each other. Measured with Debian 13's LibTorch 2.6
-// and libopenblas0-pthread on 2 cores (bench model, 1002 tokens): decoder 633 ms with 2 + 2 threads, 31 ms
-// with 2 + 1. Debian 12's LibTorch 1.13 starts one intra-op thread, and there BLAS keeps every core.
+// oversubscribes the cores and the threads spin against each other (docs/SPEED.md, "Engine choices measured on
+// the CPU"). Debian 12's LibTorch 1.13 starts one intra-op thread, and there BLAS keeps every core.
 // So: when LibTorch runs more than one thread, OpenBLAS (if it is the BLAS in use) is set to one. Idempotent.
 void balanceCpuThreads();
 
@@ -20,9 +19,8 @@ int64_t cpuWorkers();
 // Runs work(i) for every i in [0, count), spread over the cores: each call on one core, with BLAS single-threaded
 // while they run and the caller's thread-local state (grad and inference mode) in force in every worker, so
 // autograd records as it would on the caller's thread. For many small independent GEMMs, such as a MoE block's
-// experts, where one GEMM at a time cannot keep the cores busy: 256 GEMM pairs of Qwen3.5-35B-A3B's experts
-// ([31 x 2048] x [2048 x 1024], then [31 x 512] x [512 x 2048]) ran 1.4-1.6x faster than on one thread when
-// OpenBLAS split each over 2 threads, and 1.7-1.9x faster one pair per core (2 cores).
+// experts, where one GEMM at a time cannot keep the cores busy: one GEMM pair per core beat OpenBLAS splitting
+// each GEMM over the cores (docs/SPEED.md, "Engine choices measured on the CPU").
 // The calls run on one pool of threads for the whole process (cpuWorkers() of them, started at the first call and
 // kept), which the caller waits for; callers on several threads take turns. A worker's own LibTorch operations
 // run on the worker alone (its OpenMP team is one thread), not on a team of every core per worker.

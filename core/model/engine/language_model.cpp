@@ -129,10 +129,8 @@ LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::
 void LanguageModel::permuteToHalfSplit()
 {
     // Pair (2j, 2j+1) of each head moves to (j, j + r/2): the rows of q_proj and k_proj (and their biases)
-    // are reordered once, so the half-split rotation turns each pair at no cost per pass. Measured on this
-    // 2-core CPU at GLM-4.1V's shapes (32 + 2 heads of 128): permuting q and k per layer instead took 45 ms at
-    // 1002 tokens and 385 ms at 4098 (3-5% of a layer); rotating the pairs in place 18 / 133 ms against the
-    // half split's 20 / 117 ms.
+    // are reordered once, so the half-split rotation turns each pair at no cost per pass; permuting q and k per
+    // layer, or rotating the pairs in place, measured slower (docs/SPEED.md, "Engine choices measured on the CPU").
     const int64_t r = cfg_.rotaryDim(), d = cfg_.headDim();
     pairOrder_ = torch::cat({torch::arange(0, r, 2), torch::arange(1, r, 2), torch::arange(r, d)}).to(device_);
     auto rows = [&](torch::Tensor& t, int64_t heads) {

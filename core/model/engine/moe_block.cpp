@@ -309,8 +309,8 @@ torch::Tensor expertsAtOnce(const torch::Tensor& flat, const RouterTrace& r, con
 // A CPU's way for one pass of tokens, written to `out` [tokens, hidden] (float32, rows contiguous). Each expert
 // with tokens, and each block of rows of the shared expert, is one work item, and the cores take items as they
 // finish their last: the experts by rows, most first, then the shared expert's blocks, which even out the cores'
-// finishing times (fixed groups of experts, one per core, had finished 15-50 ms apart in a 330 ms phase: a core
-// shares its time with OpenBLAS's spinning worker, and rows are not time). An expert writes its weighted outputs
+// finishing times (fixed groups of experts, one per core, had finished far apart: a core shares its time with
+// OpenBLAS's spinning worker, and rows are not time; docs/SPEED.md). An expert writes its weighted outputs
 // to its own rows of the slot outputs, and each token's row is summed from them in a fixed order afterwards, so
 // the order of the sums does not depend on which core ran what, nor on how many cores there are. Every temporary is one expert's
 // (hundreds of KB, in cache).

@@ -224,36 +224,38 @@ int32_t Machine::reduce(int32_t callable, int32_t argsIndex)
     throw IoError("the pickle calls a storage type, which torch.save never does");
 }
 
-int32_t Machine::run(const QByteArray& bytes, qsizetype& at, qsizetype maxBytes)
-{
-    const qsizetype end = std::min(bytes.size(), at + maxBytes);
-    stack_.clear();
-    marks_.clear();
-    memo_.clear();
-    const auto need = [&](qsizetype n) {
+// The bytes of one pickle, read forward from `at` and never past `end`; `opStart` is the current opcode's byte,
+// which messages name.
+struct Cursor {
+    const QByteArray& bytes;
+    qsizetype& at;
+    qsizetype end;
+    const qsizetype& opStart;
+
+    void need(qsizetype n) const
+    {
         if (n < 0 || at + n > end)
-            throw IoError("the pickle ends inside its opcode at byte " + std::to_string(at_));
-    };
-    const auto u = [&](int n) -> uint64_t { // little-endian unsigned of n bytes
+            throw IoError("the pickle ends inside its opcode at byte " + std::to_string(opStart));
+    }
+    uint8_t byte(qsizetype k) const { return static_cast<uint8_t>(bytes[at + k]); }
+    uint64_t u(int n) // little-endian unsigned of n bytes
+    {
         need(n);
         uint64_t v = 0;
         for (int k = 0; k < n; ++k)
-            v |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[at + k])) << (8 * k);
+            v |= static_cast<uint64_t>(byte(k)) << (8 * k);
         at += n;
         return v;
-    };
-    const auto push = [&](int32_t v) {
-        if (stack_.size() >= kMaxStack)
-            throw IoError("the pickle's stack grows past " + std::to_string(kMaxStack) + " values");
-        stack_.push_back(v);
-    };
-    const auto text = [&](uint64_t n) {
+    }
+    std::string text(uint64_t n)
+    {
         need(static_cast<qsizetype>(std::min<uint64_t>(n, uint64_t(1) << 40)));
         std::string s(bytes.constData() + at, static_cast<size_t>(n));
         at += static_cast<qsizetype>(n);
         return s;
-    };
-    const auto line = [&]() { // GLOBAL's module and name, each ended by a newline
+    }
+    std::string line() // GLOBAL's module and name, each ended by a newline
+    {
         std::string s;
         while (true) {
             need(1);
@@ -264,183 +266,223 @@ int32_t Machine::run(const QByteArray& bytes, qsizetype& at, qsizetype maxBytes)
                 throw IoError("a global's name in the pickle is too long");
             s += c;
         }
-    };
-    const auto scalar = [&](Kind k, int64_t i) {
-        Value v;
-        v.kind = k;
-        v.i = i;
-        push(add(std::move(v)));
-    };
-    const auto string = [&](std::string s) {
-        Value v;
-        v.kind = Kind::String;
-        v.s = std::move(s);
-        push(add(std::move(v)));
-    };
-    const auto container = [&](Kind k, std::vector<int32_t> items) {
-        Value v;
-        v.kind = k;
-        v.items = std::move(items);
-        push(add(std::move(v)));
-    };
-    // The list or dict an APPEND/SETITEM adds to (the stack's top, above the innermost MARK) or an
-    // APPENDS/SETITEMS does (just below the innermost MARK, above the one before it).
-    const auto target = [&](Kind k, const char* op, bool marked) -> Value& {
-        const size_t below = marked ? (marks_.empty() ? 0 : marks_.back()) : stack_.size();
-        const size_t floor = marked ? (marks_.size() > 1 ? marks_[marks_.size() - 2] : 0) : (marks_.empty() ? 0 : marks_.back());
-        if (below <= floor)
-            throw IoError(std::string("the pickle's ") + op + " at byte " + std::to_string(at_) + " has nothing to add to");
-        Value& v = pool_[static_cast<size_t>(stack_[below - 1])];
-        if (v.kind != k)
-            throw IoError(std::string("the pickle's ") + op + " at byte " + std::to_string(at_) + " adds to " + kindName(v.kind));
-        return v;
-    };
+    }
+    int64_t long1() // LONG1's value when it fits 8 bytes: little-endian two's complement
+    {
+        const auto n = static_cast<int>(u(1));
+        need(n);
+        uint64_t v = n > 0 && (byte(n - 1) & 0x80) ? ~uint64_t(0) : 0;
+        for (int k = 0; k < n; ++k) {
+            v &= ~(uint64_t(0xff) << (8 * k));
+            v |= static_cast<uint64_t>(byte(k)) << (8 * k);
+        }
+        at += n;
+        return static_cast<int64_t>(v);
+    }
+    double binfloat() // BINFLOAT: big-endian double
+    {
+        need(8);
+        uint64_t b = 0;
+        for (int k = 0; k < 8; ++k)
+            b = (b << 8) | byte(k);
+        at += 8;
+        double f = 0;
+        std::memcpy(&f, &b, sizeof b);
+        return f;
+    }
+};
 
+void Machine::push(int32_t v)
+{
+    if (stack_.size() >= kMaxStack)
+        throw IoError("the pickle's stack grows past " + std::to_string(kMaxStack) + " values");
+    stack_.push_back(v);
+}
+
+void Machine::pushValue(Kind k, int64_t i, std::string s, std::vector<int32_t> items)
+{
+    Value v;
+    v.kind = k;
+    v.i = i;
+    v.s = std::move(s);
+    v.items = std::move(items);
+    push(add(std::move(v)));
+}
+
+// The list or dict an APPEND/SETITEM adds to (the stack's top, above the innermost MARK) or an APPENDS/SETITEMS does
+// (just below the innermost MARK, above the one before it).
+Value& Machine::target(Kind k, const char* op, bool marked)
+{
+    const size_t below = marked ? (marks_.empty() ? 0 : marks_.back()) : stack_.size();
+    const size_t floor = marked ? (marks_.size() > 1 ? marks_[marks_.size() - 2] : 0) : (marks_.empty() ? 0 : marks_.back());
+    if (below <= floor)
+        throw IoError(std::string("the pickle's ") + op + " at byte " + std::to_string(at_) + " has nothing to add to");
+    Value& v = pool_[static_cast<size_t>(stack_[below - 1])];
+    if (v.kind != k)
+        throw IoError(std::string("the pickle's ") + op + " at byte " + std::to_string(at_) + " adds to " + kindName(v.kind));
+    return v;
+}
+
+// MARK and the opcodes that build tuples, lists and dicts. False for any other opcode.
+bool Machine::containerOp(uint8_t op)
+{
+    switch (op) {
+    case '(':
+        if (marks_.size() >= kMaxMarks)
+            throw IoError("the pickle nests more than " + std::to_string(kMaxMarks) + " MARKs");
+        marks_.push_back(stack_.size());
+        return true;
+    case '}': pushValue(Kind::Dict); return true;
+    case ']': pushValue(Kind::List); return true;
+    case ')': pushValue(Kind::Tuple); return true;
+    case 't': pushValue(Kind::Tuple, 0, {}, popToMark("TUPLE")); return true;
+    case 'l': pushValue(Kind::List, 0, {}, popToMark("LIST")); return true;
+    case 0x85:
+    case 0x86:
+    case 0x87: { // TUPLE1, TUPLE2, TUPLE3
+        std::vector<int32_t> items(static_cast<size_t>(op - 0x84));
+        for (size_t k = items.size(); k-- > 0;)
+            items[k] = pop("TUPLEn");
+        pushValue(Kind::Tuple, 0, {}, std::move(items));
+        return true;
+    }
+    case 'a': { // APPEND
+        const int32_t v = pop("APPEND");
+        target(Kind::List, "APPEND", false).items.push_back(v);
+        return true;
+    }
+    case 'e': { // APPENDS
+        Value& list = target(Kind::List, "APPENDS", true);
+        for (int32_t v : popToMark("APPENDS"))
+            list.items.push_back(v);
+        return true;
+    }
+    case 's': { // SETITEM
+        const int32_t v = pop("SETITEM"), k = pop("SETITEM");
+        Value& dict = target(Kind::Dict, "SETITEM", false);
+        dict.items.push_back(k);
+        dict.items.push_back(v);
+        return true;
+    }
+    case 'u': { // SETITEMS
+        Value& dict = target(Kind::Dict, "SETITEMS", true);
+        const std::vector<int32_t> items = popToMark("SETITEMS");
+        if (items.size() % 2)
+            throw IoError("the pickle's SETITEMS at byte " + std::to_string(at_) + " has a key without a value");
+        dict.items.insert(dict.items.end(), items.begin(), items.end());
+        return true;
+    }
+    default: return false;
+    }
+}
+
+// The opcodes of plain values: None, bools, ints, floats, strings and bytes. False for any other opcode.
+bool Machine::valueOp(uint8_t op, Cursor& c)
+{
+    switch (op) {
+    case 'N': pushValue(Kind::None); return true;
+    case 0x88: pushValue(Kind::Bool, 1); return true;
+    case 0x89: pushValue(Kind::Bool, 0); return true;
+    case 'K': pushValue(Kind::Int, static_cast<int64_t>(c.u(1))); return true;
+    case 'M': pushValue(Kind::Int, static_cast<int64_t>(c.u(2))); return true;
+    case 'J': pushValue(Kind::Int, static_cast<int32_t>(static_cast<uint32_t>(c.u(4)))); return true;
+    case 0x8a: // LONG1: up to 8 bytes an Int, longer a BigInt kept as its bytes
+        c.need(1);
+        if (c.byte(0) <= 8)
+            pushValue(Kind::Int, c.long1());
+        else
+            pushValue(Kind::BigInt, 0, c.text(c.u(1)));
+        return true;
+    case 'G': {
+        Value v;
+        v.kind = Kind::Float;
+        v.f = c.binfloat();
+        push(add(std::move(v)));
+        return true;
+    }
+    case 'X': pushValue(Kind::String, 0, c.text(c.u(4))); return true;  // BINUNICODE
+    case 0x8c: pushValue(Kind::String, 0, c.text(c.u(1))); return true; // SHORT_BINUNICODE
+    case 0x8d: pushValue(Kind::String, 0, c.text(c.u(8))); return true; // BINUNICODE8
+    case 'U': pushValue(Kind::String, 0, c.text(c.u(1))); return true;  // SHORT_BINSTRING
+    case 'T': pushValue(Kind::String, 0, c.text(c.u(4))); return true;  // BINSTRING
+    case 'C': pushValue(Kind::String, 0, c.text(c.u(1))); return true;  // SHORT_BINBYTES
+    case 'B': pushValue(Kind::String, 0, c.text(c.u(4))); return true;  // BINBYTES
+    default: return false;
+    }
+}
+
+// Globals, the memo, persistent ids and REDUCE. False for any other opcode.
+bool Machine::referenceOp(uint8_t op, Cursor& c)
+{
+    switch (op) {
+    case 'c': { // GLOBAL
+        const std::string module = c.line();
+        push(callGlobal(module, c.line()));
+        return true;
+    }
+    case 0x93: { // STACK_GLOBAL
+        const Value &name = value(pop("STACK_GLOBAL")), &module = value(pop("STACK_GLOBAL"));
+        if (name.kind != Kind::String || module.kind != Kind::String)
+            throw IoError("the pickle's STACK_GLOBAL at byte " + std::to_string(at_) + " names no global");
+        push(callGlobal(module.s, name.s));
+        return true;
+    }
+    case 'q': memoize(static_cast<uint32_t>(c.u(1))); return true;        // BINPUT
+    case 'r': memoize(static_cast<uint32_t>(c.u(4))); return true;        // LONG_BINPUT
+    case 0x94: memoize(static_cast<uint32_t>(memo_.size())); return true; // MEMOIZE
+    case 'h':
+    case 'j': { // BINGET, LONG_BINGET
+        const auto key = static_cast<uint32_t>(c.u(op == 'h' ? 1 : 4));
+        const auto it = memo_.find(key);
+        if (it == memo_.end())
+            throw IoError("the pickle gets memo " + std::to_string(key) + " at byte " + std::to_string(at_) + ", which was never put");
+        push(it->second);
+        return true;
+    }
+    case 'Q': push(persistentLoad(pop("BINPERSID"))); return true;
+    case 'R': { // REDUCE
+        const int32_t args = pop("REDUCE"), f = pop("REDUCE");
+        push(reduce(f, args));
+        return true;
+    }
+    default: return false;
+    }
+}
+
+[[noreturn]] void Machine::unknownOp(uint8_t op) const
+{
+    static const std::map<uint8_t, const char*> names{
+        {'b', "BUILD"},      {0x81, "NEWOBJ"},   {0x92, "NEWOBJ_EX"}, {'i', "INST"},        {'o', "OBJ"},         {'P', "PERSID"},
+        {'0', "POP"},        {'1', "POP_MARK"},  {'2', "DUP"},        {'p', "PUT"},         {'g', "GET"},         {'I', "INT"},
+        {'L', "LONG"},       {'F', "FLOAT"},     {'S', "STRING"},     {'V', "UNICODE"},     {0x82, "EXT1"},       {0x8b, "LONG4"},
+        {0x8f, "EMPTY_SET"}, {0x90, "ADDITEMS"}, {0x91, "FROZENSET"}, {0x96, "BYTEARRAY8"}, {0x97, "NEXT_BUFFER"}};
+    const auto name = names.find(op);
+    throw IoError("the pickle uses opcode " + std::string(name != names.end() ? name->second : "") + " (" + hex(op) + ") at byte " +
+                  std::to_string(at_) + ", which a dict of tensors does not need");
+}
+
+int32_t Machine::run(const QByteArray& bytes, qsizetype& at, qsizetype maxBytes)
+{
+    stack_.clear();
+    marks_.clear();
+    memo_.clear();
+    Cursor c{bytes, at, std::min(bytes.size(), at + maxBytes), at_};
     while (true) {
         at_ = at;
-        need(1);
+        c.need(1);
         const auto op = static_cast<uint8_t>(bytes[at++]);
-        switch (op) {
-        case 0x80: // PROTO
-            if (const uint64_t p = u(1); p < 2 || p > 5)
+        if (op == 0x80) { // PROTO
+            if (const uint64_t p = c.u(1); p < 2 || p > 5)
                 throw IoError("the pickle is of protocol " + std::to_string(p) + " (2 to 5 are read)");
-            break;
-        case 0x95: u(8); break; // FRAME: a hint of the next frame's length
-        case '.': {             // STOP
+        } else if (op == 0x95) { // FRAME: a hint of the next frame's length
+            c.u(8);
+        } else if (op == '.') { // STOP
             const int32_t result = pop("STOP");
             if (!stack_.empty() || !marks_.empty())
                 throw IoError("the pickle stops with values or marks left on its stack");
             return result;
-        }
-        case '(':
-            if (marks_.size() >= kMaxMarks)
-                throw IoError("the pickle nests more than " + std::to_string(kMaxMarks) + " MARKs");
-            marks_.push_back(stack_.size());
-            break;
-        case '}': container(Kind::Dict, {}); break;
-        case ']': container(Kind::List, {}); break;
-        case ')': container(Kind::Tuple, {}); break;
-        case 't': container(Kind::Tuple, popToMark("TUPLE")); break;
-        case 'l': container(Kind::List, popToMark("LIST")); break;
-        case 0x85:
-        case 0x86:
-        case 0x87: { // TUPLE1, TUPLE2, TUPLE3
-            std::vector<int32_t> items(static_cast<size_t>(op - 0x84));
-            for (size_t k = items.size(); k-- > 0;)
-                items[k] = pop("TUPLEn");
-            container(Kind::Tuple, std::move(items));
-            break;
-        }
-        case 'a': { // APPEND
-            const int32_t v = pop("APPEND");
-            target(Kind::List, "APPEND", false).items.push_back(v);
-            break;
-        }
-        case 'e': { // APPENDS
-            Value& list = target(Kind::List, "APPENDS", true);
-            for (int32_t v : popToMark("APPENDS"))
-                list.items.push_back(v);
-            break;
-        }
-        case 's': { // SETITEM
-            const int32_t v = pop("SETITEM"), k = pop("SETITEM");
-            Value& dict = target(Kind::Dict, "SETITEM", false);
-            dict.items.push_back(k);
-            dict.items.push_back(v);
-            break;
-        }
-        case 'u': { // SETITEMS
-            Value& dict = target(Kind::Dict, "SETITEMS", true);
-            const std::vector<int32_t> items = popToMark("SETITEMS");
-            if (items.size() % 2)
-                throw IoError("the pickle's SETITEMS at byte " + std::to_string(at_) + " has a key without a value");
-            dict.items.insert(dict.items.end(), items.begin(), items.end());
-            break;
-        }
-        case 'N': scalar(Kind::None, 0); break;
-        case 0x88: scalar(Kind::Bool, 1); break;
-        case 0x89: scalar(Kind::Bool, 0); break;
-        case 'K': scalar(Kind::Int, static_cast<int64_t>(u(1))); break;
-        case 'M': scalar(Kind::Int, static_cast<int64_t>(u(2))); break;
-        case 'J': scalar(Kind::Int, static_cast<int32_t>(static_cast<uint32_t>(u(4)))); break;
-        case 0x8a: { // LONG1: n bytes, little-endian two's complement
-            const auto n = static_cast<int>(u(1));
-            if (n <= 8) {
-                need(n);
-                uint64_t v = n > 0 && (static_cast<uint8_t>(bytes[at + n - 1]) & 0x80) ? ~uint64_t(0) : 0;
-                for (int k = 0; k < n; ++k) {
-                    v &= ~(uint64_t(0xff) << (8 * k));
-                    v |= static_cast<uint64_t>(static_cast<uint8_t>(bytes[at + k])) << (8 * k);
-                }
-                at += n;
-                scalar(Kind::Int, static_cast<int64_t>(v));
-            } else {
-                Value v;
-                v.kind = Kind::BigInt;
-                v.s = text(static_cast<uint64_t>(n));
-                push(add(std::move(v)));
-            }
-            break;
-        }
-        case 'G': { // BINFLOAT: big-endian double
-            need(8);
-            uint64_t b = 0;
-            for (int k = 0; k < 8; ++k)
-                b = (b << 8) | static_cast<uint8_t>(bytes[at + k]);
-            at += 8;
-            Value v;
-            v.kind = Kind::Float;
-            std::memcpy(&v.f, &b, sizeof b);
-            push(add(std::move(v)));
-            break;
-        }
-        case 'X': string(text(u(4))); break;  // BINUNICODE
-        case 0x8c: string(text(u(1))); break; // SHORT_BINUNICODE
-        case 0x8d: string(text(u(8))); break; // BINUNICODE8
-        case 'U': string(text(u(1))); break;  // SHORT_BINSTRING
-        case 'T': string(text(u(4))); break;  // BINSTRING
-        case 'C': string(text(u(1))); break;  // SHORT_BINBYTES
-        case 'B': string(text(u(4))); break;  // BINBYTES
-        case 'c': {                           // GLOBAL
-            const std::string module = line();
-            push(callGlobal(module, line()));
-            break;
-        }
-        case 0x93: { // STACK_GLOBAL
-            const Value &name = value(pop("STACK_GLOBAL")), &module = value(pop("STACK_GLOBAL"));
-            if (name.kind != Kind::String || module.kind != Kind::String)
-                throw IoError("the pickle's STACK_GLOBAL at byte " + std::to_string(at_) + " names no global");
-            push(callGlobal(module.s, name.s));
-            break;
-        }
-        case 'q': memoize(static_cast<uint32_t>(u(1))); break;          // BINPUT
-        case 'r': memoize(static_cast<uint32_t>(u(4))); break;          // LONG_BINPUT
-        case 0x94: memoize(static_cast<uint32_t>(memo_.size())); break; // MEMOIZE
-        case 'h':
-        case 'j': { // BINGET, LONG_BINGET
-            const auto key = static_cast<uint32_t>(u(op == 'h' ? 1 : 4));
-            const auto it = memo_.find(key);
-            if (it == memo_.end())
-                throw IoError("the pickle gets memo " + std::to_string(key) + " at byte " + std::to_string(at_) + ", which was never put");
-            push(it->second);
-            break;
-        }
-        case 'Q': push(persistentLoad(pop("BINPERSID"))); break;
-        case 'R': { // REDUCE
-            const int32_t args = pop("REDUCE"), f = pop("REDUCE");
-            push(reduce(f, args));
-            break;
-        }
-        default: {
-            static const std::map<uint8_t, const char*> names{
-                {'b', "BUILD"},      {0x81, "NEWOBJ"},   {0x92, "NEWOBJ_EX"}, {'i', "INST"},        {'o', "OBJ"},         {'P', "PERSID"},
-                {'0', "POP"},        {'1', "POP_MARK"},  {'2', "DUP"},        {'p', "PUT"},         {'g', "GET"},         {'I', "INT"},
-                {'L', "LONG"},       {'F', "FLOAT"},     {'S', "STRING"},     {'V', "UNICODE"},     {0x82, "EXT1"},       {0x8b, "LONG4"},
-                {0x8f, "EMPTY_SET"}, {0x90, "ADDITEMS"}, {0x91, "FROZENSET"}, {0x96, "BYTEARRAY8"}, {0x97, "NEXT_BUFFER"}};
-            const auto name = names.find(op);
-            throw IoError("the pickle uses opcode " + std::string(name != names.end() ? name->second : "") + " (" + hex(op) + ") at byte " +
-                          std::to_string(at_) + ", which a dict of tensors does not need");
-        }
+        } else if (!containerOp(op) && !valueOp(op, c) && !referenceOp(op, c)) {
+            unknownOp(op);
         }
     }
 }

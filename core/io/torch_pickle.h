@@ -41,6 +41,8 @@ struct TensorRef {
 
 int elementSize(const std::string& dtype); // bytes of "i8", "f4", ...
 
+struct Cursor; // the bytes of one pickle as run() reads them (torch_pickle.cpp)
+
 class Machine {
 public:
     // Runs the pickle starting at `at` (at most `maxBytes` of it) up to its STOP; returns its value and leaves
@@ -66,6 +68,13 @@ private:
     int32_t reduce(int32_t callable, int32_t args);
     int32_t rebuildTensor(const Value& args);
     void memoize(uint32_t key);
+    void push(int32_t v);
+    void pushValue(Kind k, int64_t i = 0, std::string s = {}, std::vector<int32_t> items = {});
+    Value& target(Kind k, const char* op, bool marked);
+    bool containerOp(uint8_t op);
+    bool valueOp(uint8_t op, Cursor& c);
+    bool referenceOp(uint8_t op, Cursor& c);
+    [[noreturn]] void unknownOp(uint8_t op) const;
 
     std::vector<Value> pool_;
     std::vector<int32_t> stack_;

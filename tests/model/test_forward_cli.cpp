@@ -15,6 +15,7 @@
 #include "tests/support/csv_table.h"
 #include "tests/support/run_ropescope.h"
 #include "kernels/linear_few_rows.h"
+#include "core/model/engine/vlm.h"
 
 #include <torch/types.h>
 #include <torch/cuda.h>
@@ -627,6 +628,27 @@ private Q_SLOTS:
         const QByteArray err = p.readAllStandardError();
         QCOMPARE(p.exitCode(), 2);
         QVERIFY2(err.contains("GB of weights at fp32; this process may use") && err.contains("(its ulimit)"), err.constData());
+    }
+
+    // Issue 71: the prompt's memory check left out what generation adds. 4,096 steps of a 10^6-token vocabulary keep
+    // 16 GB of logits, more than half of this machine: refused before the prefill, naming the prompt.
+    void generationCountsInThePromptsMemory()
+    {
+        QTemporaryDir dir;
+        const QString model = editedModel(dir.filePath("model"), [](QJsonObject& c) { c["vocab_size"] = 1000000; });
+        Vlm vlm(Checkpoint::random(model + "/config.json"), torch::kCPU);
+        ForwardRequest req;
+        req.inputIds = torch::randint(0, 200, {16}, torch::kInt64);
+        req.scheme = ropescope::geometry::defaultSchemeParams(ownSchemeKind(vlm.config()));
+        req.generate = 4096;
+        try {
+            vlm.run(req);
+            QFAIL("4,096 steps of a 10^6-token vocabulary ran");
+        } catch (const ModelError& e) {
+            QVERIFY2(QString(e.what()).contains("the prompt is 16 tokens; this run needs about"), e.what());
+        }
+        req.generate = 2; // a few steps fit, and run
+        QCOMPARE(vlm.run(req).generatedIds.numel(), int64_t(2));
     }
 
     void errorsNameTheProblem()

@@ -56,6 +56,16 @@ bool batchShardComplete(const QString& output, int shard, int shards, const QStr
     return true;
 }
 
+void refusePythonItems(const std::vector<batch::BatchItem>& items)
+{
+    for (const batch::BatchItem& item : items)
+        if (const QStringList files = batch::pythonFilesOf(item); !files.isEmpty())
+            throw UsageError(QString("item %1 names the Python scheme %2, whose code would run: pass --trust-python to allow it")
+                                 .arg(item.jobItem)
+                                 .arg(files.first())
+                                 .toStdString());
+}
+
 int mergeBatchShards(const QString& output)
 {
     const cluster::ShardedRun run = runToMerge(output, shardedBatch(), "no manifest.shard-<i>-of-<n>.json with every item written");
@@ -117,12 +127,7 @@ ShardedCommand shardedBatch()
             if (!item.error.isEmpty())
                 throw UsageError(item.error.toStdString());
         if (!parser.isSet("trust-python")) // or every shard would be refused on its node
-            for (const batch::BatchItem& item : items)
-                if (const QStringList files = batch::pythonFilesOf(item); !files.isEmpty())
-                    throw UsageError(QString("item %1 names the Python scheme %2, whose code would run: pass --trust-python to allow it")
-                                         .arg(item.jobItem)
-                                         .arg(files.first())
-                                         .toStdString());
+            refusePythonItems(items);
         return static_cast<int64_t>(items.size());
     };
     return c;

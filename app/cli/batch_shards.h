@@ -6,6 +6,12 @@
 
 #include <QString>
 
+#include <vector>
+
+namespace ropescope::batch {
+struct BatchItem;
+}
+
 namespace ropescope::cli {
 
 QString shardManifestName(int shard, int shards); // manifest.shard-<i>-of-<n>.json
@@ -16,5 +22,8 @@ ShardedCommand shardedBatch();
 // `batch --merge --output OUTPUT` on a --slurm run: manifest.json from the shards' manifests, or a Failure
 // naming the shards that are not complete.
 int mergeBatchShards(const QString& output);
+// A job file is not the user's command line: an item naming a Python scheme, whose code would run, is refused
+// (UsageError naming the item and the file) unless --trust-python was given.
+void refusePythonItems(const std::vector<batch::BatchItem>& items);
 
 } // namespace ropescope::cli

@@ -222,12 +222,7 @@ std::pair<int, int> shardOf(const QCommandLineParser& parser)
 // A job file is not the user's command line: its Python files run only when the user says so.
 void refuseUntrustedPython(const std::vector<batch::BatchItem>& items)
 {
-    for (const batch::BatchItem& item : items)
-        if (const QStringList files = batch::pythonFilesOf(item); !files.isEmpty())
-            throw UsageError(QString("item %1 names the Python scheme %2, whose code would run: pass --trust-python to allow it")
-                                 .arg(item.jobItem)
-                                 .arg(files.first())
-                                 .toStdString());
+    refusePythonItems(items);
     // And whatever way an item might still name a .py file, loading one is refused before it runs.
     user_schemes::refusePythonSchemes("a batch job's Python scheme runs only with --trust-python");
 }

@@ -152,8 +152,8 @@ torch::Tensor fusedAttention(const torch::Tensor& q, const torch::Tensor& k, con
         // Only the captured rows' scores are formed: rows x Lk per head, never Lq x Lk (unless all rows are asked for).
         const auto rows = someRows(capture) ? capture->rows : torch::arange(queries, q.options().dtype(torch::kInt64));
         torch::Tensor mask;
-        if (masking.visible.defined())
-            mask = additiveMask(masking.visible, q.scalar_type());
+        if (masking.visible.defined()) // a per-query mask keeps the captured rows' own
+            mask = additiveMask(masking.visible.size(0) > 1 ? masking.visible.index_select(0, rows) : masking.visible, q.scalar_type());
         else if (causal)
             mask = capture->rowsMask.defined() && someRows(capture) ? capture->rowsMask
                                                                     : causalRowsMask(rows, masking.past, keyCount, q.scalar_type());

@@ -12,6 +12,7 @@
 // headers through them took moc 4-29 s a suite.
 #ifndef Q_MOC_RUN
 #include "core/geometry/scheme.h"
+#include "core/model/engine/attention_masks.h"
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/vlm.h"
 
@@ -45,13 +46,18 @@ struct FamilyRow {
 const std::vector<FamilyRow>& families()
 {
     static const Tolerances qwen2{1e-4, 1e-5, 1e-4, 0, 1e-5}, qwen35{3e-4, 5e-5, 1e-5, 1e-4, 1e-6}, glm{2e-4, 2e-5, 1e-4, 0, 1e-6},
-        paddle{1e-4, 1e-5, 1e-4, 0, 1e-5};
+        paddle{1e-4, 1e-5, 1e-4, 0, 1e-5}, gemma4{1e-3, 5e-4, 1e-4, 0, 1e-6}, gemma3{1e-4, 1e-5, 1e-4, 0, 1e-6};
     static const std::vector<const char*> decoder{"position_ids",          "rope_deltas", "text_rope_cos", "attentions",
                                                   "decoder_layer_outputs", "logits",      "generated_ids"};
     auto with = [](std::vector<const char*> a, std::initializer_list<const char*> more) {
         a.insert(a.end(), more);
         return a;
     };
+    // The 1-D families: no rope_deltas; one rotary table and one mask per kind of layer.
+    static const std::vector<const char*> gemma{"position_ids",           "text_rope_cos_full",    "text_rope_cos_sliding",
+                                                "attention_mask_full",    "attention_mask_sliding", "text_layer_types",
+                                                "attentions",             "decoder_layer_outputs",  "logits",
+                                                "generated_ids",          "generated_logits"};
     static const std::vector<FamilyRow> rows{
         {"qwen2vl-tiny", {"", "_mid", "_multi"}, qwen2, decoder},
         {"qwen25vl-tiny", {"", "_mid", "_multi"}, qwen2, with(decoder, {"vision_window_index"})},
@@ -71,6 +77,9 @@ const std::vector<FamilyRow>& families()
          {"", "_mid", "_multi", "_video", "_text"},
          glm,
          with(decoder, {"moe_layer_indexes", "moe_router_logits", "moe_router_experts", "moe_router_weights", "cached_generated_ids"})},
+        {"gemma4-tiny", {"_text"}, gemma4, gemma},
+        {"gemma4e-tiny", {"_text"}, gemma4, with(gemma, {"per_layer_inputs"})},
+        {"gemma3-tiny", {"_text"}, gemma3, gemma},
     };
     return rows;
 }
@@ -159,9 +168,9 @@ std::map<std::string, Key> keys()
     };
     auto positions = [](const Run& run) {
         const auto& t = run.table();
-        return torch::from_blob(const_cast<double*>(t.positions.data()), {t.components(), t.size()}, torch::kFloat64)
-            .to(torch::kInt64)
-            .unsqueeze(1);
+        const auto p = torch::from_blob(const_cast<double*>(t.positions.data()), {t.components(), t.size()}, torch::kFloat64)
+                           .to(torch::kInt64);
+        return t.components() == 1 ? p : p.unsqueeze(1); // 1-D: [batch, L] as transformers keeps it
     };
     k["position_ids"] = {Compare::Exact, same(positions)};
     k["rope_deltas"] = {Compare::Exact, same([](const Run& run) {
@@ -172,6 +181,39 @@ std::map<std::string, Key> keys()
                                                           const LayerRotary rot = run.vlm->rotaryFor(run.table(), 0, run.length);
                                                           return P{cos ? rot.cos : rot.sin, mixedRotary(t, run.vlm->config().text)};
                                                       }};
+    // Gemma: each kind of layer's rotary (sliding: default rope; full: proportional or linearly scaled) and mask.
+    auto firstLayerOf = [](const TextConfig& text, bool sliding) {
+        for (int i = 0; i < text.layers; ++i)
+            if (text.isSliding(i) == sliding)
+                return i;
+        return -1;
+    };
+    for (const bool sliding : {true, false})
+        for (const bool cos : {true, false})
+            k[std::string(cos ? "text_rope_cos_" : "text_rope_sin_") + (sliding ? "sliding" : "full")] = {
+                Compare::Rope, [cos, sliding, firstLayerOf](const Run& run, const torch::Tensor& t) {
+                    const TextConfig& text = run.vlm->config().text;
+                    const LayerKind kind = text.layerKind(firstLayerOf(text, sliding));
+                    const LayerRotary rot = rotaryForTable(run.table(), text, kind, torch::kCPU, 0, run.length);
+                    return P{(cos ? rot.cos : rot.sin).unsqueeze(0), t};
+                }};
+    for (const bool sliding : {true, false})
+        k[sliding ? "attention_mask_sliding" : "attention_mask_full"] = {
+            Compare::Exact, same([sliding, firstLayerOf](const Run& run) {
+                const ModelConfig& c = run.vlm->config();
+                const auto ids = run.req.inputIds.to(torch::kInt64).contiguous();
+                const auto blocks = imageBlockIds(std::vector<int64_t>(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel()),
+                                                  c.imageToken, c.videoToken);
+                return visibleKeysOfLayer(c.text, firstLayerOf(c.text, sliding), blocks, run.length);
+            })};
+    k["text_layer_types"] = {Compare::Exact, same([](const Run& run) {
+                                 const TextConfig& text = run.vlm->config().text;
+                                 std::vector<int64_t> types;
+                                 for (int i = 0; i < text.layers; ++i)
+                                     types.push_back(text.isSliding(i) ? 0 : 1);
+                                 return torch::tensor(types);
+                             })};
+    k["per_layer_inputs"] = {Compare::Outputs, same([](const Run& run) { return run.r.prefill.perLayerInputs.permute({2, 0, 1, 3}); })};
     // The tower's intermediates, of the prompt's images (vision_*) and of its video traced per frame (video_*).
     struct TraceKey {
         const char* name;

@@ -36,6 +36,12 @@ std::vector<std::string> aliases(const std::string& name)
     };
     swapPrefix("model.", "model.language_model.");
     swapPrefix("visual.", "model.visual.");
+    // Gemma 3's transformers-4 layout (the Hub's): language_model.model.*, vision_tower.*, multi_modal_projector.*
+    swapPrefix("model.", "language_model.model.");
+    swapPrefix("lm_head.", "language_model.lm_head.");
+    swapPrefix("model.vision_tower.", "vision_tower.");
+    swapPrefix("model.multi_modal_projector.", "multi_modal_projector.");
+    swapPrefix("model.embed_vision.", "embed_vision.");
     return out;
 }
 

@@ -69,7 +69,8 @@ void DecodeSteps::setUp(const std::vector<LayerRotary>& rotary)
 
 void DecodeSteps::runStep()
 {
-    DecoderOutput out = model_.forward(model_.embedInRange(ids_), rotary_, &cache_, capture_);
+    const GemmaInputs gemma{{}, ids_}; // the per-layer inputs' ids (Gemma E2B / E4B); generated tokens are text
+    DecoderOutput out = model_.forward(model_.embedInRange(ids_), rotary_, &cache_, capture_, nullptr, &gemma);
     logits_ = out.logits;
     attentions_ = std::move(out.attentions);
     for (size_t i = 0; i < states_.size(); ++i)
@@ -83,7 +84,8 @@ void DecodeSteps::runStep()
 at::Tensor DecodeSteps::step(const at::Tensor& next, const std::vector<LayerRotary>& rotary, std::vector<at::Tensor>* attentions)
 {
     if (!fixed_) {
-        const auto out = model_.forward(model_.embedInRange(next.reshape({1})), rotary, &cache_, capture_);
+        const GemmaInputs gemma{{}, next.reshape({1})};
+        const auto out = model_.forward(model_.embedInRange(next.reshape({1})), rotary, &cache_, capture_, nullptr, &gemma);
         if (attentions)
             *attentions = out.attentions;
         return out.logits[0];

@@ -71,6 +71,8 @@ struct DecoderOutput {
     std::vector<DeltaNetState> deltaStates;
     // With routers, per sparse layer in layer order.
     std::vector<RouterTrace> routers;
+    // With layerOutputs, Gemma E2B / E4B: every layer's per-layer input [B, L, layers, width].
+    at::Tensor perLayerInputs;
 };
 
 // DeepStack (Qwen3-VL): feature k [positions, hidden] is added to the residual stream at the image-token
@@ -80,11 +82,22 @@ struct DeepStackInput {
     std::vector<at::Tensor> features; // one per early layer: [positions, hidden], or [B, positions, hidden]
 };
 
+// What a Gemma prompt adds to its embeddings (GemmaInputs): each token's image block, -1 for text (the tokens of a
+// block attend to each other both ways where the model says so), and the ids its per-layer inputs are looked up
+// by (E2B / E4B; image slots as the pad id). Either may be undefined.
+struct GemmaInputs {
+    at::Tensor blockIds;    // int64 [L] over the prompt's positions
+    at::Tensor perLayerIds; // int64 [L] (or [B, L]) of this pass's tokens
+};
+
 // Rotary tables for a position table: the table's own allocation, the model's theta and head_dim.
 // Rows [from, from + count) of the table, or, past its end, positions that continue it at max + 1 + offset
 // on every component (decoding).
 LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, c10::Device device, int64_t from, int64_t count,
                            double offset = 0);
+// The same for one kind of layer (Gemma: sliding or full, each with its theta, head_dim and frequencies).
+LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfig& text, const LayerKind& kind, c10::Device device,
+                           int64_t from, int64_t count, double offset = 0);
 
 // The Qwen2 / Qwen3 / Qwen3.5 decoder (RMSNorm, grouped-query attention with q/k/v biases (Qwen2) or per-head q/k
 // RMSNorm (Qwen3), SwiGLU, DeepStack additions (Qwen3-VL)) driven by a rotary table per layer, so any position scheme (and an AGE schedule) feeds the real model. HARoPE head maps are
@@ -107,7 +120,7 @@ public:
     // whatever `cache` holds (appending to it when given). A fixed cache takes one token per call.
     // Layer outputs in the capture are each layer's own, before a DeepStack addition.
     DecoderOutput forward(const at::Tensor& embeds, const std::vector<LayerRotary>& rotary, KvCache* cache, const DecoderCapture& capture,
-                          const DeepStackInput* deepstack = nullptr) const;
+                          const DeepStackInput* deepstack = nullptr, const GemmaInputs* gemma = nullptr) const;
     int layers() const { return static_cast<int>(layers_.size()); }
     // A sparse layer's mixture of experts (null for a dense layer): what `bench model` times on its own.
     const MoeWeights* moe(int layer) const
@@ -136,7 +149,15 @@ private:
         bool linear = false;                        // a Gated DeltaNet layer (Qwen3.5)
         DeltaNetWeights deltaNet;
         MoeWeights moe; // a sparse layer of a MoE decoder: its MLP is this mixture (the dense MLP tensors are absent)
+        // Gemma: the layer's kind (head size, KV heads, window, k = v), the layer whose keys and values it reuses (-1:
+        // its own), its layer_scalar and its per-layer input's gate, projection and norm (E2B / E4B).
+        LayerKind kind;
+        int kvSource = -1;
+        at::Tensor layerScalar;
+        at::Tensor perLayerGateW, perLayerProjectionW, perLayerNorm;
     };
+    // One pass's state that every layer reads or adds to (forward).
+    struct Pass;
     // Each per-layer tensor once: its name under model.layers.{i}., where it lives, its shape, and whether a
     // checkpoint of this config has it (biases: Qwen2; q/k norms: Qwen3; HARoPE maps when recorded).
     struct LayerTensor {
@@ -145,7 +166,8 @@ private:
         std::vector<int64_t> shape;
         bool present;
     };
-    std::vector<LayerTensor> layerTensors(bool harope, bool linear, bool sparse) const;
+    std::vector<LayerTensor> layerTensors(int layer, bool harope, bool linear, bool sparse) const;
+    std::vector<LayerTensor> gemmaLayerTensors(int layer) const;
     struct DeltaNetTensor {
         const char* name;
         at::Tensor DeltaNetWeights::*member;
@@ -153,9 +175,15 @@ private:
     };
     std::vector<DeltaNetTensor> deltaNetTensors() const;
     at::Tensor rmsNorm(const at::Tensor& x, const at::Tensor& w) const;
-    at::Tensor attend(const Layer& l, size_t index, const at::Tensor& hn, const LayerRotary& r, KvCache* cache,
-                      const DecoderCapture& capture, const kernels::Masking& masking, const kernels::CaptureSelection& selection,
-                      bool single, DecoderOutput& out) const;
+    at::Tensor attend(const Layer& l, size_t index, const at::Tensor& hn, const LayerRotary& r, Pass& pass) const;
+    // Keys and values of the pass joined with the cache's (and stored there), or a KV-shared layer's source's.
+    std::pair<at::Tensor, at::Tensor> cachedKeysValues(const Layer& l, size_t index, at::Tensor k, at::Tensor v, Pass& pass) const;
+    // One layer on the residual stream: its token mixer, MLP (or experts) and, for Gemma, per-layer input and scalar.
+    at::Tensor decoderLayer(const Layer& l, size_t index, const at::Tensor& x, const LayerRotary& r, Pass& pass,
+                            const at::Tensor& perLayerInput) const;
+    // Gemma E2B / E4B: each layer's [.., L, per-layer width] input from the ids and the embeddings ([.., L, layers, width]).
+    at::Tensor perLayerInputs(const at::Tensor& ids, const at::Tensor& embeds) const;
+    at::Tensor embeddingScale() const; // Gemma: sqrt(hidden) in the weights' dtype
 
     at::Tensor mlp(const Layer& l, const at::Tensor& x, RouterTrace* router) const;
 
@@ -167,6 +195,7 @@ private:
     at::Tensor pairOrder_;
     void permuteToHalfSplit();
     at::Tensor embedding_, finalNorm_, lmHead_;
+    at::Tensor perLayerEmbedding_, perLayerModelProjection_, perLayerProjectionNorm_; // Gemma E2B / E4B
     std::vector<Layer> layers_;
 };
 

@@ -1,6 +1,8 @@
 #include "core/model/engine/model_config.h"
 
 #include "core/io/input_file.h"
+#include "core/model/engine/config_reader.h"
+#include "core/model/engine/model_config_gemma.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -12,79 +14,8 @@
 namespace ropescope::model {
 namespace {
 
-std::string shortNumber(double v)
-{
-    return QString::number(v, 'g', 6).toStdString();
-}
+using config::Reader;
 
-class Reader {
-public:
-    Reader(QJsonObject o, std::string where) : o_(std::move(o)), where_(std::move(where)) { }
-
-    bool has(const char* key) const { return o_.contains(key) && !o_[key].isNull(); }
-
-    int integer(const char* key, int fallback, int lo = 0, int hi = 1 << 30) const
-    {
-        if (!has(key))
-            return fallback;
-        const double v = o_[key].toDouble(NAN);
-        if (!o_[key].isDouble() || v != std::floor(v) || v < lo || v > hi)
-            throw BadInputFile(where_ + ": '" + key + "' must be a whole number from " + std::to_string(lo) + " to " + std::to_string(hi));
-        return static_cast<int>(v);
-    }
-    // A number in [lo, hi]: every one is converted to float somewhere, so the range keeps it finite there.
-    double number(const char* key, double fallback, double lo, double hi) const
-    {
-        if (!has(key))
-            return fallback;
-        const double v = o_[key].toDouble(NAN);
-        if (!o_[key].isDouble() || !(v >= lo && v <= hi))
-            throw BadInputFile(where_ + ": '" + key + "' must be a number from " + shortNumber(lo) + " to " + shortNumber(hi));
-        return v;
-    }
-    std::string text(const char* key, const std::string& fallback) const
-    {
-        if (!has(key))
-            return fallback;
-        if (!o_[key].isString())
-            throw BadInputFile(where_ + ": '" + key + "' must be a string");
-        return o_[key].toString().toStdString();
-    }
-    // true or false only: a string ("no") or a number would otherwise read as the fallback, silently.
-    bool boolean(const char* key, bool fallback) const
-    {
-        if (!has(key))
-            return fallback;
-        if (!o_[key].isBool())
-            throw BadInputFile(where_ + ": '" + key + "' must be true or false");
-        return o_[key].toBool();
-    }
-    std::vector<int> integers(const char* key, std::vector<int> fallback) const
-    {
-        if (!has(key))
-            return fallback;
-        if (!o_[key].isArray() || o_[key].toArray().size() > 64)
-            throw BadInputFile(where_ + ": '" + key + "' must be a list of whole numbers");
-        std::vector<int> out;
-        for (const QJsonValue& v : o_[key].toArray()) {
-            if (!v.isDouble() || v.toDouble() != std::floor(v.toDouble()) || std::abs(v.toDouble()) > 1e6)
-                throw BadInputFile(where_ + ": '" + key + "' must be a list of whole numbers");
-            out.push_back(v.toInt());
-        }
-        return out;
-    }
-    Reader object(const char* key) const
-    {
-        if (has(key) && !o_[key].isObject())
-            throw BadInputFile(where_ + ": '" + key + "' must be an object");
-        return Reader(o_[key].toObject(), where_ + "." + key);
-    }
-    const QJsonObject& json() const { return o_; }
-
-private:
-    QJsonObject o_;
-    std::string where_;
-};
 
 // Qwen3.5's text settings: the hybrid layer pattern, the Gated DeltaNet's shapes, partial rotary, the gate.
 void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const std::string& file)
@@ -468,6 +399,8 @@ constexpr FamilyRow kFamilies[] = {
     {"glm46v", Architecture::GlmV, false, glmTextDefaults, readGlmText, readGlmTower, readGlmTokens},
     {"glm4v_moe", Architecture::GlmV, true, glmTextDefaults, readGlmMoeText, readGlmTower, readGlmTokens},
     {"paddleocr_vl", Architecture::PaddleOcrVl, false, nullptr, nullptr, readPaddleTower, nullptr},
+    {"gemma3", Architecture::Gemma3, false, gemmaTextDefaults, readGemma3Text, readGemma3Vision, readGemma3Tokens},
+    {"gemma4", Architecture::Gemma4, false, gemmaTextDefaults, readGemma4Text, readGemma4Vision, readGemma4Tokens},
 };
 
 const FamilyRow& familyRow(const std::string& type, const std::string& file)
@@ -492,7 +425,7 @@ void readCommonText(const Reader& root, const Reader& text, ModelConfig& c)
     t.kvHeads = text.integer("num_key_value_heads", t.heads, 1, 1024);
     t.vocab = text.integer("vocab_size", t.vocab, 1);
     t.rmsEps = text.number("rms_norm_eps", t.rmsEps, 1e-30, 1.0);
-    t.tieEmbeddings = root.boolean("tie_word_embeddings", text.boolean("tie_word_embeddings", false));
+    t.tieEmbeddings = root.boolean("tie_word_embeddings", text.boolean("tie_word_embeddings", t.tieEmbeddings));
     t.explicitHeadDim = text.integer("head_dim", 0, 0, 4096);
     t.attentionBias = text.boolean("attention_bias", t.attentionBias);
     if (c.architecture == Architecture::PaddleOcrVl) // ERNIE-4.5: one use_bias for every projection of the decoder (false on the Hub)
@@ -534,7 +467,7 @@ void checkTextShapes(const TextConfig& t, const std::string& file)
             throw BadInputFile(file + ": mrope_section entries must not be negative");
         sectionSum += s;
     }
-    if (t.mropeSection.size() != 3 || sectionSum * 2 != t.rotaryDim())
+    if (!t.mropeSection.empty() && (t.mropeSection.size() != 3 || sectionSum * 2 != t.rotaryDim()))
         throw BadInputFile(file +
                            ": mrope_section must have 3 entries summing to the rotary dims / 2 = " + std::to_string(t.rotaryDim() / 2));
 }
@@ -601,12 +534,15 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     // Newer configs nest the language model under text_config; older ones are flat.
     const Reader text = root.has("text_config") ? root.object("text_config") : root;
     readCommonText(root, text, c);
-    const Reader rope = readRope(root, text, c.text, file);
+    // Gemma's rope is per layer type (its readers take it from there; Gemma 3's older configs keep it at the top).
+    const Reader rope = isGemma(c.architecture) ? root : readRope(root, text, c.text, file);
     if (family.readText)
         family.readText(text, rope, c.text, file);
     if (family.moe)
         readMoe(text, c.modelType, c.text, file);
     checkTextShapes(c.text, file);
+    if (isGemma(c.architecture))
+        checkGemmaShapes(c.text, file);
     readVision(root.object("vision_config"), family, c, file);
     readTokens(root, text, family, c);
     return c;
@@ -621,6 +557,8 @@ const char* architectureName(Architecture a)
     case Architecture::Qwen35: return "qwen3_5";
     case Architecture::GlmV: return "glm4v";
     case Architecture::PaddleOcrVl: return "paddleocr_vl";
+    case Architecture::Gemma3: return "gemma3";
+    case Architecture::Gemma4: return "gemma4";
     }
     return "";
 }

@@ -12,7 +12,14 @@ namespace ropescope::model {
 
 // GlmV: GLM-4.1V-9B-Thinking and GLM-4.6V-Flash (model_type glm4v / glm46v, one architecture).
 // PaddleOcrVl: PaddleOCR-VL (ERNIE-4.5-0.3B with Qwen2-VL's M-RoPE, a SigLIP-NaViT vision tower).
-enum class Architecture { Qwen2VL, Qwen25VL, Qwen3VL, Qwen35, GlmV, PaddleOcrVl };
+// Gemma3 and Gemma4: the 1-D families (every token, image tokens included, at its sequence index), whose layers are
+// sliding-window or full attention, each kind with its own rotary (model_config_gemma.cpp).
+enum class Architecture { Qwen2VL, Qwen25VL, Qwen3VL, Qwen35, GlmV, PaddleOcrVl, Gemma3, Gemma4 };
+
+inline bool isGemma(Architecture a)
+{
+    return a == Architecture::Gemma3 || a == Architecture::Gemma4;
+}
 
 // Architectures whose image (and video-frame) pads are told apart only by mm_token_type_ids, which their
 // runs therefore need (transformers silently falls back to 1-D positions without it).
@@ -31,7 +38,7 @@ inline bool hasQwen3Vision(Architecture a)
 // separated by timestamp text (Qwen3-VL, Qwen3.5, GLM-V): each is placed as a one-frame grid.
 inline bool separatesVideoFrames(Architecture a)
 {
-    return hasQwen3Vision(a) || a == Architecture::GlmV;
+    return hasQwen3Vision(a) || a == Architecture::GlmV || a == Architecture::Gemma4;
 }
 
 // The name config.json gives the architecture (model_type).
@@ -65,9 +72,22 @@ struct VisionConfig {
     bool attentionBias = true;
     int mergerHidden = 0;
 
+    // Gemma 4's tower: head_dim as given, the (x, y) position table's side, k x k pooling of the patches into soft
+    // tokens, the 2-D rotary's theta, soft tokens standardised by std_bias / std_scale, clipped linears (E2B/E4B).
+    // Gemma 3's SigLIP: image_size / patch_size patches a side, pooled to tokensPerImage soft tokens.
+    int explicitHeadDim = 0;
+    int poolingKernel = 0;
+    int positionTableSide = 0;
+    double ropeTheta = 100;
+    bool standardize = false;
+    bool clippedLinears = false;
+    int imageSize = 0;
+    int tokensPerImage = 0;
+    double projectorNormEps = 1e-6; // Gemma 3: the projector's RMSNorm, the decoder's eps
+
     int positionGridSide() const;
 
-    int headDim() const { return width / heads; }
+    int headDim() const { return explicitHeadDim > 0 ? explicitHeadDim : width / heads; }
     int patchDim() const { return inChannels * temporalPatch * patchSize * patchSize; }
 };
 
@@ -93,6 +113,27 @@ struct MoeConfig {
     bool isSparse(int layer) const { return any() && sparseLayers[static_cast<size_t>(layer)]; }
     int sparseCount() const;
 };
+
+// One kind of attention layer (Gemma: sliding and full layers differ in all of these).
+struct LayerKind {
+    int headDim = 0, kvHeads = 0;
+    double theta = 1e4;
+    double rotaryFraction = 1.0;
+    // Gemma 4's "proportional" rotary: the rotated pairs' frequencies are theta^(-2i / headDim) over the whole head,
+    // i < headDim * fraction / 2, and every other pair has frequency 0 (turns by nothing): the rotated dims are
+    // 0..r/2-1 and d/2..d/2+r/2-1 of the half split, not the first r dims as partial rotary's.
+    bool proportional = false;
+    double linearFactor = 1.0; // Gemma 3's full layers: frequencies / factor ("linear" rope scaling)
+    bool keyIsValue = false;   // Gemma 4's attention_k_eq_v on full layers: V is k_proj's output (no v_proj)
+    int window = 0;            // sliding: a query sees the keys of the `window` positions up to itself; 0: all
+
+    int rotaryDim() const { return static_cast<int>(headDim * rotaryFraction); }
+    // The pairs that turn: rotaryDim() / 2, of headDim / 2 pairs in the tables (proportional), or of rotaryDim() / 2.
+    int tablePairs() const { return proportional ? headDim / 2 : rotaryDim() / 2; }
+};
+
+// Which image (and video-frame) tokens attend to each other both ways, within a run of them (a block).
+enum class ImageBlocks { None, SlidingLayers, AllLayers };
 
 struct TextConfig {
     int hidden = 1536;
@@ -126,6 +167,35 @@ struct TextConfig {
     std::vector<bool> linearLayers;
     int linearKeyHeads = 0, linearKeyDim = 0, linearValueHeads = 0, linearValueDim = 0, convKernel = 4;
     MoeConfig moe;
+    // Gemma (model_config_gemma.cpp). Layers are sliding or full: the fields above (head_dim, kv heads, theta) are
+    // the sliding layers', `full` the full layers'; empty slidingLayers: every layer is of the fields' kind.
+    std::vector<bool> slidingLayers;
+    int slidingWindow = 0;
+    LayerKind full;
+    bool gemmaNorms = false;        // four norms a layer: input, post_attention, pre_feedforward, post_feedforward
+    bool geluMlp = false;           // gelu_pytorch_tanh(gate) * up instead of silu
+    bool scaledEmbeddings = false;  // embeddings x sqrt(hidden) (as a float32 scalar, as transformers does)
+    double attentionScale = 0;      // scores x this; 0: 1 / sqrt(head_dim)
+    bool valueNorm = false;         // Gemma 4: RMSNorm without weight over each head of v
+    bool layerScalar = false;       // Gemma 4: each layer's output x its layer_scalar
+    double finalSoftcap = 0;        // logits = cap * tanh(logits / cap); 0: none
+    ImageBlocks imageBlocks = ImageBlocks::None;
+    // Gemma 4 E2B / E4B: a per-layer input of this width per token (0: none) from its own embedding table,
+    // the last kvSharedLayers layers reuse the keys and values of the last earlier layer of their kind, and those
+    // layers' MLPs are twice as wide (doubleWideMlp).
+    int perLayerInput = 0;
+    int perLayerVocab = 0;
+    int kvSharedLayers = 0;
+    bool doubleWideMlp = false;
+
+    bool isSliding(int layer) const { return !slidingLayers.empty() && slidingLayers[static_cast<size_t>(layer)]; }
+    // The layer's attention shape and rotary: the fields' (sliding, or every layer) or `full`.
+    LayerKind layerKind(int layer) const;
+    // 0 for every layer of the fields' kind, 1 for a Gemma full layer: rotary tables are made once per kind.
+    int kindIndex(int layer) const { return !slidingLayers.empty() && !isSliding(layer) ? 1 : 0; }
+    // Gemma 4 E-series: the layer whose keys and values a KV-shared layer reuses; -1 for a layer with its own.
+    int kvSourceLayer(int layer) const;
+    int mlpWidth(int layer) const;
 
     int headDim() const { return explicitHeadDim > 0 ? explicitHeadDim : hidden / heads; }
     int rotaryDim() const { return static_cast<int>(headDim() * rotaryFraction); } // int(), as transformers truncates
@@ -158,7 +228,9 @@ struct ModelConfig {
     // -1 for Qwen, whose videos share <|vision_start|> / <|vision_end|>.
     int videoStart = -1;
     int videoEnd = -1;
-    bool glm46 = false; // model_type glm46v: GLM-4.6V's chat template ("{t:.1f} seconds" after each video frame)
+    bool glm46 = false;
+    // Gemma: the image's begin / end markers (boi, eoi) and the audio token a run refuses.
+    int audioToken = -1; // model_type glm46v: GLM-4.6V's chat template ("{t:.1f} seconds" after each video frame)
     int eos = 151645;
     // HARoPE: per-head matrices in the checkpoint (see model README); detected at load.
     bool harope = false;
@@ -168,6 +240,8 @@ struct ModelConfig {
 // runs take the model's own allocation, MRoPE-I's interleaving for Qwen3-VL, from its config).
 inline geometry::SchemeKind ownSchemeKind(const ModelConfig& config)
 {
+    if (isGemma(config.architecture))
+        return geometry::SchemeKind::Hard; // 1-D: every token at its index
     return config.architecture == Architecture::GlmV ? geometry::SchemeKind::GlmV : geometry::SchemeKind::Mrope;
 }
 

@@ -49,6 +49,8 @@ VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtyp
         loadSiglip(ck, dtype);
         return;
     }
+    if (isGemma(arch_)) // the Gemma towers are their own (vision_tower_gemma*.cpp)
+        return;
     const bool qwen3 = hasQwen3Vision(arch_);
     const int64_t w = cfg_.width;
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
@@ -330,6 +332,8 @@ void VisionTower::windowIndex(const torch::Tensor& gridThw, torch::Tensor& index
 
 VisionFeatures VisionTower::forward(const torch::Tensor& given, const torch::Tensor& gridThw, VisionTrace* trace) const
 {
+    if (isGemma(arch_))
+        throw ModelError(std::string(architectureName(arch_)) + ": RopeScope does not run this vision tower yet; give a prompt of text");
     // PaddleOCR-VL's processor hands patches as [N, C, P, P]: the same values, flattened.
     const auto pixels = given.dim() == 4 && given.size(1) * given.size(2) * given.size(3) == cfg_.patchDim() ? given.flatten(1) : given;
     if (pixels.dim() != 2 || pixels.size(1) != cfg_.patchDim())

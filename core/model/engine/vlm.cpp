@@ -1,5 +1,6 @@
 #include "core/model/engine/vlm.h"
 
+#include "core/model/engine/attention_masks.h"
 #include "core/model/engine/blas_kernels.h"
 #include "core/model/engine/cpu_threads.h"
 #include "core/model/engine/decode_steps.h"
@@ -11,6 +12,7 @@
 
 #include <torch/types.h>
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -289,6 +291,26 @@ LayerRotary Vlm::rotaryFor(const geometry::PositionTable& table, int64_t from, i
     return rotaryForTable(table, config().text, device_, from, count, offset);
 }
 
+std::vector<LayerRotary> Vlm::rotaryPerLayer(const LayerTables& tables, int64_t from, int64_t count, double offset) const
+{
+    // Once per distinct table and kind of layer (Gemma's sliding and full layers rotate differently).
+    const TextConfig& text = config().text;
+    std::map<std::pair<size_t, int>, LayerRotary> made;
+    std::vector<LayerRotary> out;
+    for (size_t layer = 0; layer < tables.ofLayer.size(); ++layer) {
+        const int kind = text.kindIndex(static_cast<int>(layer));
+        const size_t index = tables.ofLayer[layer];
+        auto [it, added] = made.try_emplace({index, kind});
+        if (added) {
+            const geometry::PositionTable& table = tables.distinct[index];
+            const int64_t rowFrom = from < 0 ? table.size() : from; // decoding: past the table's end
+            it->second = rotaryForTable(table, text, text.layerKind(static_cast<int>(layer)), device_, rowFrom, count, offset);
+        }
+        out.push_back(it->second);
+    }
+    return out;
+}
+
 // Logits that are not finite come from the weights (the inputs were checked): NaN or infinite values in the
 // checkpoint, or finite ones so large that a product overflows. Reported rather than decoded into token 0.
 void Vlm::refuseNonFiniteLogits(const torch::Tensor& logits) const
@@ -339,6 +361,9 @@ Vlm::PreparedPrompt Vlm::preparePrompt(const ForwardRequest& req, ForwardResult&
     if (needsTokenTypes(config().architecture))
         idList = typedPadIds(idList, req.tokenTypes, config());
     r.layout = layoutFromTokens(idList, grids(req.imageGridThw, "image_grid_thw"), grids(req.videoGridThw, "video_grid_thw"), config());
+    if (config().audioToken >= 0 && std::find(idList.begin(), idList.end(), config().audioToken) != idList.end())
+        throw ModelError("input_ids holds the audio token " + std::to_string(config().audioToken) +
+                         ": RopeScope runs no audio tower; give a prompt of text, images and video");
     const auto padIds = torch::tensor(idList, torch::kInt64); // the pads as the layout read them (GLM-V: video frames typed)
     PreparedPrompt p;
     p.ids = ids;
@@ -358,6 +383,11 @@ Vlm::PreparedPrompt Vlm::preparePrompt(const ForwardRequest& req, ForwardResult&
     r.videoEmbeds = scatterVision({videoMask, req.videoPixelValues, req.videoGridThw, "video", "pixel_values_videos"}, p.embeds, visualMask,
                                   visual, r, nullptr);
     p.deepstack.features = r.deepstackEmbeds;
+    if (isGemma(config().architecture)) {
+        p.gemma.blockIds = imageBlockIds(idList, config().imageToken, config().videoToken).to(device_);
+        // The per-layer inputs look image and video slots up as the pad id (transformers' llm_input_ids).
+        p.gemma.perLayerIds = ids.masked_fill(visualMask.to(torch::kCPU), 0).to(device_);
+    }
     return p;
 }
 
@@ -387,8 +417,7 @@ void Vlm::decodeGreedy(const ForwardRequest& req, const LayerTables& tables, KvC
         generated.push_back(next);
         if (step + 1 == req.generate)
             break;
-        const std::vector<LayerRotary> stepRotary =
-            tables.mapPerLayer([&](const geometry::PositionTable& t) { return rotaryFor(t, t.size(), 1, step); });
+        const std::vector<LayerRotary> stepRotary = rotaryPerLayer(tables, -1, 1, step);
         std::vector<torch::Tensor> attentions;
         last = decoder.step(nextOnDevice, stepRotary, &attentions);
         for (size_t k = 0; k < attentions.size(); ++k)
@@ -432,15 +461,15 @@ ForwardResult Vlm::run(const ForwardRequest& req, bool traceVision)
     t0 = Clock::now();
 
     const int64_t L = prepared.ids.numel();
-    const std::vector<LayerRotary> rotary =
-        prepared.tables.mapPerLayer([&](const geometry::PositionTable& t) { return rotaryFor(t, 0, L); });
+    const std::vector<LayerRotary> rotary = rotaryPerLayer(prepared.tables, 0, L);
 
     torch::NoGradGuard noGrad;
     KvCache cache;
     r.positionsMs += since(t0);
     t0 = Clock::now();
     r.prefill = language_.forward(prepared.embeds, rotary, req.generate > 0 ? &cache : nullptr, req.capture,
-                                  prepared.deepstack.features.empty() ? nullptr : &prepared.deepstack);
+                                  prepared.deepstack.features.empty() ? nullptr : &prepared.deepstack,
+                                  isGemma(config().architecture) ? &prepared.gemma : nullptr);
     refuseNonFiniteLogits(r.prefill.logits[r.prefill.logits.size(0) - 1]);
     r.prefillMs = since(t0);
     t0 = Clock::now();

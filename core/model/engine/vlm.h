@@ -107,6 +107,9 @@ public:
     // The cos/sin tables of `count` tokens from `from` (decoding steps past the table at `offset`), as run()
     // feeds the decoder: for passes of its own over a run's prompt (gradient relevancy).
     LayerRotary rotaryFor(const geometry::PositionTable& table, int64_t from, int64_t count, double offset = 0) const;
+    // Every layer's tables for rows [from, from + count) of its position table (from < 0: decoding past its end, at
+    // `offset`), each in its kind's rotary (Gemma's sliding and full layers differ).
+    std::vector<LayerRotary> rotaryPerLayer(const LayerTables& tables, int64_t from, int64_t count, double offset = 0) const;
 
 private:
     // The prompt as the decoder takes it (Vlm::preparePrompt).
@@ -115,6 +118,7 @@ private:
         LayerTables tables;
         at::Tensor embeds;
         DeepStackInput deepstack;
+        GemmaInputs gemma;
     };
     // One modality's pads and what fills them.
     struct VisionInput {

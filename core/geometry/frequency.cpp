@@ -26,14 +26,17 @@ std::optional<RotaryPairing> rotaryPairingFromName(const std::string& name)
 
 std::pair<int, int> RotaryConfig::pairDims(int j) const
 {
-    return pairing == RotaryPairing::Adjacent ? std::make_pair(2 * j, 2 * j + 1) : std::make_pair(j, j + halfDim());
+    if (pairing == RotaryPairing::Adjacent)
+        return {2 * j, 2 * j + 1};
+    return {j, j + (proportional ? headDim / 2 : halfDim())};
 }
 
 std::vector<double> inverseFrequencies(const RotaryConfig& rotary)
 {
     std::vector<double> inv(static_cast<size_t>(rotary.halfDim()));
     for (int j = 0; j < rotary.halfDim(); ++j)
-        inv[static_cast<size_t>(j)] = std::pow(rotary.theta, -2.0 * j / rotary.rotaryDim());
+        inv[static_cast<size_t>(j)] =
+            std::pow(rotary.theta, -2.0 * j / (rotary.proportional ? rotary.headDim : rotary.rotaryDim())) / rotary.linearFactor;
     return inv;
 }
 

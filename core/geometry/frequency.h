@@ -25,6 +25,11 @@ struct RotaryConfig {
     // 0.5); the rest pass through unturned and carry no position.
     double partial = 1.0;
     RotaryPairing pairing = RotaryPairing::Half;
+    // Gemma 4's "proportional" rotary (its full layers): the rotated pairs' frequencies are theta^(-2j/headDim) over
+    // the whole head, and they sit at dims j and j + headDim/2 (the other pairs turn at frequency 0), where partial
+    // rotary's are theta^(-2j/rotaryDim) at j and j + rotaryDim/2.
+    bool proportional = false;
+    double linearFactor = 1.0; // Gemma 3's full layers ("linear" rope scaling): every frequency / factor
 
     int rotaryDim() const { return static_cast<int>(headDim * partial) / 2 * 2; } // truncated, then even
     int halfDim() const { return rotaryDim() / 2; }                               // the pairs that rotate

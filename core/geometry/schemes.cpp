@@ -396,6 +396,7 @@ bool operator==(const SchemeParams& a, const SchemeParams& b)
     return a.kind == b.kind && std::all_of(rows.begin(), rows.end(), [&](const SchemeParameter& row) { return row.equal(a, b); }) &&
         a.temporalStride == b.temporalStride && a.rotary.theta == b.rotary.theta && a.rotary.headDim == b.rotary.headDim &&
         a.rotary.partial == b.rotary.partial && a.rotary.pairing == b.rotary.pairing && a.rotary.heads == b.rotary.heads &&
+        a.rotary.proportional == b.rotary.proportional && a.rotary.linearFactor == b.rotary.linearFactor &&
         a.allocationKind == b.allocationKind && a.sections == b.sections && a.custom == b.custom &&
         a.videoFormOrDefault() == b.videoFormOrDefault();
 }

@@ -79,6 +79,13 @@ QByteArray positionTableJson(const PositionTable& table, const QJsonObject& para
         QJsonObject rotary = root["rotary"].toObject();
         rotary["partial_rotary"] = table.rotary.partial;
         rotary["rotary_dim"] = table.rotary.rotaryDim();
+        if (table.rotary.proportional) // Gemma 4's full layers: frequencies over the whole head, the rest unturned
+            rotary["proportional"] = true;
+        root["rotary"] = rotary;
+    }
+    if (table.rotary.linearFactor != 1.0) { // Gemma 3's full layers: every frequency / factor
+        QJsonObject rotary = root["rotary"].toObject();
+        rotary["linear_factor"] = table.rotary.linearFactor;
         root["rotary"] = rotary;
     }
     if (table.rotary.pairing != RotaryPairing::Half) { // half split: files stay as they were

@@ -193,8 +193,9 @@ std::map<std::string, Key> keys()
             k[std::string(cos ? "text_rope_cos_" : "text_rope_sin_") + (sliding ? "sliding" : "full")] = {
                 Compare::Rope, [cos, sliding, firstLayerOf](const Run& run, const torch::Tensor& t) {
                     const TextConfig& text = run.vlm->config().text;
-                    const LayerKind kind = text.layerKind(firstLayerOf(text, sliding));
-                    const LayerRotary rot = rotaryForTable(run.table(), text, kind, torch::kCPU, 0, run.length);
+                    const int layer = firstLayerOf(text, sliding);
+                    const LayerRotary rot = rotaryForTable(run.r.layerTables[static_cast<size_t>(layer)], text, text.layerKind(layer),
+                                                           torch::kCPU, 0, run.length);
                     return P{(cos ? rot.cos : rot.sin).unsqueeze(0), t};
                 }};
     for (const bool sliding : {true, false})

@@ -178,20 +178,25 @@ std::string Vlm::unusedNote() const
             "RopeScope decodes one token per step";
 }
 
-geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& requested) const
+geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& requested, int layer) const
 {
     geometry::SchemeParams p = requested;
     const TextConfig& t = config().text;
-    p.rotary.theta = t.ropeTheta;
-    p.rotary.headDim = t.headDim();
-    p.rotary.partial = t.rotaryFraction; // Qwen3.5: a quarter of each head rotates
-    p.rotary.pairing = t.pairing;        // GLM-V: adjacent pairs
+    // The layer's kind: Gemma's full layers have their own head size, theta and frequencies (proportional: a quarter
+    // of a 512-wide head at theta^(-2j/512); Gemma 3: frequencies / 8), so a scheme's allocation covers their pairs.
+    const LayerKind kind = t.layerKind(layer);
+    p.rotary.theta = kind.theta;
+    p.rotary.headDim = kind.headDim;
+    p.rotary.partial = kind.rotaryFraction; // Qwen3.5: a quarter of each head rotates
+    p.rotary.proportional = kind.proportional;
+    p.rotary.linearFactor = kind.linearFactor;
+    p.rotary.pairing = t.pairing; // GLM-V: adjacent pairs
     // XD-RoPE's newline column and span begin/end are tokens of HunyuanVL's prompt; a model without them runs
     // the scheme's axes on its own tokens (the newline column is only drawn).
     p.newlineColumn = false;
     // MHRoPE spreads its axes over the KV heads; a model with fewer than one per axis spreads them over its
     // query heads instead (keys are then repeated per query head).
-    p.rotary.heads = t.kvHeads >= 3 ? t.kvHeads : t.heads;
+    p.rotary.heads = kind.kvHeads >= 3 ? kind.kvHeads : t.heads;
     const auto own =
         t.mropeInterleaved ? geometry::FrequencyAllocation::Kind::InterleavedMrope : geometry::FrequencyAllocation::Kind::Sectioned;
     // The model's own allocation for the 3-axis schemes that keep the default, with its mrope_section
@@ -270,7 +275,7 @@ LayerTables Vlm::layerTables(const geometry::Layout& layout, const geometry::Sch
     std::vector<geometry::SchemeParams> built;
     try {
         for (int i = 0; i < layers; ++i) {
-            const geometry::SchemeParams p = schemeForModel(age ? geometry::layerParams(scheme, *age, i) : scheme);
+            const geometry::SchemeParams p = schemeForModel(age ? geometry::layerParams(scheme, *age, i) : scheme, i);
             const size_t index = static_cast<size_t>(std::find(built.begin(), built.end(), p) - built.begin());
             if (index == built.size()) {
                 built.push_back(p);

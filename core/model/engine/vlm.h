@@ -95,7 +95,8 @@ public:
     ForwardResult run(const ForwardRequest& request, bool traceVision = false);
     // The scheme as the model runs it: its rotary theta, head_dim, mrope_section and (when none is asked
     // for) its frequency allocation: sectioned for Qwen2/2.5-VL, interleaved-mrope for Qwen3-VL.
-    geometry::SchemeParams schemeForModel(const geometry::SchemeParams& requested) const;
+    // Of decoder layer `layer` (Gemma's sliding and full layers rotate differently; every other family's layers alike).
+    geometry::SchemeParams schemeForModel(const geometry::SchemeParams& requested, int layer = 0) const;
     // The position table of each decoder layer for `layout` (AGE picks each layer's scheme), in the model's
     // rotary settings: what run() feeds the decoder and what training uses.
     LayerTables layerTables(const geometry::Layout& layout, const geometry::SchemeParams& scheme,

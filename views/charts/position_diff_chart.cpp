@@ -55,14 +55,19 @@ void paintPanel(QPainter& p, const QRectF& box, const PositionDiffChart& c, cons
     p.drawText(QRectF(box.left() - 60, box.bottom() - 14, 56, 16), Qt::AlignRight | Qt::AlignBottom, QString::number(low));
 }
 
+const char* const kThreeAxes[] = {"t", "h", "w"};
+const char* const kOneAxis[] = {"position"};
+
 } // namespace
 
 void paintPositionDiffChart(QPainter& p, const QRectF& area, const PositionDiffChart& c)
 {
     const QRectF plot = chart::titled(p, area, c.title);
-    static const char* axes[] = {"t", "h", "w"};
+    // Three rows (t, h, w), or one for a family that gives every token one position (Gemma).
+    const int rows = c.tokens > 0 && c.got.size() == static_cast<size_t>(c.tokens) ? 1 : 3;
+    const char* const* axes = rows == 1 ? kOneAxis : kThreeAxes;
     const double gap = 16, left = 64, legend = 28;
-    const double width = (plot.width() - left - gap - 12) / 2, height = (plot.height() - legend - 2 * gap - 24) / 3;
+    const double width = (plot.width() - left - gap - 12) / 2, height = (plot.height() - legend - (rows - 1) * gap - 24) / rows;
     p.setPen(chart::kInk);
     QFont header = p.font();
     header.setBold(true);
@@ -70,7 +75,7 @@ void paintPositionDiffChart(QPainter& p, const QRectF& area, const PositionDiffC
     p.setFont(header);
     p.drawText(QRectF(plot.left() + left, plot.top(), width, 22), Qt::AlignCenter, "the pipeline's positions");
     p.drawText(QRectF(plot.left() + left + width + gap, plot.top(), width, 22), Qt::AlignCenter, "the family's rule");
-    for (int a = 0; a < 3; ++a) {
+    for (int a = 0; a < rows; ++a) {
         const size_t from = static_cast<size_t>(a * c.tokens), to = from + static_cast<size_t>(c.tokens);
         int64_t low = 0, high = 1;
         if (c.tokens > 0) {

@@ -202,10 +202,11 @@ void checkTextRow(const IntView& pos, int64_t length, const SamplePositions& s, 
     }
 }
 
-// The sequential families: 0, 1, 2, ... over the attended tokens, where a given 0 after the first starts the next
-// packed sequence (transformers' packed format: position ids that restart; find_packed_sequence_indices reads them
-// so). Fills c as compareAxes does, and names a fault: every position 0 (each token its own "sequence"), one offset,
-// or the count that differs.
+// The sequential families: 0, 1, 2, ... over the attended tokens, where a given 0 after the first, followed by 1 (or
+// by another 0, or ending the row), starts the next packed sequence (transformers' packed format: position ids that
+// restart, as find_packed_sequence_indices reads them); a lone 0 amid a count is a wrong position, not a restart.
+// Fills c as compareAxes does, and names a fault: every position 0 (each token its own "sequence"), one offset, or
+// the count that differs.
 void compareSequential(const IntView& pos, int64_t length, const SamplePositions& s, SampleCheck& c, int64_t& maxExpected)
 {
     const int64_t n = c.tokens;
@@ -213,10 +214,11 @@ void compareSequential(const IntView& pos, int64_t length, const SamplePositions
     c.expectedPositions.resize(static_cast<size_t>(n));
     std::set<int64_t> offsets;
     int64_t start = 0;
+    const auto given = [&](int64_t k) { return pos[s.row * length + s.where[static_cast<size_t>(k)]]; };
     for (int64_t k = 0; k < n; ++k) {
         const auto at = static_cast<size_t>(k);
-        const int64_t got = pos[s.row * length + s.where[at]];
-        if (k > 0 && got == 0) {
+        const int64_t got = given(k);
+        if (k > 0 && got == 0 && (k + 1 == n || given(k + 1) == 0 || given(k + 1) == 1)) {
             start = k;
             ++c.sequences;
         }

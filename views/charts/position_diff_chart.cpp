@@ -19,8 +19,9 @@ QColor segmentShade(const QString& segment)
     return QColor(255, 255, 255);
 }
 
+// fontHeight: the height of a panel of three rows, whose labels' size the one-row chart keeps.
 void paintPanel(QPainter& p, const QRectF& box, const PositionDiffChart& c, const std::vector<int64_t>& values, int axis, int64_t low,
-                int64_t high, const QString& label)
+                int64_t high, const QString& label, double fontHeight)
 {
     const int64_t n = std::max<int64_t>(c.tokens, 1);
     const double span = std::max<double>(static_cast<double>(high - low), 1.0);
@@ -49,7 +50,7 @@ void paintPanel(QPainter& p, const QRectF& box, const PositionDiffChart& c, cons
         p.drawEllipse(QPointF(x(k), y(values[at])), r, r);
     }
     p.setPen(chart::kInk);
-    chart::setFont(p, box, 0.8);
+    chart::setFont(p, QRectF(box.topLeft(), QSizeF(box.width(), std::min(box.height(), fontHeight))), 0.8);
     p.drawText(QRectF(box.left() + 4, box.top() + 2, box.width() - 8, 18), Qt::AlignLeft | Qt::AlignTop, label);
     p.drawText(QRectF(box.left() - 60, box.top() - 2, 56, 16), Qt::AlignRight | Qt::AlignTop, QString::number(high));
     p.drawText(QRectF(box.left() - 60, box.bottom() - 14, 56, 16), Qt::AlignRight | Qt::AlignBottom, QString::number(low));
@@ -68,6 +69,7 @@ void paintPositionDiffChart(QPainter& p, const QRectF& area, const PositionDiffC
     const char* const* axes = rows == 1 ? kOneAxis : kThreeAxes;
     const double gap = 16, left = 64, legend = 28;
     const double width = (plot.width() - left - gap - 12) / 2, height = (plot.height() - legend - (rows - 1) * gap - 24) / rows;
+    const double threeRows = (plot.height() - legend - 2 * gap - 24) / 3;
     p.setPen(chart::kInk);
     QFont header = p.font();
     header.setBold(true);
@@ -89,9 +91,9 @@ void paintPositionDiffChart(QPainter& p, const QRectF& area, const PositionDiffC
                                   c.expected.begin() + static_cast<std::ptrdiff_t>(to)));
         }
         const double top = plot.top() + 24 + a * (height + gap);
-        paintPanel(p, QRectF(plot.left() + left, top, width, height), c, c.got, a, low, high, QString("%1 (got)").arg(axes[a]));
+        paintPanel(p, QRectF(plot.left() + left, top, width, height), c, c.got, a, low, high, QString("%1 (got)").arg(axes[a]), threeRows);
         paintPanel(p, QRectF(plot.left() + left + width + gap, top, width, height), c, c.expected, a, low, high,
-                   QString("%1 (expected)").arg(axes[a]));
+                   QString("%1 (expected)").arg(axes[a]), threeRows);
     }
     // Legend: what the shades and the red dots mean.
     const double y0 = plot.bottom() - legend + 6;

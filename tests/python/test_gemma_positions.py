@@ -162,6 +162,17 @@ class Packing(unittest.TestCase):
         s = ropescope.check_positions(late, ids, "gemma4", config=folder("gemma4-tiny"))[0]
         self.assertEqual((s.kind, s.first_token, s.got, s.expected, s.sequences), ("other", starts[2], 1, starts[2] - starts[1], 2))
 
+    def test_the_collator_checks_packed_batches(self):
+        # A flattening collator's batch: one packed row, no attention_mask, position_ids that restart.
+        ids, positions, _ = packed("gemma3-tiny", ["case.safetensors", "case_multi.safetensors"])
+        collator = ropescope.CheckedCollator(lambda features: features[0], "gemma3", config=folder("gemma3-tiny"))
+        good = {"input_ids": ids, "position_ids": positions}
+        self.assertIs(collator([good]), good)
+        bad = {"input_ids": ids, "position_ids": np.arange(ids.shape[1]).reshape(1, -1) + 1}
+        with self.assertRaises(ropescope.PositionMismatch) as caught:
+            collator([bad])
+        self.assertEqual(caught.exception.report[0].kind, "offset")
+
     def test_constant_zeros_are_not_packing(self):
         ids = cases("gemma3-tiny")[0][1]["input_ids"]
         s = ropescope.check_positions(np.zeros_like(ids), ids, "gemma3", config=folder("gemma3-tiny"))[0]

@@ -344,7 +344,9 @@ QJsonObject sampleCheckJson(const SampleCheck& c)
 QString axisName(const SampleCheck& c)
 {
     static const char* axes[] = {"t", "h", "w", "text"};
-    return c.components == 1 ? QString("position") : c.axis >= 0 && c.axis < 4 ? QString(axes[c.axis]) : QString();
+    if (c.axis < 0 || c.axis > 3)
+        return {};
+    return c.components == 1 ? QString("position") : QString(axes[c.axis]);
 }
 
 } // namespace ropescope::model

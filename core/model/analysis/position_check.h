@@ -99,7 +99,8 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
 void checkBatchEach(const DumpBatch& batch, const PositionRule& rule, bool keepPositions, const std::function<void(SampleCheck&&)>& each);
 
 QJsonObject sampleCheckJson(const SampleCheck& check);
-// The axis of a sample's first difference: "t", "h", "w", "text" ([4, B, L]'s text row), or "position" (gemma).
+// The axis of a sample's first difference: "t", "h", "w", "text" ([4, B, L]'s text row), "position" (gemma), or ""
+// when none.
 QString axisName(const SampleCheck& check);
 
 } // namespace ropescope::model

@@ -9,6 +9,7 @@
 #include "core/geometry/scheme_parameters.h"
 #include "core/positions/batch.h"
 #include "core/positions/family_rule.h"
+#include "core/positions/patch_positions.h"
 #include "core/positions/position_check.h"
 
 #include <algorithm>
@@ -230,7 +231,8 @@ int32_t rs_abi_version(void)
 {
     // 2: xd-rope's four rows (rs_rule_components, rs_rule_configure_spans). 3: rs_rope_index and rs_table_prior
     // take their arrays' capacities (a caller's binding of the old signatures must not load this library).
-    return 3;
+    // 4: gemma3 and gemma4 (rs_rule_configure_markers, rs_sample's sequences, rs_gemma4_patch_positions).
+    return 4;
 }
 
 int rs_rule_new(const char* family, rs_rule** out)
@@ -280,6 +282,21 @@ int rs_rule_configure_spans(rs_rule* rule, int64_t imageStartTokenId, int64_t vi
             r.videoStartToken = videoStartTokenId;
         if (videoEndTokenId >= 0)
             r.videoEndToken = videoEndTokenId;
+    });
+}
+
+int rs_rule_configure_markers(rs_rule* rule, int64_t audioTokenId, int64_t boiTokenId, int64_t eoiTokenId)
+{
+    return guarded([&] {
+        if (!rule)
+            invalid("no rule");
+        positions::FamilyRule& r = rule->rule;
+        if (audioTokenId >= 0)
+            r.audioToken = audioTokenId;
+        if (boiTokenId >= 0)
+            r.boiToken = boiTokenId;
+        if (eoiTokenId >= 0)
+            r.eoiToken = eoiTokenId;
     });
 }
 
@@ -373,12 +390,25 @@ int rs_check_sample(const rs_check* check, int64_t index, rs_sample* out)
         out->expected = c.expected;
         out->segment = c.segment.c_str();
         out->differing = c.differing;
+        out->sequences = c.sequences;
     });
 }
 
 void rs_check_free(rs_check* check)
 {
     delete check;
+}
+
+int rs_gemma4_patch_positions(int64_t heightPatches, int64_t widthPatches, int64_t maxPatches, int64_t* out, int64_t capacity)
+{
+    return guarded([&] {
+        const std::vector<int64_t> p = positions::gemma4PatchPositions(heightPatches, widthPatches, maxPatches);
+        if (!out || capacity < static_cast<int64_t>(p.size()))
+            throw geometry::InvalidInput("out",
+                                         "room for " + std::to_string(out ? capacity : 0) + " values; " + std::to_string(maxPatches) +
+                                             " patches take " + std::to_string(p.size()));
+        std::copy(p.begin(), p.end(), out);
+    });
 }
 
 int32_t rs_scheme_count(void)

@@ -55,9 +55,9 @@ typedef struct rs_batch {
 } rs_batch;
 
 typedef struct rs_rule rs_rule;
-/* A family by name (qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, ernie-vl, xd-rope) or by
- * config.json's model_type (qwen2_5_vl, qwen3_vl_moe, glm4v_moe, ernie4_5_vl_moe, hunyuan_vl, ...). The Hub's token
- * ids, merge size 2, 2 tokens per second, ids not checked against a vocabulary. */
+/* A family by name (qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, ernie-vl, xd-rope, gemma3, gemma4)
+ * or by config.json's model_type (qwen2_5_vl, qwen3_vl_moe, glm4v_moe, ernie4_5_vl_moe, hunyuan_vl, gemma3_text,
+ * gemma4_text, ...). The Hub's token ids, merge size 2, 2 tokens per second, ids not checked against a vocabulary. */
 RS_API int rs_rule_new(const char* family, rs_rule** out);
 RS_API void rs_rule_free(rs_rule* rule);
 RS_API const char* rs_rule_family(const rs_rule* rule); /* the canonical name */
@@ -68,18 +68,24 @@ RS_API int rs_rule_configure(rs_rule* rule, int64_t image_token_id, int64_t vide
 /* XD-RoPE's span tokens (config.json's image_start_token_id, video_start_token_id, video_end_token_id):
  * negative leaves one as it is. */
 RS_API int rs_rule_configure_spans(rs_rule* rule, int64_t image_start_token_id, int64_t video_start_token_id, int64_t video_end_token_id);
+/* Gemma's markers (config.json's audio_token_id, boi_token_id or boi_token_index, eoi_token_id or eoi_token_index),
+ * which name the tokens of a check's report ("boi of image 0"): negative leaves one as it is. */
+RS_API int rs_rule_configure_markers(rs_rule* rule, int64_t audio_token_id, int64_t boi_token_id, int64_t eoi_token_id);
 RS_API const char* rs_family_names(void); /* "qwen2-vl, qwen2.5-vl, ..." */
-/* Rows of the rule's position_ids: 3 (t, h, w), or xd-rope's 4 (p, w, h, t). */
+/* Rows of the rule's position_ids: 3 (t, h, w), xd-rope's 4 (p, w, h, t), or gemma3's and gemma4's 1 (one sequential
+ * position per token, [B, L]). */
 RS_API int32_t rs_rule_components(const rs_rule* rule);
 
 /* transformers' get_rope_index: position_ids [C, B, L] (C = rs_rule_components; padding 1) and rope_deltas [B].
+ * gemma3 and gemma4: the attended tokens count 0, 1, 2, ... (generate's attention_mask.cumsum(-1) - 1).
  * The capacities are the arrays' lengths in values: RS_INVALID_INPUT, nothing written, when one is below C x B x L
  * or B. */
 RS_API int rs_rope_index(const rs_rule* rule, const rs_batch* batch, int64_t* position_ids, int64_t position_capacity, int64_t* rope_deltas,
                          int64_t deltas_capacity);
 
-/* check-positions: the pipeline's position_ids ([3, B, L] or [4, B, L]; xd-rope: its own [4, B, L]) and optional
- * rope_deltas ([B] or [B, 1]) against the rule. */
+/* check-positions: the pipeline's position_ids ([3, B, L] or [4, B, L]; xd-rope: its own [4, B, L]; gemma3 and
+ * gemma4: [B, L] or [1, B, L], where a 0 after a row's first attended token starts its next packed sequence) and
+ * optional rope_deltas ([B] or [B, 1]) against the rule. */
 typedef struct rs_check rs_check;
 typedef struct rs_sample {
     int64_t row;
@@ -92,12 +98,19 @@ typedef struct rs_sample {
     int64_t got, expected;
     const char* segment; /* "text", "image 0", "video 1 frame 3"; "" when none */
     int64_t differing;   /* attended tokens with any axis different */
+    int64_t sequences;   /* gemma3, gemma4: packed sequences in the row (position ids that restart at 0); 1 otherwise */
 } rs_sample;
 RS_API int rs_check_positions(const rs_rule* rule, const rs_batch* batch, const rs_ints* position_ids, const rs_ints* rope_deltas,
                               rs_check** out);
 RS_API int64_t rs_check_count(const rs_check* check);
 RS_API int rs_check_sample(const rs_check* check, int64_t index, rs_sample* out); /* strings live as long as the check */
 RS_API void rs_check_free(rs_check* check);
+
+/* Gemma 4's image_position_ids of one image of height_patches x width_patches patches: max_patches rows of (x, y),
+ * the patches row by row (x fastest), then (-1, -1) up to max_patches (max_soft_tokens x pooling_kernel_size^2), as
+ * its image processor writes them (a video's frames each have the same). capacity is out's length in values: at
+ * least 2 x max_patches (RS_INVALID_INPUT, nothing written, otherwise). */
+RS_API int rs_gemma4_patch_positions(int64_t height_patches, int64_t width_patches, int64_t max_patches, int64_t* out, int64_t capacity);
 
 /* ---- built-in schemes ---- */
 

@@ -24,16 +24,16 @@ namespace {
 
 constexpr int kFigures = 3; // figures of the first differing samples
 
+// As ropescope.SampleCheck prints itself; a sequential family's one position names no axis.
 QString sampleWords(const model::SampleCheck& c)
 {
-    static const char* axes[] = {"t", "h", "w", "text"};
     QString s = QString("%1 row %2: %3").arg(QFileInfo(c.batch).fileName()).arg(c.row).arg(model::faultKindName(c.kind));
     if (!c.detail.isEmpty())
         s += " (" + c.detail + ")";
     if (c.firstToken >= 0)
-        s += QString("; first at token %1 (%2), axis %3: got %4, expected %5")
+        s += QString("; first at token %1 (%2)%3: got %4, expected %5")
                  .arg(c.firstToken)
-                 .arg(c.segment, axes[c.axis])
+                 .arg(c.segment, c.components == 1 ? QString() : ", axis " + model::axisName(c))
                  .arg(c.got)
                  .arg(c.expected);
     return s;
@@ -44,9 +44,11 @@ QString sampleWords(const model::SampleCheck& c)
 int runCheckPositions(const QStringList& args)
 {
     QCommandLineParser parser;
-    parser.addPositionalArgument("dump",
-                                 "A batch dump (.safetensors, .npz or .pt: input_ids, attention_mask, image_grid_thw / video_grid_thw, "
-                                 "second_per_grid_ts, position_ids [3|4, B, L], rope_deltas) or a folder of them, one batch each.");
+    parser.addPositionalArgument(
+        "dump",
+        "A batch dump (.safetensors, .npz or .pt: input_ids, attention_mask, image_grid_thw / video_grid_thw, "
+        "second_per_grid_ts, position_ids [3|4, B, L] (gemma3, gemma4: [B, L]), rope_deltas) or a folder of them, one "
+        "batch each.");
     parser.addOptions({
         {"report", "Also write report.json and figures of the first differing samples (PNG, SVG, PDF) into this folder.", "DIR"},
         {"list", "How many differing samples to list (default 20; the report lists them all).", "N"},

@@ -194,7 +194,6 @@ void CheckPositionsDialog::showResult()
         Q_EMIT finished();
         return;
     }
-    static const char* axes[] = {"t", "h", "w", "text"};
     for (const model::SampleCheck& c : d->result->differing) {
         const int row = table_->rowCount();
         table_->insertRow(row);
@@ -204,7 +203,7 @@ void CheckPositionsDialog::showResult()
                                 model::faultKindName(c.kind),
                                 c.firstToken >= 0 ? QString::number(c.firstToken) : QString(),
                                 c.segment,
-                                c.axis >= 0 ? axes[c.axis] : QString(),
+                                model::axisName(c),
                                 QString("%1 / %2").arg(c.got).arg(c.expected),
                                 c.detail};
         for (int col = 0; col < cells.size(); ++col) {

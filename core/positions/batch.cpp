@@ -6,6 +6,7 @@
 #include <cmath>
 #include <new>
 #include <set>
+#include <utility>
 
 namespace ropescope::positions {
 namespace {
@@ -164,11 +165,43 @@ geometry::SchemeParams schemeFor(const Batch& batch, const FamilyRule& rule, con
     return params;
 }
 
+// The sequential families (Gemma): no grids, which a batch of theirs never holds (one that does is another
+// family's), and every attended token the next position: a hard (1-D) table over the layout that names the runs.
+void forEachSequentialSample(const Batch& batch, const FamilyRule& rule, const std::function<void(const SamplePositions&)>& visit)
+{
+    const std::pair<const IntView*, const char*> grids[] = {{&batch.imageGrids, "image_grid_thw"}, {&batch.videoGrids, "video_grid_thw"}};
+    for (const auto& [t, name] : grids)
+        if (t->given)
+            batch.bad(std::string("'") + name + "': " + rule.family +
+                      " gives every token one sequential position and reads no grids: another family's batch?");
+    if (batch.secondPerGrid.given)
+        batch.bad("'second_per_grid_ts': " + rule.family + " gives every token one sequential position and reads no video timing");
+    checkSecondsAndTypes(batch, rule, 0); // mm_token_type_ids' shape, when given
+    const geometry::SchemeParams params = geometry::defaultSchemeParams(geometry::SchemeKind::Hard);
+    SamplePositions s;
+    for (int64_t b = 0; b < batch.inputIds.shape[0]; ++b) {
+        s.row = b;
+        attendedTokens(batch, rule, b, s.where, s.ids);
+        try {
+            s.table = geometry::buildPositionTable(sequentialLayout(s.ids, rule.imageToken, rule.videoToken), params);
+        } catch (const std::bad_alloc&) {
+            throw;
+        } catch (const std::exception& e) {
+            batch.bad("sample " + std::to_string(b) + ": " + e.what());
+        }
+        visit(s);
+    }
+}
+
 } // namespace
 
 void forEachSample(const Batch& batch, const FamilyRule& rule, const std::function<void(const SamplePositions&)>& visit)
 {
     checkTokenIds(batch, rule);
+    if (rule.placement == Placement::Sequential) {
+        forEachSequentialSample(batch, rule, visit);
+        return;
+    }
     const std::vector<Grid> images = gridRows(batch, batch.imageGrids, "image_grid_thw"),
                             videos = gridRows(batch, batch.videoGrids, "video_grid_thw");
     checkSecondsAndTypes(batch, rule, videos.size());
@@ -176,7 +209,7 @@ void forEachSample(const Batch& batch, const FamilyRule& rule, const std::functi
     const TokenRule tokens = tokenRuleFor(rule);
     size_t nextImage = 0, nextVideo = 0;
     SamplePositions s;
-    std::vector<int64_t> kept;
+    std::vector<int64_t>& kept = s.ids;
     for (int64_t b = 0; b < rows; ++b) {
         s.row = b;
         attendedTokens(batch, rule, b, s.where, kept);

@@ -83,6 +83,7 @@ inline int64_t wholePosition(double v)
 struct SamplePositions {
     int64_t row = 0;
     std::vector<int64_t> where;    // the attended tokens' indices in the row (attention_mask 1)
+    std::vector<int64_t> ids;      // and their ids as the rule reads them (typed families: stand-ins for vision tokens)
     std::vector<Grid> videos;      // this sample's video grids
     std::vector<size_t> videoRows; // and their rows in video_grid_thw
     geometry::PositionTable table; // the attended tokens' layout and their positions under the rule
@@ -93,8 +94,9 @@ struct SamplePositions {
 // by the rule, to `visit` in row order.
 void forEachSample(const Batch& batch, const FamilyRule& rule, const std::function<void(const SamplePositions&)>& visit);
 
-// transformers' get_rope_index: position_ids [3, B, L] (XD-RoPE: [4, B, L], rule.components() rows; padding 1, as
-// transformers fills it) and rope_deltas [B] (max position + 1 - L), written to the caller's arrays.
+// transformers' get_rope_index: position_ids [3, B, L] (XD-RoPE: [4, B, L]; the sequential families: [1, B, L], the
+// cumsum rule of generate; rule.components() rows; padding 1, as transformers fills it) and rope_deltas [B] (max
+// position + 1 - L), written to the caller's arrays.
 void ropeIndex(const Batch& batch, const FamilyRule& rule, int64_t* positionIds, int64_t* ropeDeltas);
 
 } // namespace ropescope::positions

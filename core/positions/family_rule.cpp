@@ -6,8 +6,8 @@ namespace ropescope::positions {
 
 const std::vector<std::string>& familyNameList()
 {
-    static const std::vector<std::string> names{"qwen2-vl", "qwen2.5-vl",   "qwen3-vl", "qwen3.5",
-                                                "glm-v",    "paddleocr-vl", "ernie-vl", "xd-rope"};
+    static const std::vector<std::string> names{"qwen2-vl",     "qwen2.5-vl", "qwen3-vl", "qwen3.5", "glm-v",
+                                                "paddleocr-vl", "ernie-vl",   "xd-rope",  "gemma3",  "gemma4"};
     return names;
 }
 
@@ -18,6 +18,29 @@ std::string familyNames()
         s += (s.empty() ? "" : ", ") + n;
     return s;
 }
+
+namespace {
+
+// Gemma 3 and Gemma 4 (transformers' Gemma3Model / Gemma4Model at c1ff11866b): position_ids are
+// arange(L) (generate: attention_mask.cumsum(-1) - 1, padding 1) for every token, the image and video soft
+// tokens included. The Hub's ids of the tokens a report names.
+void sequentialRule(FamilyRule& r)
+{
+    r.placement = Placement::Sequential;
+    r.boiToken = 255999;
+    if (r.family == "gemma3") {
+        r.imageToken = 262144;
+        r.videoToken = -1;
+        r.eoiToken = 256000;
+    } else {
+        r.imageToken = 258880;
+        r.videoToken = 258884; // a video is one run per frame, each between boi and eoi after its timestamp
+        r.audioToken = 258881;
+        r.eoiToken = 258882;
+    }
+}
+
+} // namespace
 
 std::optional<FamilyRule> familyRule(const std::string& given)
 {
@@ -37,7 +60,9 @@ std::optional<FamilyRule> familyRule(const std::string& given)
                                                             {"paddleocr_vl", "paddleocr-vl"},
                                                             {"ernie4_5_vl_moe", "ernie-vl"},
                                                             {"ernie4_5_moe_vl", "ernie-vl"},
-                                                            {"hunyuan_vl", "xd-rope"}};
+                                                            {"hunyuan_vl", "xd-rope"},
+                                                            {"gemma3_text", "gemma3"},
+                                                            {"gemma4_text", "gemma4"}};
     const auto alias = aliases.find(given);
     const std::string name = alias == aliases.end() ? given : alias->second;
     FamilyRule r;
@@ -63,6 +88,8 @@ std::optional<FamilyRule> familyRule(const std::string& given)
         r.imageToken = 120120;
         r.videoToken = -1; // a video's frames are image tokens after a video-start token
         r.splitVideoFrames = true;
+    } else if (name == "gemma3" || name == "gemma4") {
+        sequentialRule(r);
     } else {
         return std::nullopt;
     }

@@ -54,6 +54,37 @@ std::vector<std::string> segmentNames(const SamplePositions& s, bool splitVideos
     return names;
 }
 
+// A sequential family's names per attended token, read from the ids: image k, video frame k (Gemma 4 writes each
+// frame as its own run), audio k, the boi and eoi around a run ("boi of image 0"), and text.
+std::vector<std::string> sequentialNames(const SamplePositions& s, const FamilyRule& rule)
+{
+    const std::vector<int64_t>& ids = s.ids;
+    std::vector<std::string> names(ids.size(), "text");
+    std::vector<char> soft(ids.size(), 0);
+    int images = 0, frames = 0, audios = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        const int64_t id = ids[i];
+        const bool starts = i == 0 || ids[i - 1] != id;
+        int* count = id < 0         ? nullptr
+            : id == rule.imageToken ? &images
+            : id == rule.videoToken ? &frames
+            : id == rule.audioToken ? &audios
+                                    : nullptr;
+        if (!count)
+            continue;
+        *count += starts;
+        soft[i] = 1;
+        names[i] = (count == &images ? "image " : count == &frames ? "video frame " : "audio ") + std::to_string(*count - 1);
+    }
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] >= 0 && ids[i] == rule.boiToken && i + 1 < ids.size() && soft[i + 1])
+            names[i] = "boi of " + names[i + 1];
+        else if (ids[i] >= 0 && ids[i] == rule.eoiToken && i > 0 && soft[i - 1])
+            names[i] = "eoi of " + names[i - 1];
+    }
+    return names;
+}
+
 } // namespace
 
 const char* faultKindName(FaultKind kind)
@@ -84,18 +115,24 @@ const char* faultKindWords(FaultKind kind)
 
 namespace {
 
-// position_ids [3 or 4, B, L] (XD-RoPE: [4, B, L]) and rope_deltas one per sample, against input_ids' B and L.
-void checkPositionShapes(const Batch& batch, const IntView& pos, const IntView& deltas, bool xd)
+// position_ids [3 or 4, B, L] (XD-RoPE: [4, B, L]; the sequential families: [B, L] or [1, B, L]) and rope_deltas one
+// per sample, against input_ids' B and L.
+void checkPositionShapes(const Batch& batch, const IntView& pos, const IntView& deltas, int components)
 {
     if (!pos.given)
         batch.bad("no 'position_ids'");
     const IntView& ids = batch.inputIds;
     if (ids.given && ids.shape.size() == 2) { // input_ids' own shape is forEachSample's to check
         const int64_t rows = ids.shape[0], length = ids.shape[1];
-        const bool rowsFit =
-            xd ? pos.shape.size() == 3 && pos.shape[0] == 4 : pos.shape.size() == 3 && (pos.shape[0] == 3 || pos.shape[0] == 4);
-        if (!rowsFit || pos.shape[1] != rows || pos.shape[2] != length)
-            batch.bad(std::string("'position_ids' must be ") + (xd ? "[4, B, L] (p, w, h, t)" : "[3, B, L] or [4, B, L]") +
+        const std::vector<int64_t>& p = pos.shape;
+        const bool fits = components == 1
+            ? p == std::vector<int64_t>{rows, length} || p == std::vector<int64_t>{1, rows, length}
+            : p.size() == 3 && p[1] == rows && p[2] == length && (components == 4 ? p[0] == 4 : p[0] == 3 || p[0] == 4);
+        if (!fits)
+            batch.bad(std::string("'position_ids' must be ") +
+                      (components == 1       ? "[B, L] (one position per token)"
+                           : components == 4 ? "[4, B, L] (p, w, h, t)"
+                                             : "[3, B, L] or [4, B, L]") +
                       " with input_ids' B = " + std::to_string(rows) + " and L = " + std::to_string(length));
         if (deltas.given && deltas.numel() != rows)
             batch.bad("'rope_deltas' must hold one whole number per sample ([B, 1])");
@@ -163,6 +200,63 @@ void checkTextRow(const IntView& pos, int64_t length, const SamplePositions& s, 
             c.differing = 1;
         }
     }
+}
+
+// The sequential families: 0, 1, 2, ... over the attended tokens, where a given 0 after the first, followed by 1 (or
+// by another 0, or ending the row), starts the next packed sequence (transformers' packed format: position ids that
+// restart, as find_packed_sequence_indices reads them); a lone 0 amid a count is a wrong position, not a restart.
+// Fills c as compareAxes does, and names a fault: every position 0 (each token its own "sequence"), one offset, or
+// the count that differs.
+void compareSequential(const IntView& pos, int64_t length, const SamplePositions& s, SampleCheck& c, int64_t& maxExpected)
+{
+    const int64_t n = c.tokens;
+    c.gotPositions.resize(static_cast<size_t>(n));
+    c.expectedPositions.resize(static_cast<size_t>(n));
+    std::set<int64_t> offsets;
+    int64_t start = 0;
+    const auto given = [&](int64_t k) { return pos[s.row * length + s.where[static_cast<size_t>(k)]]; };
+    for (int64_t k = 0; k < n; ++k) {
+        const auto at = static_cast<size_t>(k);
+        const int64_t got = given(k);
+        if (k > 0 && got == 0 && (k + 1 == n || given(k + 1) == 0 || given(k + 1) == 1)) {
+            start = k;
+            ++c.sequences;
+        }
+        const int64_t expected = k - start;
+        c.gotPositions[at] = got;
+        c.expectedPositions[at] = expected;
+        maxExpected = std::max(maxExpected, expected);
+        offsets.insert(got - expected);
+        if (got != expected) {
+            ++c.differing;
+            if (c.firstToken < 0) {
+                c.firstToken = s.where[at];
+                c.axis = 0;
+                c.got = got;
+                c.expected = expected;
+                c.segment = c.segments[at];
+            }
+        }
+    }
+    if (n > 1 && c.sequences == n) { // all zeros: read as packed, n sequences of one token, which no pipeline means
+        c.kind = FaultKind::Other;
+        c.detail = "every position is 0 (" + std::to_string(n) + " tokens): constant positions, not packed sequences";
+        c.firstToken = s.where[1];
+        c.axis = 0;
+        c.got = 0;
+        c.expected = 1;
+        c.segment = c.segments[1];
+        c.differing = n - 1;
+    } else if (c.firstToken >= 0 && offsets.size() == 1) {
+        c.kind = FaultKind::Offset;
+        c.detail = "every position is " + std::to_string(std::abs(*offsets.begin())) + (*offsets.begin() > 0 ? " above" : " below") +
+            " the rule's";
+    } else if (c.firstToken >= 0) {
+        c.kind = FaultKind::Other;
+        c.detail = std::to_string(c.differing) + " of " + std::to_string(n) + " tokens differ";
+    }
+    if (c.sequences > 1 && c.kind != FaultKind::None)
+        c.detail += " (" + std::to_string(c.sequences) + " packed sequences)";
 }
 
 // Within the first differing video: the t values it got, frame by frame, against the rule's, in words.
@@ -234,27 +328,34 @@ void classifyFault(SampleCheck& c, const AxisComparison& cmp, bool textRow, bool
 void checkBatchEach(const Batch& batch, const IntView& pos, const IntView& deltas, const FamilyRule& rule, bool keepPositions,
                     const std::function<void(SampleCheck&&)>& each)
 {
-    const int components = rule.components(); // 3 (t, h, w), or XD-RoPE's 4 (p, w, h, t)
-    const bool xd = components == 4;
-    checkPositionShapes(batch, pos, deltas, xd);
+    const int components = rule.components(); // 3 (t, h, w), XD-RoPE's 4 (p, w, h, t), or the sequential families' 1
+    const bool xd = components == 4, sequential = components == 1;
+    checkPositionShapes(batch, pos, deltas, components);
     const IntView& ids = batch.inputIds;
     forEachSample(batch, rule, [&](const SamplePositions& s) {
         const int64_t rows = ids.shape[0], length = ids.shape[1], b = s.row;
         // [4, B, L] of a 3-row family: row 0 is the text position, then t, h, w.
-        const int axisBase = !xd && pos.shape[0] == 4 ? 1 : 0;
+        const int axisBase = !xd && !sequential && pos.shape[0] == 4 ? 1 : 0;
         const int timeAxis = xd ? 3 : 0;
         SampleCheck c;
         c.row = static_cast<int>(b);
         c.tokens = static_cast<int64_t>(s.where.size());
-        c.segments = segmentNames(s, rule.splitVideoFrames);
-        const AxisComparison cmp = compareAxes(pos, rows, length, axisBase, components, s, c);
-        if (axisBase == 1)
-            checkTextRow(pos, length, s, c);
-        if (c.firstToken >= 0) {
-            const bool rowsFirst = axisBase == 1 && firstRowsAreExpected(pos, b, s.where, c.expectedPositions, components);
-            classifyFault(c, cmp, axisBase == 1, rowsFirst, xd, timeAxis);
-        } else if (deltas.given) {
-            const int64_t expectedDelta = cmp.maxExpected + 1 - length, got = deltas[b];
+        c.segments = sequential ? sequentialNames(s, rule) : segmentNames(s, rule.splitVideoFrames);
+        int64_t maxExpected = 0;
+        if (sequential) {
+            compareSequential(pos, length, s, c, maxExpected);
+        } else {
+            const AxisComparison cmp = compareAxes(pos, rows, length, axisBase, components, s, c);
+            maxExpected = cmp.maxExpected;
+            if (axisBase == 1)
+                checkTextRow(pos, length, s, c);
+            if (c.firstToken >= 0) {
+                const bool rowsFirst = axisBase == 1 && firstRowsAreExpected(pos, b, s.where, c.expectedPositions, components);
+                classifyFault(c, cmp, axisBase == 1, rowsFirst, xd, timeAxis);
+            }
+        }
+        if (c.firstToken < 0 && deltas.given) {
+            const int64_t expectedDelta = maxExpected + 1 - length, got = deltas[b];
             if (got != expectedDelta) {
                 c.kind = FaultKind::RopeDeltas;
                 c.got = got;

@@ -87,4 +87,29 @@ geometry::Layout layoutFromTokens(const std::vector<int64_t>& ids, const std::ve
     return layout;
 }
 
+geometry::Layout sequentialLayout(const std::vector<int64_t>& ids, int64_t imageToken, int64_t videoToken)
+{
+    geometry::Layout layout;
+    for (size_t i = 0; i < ids.size();) {
+        size_t end = i + 1;
+        while (end < ids.size() && ids[end] == ids[i])
+            ++end;
+        const bool image = imageToken >= 0 && ids[i] == imageToken, video = videoToken >= 0 && ids[i] == videoToken;
+        const int run = static_cast<int>(end - i);
+        if (image || video) {
+            geometry::Segment s;
+            s.kind = image ? geometry::SegmentKind::Image : geometry::SegmentKind::Video;
+            s.rows = 1;
+            s.cols = run;
+            layout.segments.push_back(s);
+        } else if (!layout.segments.empty() && layout.segments.back().kind == geometry::SegmentKind::Text) {
+            layout.segments.back().length += run;
+        } else {
+            layout.segments.push_back({geometry::SegmentKind::Text, run, 1, 0, 0});
+        }
+        i = end;
+    }
+    return layout;
+}
+
 } // namespace ropescope::positions

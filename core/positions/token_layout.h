@@ -31,4 +31,9 @@ struct TokenRule {
 geometry::Layout layoutFromTokens(const std::vector<int64_t>& ids, const std::vector<Grid>& imageGrids, const std::vector<Grid>& videoGrids,
                                   const TokenRule& rule);
 
+// A sequential family's layout (Gemma 3 and 4, no grids): each run of image tokens an image:1xN segment, each run of
+// video tokens a video:1x1xN (Gemma 4 wraps every frame in its own boi ... eoi), everything else text. The positions
+// are the tokens' order whatever the layout; it names the tokens in a report. A negative id matches no token.
+geometry::Layout sequentialLayout(const std::vector<int64_t>& ids, int64_t imageToken, int64_t videoToken);
+
 } // namespace ropescope::positions

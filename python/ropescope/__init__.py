@@ -7,9 +7,10 @@ arrays (or lists, or CPU torch tensors, read through np.asarray) and returns num
 """
 from ._lib import InvalidInput, RopeScopeError
 from .collator import CheckedCollator, PositionMismatch
-from .rope import CheckReport, SampleCheck, check_positions, families, rope_index
+from .rope import CheckReport, SampleCheck, check_positions, families, gemma4_patch_positions, rope_index
 from .runner import attend, forward
 from .schemes import PositionTable, parameters, positions, prior, ptd, schemes
 
 __all__ = ["InvalidInput", "RopeScopeError", "rope_index", "check_positions", "CheckReport", "SampleCheck", "families",
-           "CheckedCollator", "PositionMismatch", "schemes", "parameters", "positions", "ptd", "prior", "PositionTable", "forward", "attend"]
+           "gemma4_patch_positions", "CheckedCollator", "PositionMismatch", "schemes", "parameters", "positions", "ptd", "prior",
+           "PositionTable", "forward", "attend"]

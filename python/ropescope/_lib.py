@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-_ABI_VERSION = 3  # 3: rs_rope_index and rs_table_prior take their arrays' capacities
+_ABI_VERSION = 4  # 3: rs_rope_index and rs_table_prior take their arrays' capacities; 4: gemma3 and gemma4
 
 
 class InvalidInput(ValueError):
@@ -64,7 +64,8 @@ class Batch(ctypes.Structure):
 class Sample(ctypes.Structure):
     _fields_ = [("row", ctypes.c_int64), ("tokens", ctypes.c_int64), ("kind", ctypes.c_char_p), ("words", ctypes.c_char_p),
                 ("detail", ctypes.c_char_p), ("first_token", ctypes.c_int64), ("axis", ctypes.c_int32), ("got", ctypes.c_int64),
-                ("expected", ctypes.c_int64), ("segment", ctypes.c_char_p), ("differing", ctypes.c_int64)]
+                ("expected", ctypes.c_int64), ("segment", ctypes.c_char_p), ("differing", ctypes.c_int64),
+                ("sequences", ctypes.c_int64)]
 
 
 class Parameter(ctypes.Structure):
@@ -84,7 +85,9 @@ def _declare(lib):
         "rs_rule_by_token_types": (ctypes.c_int32, [vp]),
         "rs_rule_configure": (ctypes.c_int, [vp, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, ctypes.c_double, ctypes.c_int64]),
         "rs_rule_configure_spans": (ctypes.c_int, [vp, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]),
+        "rs_rule_configure_markers": (ctypes.c_int, [vp, ctypes.c_int64, ctypes.c_int64, ctypes.c_int64]),
         "rs_rule_components": (ctypes.c_int32, [vp]),
+        "rs_gemma4_patch_positions": (ctypes.c_int, [ctypes.c_int64, ctypes.c_int64, ctypes.c_int64, _I64P, ctypes.c_int64]),
         "rs_family_names": (ctypes.c_char_p, []),
         "rs_rope_index": (ctypes.c_int, [vp, ctypes.POINTER(Batch), _I64P, ctypes.c_int64, _I64P, ctypes.c_int64]),
         "rs_check_positions": (ctypes.c_int, [vp, ctypes.POINTER(Batch), ctypes.POINTER(Ints), ctypes.POINTER(Ints), ctypes.POINTER(vp)]),

@@ -20,7 +20,9 @@ class CheckedCollator:
     """Wraps `collator` (any callable from features to a dict batch, e.g. a Hugging Face data collator).
 
     Each batch's position_ids (and rope_deltas, when the batch has them) are checked with check_positions
-    against `family` (and `config`, as rope_index takes them). On the first differing batch it raises
+    against `family` (and `config`, as rope_index takes them). gemma3 and gemma4 batches hold [B, L] position_ids;
+    a packed one (transformers' DataCollatorWithFlattening: positions that restart at 0, no attention_mask) is
+    checked sequence by sequence. On the first differing batch it raises
     PositionMismatch (on_mismatch="raise"), or logs the report once to the "ropescope" logger ("log"), or calls
     on_mismatch(report). A batch without position_ids (the model computes its own) passes unchecked, unless
     require=True. `every`: check one batch in that many (1: all).

@@ -15,6 +15,7 @@ from ._lib import Batch, Handle, InvalidInput, Ints, Reals, Sample, c_text, chec
 
 _AXES = ("t", "h", "w", "text")
 _XD_AXES = ("p", "w", "h", "t")  # xd-rope's own four rows
+_SEQUENTIAL_AXES = ("position",)  # gemma3, gemma4: one position per token
 _CONFIG_BYTES = 16 << 20  # as the CLI reads a model's config.json (core/model/analysis/position_check.cpp)
 
 
@@ -106,7 +107,9 @@ def _config_values(config):
             "tokens_per_second": vision.get("tokens_per_second"),
             "vocab_size": textc.get("vocab_size", config.get("vocab_size")),
             # xd-rope (HunyuanVL, HunyuanOCR): the tokens that open an image span and bracket a video
-            "spans": (config.get("image_start_token_id"), config.get("video_start_token_id"), config.get("video_end_token_id"))}
+            "spans": (config.get("image_start_token_id"), config.get("video_start_token_id"), config.get("video_end_token_id")),
+            # gemma3, gemma4: the tokens a report names (Gemma 3 spells them *_token_index)
+            "markers": tuple(config.get(k + "_token_id", config.get(k + "_token_index")) for k in ("audio", "boi", "eoi"))}
 
 
 def _read_config(given):
@@ -146,9 +149,9 @@ def _setting(name, value):
     return None if value is None else whole(name, value)
 
 
-def _span_ids(spans):
-    """config.json's xd-rope span ids, checked before they key the rule cache (a list there would not hash)."""
-    names = ("image_start_token_id", "video_start_token_id", "video_end_token_id")
+def _span_ids(spans, names=("image_start_token_id", "video_start_token_id", "video_end_token_id")):
+    """config.json's xd-rope span ids (or Gemma's markers), checked before they key the rule cache (a list there would
+    not hash)."""
     for name, v in zip(names, spans):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer))):
             raise InvalidInput("config: %s: expected a whole number, got %r" % (name, v), name)
@@ -167,7 +170,8 @@ def _tokens_per_second(tps):
 
 
 class _Rule:
-    def __init__(self, family, image_token_id, video_token_id, spatial_merge_size, tokens_per_second, vocab_size, spans=(None,) * 3):
+    def __init__(self, family, image_token_id, video_token_id, spatial_merge_size, tokens_per_second, vocab_size, spans=(None,) * 3,
+                 markers=(None,) * 3):
         handle = ctypes.c_void_p()
         check(lib.rs_rule_new(c_text("family", family), ctypes.byref(handle)))
         self._owner = Handle(handle, lib.rs_rule_free)
@@ -183,15 +187,17 @@ class _Rule:
                                     tps, max(setting("vocab_size", vocab_size), 0)))
         check(lib.rs_rule_configure_spans(handle, *(setting(n, v) for n, v in zip(
             ("image_start_token_id", "video_start_token_id", "video_end_token_id"), spans))))
+        check(lib.rs_rule_configure_markers(handle, *(setting(n, v) for n, v in zip(_MARKERS, markers))))
         self.family = text(lib.rs_rule_family(handle))
         self.components = lib.rs_rule_components(handle)
-        self.axes = _XD_AXES if self.components == 4 else _AXES
+        self.axes = {4: _XD_AXES, 1: _SEQUENTIAL_AXES}.get(self.components, _AXES)
 
     @property
     def handle(self):
         return self._owner.pointer
 
 
+_MARKERS = ("audio_token_id", "boi_token_id", "eoi_token_id")
 _rules = {}
 _rules_lock = threading.Lock()
 
@@ -213,7 +219,8 @@ def _rule(family, config, image_token_id, video_token_id, spatial_merge_size, to
            _setting("spatial_merge_size", c.get("spatial_merge_size") if spatial_merge_size is None else spatial_merge_size),
            tps,
            _setting("vocab_size", c.get("vocab_size") if vocab_size is None else vocab_size),
-           _span_ids(c.get("spans", (None,) * 3)))
+           _span_ids(c.get("spans", (None,) * 3)),
+           _span_ids(c.get("markers", (None,) * 3), _MARKERS))
     with _rules_lock:
         rule = _rules.get(key)
     if rule is None:
@@ -230,9 +237,13 @@ def rope_index(family, input_ids, image_grid_thw=None, video_grid_thw=None, mm_t
                tokens_per_second=None, vocab_size=None):
     """transformers' get_rope_index for `family`: returns (position_ids [3, B, L], rope_deltas [B, 1]), int64.
 
-    family: qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, ernie-vl, xd-rope, or a config.json
-    model_type (qwen3_vl_moe, glm4v_moe, ernie4_5_vl_moe, hunyuan_vl, ...: an MoE member takes its dense sibling's
-    rule); None takes config's model_type.
+    family: qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, ernie-vl, xd-rope, gemma3, gemma4, or a
+    config.json model_type (qwen3_vl_moe, glm4v_moe, ernie4_5_vl_moe, hunyuan_vl, gemma3_text, gemma4_text, ...: an
+    MoE member takes its dense sibling's rule); None takes config's model_type.
+    gemma3 and gemma4 give every token, image, video and audio soft tokens alike, one position: position_ids is
+    [B, L] as transformers' (generate's attention_mask.cumsum(-1) - 1, padding 1; without a mask 0..L-1), and
+    rope_deltas [B, 1] is its max + 1 - L (minus the padding: the next token's position is L + delta). They take no
+    grids (image_grid_thw and the like are refused: another family's batch).
     ernie-vl is ERNIE-4.5-VL's rule (by mm_token_type_ids; video_grid_thw's t counts frames, two to a step of t),
     with huggingface/transformers#45400's fix. xd-rope is HunyuanOCR's and HunyuanVL's (vLLM's
     get_xdrope_input_positions): position_ids [4, B, L] in rows p, w, h, t, each image (or video frame) a span
@@ -256,12 +267,13 @@ def rope_index(family, input_ids, image_grid_thw=None, video_grid_thw=None, mm_t
     deltas = np.empty((rows, 1), dtype=np.int64)
     check(lib.rs_rope_index(rule.handle, ctypes.byref(b), positions.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), positions.size,
                             deltas.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), deltas.size))
-    return positions, deltas
+    return (positions[0] if rule.components == 1 else positions), deltas
 
 
 class SampleCheck:
     """One sample against the rule: `ok`, or the difference as check-positions names it."""
-    __slots__ = ("row", "tokens", "kind", "words", "detail", "first_token", "axis", "got", "expected", "segment", "differing")
+    __slots__ = ("row", "tokens", "kind", "words", "detail", "first_token", "axis", "got", "expected", "segment", "differing",
+                 "sequences")
 
     def __init__(self, s, axes=_AXES):
         self.row = s.row
@@ -275,6 +287,7 @@ class SampleCheck:
         self.expected = s.expected
         self.segment = text(s.segment) or None
         self.differing = s.differing
+        self.sequences = s.sequences  # gemma3, gemma4: packed sequences in the row (positions that restart at 0)
 
     @property
     def ok(self):
@@ -286,8 +299,8 @@ class SampleCheck:
         if self.detail:
             s += " (%s)" % self.detail
         if self.first_token is not None:
-            s += "; first at token %d (%s), axis %s: got %d, expected %d" % (self.first_token, self.segment, self.axis, self.got,
-                                                                             self.expected)
+            axis = "" if self.axis == "position" else ", axis %s" % self.axis
+            s += "; first at token %d (%s)%s: got %d, expected %d" % (self.first_token, self.segment, axis, self.got, self.expected)
         return s
 
     __repr__ = __str__
@@ -334,9 +347,10 @@ def check_positions(position_ids, input_ids, family, image_grid_thw=None, video_
                     attention_mask=None, second_per_grid_ts=None, rope_deltas=None, *, config=None, image_token_id=None,
                     video_token_id=None, spatial_merge_size=None, tokens_per_second=None, vocab_size=None):
     """A pipeline's position_ids ([3, B, L], or [4, B, L] with the text row first; xd-rope's own [4, B, L] rows p, w, h,
-    t) and, if given, rope_deltas, checked
-    against the family's rule sample by sample, by the code `ropescope check-positions` runs. Returns a CheckReport.
-    The other arguments are rope_index's."""
+    t; gemma3's and gemma4's [B, L], or [1, B, L]) and, if given, rope_deltas, checked against the family's rule sample
+    by sample, by the code `ropescope check-positions` runs. Returns a CheckReport. The other arguments are
+    rope_index's. gemma3 and gemma4 rows may be packed: a position of 0 after a row's first attended token starts its
+    next sequence (transformers' packed format), counted in each sample's `sequences`."""
     rule = _rule(family, config, image_token_id, video_token_id, spatial_merge_size, tokens_per_second, vocab_size)
     keep = []
     b = _batch(input_ids, image_grid_thw, video_grid_thw, mm_token_type_ids, attention_mask, second_per_grid_ts, keep)
@@ -355,3 +369,17 @@ def check_positions(position_ids, input_ids, family, image_grid_thw=None, video_
     finally:
         lib.rs_check_free(handle)
     return CheckReport(rule.family, samples)
+
+
+def gemma4_patch_positions(height_patches, width_patches, max_patches):
+    """Gemma 4's image_position_ids for one image of height_patches x width_patches patches: [max_patches, 2] int64 of
+    (x, y), the patches row by row (x fastest), then (-1, -1) for the padding up to max_patches (the image processor's
+    max_soft_tokens x pooling_kernel_size ** 2, e.g. 280 x 9 = 2520), as transformers' Gemma4ImageProcessor writes
+    them; each frame of a video's video_position_ids is the same. np.stack them for a batch of images.
+    Raises InvalidInput naming the argument (sizes that are not positive whole numbers, or do not fit)."""
+    h = whole("height_patches", height_patches)
+    w = whole("width_patches", width_patches)
+    n = whole("max_patches", max_patches, 1, 1 << 20)
+    out = np.empty((n, 2), dtype=np.int64)
+    check(lib.rs_gemma4_patch_positions(h, w, n, out.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)), out.size))
+    return out

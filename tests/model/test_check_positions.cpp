@@ -33,6 +33,7 @@ namespace {
 
 const QString kFixtures = QString(ROPESCOPE_TEST_DATA) + "/fixtures/";
 const QString kTorchSave = QString(ROPESCOPE_TEST_DATA) + "/positions/torch_save/";
+const QString kGemma = QString(ROPESCOPE_TEST_DATA) + "/positions/gemma/";
 
 // The fixture case as a pipeline would dump it: its inputs, and transformers' position_ids and rope_deltas.
 DumpBatch fixtureDump(const QString& family, const QString& suffix)
@@ -99,6 +100,26 @@ bool writeDump(const QString& path, const DumpBatch& d)
     }
     QFile f(path);
     return f.open(QIODevice::WriteOnly) && f.write(w.bytes()) > 0;
+}
+
+// Gemma rows: `ids` laid out at `at` in a row of `width` (the rest padding, id 0, mask 0, position 1), with `positions`.
+void gemmaRow(std::vector<int64_t>& ids, std::vector<int64_t>& mask, std::vector<int64_t>& pos, const std::vector<int64_t>& rowIds,
+              const std::vector<int64_t>& rowPositions, size_t at, size_t width)
+{
+    for (size_t i = 0; i < width; ++i) {
+        const bool in = i >= at && i < at + rowIds.size();
+        ids.push_back(in ? rowIds[i - at] : 0);
+        mask.push_back(in ? 1 : 0);
+        pos.push_back(in ? rowPositions[i - at] : 1);
+    }
+}
+
+std::vector<int64_t> counting(size_t n, int64_t from = 0)
+{
+    std::vector<int64_t> v(n);
+    for (size_t i = 0; i < n; ++i)
+        v[i] = from + static_cast<int64_t>(i);
+    return v;
 }
 
 const std::vector<int64_t> kVideoH{0, 1, 2, 3, 3, 3, 4, 4, 3, 3, 4, 4, 5, 6}, kVideoW{0, 1, 2, 3, 3, 4, 3, 4, 3, 4, 3, 4, 5, 6};
@@ -497,6 +518,113 @@ private Q_SLOTS:
         QCOMPARE(json["differing"].toInt(), 5);
         QCOMPARE(json["differing_samples_listed"].toInt(), 2);
         QCOMPARE(json["differing_samples"].toArray().size(), 2);
+    }
+
+    // Gemma 3 and 4 give every token one sequential position: transformers' own position_ids (0..L-1) of every
+    // fixture case match the rule read from the model's config.json, [1, L] kept as one row of positions.
+    void gemmaFixturesMatch_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("file");
+        for (const char* model : {"gemma3-tiny", "gemma4-tiny"})
+            for (const QFileInfo& f : QDir(kGemma + model).entryInfoList({"case*.safetensors"}, QDir::Files, QDir::Name))
+                QTest::newRow(qPrintable(QString(model) + "/" + f.fileName())) << QString(model) << f.filePath();
+    }
+    void gemmaFixturesMatch()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, file);
+        const PositionRule rule = ruleForModel(kGemma + model);
+        QCOMPARE(rule.family, model.left(6));
+        QCOMPARE(rule.config.text.vocab, 256); // the tiny model's, so ids are checked
+        QCOMPARE(rule.config.imageToken, 250);
+        const SampleCheck c = checkBatch(readDumpBatch(file), rule, true)[0];
+        QVERIFY2(c.kind == FaultKind::None, qPrintable(c.detail + " " + c.segment));
+        QCOMPARE(c.components, 1);
+        QCOMPARE(c.sequences, int64_t(1));
+        QCOMPARE(static_cast<int64_t>(c.gotPositions.size()), c.tokens);
+        QCOMPARE(pipelineTable(c).components(), 1);
+    }
+
+    // One batch of Gemma 4's main case: right- and left-padded rows whose positions follow generate's rule
+    // (attention_mask.cumsum(-1) - 1, padding 1) match; positions counting the padding are an offset; a packed row
+    // (the case twice, restarting at 0) matches; a wrong image token in its second sequence is named.
+    void gemmaPaddingAndPacking()
+    {
+        const DumpBatch one = readDumpBatch(kGemma + "gemma4-tiny/case.safetensors");
+        const std::vector<int64_t>& caseIds = one.tensors.at("input_ids").ints;
+        const size_t n = caseIds.size(), width = 2 * n;
+        std::vector<int64_t> twice = caseIds, restarting = counting(n);
+        twice.insert(twice.end(), caseIds.begin(), caseIds.end());
+        restarting.insert(restarting.end(), restarting.begin(), restarting.end());
+        std::vector<int64_t> wrong = restarting;
+        const auto image = static_cast<int64_t>(n + 11); // the second sequence's second image token
+        QCOMPARE(twice[static_cast<size_t>(image)], int64_t(250));
+        wrong[static_cast<size_t>(image)] += 1;
+        std::vector<int64_t> ids, mask, pos;
+        gemmaRow(ids, mask, pos, caseIds, counting(n), 0, width);             // right-padded
+        gemmaRow(ids, mask, pos, caseIds, counting(n), n, width);             // left-padded, the cumsum rule
+        gemmaRow(ids, mask, pos, caseIds, counting(n, int64_t(n)), n, width); // left-padded, arange(L)
+        gemmaRow(ids, mask, pos, twice, restarting, 0, width);                // packed
+        gemmaRow(ids, mask, pos, twice, wrong, 0, width);
+        DumpBatch d;
+        d.name = "gemma batch";
+        d.tensors["input_ids"] = ints({5, static_cast<int64_t>(width)}, ids);
+        d.tensors["attention_mask"] = ints({5, static_cast<int64_t>(width)}, mask);
+        d.tensors["position_ids"] = ints({5, static_cast<int64_t>(width)}, pos);
+        const PositionRule rule = ruleForModel(kGemma + "gemma4-tiny");
+        const std::vector<SampleCheck> r = checkBatch(d, rule, false);
+        QCOMPARE(r[0].kind, FaultKind::None);
+        QCOMPARE(r[1].kind, FaultKind::None);
+        QCOMPARE(r[2].kind, FaultKind::Offset);
+        QCOMPARE(r[2].firstToken, static_cast<int64_t>(n));
+        QCOMPARE(r[2].detail, QString("every position is %1 above the rule's").arg(n));
+        QCOMPARE(r[3].kind, FaultKind::None);
+        QCOMPARE(r[3].sequences, int64_t(2));
+        QCOMPARE(r[4].kind, FaultKind::Other);
+        QCOMPARE(r[4].firstToken, image);
+        QCOMPARE(r[4].segment, QString("image 1"));
+        QCOMPARE(r[4].got, int64_t(12));
+        QCOMPARE(r[4].expected, int64_t(11));
+        QCOMPARE(r[4].differing, int64_t(1));
+        QCOMPARE(axisName(r[4]), QString("position"));
+        // [3, B, L] is another family's table.
+        d.tensors["position_ids"] = ints({3, 5, static_cast<int64_t>(width)}, std::vector<int64_t>(3 * pos.size(), 0));
+        QVERIFY_THROWS_EXCEPTION(BadInputFile, checkBatch(d, rule, false));
+    }
+
+    // The command for Gemma: --model and --family, the token named in its words, and bad input in one line, exit 2.
+    void gemmaCommandLine()
+    {
+        const QString model = kGemma + "gemma4-tiny";
+        const RopescopeRun fixtures = runRopescope({"check-positions", model, "--model", model}, false);
+        QCOMPARE(fixtures.exitCode, 0);
+        QVERIFY2(fixtures.out.contains("against gemma4") && fixtures.out.contains("summary: 5 checked, 0 differ"),
+                 fixtures.out.constData());
+        QCOMPARE(runRopescope({"check-positions", kGemma + "gemma3-tiny", "--family", "gemma3"}, false).exitCode, 0);
+        QTemporaryDir dir;
+        DumpBatch d = readDumpBatch(kGemma + "gemma4-tiny/case.safetensors");
+        d.tensors["position_ids"].ints[9] = 99; // the boi before the image
+        QVERIFY(writeDump(dir.filePath("wrong.safetensors"), d));
+        const RopescopeRun wrong = runRopescope({"check-positions", dir.filePath("wrong.safetensors"), "--model", model}, false);
+        QCOMPARE(wrong.exitCode, 1);
+        QVERIFY2(wrong.out.contains("wrong.safetensors row 0: other (1 of 25 tokens differ); first at token 9 (boi of image 0): got 99, "
+                                    "expected 9"),
+                 wrong.out.constData());
+        d.tensors["input_ids"].ints[10] = 258880; // the Hub's image token, outside the tiny vocabulary
+        QVERIFY(writeDump(dir.filePath("hub.safetensors"), d));
+        const RopescopeRun hub = runRopescope({"check-positions", dir.filePath("hub.safetensors"), "--model", model}, false);
+        QCOMPARE(hub.exitCode, 2);
+        QCOMPARE(hub.err.count('\n'), 1);
+        QVERIFY2(hub.err.contains("'input_ids' holds 258880, outside the vocabulary (0..255)"), hub.err.constData());
+        d.tensors["input_ids"].ints[10] = 250;
+        d.tensors["image_grid_thw"] = ints({1, 3}, {1, 4, 6});
+        QVERIFY(writeDump(dir.filePath("grid.safetensors"), d));
+        const RopescopeRun grid = runRopescope({"check-positions", dir.filePath("grid.safetensors"), "--family", "gemma4"}, false);
+        QCOMPARE(grid.exitCode, 2);
+        QCOMPARE(grid.err.count('\n'), 1);
+        QVERIFY2(grid.err.contains("'image_grid_thw': gemma4 gives every token one sequential position and reads no grids"),
+                 grid.err.constData());
     }
 
     void badDumpsAreRefused_data()

@@ -134,8 +134,9 @@ class Fuzz(unittest.TestCase):
                     self.assertTrue(str(e))
                     continue
                 B, L = np.asarray(args[0]).shape
-                rows = 4 if family == "xd-rope" else 3  # XD-RoPE's p, w, h, t
-                self.assertEqual((pos.shape, deltas.shape), ((rows, B, L), (B, 1)))
+                # XD-RoPE's p, w, h, t; Gemma's one position per token, [B, L] as transformers'
+                shape = (B, L) if family in ("gemma3", "gemma4") else (4 if family == "xd-rope" else 3, B, L)
+                self.assertEqual((pos.shape, deltas.shape), (shape, (B, 1)))
 
     def test_corrupted_batches(self):
         # Well-formed batches (text and images, typed for GLM-V), then one thing changed at random: either still

@@ -265,11 +265,11 @@ class CApi(unittest.TestCase):
 
         with self.assertRaises(ropescope.RopeScopeError) as caught:
             _lib._checked(Old(2))
-        self.assertIn("has ABI version 2, not this package's 3", str(caught.exception))
+        self.assertIn("has ABI version 2, not this package's 4", str(caught.exception))
         with self.assertRaises(ropescope.RopeScopeError) as caught:
             _lib._checked(Old(None))
         self.assertIn("has no ABI version", str(caught.exception))
-        self.assertEqual(_lib.lib.rs_abi_version(), 3)
+        self.assertEqual(_lib.lib.rs_abi_version(), 4)
 
 
 FAKE_BINARY = r'''#!PYTHON

@@ -18,13 +18,15 @@ INPUT_KEYS = ("image_grid_thw", "video_grid_thw", "mm_token_type_ids", "attentio
 
 
 def fixture_cases():
-    """(model folder, inputs, transformers' position_ids, rope_deltas) for every case."""
+    """(model folder, inputs, transformers' position_ids, rope_deltas) for every case. The Gemma fixtures' positions
+    are [1, L] (one per token) and they have no rope_deltas: 0, as rope_index gives an unpadded row."""
     cases = []
     for folder in sorted(glob.glob(os.path.join(FIXTURES, "*-tiny"))):
         for inputs in sorted(glob.glob(os.path.join(folder, "inputs*.safetensors"))):
             expected = safetensors_file.read(inputs.replace("inputs", "expected"))
-            cases.append((folder, os.path.basename(inputs), safetensors_file.read(inputs), expected["position_ids"],
-                          expected["rope_deltas"]))
+            positions = expected["position_ids"]
+            deltas = expected.get("rope_deltas", np.zeros((positions.shape[-2], 1), np.int64))
+            cases.append((folder, os.path.basename(inputs), safetensors_file.read(inputs), positions, deltas))
     for dump in sorted(glob.glob(os.path.join(DATA, "positions", "*", "dump*.safetensors"))):
         d = safetensors_file.read(dump)
         cases.append((os.path.dirname(dump), os.path.basename(dump), d, d["position_ids"], d["rope_deltas"]))
@@ -40,8 +42,11 @@ class FixtureParity(unittest.TestCase):
         cases = fixture_cases()
         families = {os.path.basename(c[0]) for c in cases}
         # The MoE members' fixtures (transformers' own positions for qwen3_vl_moe, qwen3_5_moe, glm4v_moe) too.
-        self.assertEqual(families, {"qwen2vl-tiny", "qwen25vl-tiny", "qwen3vl-tiny", "qwen35-tiny", "glm4v-tiny", "paddleocr-vl-tiny",
-                                    "qwen3vlmoe-tiny", "qwen35moe-tiny", "glm4vmoe-tiny"})
+        mrope = {"qwen2vl-tiny", "qwen25vl-tiny", "qwen3vl-tiny", "qwen35-tiny", "glm4v-tiny", "paddleocr-vl-tiny", "qwen3vlmoe-tiny",
+                 "qwen35moe-tiny", "glm4vmoe-tiny"}
+        self.assertLessEqual(mrope, families)
+        # The Gemma fixtures (one position per token), where the engine's suites have brought them.
+        self.assertLessEqual(families - mrope, {"gemma3-tiny", "gemma4-tiny", "gemma4moe-tiny", "gemma4e-tiny"})
         self.assertGreaterEqual(len(cases), 30)
         for folder, name, inputs, positions, deltas in cases:
             with self.subTest(model=os.path.basename(folder), case=name):
@@ -78,7 +83,8 @@ class FixtureParity(unittest.TestCase):
                     B = len(cases)
                     batch = {"input_ids": np.zeros((B, L), np.int64), "attention_mask": np.zeros((B, L), np.int64),
                              "mm_token_type_ids": np.zeros((B, L), np.int64)}
-                    want = np.ones((3, B, L), np.int64)
+                    rows = cases[0][1].shape[0] if cases[0][1].ndim == 3 else 1  # Gemma's [1, L]: one row
+                    want = np.ones((rows, B, L), np.int64)
                     want_deltas = np.zeros((B, 1), np.int64)
                     grids = {"image_grid_thw": [], "video_grid_thw": []}
                     for b, (inputs, positions, deltas) in enumerate(cases):
@@ -88,7 +94,7 @@ class FixtureParity(unittest.TestCase):
                         batch["attention_mask"][b, at] = 1
                         if "mm_token_type_ids" in inputs:
                             batch["mm_token_type_ids"][b, at] = inputs["mm_token_type_ids"][0]
-                        want[:, b, at] = positions[:, 0]
+                        want[:, b, at] = positions.reshape(rows, -1, n)[:, 0]
                         want_deltas[b] = deltas.reshape(-1)[0] - (L - n)
                         for k in grids:
                             if k in inputs:
@@ -96,7 +102,7 @@ class FixtureParity(unittest.TestCase):
                     for k, v in grids.items():
                         batch[k] = np.concatenate(v) if v else None
                     got, got_deltas = call(folder, batch)
-                    np.testing.assert_array_equal(got, want)
+                    np.testing.assert_array_equal(got, want if rows > 1 else want[0])
                     np.testing.assert_array_equal(got_deltas, want_deltas)
 
 

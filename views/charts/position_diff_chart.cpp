@@ -19,8 +19,9 @@ QColor segmentShade(const QString& segment)
     return QColor(255, 255, 255);
 }
 
+// fontHeight: the height of a panel of three rows, whose labels' size the one-row chart keeps.
 void paintPanel(QPainter& p, const QRectF& box, const PositionDiffChart& c, const std::vector<int64_t>& values, int axis, int64_t low,
-                int64_t high, const QString& label)
+                int64_t high, const QString& label, double fontHeight)
 {
     const int64_t n = std::max<int64_t>(c.tokens, 1);
     const double span = std::max<double>(static_cast<double>(high - low), 1.0);
@@ -49,20 +50,26 @@ void paintPanel(QPainter& p, const QRectF& box, const PositionDiffChart& c, cons
         p.drawEllipse(QPointF(x(k), y(values[at])), r, r);
     }
     p.setPen(chart::kInk);
-    chart::setFont(p, box, 0.8);
+    chart::setFont(p, QRectF(box.topLeft(), QSizeF(box.width(), std::min(box.height(), fontHeight))), 0.8);
     p.drawText(QRectF(box.left() + 4, box.top() + 2, box.width() - 8, 18), Qt::AlignLeft | Qt::AlignTop, label);
     p.drawText(QRectF(box.left() - 60, box.top() - 2, 56, 16), Qt::AlignRight | Qt::AlignTop, QString::number(high));
     p.drawText(QRectF(box.left() - 60, box.bottom() - 14, 56, 16), Qt::AlignRight | Qt::AlignBottom, QString::number(low));
 }
+
+const char* const kThreeAxes[] = {"t", "h", "w"};
+const char* const kOneAxis[] = {"position"};
 
 } // namespace
 
 void paintPositionDiffChart(QPainter& p, const QRectF& area, const PositionDiffChart& c)
 {
     const QRectF plot = chart::titled(p, area, c.title);
-    static const char* axes[] = {"t", "h", "w"};
+    // Three rows (t, h, w), or one for a family that gives every token one position (Gemma).
+    const int rows = c.tokens > 0 && c.got.size() == static_cast<size_t>(c.tokens) ? 1 : 3;
+    const char* const* axes = rows == 1 ? kOneAxis : kThreeAxes;
     const double gap = 16, left = 64, legend = 28;
-    const double width = (plot.width() - left - gap - 12) / 2, height = (plot.height() - legend - 2 * gap - 24) / 3;
+    const double width = (plot.width() - left - gap - 12) / 2, height = (plot.height() - legend - (rows - 1) * gap - 24) / rows;
+    const double threeRows = (plot.height() - legend - 2 * gap - 24) / 3;
     p.setPen(chart::kInk);
     QFont header = p.font();
     header.setBold(true);
@@ -70,7 +77,7 @@ void paintPositionDiffChart(QPainter& p, const QRectF& area, const PositionDiffC
     p.setFont(header);
     p.drawText(QRectF(plot.left() + left, plot.top(), width, 22), Qt::AlignCenter, "the pipeline's positions");
     p.drawText(QRectF(plot.left() + left + width + gap, plot.top(), width, 22), Qt::AlignCenter, "the family's rule");
-    for (int a = 0; a < 3; ++a) {
+    for (int a = 0; a < rows; ++a) {
         const size_t from = static_cast<size_t>(a * c.tokens), to = from + static_cast<size_t>(c.tokens);
         int64_t low = 0, high = 1;
         if (c.tokens > 0) {
@@ -84,9 +91,9 @@ void paintPositionDiffChart(QPainter& p, const QRectF& area, const PositionDiffC
                                   c.expected.begin() + static_cast<std::ptrdiff_t>(to)));
         }
         const double top = plot.top() + 24 + a * (height + gap);
-        paintPanel(p, QRectF(plot.left() + left, top, width, height), c, c.got, a, low, high, QString("%1 (got)").arg(axes[a]));
+        paintPanel(p, QRectF(plot.left() + left, top, width, height), c, c.got, a, low, high, QString("%1 (got)").arg(axes[a]), threeRows);
         paintPanel(p, QRectF(plot.left() + left + width + gap, top, width, height), c, c.expected, a, low, high,
-                   QString("%1 (expected)").arg(axes[a]));
+                   QString("%1 (expected)").arg(axes[a]), threeRows);
     }
     // Legend: what the shades and the red dots mean.
     const double y0 = plot.bottom() - legend + 6;

@@ -10,6 +10,7 @@
 #include <QStringList>
 #include <QJsonArray>
 
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -115,10 +116,15 @@ namespace {
 // rule reads no token id from the config.
 const std::map<std::string, std::optional<Architecture>>& engineArchitectures()
 {
-    static const std::map<std::string, std::optional<Architecture>> architectures{
-        {"qwen2-vl", Architecture::Qwen2VL}, {"qwen2.5-vl", Architecture::Qwen25VL}, {"qwen3-vl", Architecture::Qwen3VL},
-        {"qwen3.5", Architecture::Qwen35},   {"glm-v", Architecture::GlmV},          {"paddleocr-vl", Architecture::Qwen3VL},
-        {"ernie-vl", std::nullopt}};
+    static const std::map<std::string, std::optional<Architecture>> architectures{{"qwen2-vl", Architecture::Qwen2VL},
+                                                                                  {"qwen2.5-vl", Architecture::Qwen25VL},
+                                                                                  {"qwen3-vl", Architecture::Qwen3VL},
+                                                                                  {"qwen3.5", Architecture::Qwen35},
+                                                                                  {"glm-v", Architecture::GlmV},
+                                                                                  {"paddleocr-vl", Architecture::Qwen3VL},
+                                                                                  {"ernie-vl", std::nullopt},
+                                                                                  {"gemma3", std::nullopt},
+                                                                                  {"gemma4", std::nullopt}};
     return architectures;
 }
 
@@ -128,15 +134,23 @@ std::optional<PositionRule> ruleForFamily(const QString& name)
 {
     const std::optional<positions::FamilyRule> family = positions::familyRule(name.toStdString());
     // XD-RoPE's four rows are the Python package's (ropescope.check_positions); the dump reader, the report's
-    // figures and the window's dialog draw three axes.
+    // figures and the window's dialog draw three axes (or the sequential families' one).
     const auto& architectures = engineArchitectures();
-    if (!family || family->components() != 3 || !architectures.count(family->family))
+    if (!family || family->components() == 4 || !architectures.count(family->family))
         return std::nullopt;
     PositionRule r;
     r.family = QString::fromStdString(family->family);
     r.config.vision.tokensPerSecond = 2; // Qwen2.5-VL's; the Hub's ids (151652, 151655, 151656) and merge size 2
     r.config.architecture = architectures.at(family->family).value_or(Architecture::Qwen2VL);
     r.byTokenTypes = family->byTokenTypes;
+    if (family->placement == positions::Placement::Sequential) { // Gemma: the Hub's own ids, not Qwen's
+        r.config.imageToken = static_cast<int>(family->imageToken);
+        r.config.videoToken = static_cast<int>(family->videoToken);
+        r.config.text.vocab = 0; // not checked without the model's config
+        r.audioToken = family->audioToken;
+        r.boiToken = family->boiToken;
+        r.eoiToken = family->eoiToken;
+    }
     return r;
 }
 
@@ -151,6 +165,39 @@ QString engineFamilyNames()
     return names.join(", ");
 }
 
+namespace {
+
+// Gemma's rule with a config.json's own ids (Gemma 4 spells them *_token_id, Gemma 3 *_token_index) and vocabulary
+// (text_config's, or the text-only model's own).
+PositionRule sequentialRuleOf(const QJsonObject& json, const QString& family)
+{
+    PositionRule r = *ruleForFamily(family);
+    // A whole number from 0 to 2^31 - 1 (the config's ids and vocabulary are ints), or `keep` when absent.
+    const auto whole = [](const QJsonValue& v, const std::string& name, int64_t keep) {
+        if (v.isUndefined() || v.isNull())
+            return keep;
+        const double d = v.toDouble(-1);
+        if (!v.isDouble() || d < 0 || d > 2147483647.0 || d != std::floor(d))
+            throw BadInputFile("config.json: " + name + " is not a whole number from 0 to 2^31 - 1");
+        return static_cast<int64_t>(d);
+    };
+    const auto id = [&](const char* name, int64_t keep) {
+        const QString key = QString(name) + (json.contains(QString(name) + "_token_id") ? "_token_id" : "_token_index");
+        return whole(json.value(key), key.toStdString(), keep);
+    };
+    r.config.imageToken = static_cast<int>(id("image", r.config.imageToken));
+    r.config.videoToken = static_cast<int>(id("video", r.config.videoToken));
+    r.audioToken = id("audio", r.audioToken);
+    r.boiToken = id("boi", r.boiToken);
+    r.eoiToken = id("eoi", r.eoiToken);
+    const QJsonObject text = json.value("text_config").toObject();
+    r.config.text.vocab =
+        static_cast<int>(whole(text.contains("vocab_size") ? text.value("vocab_size") : json.value("vocab_size"), "vocab_size", 0));
+    return r;
+}
+
+} // namespace
+
 PositionRule ruleForModel(const QString& modelDir)
 {
     const QString path = QDir(modelDir).filePath("config.json");
@@ -161,6 +208,8 @@ PositionRule ruleForModel(const QString& modelDir)
         throw BadInputFile(e.what());
     }
     const QString type = json.value("model_type").toString();
+    if (type == "gemma3" || type == "gemma3_text" || type == "gemma4" || type == "gemma4_text")
+        return sequentialRuleOf(json, type.left(6));
     if (type == "glm4v" || type == "glm46v" || type == "glm4v_moe")
         return *ruleForFamily("glm-v");
     if (type == "paddleocr_vl")
@@ -184,6 +233,9 @@ positions::FamilyRule familyRuleOf(const PositionRule& rule)
         throw BadInputFile("no position rule for the family '" + rule.family.toStdString() + "' (" + familyNames().toStdString() + ")");
     r->imageToken = rule.config.imageToken;
     r->videoToken = rule.config.videoToken;
+    r->audioToken = rule.audioToken;
+    r->boiToken = rule.boiToken;
+    r->eoiToken = rule.eoiToken;
     r->vocab = rule.config.text.vocab;
     r->mergeSize = rule.config.vision.mergeSize;
     r->tokensPerSecond = rule.config.vision.tokensPerSecond;
@@ -229,6 +281,8 @@ void checkBatchEach(const DumpBatch& batch, const PositionRule& rule, bool keepP
             c.expected = p.expected;
             c.segment = QString::fromStdString(p.segment);
             c.differing = p.differing;
+            c.components = family.components();
+            c.sequences = p.sequences;
             c.gotPositions = std::move(p.gotPositions);
             c.expectedPositions = std::move(p.expectedPositions);
             c.segments.reserve(p.segments.size());
@@ -252,12 +306,13 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
 geometry::PositionTable pipelineTable(const SampleCheck& c)
 {
     geometry::PositionTable t = geometry::tokenMetadata(geometry::parseLayout(c.layout));
-    if (static_cast<int64_t>(t.size()) != c.tokens || static_cast<int64_t>(c.gotPositions.size()) != 3 * c.tokens)
+    const int components = c.components;
+    if (static_cast<int64_t>(t.size()) != c.tokens || static_cast<int64_t>(c.gotPositions.size()) != components * c.tokens)
         throw ModelError("the sample's positions were not kept");
     t.customScheme = "pipeline";
-    t.customComponents = {"t", "h", "w"};
-    t.positions.resize(c.tokens, 3);
-    for (int a = 0; a < 3; ++a)
+    t.customComponents = components == 1 ? std::vector<std::string>{"position"} : std::vector<std::string>{"t", "h", "w"};
+    t.positions.resize(c.tokens, components);
+    for (int a = 0; a < components; ++a)
         for (int64_t k = 0; k < c.tokens; ++k)
             t.positions(k, a) = static_cast<double>(c.gotPositions[static_cast<size_t>(a * c.tokens + k)]);
     return t;
@@ -273,16 +328,25 @@ QJsonObject sampleCheckJson(const SampleCheck& c)
     if (c.kind == FaultKind::None)
         return o;
     o["detail"] = c.detail;
+    if (c.sequences > 1)
+        o["sequences"] = static_cast<double>(c.sequences);
     if (c.firstToken >= 0) {
-        static const char* axes[] = {"t", "h", "w", "text"};
         o["first_token"] = static_cast<double>(c.firstToken);
-        o["axis"] = axes[c.axis];
+        o["axis"] = axisName(c);
         o["segment"] = c.segment;
         o["differing_tokens"] = static_cast<double>(c.differing);
     }
     o["got"] = static_cast<double>(c.got);
     o["expected"] = static_cast<double>(c.expected);
     return o;
+}
+
+QString axisName(const SampleCheck& c)
+{
+    static const char* axes[] = {"t", "h", "w", "text"};
+    if (c.axis < 0 || c.axis > 3)
+        return {};
+    return c.components == 1 ? QString("position") : QString(axes[c.axis]);
 }
 
 } // namespace ropescope::model

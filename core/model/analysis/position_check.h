@@ -24,18 +24,23 @@ namespace ropescope::model {
 // ((s, s+row, s+col), the next token at s + max(rows, cols)) and GLM-V's video frames as Qwen3-VL's (each frame
 // its own run, t its start), but find vision tokens by mm_token_type_ids (1 image, 2 video), which a dump of
 // theirs must hold.
+// Gemma 3 and Gemma 4 give every token one sequential position (core/positions' Placement::Sequential): their
+// config's image and video ids and vocabulary are held in `config` as the Qwen families' are, and the markers that
+// name tokens in a report beside it.
 struct PositionRule {
-    QString family;            // "qwen2.5-vl", "glm-v", ...
+    QString family;            // "qwen2.5-vl", "glm-v", "gemma4", ...
     ModelConfig config;        // token ids, merge size, tokens_per_second; the architecture decides the video form
     bool byTokenTypes = false; // GLM-V, PaddleOCR-VL
+    int64_t audioToken = -1, boiToken = -1, eoiToken = -1; // Gemma's (-1: none)
 };
-// qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, ernie-vl (xd-rope's four rows are Python's only)
+// qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, ernie-vl, gemma3, gemma4 (xd-rope's four rows are
+// Python's only)
 std::optional<PositionRule> ruleForFamily(const QString& name);
 // The rule of a model folder's config.json (its model_type); throws BadInputFile naming what is missing.
 PositionRule ruleForModel(const QString& modelDir);
 // The rule as core/positions runs it: the family's, with the config's token ids, vocabulary and merge size.
 positions::FamilyRule familyRuleOf(const PositionRule& rule);
-QString familyNames();       // those ruleForFamily knows: "qwen2-vl, ..., paddleocr-vl, ernie-vl"
+QString familyNames();       // those ruleForFamily knows: "qwen2-vl, ..., paddleocr-vl, ernie-vl, gemma3, gemma4"
 QString engineFamilyNames(); // those the engine runs: "qwen2-vl, ..., paddleocr-vl"
 
 // One tensor of a dump, as whole numbers (position ids, token ids, grids) or as reals (second_per_grid_ts):
@@ -72,11 +77,13 @@ struct SampleCheck {
     FaultKind kind = FaultKind::None;
     QString detail;          // the shape of the difference, in words
     int64_t firstToken = -1; // index in the row (padding included) of the first differing position
-    int axis = -1;           // 0 t, 1 h, 2 w (3: the text row of a [4,B,L] table)
+    int axis = -1;           // 0 t, 1 h, 2 w (3: the text row of a [4,B,L] table); gemma: 0, its one position
     int64_t got = 0, expected = 0;
     QString segment;       // "text", "image 0", "video 1 frame 3"
     int64_t differing = 0; // attended tokens with any axis different
-    // The sample's attended positions (3 x tokens, row-major), kept for the report's figures.
+    int components = 3;    // the rule's rows: 3 (t, h, w), or the sequential families' 1
+    int64_t sequences = 1; // gemma: the packed sequences of the row (positions that restart at 0)
+    // The sample's attended positions (components x tokens, row-major), kept for the report's figures.
     std::vector<int64_t> gotPositions, expectedPositions;
     std::vector<QString> segments; // per attended token
     std::string layout;            // the rule's layout of the attended tokens ("text:4,image:2x3,text:6")
@@ -92,5 +99,8 @@ std::vector<SampleCheck> checkBatch(const DumpBatch& batch, const PositionRule& 
 void checkBatchEach(const DumpBatch& batch, const PositionRule& rule, bool keepPositions, const std::function<void(SampleCheck&&)>& each);
 
 QJsonObject sampleCheckJson(const SampleCheck& check);
+// The axis of a sample's first difference: "t", "h", "w", "text" ([4, B, L]'s text row), "position" (gemma), or ""
+// when none.
+QString axisName(const SampleCheck& check);
 
 } // namespace ropescope::model

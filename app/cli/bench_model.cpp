@@ -148,7 +148,7 @@ template <class Sync> QJsonObject benchMoeBlock(model::Vlm& vlm, int64_t tokens,
         ratios.push_back(moeMs.back() / denseMs.back());
     }
     // What multiplies the experts: the few-rows kernel where the weights were packed for it (a CPU with AVX2, fp32).
-    const QString kernel = w.gateUpPanels.empty() ? QString("at::linear") : QString::fromStdString(kernels::linearFewRowsName());
+    const QString kernel = w.packed() ? QString::fromStdString(kernels::linearFewRowsName()) : QString("at::linear");
     return QJsonObject{{"moe_layer", layer},
                        {"moe_expert_kernel", kernel},
                        {"moe_block_ms", median(moeMs)},

@@ -270,6 +270,14 @@ const std::vector<FamilyRow>& families()
         {"gemma4-tiny", {"_text"}, gemma4, gemma, nullptr, {}, nullptr, {}},
         {"gemma4e-tiny", {"_text"}, gemma4, with(gemma, {"per_layer_inputs"}), nullptr, {}, nullptr, {}},
         {"gemma3-tiny", {"_text"}, gemma3, gemma, nullptr, {}, nullptr, {}},
+        {"gemma4moe-tiny",
+         {"_text"},
+         gemma4,
+         with(gemma, {"moe_layer_indexes", "moe_router_logits", "moe_router_experts", "moe_router_weights"}),
+         nullptr,
+         {},
+         nullptr,
+         {}},
     };
     return rows;
 }

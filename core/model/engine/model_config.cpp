@@ -153,6 +153,7 @@ void readMoe(const Reader& text, const MoeRow& row, const std::string& type, Tex
     switch (row.router) {
     case RouterKind::SigmoidGrouped: readGroupedMoe(text, row, type, t, refuse); break;
     case RouterKind::Softmax: readSoftmaxMoe(text, row, type, t, refuse); break;
+    case RouterKind::GemmaScaled: break; // Gemma 4's one model_type is dense or not by enable_moe_block: its text reader's
     }
     if (m.topK > m.experts)
         refuse("num_experts_per_tok", std::to_string(m.topK) + " is more than the " + std::to_string(m.experts) + " experts");

@@ -8,6 +8,7 @@
 #include <torch/nn/functional/linear.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -15,6 +16,13 @@
 
 namespace ropescope::model {
 namespace {
+
+// The experts' gate activation: silu (SwiGLU), or gelu-tanh (Gemma 4).
+torch::Tensor gated(const torch::Tensor& both, int64_t width, const MoeConfig& c)
+{
+    const auto gate = both.narrow(-1, 0, width);
+    return (c.geluExperts ? torch::gelu(gate, "tanh") : torch::silu(gate)) * both.narrow(-1, width, width);
+}
 
 // The shared expert's SwiGLU, in nn.Linear's layout: gate and up one matrix [2 * width, in] (the gate first).
 torch::Tensor swiglu(const torch::Tensor& x, const torch::Tensor& gateUp, const torch::Tensor& down, int64_t width)
@@ -53,7 +61,7 @@ torch::Tensor sharedExpert(const torch::Tensor& x, const SharedExpert& shared, c
     torch::Tensor out;
     if (const auto* packed = std::get_if<PackedMlp>(&shared.mlp)) {
         const auto both = kernels::linearFewRows(x, packed->gateUp);
-        out = kernels::linearFewRows(torch::silu(both.narrow(1, 0, s)) * both.narrow(1, s, s), packed->down);
+        out = kernels::linearFewRows(gated(both, s, c), packed->down);
     } else {
         const LoadedMlp& loaded = std::get<LoadedMlp>(shared.mlp);
         out = swiglu(x, loaded.gateUp, loaded.down, s);
@@ -234,6 +242,10 @@ MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const Text
         return loaded;
     };
     w.router = finite(load(m.names.router, {m.experts, h}), m.names.router);
+    if (*m.names.routerScale) {
+        w.routerScale = finite(load(m.names.routerScale, {h}), m.names.routerScale);
+        w.expertScale = finite(ck.tensor(p + m.names.expertScale, {m.experts}).to(device, torch::kFloat32), m.names.expertScale);
+    }
     if (*m.names.correctionBias) // the choice is made in float32 (transformers' router casts)
         w.correctionBias = finite(ck.tensor(p + m.names.correctionBias, {m.experts}).to(device, torch::kFloat32), m.names.correctionBias);
     // A CPU that runs the few-rows kernel gets each expert packed into its panels; elsewhere the matrices are kept
@@ -256,6 +268,17 @@ MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const Text
 RouterTrace routeTokens(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& c)
 {
     RouterTrace r;
+    if (c.router == RouterKind::GemmaScaled) {
+        // transformers' Gemma4TextRouter: a weightless RMSNorm in float32 (back to x's dtype), x scale / sqrt(hidden),
+        // proj; softmax in float32, top-k renormalised, times each chosen expert's per_expert_scale. The trace keeps
+        // the logits (proj's output), as the fixtures record them.
+        const auto xf = x.to(torch::kFloat32);
+        const auto normed = (xf * torch::pow(xf.pow(2).mean(-1, true) + c.routerNormEps, -0.5)).to(x.scalar_type());
+        r.scores = torch::nn::functional::linear(normed * w.routerScale * (1.0 / std::sqrt(static_cast<double>(x.size(-1)))), w.router);
+        std::tie(r.weights, r.experts) = torch::softmax(r.scores, -1, torch::kFloat32).topk(c.topK, -1);
+        r.weights = r.weights / r.weights.sum(-1, true) * w.expertScale.index_select(0, r.experts.flatten()).view_as(r.weights);
+        return r;
+    }
     if (c.router == RouterKind::Softmax) {
         // transformers: softmax in float32, the top-k by descending probability, renormalised to sum 1.
         const auto logits = torch::nn::functional::linear(x, w.router);
@@ -304,9 +327,10 @@ torch::Tensor product(const torch::Tensor& x, const torch::Tensor& w, Orientatio
 // One expert's SwiGLU activations on x's rows `tokens` (all of them when undefined). Packed experts go through the
 // few-rows kernel, which gathers the rows as it reads them (BLAS's repacking of each expert's megabytes for its
 // 30-odd rows cost as much as the product); loaded ones are at::linear's (or x @ w, input-major).
-torch::Tensor activations(const ExpertRun& run, const torch::Tensor& x, const torch::Tensor& tokens, const MoeWeights& w, int64_t width)
+torch::Tensor activations(const ExpertRun& run, const torch::Tensor& x, const torch::Tensor& tokens, const MoeWeights& w, const MoeConfig& c)
 {
     const auto e = static_cast<size_t>(run.expert);
+    const int64_t width = c.intermediate;
     torch::Tensor both;
     if (const auto* packed = std::get_if<PackedExperts>(&w.experts)) {
         both = kernels::linearFewRows(x, packed->experts[e].gateUp, tokens);
@@ -314,7 +338,7 @@ torch::Tensor activations(const ExpertRun& run, const torch::Tensor& x, const to
         const LoadedExperts& loaded = std::get<LoadedExperts>(w.experts);
         both = product(tokens.defined() ? x.index_select(0, tokens) : x, loaded.experts[e].gateUp, loaded.orientation);
     }
-    return torch::silu(both.narrow(1, 0, width)) * both.narrow(1, width, width);
+    return gated(both, width, c);
 }
 
 // An expert's outputs from its activations (unweighted).
@@ -338,7 +362,7 @@ torch::Tensor expertsAtOnce(const torch::Tensor& flat, const RouterTrace& r, con
     const auto rows = flat.index_select(0, tokenOf);
     std::vector<torch::Tensor> parts;
     for (const ExpertRun& run : expertRuns(slotExperts, c.experts)) {
-        const auto act = activations(run, rows.narrow(0, run.start, run.rows), {}, w, c.intermediate);
+        const auto act = activations(run, rows.narrow(0, run.start, run.rows), {}, w, c);
         parts.push_back(expertDown(run, act, w) * slotWeights.narrow(0, run.start, run.rows).unsqueeze(1));
     }
     auto out = parts.empty() ? torch::zeros_like(flat) : torch::zeros_like(flat).index_add_(0, tokenOf, torch::cat(parts));
@@ -370,7 +394,7 @@ void expertsOnCores(const torch::Tensor& flat, const torch::Tensor& experts, con
     forEachAcrossCores(static_cast<int64_t>(runs.size()) + sharedItems, [&](int64_t item) {
         if (item < static_cast<int64_t>(runs.size())) {
             const ExpertRun& run = runs[static_cast<size_t>(item)];
-            const auto act = activations(run, flat, tokenOf.narrow(0, run.start, run.rows), w, c.intermediate);
+            const auto act = activations(run, flat, tokenOf.narrow(0, run.start, run.rows), w, c);
             const auto into = slotRows.narrow(0, run.start, run.rows);
             const auto weight = slotWeights.narrow(0, run.start, run.rows);
             if (const auto* packed = std::get_if<PackedExperts>(&w.experts))
@@ -396,12 +420,12 @@ void expertsOnCores(const torch::Tensor& flat, const torch::Tensor& experts, con
 
 } // namespace
 
-torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& c, RouterTrace* trace)
+torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& c, RouterTrace* trace, const torch::Tensor& routeOn)
 {
     const auto lead = x.sizes().slice(0, x.dim() - 1).vec();
     const int64_t hidden = x.size(-1);
     const auto flat = x.reshape({-1, hidden}).contiguous();
-    const RouterTrace r = routeTokens(flat, w, c);
+    const RouterTrace r = routeTokens(routeOn.defined() ? routeOn.reshape({-1, hidden}) : flat, w, c);
     torch::Tensor out;
     if (x.device().is_cpu() && x.scalar_type() == torch::kFloat32 && !(torch::GradMode::is_enabled() && x.requires_grad())) {
         out = torch::empty_like(flat);

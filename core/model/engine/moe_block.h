@@ -69,6 +69,7 @@ struct SharedExpert {
 struct MoeWeights {
     at::Tensor router;         // [E, hidden]
     at::Tensor correctionBias; // [E], GLM: added to the scores that choose, never to the weights; undefined: none
+    at::Tensor routerScale, expertScale; // Gemma 4: [hidden] on the router's normed input, [E] on the chosen weights
     std::variant<LoadedExperts, PackedExperts> experts;
     std::optional<SharedExpert> shared;      // none: a mixture without a shared expert (Qwen3-VL-MoE, or a config's 0)
     std::shared_ptr<MoeWorkspace> workspace; // the model's (LanguageModel shares one); none: each forward its own
@@ -91,6 +92,9 @@ RouterTrace routeTokens(const at::Tensor& x, const MoeWeights& w, const MoeConfi
 // tensor. On a CPU in float32 (with no graph to record) the experts and the shared expert's row blocks run across
 // the cores, and the experts' sums are taken in a fixed order, whichever core ran which. With `trace`, the router's choice (shaped
 // like x's leading dims).
-at::Tensor moeForward(const at::Tensor& x, const MoeWeights& w, const MoeConfig& config, RouterTrace* trace = nullptr);
+// `routeOn` (same shape as x), when given, is what the router reads instead of x (Gemma 4 routes on the residual
+// stream and runs the experts on its own norm of it).
+at::Tensor moeForward(const at::Tensor& x, const MoeWeights& w, const MoeConfig& config, RouterTrace* trace = nullptr,
+                      const at::Tensor& routeOn = {});
 
 } // namespace ropescope::model

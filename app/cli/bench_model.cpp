@@ -256,8 +256,10 @@ SyntheticPrompt syntheticPrompt(const model::ModelConfig& cfg, const BenchModelO
     torch::manual_seed(7);
     p.pixels = torch::randn({images * p.rows * p.cols * m * m, cfg.vision.patchDim()});
     p.grid = torch::tensor({int64_t(1), p.rows * m, p.cols * m}).view({1, 3}).repeat({images, 1});
-    const int64_t textCeiling = std::min<int64_t>({cfg.imageToken, cfg.visionStart, cfg.visionEnd, cfg.videoToken, cfg.text.vocab,
-                                                   cfg.videoStart < 0 ? cfg.text.vocab : cfg.videoStart});
+    int64_t textCeiling = cfg.text.vocab; // below every special id the family has (-1: none, e.g. Gemma 3's video)
+    for (const int64_t id : {cfg.imageToken, cfg.visionStart, cfg.visionEnd, cfg.videoToken, cfg.videoStart, cfg.audioToken})
+        if (id >= 0)
+            textCeiling = std::min(textCeiling, id);
     std::vector<torch::Tensor> pieces;
     int64_t length = 0;
     for (int64_t i = 0; i <= images; ++i) {

@@ -18,6 +18,7 @@
 #ifndef Q_MOC_RUN
 #include "core/geometry/scheme.h"
 #include "core/model/engine/attention_masks.h"
+#include "core/model/engine/processor_inputs.h"
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/vlm.h"
 
@@ -267,11 +268,11 @@ const std::vector<FamilyRow>& families()
          {{"scoring_func", "softmax"}, {"n_group", 3}, {"topk_group", 3}, {"topk_method", "greedy"}, {"num_experts_per_tok", 5}},
          glmTypes,
          {}},
-        {"gemma4-tiny", {"_text"}, gemma4, gemma, nullptr, {}, nullptr, {}},
-        {"gemma4e-tiny", {"_text"}, gemma4, with(gemma, {"per_layer_inputs"}), nullptr, {}, nullptr, {}},
-        {"gemma3-tiny", {"_text"}, gemma3, gemma, nullptr, {}, nullptr, {}},
+        {"gemma4-tiny", {"", "_multi", "_long", "_video", "_text"}, gemma4, gemma, nullptr, {}, nullptr, {}},
+        {"gemma4e-tiny", {"", "_multi", "_long", "_video", "_text"}, gemma4, with(gemma, {"per_layer_inputs"}), nullptr, {}, nullptr, {}},
+        {"gemma3-tiny", {"", "_multi", "_long", "_text"}, gemma3, gemma, nullptr, {}, nullptr, {}},
         {"gemma4moe-tiny",
-         {"_text"},
+         {"", "_multi", "_long", "_video", "_text"},
          gemma4,
          with(gemma, {"moe_layer_indexes", "moe_router_logits", "moe_router_experts", "moe_router_weights"}),
          nullptr,
@@ -290,6 +291,18 @@ const FamilyRow& familyRow(const QString& name)
     qFatal("no family row %s", qPrintable(name));
 }
 
+// The fixture's inputs as the engine takes them (the engine's own conversion, which `ropescope forward` runs too):
+// Qwen's and GLM-V's rows and grids as they are (a video's [T, h, w] rows: the engine splits them per frame where
+// transformers does); Gemma 4's padded patches with their (x, y) positions and Gemma 3's images as valid patch rows
+// and grids.
+ForwardRequest engineRequestFor(const SafeTensors& inputs, const ModelConfig& config)
+{
+    ForwardRequest req;
+    req.inputIds = toTorch(inputs, "input_ids").flatten();
+    readProcessorInputs(inputs, config, req);
+    return req;
+}
+
 // What one case's producers read: the run, its request, and the video tower traced on its own.
 struct Run {
     Vlm* vlm;
@@ -298,7 +311,13 @@ struct Run {
     VisionTrace video;
     torch::Tensor videoTowerGrid;
     int64_t length = 0;
+    // Gemma 4: the fixture's own vision_padding_positions and vision_pooler_mask (True = padding, True = valid).
+    torch::Tensor padding, poolerMask;
     const geometry::PositionTable& table() const { return r.layerTables[static_cast<size_t>(vlm->config().text.attentionLayers()[0])]; }
+    // The tower's trace of the case's images, or of its video (Gemma 4's _video records its frames as vision_*), and
+    // the grid it ran on (a video: one (1, h, w) a frame).
+    const VisionTrace& tower() const { return req.pixelValues.defined() ? r.vision : video; }
+    const torch::Tensor& towerGrid() const { return req.pixelValues.defined() ? req.imageGridThw : videoTowerGrid; }
 };
 
 enum class Compare { Exact, Outputs, Attention, Vision, States, Rope };
@@ -323,6 +342,39 @@ template <class T> torch::Tensor stackedMember(const std::vector<T>& items, torc
     return torch::stack(all, 0);
 }
 
+// Gemma 4's fixtures hold each image padded to the processor's budget (630 patches, 70 soft tokens); RopeScope forms
+// the valid rows only (padding changes no valid row: its keys are masked and the pooler zeroes it), so only those are
+// compared, picked by the fixture's own mask `keep` ([images, P], True = valid) over the rows' dim (the last but one).
+torch::Tensor validRows(const torch::Tensor& theirs, const torch::Tensor& keep)
+{
+    const int64_t images = theirs.dim() - keep.dim() - 1; // the images' dim
+    return theirs.flatten(images, images + 1).index_select(images, keep.flatten().nonzero().squeeze(1));
+}
+
+// Our rows [.., N, C] against a fixture's per-image tensor [.., images, P, C]: Gemma 4's valid rows (above), or
+// Gemma 3's rows as its images (36 patches, 9 soft tokens each). Same-rank tensors (the other families) as they are.
+std::pair<torch::Tensor, torch::Tensor> fitted(const torch::Tensor& padding, const torch::Tensor& ours, const torch::Tensor& theirs)
+{
+    if (!ours.defined() || theirs.dim() <= ours.dim())
+        return {ours, theirs};
+    if (padding.defined() && theirs.size(-2) == padding.size(-1))
+        return {ours, validRows(theirs, padding.logical_not())};
+    return {ours.numel() == theirs.numel() ? ours.reshape(theirs.sizes()) : ours, theirs};
+}
+
+// Per image (or frame) of `grid`: `length` entries, the first `count(h, w)` of them `first` (Gemma 4's padding comes
+// after an image's patches and soft tokens).
+torch::Tensor leadingMask(const torch::Tensor& grid, int64_t length, const std::function<int64_t(int64_t, int64_t)>& count, bool first)
+{
+    std::vector<torch::Tensor> rows;
+    for (int64_t i = 0; i < grid.size(0); ++i) {
+        const auto lead = torch::arange(length) < count(grid[i][1].item<int64_t>(), grid[i][2].item<int64_t>());
+        for (int64_t f = 0; f < grid[i][0].item<int64_t>(); ++f)
+            rows.push_back(first ? lead : lead.logical_not());
+    }
+    return torch::stack(rows);
+}
+
 // transformers' per-axis rotary tables [3, 1, L, d] (Qwen2-VL, PaddleOCR-VL) mixed as its forward does: chunk i
 // of the split by mrope_section * 2 comes from axis i % 3. The newer fixtures hold the mixed [1, L, d].
 torch::Tensor mixedRotary(const torch::Tensor& theirs, const TextConfig& text)
@@ -338,6 +390,31 @@ torch::Tensor mixedRotary(const torch::Tensor& theirs, const TextConfig& text)
     for (size_t i = 0; i < chunks.size(); ++i)
         parts.push_back(chunks[i][static_cast<int64_t>(i % 3)]);
     return torch::cat(parts, -1);
+}
+
+// Gemma's own vision keys: Gemma 4's masks of valid patches and soft tokens (ours from the grids, exact), its pooler
+// output (valid soft tokens only) and standardised soft tokens, of the case's images or of its video's frames; Gemma
+// 3's AvgPool [n, width, s, s].
+void gemmaVisionKeys(std::map<std::string, Key>& k)
+{
+    using P = std::pair<torch::Tensor, torch::Tensor>;
+    k["vision_padding_positions"] = {Compare::Exact, [](const Run& run, const torch::Tensor& t) {
+                                         const auto count = [](int64_t h, int64_t w) { return h * w; };
+                                         return P{leadingMask(run.towerGrid(), t.size(-1), count, false), t};
+                                     }};
+    k["vision_pooler_mask"] = {Compare::Exact, [](const Run& run, const torch::Tensor& t) {
+                                   const int64_t kernel = run.vlm->config().vision.poolingKernel;
+                                   const auto count = [kernel](int64_t h, int64_t w) { return (h / kernel) * (w / kernel); };
+                                   return P{leadingMask(run.towerGrid(), t.size(-1), count, true), t};
+                               }};
+    k["vision_pooler_output"] = {Compare::Vision, [](const Run& run, const torch::Tensor& t) {
+                                     return P{run.tower().pooled, validRows(t, run.poolerMask)};
+                                 }};
+    k["vision_soft_tokens"] = {Compare::Vision, [](const Run& run, const torch::Tensor& t) { return P{run.tower().softTokens, t}; }};
+    k["vision_avg_pool"] = {Compare::Vision, [](const Run& run, const torch::Tensor& t) {
+                                const auto pooled = run.r.vision.pooled; // [n * s * s, width], raster order
+                                return P{pooled.view({t.size(0), t.size(2), t.size(3), -1}).permute({0, 3, 1, 2}), t};
+                            }};
 }
 
 std::map<std::string, Key> keys()
@@ -408,12 +485,14 @@ std::map<std::string, Key> keys()
         {"rotary_freqs", Compare::Vision, [](const VisionTrace& v) { return v.rotaryFreqs; }},
         {"rotary_cos", Compare::Vision,
          [](const VisionTrace& v) {
-             return torch::cat({v.rotaryFreqs, v.rotaryFreqs}, -1).cos();
+             return v.rotaryCos.defined() ? v.rotaryCos : torch::cat({v.rotaryFreqs, v.rotaryFreqs}, -1).cos();
          }},
         {"rotary_sin", Compare::Vision,
          [](const VisionTrace& v) {
-             return torch::cat({v.rotaryFreqs, v.rotaryFreqs}, -1).sin();
+             return v.rotarySin.defined() ? v.rotarySin : torch::cat({v.rotaryFreqs, v.rotaryFreqs}, -1).sin();
          }},
+        {"patch_embeddings", Compare::Vision, [](const VisionTrace& v) { return v.embeddings; }}, // Gemma 4: projection + table
+        {"soft_emb_norm", Compare::Vision, [](const VisionTrace& v) { return v.softTokens; }},    // Gemma 3
         {"block_outputs", Compare::Vision, [](const VisionTrace& v) { return stacked(v.blockOutputs); }},
         {"post_layernorm", Compare::Vision, [](const VisionTrace& v) { return v.postLayernorm; }},
         {"downsample", Compare::Vision, [](const VisionTrace& v) { return v.downsample; }},
@@ -425,14 +504,18 @@ std::map<std::string, Key> keys()
     };
     for (const TraceKey& t : trace) {
         auto get = t.get;
-        k[std::string("vision_") + t.name] = {t.compare, same([get](const Run& run) { return get(run.r.vision); })};
+        k[std::string("vision_") + t.name] = {
+            t.compare, [get](const Run& run, const torch::Tensor& theirs) { return fitted(run.padding, get(run.r.vision), theirs); }};
         k[std::string("video_") + t.name] = {t.compare, same([get](const Run& run) { return get(run.video); })};
     }
+    gemmaVisionKeys(k);
     k["vision_tower_grid_thw"] = {Compare::Exact, same([](const Run& run) { return run.req.imageGridThw; })};
     k["video_tower_grid_thw"] = {Compare::Exact, same([](const Run& run) { return run.videoTowerGrid; })};
     k["projector_pre_norm"] = {Compare::Vision, same([](const Run& run) { return run.r.vision.projectorPreNorm; })};
     k["projector_merged_input"] = {Compare::Vision, same([](const Run& run) { return run.r.vision.projectorMerged; })};
-    k["image_embeds"] = {Compare::Vision, same([](const Run& run) { return run.r.imageEmbeds; })};
+    k["image_embeds"] = {Compare::Vision, [](const Run& run, const torch::Tensor& t) {
+                             return fitted({}, run.r.imageEmbeds, t);
+                         }}; // Gemma 3: [n, 9, hidden]
     k["video_embeds"] = {Compare::Vision, same([](const Run& run) { return run.r.videoEmbeds; })};
     k["deepstack_embeds"] = {Compare::Vision, same([](const Run& run) { return stacked(run.r.deepstackEmbeds); })};
     k["inputs_embeds"] = {Compare::Vision, same([](const Run& run) { return run.r.inputsEmbeds.unsqueeze(0); })};
@@ -503,7 +586,11 @@ private Q_SLOTS:
         const SafeTensors expected = SafeTensors::open(fixture(family + "/expected" + suffix + ".safetensors"));
 
         Vlm vlm(fixture(family));
-        Run run{&vlm, requestFor(inputs), {}, {}, {}, 0};
+        Run run{&vlm, engineRequestFor(inputs, vlm.config()), {}, {}, {}, 0, {}, {}};
+        if (expected.find("vision_padding_positions")) {
+            run.padding = toTorch(expected, "vision_padding_positions");
+            run.poolerMask = toTorch(expected, "vision_pooler_mask");
+        }
         // ROPESCOPE_PARITY_SCHEME lets a developer check that the comparison fails for another scheme.
         const geometry::SchemeKind own = ownSchemeKind(vlm.config());
         run.req.scheme = geometry::defaultSchemeParams(
@@ -516,7 +603,9 @@ private Q_SLOTS:
         run.req.generate = 5;
         run.r = vlm.run(run.req, /*traceVision=*/true);
         run.length = run.req.inputIds.numel();
-        if (run.req.videoGridThw.defined() && expected.find("video_patch_embeds")) {
+        // Gemma 4's _video records its frames' tower as vision_*: traced here as the other families' video_*.
+        const bool videoAsVision = !run.req.pixelValues.defined() && expected.find("vision_pooler_output");
+        if (run.req.videoGridThw.defined() && (expected.find("video_patch_embeds") || videoAsVision)) {
             // The tower sees one [1, h, w] grid per temporal patch where the processor separates frames.
             run.videoTowerGrid = run.req.videoGridThw;
             if (separatesVideoFrames(vlm.config().architecture)) {
@@ -586,7 +675,7 @@ private Q_SLOTS:
         QFETCH(QString, family);
         const SafeTensors inputs = SafeTensors::open(fixture(family + "/inputs" + familyRow(family).cases[0] + ".safetensors"));
         Vlm vlm(fixture(family));
-        ForwardRequest req = requestFor(inputs);
+        ForwardRequest req = engineRequestFor(inputs, vlm.config());
         req.scheme = geometry::defaultSchemeParams(ownSchemeKind(vlm.config()));
         req.generate = 7;
         req.capture.layers = {vlm.config().text.attentionLayers().back()};

@@ -83,7 +83,6 @@ struct VisionConfig {
     bool clippedLinears = false;
     int imageSize = 0;
     int tokensPerImage = 0;
-    double projectorNormEps = 1e-6; // Gemma 3: the projector's RMSNorm, the decoder's eps
 
     int positionGridSide() const;
 

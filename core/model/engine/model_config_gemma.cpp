@@ -282,7 +282,6 @@ void readGemma3Vision(const Reader& v, ModelConfig& c, const std::string& file)
     vc.temporalPatch = 1;
     vc.rasterPatches = true;
     vc.outHidden = c.text.hidden;
-    vc.projectorNormEps = c.text.rmsEps;
     const int side = vc.imageSize / vc.patchSize;
     if (side < 1 || vc.imageSize % vc.patchSize != 0)
         throw BadInputFile(file + ": vision_config.image_size " + std::to_string(vc.imageSize) + " is not a multiple of patch_size " +

@@ -148,7 +148,7 @@ template <class Sync> QJsonObject benchMoeBlock(model::Vlm& vlm, int64_t tokens,
         ratios.push_back(moeMs.back() / denseMs.back());
     }
     // What multiplies the experts: the few-rows kernel where the weights were packed for it (a CPU with AVX2, fp32).
-    const QString kernel = w.gateUpPanels.empty() ? QString("at::linear") : QString::fromStdString(kernels::linearFewRowsName());
+    const QString kernel = w.packed() ? QString::fromStdString(kernels::linearFewRowsName()) : QString("at::linear");
     return QJsonObject{{"moe_layer", layer},
                        {"moe_expert_kernel", kernel},
                        {"moe_block_ms", median(moeMs)},
@@ -256,8 +256,10 @@ SyntheticPrompt syntheticPrompt(const model::ModelConfig& cfg, const BenchModelO
     torch::manual_seed(7);
     p.pixels = torch::randn({images * p.rows * p.cols * m * m, cfg.vision.patchDim()});
     p.grid = torch::tensor({int64_t(1), p.rows * m, p.cols * m}).view({1, 3}).repeat({images, 1});
-    const int64_t textCeiling = std::min<int64_t>({cfg.imageToken, cfg.visionStart, cfg.visionEnd, cfg.videoToken, cfg.text.vocab,
-                                                   cfg.videoStart < 0 ? cfg.text.vocab : cfg.videoStart});
+    int64_t textCeiling = cfg.text.vocab; // below every special id the family has (-1: none, e.g. Gemma 3's video)
+    for (const int64_t id : {cfg.imageToken, cfg.visionStart, cfg.visionEnd, cfg.videoToken, cfg.videoStart, cfg.audioToken})
+        if (id >= 0)
+            textCeiling = std::min(textCeiling, id);
     std::vector<torch::Tensor> pieces;
     int64_t length = 0;
     for (int64_t i = 0; i <= images; ++i) {

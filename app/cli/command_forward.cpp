@@ -5,6 +5,7 @@
 #include "app/cli/geometry_options.h"
 #include "app/cli/model_options.h"
 #include "app/cli/output.h"
+#include "core/model/engine/processor_inputs.h"
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/vlm.h"
 
@@ -41,7 +42,7 @@ namespace {
 
 // The request's tensors from the inputs file, checked as forward needs them: one unpadded sequence, grids only
 // with their pixels. The scheme and the captures are the caller's.
-model::ForwardRequest readForwardRequest(const QString& path)
+model::ForwardRequest readForwardRequest(const QString& path, const model::ModelConfig& config)
 {
     const model::SafeTensors inputs = model::SafeTensors::open(path);
     auto bad = [&](const std::string& what) { return model::BadInputFile(path.toStdString() + ": " + what); };
@@ -63,15 +64,12 @@ model::ForwardRequest readForwardRequest(const QString& path)
     for (const auto& [grid, pixels] : {std::pair{"image_grid_thw", "pixel_values"}, std::pair{"video_grid_thw", "pixel_values_videos"}})
         if (inputs.find(grid) && !inputs.find(pixels))
             throw bad(std::string(grid) + " is given without " + pixels + " (give both, or neither)");
-    if (inputs.find("pixel_values")) {
-        req.pixelValues = model::toTorch(inputs, "pixel_values");
-        req.imageGridThw = model::toTorch(inputs, "image_grid_thw");
-    }
-    if (inputs.find("mm_token_type_ids")) // GLM-V's image / video-frame pad types (the processor's name)
-        req.tokenTypes = model::toTorch(inputs, "mm_token_type_ids").flatten();
-    if (inputs.find("pixel_values_videos")) { // the processor's names for video inputs
-        req.videoPixelValues = model::toTorch(inputs, "pixel_values_videos");
-        req.videoGridThw = model::toTorch(inputs, "video_grid_thw");
+    // Pixels and grids as the processor wrote them (Gemma 4's padded patches with their positions and Gemma 3's
+    // images become the tower's rows and grids), and mm_token_type_ids (GLM-V's and Gemma 4's pad types).
+    try {
+        model::readProcessorInputs(inputs, config, req);
+    } catch (const model::BadRequest& e) {
+        throw bad(e.what());
     }
     return req;
 }
@@ -206,7 +204,7 @@ int runForward(const QStringList& args)
         if (const std::string note = vlm.unusedNote(); !note.empty())
             std::fprintf(stderr, "note: %s: %s\n", qPrintable(parser.value("model")), note.c_str());
         const SchemeRequest scheme = parseModelSchemeOptions(parser, vlm.config().text.layers, model::ownSchemeKind(vlm.config()));
-        model::ForwardRequest req = readForwardRequest(parser.value("inputs"));
+        model::ForwardRequest req = readForwardRequest(parser.value("inputs"), vlm.config());
         req.scheme = scheme.params;
         req.age = scheme.age;
         // The full L x L maps of every attention layer (Qwen3.5's DeltaNet layers have none): forward is the

@@ -6,6 +6,7 @@
 #include <QJsonObject>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <QJsonArray>
 
 // moc reads none of these (it defines Q_MOC_RUN): the test class needs nothing from them, and reading LibTorch's
 // headers through them took moc 4-29 s a suite.
@@ -559,6 +560,74 @@ private Q_SLOTS:
         const QString out = dir.filePath("out.safetensors");
         const auto r =
             runRopescope({"forward", "--model", model, "--inputs", fixture(source + "/inputs.safetensors"), "--output", out}, false);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message.toUtf8()) && r.err.count('\n') == 1, r.err.constData());
+        QVERIFY(!QFile::exists(out));
+    }
+
+    // Issue 73: a Gemma config whose layer kinds, head sizes or rope parameters do not fit, a missing per-layer table, an
+    // audio token: one line naming it, exit 2, nothing written (text prompts: the _text cases).
+    void gemmaMisfitsAreRefused_data()
+    {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<QString>("what");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("odd global head") << "gemma4-tiny" << "global head 33" << "text_config.global_head_dim gives a head_dim of 33";
+        QTest::newRow("kv heads") << "gemma4-tiny" << "global kv 3" << "gives 3 key/value heads, which do not divide the 4";
+        QTest::newRow("yarn full") << "gemma4-tiny" << "yarn" << "rope_parameters.full_attention.rope_type 'yarn' is not one";
+        QTest::newRow("bidirectional all") << "gemma4-tiny" << "bidi all" << "use_bidirectional_attention 'all' makes an encoder";
+        QTest::newRow("layer types") << "gemma4-tiny" << "types 5" << "layer_types must list one type per layer (6)";
+        QTest::newRow("kv sharing") << "gemma4e-tiny" << "share 6" << "num_kv_shared_layers 6 leaves layer 0 no earlier layer";
+        QTest::newRow("gemma3 scaling") << "gemma3-tiny" << "dynamic" << "rope_scaling.rope_type 'dynamic' is not one";
+        QTest::newRow("no per-layer table") << "gemma4e-tiny" << "drop table" << "missing tensor 'model.embed_tokens_per_layer.weight'";
+        QTest::newRow("no k_proj") << "gemma4-tiny" << "drop k" << "missing tensor 'model.layers.0.self_attn.k_proj.weight'";
+        QTest::newRow("audio token") << "gemma4-tiny" << "audio" << "input_ids holds the audio token 251";
+    }
+    void gemmaMisfitsAreRefused()
+    {
+        QFETCH(QString, source);
+        QFETCH(QString, what);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const QString model = editedModel(
+            dir.filePath("model"),
+            [&](QJsonObject& c) {
+                QJsonObject text = c["text_config"].toObject();
+                QJsonObject rope = text.value("rope_parameters").toObject();
+                if (what == "global head 33")
+                    text["global_head_dim"] = 33;
+                else if (what == "global kv 3")
+                    text["num_global_key_value_heads"] = 3;
+                else if (what == "yarn")
+                    rope["full_attention"] = QJsonObject{{"rope_type", "yarn"}, {"rope_theta", 1e6}, {"factor", 4}};
+                else if (what == "bidi all")
+                    text["use_bidirectional_attention"] = "all";
+                else if (what == "types 5")
+                    text["layer_types"] = QJsonArray{"sliding_attention", "full_attention", "sliding_attention", "sliding_attention",
+                                                     "full_attention"};
+                else if (what == "share 6")
+                    text["num_kv_shared_layers"] = 6;
+                else if (what == "dynamic")
+                    text["rope_scaling"] = QJsonObject{{"rope_type", "dynamic"}, {"factor", 8}};
+                if (text.contains("rope_parameters"))
+                    text["rope_parameters"] = rope;
+                c["text_config"] = text;
+            },
+            false, source);
+        const QString inputs = dir.filePath("inputs.safetensors");
+        Tensors in = readTensors(fixture(source + "/inputs_text.safetensors"));
+        if (what == "audio")
+            in["input_ids"][0][3] = 251;
+        QVERIFY(writeTensors(inputs, in));
+        if (what.startsWith("drop")) {
+            Tensors weights = readTensors(model + "/model.safetensors");
+            weights.erase(what == "drop table" ? "model.language_model.embed_tokens_per_layer.weight"
+                                               : "model.language_model.layers.0.self_attn.k_proj.weight");
+            QFile::remove(model + "/model.safetensors");
+            QVERIFY(writeTensors(model + "/model.safetensors", weights));
+        }
+        const QString out = dir.filePath("out.safetensors");
+        const auto r = runRopescope({"forward", "--model", model, "--inputs", inputs, "--output", out}, false);
         QCOMPARE(r.exitCode, 2);
         QVERIFY2(r.err.contains(message.toUtf8()) && r.err.count('\n') == 1, r.err.constData());
         QVERIFY(!QFile::exists(out));

@@ -1,7 +1,11 @@
-// The mixture-of-experts members (qwen3_5_moe, qwen3_vl_moe, glm4v_moe): their configs, the router settings
-// refused in one line, the MoE block against a token-by-token computation from the checkpoint's own tensors,
-// and the expert layouts (per expert, the Hub's fused form, transformers 5's fused form, sharded) giving one
-// model. Parity with transformers' fixtures is test_family_parity's.
+// The mixture-of-experts block (qwen3_5_moe, qwen3_vl_moe, glm4v_moe): against a token-by-token computation from
+// the checkpoint's own tensors, loaded and packed alike, on any cores and in any pass; the expert layouts (per
+// expert, the Hub's fused form, transformers 5's fused form, sharded) giving one model; the few-rows kernel and the
+// pool of cores it runs on; expert usage against the fixtures' routers.
+// Not rows of test_family_parity: these are unit cases of the engine's MoE parts against rules written out here
+// (and of the kernels and the thread pool, which no family owns), not a family's comparison with transformers.
+// The families' MoE configs and their refused router settings are their rows there; the fixtures' set-up is
+// tests/support/family_fixtures.h.
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -37,52 +41,23 @@
 #include <set>
 #include <thread>
 
+#include "tests/support/family_fixtures.h"
 #include "tests/support/parity.h"
 #endif
 
 using namespace ropescope;
 using namespace ropescope::model;
+using ropescope::test::configOf;
 using ropescope::test::fixture;
+using ropescope::test::refusal;
+using ropescope::test::requestFor;
 
 namespace {
 
-QByteArray configOf(const QString& family)
-{
-    QFile f(fixture(family + "/config.json"));
-    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-// The fixture's config with text_config[key] = value (a null value removes the key).
-QByteArray withTextKey(const QString& family, const char* key, const QJsonValue& value)
-{
-    QJsonObject root = QJsonDocument::fromJson(configOf(family)).object(), text = root["text_config"].toObject();
-    if (value.isNull())
-        text.remove(key);
-    else
-        text[key] = value;
-    root["text_config"] = text;
-    return QJsonDocument(root).toJson();
-}
-
-QString refusal(const QByteArray& json)
-{
-    try {
-        parseModelConfig(json, "m/config.json");
-    } catch (const BadInputFile& e) {
-        return e.what();
-    }
-    return "(loaded)";
-}
-
+// A fixture's main case as a run that records the routers and every position's logits.
 ForwardRequest imageRequest(const QString& family)
 {
-    const SafeTensors inputs = SafeTensors::open(fixture(family + "/inputs.safetensors"));
-    ForwardRequest req;
-    req.inputIds = toTorch(inputs, "input_ids").flatten();
-    if (inputs.find("mm_token_type_ids"))
-        req.tokenTypes = toTorch(inputs, "mm_token_type_ids").flatten();
-    req.pixelValues = toTorch(inputs, "pixel_values");
-    req.imageGridThw = toTorch(inputs, "image_grid_thw");
+    ForwardRequest req = requestFor(family);
     req.capture.allLogits = true;
     req.capture.routers = true;
     return req;
@@ -164,67 +139,6 @@ std::vector<std::pair<std::string, torch::Tensor>> allTensors(const QString& fam
 class TestMoe : public QObject {
     Q_OBJECT
 private Q_SLOTS:
-    void configs()
-    {
-        const ModelConfig q35 = loadModelConfig(fixture("qwen35moe-tiny/config.json"));
-        QCOMPARE(q35.architecture, Architecture::Qwen35);
-        QCOMPARE(q35.modelType, std::string("qwen3_5_moe"));
-        const MoeConfig& a = q35.text.moe;
-        QVERIFY(a.router == RouterKind::Softmax && a.normTopK && a.sharedExpertGate);
-        QCOMPARE(a.experts, 8);
-        QCOMPARE(a.topK, 2);
-        QCOMPARE(a.intermediate, 32);
-        QCOMPARE(a.sharedIntermediate, 48);
-        QCOMPARE(a.sparseCount(), 8); // every layer
-        QCOMPARE(QString::fromStdString(moeNote(q35.text)), QString("MoE: 8 experts, top-2 + a shared expert"));
-
-        const ModelConfig q3 = loadModelConfig(fixture("qwen3vlmoe-tiny/config.json"));
-        QCOMPARE(q3.architecture, Architecture::Qwen3VL);
-        QCOMPARE(q3.text.moe.sparseLayers, (std::vector<bool>{true, false, true})); // mlp_only_layers [1]
-        QCOMPARE(q3.text.moe.sharedIntermediate, 0);
-        QCOMPARE(QString::fromStdString(moeNote(q3.text)), QString("MoE: 8 experts, top-2 (2 of 3 layers sparse)"));
-
-        const ModelConfig glm = loadModelConfig(fixture("glm4vmoe-tiny/config.json"));
-        QCOMPARE(glm.architecture, Architecture::GlmV);
-        const MoeConfig& g = glm.text.moe;
-        QVERIFY(g.router == RouterKind::SigmoidGrouped && g.normTopK);
-        QCOMPARE(g.groups, 2);
-        QCOMPARE(g.topkGroup, 1);
-        QCOMPARE(g.routedScaling, 2.5);
-        QCOMPARE(g.sharedIntermediate, 32);                               // n_shared_experts x moe_intermediate_size
-        QCOMPARE(g.sparseLayers, (std::vector<bool>{false, true, true})); // first_k_dense_replace 1
-        // GLM-4.5V's decoder: half-split pairs, two norms, separate gate and up in the dense layer.
-        QCOMPARE(glm.text.pairing, geometry::RotaryPairing::Half);
-        QVERIFY(!glm.text.sandwichNorms && !glm.text.fusedGateUp && glm.text.attentionBias);
-        QCOMPARE(glm.text.rotaryDim(), 16);
-        // The dense families are unchanged.
-        QVERIFY(!loadModelConfig(fixture("glm4v-tiny/config.json")).text.moe.any());
-    }
-
-    // A router setting RopeScope would not apply as the model does is refused in one line naming the key.
-    void unknownRouterSettingsAreRefused_data()
-    {
-        QTest::addColumn<QByteArray>("json");
-        QTest::addColumn<QString>("key");
-        QTest::newRow("glm softmax") << withTextKey("glm4vmoe-tiny", "scoring_func", "softmax") << "scoring_func";
-        QTest::newRow("glm n_group 3") << withTextKey("glm4vmoe-tiny", "n_group", 3) << "n_group";
-        QTest::newRow("glm topk_group 3") << withTextKey("glm4vmoe-tiny", "topk_group", 3) << "topk_group";
-        QTest::newRow("glm topk_method") << withTextKey("glm4vmoe-tiny", "topk_method", "greedy") << "topk_method";
-        QTest::newRow("glm too many per token") << withTextKey("glm4vmoe-tiny", "num_experts_per_tok", 5) << "num_experts_per_tok";
-        QTest::newRow("qwen3.5 n_group") << withTextKey("qwen35moe-tiny", "n_group", 2) << "n_group";
-        QTest::newRow("qwen3.5 no renormalising") << withTextKey("qwen35moe-tiny", "norm_topk_prob", false) << "norm_topk_prob";
-        QTest::newRow("qwen3-vl scaling") << withTextKey("qwen3vlmoe-tiny", "routed_scaling_factor", 2.5) << "routed_scaling_factor";
-        QTest::newRow("qwen3-vl top-9 of 8") << withTextKey("qwen3vlmoe-tiny", "num_experts_per_tok", 9) << "num_experts_per_tok";
-        QTest::newRow("qwen3-vl dense layer 7") << withTextKey("qwen3vlmoe-tiny", "mlp_only_layers", QJsonArray{7}) << "mlp_only_layers";
-    }
-    void unknownRouterSettingsAreRefused()
-    {
-        QFETCH(QByteArray, json);
-        QFETCH(QString, key);
-        const QString m = refusal(json);
-        QVERIFY2(m.startsWith("m/config.json: text_config." + key) && !m.contains('\n'), qPrintable(m));
-    }
-
     // The block against the rule written out token by token from the checkpoint's own tensors: each token's
     // top-k experts by the router's rule, each expert's SwiGLU, weighted, plus the shared expert.
     void blockEqualsTheTokenByTokenRule_data()
@@ -321,7 +235,7 @@ private Q_SLOTS:
             }
             if (c.sharedIntermediate > 0) {
                 const int64_t s = c.sharedIntermediate;
-                const std::string q = p + (c.sharedExpertGate ? "shared_expert." : "shared_experts.");
+                const std::string q = p + c.names.sharedExpert; // the family's row names it
                 auto shared = swiglu(v, ck.tensor(q + "gate_proj.weight", {s, h}), ck.tensor(q + "up_proj.weight", {s, h}),
                                      ck.tensor(q + "down_proj.weight", {h, s}));
                 if (c.sharedExpertGate)
@@ -382,6 +296,62 @@ private Q_SLOTS:
         if (!oneWorker)
             QSKIP("this LibTorch cannot run on one thread here after it ran on more");
         QVERIFY2(agrees(oneCore), qPrintable(QString::number(ropescope::test::maxAbs(oneCore, all))));
+    }
+
+    // A layer's experts in either state give one block: loaded as the checkpoint holds them (what a GPU, or a CPU
+    // without the few-rows kernel, runs: here in float64) in both orientations (per expert and transformers 5's
+    // fused form output-major; the Hub's fused form input-major), and packed into panels (float32 on a CPU that
+    // runs the kernel); the shared expert, where the config has one, in the same state as the experts.
+    void loadedAndPackedExpertsGiveOneBlock_data()
+    {
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<int>("layer");
+        QTest::addColumn<bool>("hubForm");
+        QTest::newRow("qwen3.5 (per expert, gated shared expert)") << "qwen35moe-tiny" << 3 << false;
+        QTest::newRow("glm (per expert, shared expert)") << "glm4vmoe-tiny" << 1 << false;
+        QTest::newRow("qwen3-vl (transformers 5's fused form)") << "qwen3vlmoe-tiny" << 2 << false;
+        QTest::newRow("qwen3-vl (the Hub's fused form)") << "qwen3vlmoe-tiny" << 2 << true;
+    }
+    void loadedAndPackedExpertsGiveOneBlock()
+    {
+        QFETCH(QString, family);
+        QFETCH(int, layer);
+        QFETCH(bool, hubForm);
+        QTemporaryDir dir;
+        QString folder = fixture(family);
+        if (hubForm) {
+            std::vector<std::pair<std::string, torch::Tensor>> hub;
+            for (const auto& [name, t] : allTensors(family)) {
+                const bool fused =
+                    name.find("experts.gate_up_proj") != std::string::npos || name.find("experts.down_proj") != std::string::npos;
+                hub.emplace_back(name, fused ? t.transpose(1, 2) : t);
+            }
+            QVERIFY(writeFolder(dir.path(), family, hub));
+            folder = dir.path();
+        }
+        const Checkpoint ck = Checkpoint::open(folder);
+        const TextConfig& t = ck.config().text;
+        const std::string p = "model.layers." + std::to_string(layer) + ".mlp.";
+        const MoeWeights loaded = loadMoeWeights(ck, p, t, torch::kCPU, torch::kFloat64);
+        QVERIFY(!loaded.packed());
+        QCOMPARE(std::get<LoadedExperts>(loaded.experts).experts.size(), size_t(t.moe.experts));
+        QVERIFY(std::get<LoadedExperts>(loaded.experts).orientation == (hubForm ? Orientation::InputMajor : Orientation::OutputMajor));
+        QCOMPARE(loaded.shared.has_value(), t.moe.sharedIntermediate > 0);
+        QVERIFY(!loaded.shared || std::holds_alternative<LoadedMlp>(loaded.shared->mlp));
+        QCOMPARE(loaded.shared && loaded.shared->gate.defined(), t.moe.sharedExpertGate);
+        torch::manual_seed(13);
+        const auto x = torch::randn({50, t.hidden});
+        const torch::NoGradGuard noGrad;
+        const auto want = moeForward(x.to(torch::kFloat64), loaded, t.moe);
+        const double scale = std::max(1.0, want.abs().max().item<double>());
+        if (!kernels::linearFewRowsAvailable())
+            QSKIP("this CPU has no AVX2 and FMA: the experts are never packed here");
+        const MoeWeights packed = loadMoeWeights(ck, p, t, torch::kCPU, torch::kFloat32);
+        QVERIFY(packed.packed());
+        QCOMPARE(std::get<PackedExperts>(packed.experts).experts.size(), size_t(t.moe.experts));
+        QVERIFY(!packed.shared || std::holds_alternative<PackedMlp>(packed.shared->mlp));
+        const auto got = moeForward(x, packed, t.moe);
+        QVERIFY2(ropescope::test::maxAbs(got, want) < 1e-5 * scale, qPrintable(QString::number(ropescope::test::maxAbs(got, want))));
     }
 
     // Relevancy differentiates through the block (where a graph records, the experts run as a GPU runs them): the gradient reaching the

@@ -123,8 +123,8 @@ const std::map<std::string, std::optional<Architecture>>& engineArchitectures()
                                                                                   {"glm-v", Architecture::GlmV},
                                                                                   {"paddleocr-vl", Architecture::Qwen3VL},
                                                                                   {"ernie-vl", std::nullopt},
-                                                                                  {"gemma3", std::nullopt},
-                                                                                  {"gemma4", std::nullopt}};
+                                                                                  {"gemma3", Architecture::Gemma3},
+                                                                                  {"gemma4", Architecture::Gemma4}};
     return architectures;
 }
 

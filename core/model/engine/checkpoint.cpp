@@ -1,5 +1,7 @@
 #include "core/model/engine/checkpoint.h"
 
+#include <algorithm>
+
 #include "core/io/input_file.h"
 
 #include "core/model/engine/tensor_io.h"
@@ -101,6 +103,10 @@ Checkpoint Checkpoint::random(const QString& configPath, uint64_t seed, int laye
     c.config_ = loadModelConfig(configPath);
     TextConfig& t = c.config_.text;
     if (layers > 0 && layers < t.layers) {
+        // Gemma's kinds follow the kept layers; KV sharing keeps only the shared layers that are kept (the last ones).
+        if (!t.slidingLayers.empty())
+            t.slidingLayers.resize(static_cast<size_t>(layers));
+        t.kvSharedLayers = std::max(0, t.kvSharedLayers - (t.layers - layers));
         t.layers = layers;
         if (!t.linearLayers.empty())
             t.linearLayers.resize(static_cast<size_t>(layers));

@@ -136,22 +136,23 @@ QImage loadImage(const QString& path)
 
 namespace {
 
-// One picture resized to h x w like PIL's BICUBIC (antialiased when shrinking), rescaled and normalised:
-// [1, 3, h, w] float32.
+// One picture resized to h x w like PIL's BICUBIC (BILINEAR for Gemma 3; antialiased when shrinking), rescaled and
+// normalised: [1, 3, h, w] float32.
 torch::Tensor normalisedPixels(const QImage& source, int64_t h, int64_t w, const PreprocessOptions& options)
 {
+    const bool bilinear = options.kind == ImageProcessorKind::Gemma3;
     const QImage rgb = source.convertToFormat(QImage::Format_RGB888);
     auto pixels = torch::empty({rgb.height(), rgb.width(), 3}, torch::kUInt8);
     for (int y = 0; y < rgb.height(); ++y)
         std::memcpy(pixels[y].data_ptr(), rgb.constScanLine(y), static_cast<size_t>(rgb.width()) * 3);
     auto x = pixels.permute({2, 0, 1}).unsqueeze(0).to(torch::kFloat32);
     if (h != rgb.height() || w != rgb.width()) { // PIL's resize to the same size is a copy
-        x = torch::nn::functional::interpolate(x,
-                                               torch::nn::functional::InterpolateFuncOptions()
-                                                   .size(std::vector<int64_t>{h, w})
-                                                   .mode(torch::kBicubic)
-                                                   .align_corners(false)
-                                                   .antialias(true));
+        auto resize = torch::nn::functional::InterpolateFuncOptions().size(std::vector<int64_t>{h, w}).align_corners(false).antialias(true);
+        if (bilinear)
+            resize.mode(torch::kBilinear);
+        else
+            resize.mode(torch::kBicubic);
+        x = torch::nn::functional::interpolate(x, resize);
         x = x.round().clamp(0, 255); // PIL hands back uint8
     }
     x = x / 255.0;
@@ -179,10 +180,67 @@ ProcessedImage patchRows(const torch::Tensor& frames, const VisionConfig& v)
     return out;
 }
 
+// Gemma 4's rows: frames [F, 3, h, w] patch by patch in raster order, each patch (py, px, c); grid (F, h/p, w/p).
+ProcessedImage gemma4Rows(const torch::Tensor& frames, const VisionConfig& v)
+{
+    const int64_t f = frames.size(0), p = v.patchSize, h = frames.size(2), w = frames.size(3), gh = h / p, gw = w / p;
+    ProcessedImage out;
+    out.pixels = frames.reshape({f, 3, gh, p, gw, p}).permute({0, 2, 4, 3, 5, 1}).reshape({f * gh * gw, p * p * 3}).contiguous();
+    out.grid = torch::tensor({f, gh, gw}).view({1, 3});
+    out.resizedWidth = static_cast<int>(w);
+    out.resizedHeight = static_cast<int>(h);
+    out.mergeSize = v.poolingKernel;
+    return out;
+}
+
 } // namespace
+
+std::pair<int64_t, int64_t> gemma4ResizedSize(int64_t height, int64_t width, int64_t patch, int64_t maxPatches, int64_t pooling)
+{
+    // As transformers' Python: float division, floor, then the two edge cases of a side that rounds to 0.
+    const double targetPixels = static_cast<double>(maxPatches * patch * patch);
+    const double factor = std::sqrt(targetPixels / static_cast<double>(height * width));
+    const int64_t side = pooling * patch;
+    int64_t h = static_cast<int64_t>(std::floor(factor * static_cast<double>(height) / static_cast<double>(side))) * side;
+    int64_t w = static_cast<int64_t>(std::floor(factor * static_cast<double>(width) / static_cast<double>(side))) * side;
+    if (h == 0 && w == 0)
+        throw ModelError("image: a " + std::to_string(width) + " x " + std::to_string(height) +
+                         " px image resizes to 0 x 0 (sides are multiples of " + std::to_string(side) + " px)");
+    const int64_t maxSide = (maxPatches / (pooling * pooling)) * side;
+    if (h == 0) {
+        h = side;
+        w = std::min(static_cast<int64_t>(std::floor(static_cast<double>(width) / static_cast<double>(height))) * side, maxSide);
+    } else if (w == 0) {
+        w = side;
+        h = std::min(static_cast<int64_t>(std::floor(static_cast<double>(height) / static_cast<double>(width))) * side, maxSide);
+    }
+    if (static_cast<double>(h * w) > targetPixels)
+        throw ModelError("image: resizing " + std::to_string(width) + " x " + std::to_string(height) + " px to " + std::to_string(w) +
+                         " x " + std::to_string(h) + " exceeds " + std::to_string(maxPatches) + " patches");
+    return {h, w};
+}
+
+std::pair<int64_t, int64_t> processedSize(int64_t height, int64_t width, const VisionConfig& v, const PreprocessOptions& options,
+                                          bool video)
+{
+    switch (options.kind) {
+    case ImageProcessorKind::Gemma4: {
+        const int64_t budget = video ? options.maxSoftTokensVideo : options.maxSoftTokens;
+        return gemma4ResizedSize(height, width, v.patchSize, budget * v.poolingKernel * v.poolingKernel, v.poolingKernel);
+    }
+    case ImageProcessorKind::Gemma3: return {v.imageSize, v.imageSize};
+    case ImageProcessorKind::Qwen: break;
+    }
+    return smartResize(height, width, int64_t(v.patchSize) * v.mergeSize, options.minPixels, options.maxPixels);
+}
 
 ProcessedImage preprocessImage(const QImage& source, const VisionConfig& v, const PreprocessOptions& options)
 {
+    if (options.kind != ImageProcessorKind::Qwen) {
+        const auto [h, w] = processedSize(source.height(), source.width(), v, options);
+        const auto pixels = normalisedPixels(source, h, w, options);
+        return options.kind == ImageProcessorKind::Gemma4 ? gemma4Rows(pixels, v) : patchRows(pixels, v); // Gemma 3: raster, (c, py, px)
+    }
     const int64_t factor = v.patchSize * v.mergeSize;
     const auto [h, w] = smartResize(source.height(), source.width(), factor, options.minPixels, options.maxPixels);
     // One image fills a whole temporal patch.
@@ -195,6 +253,15 @@ ProcessedImage preprocessVideo(const std::vector<QImage>& frames, const VisionCo
         throw ModelError("a video needs at least one frame");
     if (frames.size() > static_cast<size_t>(kMaxVideoFrames))
         throw ModelError("a video takes at most " + std::to_string(kMaxVideoFrames) + " frames, got " + std::to_string(frames.size()));
+    if (options.kind == ImageProcessorKind::Gemma3)
+        throw ModelError("video: Gemma 3 has no video path (its processor and model take images only)");
+    if (options.kind == ImageProcessorKind::Gemma4) {
+        const auto [h, w] = processedSize(frames.front().height(), frames.front().width(), v, options, /*video=*/true);
+        std::vector<torch::Tensor> x;
+        for (const QImage& frame : frames)
+            x.push_back(normalisedPixels(frame, h, w, options));
+        return gemma4Rows(torch::cat(x), v);
+    }
     const int64_t factor = v.patchSize * v.mergeSize;
     const auto [h, w] = smartResize(frames.front().height(), frames.front().width(), factor, options.minPixels, options.maxPixels);
     std::vector<torch::Tensor> x;

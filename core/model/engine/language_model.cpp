@@ -95,6 +95,9 @@ std::vector<LanguageModel::LayerTensor> LanguageModel::gemmaLayerTensors(int lay
         {"per_layer_input_gate.weight", &Layer::perLayerGateW, {p, h}, perLayer},
         {"per_layer_projection.weight", &Layer::perLayerProjectionW, {h, p}, perLayer},
         {"post_per_layer_input_norm.weight", &Layer::perLayerNorm, {h}, perLayer},
+        {"pre_feedforward_layernorm_2.weight", &Layer::moePreNorm, {h}, cfg_.moe.isSparse(layer)},
+        {"post_feedforward_layernorm_1.weight", &Layer::moeDenseNorm, {h}, cfg_.moe.isSparse(layer)},
+        {"post_feedforward_layernorm_2.weight", &Layer::moeExpertsNorm, {h}, cfg_.moe.isSparse(layer)},
     };
 }
 
@@ -150,7 +153,7 @@ LanguageModel::LanguageModel(const Checkpoint& ck, torch::Device device, torch::
         l.kind = cfg_.layerKind(i);
         l.kvSource = cfg_.kvSourceLayer(i);
         if (cfg_.moe.isSparse(i)) {
-            l.moe = loadMoeWeights(ck, p + "mlp.", cfg_, device, dtype);
+            l.moe = loadMoeWeights(ck, cfg_.gemmaNorms ? p : p + "mlp.", cfg_, device, dtype); // Gemma: layers.{i}.router, .experts
             l.moe.workspace = moeWorkspace;
         }
         if (l.linear)
@@ -388,7 +391,7 @@ torch::Tensor LanguageModel::rmsNorm(const torch::Tensor& x, const torch::Tensor
 
 torch::Tensor LanguageModel::mlp(const Layer& l, const torch::Tensor& x, RouterTrace* router) const
 {
-    if (l.moe.defined())
+    if (l.moe.defined() && !cfg_.gemmaNorms)
         return moeForward(x, l.moe, cfg_.moe, router);
     if (cfg_.geluMlp)
         return dense(torch::gelu(dense(x, l.gateW), "tanh") * dense(x, l.upW), l.downW);
@@ -397,6 +400,13 @@ torch::Tensor LanguageModel::mlp(const Layer& l, const torch::Tensor& x, RouterT
     const auto both = dense(x, l.gateUpW); // one GEMM: the first half is the gate, the second up
     const int64_t m = cfg_.intermediate;
     return dense(torch::silu(both.narrow(-1, 0, m)) * both.narrow(-1, m, m), l.downW);
+}
+
+torch::Tensor LanguageModel::gemmaMixture(const Layer& l, const torch::Tensor& x, RouterTrace* router) const
+{
+    const auto dense = rmsNorm(mlp(l, rmsNorm(x, l.postNorm), nullptr), l.moeDenseNorm);
+    const auto experts = moeForward(rmsNorm(x, l.moePreNorm), l.moe, cfg_.moe, router, x);
+    return dense + rmsNorm(experts, l.moeExpertsNorm);
 }
 
 struct LanguageModel::Pass {
@@ -531,7 +541,8 @@ torch::Tensor LanguageModel::decoderLayer(const Layer& l, size_t i, const torch:
     }
     RouterTrace router;
     const bool route = pass.capture.routers && l.moe.defined();
-    const auto m = mlp(l, rmsNorm(x, l.postNorm), route ? &router : nullptr);
+    const auto m = cfg_.gemmaNorms && l.moe.defined() ? gemmaMixture(l, x, route ? &router : nullptr)
+                                                      : mlp(l, rmsNorm(x, l.postNorm), route ? &router : nullptr);
     if (route) {
         router.layer = static_cast<int>(i);
         if (pass.single)

@@ -155,6 +155,8 @@ private:
         int kvSource = -1;
         at::Tensor layerScalar;
         at::Tensor perLayerGateW, perLayerProjectionW, perLayerNorm;
+        // Gemma 4 26B-A4B: the experts' input norm and the two branches' output norms (dense MLP, experts).
+        at::Tensor moePreNorm, moeDenseNorm, moeExpertsNorm;
     };
     // One pass's state that every layer reads or adds to (forward).
     struct Pass;
@@ -186,6 +188,8 @@ private:
     at::Tensor embeddingScale() const; // Gemma: sqrt(hidden) in the weights' dtype
 
     at::Tensor mlp(const Layer& l, const at::Tensor& x, RouterTrace* router) const;
+    // Gemma 4 26B-A4B: the dense MLP and the experts side by side, the experts routed on the residual stream x.
+    at::Tensor gemmaMixture(const Layer& l, const at::Tensor& x, RouterTrace* router) const;
 
     TextConfig cfg_;
     c10::Device device_;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace ropescope::model {
 namespace {
@@ -55,76 +56,104 @@ void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const
         throw BadInputFile(file + ": 'layer_types' has no full_attention layer; RopeScope's views need at least one");
 }
 
-// The mixture of experts of the MoE members (transformers' config classes' defaults where a key is missing).
-// A setting whose value RopeScope would not apply as the model does is refused naming the key, never ignored.
-void readMoe(const Reader& text, const std::string& type, TextConfig& t, const std::string& file)
+// A family's mixture of experts, as its row of kFamilies gives it (defaults.experts 0: a dense decoder): the
+// router, which also says which keys size it (Softmax: Qwen's num_experts, ...; SigmoidGrouped: GLM's and
+// DeepSeek's n_routed_experts, n_group, ...), transformers' config defaults where a key is missing, and the names
+// of its parts.
+struct MoeRow {
+    RouterKind router;
+    struct {
+        int experts, topK, intermediate;
+        int shared; // the shared expert's width (Softmax) or n_shared_experts (SigmoidGrouped); 0: none
+    } defaults;
+    MoeNames names;
+};
+
+using Refuse = std::function<void(const char* key, const std::string& why)>;
+
+// GLM-4.5V's router (DeepSeek's keys): sigmoid scores chosen within the best groups, a shared expert of
+// n_shared_experts x moe_intermediate_size, the first first_k_dense_replace layers dense.
+void readGroupedMoe(const Reader& text, const MoeRow& row, const std::string& type, TextConfig& t, const Refuse& refuse)
 {
     MoeConfig& m = t.moe;
-    const bool glm = type == "glm4v_moe";
-    auto refuse = [&](const char* key, const std::string& why) { throw BadInputFile(file + ": text_config." + key + " " + why); };
-    if (glm) {
-        m.router = RouterKind::SigmoidGrouped;
-        m.experts = text.integer("n_routed_experts", 128, 1, 1 << 16);
-        m.topK = text.integer("num_experts_per_tok", 8, 1, 1 << 16);
-        m.intermediate = text.integer("moe_intermediate_size", 1408, 1);
-        // The product in 64 bits: 1024 shared experts of 2^30 would overflow an int (undefined, and wrapped it read as
-        // a negative width or none at all).
-        const int64_t shared = int64_t(text.integer("n_shared_experts", 1, 0, 1 << 10)) * m.intermediate;
-        if (shared > (1 << 30))
-            refuse("n_shared_experts",
-                   std::to_string(shared / m.intermediate) + " x moe_intermediate_size " + std::to_string(m.intermediate) +
-                       " is a shared expert wider than 2^30");
-        m.sharedIntermediate = static_cast<int>(shared);
-        m.groups = text.integer("n_group", 1, 1, 1 << 16);
-        m.topkGroup = text.integer("topk_group", 1, 1, 1 << 16);
-        m.normTopK = text.boolean("norm_topk_prob", true);
-        m.routedScaling = text.number("routed_scaling_factor", 1.0, 1e-6, 1e6);
-        const std::string scoring = text.text("scoring_func", "sigmoid"), method = text.text("topk_method", "noaux_tc");
-        if (scoring != "sigmoid")
-            refuse("scoring_func", "'" + scoring + "': GLM-4.5V's router scores with sigmoid, the only one RopeScope runs for glm4v_moe");
-        if (method != "noaux_tc")
-            refuse("topk_method", "'" + method + "': GLM-4.5V chooses experts by noaux_tc (grouped top-k with a correction bias)");
-        if (m.experts % m.groups != 0)
-            refuse("n_group", std::to_string(m.groups) + " does not divide the " + std::to_string(m.experts) + " routed experts");
-        if (m.experts / m.groups < 2)
-            refuse("n_group", std::to_string(m.groups) + " leaves fewer than 2 experts per group (a group is scored by its best two)");
-        if (m.topkGroup > m.groups)
-            refuse("topk_group", std::to_string(m.topkGroup) + " is more than n_group " + std::to_string(m.groups));
-        if (m.topK > m.topkGroup * (m.experts / m.groups))
-            refuse("num_experts_per_tok", std::to_string(m.topK) + " is more than the experts of the topk_group chosen groups");
-        const int dense = text.integer("first_k_dense_replace", 1, 0, t.layers);
-        m.sparseLayers.assign(static_cast<size_t>(t.layers), false);
-        for (int i = dense; i < t.layers; ++i)
-            m.sparseLayers[static_cast<size_t>(i)] = true;
-    } else {
-        const bool qwen35 = type == "qwen3_5_moe";
-        m.router = RouterKind::Softmax;
-        m.experts = text.integer("num_experts", qwen35 ? 256 : 60, 1, 1 << 16);
-        m.topK = text.integer("num_experts_per_tok", qwen35 ? 8 : 4, 1, 1 << 16);
-        m.intermediate = text.integer("moe_intermediate_size", qwen35 ? 512 : 1408, 1);
-        if (qwen35) {
-            m.sharedIntermediate = text.integer("shared_expert_intermediate_size", 512, 0);
-            m.sharedExpertGate = m.sharedIntermediate > 0;
-        }
-        // transformers' Qwen3-VL-MoE router always renormalises the top-k (whatever norm_topk_prob says); a config that
-        // asks otherwise would run differently there than it reads, so it is refused.
-        m.normTopK = text.boolean("norm_topk_prob", true);
-        if (!m.normTopK)
-            refuse("norm_topk_prob", "false: the Qwen MoE routers RopeScope runs renormalise the top-k weights, as transformers' do");
-        for (const char* key : {"n_group", "topk_group", "scoring_func", "topk_method", "n_shared_experts"})
-            if (text.has(key))
-                refuse(key, "is a GLM / DeepSeek router setting that " + type + " does not have; RopeScope will not guess how it applies");
-        if (text.has("routed_scaling_factor") && text.number("routed_scaling_factor", 1.0, 0.0, 1e6) != 1.0)
-            refuse("routed_scaling_factor", "is not 1: the Qwen MoE routers do not scale their weights");
-        const int step = text.integer("decoder_sparse_step", 1, 1, 1 << 10);
-        const std::vector<int> denseOnly = text.integers("mlp_only_layers", {});
-        m.sparseLayers.assign(static_cast<size_t>(t.layers), false);
-        for (int i = 0; i < t.layers; ++i)
-            m.sparseLayers[static_cast<size_t>(i)] =
-                (i + 1) % step == 0 && std::find(denseOnly.begin(), denseOnly.end(), i) == denseOnly.end();
-        for (int i : denseOnly)
-            if (i < 0 || i >= t.layers)
-                refuse("mlp_only_layers", "lists layer " + std::to_string(i) + ", but the decoder has " + std::to_string(t.layers));
+    m.experts = text.integer("n_routed_experts", row.defaults.experts, 1, 1 << 16);
+    m.topK = text.integer("num_experts_per_tok", row.defaults.topK, 1, 1 << 16);
+    m.intermediate = text.integer("moe_intermediate_size", row.defaults.intermediate, 1);
+    // The product in 64 bits: 1024 shared experts of 2^30 would overflow an int (undefined, and wrapped it read as
+    // a negative width or none at all).
+    const int64_t shared = int64_t(text.integer(row.names.sharedKey, row.defaults.shared, 0, 1 << 10)) * m.intermediate;
+    if (shared > (1 << 30))
+        refuse(row.names.sharedKey,
+               std::to_string(shared / m.intermediate) + " x moe_intermediate_size " + std::to_string(m.intermediate) +
+                   " is a shared expert wider than 2^30");
+    m.sharedIntermediate = static_cast<int>(shared);
+    m.groups = text.integer("n_group", 1, 1, 1 << 16);
+    m.topkGroup = text.integer("topk_group", 1, 1, 1 << 16);
+    m.normTopK = text.boolean("norm_topk_prob", true);
+    m.routedScaling = text.number("routed_scaling_factor", 1.0, 1e-6, 1e6);
+    const std::string scoring = text.text("scoring_func", "sigmoid"), method = text.text("topk_method", "noaux_tc");
+    if (scoring != "sigmoid")
+        refuse("scoring_func", "'" + scoring + "': GLM-4.5V's router scores with sigmoid, the only one RopeScope runs for " + type);
+    if (method != "noaux_tc")
+        refuse("topk_method", "'" + method + "': GLM-4.5V chooses experts by noaux_tc (grouped top-k with a correction bias)");
+    if (m.experts % m.groups != 0)
+        refuse("n_group", std::to_string(m.groups) + " does not divide the " + std::to_string(m.experts) + " routed experts");
+    if (m.experts / m.groups < 2)
+        refuse("n_group", std::to_string(m.groups) + " leaves fewer than 2 experts per group (a group is scored by its best two)");
+    if (m.topkGroup > m.groups)
+        refuse("topk_group", std::to_string(m.topkGroup) + " is more than n_group " + std::to_string(m.groups));
+    if (m.topK > m.topkGroup * (m.experts / m.groups))
+        refuse("num_experts_per_tok", std::to_string(m.topK) + " is more than the experts of the topk_group chosen groups");
+    const int dense = text.integer("first_k_dense_replace", 1, 0, t.layers);
+    m.sparseLayers.assign(static_cast<size_t>(t.layers), false);
+    for (int i = dense; i < t.layers; ++i)
+        m.sparseLayers[static_cast<size_t>(i)] = true;
+}
+
+// The Qwen MoE routers (Qwen's keys): a softmax over the experts, the top-k renormalised, a shared expert of its own
+// width where the family has one, the layers every decoder_sparse_step-th sparse but those of mlp_only_layers.
+void readSoftmaxMoe(const Reader& text, const MoeRow& row, const std::string& type, TextConfig& t, const Refuse& refuse)
+{
+    MoeConfig& m = t.moe;
+    m.experts = text.integer("num_experts", row.defaults.experts, 1, 1 << 16);
+    m.topK = text.integer("num_experts_per_tok", row.defaults.topK, 1, 1 << 16);
+    m.intermediate = text.integer("moe_intermediate_size", row.defaults.intermediate, 1);
+    if (*row.names.sharedKey) {
+        m.sharedIntermediate = text.integer(row.names.sharedKey, row.defaults.shared, 0);
+        m.sharedExpertGate = m.sharedIntermediate > 0 && *row.names.sharedGate;
+    }
+    // transformers' Qwen3-VL-MoE router always renormalises the top-k (whatever norm_topk_prob says); a config that
+    // asks otherwise would run differently there than it reads, so it is refused.
+    m.normTopK = text.boolean("norm_topk_prob", true);
+    if (!m.normTopK)
+        refuse("norm_topk_prob", "false: the Qwen MoE routers RopeScope runs renormalise the top-k weights, as transformers' do");
+    for (const char* key : {"n_group", "topk_group", "scoring_func", "topk_method", "n_shared_experts"})
+        if (text.has(key))
+            refuse(key, "is a GLM / DeepSeek router setting that " + type + " does not have; RopeScope will not guess how it applies");
+    if (text.has("routed_scaling_factor") && text.number("routed_scaling_factor", 1.0, 0.0, 1e6) != 1.0)
+        refuse("routed_scaling_factor", "is not 1: the Qwen MoE routers do not scale their weights");
+    const int step = text.integer("decoder_sparse_step", 1, 1, 1 << 10);
+    const std::vector<int> denseOnly = text.integers("mlp_only_layers", {});
+    m.sparseLayers.assign(static_cast<size_t>(t.layers), false);
+    for (int i = 0; i < t.layers; ++i)
+        m.sparseLayers[static_cast<size_t>(i)] = (i + 1) % step == 0 && std::find(denseOnly.begin(), denseOnly.end(), i) == denseOnly.end();
+    for (int i : denseOnly)
+        if (i < 0 || i >= t.layers)
+            refuse("mlp_only_layers", "lists layer " + std::to_string(i) + ", but the decoder has " + std::to_string(t.layers));
+}
+
+// The mixture of experts of the MoE members, by the row's router and defaults. A setting whose value RopeScope
+// would not apply as the model does is refused naming the key, never ignored.
+void readMoe(const Reader& text, const MoeRow& row, const std::string& type, TextConfig& t, const std::string& file)
+{
+    MoeConfig& m = t.moe;
+    m.router = row.router;
+    m.names = row.names;
+    const Refuse refuse = [&](const char* key, const std::string& why) { throw BadInputFile(file + ": text_config." + key + " " + why); };
+    switch (row.router) {
+    case RouterKind::SigmoidGrouped: readGroupedMoe(text, row, type, t, refuse); break;
+    case RouterKind::Softmax: readSoftmaxMoe(text, row, type, t, refuse); break;
+    case RouterKind::GemmaScaled: break; // Gemma 4's one model_type is dense or not by enable_moe_block: its text reader's
     }
     if (m.topK > m.experts)
         refuse("num_experts_per_tok", std::to_string(m.topK) + " is more than the " + std::to_string(m.experts) + " experts");
@@ -375,32 +404,44 @@ void readGlmTokens(const Reader& root, ModelConfig& c)
     c.eos = 151329;
 }
 
-// One row per config.json model_type: the architecture it runs as, whether its decoder is a mixture of
-// experts, and what differs in reading it (each step null where the family has nothing of its own). Adding a
-// family is adding its row (docs/ARCHITECTURE.md, "A new model family").
+// One row per config.json model_type: the architecture it runs as, its mixture of experts (kDense, or its router,
+// defaults and tensor names), and what differs in reading it (each step null where the family has nothing of its
+// own). Adding a family is adding its row (docs/ARCHITECTURE.md, "A model family").
 struct FamilyRow {
     const char* modelType;
     Architecture architecture;
-    bool moe;
+    MoeRow moe;
     void (*textDefaults)(TextConfig&);
     void (*readText)(const Reader& text, const Reader& rope, TextConfig&, const std::string& file);
     void (*readVision)(const Reader& vision, ModelConfig&, const std::string& file);
     void (*readTokens)(const Reader& root, ModelConfig&);
 };
 
+// The mixtures the rows below name: kDense for a dense decoder; an MoE member's router, transformers' defaults
+// (experts, top-k, each expert's width, the shared expert) and the names of its tensors and of the key that sizes
+// its shared expert.
+constexpr MoeRow kDense{};
+constexpr MoeRow kQwen3VlMoe{RouterKind::Softmax, {60, 4, 1408, 0}, {"gate.weight", "", "shared_expert.", "", ""}};
+constexpr MoeRow kQwen35Moe{RouterKind::Softmax,
+                            {256, 8, 512, 512},
+                            {"gate.weight", "", "shared_expert.", "shared_expert_gate.weight", "shared_expert_intermediate_size"}};
+constexpr MoeRow kGlm4vMoe{RouterKind::SigmoidGrouped,
+                           {128, 8, 1408, 1},
+                           {"gate.weight", "gate.e_score_correction_bias", "shared_experts.", "", "n_shared_experts"}};
+
 constexpr FamilyRow kFamilies[] = {
-    {"qwen2_vl", Architecture::Qwen2VL, false, nullptr, nullptr, readQwen2Vision, nullptr},
-    {"qwen2_5_vl", Architecture::Qwen25VL, false, nullptr, nullptr, readQwen25Vision, nullptr},
-    {"qwen3_vl", Architecture::Qwen3VL, false, qwen3TextDefaults, nullptr, readQwen3Vision, nullptr},
-    {"qwen3_vl_moe", Architecture::Qwen3VL, true, qwen3TextDefaults, nullptr, readQwen3Vision, nullptr},
-    {"qwen3_5", Architecture::Qwen35, false, qwen3TextDefaults, readQwen35Text, readQwen3Vision, nullptr},
-    {"qwen3_5_moe", Architecture::Qwen35, true, qwen3TextDefaults, readQwen35Text, readQwen3Vision, nullptr},
-    {"glm4v", Architecture::GlmV, false, glmTextDefaults, readGlmText, readGlmTower, readGlmTokens},
-    {"glm46v", Architecture::GlmV, false, glmTextDefaults, readGlmText, readGlmTower, readGlmTokens},
-    {"glm4v_moe", Architecture::GlmV, true, glmTextDefaults, readGlmMoeText, readGlmTower, readGlmTokens},
-    {"paddleocr_vl", Architecture::PaddleOcrVl, false, nullptr, nullptr, readPaddleTower, nullptr},
-    {"gemma3", Architecture::Gemma3, false, gemmaTextDefaults, readGemma3Text, readGemma3Vision, readGemma3Tokens},
-    {"gemma4", Architecture::Gemma4, false, gemmaTextDefaults, readGemma4Text, readGemma4Vision, readGemma4Tokens},
+    {"qwen2_vl", Architecture::Qwen2VL, kDense, nullptr, nullptr, readQwen2Vision, nullptr},
+    {"qwen2_5_vl", Architecture::Qwen25VL, kDense, nullptr, nullptr, readQwen25Vision, nullptr},
+    {"qwen3_vl", Architecture::Qwen3VL, kDense, qwen3TextDefaults, nullptr, readQwen3Vision, nullptr},
+    {"qwen3_vl_moe", Architecture::Qwen3VL, kQwen3VlMoe, qwen3TextDefaults, nullptr, readQwen3Vision, nullptr},
+    {"qwen3_5", Architecture::Qwen35, kDense, qwen3TextDefaults, readQwen35Text, readQwen3Vision, nullptr},
+    {"qwen3_5_moe", Architecture::Qwen35, kQwen35Moe, qwen3TextDefaults, readQwen35Text, readQwen3Vision, nullptr},
+    {"glm4v", Architecture::GlmV, kDense, glmTextDefaults, readGlmText, readGlmTower, readGlmTokens},
+    {"glm46v", Architecture::GlmV, kDense, glmTextDefaults, readGlmText, readGlmTower, readGlmTokens},
+    {"glm4v_moe", Architecture::GlmV, kGlm4vMoe, glmTextDefaults, readGlmMoeText, readGlmTower, readGlmTokens},
+    {"paddleocr_vl", Architecture::PaddleOcrVl, kDense, nullptr, nullptr, readPaddleTower, nullptr},
+    {"gemma3", Architecture::Gemma3, kDense, gemmaTextDefaults, readGemma3Text, readGemma3Vision, readGemma3Tokens},
+    {"gemma4", Architecture::Gemma4, kDense, gemmaTextDefaults, readGemma4Text, readGemma4Vision, readGemma4Tokens},
 };
 
 const FamilyRow& familyRow(const std::string& type, const std::string& file)
@@ -538,8 +579,8 @@ ModelConfig parseModelConfig(const QByteArray& bytes, const QString& name)
     const Reader rope = isGemma(c.architecture) ? root : readRope(root, text, c.text, file);
     if (family.readText)
         family.readText(text, rope, c.text, file);
-    if (family.moe)
-        readMoe(text, c.modelType, c.text, file);
+    if (family.moe.defaults.experts > 0)
+        readMoe(text, family.moe, c.modelType, c.text, file);
     checkTextShapes(c.text, file);
     if (isGemma(c.architecture))
         checkGemmaShapes(c.text, file);

@@ -83,7 +83,6 @@ struct VisionConfig {
     bool clippedLinears = false;
     int imageSize = 0;
     int tokensPerImage = 0;
-    double projectorNormEps = 1e-6; // Gemma 3: the projector's RMSNorm, the decoder's eps
 
     int positionGridSide() const;
 
@@ -95,7 +94,25 @@ struct VisionConfig {
 // over the experts, top-k, renormalised; GLM by sigmoid scores whose choice (not weight) adds a correction bias,
 // within the best topkGroup of nGroups groups, renormalised and scaled. Each layer is sparse or dense (the
 // config's mlp_only_layers / decoder_sparse_step / first_k_dense_replace); dense layers keep the plain MLP.
-enum class RouterKind { Softmax, SigmoidGrouped };
+// Gemma 4 (26B-A4B): a softmax over proj(rmsnorm(x) * scale / sqrt(hidden)), top-k renormalised, then each chosen
+// weight times its expert's per_expert_scale.
+enum class RouterKind { Softmax, SigmoidGrouped, GemmaScaled };
+
+// What a family names the parts of its mixture (its row of kFamilies, model_config.cpp): tensors under a sparse
+// layer's "model.layers.{i}.mlp.", and the config key that sizes the shared expert. Every family's experts are read
+// in either layout, whichever the checkpoint holds: per expert (experts.{e}.gate_proj.weight, up_proj, down_proj)
+// or fused (experts.gate_up_proj, experts.down_proj). An empty name: the family has no such part.
+struct MoeNames {
+    const char* router = "gate.weight";
+    const char* correctionBias = ""; // GLM: added to the scores that choose (loaded where named)
+    // The shared expert's gate_proj, up_proj and down_proj (".weight") are under this prefix. A family without one
+    // names where it would be all the same: a checkpoint that holds it while the config has none is refused.
+    const char* sharedExpert = "";
+    const char* sharedGate = ""; // Qwen3.5: the shared expert's output scaled by sigmoid(x . this)
+    const char* sharedKey = "";  // the config key that sizes the shared expert; empty: the family has none
+    const char* routerScale = ""; // Gemma 4: the router input's per-channel scale [hidden]
+    const char* expertScale = ""; // Gemma 4: each expert's weight scale [experts]
+};
 
 struct MoeConfig {
     int experts = 0; // routed experts; 0: a dense decoder
@@ -108,6 +125,9 @@ struct MoeConfig {
     double routedScaling = 1.0;
     int groups = 1, topkGroup = 1;  // GLM: experts in `groups` groups, the choice within the best `topkGroup`
     std::vector<bool> sparseLayers; // per decoder layer
+    MoeNames names;                 // the family's, from its row
+    bool geluExperts = false;       // Gemma 4: the experts' gate is gelu-tanh (the others' silu)
+    double routerNormEps = 1e-6;    // Gemma 4: the router's weightless RMSNorm
 
     bool any() const { return experts > 0; }
     bool isSparse(int layer) const { return any() && sparseLayers[static_cast<size_t>(layer)]; }

@@ -123,6 +123,25 @@ void readGemmaCommon(const Reader& text, TextConfig& t, const std::string& file)
 
 } // namespace
 
+// 26B-A4B: every layer runs its dense MLP and, beside it, top-k of the experts (moe_block.cpp's GemmaScaled router).
+static void readGemma4Moe(const Reader& text, TextConfig& t, const std::string& file)
+{
+    MoeConfig& m = t.moe;
+    m.router = RouterKind::GemmaScaled;
+    m.experts = text.integer("num_experts", 128, 1, 1 << 16);
+    m.topK = text.integer("top_k_experts", 8, 1, 1 << 16);
+    m.intermediate = text.integer("moe_intermediate_size", 704, 1);
+    if (m.topK > m.experts)
+        refuse(file, "top_k_experts", std::to_string(m.topK) + " is more than the " + std::to_string(m.experts) + " experts");
+    m.normTopK = true;
+    m.geluExperts = true;
+    m.routerNormEps = t.rmsEps;
+    m.names.router = "router.proj.weight";
+    m.names.routerScale = "router.scale";
+    m.names.expertScale = "router.per_expert_scale";
+    m.sparseLayers.assign(static_cast<size_t>(t.layers), true);
+}
+
 void gemmaTextDefaults(TextConfig& t)
 {
     t.mropeSection.clear(); // 1-D: no sections of its own; a 3-axis scheme run on it takes its defaults
@@ -169,7 +188,7 @@ void readGemma4Text(const Reader& text, const Reader&, TextConfig& t, const std:
     t.kvSharedLayers = text.integer("num_kv_shared_layers", 0, 0, t.layers);
     t.doubleWideMlp = text.boolean("use_double_wide_mlp", false);
     if (text.boolean("enable_moe_block", false))
-        refuse(file, "enable_moe_block", "true: Gemma 4's mixture of experts (26B-A4B) is not run by RopeScope yet");
+        readGemma4Moe(text, t, file);
 }
 
 void readGemma3Text(const Reader& text, const Reader& root, TextConfig& t, const std::string& file)
@@ -263,7 +282,6 @@ void readGemma3Vision(const Reader& v, ModelConfig& c, const std::string& file)
     vc.temporalPatch = 1;
     vc.rasterPatches = true;
     vc.outHidden = c.text.hidden;
-    vc.projectorNormEps = c.text.rmsEps;
     const int side = vc.imageSize / vc.patchSize;
     if (side < 1 || vc.imageSize % vc.patchSize != 0)
         throw BadInputFile(file + ": vision_config.image_size " + std::to_string(vc.imageSize) + " is not a multiple of patch_size " +

@@ -8,12 +8,21 @@
 #include <torch/nn/functional/linear.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <limits>
 #include <mutex>
 #include <vector>
 
 namespace ropescope::model {
 namespace {
+
+// The experts' gate activation: silu (SwiGLU), or gelu-tanh (Gemma 4).
+torch::Tensor gated(const torch::Tensor& both, int64_t width, const MoeConfig& c)
+{
+    const auto gate = both.narrow(-1, 0, width);
+    return (c.geluExperts ? torch::gelu(gate, "tanh") : torch::silu(gate)) * both.narrow(-1, width, width);
+}
 
 // The shared expert's SwiGLU, in nn.Linear's layout: gate and up one matrix [2 * width, in] (the gate first).
 torch::Tensor swiglu(const torch::Tensor& x, const torch::Tensor& gateUp, const torch::Tensor& down, int64_t width)
@@ -46,17 +55,18 @@ struct ExpertRun {
 
 // The shared expert's output on rows x, times its gate where it has one (Qwen3.5: sigmoid(x . gate)): packed
 // (the few-rows kernel) or as loaded.
-torch::Tensor sharedExpert(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& c)
+torch::Tensor sharedExpert(const torch::Tensor& x, const SharedExpert& shared, const MoeConfig& c)
 {
     const int64_t s = c.sharedIntermediate;
     torch::Tensor out;
-    if (w.sharedGateUpPanels.panels.defined()) {
-        const auto both = kernels::linearFewRows(x, w.sharedGateUpPanels);
-        out = kernels::linearFewRows(torch::silu(both.narrow(1, 0, s)) * both.narrow(1, s, s), w.sharedDownPanels);
+    if (const auto* packed = std::get_if<PackedMlp>(&shared.mlp)) {
+        const auto both = kernels::linearFewRows(x, packed->gateUp);
+        out = kernels::linearFewRows(gated(both, s, c), packed->down);
     } else {
-        out = swiglu(x, w.sharedGateUp, w.sharedDown, s);
+        const LoadedMlp& loaded = std::get<LoadedMlp>(shared.mlp);
+        out = swiglu(x, loaded.gateUp, loaded.down, s);
     }
-    return w.sharedGate.defined() ? out * torch::sigmoid(torch::nn::functional::linear(x, w.sharedGate)) : out;
+    return shared.gate.defined() ? out * torch::sigmoid(torch::nn::functional::linear(x, shared.gate)) : out;
 }
 
 // One pass of the CPU path takes at most this many tokens. Its slot outputs are [tokens x k, hidden] floats (268 MB
@@ -122,22 +132,97 @@ void sumSlots(const float* slotRows, const int64_t* positions, int64_t k, float*
 }
 
 // What the checkpoint holds and the config would not use is a different model than the weights: a shared expert
-// the config leaves out (shared_expert_intermediate_size or n_shared_experts 0), or the experts in both the
-// per-expert and the fused layout (one would be read and the other ignored). storedShape is empty for random
-// weights, which hold only what the config asks for.
+// the config leaves out (its key, e.g. shared_expert_intermediate_size or n_shared_experts, at 0, or a family that
+// has none), or the experts in both the per-expert and the fused layout (one would be read and the other ignored).
+// storedShape is empty for random weights, which hold only what the config asks for.
 void refuseUnusedMoeTensors(const Checkpoint& ck, const std::string& p, const MoeConfig& m)
 {
     const std::string where = ck.dir().toStdString() + ": ";
-    if (m.sharedIntermediate == 0)
-        for (const char* shared : {"shared_expert.gate_proj.weight", "shared_experts.gate_proj.weight"})
-            if (!ck.storedShape(p + shared).empty())
-                throw BadInputFile(where + "tensor '" + p + shared + "' is a shared expert, but the config has none (" +
-                                   (m.router == RouterKind::Softmax ? "shared_expert_intermediate_size" : "n_shared_experts") +
-                                   " 0): the config does not describe these weights");
+    const MoeNames& names = m.names;
+    const std::string shared = p + names.sharedExpert + "gate_proj.weight";
+    if (m.sharedIntermediate == 0 && *names.sharedExpert && !ck.storedShape(shared).empty())
+        throw BadInputFile(where + "tensor '" + shared + "' is a shared expert, but the config has none (" +
+                           (*names.sharedKey ? std::string(names.sharedKey) + " 0" : std::string("its family has none")) +
+                           "): the config does not describe these weights");
     if (!ck.storedShape(p + "experts.0.gate_proj.weight").empty() && !ck.storedShape(p + "experts.gate_up_proj").empty())
         throw BadInputFile(where + p +
                            "experts: the checkpoint holds them both per expert (experts.0.gate_proj.weight ...) and fused "
                            "(experts.gate_up_proj); keep one layout");
+}
+
+// One layer's tensors by their names under its prefix, each straight to the device and type.
+struct LayerTensors {
+    const Checkpoint& ck;
+    const std::string& prefix;
+    torch::Device device;
+    torch::Dtype dtype;
+
+    torch::Tensor operator()(const std::string& name, std::vector<int64_t> shape) const
+    {
+        return ck.tensor(prefix + name, shape).to(device, dtype);
+    }
+};
+
+// Each expert's matrices in turn, as the checkpoint holds them, to `keep`: per expert, gate and up joined once (one
+// GEMM for both per expert on its tokens; the peak is one expert's copy); or qwen3_vl_moe's fused tensors, the Hub's
+// [E, hidden, 2I] / [E, I, hidden] (InputMajor) or transformers 5's [E, 2I, hidden] / [E, hidden, I], down_proj's
+// shape saying which (when hidden == I both read the same: the Hub's form), each expert a view of them (the peak is
+// the weights plus one layer's fused tensors).
+void readExperts(const LayerTensors& load, const MoeConfig& m, int64_t h, const std::function<void(LoadedMlp, Orientation)>& keep)
+{
+    const int64_t experts = m.experts, width = m.intermediate;
+    if (load.ck.has(load.prefix + "experts.0.gate_proj.weight")) {
+        for (int64_t e = 0; e < experts; ++e) {
+            const std::string q = "experts." + std::to_string(e) + ".";
+            keep({torch::cat({load(q + "gate_proj.weight", {width, h}), load(q + "up_proj.weight", {width, h})}, 0),
+                  load(q + "down_proj.weight", {h, width})},
+                 Orientation::OutputMajor);
+        }
+        return;
+    }
+    const bool inputMajor = load.ck.storedShape(load.prefix + "experts.down_proj") != std::vector<int64_t>{experts, h, width} || width == h;
+    const torch::Tensor gateUp = load(
+        "experts.gate_up_proj", inputMajor ? std::vector<int64_t>{experts, h, 2 * width} : std::vector<int64_t>{experts, 2 * width, h});
+    const torch::Tensor down =
+        load("experts.down_proj", inputMajor ? std::vector<int64_t>{experts, width, h} : std::vector<int64_t>{experts, h, width});
+    for (int64_t e = 0; e < experts; ++e)
+        keep({gateUp.select(0, e), down.select(0, e)}, inputMajor ? Orientation::InputMajor : Orientation::OutputMajor);
+}
+
+// The experts packed into the few-rows kernel's panels (a copy the size of the expert, made one expert at a time), all
+// of a layer's in one storage of large pages (fewRowsStorage); panels are packed from the output-major view.
+PackedExperts packedExperts(const LayerTensors& load, const MoeConfig& m, int64_t h)
+{
+    const int64_t gateUpFloats = kernels::fewRowsPanelFloats(2 * m.intermediate, h),
+                  downFloats = kernels::fewRowsPanelFloats(h, m.intermediate);
+    const torch::Tensor storage = kernels::fewRowsStorage(m.experts * (gateUpFloats + downFloats));
+    PackedExperts packed;
+    readExperts(load, m, h, [&](LoadedMlp e, Orientation orientation) {
+        if (orientation == Orientation::InputMajor)
+            e = {e.gateUp.t(), e.down.t()};
+        const int64_t at = static_cast<int64_t>(packed.experts.size()) * (gateUpFloats + downFloats);
+        packed.experts.push_back({kernels::packFewRowsWeight(e.gateUp, storage.narrow(0, at, gateUpFloats)),
+                                  kernels::packFewRowsWeight(e.down, storage.narrow(0, at + gateUpFloats, downFloats))});
+    });
+    return packed;
+}
+
+// The shared expert by the family's names, packed too where the experts are (on the CPU it runs beside them, in
+// blocks of rows: moeForward); none where the config has none.
+std::optional<SharedExpert> sharedExpertOf(const LayerTensors& load, const MoeConfig& m, int64_t h, bool packed)
+{
+    if (m.sharedIntermediate == 0)
+        return std::nullopt;
+    const int64_t s = m.sharedIntermediate;
+    const std::string q = m.names.sharedExpert;
+    LoadedMlp mlp{torch::cat({load(q + "gate_proj.weight", {s, h}), load(q + "up_proj.weight", {s, h})}, 0),
+                  load(q + "down_proj.weight", {h, s})};
+    SharedExpert shared{mlp, {}};
+    if (packed)
+        shared.mlp = PackedMlp{kernels::packFewRowsWeight(mlp.gateUp), kernels::packFewRowsWeight(mlp.down)};
+    if (m.sharedExpertGate)
+        shared.gate = load(m.names.sharedGate, {1, h});
+    return shared;
 }
 
 } // namespace
@@ -145,8 +230,8 @@ void refuseUnusedMoeTensors(const Checkpoint& ck, const std::string& p, const Mo
 MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const TextConfig& t, torch::Device device, torch::Dtype dtype)
 {
     const MoeConfig& m = t.moe;
-    const int64_t h = t.hidden, experts = m.experts, width = m.intermediate;
-    auto load = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(p + name, shape).to(device, dtype); };
+    const int64_t h = t.hidden;
+    const LayerTensors load{ck, p, device, dtype};
     refuseUnusedMoeTensors(ck, p, m);
     MoeWeights w;
     // The router's weights are checked as loaded (they are small): an infinity in them saturates the softmax or
@@ -156,74 +241,44 @@ MoeWeights loadMoeWeights(const Checkpoint& ck, const std::string& p, const Text
             throw BadInputFile(ck.dir().toStdString() + ": tensor '" + p + name + "' holds NaN or infinite values");
         return loaded;
     };
-    w.router = finite(load("gate.weight", {experts, h}), "gate.weight");
-    if (m.router == RouterKind::SigmoidGrouped) // the choice is made in float32 (transformers' router casts)
-        w.correctionBias =
-            finite(ck.tensor(p + "gate.e_score_correction_bias", {experts}).to(device, torch::kFloat32), "gate.e_score_correction_bias");
-    // A CPU that runs the few-rows kernel gets each expert packed into its panels (a copy the size of the
-    // expert, made one expert at a time), all of a layer's in one storage of large pages (fewRowsStorage);
-    // elsewhere the matrices are kept as loaded.
-    const bool panels = device.is_cpu() && dtype == torch::kFloat32 && kernels::linearFewRowsAvailable();
-    const int64_t gateUpFloats = kernels::fewRowsPanelFloats(2 * width, h), downFloats = kernels::fewRowsPanelFloats(h, width);
-    const torch::Tensor storage = panels ? kernels::fewRowsStorage(experts * (gateUpFloats + downFloats)) : torch::Tensor();
-    auto keep = [&](const torch::Tensor& gateUp, const torch::Tensor& down) {
-        if (panels) {
-            const int64_t at = static_cast<int64_t>(w.gateUpPanels.size()) * (gateUpFloats + downFloats);
-            w.gateUpPanels.push_back(kernels::packFewRowsWeight(gateUp, storage.narrow(0, at, gateUpFloats)));
-            w.downPanels.push_back(kernels::packFewRowsWeight(down, storage.narrow(0, at + gateUpFloats, downFloats)));
-        } else {
-            w.gateUp.push_back(gateUp);
-            w.down.push_back(down);
-        }
-    };
-    if (ck.has(p + "experts.0.gate_proj.weight")) {
-        for (int64_t e = 0; e < experts; ++e) {
-            const std::string q = "experts." + std::to_string(e) + ".";
-            // Joined once: one GEMM for gate and up per expert on its tokens. The peak is one expert's copy.
-            keep(torch::cat({load(q + "gate_proj.weight", {width, h}), load(q + "up_proj.weight", {width, h})}, 0),
-                 load(q + "down_proj.weight", {h, width}));
-        }
+    w.router = finite(load(m.names.router, {m.experts, h}), m.names.router);
+    if (*m.names.routerScale) {
+        w.routerScale = finite(load(m.names.routerScale, {h}), m.names.routerScale);
+        w.expertScale = finite(ck.tensor(p + m.names.expertScale, {m.experts}).to(device, torch::kFloat32), m.names.expertScale);
+    }
+    if (*m.names.correctionBias) // the choice is made in float32 (transformers' router casts)
+        w.correctionBias = finite(ck.tensor(p + m.names.correctionBias, {m.experts}).to(device, torch::kFloat32), m.names.correctionBias);
+    // A CPU that runs the few-rows kernel gets each expert packed into its panels; elsewhere the matrices are kept
+    // as loaded.
+    const bool packed = device.is_cpu() && dtype == torch::kFloat32 && kernels::linearFewRowsAvailable();
+    if (packed) {
+        w.experts = packedExperts(load, m, h);
     } else {
-        // qwen3_vl_moe: the Hub's [E, hidden, 2I] / [E, I, hidden], or transformers 5's [E, 2I, hidden] /
-        // [E, hidden, I]; down_proj's shape says which (when hidden == I both read the same: the Hub's form).
-        const std::vector<int64_t> hub{experts, width, h};
-        const bool inputMajor = ck.storedShape(p + "experts.down_proj") != std::vector<int64_t>{experts, h, width} || width == h;
-        const torch::Tensor gateUp = load(
-            "experts.gate_up_proj", inputMajor ? std::vector<int64_t>{experts, h, 2 * width} : std::vector<int64_t>{experts, 2 * width, h});
-        const torch::Tensor down = load("experts.down_proj", inputMajor ? hub : std::vector<int64_t>{experts, h, width});
-        // Panels are packed from the output-major view ([2I, hidden]); kept matrices are views of the one tensor.
-        // The peak is the weights plus one layer's fused tensors.
-        w.inputMajor = inputMajor && !panels;
-        for (int64_t e = 0; e < experts; ++e) {
-            const auto gateUpOf = gateUp.select(0, e), downOf = down.select(0, e);
-            if (panels && inputMajor)
-                keep(gateUpOf.t(), downOf.t());
-            else
-                keep(gateUpOf, downOf);
-        }
+        LoadedExperts loaded;
+        readExperts(load, m, h, [&](LoadedMlp e, Orientation orientation) {
+            loaded.experts.push_back(std::move(e));
+            loaded.orientation = orientation;
+        });
+        w.experts = std::move(loaded);
     }
-    if (m.sharedIntermediate > 0) {
-        const int64_t s = m.sharedIntermediate;
-        const std::string q = m.sharedExpertGate ? "shared_expert." : "shared_experts."; // Qwen3.5 : GLM
-        const auto gateUp = torch::cat({load(q + "gate_proj.weight", {s, h}), load(q + "up_proj.weight", {s, h})}, 0);
-        const auto down = load(q + "down_proj.weight", {h, s});
-        if (panels) {
-            // Packed too: on the CPU it runs beside the experts, in blocks of rows (moeForward).
-            w.sharedGateUpPanels = kernels::packFewRowsWeight(gateUp);
-            w.sharedDownPanels = kernels::packFewRowsWeight(down);
-        } else {
-            w.sharedGateUp = gateUp;
-            w.sharedDown = down;
-        }
-        if (m.sharedExpertGate)
-            w.sharedGate = load("shared_expert_gate.weight", {1, h});
-    }
+    w.shared = sharedExpertOf(load, m, h, packed);
     return w;
 }
 
 RouterTrace routeTokens(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& c)
 {
     RouterTrace r;
+    if (c.router == RouterKind::GemmaScaled) {
+        // transformers' Gemma4TextRouter: a weightless RMSNorm in float32 (back to x's dtype), x scale / sqrt(hidden),
+        // proj; softmax in float32, top-k renormalised, times each chosen expert's per_expert_scale. The trace keeps
+        // the logits (proj's output), as the fixtures record them.
+        const auto xf = x.to(torch::kFloat32);
+        const auto normed = (xf * torch::pow(xf.pow(2).mean(-1, true) + c.routerNormEps, -0.5)).to(x.scalar_type());
+        r.scores = torch::nn::functional::linear(normed * w.routerScale * (1.0 / std::sqrt(static_cast<double>(x.size(-1)))), w.router);
+        std::tie(r.weights, r.experts) = torch::softmax(r.scores, -1, torch::kFloat32).topk(c.topK, -1);
+        r.weights = r.weights / r.weights.sum(-1, true) * w.expertScale.index_select(0, r.experts.flatten()).view_as(r.weights);
+        return r;
+    }
     if (c.router == RouterKind::Softmax) {
         // transformers: softmax in float32, the top-k by descending probability, renormalised to sum 1.
         const auto logits = torch::nn::functional::linear(x, w.router);
@@ -263,27 +318,37 @@ std::vector<ExpertRun> expertRuns(const torch::Tensor& slotExperts, int64_t expe
     return runs;
 }
 
-// One expert's SwiGLU activations on x's rows `tokens` (all of them when undefined). Packed experts go through the few-rows kernel, which
-// gathers the rows as it reads them (BLAS's repacking of each expert's megabytes for its 30-odd rows cost as much
-// as the product); the others are at::linear's.
-torch::Tensor activations(const ExpertRun& run, const torch::Tensor& x, const torch::Tensor& tokens, const MoeWeights& w, int64_t width)
+// x times a loaded matrix in its orientation.
+torch::Tensor product(const torch::Tensor& x, const torch::Tensor& w, Orientation orientation)
 {
-    const auto e = static_cast<size_t>(run.expert);
-    torch::Tensor both;
-    if (!w.gateUpPanels.empty()) {
-        both = kernels::linearFewRows(x, w.gateUpPanels[e], tokens);
-    } else {
-        const auto rows = tokens.defined() ? x.index_select(0, tokens) : x;
-        both = w.inputMajor ? rows.mm(w.gateUp[e]) : torch::nn::functional::linear(rows, w.gateUp[e]);
-    }
-    return torch::silu(both.narrow(1, 0, width)) * both.narrow(1, width, width);
+    return orientation == Orientation::InputMajor ? x.mm(w) : torch::nn::functional::linear(x, w);
 }
 
-// An unpacked expert's outputs from its activations.
-torch::Tensor unpackedDown(const ExpertRun& run, const torch::Tensor& act, const MoeWeights& w)
+// One expert's SwiGLU activations on x's rows `tokens` (all of them when undefined). Packed experts go through the
+// few-rows kernel, which gathers the rows as it reads them (BLAS's repacking of each expert's megabytes for its
+// 30-odd rows cost as much as the product); loaded ones are at::linear's (or x @ w, input-major).
+torch::Tensor activations(const ExpertRun& run, const torch::Tensor& x, const torch::Tensor& tokens, const MoeWeights& w, const MoeConfig& c)
 {
-    const auto& down = w.down[static_cast<size_t>(run.expert)];
-    return w.inputMajor ? act.mm(down) : torch::nn::functional::linear(act, down);
+    const auto e = static_cast<size_t>(run.expert);
+    const int64_t width = c.intermediate;
+    torch::Tensor both;
+    if (const auto* packed = std::get_if<PackedExperts>(&w.experts)) {
+        both = kernels::linearFewRows(x, packed->experts[e].gateUp, tokens);
+    } else {
+        const LoadedExperts& loaded = std::get<LoadedExperts>(w.experts);
+        both = product(tokens.defined() ? x.index_select(0, tokens) : x, loaded.experts[e].gateUp, loaded.orientation);
+    }
+    return gated(both, width, c);
+}
+
+// An expert's outputs from its activations (unweighted).
+torch::Tensor expertDown(const ExpertRun& run, const torch::Tensor& act, const MoeWeights& w)
+{
+    const auto e = static_cast<size_t>(run.expert);
+    if (const auto* packed = std::get_if<PackedExperts>(&w.experts))
+        return kernels::linearFewRows(act, packed->experts[e].down);
+    const LoadedExperts& loaded = std::get<LoadedExperts>(w.experts);
+    return product(act, loaded.experts[e].down, loaded.orientation);
 }
 
 // A GPU's way, and the one autograd can follow: every slot's row gathered once, one GEMM pair per expert, all
@@ -297,13 +362,11 @@ torch::Tensor expertsAtOnce(const torch::Tensor& flat, const RouterTrace& r, con
     const auto rows = flat.index_select(0, tokenOf);
     std::vector<torch::Tensor> parts;
     for (const ExpertRun& run : expertRuns(slotExperts, c.experts)) {
-        const auto act = activations(run, rows.narrow(0, run.start, run.rows), {}, w, c.intermediate);
-        const auto down =
-            w.downPanels.empty() ? unpackedDown(run, act, w) : kernels::linearFewRows(act, w.downPanels[static_cast<size_t>(run.expert)]);
-        parts.push_back(down * slotWeights.narrow(0, run.start, run.rows).unsqueeze(1));
+        const auto act = activations(run, rows.narrow(0, run.start, run.rows), {}, w, c);
+        parts.push_back(expertDown(run, act, w) * slotWeights.narrow(0, run.start, run.rows).unsqueeze(1));
     }
     auto out = parts.empty() ? torch::zeros_like(flat) : torch::zeros_like(flat).index_add_(0, tokenOf, torch::cat(parts));
-    return w.sharedGateUp.defined() || w.sharedGateUpPanels.panels.defined() ? out + sharedExpert(flat, w, c) : out;
+    return w.shared ? out + sharedExpert(flat, *w.shared, c) : out;
 }
 
 // A CPU's way for one pass of tokens, written to `out` [tokens, hidden] (float32, rows contiguous). Each expert
@@ -324,25 +387,25 @@ void expertsOnCores(const torch::Tensor& flat, const torch::Tensor& experts, con
     const auto slotWeights = weights.flatten().index_select(0, positions).to(torch::kFloat32).contiguous();
     std::vector<ExpertRun> runs = expertRuns(slotExperts, c.experts);
     std::stable_sort(runs.begin(), runs.end(), [](const ExpertRun& a, const ExpertRun& b) { return a.rows > b.rows; });
-    const bool shared = w.sharedGateUp.defined() || w.sharedGateUpPanels.panels.defined();
+    const bool shared = w.shared.has_value();
     const int64_t sharedItems = shared ? (tokens + kRowsPerItem - 1) / kRowsPerItem : 0;
 
     const auto slotRows = storage.narrow(0, 0, slots * hidden).view({slots, hidden});
     forEachAcrossCores(static_cast<int64_t>(runs.size()) + sharedItems, [&](int64_t item) {
         if (item < static_cast<int64_t>(runs.size())) {
             const ExpertRun& run = runs[static_cast<size_t>(item)];
-            const auto act = activations(run, flat, tokenOf.narrow(0, run.start, run.rows), w, c.intermediate);
+            const auto act = activations(run, flat, tokenOf.narrow(0, run.start, run.rows), w, c);
             const auto into = slotRows.narrow(0, run.start, run.rows);
             const auto weight = slotWeights.narrow(0, run.start, run.rows);
-            if (!w.downPanels.empty())
-                kernels::linearFewRowsInto(act, w.downPanels[static_cast<size_t>(run.expert)], into, weight);
+            if (const auto* packed = std::get_if<PackedExperts>(&w.experts))
+                kernels::linearFewRowsInto(act, packed->experts[static_cast<size_t>(run.expert)].down, into, weight);
             else
-                into.copy_(unpackedDown(run, act, w) * weight.unsqueeze(1));
+                into.copy_(expertDown(run, act, w) * weight.unsqueeze(1));
             return;
         }
         // The shared expert's rows go to `out` itself; the sum adds the slots before them.
         const int64_t first = (item - static_cast<int64_t>(runs.size())) * kRowsPerItem, rows = std::min(kRowsPerItem, tokens - first);
-        out.narrow(0, first, rows).copy_(sharedExpert(flat.narrow(0, first, rows), w, c));
+        out.narrow(0, first, rows).copy_(sharedExpert(flat.narrow(0, first, rows), *w.shared, c));
     });
 
     // Each token's slots, by position: walking the sorted order, a token meets its slots in ascending expert id.
@@ -357,12 +420,12 @@ void expertsOnCores(const torch::Tensor& flat, const torch::Tensor& experts, con
 
 } // namespace
 
-torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& c, RouterTrace* trace)
+torch::Tensor moeForward(const torch::Tensor& x, const MoeWeights& w, const MoeConfig& c, RouterTrace* trace, const torch::Tensor& routeOn)
 {
     const auto lead = x.sizes().slice(0, x.dim() - 1).vec();
     const int64_t hidden = x.size(-1);
     const auto flat = x.reshape({-1, hidden}).contiguous();
-    const RouterTrace r = routeTokens(flat, w, c);
+    const RouterTrace r = routeTokens(routeOn.defined() ? routeOn.reshape({-1, hidden}) : flat, w, c);
     torch::Tensor out;
     if (x.device().is_cpu() && x.scalar_type() == torch::kFloat32 && !(torch::GradMode::is_enabled() && x.requires_grad())) {
         out = torch::empty_like(flat);

@@ -8,7 +8,9 @@
 #include <ATen/core/Tensor.h> // the types alone; sources that compute include <torch/types.h>
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace ropescope::model {
@@ -32,31 +34,53 @@ struct RouterTrace {
 struct MoeWorkspace;
 std::shared_ptr<MoeWorkspace> makeMoeWorkspace();
 
-// A sparse layer's weights. Expert e's SwiGLU: gate and up in one matrix (the first `intermediate` outputs are
-// the gate), then down. Held as the checkpoint stores them, so loading copies nothing it need not:
-//  - per-expert tensors (qwen3_5_moe, glm4v_moe): gate and up joined once per expert at load, [2I, hidden];
-//  - the Hub's fused qwen3_vl_moe tensors, [E, hidden, 2I] and [E, I, hidden] (`inputMajor`: x @ w), or
-//    transformers 5's in-memory form of them, [E, 2I, hidden] and [E, hidden, I] (x @ w^T), told apart by
-//    down_proj's shape. Each expert's matrix is then a view of the one tensor.
-// On a CPU that runs the few-rows kernel, in float32, each expert's two matrices are instead packed at load into
-// the kernel's panels (`gateUpPanels`, `downPanels`; `gateUp` and `down` stay empty), from either layout, and so
-// is the shared expert (`sharedGateUpPanels`, `sharedDownPanels`; `sharedGateUp` and `sharedDown` stay undefined).
+// One SwiGLU: gate and up in one matrix (the first `width` outputs are the gate), then down.
+// As loaded: OutputMajor is nn.Linear's [2I, hidden] and [hidden, I] (y = x w^T); InputMajor is the Hub's fused
+// qwen3_vl_moe form, [hidden, 2I] and [I, hidden] (y = x w), views of the one fused tensor.
+enum class Orientation { OutputMajor, InputMajor };
+struct LoadedMlp {
+    at::Tensor gateUp, down;
+};
+// Packed into the few-rows kernel's panels (a CPU that runs it, float32), from either orientation.
+struct PackedMlp {
+    kernels::FewRowsWeight gateUp, down;
+};
+
+// A layer's routed experts in one of two states, chosen once at load for all of them:
+struct LoadedExperts { // as the checkpoint holds them (per-expert tensors joined once at load, or the fused tensors' views)
+    std::vector<LoadedMlp> experts;
+    Orientation orientation = Orientation::OutputMajor;
+};
+struct PackedExperts { // each expert packed at load, all of a layer's in one storage of large pages
+    std::vector<PackedMlp> experts;
+};
+
+// The shared expert (Qwen3.5, GLM-4.5V), loaded or packed as the experts are, and its gate where it has one.
+struct SharedExpert {
+    std::variant<LoadedMlp, PackedMlp> mlp;
+    at::Tensor gate; // [1, hidden], Qwen3.5: the output times sigmoid(x . gate); undefined: ungated (GLM)
+};
+
+// A sparse layer's weights, held as the checkpoint stores them where they can run so: loading copies nothing it
+// need not (the per-expert form of qwen3_5_moe and glm4v_moe; the Hub's fused qwen3_vl_moe tensors [E, hidden, 2I]
+// and [E, I, hidden], or transformers 5's in-memory form of them, [E, 2I, hidden] and [E, hidden, I], told apart by
+// down_proj's shape). On a CPU that runs the few-rows kernel, in float32, every expert and the shared expert are
+// packed instead.
 struct MoeWeights {
     at::Tensor router;         // [E, hidden]
-    at::Tensor correctionBias; // [E], GLM: added to the scores that choose, never to the weights
-    std::vector<at::Tensor> gateUp, down;
-    bool inputMajor = false;
-    std::vector<kernels::FewRowsWeight> gateUpPanels, downPanels;
-    at::Tensor sharedGateUp, sharedDown; // [2S, hidden], [hidden, S]; undefined without a shared expert
-    kernels::FewRowsWeight sharedGateUpPanels, sharedDownPanels;
-    at::Tensor sharedGate;                   // [1, hidden], Qwen3.5
+    at::Tensor correctionBias; // [E], GLM: added to the scores that choose, never to the weights; undefined: none
+    at::Tensor routerScale, expertScale; // Gemma 4: [hidden] on the router's normed input, [E] on the chosen weights
+    std::variant<LoadedExperts, PackedExperts> experts;
+    std::optional<SharedExpert> shared;      // none: a mixture without a shared expert (Qwen3-VL-MoE, or a config's 0)
     std::shared_ptr<MoeWorkspace> workspace; // the model's (LanguageModel shares one); none: each forward its own
 
     bool defined() const { return router.defined(); }
+    bool packed() const { return std::holds_alternative<PackedExperts>(experts); }
 };
 
-// Reads layer `prefix` ("model.layers.{i}.mlp.") of a MoE checkpoint, each tensor straight to `device` and
-// `dtype` (one float32 tensor at a time on the host). Missing tensors or wrong shapes: BadInputFile naming them.
+// Reads layer `prefix` ("model.layers.{i}.mlp.") of a MoE checkpoint by the family's names (MoeConfig::names),
+// each tensor straight to `device` and `dtype` (one float32 tensor at a time on the host). Missing tensors or wrong
+// shapes: BadInputFile naming them.
 MoeWeights loadMoeWeights(const Checkpoint& checkpoint, const std::string& prefix, const TextConfig& text, c10::Device device,
                           c10::ScalarType dtype);
 
@@ -68,6 +92,9 @@ RouterTrace routeTokens(const at::Tensor& x, const MoeWeights& w, const MoeConfi
 // tensor. On a CPU in float32 (with no graph to record) the experts and the shared expert's row blocks run across
 // the cores, and the experts' sums are taken in a fixed order, whichever core ran which. With `trace`, the router's choice (shaped
 // like x's leading dims).
-at::Tensor moeForward(const at::Tensor& x, const MoeWeights& w, const MoeConfig& config, RouterTrace* trace = nullptr);
+// `routeOn` (same shape as x), when given, is what the router reads instead of x (Gemma 4 routes on the residual
+// stream and runs the experts on its own norm of it).
+at::Tensor moeForward(const at::Tensor& x, const MoeWeights& w, const MoeConfig& config, RouterTrace* trace = nullptr,
+                      const at::Tensor& routeOn = {});
 
 } // namespace ropescope::model

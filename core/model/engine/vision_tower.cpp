@@ -43,14 +43,21 @@ std::vector<int64_t> toVector(const torch::Tensor& t)
 
 VisionTower::VisionTower(const Checkpoint& ck, torch::Device device, torch::Dtype dtype)
     : cfg_(ck.config().vision), arch_(ck.config().architecture), qwen25_(arch_ == Architecture::Qwen25VL),
-      glm_(arch_ == Architecture::GlmV), siglip_(arch_ == Architecture::PaddleOcrVl), device_(device)
+      glm_(arch_ == Architecture::GlmV), siglip_(arch_ == Architecture::PaddleOcrVl), gemma4_(arch_ == Architecture::Gemma4),
+      gemma3_(arch_ == Architecture::Gemma3), device_(device)
 {
     if (siglip_) {
         loadSiglip(ck, dtype);
         return;
     }
-    if (isGemma(arch_)) // the Gemma towers are their own (vision_tower_gemma*.cpp)
+    if (gemma4_) { // the Gemma towers are their own (vision_tower_gemma*.cpp)
+        loadGemma4(ck, dtype);
         return;
+    }
+    if (gemma3_) {
+        loadGemma3(ck, dtype);
+        return;
+    }
     const bool qwen3 = hasQwen3Vision(arch_);
     const int64_t w = cfg_.width;
     auto t = [&](const std::string& name, std::vector<int64_t> shape) { return ck.tensor(name, shape).to(device, dtype); };
@@ -143,8 +150,8 @@ std::vector<VisionTower::BlockTensor> VisionTower::blockTensors() const
 
 std::vector<VisionTower::NamedWeight> VisionTower::weights()
 {
-    if (siglip_) // its q, k and v are fused at load, so they have no checkpoint names to save under
-        throw ModelError("PaddleOCR-VL's vision tower cannot be trained or saved by RopeScope");
+    if (siglip_ || gemma4_ || gemma3_) // q, k and v fused at load (Gemma 4: a tower of its own): no names to save under
+        throw ModelError(std::string(architectureName(arch_)) + "'s vision tower cannot be trained or saved by RopeScope");
     const int64_t w = cfg_.width;
     std::vector<NamedWeight> out{{kPatchWeight, &patchW_, {w, cfg_.inChannels, cfg_.temporalPatch, cfg_.patchSize, cfg_.patchSize}}};
     auto add = [&](const std::string& name, torch::Tensor& t) {
@@ -177,7 +184,7 @@ std::vector<VisionTower::NamedWeight> VisionTower::weights()
 torch::Tensor VisionTower::norm(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b) const
 {
     if (!qwen25_ && !glm_)
-        return torch::layer_norm(x, {x.size(-1)}, w, b, siglip_ ? cfg_.normEps : 1e-6);
+        return torch::layer_norm(x, {x.size(-1)}, w, b, siglip_ || gemma3_ ? cfg_.normEps : 1e-6);
     const auto xf = x.to(torch::kFloat32); // RMSNorm: Qwen2.5-VL's eps 1e-6, GLM-V's from its config
     return w * (xf * torch::rsqrt(xf.pow(2).mean(-1, true) + (glm_ ? cfg_.normEps : 1e-6))).to(x.scalar_type());
 }
@@ -215,9 +222,15 @@ torch::Tensor VisionTower::attend(const Block& b, const torch::Tensor& x, const 
 {
     const int64_t n = x.size(0), heads = cfg_.heads;
     const auto qkv = dense(x, b.qkvW, b.qkvB).reshape({n, 3, heads, -1}).permute({1, 2, 0, 3}); // [3, H, N, d]
-    const auto q = kernels::applyRotary(qkv[0], cos, sin);
-    const auto k = kernels::applyRotary(qkv[1], cos, sin);
-    const auto v = qkv[2];
+    const auto q = cos.defined() ? kernels::applyRotary(qkv[0], cos, sin) : qkv[0];
+    const auto k = cos.defined() ? kernels::applyRotary(qkv[1], cos, sin) : qkv[1];
+    return dense(attendGroups(q, k, qkv[2], groups), b.projW, b.projB);
+}
+
+torch::Tensor VisionTower::attendGroups(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                                        const std::vector<BlockGroup>& groups) const
+{
+    const int64_t heads = q.size(0), n = q.size(1);
     torch::Tensor context;
     for (const BlockGroup& g : groups) {
         // [H, N, d] -> the group's blocks as a batch of heads [count * H, length, d], block-major.
@@ -234,7 +247,16 @@ torch::Tensor VisionTower::attend(const Block& b, const torch::Tensor& x, const 
         else
             context = (context.defined() ? context : torch::zeros({n, ctx.size(1)}, ctx.options())).index_copy(0, g.tokens, ctx);
     }
-    return dense(context, b.projW, b.projB);
+    return context;
+}
+
+std::vector<int64_t> VisionTower::frameBoundaries(const std::vector<int64_t>& grids)
+{
+    std::vector<int64_t> out{0};
+    for (size_t i = 0; i + 2 < grids.size(); i += 3)
+        for (int64_t f = 0; f < grids[i]; ++f)
+            out.push_back(out.back() + grids[i + 1] * grids[i + 2]);
+    return out;
 }
 
 torch::Tensor VisionTower::patchCoordinates(const std::vector<int64_t>& grids) const
@@ -332,13 +354,19 @@ void VisionTower::windowIndex(const torch::Tensor& gridThw, torch::Tensor& index
 
 VisionFeatures VisionTower::forward(const torch::Tensor& given, const torch::Tensor& gridThw, VisionTrace* trace) const
 {
-    if (isGemma(arch_))
-        throw ModelError(std::string(architectureName(arch_)) + ": RopeScope does not run this vision tower yet; give a prompt of text");
     // PaddleOCR-VL's processor hands patches as [N, C, P, P]: the same values, flattened.
-    const auto pixels = given.dim() == 4 && given.size(1) * given.size(2) * given.size(3) == cfg_.patchDim() ? given.flatten(1) : given;
+    const auto pixels =
+        given.dim() == 4 && given.size(1) * given.size(2) * given.size(3) == cfg_.patchDim() && !isGemma(arch_) ? given.flatten(1) : given;
     if (pixels.dim() != 2 || pixels.size(1) != cfg_.patchDim())
-        throw ModelError("pixel_values: expected [N, " + std::to_string(cfg_.patchDim()) + "] patches");
+        throw ModelError("pixel_values: expected [N, " + std::to_string(cfg_.patchDim()) + "] patches" +
+                         (isGemma(arch_) ? " (Gemma: each image's valid patches, in raster order)" : ""));
+    if (isGemma(arch_) && (gridThw.dim() != 2 || gridThw.size(1) != 3 || gridThw.size(0) < 1))
+        throw ModelError("image_grid_thw: expected [images, 3]");
     const auto grids = toVector(gridThw);
+    if (gemma4_)
+        return forwardGemma4(pixels, grids, trace);
+    if (gemma3_)
+        return forwardGemma3(pixels, grids, trace);
     int64_t patches = 0;
     std::vector<int64_t> imageBoundaries{0};
     for (size_t i = 0; i + 2 < grids.size(); i += 3) {

@@ -21,6 +21,13 @@ struct VisionTrace {
     // PaddleOCR-VL: the projector's pre-norm and its 2x2 raster merge (also positionEmbeds, embeddings,
     // postLayernorm above).
     at::Tensor projectorPreNorm, projectorMerged;
+    // Gemma 4 (valid patches only, input row order): the 2-D rotary tables [N, head_dim] (x half, then y half);
+    // also embeddings (projection + position table) and blockOutputs above.
+    at::Tensor rotaryCos, rotarySin;
+    // Gemma: the pooled soft tokens [tokens, width] (Gemma 4: the 3x3 pooler x sqrt(width), before
+    // standardize; Gemma 3: the AvgPool, raster order) and the soft tokens the projection takes (Gemma 4:
+    // standardised; Gemma 3: after mm_soft_emb_norm). Gemma 3 also fills embeddings, blockOutputs, postLayernorm.
+    at::Tensor pooled, softTokens;
 };
 
 // What the vision tower hands the decoder: one embedding per merged token [M, hidden], and for Qwen3-VL
@@ -35,8 +42,11 @@ struct VisionFeatures {
 // (LayerNorm, gelu-tanh MLP, a biased patch projection plus a learned position table resampled to each
 // image, DeepStack mergers), GLM-V (RMSNorms, a learned position table resampled bicubically, a 2x2
 // Conv2d downsample and a gated merger) and PaddleOCR-VL's SigLIP-NaViT (patches in raster order, a table
-// resized bilinearly, a projector that merges 2x2 patches), all with the 2-D (h, w) vision rotary. Input: patch-flattened pixels
-// [N, C*T*P*P] in the processor's row order and the (t, h, w) patch grid of each image.
+// resized bilinearly, a projector that merges 2x2 patches), all with the 2-D (h, w) vision rotary; Gemma 4's tower
+// (vision_tower_gemma4.cpp: an (x, y) position table, the 2-D rotary on x and y halves of each head, a 3x3
+// pooler, embed_vision) and Gemma 3's SigLIP with its pooling projector (vision_tower_gemma3.cpp). Input:
+// patch-flattened pixels [N, C*T*P*P] in the processor's row order and the (t, h, w) patch grid of each image
+// (Gemma: valid patches only, raster order, each frame of a video its own image; docs/ENGINE.md).
 class VisionTower {
 public:
     VisionTower(const Checkpoint& checkpoint, c10::Device device, c10::ScalarType dtype = c10::kFloat);
@@ -120,10 +130,40 @@ private:
         bool wholeSequence = false; // the group is every token, in order: no gather or scatter needed
     };
     std::vector<BlockGroup> groupBlocks(const std::vector<int64_t>& boundaries, int64_t tokens) const;
+    // cos / sin undefined: no rotary (Gemma 3's SigLIP).
     at::Tensor attend(const Block& b, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                       const std::vector<BlockGroup>& groups) const;
+    // q, k, v [H, N, d] attended within each group's blocks: the context [N, H * d].
+    at::Tensor attendGroups(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const std::vector<BlockGroup>& groups) const;
+    // Per image or frame (t, h, w): its boundaries in patch rows, {0, h*w, ...}.
+    static std::vector<int64_t> frameBoundaries(const std::vector<int64_t>& grids);
     at::Tensor rotaryFreqs(const at::Tensor& gridThw) const;
     void windowIndex(const at::Tensor& gridThw, at::Tensor& index, std::vector<int64_t>& boundaries) const;
+
+    // Gemma 4 (vision_tower_gemma4.cpp). A ClippableLinear: without use_clipped_linears its bounds are undefined.
+    struct ClippedLinear {
+        at::Tensor w, inMin, inMax, outMin, outMax;
+    };
+    struct Gemma4Block {
+        ClippedLinear q, k, v, o, gate, up, down;
+        at::Tensor qNorm, kNorm, inputNorm, postAttentionNorm, preFeedforwardNorm, postFeedforwardNorm;
+    };
+    struct Gemma4Tower {
+        at::Tensor positionTable; // [2, side, width]: x rows, then y rows
+        std::vector<Gemma4Block> blocks;
+        at::Tensor stdBias, stdScale, embedProjection; // standardize (optional); embed_vision [text hidden, width]
+    };
+    void loadGemma4(const Checkpoint& ck, c10::ScalarType dtype);
+    at::Tensor clipped(const ClippedLinear& l, const at::Tensor& x) const;
+    at::Tensor gemma4Attention(const Gemma4Block& b, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                               const std::vector<BlockGroup>& groups) const;
+    VisionFeatures forwardGemma4(const at::Tensor& pixels, const std::vector<int64_t>& grids, VisionTrace* trace) const;
+    // Gemma 3 (vision_tower_gemma3.cpp): SigLIP blocks in blocks_ (q, k, v fused), then the projector.
+    struct Gemma3Head {
+        at::Tensor postNormW, postNormB, softEmbNormW, projection; // projection [width, text hidden], used as x @ W
+    };
+    void loadGemma3(const Checkpoint& ck, c10::ScalarType dtype);
+    VisionFeatures forwardGemma3(const at::Tensor& pixels, const std::vector<int64_t>& grids, VisionTrace* trace) const;
 
     VisionConfig cfg_;
     Architecture arch_;
@@ -132,6 +172,9 @@ private:
     GlmHead glmHead_;
     bool siglip_ = false; // PaddleOCR-VL
     SiglipHead siglipHead_;
+    bool gemma4_ = false, gemma3_ = false;
+    Gemma4Tower gemma4Tower_;
+    Gemma3Head gemma3Head_;
     c10::Device device_;
     at::Tensor patchW_, patchB_; // [width, C*T*P*P], [width] (Qwen3-VL)
     at::Tensor positionTable_;   // Qwen3-VL: [side*side, width]

@@ -376,11 +376,13 @@ Vlm::PreparedPrompt Vlm::preparePrompt(const ForwardRequest& req, ForwardResult&
     p.tables = layerTables(r.layout, req.scheme, req.age);
     r.layerTables = p.tables.perLayer();
     r.positionsMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    p.embeds = language_.embed(ids);
     // Images and videos go through the same vision tower; their embeddings replace their pad tokens.
     // DeepStack features of both are joined in token order, as transformers' visual_pos_masks.
     const auto imageMask = padIds == config().imageToken, videoMask = padIds == config().videoToken;
     const auto visualMask = imageMask | videoMask;
+    // Gemma embeds its soft-token slots as the pad id (0) before they are overwritten: its image token may lie past
+    // the vocabulary (Gemma 3's 262144).
+    p.embeds = language_.embed(isGemma(config().architecture) ? ids.masked_fill(visualMask, 0) : ids);
     p.deepstack.positions = visualMask.nonzero().flatten().to(device_);
     const int64_t visual = p.deepstack.positions.size(0);
     r.imageEmbeds = scatterVision({imageMask, req.pixelValues, req.imageGridThw, "image", "pixel_values"}, p.embeds, visualMask, visual, r,

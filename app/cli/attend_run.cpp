@@ -507,7 +507,7 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     QStringList caption{"Q: " + o.question + "   A: " + out.answer,
                         QString("map of the question tokens, layer %1%2, %3, scheme %4")
                             .arg(heatLayer)
-                            .arg(cfg.text.slidingLayers.empty() ? QString() : " (" + kind + ")", headWords(out.head), s["scheme"].toString())};
+                            .arg(cfg.text.slidingLayers.empty() ? QString() : ", " + kind, headWords(out.head), s["scheme"].toString())};
     if (const QString legend = views::hiddenCellsLegend(hidden, heatLayer, kind, "question token"); !legend.isEmpty())
         caption << legend;
     out.heatmapFigure = views::captionedHeatmap(out.heatmap, o.heat, caption);

@@ -7,7 +7,10 @@
 
 // moc reads none of these (it defines Q_MOC_RUN): the test class needs nothing from them.
 #ifndef Q_MOC_RUN
+#include "core/model/analysis/attention_request.h"
 #include "core/model/analysis/layer_masks.h"
+#include "core/model/engine/preprocess_config.h"
+#include "core/model/engine/vlm.h"
 #include "core/model/engine/model_config.h"
 #include "core/model/engine/safetensors.h"
 #include "core/model/engine/tensor_io.h"
@@ -15,6 +18,13 @@
 #include "tests/support/test_paths.h"
 
 #include <torch/types.h>
+
+#include <QColor>
+#include <QFile>
+#include <QImage>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #endif
 
 using namespace ropescope::model;
@@ -55,6 +65,26 @@ int expectedCode(const std::vector<int64_t>& ids, int64_t q, int64_t k, int wind
     if (k <= q)
         return inWindow ? 0 : 2;
     return sameBlock ? 1 : 3;
+}
+
+QImage gradient(int width, int height)
+{
+    QImage image(width, height, QImage::Format_RGB888);
+    for (int y = 0; y < height; ++y)
+        for (int x = 0; x < width; ++x)
+            image.setPixelColor(x, y, QColor(x * 255 / width, y * 255 / height, (x * y) % 256));
+    return image;
+}
+
+// The message of what `f` throws as E, or "" when it throws nothing.
+template <class E, class F> QString thrown(F f)
+{
+    try {
+        f();
+    } catch (const E& e) {
+        return QString::fromStdString(e.what());
+    }
+    return {};
 }
 
 } // namespace
@@ -114,7 +144,8 @@ private Q_SLOTS:
         QCOMPARE(t4.tokenText(g4.videoToken).value_or(""), std::string("<|video|>"));
         QCOMPARE(t4.tokenText(g4.audioToken).value_or(""), std::string("<|audio|>"));
         QCOMPARE(t4.tokenText(g4.eos).value_or(""), std::string("<eos>"));
-        QVERIFY(!t4.tokenText(240).has_value()); // a gap in the ids
+        QVERIFY(!t4.tokenText(300).has_value()); // past the vocabulary
+        QCOMPARE(t4.tokenText(240).value_or(""), std::string("w240")); // a word at every id a random model may answer with
         const ModelConfig g3 = loadModelConfig(fixtureDir("gemma3-tiny") + "/config.json");
         const Tokenizer t3 = tinyTokenizer("gemma3");
         QCOMPARE(t3.tokenText(g3.imageToken).value_or(""), std::string("<image_soft_token>"));
@@ -199,6 +230,91 @@ private Q_SLOTS:
         QCOMPARE(maskCounts(inBlock[11]), (std::vector<int64_t>{8, 0, 4, 0}));
         // On the full layer, causal only (Gemma 4 opens blocks on sliding layers): the later block tokens are hidden.
         QCOMPARE(maskCounts(keyMasks(cfg, 2, ids, image, image)[0]), (std::vector<int64_t>{1, 0, 0, 11}));
+    }
+
+    // The tiny Gemma 4 through prepareAttention: its processor's soft tokens (90 x 60 px at 70 soft tokens: 120 x 72 px,
+    // 30 x 18 patches, 10 x 6 pooled), the prompt's ids token by token, the question after the image's end marker.
+    void gemma4RequestHasTheProcessorsPrompt()
+    {
+        const Vlm vlm(fixtureDir("gemma4-tiny"));
+        const Tokenizer tokenizer = tinyTokenizer("gemma4");
+        const PreprocessOptions options = loadPreprocessOptions(fixtureDir("gemma4-tiny"), vlm.config());
+        const AttentionRequest a = prepareAttention(vlm, tokenizer, {gradient(90, 60)}, "what colour is the circle", options);
+        QCOMPARE(a.images.size(), size_t(1));
+        QCOMPARE(a.image().rows, 6);
+        QCOMPARE(a.image().cols, 10);
+        std::vector<int64_t> expected{2, 105, *tokenizer.tokenId("user"), 107, 248};
+        expected.insert(expected.end(), 60, 250);
+        expected.push_back(252);
+        for (const char* word : {"what", "colour", "is", "the", "circle"})
+            expected.push_back(*tokenizer.tokenId(word));
+        expected.insert(expected.end(), {106, 107, 105, *tokenizer.tokenId("model"), 107});
+        QCOMPARE(a.ids, expected);
+        QCOMPARE(a.imageTokens.front(), int64_t(5));
+        QCOMPARE(a.imageTokens.size(), size_t(60));
+        QCOMPARE(a.queryTokens.front(), int64_t(66)); // after <image|> at 65
+        QCOMPARE(a.queryTokens.size(), size_t(10));
+        QVERIFY(a.chat);
+        QCOMPARE(a.forward.imageGridThw[0][1].item<int64_t>(), int64_t(18));
+        QCOMPARE(a.forward.imageGridThw[0][2].item<int64_t>(), int64_t(30));
+    }
+
+    // Gemma 3: 256 -> the fixture's 9 soft tokens; "\n\n" around the image as Gemma3Processor writes it.
+    void gemma3RequestHasTheProcessorsPrompt()
+    {
+        const Vlm vlm(fixtureDir("gemma3-tiny"));
+        const Tokenizer tokenizer = tinyTokenizer("gemma3");
+        const PreprocessOptions options = loadPreprocessOptions(fixtureDir("gemma3-tiny"), vlm.config());
+        const AttentionRequest a = prepareAttention(vlm, tokenizer, {gradient(90, 60), gradient(30, 40)}, "what is this", options);
+        QCOMPARE(a.images.size(), size_t(2));
+        QCOMPARE(a.image().rows, 3);
+        QCOMPARE(a.image().cols, 3);
+        std::vector<int64_t> expected{2, 105, *tokenizer.tokenId("user"), 109, 248};
+        expected.insert(expected.end(), 9, 250);
+        expected.insert(expected.end(), {249, 110, 248}); // "\n\n" after the first image and "\n\n" before the second: one token
+        expected.insert(expected.end(), 9, 250);
+        expected.insert(expected.end(), {249, 108, *tokenizer.tokenId("what"), *tokenizer.tokenId("is"), *tokenizer.tokenId("this"), 106,
+                                         107, 105, *tokenizer.tokenId("model"), 107});
+        QCOMPARE(a.ids, expected);
+        QCOMPARE(a.imageTokens.size(), size_t(18));
+        QCOMPARE(a.images[1].first, 9);
+    }
+
+    // Gemma 4's video: each frame its own block after its time; Gemma 3's video, a question's audio or image marker,
+    // and a tokenizer that lacks the config's image id are refused in one line.
+    void gemmaRefusals()
+    {
+        const Vlm g4(fixtureDir("gemma4-tiny")), g3(fixtureDir("gemma3-tiny"));
+        const Tokenizer t4 = tinyTokenizer("gemma4"), t3 = tinyTokenizer("gemma3");
+        const PreprocessOptions o4 = loadPreprocessOptions(fixtureDir("gemma4-tiny"), g4.config());
+        const PreprocessOptions o3 = loadPreprocessOptions(fixtureDir("gemma3-tiny"), g3.config());
+        const std::vector<QImage> frames{gradient(48, 36), gradient(48, 36), gradient(48, 36)};
+        const AttentionRequest v = prepareVideoAttention(g4, t4, frames, "what is this", o4);
+        QVERIFY(v.video);
+        QCOMPARE(v.images.size(), size_t(3));
+        const int perFrame = v.images.front().cells();
+        QCOMPARE(v.imageTokens.size(), size_t(3 * perFrame));
+        QCOMPARE(std::count(v.ids.begin(), v.ids.end(), int64_t(248)), std::ptrdiff_t(3)); // a boi and an eoi a frame
+        QCOMPARE(std::count(v.ids.begin(), v.ids.end(), int64_t(252)), std::ptrdiff_t(3));
+        QCOMPARE(std::count(v.ids.begin(), v.ids.end(), int64_t(254)), std::ptrdiff_t(3 * perFrame));
+        const QString video = thrown<BadRequest>([&] { prepareVideoAttention(g3, t3, frames, "what is this", o3); });
+        QVERIFY2(video.startsWith("video: Gemma 3 has no video path") && !video.contains('\n'), qPrintable(video));
+        const QString audio = thrown<BadRequest>([&] { prepareAttention(g4, t4, {gradient(48, 36)}, "what is <|audio|> this", o4); });
+        QVERIFY2(audio.contains("the audio token <|audio|>") && audio.contains("no audio tower") && !audio.contains('\n'), qPrintable(audio));
+        const QString boi = thrown<BadRequest>([&] { prepareAttention(g4, t4, {gradient(48, 36)}, "what <|image> is this", o4); });
+        QVERIFY2(boi.contains("the special token <|image>"), qPrintable(boi));
+        // A tokenizer without the config's eoi id (252): named with the key.
+        QFile file(QString(ROPESCOPE_TEST_DATA) + "/attend/gemma4_tokenizer.json");
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        QJsonObject json = QJsonDocument::fromJson(file.readAll()).object();
+        QJsonArray added;
+        for (const QJsonValue& token : json["added_tokens"].toArray())
+            if (token.toObject()["id"].toInt() != 252)
+                added.append(token);
+        json["added_tokens"] = added;
+        const Tokenizer lacking = Tokenizer::fromJson(QJsonDocument(json).toJson(), "tokenizer.json");
+        const QString missing = thrown<BadInputFile>([&] { prepareAttention(g4, lacking, {gradient(48, 36)}, "what is this", o4); });
+        QVERIFY2(missing.contains("no token has the config's eoi_token_id 252") && !missing.contains('\n'), qPrintable(missing));
     }
 
     // A family without layer kinds: every layer "full", no note, nothing hidden from the text after an image.

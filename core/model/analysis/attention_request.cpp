@@ -134,14 +134,11 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
                          std::to_string(images.size()));
     // The images' token count follows from their sizes alone: check it before any pixel is resampled, so a
     // large --max-pixels or several large images are refused before they take memory.
+    // The processor's own size (Qwen's smart_resize, Gemma 4's soft-token budget, Gemma 3's square), in merged tokens.
     int64_t imageTokens = 0;
     const int64_t factor = static_cast<int64_t>(cfg.vision.patchSize) * cfg.vision.mergeSize;
     for (const QImage& image : images) {
-        if (isGemma(cfg.architecture)) { // Gemma 3: exactly mm_tokens_per_image; Gemma 4: at most its soft-token budget
-            imageTokens += cfg.vision.tokensPerImage;
-            continue;
-        }
-        const auto [h, w] = smartResize(image.height(), image.width(), factor, preprocess.minPixels, preprocess.maxPixels);
+        const auto [h, w] = processedSize(image.height(), image.width(), cfg.vision, preprocess);
         imageTokens += (h / factor) * (w / factor);
     }
     refuseOversizedPrompt(imageTokens, cfg.text.heads);
@@ -150,9 +147,9 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
     std::vector<torch::Tensor> pixels, grids;
     for (const QImage& image : images) {
         const ProcessedImage processed = preprocessImage(image, cfg.vision, preprocess);
-        PromptImage p;
-        p.rows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
-        p.cols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
+        PromptImage p; // Gemma 4: 3x3 pooled patches a token; Gemma 3: its average pooling's grid
+        p.rows = static_cast<int>(processed.grid[0][1].item<int64_t>() / processed.mergeSize);
+        p.cols = static_cast<int>(processed.grid[0][2].item<int64_t>() / processed.mergeSize);
         p.first = a.images.empty() ? 0 : a.images.back().first + a.images.back().cells();
         p.resized = image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
         a.images.push_back(p);
@@ -202,7 +199,7 @@ AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenize
     if (frames.empty() || frames.size() > static_cast<size_t>(kMaxVideoFrames))
         throw BadRequest("video: a prompt takes 1 to " + std::to_string(kMaxVideoFrames) + " frames, got " + std::to_string(frames.size()));
     const int64_t factor = static_cast<int64_t>(cfg.vision.patchSize) * cfg.vision.mergeSize;
-    const auto [h, w] = smartResize(frames.front().height(), frames.front().width(), factor, preprocess.minPixels, preprocess.maxPixels);
+    const auto [h, w] = processedSize(frames.front().height(), frames.front().width(), cfg.vision, preprocess, /*video=*/true);
     const int64_t patches = (static_cast<int64_t>(frames.size()) + cfg.vision.temporalPatch - 1) / cfg.vision.temporalPatch;
     refuseOversizedPrompt(patches * (h / factor) * (w / factor), cfg.text.heads);
     const ProcessedImage processed = preprocessVideo(frames, cfg.vision, preprocess);

@@ -67,7 +67,7 @@ QString layerKindsStatus(const model::ModelConfig& config, const model::Attentio
             continue;
         const geometry::PositionTable& table = r.result.layerTables[static_cast<size_t>(layer)];
         if (const std::string note = model::rotaryCoverageNote(table.rotary, table.allocation); !note.empty())
-            status += "\nfull layers " + QString::fromStdString(note);
+            status += "\nfull layers: " + QString::fromStdString(note);
         break;
     }
     return status;

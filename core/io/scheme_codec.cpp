@@ -150,6 +150,10 @@ void writeSchemeParams(QJsonObject& o, const SchemeParams& p)
         o["partial_rotary"] = p.rotary.partial;
     if (p.rotary.pairing != own.pairing)
         o["pairing"] = rotaryPairingName(p.rotary.pairing);
+    if (p.rotary.proportional) // Gemma 4's full layers
+        o["proportional"] = true;
+    if (p.rotary.linearFactor != 1.0) // Gemma 3's full layers
+        o["linear_factor"] = p.rotary.linearFactor;
     o["kv_heads"] = p.rotary.heads;
     if (p.allocationKind)
         o["allocation"] = allocationKindName(*p.allocationKind);
@@ -192,6 +196,11 @@ SchemeParams readSchemeParams(const JsonFields& f, SchemeParams p)
     p.rotary.partial = f.number("partial_rotary", own.partial);
     p.rotary.pairing = named(f, "pairing", own.pairing, rotaryPairingName, rotaryPairingFromName, "half or adjacent");
     p.rotary.heads = f.integer("kv_heads", p.rotary.heads);
+    // Written only where set (Gemma's full layers): missing is off / 1 when the file names its scheme, else as it was.
+    p.rotary.proportional = f.boolean("proportional", f.has("scheme") ? false : p.rotary.proportional);
+    p.rotary.linearFactor = f.number("linear_factor", f.has("scheme") ? 1.0 : p.rotary.linearFactor);
+    if (!(p.rotary.linearFactor > 0) || !std::isfinite(p.rotary.linearFactor))
+        f.bad("linear_factor", "must be a positive number");
     if (f.has("allocation")) {
         const std::string a = f.text("allocation", "");
         if (a == "default")

@@ -624,6 +624,42 @@ private Q_SLOTS:
             w.grab().save(shots + "/attention_glm.png");
     }
 
+    // A Gemma 4 folder (the tiny fixture, its word tokenizer) runs in the Attention tab under its own scheme (hard) and the
+    // explorer's: the status names the layer kinds and the full layers' rotary; under the map a line names the shown
+    // layer's kind and what the mask hid, hatched on the map (the last layer is full: nothing; a sliding one: most of the
+    // image, the map changed by the hatching alone where attention is 0); Layers x heads labels its rows.
+    void attentionTabRunsGemma4()
+    {
+        QTemporaryDir dir, model;
+        QVERIFY(ropescope::test::makeModelFolder("gemma4-tiny", model.path()));
+        MainWindow w(dir.path());
+        QSignalSpy finished(w.attention(), &ropescope::gui::AttentionPanel::runFinished);
+        QVERIFY2(openedInAttentionTab(w, finished, model.path()), qPrintable(w.attention()->status()));
+        const QString status = w.attention()->status();
+        QVERIFY2(status.section('\n', 1).startsWith("scheme hard") &&
+                     status.contains("layers 0-1, 3-4 sliding (window 8), an image's tokens see each other both ways; layers 2, 5 full") &&
+                     status.contains("full layers: 8 of 32 dims rotate (proportional): pairs 0-3 at theta^(-2j/32)"),
+                 qPrintable(status));
+        QCOMPARE(w.attention()->layers(), 6);
+        auto* mask = w.attention()->findChild<QLabel*>("attentionMask");
+        QVERIFY(mask);
+        QCOMPARE(mask->text(), QString("layer 5: full; the mask hides no image token from this map"));
+        w.attention()->openLayerHead(4, 0);
+        QVERIFY2(mask->text().startsWith("layer 4: sliding (window 8)") && mask->text().contains("hatched: image tokens layer 4's mask"),
+                 qPrintable(mask->text()));
+        // Under the explorer's M-RoPE: untrained, and its allocation over the full layers' 4 pairs.
+        w.attention()->useExplorerScheme(true);
+        ropescope::session::ExplorerState s = w.state();
+        s.params = ropescope::geometry::defaultSchemeParams(ropescope::geometry::SchemeKind::Mrope);
+        QVERIFY(w.applyState(s) && w.attention()->run());
+        QVERIFY2(w.attention()->status().section('\n', 1).startsWith("scheme mrope") &&
+                     w.attention()->status().contains("(here sectioned[1,1,2]) spreads its axes over those 4 pairs only") &&
+                     w.attention()->status().contains("untrained scheme"),
+                 qPrintable(w.attention()->status()));
+        if (const QString shots = qEnvironmentVariable("ROPESCOPE_SCREENSHOTS"); !shots.isEmpty())
+            w.grab().save(shots + "/attention_gemma4.png");
+    }
+
     // A PaddleOCR-VL folder runs in the Attention tab: the ERNIE decoder's three layers, Qwen2-VL's M-RoPE.
     void attentionTabRunsPaddleOcrVl()
     {

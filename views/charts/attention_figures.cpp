@@ -142,10 +142,17 @@ struct GridGeometry {
     }
 };
 
-// The colour scale's band under the cells: the bar, then its labels.
-double scaleHeight(int px)
+// Whether any cell of the grid is hidden by its layer's mask from every question token (drawn grey).
+bool anyHidden(const LayerHeadGrid& grid)
 {
-    return 3.4 * px;
+    return std::any_of(grid.hidden.begin(), grid.hidden.end(),
+                       [](const std::vector<uint8_t>& h) { return std::find(h.begin(), h.end(), uint8_t(2)) != h.end(); });
+}
+
+// The colour scale's band under the cells: the bar, then its labels (and a line for the grey cells, when any).
+double scaleHeight(int px, const LayerHeadGrid& grid)
+{
+    return (anyHidden(grid) ? 5.0 : 3.4) * px;
 }
 
 // A row's label: "L5", then its layer's mask where the grid has them ("L5 sliding (window 8)").
@@ -175,7 +182,7 @@ GridGeometry gridGeometry(const QRectF& area, const LayerHeadGrid& grid)
     const int heads = std::max(1, grid.heads), rows = std::max<int>(1, static_cast<int>(grid.layers.size()));
     g.px = std::clamp(static_cast<int>(std::min(area.width(), area.height()) / 40.0), 9, 16);
     const double left = labelWidth(grid, g.px, area.width()), top = titleHeight(g.px) + 1.5 * g.px;
-    g.cells = area.adjusted(left, top, -4, -4 - scaleHeight(g.px));
+    g.cells = area.adjusted(left, top, -4, -4 - scaleHeight(g.px, grid));
     g.cellWidth = g.cells.width() / heads;
     g.cellHeight = g.cells.height() / rows;
     if (grid.show == LayerHeadGrid::Show::Maps) {
@@ -213,11 +220,15 @@ void paintScale(QPainter& p, const GridGeometry& g, const LayerHeadGrid& grid, d
     // What the colours mean, between the two ends, shortened only when the figure is very narrow.
     const QFontMetricsF fm(p.font());
     const double ends = std::max(fm.horizontalAdvance(least), fm.horizontalAdvance(most)) + g.px;
-    QString meaning = maps ? "attention over the image, each cell on its own scale" : "share of the attention on the image";
-    if (maps && std::any_of(grid.hidden.begin(), grid.hidden.end(),
-                            [](const std::vector<uint8_t>& h) { return std::find(h.begin(), h.end(), uint8_t(2)) != h.end(); }))
-        meaning += "; grey: hidden by the layer's mask";
+    const QString meaning = maps ? "attention over the image, each cell on its own scale" : "share of the attention on the image";
     p.drawText(labels.adjusted(ends, 0, -ends, 0), Qt::AlignCenter, fm.elidedText(meaning, Qt::ElideRight, labels.width() - 2 * ends));
+    if (maps && anyHidden(grid)) { // Gemma: a swatch and what it means, on a line of its own
+        const QRectF line(bar.left(), labels.bottom() + 0.1 * g.px, bar.width(), 1.4 * g.px);
+        p.fillRect(QRectF(line.left(), line.center().y() - 0.4 * g.px, 0.8 * g.px, 0.8 * g.px), kHidden);
+        p.drawText(line.adjusted(1.2 * g.px, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                   fm.elidedText("grey: hidden from every question token by the layer's mask", Qt::ElideRight,
+                                 line.width() - 1.2 * g.px));
+    }
 }
 
 void setPixels(QPainter& p, int px, bool bold = false)
@@ -350,7 +361,7 @@ QSize layerHeadGridSize(const LayerHeadGrid& grid, int cellWidth)
     // Margins as gridGeometry makes them for a figure of about this size.
     const int px = std::clamp(std::min(width, height) / 40, 9, 16);
     const double labels = labelWidth(grid, px, 1.5 * width);
-    return {width + static_cast<int>(labels) + 4, height + static_cast<int>(titleHeight(px) + 1.5 * px + scaleHeight(px)) + 4};
+    return {width + static_cast<int>(labels) + 4, height + static_cast<int>(titleHeight(px) + 1.5 * px + scaleHeight(px, grid)) + 4};
 }
 
 std::pair<int, int> layerHeadAt(const QRectF& area, const LayerHeadGrid& grid, QPointF point)

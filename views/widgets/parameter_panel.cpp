@@ -288,6 +288,12 @@ void ParameterPanel::buildUi()
     partialRotary_->setToolTip("partial_rotary_factor: the share of each head's dims that rotate (Qwen3.5 0.25, GLM-4.1V 0.5);\n"
                                "the frequencies, sections and the prior cover those dims, the frequency view names the rest");
     rotaryForm->addRow("rotated fraction", partialRotary_);
+    proportional_ = new QCheckBox("proportional (Gemma 4's full layers)");
+    proportional_->setObjectName("proportional");
+    proportional_->setToolTip("The rotated pairs turn at theta^(-2j/head_dim) over the whole head, on dims j and j+head_dim/2; the head's\n"
+                              "other pairs at frequency 0. Gemma 4's full layers: head_dim 512, rotated fraction 0.25, theta 1e6.\n"
+                              "The frequency view then shows every pair of the head, the unturned ones grey.");
+    rotaryForm->addRow(proportional_);
     pairing_ = new QComboBox;
     pairing_->setObjectName("pairing");
     pairing_->addItems({rotaryPairingName(RotaryPairing::Half), rotaryPairingName(RotaryPairing::Adjacent)});
@@ -438,7 +444,7 @@ void ParameterPanel::buildUi()
         // Applied as typed: not "modified", so Ctrl+Z in the field is the window's Undo (app/gui/wheel_guard.cpp).
         connect(e, &QLineEdit::textEdited, e, [e] { e->setModified(false); });
     }
-    for (QCheckBox* c : {coneLines_, coneSurface_, labels_, dark_, newlineColumn_})
+    for (QCheckBox* c : {coneLines_, coneSurface_, labels_, dark_, newlineColumn_, proportional_})
         connect(c, &QCheckBox::toggled, this, &ParameterPanel::emitEdited);
     listControls();
     buildTableControls(strideForm);

@@ -116,6 +116,7 @@ private:
     QLineEdit* theta_;
     QSpinBox* headDim_;
     QDoubleSpinBox* partialRotary_; // partial_rotary_factor
+    QCheckBox* proportional_;       // Gemma 4's full layers: frequencies over the whole head, the other pairs unturned
     QComboBox* pairing_;            // half or adjacent
     QSpinBox* kvHeads_;             // per-head allocation (MHRoPE)
     QComboBox* allocation_;

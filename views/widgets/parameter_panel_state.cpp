@@ -49,6 +49,7 @@ void ParameterPanel::applyTo(session::ExplorerState& s) const
     s.params.rotary.theta = theta_->text().toDouble();
     s.params.rotary.headDim = headDim_->value();
     s.params.rotary.partial = partialRotary_->value();
+    s.params.rotary.proportional = proportional_->isChecked();
     s.params.rotary.pairing = rotaryPairingFromName(pairing_->currentText().toStdString()).value_or(RotaryPairing::Half);
     s.params.allocationKind.reset();
     if (allocation_->currentIndex() > 0)
@@ -127,6 +128,7 @@ void ParameterPanel::setState(const session::ExplorerState& s)
         theta_->setText(QString::number(s.params.rotary.theta, 'g', 10));
     headDim_->setValue(s.params.rotary.headDim);
     partialRotary_->setValue(s.params.rotary.partial);
+    proportional_->setChecked(s.params.rotary.proportional);
     pairing_->setCurrentText(rotaryPairingName(s.params.rotary.pairing));
     if (s.params.allocationKind)
         allocation_->setCurrentText(allocationKindName(*s.params.allocationKind));

@@ -144,12 +144,12 @@ std::string rotaryCoverageNote(const geometry::RotaryConfig& rotary, const geome
         const int half = rotary.headDim / 2;
         char slowest[32];
         std::snprintf(slowest, sizeof slowest, "%.0f", inv.empty() ? 0.0 : 6.283185307179586 / inv.back());
-        note = "rotates " + std::to_string(rotary.rotaryDim()) + " of " + std::to_string(rotary.headDim) + " dims: pairs 0-" +
+        note = std::to_string(rotary.rotaryDim()) + " of " + std::to_string(rotary.headDim) + " dims rotate (proportional): pairs 0-" +
             std::to_string(pairs - 1) + " at theta^(-2j/" + std::to_string(rotary.headDim) + ") on dims j and j+" + std::to_string(half) +
             ", the other " + std::to_string(half - pairs) + " pairs at frequency 0 (no position); " + allocated +
             ", the whole head's highest frequencies (the slowest turns once in " + slowest + " positions)";
     } else if (rotary.unrotatedDims() > 0) {
-        note = "rotates " + std::to_string(rotary.rotaryDim()) + " of " + std::to_string(rotary.headDim) + " dims (" +
+        note = std::to_string(rotary.rotaryDim()) + " of " + std::to_string(rotary.headDim) + " dims rotate (" +
             geometry::rotaryPairingName(rotary.pairing) + " pairs); " + allocated + ", the other dims carry no position";
     }
     if (rotary.linearFactor != 1.0) {

@@ -43,10 +43,10 @@ bool layerBlocksOpen(const TextConfig& text, int layer);
 std::string layerKindsNote(const TextConfig& text);
 
 // What a scheme's allocation covers on a layer that rotates part of its head, in one clause for summaries and the
-// window; empty for a layer that rotates its whole head at plain frequencies. Gemma 4's full layers ("proportional":
-// 128 of 512 dims, pairs 0-63 at theta^(-2j/512) on dims j and j+256, the other 192 pairs at frequency 0): the
-// allocation spreads its axes over those 64 pairs only, the whole head's highest frequencies. Gemma 3's full layers:
-// every frequency / 8.
+// window ("128 of 512 dims rotate (proportional): pairs 0-63 at theta^(-2j/512) on dims j and j+256, the other 192
+// pairs at frequency 0 (no position); a scheme's allocation (here sectioned[16,24,24]) spreads its axes over those 64
+// pairs only, ..."); empty for a layer that rotates its whole head at plain frequencies. Gemma 3's full layers: "every
+// frequency / 8 ...".
 std::string rotaryCoverageNote(const geometry::RotaryConfig& rotary, const geometry::FrequencyAllocation& allocation);
 
 // The codes [rows, cols] of a sequence of `ids` (a prompt, then any answer tokens) at `layer`: positions `rows` as

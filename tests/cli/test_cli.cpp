@@ -235,8 +235,10 @@ private Q_SLOTS:
         // text read "check-positionscheck a ..." and forward's missed GLM-V and PaddleOCR-VL).
         const QString help = QString::fromUtf8(r.out);
         QVERIFY2(help.contains(QRegularExpression("\\n  check-positions  +check a training")), r.out.constData());
-        QVERIFY2(help.contains("run a checkpoint of a supported family (qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, gemma3, gemma4)"),
-                 r.out.constData());
+        QVERIFY2(
+            help.contains(
+                "run a checkpoint of a supported family (qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, gemma3, gemma4)"),
+            r.out.constData());
         // freqs writes JSON on standard output when asked, as positions does.
         r = runRopescope({"freqs", "--scheme", "mrope", "--layout", "text:2,image:2x2", "--format", "json"});
         QCOMPARE(r.exitCode, 0);

@@ -35,10 +35,16 @@ QByteArray AttentionOutcome::tensorFile() const
     tensors.setMetadata("dims",
                         "attention: [captured layers, heads, query tokens, image tokens]; answer_attention: "
                         "[captured layers, heads, answer tokens, image tokens], row k from the query that produced answer token k; "
-                        "image_grids: [images, 2] rows, cols per image, whose tokens are image_tokens in that order");
+                        "image_grids: [images, 2] rows, cols per image, whose tokens are image_tokens in that order; masks: "
+                        "[captured layers, query tokens, image tokens] uint8, what each layer's mask did to the cell (" +
+                            model::keyMaskLegend() + "); answer_masks: the same for answer_attention");
     model::addTensor(tensors, "attention", torch::stack(run.attention(), 0).to(torch::kCPU));
     if (!run.answerAttention.empty())
         model::addTensor(tensors, "answer_attention", torch::stack(run.answerAttention, 0).to(torch::kCPU));
+    if (!run.masks.question.empty())
+        model::addTensor(tensors, "masks", torch::stack(run.masks.question, 0));
+    if (!run.masks.answer.empty() && !run.answerAttention.empty())
+        model::addTensor(tensors, "answer_masks", torch::stack(run.masks.answer, 0));
     model::addTensor(tensors, "layers", torch::tensor(std::vector<int64_t>(run.layers.begin(), run.layers.end()), torch::kInt64));
     model::addTensor(tensors, "query_tokens", torch::tensor(run.prompt.queryTokens, torch::kInt64));
     model::addTensor(tensors, "image_tokens", torch::tensor(run.prompt.imageTokens, torch::kInt64));
@@ -75,7 +81,9 @@ QByteArray AttentionOutcome::tokensJson() const
         for (size_t k = 0; k < run.layers.size(); ++k) {
             const torch::Tensor rows = run.tokenAttention(k, t);
             const model::AttentionStats st = model::attentionStats(rows, a.grids());
+            // The image tokens this token's row could not see at the layer (its window's cut): zeros that are the mask's.
             QJsonObject layer{{"layer", run.layers[k]},
+                              {"hidden_image_tokens", run.tokenMask(k, t).ge(static_cast<int>(model::KeyMask::Window)).sum().item<double>()},
                               {"image_mass", st.imageMass},
                               {"normalized_entropy", st.normalizedEntropy},
                               {"centre_of_mass", QJsonObject{{"image", st.centreImage}, {"row", st.centreRow}, {"col", st.centreCol}}}};

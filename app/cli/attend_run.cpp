@@ -271,6 +271,39 @@ void describeArchitecture(const model::ModelConfig& cfg, const model::AttentionR
     }
 }
 
+// The masks' codes (attention.safetensors "masks"), and for a model with two kinds of layer (Gemma) which layers are
+// which and how each kind rotates: what a scheme's allocation covers on a layer that rotates part of its head.
+void describeLayerKinds(const model::ModelConfig& cfg, const model::AttentionRun& run, QJsonObject& s)
+{
+    s["mask_codes"] = QString::fromStdString(model::keyMaskLegend());
+    if (cfg.text.slidingLayers.empty())
+        return;
+    s["layer_kinds"] = QString::fromStdString(model::layerKindsNote(cfg.text));
+    QJsonObject kinds;
+    for (int layer = 0; layer < cfg.text.layers; ++layer) {
+        const QString kind = cfg.text.isSliding(layer) ? "sliding" : "full";
+        if (kinds.contains(kind))
+            continue;
+        const geometry::PositionTable& table = run.result.layerTables[static_cast<size_t>(layer)];
+        const geometry::RotaryConfig& r = table.rotary;
+        QJsonObject entry{{"first_layer", layer},
+                          {"scheme", QString::fromStdString(table.schemeLabel())},
+                          {"allocation", QString::fromStdString(table.allocation.toString())},
+                          {"theta", r.theta},
+                          {"head_dim", r.headDim},
+                          {"rotary_dim", r.rotaryDim()},
+                          {"rotated_pairs", r.halfDim()},
+                          {"proportional", r.proportional},
+                          {"linear_factor", r.linearFactor}};
+        if (cfg.text.isSliding(layer))
+            entry["window"] = cfg.text.slidingWindow;
+        if (const std::string note = model::rotaryCoverageNote(r, table.allocation); !note.empty())
+            entry["note"] = QString::fromStdString(note);
+        kinds[kind] = entry;
+    }
+    s["rotary_by_kind"] = kinds;
+}
+
 // The heatmap's head choice in words, for its caption.
 QString headWords(const model::HeadChoice& head)
 {
@@ -292,8 +325,24 @@ QJsonObject deepstackJson(const model::ModelConfig& cfg, const model::ForwardRes
     return QJsonObject{{"vision_blocks", blocks}, {"after_decoder_layers", layers}};
 }
 
-// Every captured layer: its scheme, image mass, entropy, centre of mass, per-image masses and sinks (and, with the
-// model's own scheme run too, how far attention moved).
+// A captured layer's mask: its kind, window and whether images attend both ways, and how many of the captured
+// question x image cells it hid (the map's zeros there are the mask's cut, not the model's choice).
+void describeMask(const model::AttentionRun& run, size_t k, QJsonObject& entry)
+{
+    const model::MaskKind& kind = run.layerKinds[k];
+    entry["layer_kind"] = kind.sliding ? "sliding" : "full";
+    if (kind.sliding)
+        entry["window"] = kind.window;
+    entry["image_blocks_both_ways"] = kind.blocksOpen;
+    const std::vector<int64_t> counts = model::maskCounts(run.masks.question[k]);
+    const double cells = static_cast<double>(run.masks.question[k].numel());
+    const int64_t hidden = counts[static_cast<size_t>(model::KeyMask::Window)] + counts[static_cast<size_t>(model::KeyMask::Causal)];
+    entry["hidden_cells"] = static_cast<double>(hidden);
+    entry["hidden_share"] = cells > 0 ? static_cast<double>(hidden) / cells : 0.0;
+}
+
+// Every captured layer: its scheme, image mass, entropy, centre of mass, per-image masses and sinks, its mask (and, with
+// the model's own scheme run too, how far attention moved).
 QJsonArray perLayerJson(const model::AttentionRun& run)
 {
     const model::ForwardResult& r = run.result;
@@ -324,6 +373,7 @@ QJsonArray perLayerJson(const model::AttentionRun& run)
             entry["deepstack_after"] = true;
         if (run.ownResult) // total-variation distance between the two schemes' maps over the image
             entry["shift"] = model::attentionShift(run.ownResult->prefill.attentions[k], run.attention()[k]);
+        describeMask(run, k, entry);
         perLayer.append(entry);
     }
     return perLayer;
@@ -424,10 +474,15 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     const model::AttentionRequest& a = run.prompt;
     const std::vector<float> grid = model::headMap(run.attention()[out.heatIndex], out.head);
     const views::MapPictures pictures = reports::mapPictures(a.images);
-    out.heatmap = views::attentionOverlay(pictures, grid, o.heat);
+    // The image tokens the heatmap layer's mask hid from the question (Gemma's sliding window) are hatched: their zeros
+    // are the mask's, not the model's.
+    const std::vector<uint8_t> hidden = model::hiddenKeys(run.masks.question[out.heatIndex]);
+    out.heatmap = views::hatchHiddenCells(views::attentionOverlay(pictures, grid, o.heat), pictures, hidden);
     if (run.ownResult)
-        out.difference = views::attentionDifferenceOverlay(
-            pictures, model::headMap(run.ownResult->prefill.attentions[out.heatIndex], out.head), grid, o.heat);
+        out.difference = views::hatchHiddenCells(
+            views::attentionDifferenceOverlay(pictures, model::headMap(run.ownResult->prefill.attentions[out.heatIndex], out.head), grid,
+                                              o.heat),
+            pictures, hidden);
 
     const QString trained = QString::fromStdString(geometry::schemeLabel(run.own.params));
     QJsonObject& s = out.summary;
@@ -448,10 +503,14 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     if (!a.unknownWords.isEmpty())
         s["unknown_words"] = QJsonArray::fromStringList(a.unknownWords);
     // heatmap.png as the window exports it: the colour bar (least .. most) and what the map shows.
-    out.heatmapFigure = views::captionedHeatmap(
-        out.heatmap, o.heat,
-        {"Q: " + o.question + "   A: " + out.answer,
-         QString("map of the question tokens, layer %1, %2, scheme %3").arg(heatLayer).arg(headWords(out.head), s["scheme"].toString())});
+    const QString kind = QString::fromStdString(run.layerKinds[out.heatIndex].words());
+    QStringList caption{"Q: " + o.question + "   A: " + out.answer,
+                        QString("map of the question tokens, layer %1%2, %3, scheme %4")
+                            .arg(heatLayer)
+                            .arg(cfg.text.slidingLayers.empty() ? QString() : ", " + kind, headWords(out.head), s["scheme"].toString())};
+    if (const QString legend = views::hiddenCellsLegend(hidden, heatLayer, kind, "question token"); !legend.isEmpty())
+        caption << legend;
+    out.heatmapFigure = views::captionedHeatmap(out.heatmap, o.heat, caption);
     s["allocation"] = QString::fromStdString(r.layerTables.front().allocation.toString());
     const geometry::RotaryConfig& rotary = r.layerTables.front().rotary;
     s["rotary"] = QJsonObject{{"theta", rotary.theta},
@@ -469,6 +528,7 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
         generatedJson.append(static_cast<double>(id));
     s["generated_ids"] = generatedJson;
     s["per_layer"] = perLayerJson(run);
+    describeLayerKinds(cfg, run, s);
     runAnalyses(m, o, pictures, out);
     return out;
 }

@@ -14,6 +14,7 @@ int runFreqs(const QStringList& args)
 {
     QCommandLineParser parser;
     addGeometryOptions(parser);
+    addRotaryOptions(parser);
     parser.addOptions({
         {"output", "Write CSV (default, standard output without --output), .json, or a figure .png/.svg/.pdf.", "F"},
         {"resolution", "Figure size WxH in pixels (default 1200x750).", "WxH"},
@@ -23,7 +24,8 @@ int runFreqs(const QStringList& args)
     const QString format = parser.value("format");
     if (parser.isSet("format") && format != "csv" && format != "json")
         throw UsageError("--format: unknown format '" + format.toStdString() + "' (expected csv or json)");
-    const GeometryRequest req = parseGeometryOptions(parser);
+    GeometryRequest req = parseGeometryOptions(parser, parseRotaryOptions(parser));
+    applyRotaryForms(parser, req);
     const QSize size = parser.isSet("resolution") ? parseResolution(parser) : QSize(1200, 750);
     QByteArray bytes;
     try {

@@ -2,6 +2,7 @@
 #include "app/cli/commands.h"
 #include "app/cli/geometry_options.h"
 #include "app/cli/output.h"
+#include "app/cli/freqs_report.h"
 #include "app/cli/ptd_report.h"
 #include "core/geometry/errors.h"
 #include "core/geometry/metrics.h"
@@ -114,6 +115,7 @@ int runPtd(const QStringList& args)
 {
     QCommandLineParser parser;
     addGeometryOptions(parser);
+    addRotaryOptions(parser);
     parser.addOptions({
         {"paper-table1", "Print the Circle-RoPE paper's Table 1, recomputed, with Qwen2-VL's real layout."},
         {"per-token", "Also print each text token's deviation and distance profile."},
@@ -131,11 +133,18 @@ int runPtd(const QStringList& args)
         return 0;
     }
 
-    const GeometryRequest req = parseGeometryOptions(parser);
+    GeometryRequest req = parseGeometryOptions(parser, parseRotaryOptions(parser));
+    applyRotaryForms(parser, req);
     const PositionTable table = req.build();
     const bool perToken = parser.isSet("per-token");
+    // Which dims rotate at which frequencies, where that is not the whole head at plain frequencies or a model gave it
+    // (Gemma 4's full layers: a quarter of a 512-wide head, proportionally).
+    const bool rotary = parser.isSet("model") || rotaryWorthShowing(table.rotary);
     if (json) {
-        writeOutput(output, QJsonDocument(ptdReport(req, table, perToken)).toJson());
+        QJsonObject report = ptdReport(req, table, perToken);
+        if (rotary)
+            report["rotary"] = rotaryJson(table);
+        writeOutput(output, QJsonDocument(report).toJson());
         return 0;
     }
     const auto [ptd, crowding] = measure(table);
@@ -144,7 +153,10 @@ int runPtd(const QStringList& args)
         "scheme " + QByteArray::fromStdString(table.schemeLabel()) + ", layout " + QByteArray::fromStdString(table.layout.toString());
     if (req.age)
         out += ", AGE " + QByteArray::fromStdString(req.age->name) + " layer " + QByteArray::number(req.layer);
-    out += "\nPTD " + num(ptd.mean) + "\n";
+    out += "\n";
+    if (rotary)
+        out += rotaryText(table);
+    out += "PTD " + num(ptd.mean) + "\n";
     for (size_t b = 0; b < table.blocks.size(); ++b)
         out += "  " + blockLabel(table, table.blocks[b]).toUtf8() + ": " + num(ptd.perBlock[b]) + "\n";
     out += "visual tokens " + QByteArray::number(table.visualTokenCount()) + ", collisions " + QByteArray::number(crowding.collisions) +

@@ -4,12 +4,15 @@
 #include "core/geometry/errors.h"
 #include "core/geometry/scheme_parameters.h"
 #include "core/io/atomic_file.h"
+#include "core/model/engine/model_config.h"
 #include "core/user_schemes/position_file.h"
 #include "core/user_schemes/python_scheme.h"
 
+#include <QFileInfo>
 #include <QRegularExpression>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace ropescope::cli {
@@ -242,9 +245,12 @@ void parseParameter(const QCommandLineParser& parser, const SchemeParameter& row
     }
 }
 
-SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind, std::optional<CustomSchemeRef> custom = std::nullopt)
+SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind, std::optional<CustomSchemeRef> custom = std::nullopt,
+                               const RotaryConfig* base = nullptr)
 {
     SchemeParams p = defaultSchemeParams(kind); // GLM-V's own theta, partial rotary and pairing unless given
+    if (base) // ptd and freqs with --model: the rotary of the model's layers of one kind
+        p.rotary = *base;
     p.custom = std::move(custom);
     for (const SchemeParameter& row : schemeParameters()) // the table's parameters, each by its type
         if (*row.help && parser.isSet(row.flag))
@@ -314,11 +320,12 @@ UsageError usageError(const InvalidInput& e)
 
 namespace {
 
-SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind defaultScheme, int layers, std::optional<Layout>* fileLayout)
+SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, SchemeKind defaultScheme, int layers, std::optional<Layout>* fileLayout,
+                                 const RotaryConfig* base = nullptr)
 {
     SchemeRequest req;
     const SchemeKind kind = parser.isSet("scheme") ? schemeKind(parser) : defaultScheme;
-    req.params = parseSchemeParams(parser, kind, customScheme(parser, fileLayout));
+    req.params = parseSchemeParams(parser, kind, customScheme(parser, fileLayout), base);
     if (req.params.custom && parser.isSet("age"))
         throw UsageError("--age: switches layers between circle and mrope; " + customLabel(*req.params.custom) +
                          " places every layer itself");
@@ -372,6 +379,11 @@ SchemeRequest parseModelSchemeOptions(const QCommandLineParser& parser, int laye
 
 GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
 {
+    return parseGeometryOptions(parser, std::nullopt);
+}
+
+GeometryRequest parseGeometryOptions(const QCommandLineParser& parser, const std::optional<RotaryConfig>& rotary)
+{
     GeometryRequest req;
     if (!parser.isSet("scheme") && !parser.isSet("positions"))
         throw UsageError("--scheme is required (" + schemeNameList() + ", a Python scheme file, or --positions FILE)");
@@ -384,8 +396,8 @@ GeometryRequest parseGeometryOptions(const QCommandLineParser& parser)
         throw usageError(e);
     }
     std::optional<Layout> fileLayout;
-    static_cast<SchemeRequest&>(req) =
-        parseSchemeOptions(parser, parser.isSet("scheme") ? schemeKind(parser) : SchemeKind::Mrope, kDefaultAgeLayers, &fileLayout);
+    static_cast<SchemeRequest&>(req) = parseSchemeOptions(parser, parser.isSet("scheme") ? schemeKind(parser) : SchemeKind::Mrope,
+                                                          kDefaultAgeLayers, &fileLayout, rotary ? &*rotary : nullptr);
     if (!parser.isSet("layout")) {
         if (!fileLayout)
             throw UsageError("--layout is required: " + customLabel(*req.params.custom) +
@@ -421,6 +433,80 @@ SchemeParams GeometryRequest::effectiveParams() const
 PositionTable GeometryRequest::build() const
 {
     return buildPositionTable(layout, effectiveParams());
+}
+
+void addRotaryOptions(QCommandLineParser& parser)
+{
+    parser.addOptions({
+        {"model",
+         "Take the rotary from a model folder's config.json (or that file): theta, head_dim, the rotated fraction, the pairing and "
+         "Gemma's frequency forms, of the decoder layers --layer-kind names. No weights are read.",
+         "DIR"},
+        {"layer-kind",
+         "With --model: sliding or full, whose rotary to use (Gemma's full layers rotate differently: Gemma 4's a quarter of a "
+         "512-wide head, proportionally; default: layer 0's kind).",
+         "KIND"},
+        {"proportional",
+         "Gemma 4's full-layer rotary: the rotated pairs turn at theta^(-2j/head_dim) on dims j and j+head_dim/2, the head's "
+         "other pairs at frequency 0 (with --partial-rotary)."},
+        {"linear-factor", "Divide every rotary frequency by F (Gemma 3's full layers: 8, its linear rope scaling).", "F"},
+    });
+}
+
+std::optional<RotaryConfig> parseRotaryOptions(const QCommandLineParser& parser)
+{
+    if (!parser.isSet("model")) {
+        if (parser.isSet("layer-kind"))
+            throw UsageError("--layer-kind: picks a kind of a model's decoder layers; give --model DIR");
+        return std::nullopt;
+    }
+    for (const char* flag : {"theta", "head-dim", "partial-rotary", "pairing", "kv-heads", "proportional", "linear-factor"})
+        if (parser.isSet(flag))
+            throw UsageError(std::string("--") + flag + ": --model gives the rotary settings; leave one of the two out");
+    QString path = parser.value("model");
+    if (QFileInfo(path).isDir())
+        path += "/config.json";
+    model::ModelConfig cfg;
+    try {
+        cfg = model::loadModelConfig(path);
+    } catch (const std::exception& e) {
+        throw UsageError(std::string("--model: ") + e.what());
+    }
+    const model::TextConfig& t = cfg.text;
+    int layer = 0;
+    if (parser.isSet("layer-kind")) {
+        const QString kind = parser.value("layer-kind");
+        if (kind != "sliding" && kind != "full")
+            throw UsageError("--layer-kind: expected sliding or full, got '" + str(kind) + "'");
+        layer = -1;
+        for (int l = 0; l < t.layers && layer < 0; ++l)
+            if (t.isSliding(l) == (kind == "sliding"))
+                layer = l;
+        if (layer < 0)
+            throw UsageError("--layer-kind " + str(kind) + ": " + cfg.modelType + " has no " + str(kind) + " layers");
+    }
+    const model::LayerKind kind = t.layerKind(layer);
+    RotaryConfig r;
+    r.theta = kind.theta;
+    r.headDim = kind.headDim;
+    r.partial = kind.rotaryFraction;
+    r.proportional = kind.proportional;
+    r.linearFactor = kind.linearFactor;
+    r.pairing = t.pairing;
+    r.heads = kind.kvHeads >= 3 ? kind.kvHeads : t.heads; // as a model run spreads a per-head allocation
+    return r;
+}
+
+void applyRotaryForms(const QCommandLineParser& parser, GeometryRequest& req)
+{
+    if (parser.isSet("proportional"))
+        req.params.rotary.proportional = true;
+    if (parser.isSet("linear-factor")) {
+        const double factor = parseNumber(parser, "linear-factor");
+        if (!(factor > 0) || !std::isfinite(factor))
+            throw UsageError("--linear-factor: expected a positive number");
+        req.params.rotary.linearFactor = factor;
+    }
 }
 
 } // namespace ropescope::cli

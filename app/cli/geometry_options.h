@@ -2,6 +2,7 @@
 #include "app/cli/cli_error.h"
 #include "core/geometry/age.h"
 #include "core/geometry/errors.h"
+#include "core/geometry/frequency.h"
 #include "core/geometry/layout.h"
 #include "core/geometry/scheme.h"
 
@@ -31,8 +32,22 @@ struct GeometryRequest : SchemeRequest {
 
 void addGeometryOptions(QCommandLineParser& parser);
 
-// Reads and validates the flags; throws UsageError with a one-line message naming the bad flag.
+// Reads and validates the flags; throws UsageError with a one-line message naming the bad flag. `rotary`: the rotary
+// settings to start from (a model's layers, parseRotaryOptions) instead of the scheme's defaults.
 GeometryRequest parseGeometryOptions(const QCommandLineParser& parser);
+GeometryRequest parseGeometryOptions(const QCommandLineParser& parser, const std::optional<geometry::RotaryConfig>& rotary);
+
+// `ptd` and `freqs`: a model's rotary without its weights, and Gemma's frequency forms by hand. --model DIR reads the
+// folder's config.json (theta, head_dim, the rotated fraction, the pairing, Gemma's proportional and linearly scaled
+// frequencies) of one kind of its decoder layers, --layer-kind sliding|full (default: layer 0's kind); --proportional
+// and --linear-factor F set those two forms on a layout's rotary (with --partial-rotary: Gemma 4's full layers are
+// --head-dim 512 --partial-rotary 0.25 --proportional).
+void addRotaryOptions(QCommandLineParser& parser);
+// The rotary --model gives (nullopt without it), to hand parseGeometryOptions; throws UsageError naming the flag (a
+// folder without config.json, a layer kind the model lacks, --theta and the other rotary flags beside --model).
+std::optional<geometry::RotaryConfig> parseRotaryOptions(const QCommandLineParser& parser);
+// --proportional and --linear-factor on the parsed request (they change no pair count, so sections stay valid).
+void applyRotaryForms(const QCommandLineParser& parser, GeometryRequest& req);
 
 // `defaultScheme` applies when --scheme is absent; `layers` sizes an AGE schedule when --layers is absent.
 SchemeRequest parseSchemeOptions(const QCommandLineParser& parser, geometry::SchemeKind defaultScheme, int layers);

@@ -17,6 +17,7 @@
 #include "core/io/atomic_file.h"
 #include "core/io/resource_paths.h"
 #include "core/model/analysis/attention_stats.h"
+#include "core/model/analysis/layer_masks.h"
 #include "core/model/analysis/own_prior.h"
 #include "core/model/engine/tokenizer.h"
 #include "core/model/engine/vlm.h"
@@ -43,10 +44,38 @@
 #include <QTabWidget>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <optional>
 #include <stdexcept>
 
 namespace ropescope::gui {
+
+namespace {
+
+// The map's image tokens that the layer's mask hid from the rows it averages (one token's row, or every question row).
+std::vector<uint8_t> hiddenOnMap(const model::AttentionRun& run, size_t layer, const model::MapToken* token)
+{
+    if (layer >= run.masks.question.size())
+        return {};
+    return model::hiddenKeys(token ? run.tokenMask(layer, *token).unsqueeze(0) : run.masks.question[layer]);
+}
+
+// Under the map, for a model with two kinds of layer (Gemma): the shown layer's kind, and what the hatching means.
+QString maskWords(const model::AttentionRun& run, size_t layer, const std::vector<uint8_t>& hidden, bool oneToken)
+{
+    if (layer >= run.layerKinds.size() ||
+        std::none_of(run.layerKinds.begin(), run.layerKinds.end(), [](const model::MaskKind& k) { return k.sliding; }))
+        return {};
+    const model::MaskKind& kind = run.layerKinds[layer];
+    QString text = QString("layer %1: %2").arg(run.layers[layer]).arg(QString::fromStdString(kind.words()));
+    if (kind.blocksOpen)
+        text += ", an image's tokens see each other both ways";
+    const QString legend = views::hiddenCellsLegend(hidden, run.layers[layer], QString::fromStdString(kind.words()),
+                                                    oneToken ? "row of this token" : "question token");
+    return legend.isEmpty() ? text + "; the mask hides no image token from this map" : text + "\n" + legend;
+}
+
+} // namespace
 
 double AttentionPanel::shift() const
 {
@@ -162,7 +191,11 @@ void AttentionPanel::repaintOverlay()
     const std::vector<float> grid = model::headMap(rows, choice);
     const views::HeatmapOptions o = heatmapOptions();
     const views::MapPictures pictures = reports::mapPictures(a.images);
-    overlay_ = views::attentionOverlay(pictures, grid, o);
+    // Hatched: the image tokens this layer's mask hid from the map's rows (Gemma's sliding window), whose zeros are the
+    // mask's, not the model's.
+    const std::vector<uint8_t> hidden = hiddenOnMap(run, layer, oneToken ? &tokens[static_cast<size_t>(d->token)] : nullptr);
+    overlay_ = views::hatchHiddenCells(views::attentionOverlay(pictures, grid, o), pictures, hidden);
+    map_->showMask(maskWords(run, layer, hidden, oneToken));
     ui_->priorFit->clear();
     QStringList shares;
     if (a.images.size() > 1) {
@@ -211,8 +244,8 @@ void AttentionPanel::repaintOverlay()
     }
     const at::Tensor ownRows = run.ownResult->prefill.attentions[layer];
     const std::vector<float> own = model::headMap(ownRow ? ownRows.narrow(1, *ownRow, 1) : ownRows, choice);
-    ownOverlay_ = views::attentionOverlay(pictures, own, o);
-    difference_ = views::attentionDifferenceOverlay(pictures, own, grid, o);
+    ownOverlay_ = views::hatchHiddenCells(views::attentionOverlay(pictures, own, o), pictures, hidden);
+    difference_ = views::hatchHiddenCells(views::attentionDifferenceOverlay(pictures, own, grid, o), pictures, hidden);
     // The shift compares the mean maps whatever head the images show: say so.
     map_->showComparison(ownOverlay_, difference_,
                          QString("layer %1, mean over heads and %2: attention moved by %3 (total variation, 0 = same places, 1 = disjoint)")

@@ -19,6 +19,7 @@
 #include "core/io/resource_paths.h"
 #include "core/model/analysis/attention_stats.h"
 #include "core/model/analysis/expert_usage.h"
+#include "core/model/analysis/layer_masks.h"
 #include "core/model/analysis/own_prior.h"
 #include "core/model/engine/tokenizer.h"
 #include "core/model/engine/vlm.h"
@@ -52,6 +53,25 @@
 namespace ropescope::gui {
 
 namespace {
+
+// Gemma: which layers are sliding (and their window) or full, and what the scheme's allocation covers on the kind of
+// layer that rotates part of its head (Gemma 4's full layers: 64 pairs of a 512-wide head). Empty for other families.
+QString layerKindsStatus(const model::ModelConfig& config, const model::AttentionRun& r)
+{
+    const std::string kinds = model::layerKindsNote(config.text);
+    if (kinds.empty())
+        return {};
+    QString status = "\n" + QString::fromStdString(kinds);
+    for (int layer = 0; layer < config.text.layers; ++layer) {
+        if (config.text.isSliding(layer))
+            continue;
+        const geometry::PositionTable& table = r.result.layerTables[static_cast<size_t>(layer)];
+        if (const std::string note = model::rotaryCoverageNote(table.rotary, table.allocation); !note.empty())
+            status += "\nfull layers " + QString::fromStdString(note);
+        break;
+    }
+    return status;
+}
 
 // An empty answer says why (issue 45: "(empty)" alone gave no reason).
 QString emptyAnswerWords(const model::ModelBundle* bundle, const model::AttentionRun& run)
@@ -88,6 +108,7 @@ void AttentionPanel::clearRun()
     markStaleAnswer();
     map_->hideComparison();
     map_->showShares({});
+    map_->showMask({});
     showImages();
     layerHeads_->setRun(nullptr);
     region_->setRun(nullptr);
@@ -187,6 +208,7 @@ bool AttentionPanel::finish(AttentionJob& job)
     if (!r.result.deepstackEmbeds.empty()) // Qwen3-VL: image features also enter the residual stream after these layers
         status += QString(", DeepStack after layers 0-%1").arg(r.result.deepstackEmbeds.size() - 1);
     const model::ModelConfig& config = job.model->vlm->config();
+    status += layerKindsStatus(config, r);
     if (config.text.moe.any()) // the family and its mixture: "qwen3_5_moe, MoE: 256 experts, top-8 + a shared expert"
         status += "\n" + QString::fromStdString(config.modelType + ", " + model::moeNote(config.text));
     for (const std::string& note : {model::hybridNote(config.text), job.model->vlm->unusedNote()})

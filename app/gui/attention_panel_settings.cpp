@@ -232,6 +232,10 @@ QStringList AttentionPanel::exportHeatmaps(const QString& path) const
         QString("map of %1, layer %2, head %3, scheme %4").arg(shownToken).arg(modelLayer()).arg(ui_->head->currentText(), scheme)};
     if (meta.contains("map"))
         caption << meta["map"].toString();
+    if (const QString mask = map_->maskText(); !mask.isEmpty()) { // Gemma: the layer's kind, and what the hatching means
+        meta["mask"] = mask;
+        caption << mask.split('\n');
+    }
     auto write = [&](const QString& file, const QImage& image, const QString& figure) {
         QJsonObject m = meta;
         m["figure"] = figure;

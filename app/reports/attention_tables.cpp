@@ -3,6 +3,8 @@
 #include "core/io/csv.h"
 #include "core/model/analysis/attention_stats.h"
 
+#include <torch/types.h>
+
 #include <QString>
 #include <QStringList>
 
@@ -10,12 +12,15 @@ namespace ropescope::reports {
 
 QByteArray layersHeadsCsv(const model::AttentionRun& run)
 {
-    QByteArray csv = "layer,head,image_mass,normalized_entropy,top1_share,border_share,first_token_share\n";
+    // The layer's mask beside its heads: sliding or full, its window (0: none), and the question x image cells it hid.
+    QByteArray csv = "layer,head,image_mass,normalized_entropy,top1_share,border_share,first_token_share,layer_kind,window,hidden_cells\n";
     const model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
     for (size_t k = 0; k < run.layers.size(); ++k) {
+        const model::MaskKind kind = k < run.layerKinds.size() ? run.layerKinds[k] : model::MaskKind();
+        const int64_t hidden = k < run.masks.question.size() ? run.masks.question[k].ge(static_cast<int>(model::KeyMask::Window)).sum().item<int64_t>() : 0;
         for (int h = 0; h < maps.heads; ++h) {
             const model::HeadStats& s = maps.stats[k * static_cast<size_t>(maps.heads) + static_cast<size_t>(h)];
-            csv += QString("%1,%2,%3,%4,%5,%6,%7\n")
+            csv += QString("%1,%2,%3,%4,%5,%6,%7,%8,%9,")
                        .arg(run.layers[k])
                        .arg(h)
                        .arg(s.imageMass, 0, 'g', 9)
@@ -23,7 +28,10 @@ QByteArray layersHeadsCsv(const model::AttentionRun& run)
                        .arg(s.topShare, 0, 'g', 9)
                        .arg(s.borderShare, 0, 'g', 9)
                        .arg(s.firstShare, 0, 'g', 9)
-                       .toUtf8();
+                       .arg(kind.sliding ? "sliding" : "full")
+                       .arg(kind.window)
+                       .toUtf8() +
+                QByteArray::number(static_cast<qlonglong>(hidden)) + "\n";
         }
     }
     return csv;

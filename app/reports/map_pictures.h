@@ -7,6 +7,8 @@
 #include "views/charts/attention_figures.h"
 #include "views/charts/attention_heatmap.h"
 
+#include <algorithm>
+
 namespace ropescope::reports {
 
 inline views::MapPictures mapPictures(const std::vector<model::PromptImage>& images)
@@ -28,6 +30,14 @@ inline views::LayerHeadGrid layerHeadGrid(const model::AttentionRun& run)
     model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
     grid.imageMass = maps.imageMass();
     grid.maps = std::move(maps.maps);
+    // Gemma: each row says its layer's mask, and the cells it hid from the question are grey.
+    const bool kinds = std::any_of(run.layerKinds.begin(), run.layerKinds.end(), [](const model::MaskKind& k) { return k.sliding; });
+    for (size_t k = 0; k < run.layers.size(); ++k) {
+        if (kinds && k < run.layerKinds.size())
+            grid.layerKinds.push_back(QString::fromStdString(run.layerKinds[k].words()));
+        if (k < run.masks.question.size())
+            grid.hidden.push_back(model::hiddenKeys(run.masks.question[k]));
+    }
     return grid;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <tuple>
 #include <map>
 
@@ -43,6 +44,7 @@ const char* useName(FrequencyUsage::Use use)
     case FrequencyUsage::Use::Wraps: return "wraps";
     case FrequencyUsage::Use::Resolves: return "resolves";
     case FrequencyUsage::Use::Constant: return "constant";
+    case FrequencyUsage::Use::Unrotated: return "unrotated";
     }
     return "constant";
 }
@@ -73,6 +75,16 @@ FrequencyUsage frequencyUsage(const PositionTable& table, int samples)
                                             : FrequencyUsage::Use::Resolves;
         u.pairs.push_back(p);
     }
+    if (table.rotary.proportional && table.rotary.pairing == RotaryPairing::Half) // the head's pairs that turn at frequency 0
+        for (int j = table.rotary.halfDim(); j < table.rotary.headDim / 2; ++j) {
+            FrequencyUsage::Pair p;
+            p.index = j;
+            std::tie(p.dimA, p.dimB) = table.rotary.pairDims(j);
+            p.component = -1;
+            p.wavelength = std::numeric_limits<double>::infinity();
+            p.use = FrequencyUsage::Use::Unrotated;
+            u.pairs.push_back(p);
+        }
 
     // Moving by d along axis c turns only c's channels: prior(d) / prior(0) = the weighted mean of cos, the
     // channels of other axes (and heads without rotary) staying at 1.

@@ -9,6 +9,9 @@
 #include <QtTest>
 
 #include "tests/support/run_ropescope.h"
+#include "tests/support/test_paths.h"
+
+#include <cmath>
 
 using Run = RopescopeRun;
 
@@ -105,6 +108,64 @@ private Q_SLOTS:
         QFile s(svg);
         QVERIFY(s.open(QIODevice::ReadOnly) && s.readAll().contains("<svg"));
         QCOMPARE(ropescope(base + QStringList{"--output", dir.filePath("f.txt")}).exitCode, 2);
+    }
+
+    // Gemma 4's full layers (issue 73 §2): a quarter of a 512-wide head rotates, "proportionally". Every pair of freqs'
+    // table against an independent computation: theta^(-2j/512) for j < 64 and 0 elsewhere, on dims j and j + 256;
+    // the same from the 31B's config (--model, --layer-kind full) as from the flags; ptd says which dims rotate.
+    void freqsShowGemmasProportionalRotary()
+    {
+        const QString config = ROPESCOPE_TEST_DATA + "/../../resources/configs/gemma-4-31b.json";
+        const QStringList layout{"--scheme", "mrope", "--layout", "text:2,image:16x16"};
+        const Run fromModel = ropescope(QStringList{"freqs"} + layout + QStringList{"--model", config, "--layer-kind", "full"});
+        QVERIFY2(fromModel.exitCode == 0, fromModel.err.constData());
+        const Run fromFlags = ropescope(QStringList{"freqs"} + layout +
+                                        QStringList{"--theta", "1e6", "--head-dim", "512", "--partial-rotary", "0.25", "--proportional"});
+        QVERIFY2(fromFlags.exitCode == 0, fromFlags.err.constData());
+        QCOMPARE(fromModel.out, fromFlags.out);
+        const CsvTable csv = CsvTable::fromText(fromModel.out);
+        QCOMPARE(csv.rows.size(), 256);
+        const auto at = [&](int row, const char* column) { return csv.rows[row][csv.header.indexOf(column)]; };
+        for (int j = 0; j < 256; ++j) {
+            QCOMPARE(at(j, "pair").toInt(), j);
+            QCOMPARE(at(j, "dim_a").toInt(), j);
+            QCOMPARE(at(j, "dim_b").toInt(), j + 256);
+            const double expected = j < 64 ? std::pow(1e6, -2.0 * j / 512) : 0.0;
+            QVERIFY2(std::abs(at(j, "inv_freq").toDouble() - expected) <= 1e-15 * std::max(1.0, expected), qPrintable(csv.rows[j].join(',')));
+            QCOMPARE(at(j, "axis") == "none", j >= 64);
+            QCOMPARE(at(j, "use") == "unrotated", j >= 64);
+        }
+        // M-RoPE's default sections split the 64 rotated pairs 16 / 24 / 24.
+        QCOMPARE(at(15, "axis"), QString("t"));
+        QCOMPARE(at(16, "axis"), QString("h"));
+        QCOMPARE(at(40, "axis"), QString("w"));
+        // The sliding layers: the whole 256-wide head at theta 1e4.
+        const CsvTable sliding =
+            CsvTable::fromText(ropescope(QStringList{"freqs"} + layout + QStringList{"--model", config, "--layer-kind", "sliding"}).out);
+        QCOMPARE(sliding.rows.size(), 128);
+        QVERIFY(std::abs(sliding.rows[1][2].toDouble() - std::pow(1e4, -2.0 / 256)) < 1e-15);
+        // ptd: which dims rotate at which frequencies, in text and JSON.
+        const Run ptd = ropescope(QStringList{"ptd"} + layout + QStringList{"--model", config, "--layer-kind", "full"});
+        QVERIFY2(ptd.exitCode == 0, ptd.err.constData());
+        QVERIFY2(ptd.out.contains("rotary: theta 1000000, head_dim 512, 128 dims rotate: dims 0-63 and 256-319 (pair j on dims j and j+256)") &&
+                     ptd.out.contains("the head's other 192 pairs never turn") && ptd.out.contains("allocation sectioned[16,24,24] over the 64 rotated pairs"),
+                 ptd.out.constData());
+        const Run json = ropescope(QStringList{"ptd"} + layout + QStringList{"--model", config, "--layer-kind", "full", "--json"});
+        const QJsonObject rotary = QJsonDocument::fromJson(json.out).object()["rotary"].toObject();
+        QCOMPARE(rotary["proportional"].toBool(), true);
+        QCOMPARE(rotary["pairs"].toArray().size(), 256);
+        QCOMPARE(rotary["pairs"].toArray()[63].toObject()["dims"].toArray(), (QJsonArray{63, 319}));
+        // Bad combinations, one line each.
+        const Run both = ropescope(QStringList{"freqs"} + layout + QStringList{"--model", config, "--theta", "1e4"});
+        QCOMPARE(both.exitCode, 2);
+        QVERIFY2(both.err.contains("--theta: --model gives the rotary settings"), both.err.constData());
+        const Run kind = ropescope(QStringList{"freqs"} + layout + QStringList{"--layer-kind", "full"});
+        QCOMPARE(kind.exitCode, 2);
+        QVERIFY2(kind.err.contains("--layer-kind: picks a kind of a model's decoder layers; give --model DIR"), kind.err.constData());
+        const Run none = ropescope(QStringList{"freqs"} + layout +
+                                   QStringList{"--model", ROPESCOPE_TEST_DATA + "/fixtures/qwen2vl-tiny", "--layer-kind", "sliding"});
+        QCOMPARE(none.exitCode, 2);
+        QVERIFY2(none.err.contains("qwen2_vl has no sliding layers"), none.err.constData());
     }
 
     void ageSelectsTheLayerTable()

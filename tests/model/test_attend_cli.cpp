@@ -239,6 +239,95 @@ private Q_SLOTS:
             QVERIFY2(QFile::exists(out + "/" + file), file);
     }
 
+    // Gemma 4 and Gemma 3 folders (the tiny fixtures' weights, word tokenizers at their remapped ids): the prompt their
+    // processors build, their own scheme (hard: every token at its index) and others swapped in, and the masks (issue 73
+    // §3). The question (after the image's end marker) sees only the window's 8 positions on a sliding layer, so most of
+    // the image is hidden from it there: the cells counted here by hand, the masks tensor, and the attention itself, which
+    // is exactly 0 on every hidden cell and above 0 on every seen one.
+    void runsGemma_data()
+    {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<QString>("layout");
+        QTest::addColumn<int>("fullRotaryDim");
+        QTest::newRow("gemma4") << "gemma4-tiny"
+                                << "text:5,image:6x10,text:11" << 8; // bos <|turn> user \n <|image> | 60 | <image|>, 5 words, 5
+        QTest::newRow("gemma3") << "gemma3-tiny"
+                                << "text:5,image:3x3,text:12" << 16; // bos <start_of_turn> user \n\n\n boi | 9 | eoi \n\n, ...
+    }
+    void runsGemma()
+    {
+        QFETCH(QString, fixture);
+        QFETCH(QString, layout);
+        QFETCH(int, fullRotaryDim);
+        const QString model = dir_.filePath(fixture);
+        QVERIFY(ropescope::test::makeModelFolder(fixture, model));
+        const QString out = dir_.filePath(fixture + "-out");
+        const auto r = runRopescope({"attend", "--model", model, "--image", image_, "--question", "What colour is the circle", "--output", out,
+                                     "--layers-heads", "--per-token", "--max-new-tokens", "3"},
+                                    false);
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject summary = readJson(out + "/summary.json");
+        QCOMPARE(summary["scheme"].toString(), QString("hard"));
+        QCOMPARE(summary["layout"].toString(), layout);
+        QCOMPARE(summary["untrained_scheme"].toBool(), false);
+        QVERIFY2(summary["layer_kinds"].toString().startsWith("layers 0-1, 3-4 sliding (window 8)"), qPrintable(summary["layer_kinds"].toString()));
+        const QJsonObject full = summary["rotary_by_kind"].toObject()["full"].toObject();
+        QCOMPARE(full["rotary_dim"].toInt(), fullRotaryDim);
+        QCOMPARE(full["proportional"].toBool(), fixture == "gemma4-tiny");
+        QCOMPARE(full["linear_factor"].toDouble(), fixture == "gemma4-tiny" ? 1.0 : 8.0);
+        QCOMPARE(summary["rotary_by_kind"].toObject()["sliding"].toObject()["window"].toInt(), 8);
+
+        const SafeTensors t = SafeTensors::open(out + "/attention.safetensors");
+        const torch::Tensor attention = toTorch(t, "attention"), masks = toTorch(t, "masks");
+        const torch::Tensor rows = toTorch(t, "query_tokens"), cols = toTorch(t, "image_tokens");
+        QCOMPARE(masks.sizes(), (c10::IntArrayRef{6, rows.size(0), cols.size(0)}));
+        const QJsonArray perLayer = summary["per_layer"].toArray();
+        QCOMPARE(perLayer.size(), 6);
+        for (int l = 0; l < 6; ++l) {
+            const bool sliding = l != 2 && l != 5;
+            const QJsonObject entry = perLayer[l].toObject();
+            QCOMPARE(entry["layer_kind"].toString(), QString(sliding ? "sliding" : "full"));
+            int64_t hidden = 0;
+            for (int64_t i = 0; i < rows.size(0); ++i)
+                for (int64_t j = 0; j < cols.size(0); ++j) {
+                    const bool cut = sliding && cols[j].item<int64_t>() <= rows[i].item<int64_t>() - 8; // out of the window's reach
+                    hidden += cut;
+                    QCOMPARE(masks[l][i][j].item<int>(), cut ? 2 : 0);
+                    const double p = attention[l].select(1, i).select(1, j).sum().item<double>(); // over heads
+                    QVERIFY2(cut ? p == 0.0 : p > 0.0, qPrintable(QString("layer %1, query %2, image token %3: %4").arg(l).arg(i).arg(j).arg(p)));
+                }
+            QCOMPARE(entry["hidden_cells"].toInt(), static_cast<int>(hidden));
+            QVERIFY(!sliding || hidden > 0);
+        }
+        // The table and the per-token list say the same; the heatmap's caption names the mask.
+        const CsvTable table = CsvTable::fromFile(out + "/layers_heads.csv");
+        QCOMPARE(table.rows.size(), 6 * 4);
+        QCOMPARE(table.rows.front()[table.header.indexOf("layer_kind")], QString("sliding"));
+        QCOMPARE(table.rows.front()[table.header.indexOf("window")], QString("8"));
+        QCOMPARE(table.rows.back()[table.header.indexOf("layer_kind")], QString("full"));
+        const QJsonArray tokens = readJson(out + "/tokens.json")["tokens"].toArray();
+        QCOMPARE(tokens.first().toObject()["per_layer"].toArray()[0].toObject()["hidden_image_tokens"].toInt(),
+                 masks[0][0].ge(2).sum().item<int>());
+        const QImage heat(out + "/heatmap.png");
+        QVERIFY(heat.text("ropescope").contains("\"layer_kinds\""));
+
+        // Other schemes run on it as on Qwen: M-RoPE alone, then three side by side.
+        const auto mrope = runRopescope({"attend", "--model", model, "--image", image_, "--question", "What colour is the circle", "--output",
+                                         out + "-mrope", "--scheme", "mrope", "--max-new-tokens", "2"},
+                                        false);
+        QVERIFY2(mrope.exitCode == 0, mrope.err.constData());
+        const QJsonObject m = readJson(out + "-mrope/summary.json");
+        QCOMPARE(m["untrained_scheme"].toBool(), true);
+        // What the scheme covers on a full layer: Gemma 4's 4 rotated pairs of 16; Gemma 3's whole head, 8 times slower.
+        const QString note = m["rotary_by_kind"].toObject()["full"].toObject()["note"].toString();
+        QVERIFY2(note.contains(fixture == "gemma4-tiny" ? "spreads its axes over those 4 pairs only" : "every frequency / 8"), qPrintable(note));
+        const auto several = runRopescope({"attend", "--model", model, "--image", image_, "--question", "What colour is the circle", "--output",
+                                           out + "-schemes", "--schemes", "mrope,circle,vrope", "--max-new-tokens", "2"},
+                                          false);
+        QVERIFY2(several.exitCode == 0, several.err.constData());
+        QCOMPARE(CsvTable::fromFile(out + "-schemes/schemes.csv").rows.size(), 3);
+    }
+
     // The MoE members (the tiny fixtures' weights, a word tokenizer with their special tokens): every output,
     // and where the image and text tokens are routed, per sparse layer and expert.
     void runsMoeMembers_data()

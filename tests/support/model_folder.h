@@ -14,12 +14,16 @@ namespace ropescope::test {
 
 // False when a file could not be copied (the folder is made if missing). GLM-V fixtures get the same words
 // with GLM-4.1V's special tokens at the fixture's ids (attend/glm_tokenizer.json), PaddleOCR-VL fixtures with
-// its own (attend/paddleocr_tokenizer.json).
+// its own (attend/paddleocr_tokenizer.json), Gemma 3 and Gemma 4 fixtures with theirs (attend/gemma3_tokenizer.json,
+// attend/gemma4_tokenizer.json: bos 2, eos 1, the turn tokens at 105/106, runs of 1 to 4 newlines at 107-110 as on the Hub, the
+// vision tokens at the fixtures' remapped ids, and a word "wN" at every other id, so a random model's answer reads).
 inline bool makeModelFolder(const QString& fixtureName, const QString& dir)
 {
     const QString from = QString(ROPESCOPE_TEST_DATA) + "/fixtures/" + fixtureName + "/";
     const QString tokenizer = fixtureName.startsWith("glm") ? "glm_tokenizer.json"
         : fixtureName.startsWith("paddle")                  ? "paddleocr_tokenizer.json"
+        : fixtureName.startsWith("gemma3")                  ? "gemma3_tokenizer.json"
+        : fixtureName.startsWith("gemma4")                  ? "gemma4_tokenizer.json"
                                                             : "tokenizer.json";
     return QDir().mkpath(dir) && QFile::copy(from + "config.json", dir + "/config.json") &&
         QFile::copy(from + "model.safetensors", dir + "/model.safetensors") &&

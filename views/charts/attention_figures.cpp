@@ -71,8 +71,11 @@ QSize gridStripSize(const std::vector<QSize>& grids)
     return size;
 }
 
-// A map over every grid's cells (image after image, row-major each) in viridis on one scale, one pixel a cell.
-QImage colouredGrid(const std::vector<float>& values, const std::vector<QSize>& grids)
+const QColor kHidden(150, 150, 150); // a cell the layer's mask hid from every question token
+
+// A map over every grid's cells (image after image, row-major each) in viridis on one scale, one pixel a cell; cells
+// `hidden` marks 2 (hidden by the mask from every row) grey and outside the scale.
+QImage colouredGrid(const std::vector<float>& values, const std::vector<QSize>& grids, const std::vector<uint8_t>& hidden = {})
 {
     const QSize size = gridStripSize(grids);
     QImage image(std::max(1, size.width()), std::max(1, size.height()), QImage::Format_RGB32);
@@ -84,14 +87,27 @@ QImage colouredGrid(const std::vector<float>& values, const std::vector<QSize>& 
         image.fill(Qt::lightGray);
         return image;
     }
-    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
-    const double range = *hi - *lo;
+    const bool marked = hidden.size() == values.size();
+    const auto isHidden = [&](size_t i) { return marked && hidden[i] == 2; };
+    double lo = 0, hi = 0;
+    bool any = false;
+    for (size_t i = 0; i < values.size(); ++i)
+        if (!isHidden(i)) {
+            lo = any ? std::min<double>(lo, values[i]) : values[i];
+            hi = any ? std::max<double>(hi, values[i]) : values[i];
+            any = true;
+        }
+    const double range = hi - lo;
     size_t next = 0;
     int left = 0;
     for (const QSize& g : grids) {
         for (int r = 0; r < g.height(); ++r)
-            for (int c = 0; c < g.width(); ++c) {
-                const Rgb rgb = viridis(range > 0 ? (values[next++] - *lo) / range : 0.5);
+            for (int c = 0; c < g.width(); ++c, ++next) {
+                if (isHidden(next)) {
+                    image.setPixel(left + c, r, kHidden.rgb());
+                    continue;
+                }
+                const Rgb rgb = viridis(range > 0 ? (values[next] - lo) / range : 0.5);
                 image.setPixel(left + c, r, qRgb(rgb[0], rgb[1], rgb[2]));
             }
         left += g.width() + 1;
@@ -132,12 +148,33 @@ double scaleHeight(int px)
     return 3.4 * px;
 }
 
+// A row's label: "L5", then its layer's mask where the grid has them ("L5 sliding (window 8)").
+QString rowLabel(const LayerHeadGrid& grid, size_t r)
+{
+    const QString label = "L" + QString::number(grid.layers[r]);
+    return r < grid.layerKinds.size() && !grid.layerKinds[r].isEmpty() ? label + " " + grid.layerKinds[r] : label;
+}
+
+// The labels' column: wide enough for the longest row label at `px` (at most a third of the figure).
+double labelWidth(const LayerHeadGrid& grid, int px, double width)
+{
+    if (grid.layerKinds.empty())
+        return 3.4 * px;
+    QFont font;
+    font.setPixelSize(px);
+    const QFontMetricsF fm(font);
+    double widest = 0;
+    for (size_t r = 0; r < grid.layers.size(); ++r)
+        widest = std::max(widest, fm.horizontalAdvance(rowLabel(grid, r)));
+    return std::clamp(widest + 0.8 * px, 3.4 * px, std::max(3.4 * px, width / 3));
+}
+
 GridGeometry gridGeometry(const QRectF& area, const LayerHeadGrid& grid)
 {
     GridGeometry g;
     const int heads = std::max(1, grid.heads), rows = std::max<int>(1, static_cast<int>(grid.layers.size()));
     g.px = std::clamp(static_cast<int>(std::min(area.width(), area.height()) / 40.0), 9, 16);
-    const double left = 3.4 * g.px, top = titleHeight(g.px) + 1.5 * g.px;
+    const double left = labelWidth(grid, g.px, area.width()), top = titleHeight(g.px) + 1.5 * g.px;
     g.cells = area.adjusted(left, top, -4, -4 - scaleHeight(g.px));
     g.cellWidth = g.cells.width() / heads;
     g.cellHeight = g.cells.height() / rows;
@@ -176,7 +213,10 @@ void paintScale(QPainter& p, const GridGeometry& g, const LayerHeadGrid& grid, d
     // What the colours mean, between the two ends, shortened only when the figure is very narrow.
     const QFontMetricsF fm(p.font());
     const double ends = std::max(fm.horizontalAdvance(least), fm.horizontalAdvance(most)) + g.px;
-    const QString meaning = maps ? "attention over the image, each cell on its own scale" : "share of the attention on the image";
+    QString meaning = maps ? "attention over the image, each cell on its own scale" : "share of the attention on the image";
+    if (maps && std::any_of(grid.hidden.begin(), grid.hidden.end(),
+                            [](const std::vector<uint8_t>& h) { return std::find(h.begin(), h.end(), uint8_t(2)) != h.end(); }))
+        meaning += "; grey: hidden by the layer's mask";
     p.drawText(labels.adjusted(ends, 0, -ends, 0), Qt::AlignCenter, fm.elidedText(meaning, Qt::ElideRight, labels.width() - 2 * ends));
 }
 
@@ -263,7 +303,8 @@ void paintLayerHeadGrid(QPainter& p, const QRectF& area, const LayerHeadGrid& gr
                    Qt::AlignLeft | Qt::AlignVCenter, "H" + QString::number(h));
     for (size_t r = 0; r < grid.layers.size(); r += static_cast<size_t>(layerStep))
         p.drawText(QRectF(area.left(), g.cell(static_cast<int>(r), 0).top(), g.cells.left() - area.left() - 4, g.cellHeight),
-                   Qt::AlignRight | Qt::AlignVCenter, "L" + QString::number(grid.layers[r]));
+                   Qt::AlignRight | Qt::AlignVCenter,
+                   fm.elidedText(rowLabel(grid, r), Qt::ElideRight, g.cells.left() - area.left() - 4));
 
     const double maxMass = grid.imageMass.empty() ? 1.0 : std::max(1e-12, *std::max_element(grid.imageMass.begin(), grid.imageMass.end()));
     const double aspect = gridAspect(grid.grids);
@@ -275,7 +316,7 @@ void paintLayerHeadGrid(QPainter& p, const QRectF& area, const LayerHeadGrid& gr
             QRectF drawn = cell;
             if (grid.show == LayerHeadGrid::Show::Maps && k < grid.maps.size()) {
                 drawn = fitted(cell, aspect);
-                p.drawImage(drawn, colouredGrid(grid.maps[k], grid.grids));
+                p.drawImage(drawn, colouredGrid(grid.maps[k], grid.grids, r < grid.hidden.size() ? grid.hidden[r] : std::vector<uint8_t>()));
             } else if (k < grid.imageMass.size()) {
                 const Rgb rgb = viridis(grid.imageMass[k] / maxMass);
                 p.fillRect(cell, QColor(rgb[0], rgb[1], rgb[2]));
@@ -308,7 +349,8 @@ QSize layerHeadGridSize(const LayerHeadGrid& grid, int cellWidth)
     const int height = static_cast<int>(static_cast<double>(std::max<size_t>(1, grid.layers.size())) * std::max(8.0, cellWidth * aspect));
     // Margins as gridGeometry makes them for a figure of about this size.
     const int px = std::clamp(std::min(width, height) / 40, 9, 16);
-    return {width + static_cast<int>(3.4 * px) + 4, height + static_cast<int>(titleHeight(px) + 1.5 * px + scaleHeight(px)) + 4};
+    const double labels = labelWidth(grid, px, 1.5 * width);
+    return {width + static_cast<int>(labels) + 4, height + static_cast<int>(titleHeight(px) + 1.5 * px + scaleHeight(px)) + 4};
 }
 
 std::pair<int, int> layerHeadAt(const QRectF& area, const LayerHeadGrid& grid, QPointF point)

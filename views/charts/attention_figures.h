@@ -7,6 +7,7 @@
 #include <QSize>
 #include <QStringList>
 
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,11 @@ struct LayerHeadGrid {
     std::vector<std::vector<float>> maps; // layers.size() * heads, layer-major; every grid's cells, image after image
     std::vector<double> imageMass;        // the same indexing
     int selectedRow = -1, selectedHead = -1;
+    // Per row (optional): its layer's mask in words ("sliding (window 512)", "full"), written after its label, and per
+    // image token whether the mask hid it from every question token (2), some (1) or none (0): the cells hidden from
+    // every one are drawn grey and left out of the map's scale (their zeros are the mask's, not the model's).
+    std::vector<QString> layerKinds;
+    std::vector<std::vector<uint8_t>> hidden;
 };
 void paintLayerHeadGrid(QPainter& painter, const QRectF& area, const LayerHeadGrid& grid);
 QSize layerHeadGridSize(const LayerHeadGrid& grid, int cellWidth);

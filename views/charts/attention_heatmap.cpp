@@ -234,6 +234,45 @@ QImage attentionDifferenceOverlay(const QImage& source, const std::vector<float>
     return attentionDifferenceOverlay(MapPictures{{source, rows, cols}}, from, to, o);
 }
 
+QImage hatchHiddenCells(const QImage& overlay, const MapPictures& pictures, const std::vector<uint8_t>& hidden)
+{
+    size_t cells = 0;
+    for (const MapPicture& picture : pictures)
+        cells += static_cast<size_t>(picture.rows) * static_cast<size_t>(picture.cols);
+    if (cells != hidden.size() || std::all_of(hidden.begin(), hidden.end(), [](uint8_t m) { return m == 0; }))
+        return overlay;
+    QImage out = overlay.convertToFormat(QImage::Format_RGB888);
+    QPainter p(&out);
+    p.setPen(Qt::NoPen);
+    // White lines, 8 px apart: they stand out on the colormaps' dark low end (a hidden key gets no attention) and on
+    // the bright high end alike.
+    const QBrush every(QColor(255, 255, 255, 210), Qt::DiagCrossPattern), some(QColor(255, 255, 255, 190), Qt::BDiagPattern);
+    size_t next = 0;
+    for (size_t k = 0; k < pictures.size(); ++k) {
+        const QRect at = pictureRect(pictures, k);
+        const MapPicture& picture = pictures[k];
+        const double w = static_cast<double>(at.width()) / std::max(1, picture.cols), h = static_cast<double>(at.height()) / std::max(1, picture.rows);
+        for (int r = 0; r < picture.rows; ++r)
+            for (int c = 0; c < picture.cols; ++c, ++next)
+                if (hidden[next] > 0)
+                    p.fillRect(QRectF(at.left() + c * w, at.top() + r * h, w, h), hidden[next] == 2 ? every : some);
+    }
+    return out;
+}
+
+QString hiddenCellsLegend(const std::vector<uint8_t>& hidden, int layer, const QString& kind, const QString& rows)
+{
+    const auto every = std::count(hidden.begin(), hidden.end(), uint8_t(2)), some = std::count(hidden.begin(), hidden.end(), uint8_t(1));
+    if (every + some == 0)
+        return {};
+    QStringList parts;
+    if (every > 0)
+        parts << QString("crossed from every %1 (%2 of %3)").arg(rows).arg(every).arg(hidden.size());
+    if (some > 0)
+        parts << QString("lined from some (%1)").arg(some);
+    return QString("hatched: image tokens layer %1's mask, %2, hid: %3").arg(layer).arg(kind, parts.join(", "));
+}
+
 QImage colourBar(const HeatmapOptions& options, int width, int height)
 {
     constexpr int kSteps = 64;

@@ -3,6 +3,7 @@
 #include <QRect>
 #include <QStringList>
 
+#include <cstdint>
 #include <vector>
 
 namespace ropescope::views {
@@ -48,6 +49,16 @@ QImage captionedHeatmap(const QImage& overlay, const HeatmapOptions& options, co
 // The same for a difference: one symmetric scale over every picture.
 QImage attentionDifferenceOverlay(const MapPictures& pictures, const std::vector<float>& from, const std::vector<float>& to,
                                   const HeatmapOptions& options);
+// Marks the cells a decoder layer's mask hid (issue 73 §3: a sliding window's cut is not the model's choice) over
+// `overlay`, laid out as attentionOverlay lays `pictures` out. `hidden` holds one mark per token of the map (every
+// picture's cells, image after image): 2 hidden from every row the map averages (white cross-hatch), 1 from some of
+// them (white diagonal lines), 0 seen by all. The overlay unchanged when nothing is hidden or the sizes disagree.
+QImage hatchHiddenCells(const QImage& overlay, const MapPictures& pictures, const std::vector<uint8_t>& hidden);
+// The legend of those marks in one line ("hatched: image tokens layer 5's mask, sliding (window 8), hid: crossed from
+// every question token (6 of 12), lined from some (6)"); empty when nothing is hidden. `rows` names what the map
+// averages, singular ("question token", "token").
+QString hiddenCellsLegend(const std::vector<uint8_t>& hidden, int layer, const QString& kind, const QString& rows);
+
 // Lays pictures out as the overlays above do: where picture k lies in the strip, and the strip's size.
 constexpr int kPictureGap = 8;
 QRect pictureRect(const MapPictures& pictures, size_t k);

@@ -278,11 +278,19 @@ void paintFrequencyChart(QPainter& p, const QRectF& area, const FrequencyChart& 
 
     // Strips: axis per pair, then its use across the grids.
     const double cell = plot.width() / n, stripHeight = std::max(8.0, plot.height() * 0.09);
+    // A pair that never turns (Gemma 4's proportional rotary: frequency 0) is pale grey, hatched, in both strips.
+    const QColor unrotated(232, 232, 236);
+    const QBrush unrotatedHatch(QColor(150, 150, 160), Qt::BDiagPattern);
     for (int j = 0; j < n; ++j) {
+        const bool turns = chart.pairAxis[static_cast<size_t>(j)] >= 0;
         const QRectF axisCell(plot.left() + j * cell, plot.top(), cell + 0.3, stripHeight);
-        p.fillRect(axisCell, axisColours[std::clamp(chart.pairAxis[static_cast<size_t>(j)], 0, 3)]);
+        p.fillRect(axisCell, turns ? axisColours[std::min(chart.pairAxis[static_cast<size_t>(j)], 3)] : unrotated);
         const QRectF useCell(plot.left() + j * cell, plot.top() + stripHeight + 2, cell + 0.3, stripHeight * 0.6);
-        p.fillRect(useCell, useColours[std::clamp(chart.pairUse[static_cast<size_t>(j)], 0, 2)]);
+        p.fillRect(useCell, turns ? useColours[std::clamp(chart.pairUse[static_cast<size_t>(j)], 0, 2)] : unrotated);
+        if (!turns) {
+            p.fillRect(axisCell, unrotatedHatch);
+            p.fillRect(useCell, unrotatedHatch);
+        }
     }
     p.setPen(kGrid);
     p.drawRect(QRectF(plot.left(), plot.top() + stripHeight + 2, plot.width(), stripHeight * 0.6));
@@ -310,6 +318,8 @@ void paintFrequencyChart(QPainter& p, const QRectF& area, const FrequencyChart& 
     for (int u = 0; u < 3; ++u)
         legend(useColours[u], QString("%1 %2").arg(useNames[u]).arg(std::count(chart.pairUse.begin(), chart.pairUse.end(), u)),
                fm.height() * (u == 0 ? 1.4 : 0.4));
+    if (const auto still = std::count(chart.pairAxis.begin(), chart.pairAxis.end(), -1); still > 0)
+        legend(QColor(170, 170, 180), QString("unrotated %1").arg(still), fm.height() * 1.4);
 
     // Decay of the prior along each axis alone, its caption wrapped onto two lines where one is too narrow.
     static const QString decayCaption = "prior / prior at 0, moving along one axis alone (distance in positions)";

@@ -47,8 +47,8 @@ struct FrequencyChart {
     QString title;
     QString subtitle;
     std::vector<QString> axes;
-    std::vector<int> pairAxis; // per pair: index into axes
-    std::vector<int> pairUse;  // per pair: 0 wraps, 1 resolves, 2 constant
+    std::vector<int> pairAxis; // per pair: index into axes; -1 for a pair that never turns (proportional rotary)
+    std::vector<int> pairUse;  // per pair: 0 wraps, 1 resolves, 2 constant, 3 unrotated
     std::vector<double> distances;
     std::vector<std::vector<double>> decay; // per axis, at `distances`
 };

@@ -82,16 +82,26 @@ FrequencyChart frequencyChart(const PositionTable& table)
     // Per head (MHRoPE): each axis' heads turn every pair, so the strip shows each head group's pairs in turn.
     const QString strip = table.allocation.perHead() ? QString("each axis' heads (of %1): all pairs high -> low").arg(table.rotary.heads)
                                                      : QString("pairs high -> low frequency");
-    // Which dims the pairs turn: (j, j+d/2) for NeoX's half split, (2j, 2j+1) for GLM's adjacent pairs.
-    const int half = table.rotary.halfDim();
-    const QString dims = table.rotary.pairing == geometry::RotaryPairing::Adjacent ? QString("pair j turns dims (2j, 2j+1)")
-                                                                                   : QString("pair j turns dims (j, j+%1)").arg(half);
+    // Which dims the pairs turn: (j, j+d/2) for NeoX's half split, (2j, 2j+1) for GLM's adjacent pairs; a proportional
+    // rotary's pairs sit on the whole head's halves (j, j + head_dim/2).
+    const geometry::RotaryConfig& r = table.rotary;
+    const int half = r.proportional ? r.headDim / 2 : r.halfDim();
+    const QString dims = r.pairing == geometry::RotaryPairing::Adjacent ? QString("pair j turns dims (2j, 2j+1)")
+                                                                        : QString("pair j turns dims (j, j+%1)").arg(half);
     c.subtitle = QString("%1 (%2); span in the visual grids: %3").arg(strip, dims, spans.join(", "));
-    if (table.rotary.unrotatedDims() > 0) // partial rotary: say what the strip leaves out
-        c.subtitle += QString("; dims %1-%2 of %3 are not rotated (no position)")
-                          .arg(table.rotary.rotaryDim())
-                          .arg(table.rotary.headDim - 1)
-                          .arg(table.rotary.headDim);
+    if (r.proportional) // Gemma 4's full layers: the strip shows every pair of the head, the unturned ones grey
+        c.subtitle += QString("; proportional: pairs 0-%1 turn at theta^(-2j/%2), pairs %3-%4 (dims %3-%5 and %6-%7) never turn")
+                          .arg(r.halfDim() - 1)
+                          .arg(r.headDim)
+                          .arg(r.halfDim())
+                          .arg(half - 1)
+                          .arg(half - 1)
+                          .arg(half + r.halfDim())
+                          .arg(r.headDim - 1);
+    else if (r.unrotatedDims() > 0) // partial rotary: say what the strip leaves out
+        c.subtitle += QString("; dims %1-%2 of %3 are not rotated (no position)").arg(r.rotaryDim()).arg(r.headDim - 1).arg(r.headDim);
+    if (r.linearFactor != 1.0)
+        c.subtitle += QString("; every frequency / %1 (linear scaling)").arg(r.linearFactor);
     for (const std::string& a : u.axes)
         c.axes.push_back(QString::fromStdString(a));
     for (const FrequencyUsage::Pair& p : u.pairs) {

@@ -24,6 +24,15 @@ MapPage::MapPage(QWidget* parent) : QWidget(parent)
     colourBar_->setAlignment(Qt::AlignCenter);
     colourBar_->setToolTip("Attention per image patch, min-max normalised over the image, then shaped by the contrast gamma");
     images->addWidget(colourBar_);
+    mask_ = new QLabel;
+    mask_->setObjectName("attentionMask");
+    mask_->setWordWrap(true);
+    mask_->setAlignment(Qt::AlignCenter);
+    mask_->setToolTip("The shown layer's attention mask: a sliding layer sees only the last `window` positions, so image tokens "
+                      "farther back get no attention by construction, not by the model's choice. Hatched cells: hidden by the "
+                      "mask from every token the map averages (crossed) or from some of them (lined).");
+    mask_->hide();
+    images->addWidget(mask_);
     auto* exports = new QHBoxLayout;
     auto* exportMap = new QPushButton("Export map...");
     exportMap->setObjectName("exportMap");
@@ -90,6 +99,17 @@ void MapPage::showShares(const QString& text)
 {
     shares_->setText(text);
     shares_->setVisible(!text.isEmpty());
+}
+
+void MapPage::showMask(const QString& text)
+{
+    mask_->setText(text);
+    mask_->setVisible(!text.isEmpty());
+}
+
+QString MapPage::maskText() const
+{
+    return mask_->isVisibleTo(this) ? mask_->text() : QString();
 }
 
 void MapPage::showComparison(const QImage& own, const QImage& difference, const QString& shift)

@@ -25,6 +25,10 @@ public:
     void showPictures(const std::vector<QImage>& images); // before a run: the prompt's images side by side
     void showMap(const QImage& overlay, const views::HeatmapOptions& options);
     void showShares(const QString& text); // empty: hidden (a single image)
+    // The shown layer's mask (Gemma: "layer 5: sliding (window 8)") and the legend of the cells it hid, hatched on the
+    // map; empty: hidden (a family whose layers are all one kind).
+    void showMask(const QString& text);
+    QString maskText() const; // what showMask shows, for the export's caption
     void showComparison(const QImage& own, const QImage& difference, const QString& shift);
     void hideComparison();
 
@@ -37,7 +41,7 @@ Q_SIGNALS:
 
 private:
     views::FitImage *image_, *own_, *difference_; // drawn whole at any size (issue 56 item 1)
-    QLabel *colourBar_, *shares_, *shift_;
+    QLabel *colourBar_, *shares_, *shift_, *mask_;
     QWidget* comparison_;
     int colourBarMap_ = -1; // the colormap colourBar_ shows
 };

@@ -22,27 +22,62 @@ void refuseOversizedPrompt(int64_t tokens, int heads)
                             "shorten the question or use a smaller image");
 }
 
-// The special tokens a family's prompts are written with: Qwen's, or GLM-V's (whose video frames are image
-// spans of <|image|> pads, typed as video by mm_token_type_ids).
+// The special tokens a family's prompts are written with: Qwen's, GLM-V's (whose video frames are image spans of
+// <|image|> pads, typed as video by mm_token_type_ids), PaddleOCR-VL's, or Gemma's as its tokenizer spells the config's
+// ids (so a tokenizer and a config always agree).
 struct PromptTokens {
-    const char* imagePad;
-    const char* videoPad;
-    const char* start;
-    const char* end;
-    const char* chat; // present in the tokenizer when the model has a chat template
+    std::string imagePad, videoPad, start, end;
+    std::string chat; // present in the tokenizer when the model has a chat template
     ChatTemplate chatTemplate;
+    VisionMarkers markers; // Gemma: the tokens its prompts write images and video frames with
 };
 
-PromptTokens promptTokens(const ModelConfig& cfg)
+// The text of the config's `key` (id) in the tokenizer; an id the tokenizer lacks is named with the key.
+std::string tokenOfConfig(const Tokenizer& tokenizer, int id, const std::string& key)
 {
+    if (const auto text = tokenizer.tokenText(id))
+        return *text;
+    throw BadInputFile("tokenizer.json: no token has the config's " + key + " " + std::to_string(id) +
+                       " (the tokenizer and config.json come from different models)");
+}
+
+PromptTokens gemmaPromptTokens(const ModelConfig& cfg, const Tokenizer& tokenizer)
+{
+    const bool g4 = cfg.architecture == Architecture::Gemma4;
+    PromptTokens t;
+    t.imagePad = tokenOfConfig(tokenizer, cfg.imageToken, g4 ? "image_token_id" : "image_token_index");
+    t.start = tokenOfConfig(tokenizer, cfg.visionStart, g4 ? "boi_token_id" : "boi_token_index");
+    t.end = tokenOfConfig(tokenizer, cfg.visionEnd, g4 ? "eoi_token_id" : "eoi_token_index");
+    if (g4 && tokenizer.tokenText(cfg.videoToken)) // read where a video asks for it: an image prompt does not need it
+        t.videoPad = *tokenizer.tokenText(cfg.videoToken);
+    t.chat = g4 ? "<|turn>" : "<start_of_turn>";
+    t.chatTemplate = g4 ? ChatTemplate::Gemma4 : ChatTemplate::Gemma3;
+    t.markers = {QString::fromStdString(t.imagePad), QString::fromStdString(t.start), QString::fromStdString(t.end),
+                 QString::fromStdString(t.videoPad)};
+    return t;
+}
+
+PromptTokens promptTokens(const ModelConfig& cfg, const Tokenizer& tokenizer)
+{
+    if (isGemma(cfg.architecture))
+        return gemmaPromptTokens(cfg, tokenizer);
     if (cfg.architecture == Architecture::GlmV)
-        return {"<|image|>",        "<|image|>",     "<|begin_of_image|>",
-                "<|end_of_image|>", "<|assistant|>", cfg.glm46 ? ChatTemplate::Glm46V : ChatTemplate::Glm41V};
+        return {"<|image|>", "<|image|>", "<|begin_of_image|>", "<|end_of_image|>", "<|assistant|>",
+                cfg.glm46 ? ChatTemplate::Glm46V : ChatTemplate::Glm41V, {}};
     if (cfg.architecture == Architecture::PaddleOcrVl) // no video path: its "video pad" is never written
-        return {"<|IMAGE_PLACEHOLDER|>", "<|IMAGE_PLACEHOLDER|>", "<|IMAGE_START|>",
-                "<|IMAGE_END|>",         "<|begin_of_sentence|>", ChatTemplate::PaddleOcrVl};
-    return {"<|image_pad|>",  "<|video_pad|>", "<|vision_start|>",
-            "<|vision_end|>", "<|im_start|>",  hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL};
+        return {"<|IMAGE_PLACEHOLDER|>", "<|IMAGE_PLACEHOLDER|>", "<|IMAGE_START|>", "<|IMAGE_END|>", "<|begin_of_sentence|>",
+                ChatTemplate::PaddleOcrVl, {}};
+    return {"<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|im_start|>",
+            hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL, {}};
+}
+
+// Gemma 4 has an audio tower RopeScope does not run: a question holding its audio token is refused in one line.
+void refuseAudio(const ModelConfig& cfg, const Tokenizer& tokenizer, const std::vector<int64_t>& ids)
+{
+    if (cfg.audioToken < 0 || std::find(ids.begin(), ids.end(), static_cast<int64_t>(cfg.audioToken)) == ids.end())
+        return;
+    throw BadRequest("the question holds the audio token " + tokenizer.tokenText(cfg.audioToken).value_or("of audio_token_id") +
+                     ": RopeScope runs no audio tower (Gemma 4's audio inputs are refused); write the question without it");
 }
 
 // What every prompt gets once its ids and visual tokens are known: the queries (the text after the last visual
@@ -53,7 +88,8 @@ void finishRequest(AttentionRequest& a, const ModelConfig& cfg, const Tokenizer&
     for (auto i = a.imageTokens.empty() ? 0 : a.imageTokens.back() + 1; i < static_cast<int64_t>(a.ids.size()); ++i)
         if (a.ids[static_cast<size_t>(i)] != cfg.visionEnd && a.ids[static_cast<size_t>(i)] != cfg.videoEnd) // GLM-V: <|end_of_video|>
             a.queryTokens.push_back(i);
-    a.chat = tokenizer.tokenId(promptTokens(cfg).chat).has_value();
+    a.chat = tokenizer.tokenId(promptTokens(cfg, tokenizer).chat).has_value();
+    refuseAudio(cfg, tokenizer, a.ids);
     if (needsTokenTypes(cfg.architecture)) { // GLM-V and PaddleOCR-VL place their pads by these
         std::vector<int64_t> types(a.ids.size(), 0);
         for (int64_t i : a.imageTokens)
@@ -90,19 +126,19 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
                                   const PreprocessOptions& preprocess, torch::Device device)
 {
     const ModelConfig& cfg = vlm.config();
-    const PromptTokens names = promptTokens(cfg);
+    const PromptTokens names = promptTokens(cfg, tokenizer);
     if (tokenizer.tokenId(names.imagePad) != cfg.imageToken)
-        throw BadInputFile(std::string("tokenizer.json: ") + names.imagePad + " is not the config's image_token_id " +
-                           std::to_string(cfg.imageToken));
+        throw BadInputFile("tokenizer.json: " + names.imagePad + " is not the config's image_token_id " + std::to_string(cfg.imageToken));
     if (images.empty() || images.size() > static_cast<size_t>(kMaxPromptImages))
         throw BadRequest("images: a prompt takes 1 to " + std::to_string(kMaxPromptImages) + " images, got " +
                          std::to_string(images.size()));
     // The images' token count follows from their sizes alone: check it before any pixel is resampled, so a
     // large --max-pixels or several large images are refused before they take memory.
+    // The processor's own size (Qwen's smart_resize, Gemma 4's soft-token budget, Gemma 3's square), in merged tokens.
     int64_t imageTokens = 0;
     const int64_t factor = static_cast<int64_t>(cfg.vision.patchSize) * cfg.vision.mergeSize;
     for (const QImage& image : images) {
-        const auto [h, w] = smartResize(image.height(), image.width(), factor, preprocess.minPixels, preprocess.maxPixels);
+        const auto [h, w] = processedSize(image.height(), image.width(), cfg.vision, preprocess);
         imageTokens += (h / factor) * (w / factor);
     }
     refuseOversizedPrompt(imageTokens, cfg.text.heads);
@@ -111,9 +147,9 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
     std::vector<torch::Tensor> pixels, grids;
     for (const QImage& image : images) {
         const ProcessedImage processed = preprocessImage(image, cfg.vision, preprocess);
-        PromptImage p;
-        p.rows = static_cast<int>(processed.grid[0][1].item<int64_t>() / cfg.vision.mergeSize);
-        p.cols = static_cast<int>(processed.grid[0][2].item<int64_t>() / cfg.vision.mergeSize);
+        PromptImage p; // Gemma 4: 3x3 pooled patches a token; Gemma 3: its average pooling's grid
+        p.rows = static_cast<int>(processed.grid[0][1].item<int64_t>() / processed.mergeSize);
+        p.cols = static_cast<int>(processed.grid[0][2].item<int64_t>() / processed.mergeSize);
         p.first = a.images.empty() ? 0 : a.images.back().first + a.images.back().cells();
         p.resized = image.scaled(processed.resizedWidth, processed.resizedHeight, Qt::IgnoreAspectRatio, Qt::SmoothTransformation);
         a.images.push_back(p);
@@ -121,24 +157,24 @@ AttentionRequest prepareAttention(const Vlm& vlm, const Tokenizer& tokenizer, co
         pixels.push_back(processed.pixels);
         grids.push_back(processed.grid);
     }
-    a.ids = tokenizer.encode(imagePrompt(tokenizer, question, tokensPerImage, names.chatTemplate));
+    a.ids = tokenizer.encode(imagePrompt(tokenizer, question, tokensPerImage, names.chatTemplate, names.markers));
     refuseOversizedPrompt(static_cast<int64_t>(a.ids.size()), cfg.text.heads);
     for (size_t i = 0; i < a.ids.size(); ++i)
         if (a.ids[i] == cfg.imageToken)
             a.imageTokens.push_back(static_cast<int64_t>(i));
     if (a.imageTokens.size() != static_cast<size_t>(a.images.back().first + a.images.back().cells()))
-        throw BadRequest(std::string("the question holds image tokens of its own: write it without ") + names.imagePad);
+        throw BadRequest("the question holds image tokens of its own: write it without " + names.imagePad);
     // The prompt holds one <|vision_start|> ... <|vision_end|> per image and no video: any other vision
     // token came from the question, and would be read as a video or an image without its grid.
     const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
     // GLM-V's and PaddleOCR-VL's video pads are their image pads: name the token their config calls the video token.
-    const char* videoName = cfg.architecture == Architecture::GlmV ? "<|video|>"
-        : needsTokenTypes(cfg.architecture)                        ? "the video token"
-                                                                   : names.videoPad;
-    const std::pair<int, const char*> special[] = {{cfg.videoToken, videoName}, {cfg.visionStart, names.start}, {cfg.visionEnd, names.end}};
+    const std::string videoName = cfg.architecture == Architecture::GlmV ? "<|video|>"
+        : needsTokenTypes(cfg.architecture) || names.videoPad.empty()    ? "the video token"
+                                                                         : names.videoPad;
+    const std::pair<int, std::string> special[] = {{cfg.videoToken, videoName}, {cfg.visionStart, names.start}, {cfg.visionEnd, names.end}};
     for (const auto& [id, name] : special)
         if (count(id) != (id == cfg.videoToken ? 0 : static_cast<std::ptrdiff_t>(images.size())))
-            throw BadRequest(std::string("the question holds the special token ") + name + ": write it without");
+            throw BadRequest("the question holds the special token " + name + ": write it without");
     a.forward.pixelValues = torch::cat(pixels);
     a.forward.imageGridThw = torch::cat(grids);
     finishRequest(a, cfg, tokenizer, question, device);
@@ -149,18 +185,21 @@ AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenize
                                        const QString& question, const PreprocessOptions& preprocess, torch::Device device)
 {
     const ModelConfig& cfg = vlm.config();
-    const PromptTokens names = promptTokens(cfg);
-    if (cfg.architecture == Architecture::PaddleOcrVl)
-        throw BadRequest("video: PaddleOCR-VL has no video path (its processor and model take images only)");
+    if (cfg.architecture == Architecture::PaddleOcrVl || cfg.architecture == Architecture::Gemma3)
+        throw BadRequest(std::string("video: ") + (cfg.architecture == Architecture::Gemma3 ? "Gemma 3" : "PaddleOCR-VL") +
+                         " has no video path (its processor and model take images only)");
+    const PromptTokens names = promptTokens(cfg, tokenizer);
     const bool glm = cfg.architecture == Architecture::GlmV;
     const int padId = glm ? cfg.imageToken : cfg.videoToken; // GLM-V's frames are image pads
+    if (names.videoPad.empty()) // Gemma 4: the tokenizer lacks the config's video token
+        tokenOfConfig(tokenizer, padId, "video_token_id");
     if (tokenizer.tokenId(names.videoPad) != padId)
-        throw BadInputFile(std::string("tokenizer.json: ") + names.videoPad + " is not the config's " +
-                           (glm ? "image_token_id " : "video_token_id ") + std::to_string(padId));
+        throw BadInputFile("tokenizer.json: " + names.videoPad + " is not the config's " + (glm ? "image_token_id " : "video_token_id ") +
+                           std::to_string(padId));
     if (frames.empty() || frames.size() > static_cast<size_t>(kMaxVideoFrames))
         throw BadRequest("video: a prompt takes 1 to " + std::to_string(kMaxVideoFrames) + " frames, got " + std::to_string(frames.size()));
     const int64_t factor = static_cast<int64_t>(cfg.vision.patchSize) * cfg.vision.mergeSize;
-    const auto [h, w] = smartResize(frames.front().height(), frames.front().width(), factor, preprocess.minPixels, preprocess.maxPixels);
+    const auto [h, w] = processedSize(frames.front().height(), frames.front().width(), cfg.vision, preprocess, /*video=*/true);
     const int64_t patches = (static_cast<int64_t>(frames.size()) + cfg.vision.temporalPatch - 1) / cfg.vision.temporalPatch;
     refuseOversizedPrompt(patches * (h / factor) * (w / factor), cfg.text.heads);
     const ProcessedImage processed = preprocessVideo(frames, cfg.vision, preprocess);
@@ -177,22 +216,23 @@ AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenize
         a.images.push_back(p);
     }
     const ChatTemplate chat = names.chatTemplate;
-    a.ids = tokenizer.encode(videoPrompt(tokenizer, question, static_cast<int>(patches), rows * cols, cfg.vision.temporalPatch, chat));
+    a.ids = tokenizer.encode(
+        videoPrompt(tokenizer, question, static_cast<int>(patches), rows * cols, cfg.vision.temporalPatch, chat, 2.0, names.markers));
     refuseOversizedPrompt(static_cast<int64_t>(a.ids.size()), cfg.text.heads);
     for (size_t i = 0; i < a.ids.size(); ++i)
         if (a.ids[i] == padId)
             a.imageTokens.push_back(static_cast<int64_t>(i));
     if (a.imageTokens.size() != static_cast<size_t>(patches * rows * cols))
-        throw BadRequest(std::string("the question holds video tokens of its own: write it without ") + names.videoPad);
+        throw BadRequest("the question holds video tokens of its own: write it without " + names.videoPad);
     const auto count = [&](int id) { return std::count(a.ids.begin(), a.ids.end(), static_cast<int64_t>(id)); };
     // Qwen3-VL and GLM-V wrap every temporal patch; Qwen2/2.5-VL the whole video once.
     const std::ptrdiff_t blocks = chat == ChatTemplate::Qwen2VL ? 1 : patches;
-    std::vector<std::pair<int, const char*>> special{{cfg.visionStart, names.start}, {cfg.visionEnd, names.end}};
+    std::vector<std::pair<int, std::string>> special{{cfg.visionStart, names.start}, {cfg.visionEnd, names.end}};
     if (!glm)
-        special.push_back({cfg.imageToken, "<|image_pad|>"});
+        special.push_back({cfg.imageToken, names.imagePad});
     for (const auto& [id, name] : special)
         if (count(id) != (id == cfg.imageToken ? 0 : blocks))
-            throw BadRequest(std::string("the question holds the special token ") + name + ": write it without");
+            throw BadRequest("the question holds the special token " + name + ": write it without");
     if (glm && (count(cfg.videoStart) != 1 || count(cfg.videoEnd) != 1 || count(cfg.videoToken) != 0))
         throw BadRequest("the question holds the special token <|begin_of_video|>, <|end_of_video|> or <|video|>: write it without");
     a.forward.videoPixelValues = processed.pixels;

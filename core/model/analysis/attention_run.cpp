@@ -77,6 +77,16 @@ torch::Tensor AttentionRun::tokenAttention(size_t capturedIndex, const MapToken&
     return attention().at(capturedIndex).narrow(1, q - rows.begin(), 1);
 }
 
+torch::Tensor AttentionRun::tokenMask(size_t capturedIndex, const MapToken& token) const
+{
+    const std::vector<MapToken>& tokens = token.answer ? answerTokens : questionTokens;
+    const auto k = std::find_if(tokens.begin(), tokens.end(), [&](const MapToken& t) { return t.index == token.index; });
+    const std::vector<at::Tensor>& codes = token.answer ? masks.answer : masks.question;
+    if (k == tokens.end() || capturedIndex >= codes.size() || k - tokens.begin() >= codes[capturedIndex].size(0))
+        throw std::invalid_argument("no mask kept for token " + std::to_string(token.index));
+    return codes[capturedIndex][k - tokens.begin()];
+}
+
 ResolvedScheme resolveScheme(const ModelBundle& model, const std::optional<ModelScheme>& scheme)
 {
     const QString& modelDir = model.dir;
@@ -142,11 +152,10 @@ AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const AttentionQ
     run.answer = answerText(tokenizer, run.generated, cfg.eos);
     for (int64_t index : run.prompt.queryTokens)
         run.questionTokens.push_back(mapToken(tokenizer, run.prompt.ids[static_cast<size_t>(index)], index, false));
-    const auto imEnd = tokenizer.tokenId("<|im_end|>");
     const int64_t promptLength = static_cast<int64_t>(run.prompt.ids.size());
     for (size_t k = 0; k < run.generated.size(); ++k) {
         const int64_t id = run.generated[k];
-        if (id == cfg.eos || imEnd == id)
+        if (endsTurn(tokenizer, id, cfg.eos))
             break;
         run.answerTokens.push_back(mapToken(tokenizer, id, promptLength + static_cast<int64_t>(k), true));
     }
@@ -161,6 +170,9 @@ AttentionRun runAttention(Vlm& vlm, const Tokenizer& tokenizer, const AttentionQ
             run.answerAttention.push_back(rows);
         }
     }
+    for (int layer : run.layers)
+        run.layerKinds.push_back(layerMaskKind(cfg.text, layer));
+    run.masks = runMasks(cfg, run);
     return run;
 }
 

@@ -3,6 +3,7 @@
 // captured: the one pipeline behind `attend`, batch attention items, `eval` and the GUI's Attention tab,
 // so all of them ask the model the same thing and read the same rows back.
 #include "core/model/analysis/attention_request.h"
+#include "core/model/analysis/layer_masks.h"
 #include "core/model/engine/model_bundle.h"
 #include "core/model/engine/model_scheme.h"
 
@@ -45,6 +46,10 @@ struct AttentionRun {
     // produced answer token k (the prompt's last token for k = 0, then answer token k - 1).
     std::vector<at::Tensor> answerAttention;
     std::vector<MapToken> questionTokens, answerTokens; // answer tokens up to the end-of-answer token
+    // Per captured layer: its mask (sliding with its window, or full), and the codes of the captured cells (what the
+    // layer's mask hid: Gemma's sliding windows), which every view marks (layer_masks.h).
+    std::vector<MaskKind> layerKinds;
+    RunMasks masks;
 
     const std::vector<at::Tensor>& attention() const { return result.prefill.attentions; }
     // The tokens with a map of their own, in the order every view lists them: the question's, then the
@@ -54,6 +59,8 @@ struct AttentionRun {
     size_t captured(int layer) const;
     // One token's rows at a captured layer: [heads, 1, image tokens].
     at::Tensor tokenAttention(size_t capturedIndex, const MapToken& token) const;
+    // The same token's row of mask codes at a captured layer: [image tokens] uint8 (layer_masks.h's KeyMask).
+    at::Tensor tokenMask(size_t capturedIndex, const MapToken& token) const;
 };
 
 // The scheme side of a run, resolved once against a model: the scheme asked for and the one the model

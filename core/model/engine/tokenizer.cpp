@@ -14,9 +14,12 @@
 #include <algorithm>
 #include <cctype>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <queue>
+#include <stdexcept>
+#include <utility>
 
 namespace ropescope::model {
 
@@ -407,6 +410,16 @@ Tokenizer Tokenizer::fromJson(const QByteArray& rawJson, const QString& name)
     }
     t.steps_->decoders = parseDecoders(root, name);
     return t;
+}
+
+std::optional<std::string> Tokenizer::tokenText(int64_t id) const
+{
+    if (id < 0 || id >= static_cast<int64_t>(idToToken_.size()))
+        return std::nullopt;
+    const std::string& text = idToToken_[static_cast<size_t>(id)];
+    if (text.empty()) // a gap in the ids: no token has it
+        return std::nullopt;
+    return text;
 }
 
 std::optional<int64_t> Tokenizer::tokenId(const std::string& token) const
@@ -817,8 +830,73 @@ QString glmImage(int tokens)
 
 } // namespace
 
-QString imagePrompt(const Tokenizer& tokenizer, const QString& question, const std::vector<int>& imageTokens, ChatTemplate chat)
+VisionMarkers defaultVisionMarkers(ChatTemplate chat)
 {
+    if (chat == ChatTemplate::Gemma3)
+        return {"<image_soft_token>", "<start_of_image>", "<end_of_image>", {}};
+    if (chat == ChatTemplate::Gemma4)
+        return {"<|image|>", "<|image>", "<image|>", "<|video|>"};
+    return {};
+}
+
+namespace {
+
+// The Hub's names where `given` leaves a field empty.
+VisionMarkers markersFor(ChatTemplate chat, const VisionMarkers& given)
+{
+    VisionMarkers m = defaultVisionMarkers(chat);
+    const auto take = [](QString& field, const QString& value) {
+        if (!value.isEmpty())
+            field = value;
+    };
+    take(m.image, given.image);
+    take(m.begin, given.begin);
+    take(m.end, given.end);
+    take(m.video, given.video);
+    return m;
+}
+
+// One user turn of Gemma's chat template and the model's turn header; the template trims the question.
+QString gemmaChat(ChatTemplate chat, const QString& content)
+{
+    if (chat == ChatTemplate::Gemma3)
+        return "<bos><start_of_turn>user\n" + content + "<end_of_turn>\n<start_of_turn>model\n";
+    return "<bos><|turn>user\n" + content + "<turn|>\n<|turn>model\n";
+}
+
+QString gemmaImages(ChatTemplate chat, const std::vector<int>& imageTokens, const VisionMarkers& given)
+{
+    const VisionMarkers m = markersFor(chat, given);
+    QString blocks;
+    for (int n : imageTokens) {
+        const QString block = m.begin + m.image.repeated(n) + m.end;
+        blocks += chat == ChatTemplate::Gemma3 ? "\n\n" + block + "\n\n" : block; // Gemma3Processor's full_image_sequence
+    }
+    return blocks;
+}
+
+// Gemma4Processor.replace_video_token: each frame after its time "mm:ss" (int(s // 60), int(s % 60)), joined by spaces.
+QString gemmaVideo(int frames, int tokensPerFrame, int temporalPatch, double fps, const VisionMarkers& given)
+{
+    const VisionMarkers m = markersFor(ChatTemplate::Gemma4, given);
+    QStringList parts;
+    for (int k = 0; k < frames; ++k) {
+        const double seconds = static_cast<double>(k) * temporalPatch / fps;
+        char stamp[32];
+        std::snprintf(stamp, sizeof stamp, "%02lld:%02lld", static_cast<long long>(std::floor(seconds / 60)),
+                      static_cast<long long>(std::fmod(seconds, 60.0)));
+        parts << QString::fromLatin1(stamp) + " " + m.begin + m.video.repeated(tokensPerFrame) + m.end;
+    }
+    return parts.join(' ');
+}
+
+} // namespace
+
+QString imagePrompt(const Tokenizer& tokenizer, const QString& question, const std::vector<int>& imageTokens, ChatTemplate chat,
+                    const VisionMarkers& markers)
+{
+    if (isGemmaTemplate(chat))
+        return gemmaChat(chat, gemmaImages(chat, imageTokens, markers) + question.trimmed());
     if (isGlm(chat)) {
         QString blocks;
         for (int n : imageTokens)
@@ -837,8 +915,12 @@ QString imagePrompt(const Tokenizer& tokenizer, const QString& question, const s
 }
 
 QString videoPrompt(const Tokenizer& tokenizer, const QString& question, int frames, int tokensPerFrame, int temporalPatch,
-                    ChatTemplate chat, double fps)
+                    ChatTemplate chat, double fps, const VisionMarkers& markers)
 {
+    if (chat == ChatTemplate::Gemma3)
+        throw std::invalid_argument("videoPrompt: Gemma 3 takes no video");
+    if (chat == ChatTemplate::Gemma4)
+        return gemmaChat(chat, gemmaVideo(frames, tokensPerFrame, temporalPatch, fps, markers) + question.trimmed());
     const QString pads = QString("<|video_pad|>").repeated(tokensPerFrame);
     QString block;
     if (isGlm(chat)) {
@@ -875,14 +957,12 @@ QString videoPrompt(const Tokenizer& tokenizer, const QString& question, int fra
 namespace {
 
 // The generated ids up to the end of the turn: Qwen ends a turn with <|im_end|>; GLM-V's generation config also
-// stops at <|user|> and <|observation|>.
+// stops at <|user|> and <|observation|>; Gemma's eos_token_id lists its end of turn.
 std::vector<int64_t> answerIds(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos)
 {
-    const auto imEnd = tokenizer.tokenId("<|im_end|>"), user = tokenizer.tokenId("<|user|>"),
-               observation = tokenizer.tokenId("<|observation|>");
     std::vector<int64_t> answer;
     for (int64_t id : generated) {
-        if (id == eos || imEnd == id || user == id || observation == id)
+        if (endsTurn(tokenizer, id, eos))
             break;
         answer.push_back(id);
     }
@@ -890,6 +970,16 @@ std::vector<int64_t> answerIds(const Tokenizer& tokenizer, const std::vector<int
 }
 
 } // namespace
+
+bool endsTurn(const Tokenizer& tokenizer, int64_t id, int64_t eos)
+{
+    if (id == eos)
+        return true;
+    for (const char* end : {"<|im_end|>", "<|user|>", "<|observation|>", "<end_of_turn>", "<turn|>"}) // Qwen, GLM-V, Gemma 3, 4
+        if (tokenizer.tokenId(end) == id)
+            return true;
+    return false;
+}
 
 QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos)
 {

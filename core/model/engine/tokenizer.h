@@ -33,6 +33,8 @@ public:
     // Text of the ids; special tokens are kept unless skipSpecial.
     QString decode(const std::vector<int64_t>& ids, bool skipSpecial = false) const;
     std::optional<int64_t> tokenId(const std::string& token) const;
+    // The token an id stands for as the vocabulary (or an added token) spells it; nullopt for an id it lacks.
+    std::optional<std::string> tokenText(int64_t id) const;
 
     Tokenizer(Tokenizer&&) noexcept;
     Tokenizer& operator=(Tokenizer&&) noexcept;
@@ -90,7 +92,27 @@ QByteArray escapeByteOrderMarks(QByteArray json);
 // the timestamp text after each video frame: "{int(t)}" and "{t:.1f} seconds".
 // PaddleOCR-VL's: "<|begin_of_sentence|>User: " ... "\nAssistant:\n", images as <|IMAGE_START|>
 // <|IMAGE_PLACEHOLDER|> x tokens <|IMAGE_END|> (no video).
-enum class ChatTemplate { Qwen2VL, Qwen3VL, Glm41V, Glm46V, PaddleOcrVl };
+// Gemma 3's: "<bos><start_of_turn>user\n" ... "<end_of_turn>\n<start_of_turn>model\n", the question trimmed, each image
+// as Gemma3Processor expands the template's <start_of_image>: "\n\n<start_of_image>" <image_soft_token> x tokens
+// "<end_of_image>\n\n" (no video). Gemma 4's (inferred from its processor and tokenizer's turn tokens; the Hub's
+// chat_template.jinja is not read): "<bos><|turn>user\n" ... "<turn|>\n<|turn>model\n", each image as Gemma4Processor
+// writes it, "<|image>" <|image|> x tokens "<image|>"; a video's frames "mm:ss <|image><|video|> x tokens<image|>"
+// joined by spaces.
+enum class ChatTemplate { Qwen2VL, Qwen3VL, Glm41V, Glm46V, PaddleOcrVl, Gemma3, Gemma4 };
+
+inline bool isGemmaTemplate(ChatTemplate chat)
+{
+    return chat == ChatTemplate::Gemma3 || chat == ChatTemplate::Gemma4;
+}
+
+// The tokens a Gemma prompt writes its images (and Gemma 4's video frames) with: `image` the soft token, `begin` and
+// `end` the markers around each image. An empty field takes the Hub's name (Gemma 3: <image_soft_token>,
+// <start_of_image>, <end_of_image>; Gemma 4: <|image|>, <|image>, <image|>, <|video|>). prepareAttention passes the
+// tokenizer's own texts of the config's ids, so a tokenizer and a config always agree. Other templates ignore them.
+struct VisionMarkers {
+    QString image, begin, end, video;
+};
+VisionMarkers defaultVisionMarkers(ChatTemplate chat);
 
 // The Qwen chat prompt for one user turn with `images` images (each as <|vision_start|>
 // <|image_pad|> x tokens <|vision_end|>, tokens per image given), then the assistant header.
@@ -99,18 +121,22 @@ QString qwenChatPrompt(const QString& question, const std::vector<int>& imageTok
 // The prompt for images and a question: the Qwen chat template when the tokenizer has <|im_start|>,
 // else the bundled models' plain form (<|vision_start|> <|image_pad|> x tokens <|vision_end|>) per image, then the question.
 QString imagePrompt(const Tokenizer& tokenizer, const QString& question, const std::vector<int>& imageTokens,
-                    ChatTemplate chat = ChatTemplate::Qwen2VL);
+                    ChatTemplate chat = ChatTemplate::Qwen2VL, const VisionMarkers& markers = {});
 
 // The prompt for one video of `frames` temporal patches (`tokensPerFrame` merged tokens each) and a question,
 // in the same two forms. Qwen2/2.5-VL: one <|vision_start|> <|video_pad|> x all tokens <|vision_end|>.
 // Qwen3-VL: each temporal patch as "<t seconds>" <|vision_start|> <|video_pad|> x tokens <|vision_end|>, t the
 // mean time of its first and last frame with frames sampled at `fps` (its processor's "%.1f").
+// Gemma 4: each temporal patch (one frame) after its time of its first frame as "mm:ss " (int minutes, int seconds),
+// the frames joined by spaces. Gemma 3 takes no video (std::invalid_argument).
 QString videoPrompt(const Tokenizer& tokenizer, const QString& question, int frames, int tokensPerFrame, int temporalPatch,
-                    ChatTemplate chat = ChatTemplate::Qwen2VL, double fps = 2.0);
+                    ChatTemplate chat = ChatTemplate::Qwen2VL, double fps = 2.0, const VisionMarkers& markers = {});
 
-// The answer text of greedily generated ids: up to the first `eos`, <|im_end|>, <|user|> or <|observation|>,
-// special tokens dropped.
+// The answer text of greedily generated ids: up to the first `eos`, <|im_end|>, <|user|>, <|observation|> or the end
+// of Gemma's turn (<end_of_turn>, <turn|>), special tokens dropped.
 QString answerText(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos);
+// Whether `id` ends the answer's turn as answerText reads it (`eos` or one of the turn ends above).
+bool endsTurn(const Tokenizer& tokenizer, int64_t id, int64_t eos);
 // Why answerText is empty, in a few words for the window ("the model ended its turn at once: <|im_end|>");
 // empty when it is not.
 QString emptyAnswerReason(const Tokenizer& tokenizer, const std::vector<int64_t>& generated, int64_t eos);

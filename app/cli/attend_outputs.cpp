@@ -82,11 +82,12 @@ QByteArray AttentionOutcome::tokensJson() const
             const torch::Tensor rows = run.tokenAttention(k, t);
             const model::AttentionStats st = model::attentionStats(rows, a.grids());
             // The image tokens this token's row could not see at the layer (its window's cut): zeros that are the mask's.
-            QJsonObject layer{{"layer", run.layers[k]},
-                              {"hidden_image_tokens", run.tokenMask(k, t).ge(static_cast<int>(model::KeyMask::Window)).sum().item<double>()},
-                              {"image_mass", st.imageMass},
-                              {"normalized_entropy", st.normalizedEntropy},
-                              {"centre_of_mass", QJsonObject{{"image", st.centreImage}, {"row", st.centreRow}, {"col", st.centreCol}}}};
+            QJsonObject layer{
+                {"layer", run.layers[k]},
+                {"hidden_image_tokens", run.tokenMask(k, t).ge(static_cast<int>(model::KeyMask::Window)).sum().item<double>()},
+                {"image_mass", st.imageMass},
+                {"normalized_entropy", st.normalizedEntropy},
+                {"centre_of_mass", QJsonObject{{"image", st.centreImage}, {"row", st.centreRow}, {"col", st.centreCol}}}};
             if (a.images.size() > 1) {
                 QJsonArray shares;
                 for (double v : model::imageShares(rows, a.grids()))

@@ -479,10 +479,10 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     const std::vector<uint8_t> hidden = model::hiddenKeys(run.masks.question[out.heatIndex]);
     out.heatmap = views::hatchHiddenCells(views::attentionOverlay(pictures, grid, o.heat), pictures, hidden);
     if (run.ownResult)
-        out.difference = views::hatchHiddenCells(
-            views::attentionDifferenceOverlay(pictures, model::headMap(run.ownResult->prefill.attentions[out.heatIndex], out.head), grid,
-                                              o.heat),
-            pictures, hidden);
+        out.difference =
+            views::hatchHiddenCells(views::attentionDifferenceOverlay(
+                                        pictures, model::headMap(run.ownResult->prefill.attentions[out.heatIndex], out.head), grid, o.heat),
+                                    pictures, hidden);
 
     const QString trained = QString::fromStdString(geometry::schemeLabel(run.own.params));
     QJsonObject& s = out.summary;

@@ -252,6 +252,8 @@ SyntheticPrompt syntheticPrompt(const model::ModelConfig& cfg, const BenchModelO
     const int64_t images = o.images, perImage = std::max<int64_t>(1, o.imageTokens / images);
     p.rows = std::max<int64_t>(1, static_cast<int64_t>(std::sqrt(static_cast<double>(perImage))));
     p.cols = (perImage + p.rows - 1) / p.rows;
+    if (cfg.architecture == model::Architecture::Gemma3) // one fixed square image: mm_tokens_per_image tokens each
+        p.rows = p.cols = static_cast<int64_t>(std::lround(std::sqrt(static_cast<double>(cfg.vision.tokensPerImage))));
     const int64_t m = cfg.vision.mergeSize;
     torch::manual_seed(7);
     p.pixels = torch::randn({images * p.rows * p.cols * m * m, cfg.vision.patchDim()});

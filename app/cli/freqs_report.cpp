@@ -28,10 +28,9 @@ QByteArray usageCsv(const FrequencyUsage& u)
 {
     QByteArray out = "pair,axis,inv_freq,wavelength,turn_across_grid,use,head_share,dim_a,dim_b\n";
     for (const FrequencyUsage::Pair& p : u.pairs)
-        out += QByteArray::number(p.index) + "," + axisName(u, p).toUtf8() + "," +
-            QByteArray::number(p.invFreq, 'g', 17) + "," + QByteArray::number(p.wavelength, 'g', 17) + "," +
-            QByteArray::number(p.turnAcross, 'g', 17) + "," + geometry::useName(p.use) + "," + QByteArray::number(p.headShare, 'g', 17) +
-            "," + QByteArray::number(p.dimA) + "," + QByteArray::number(p.dimB) + "\n";
+        out += QByteArray::number(p.index) + "," + axisName(u, p).toUtf8() + "," + QByteArray::number(p.invFreq, 'g', 17) + "," +
+            QByteArray::number(p.wavelength, 'g', 17) + "," + QByteArray::number(p.turnAcross, 'g', 17) + "," + geometry::useName(p.use) +
+            "," + QByteArray::number(p.headShare, 'g', 17) + "," + QByteArray::number(p.dimA) + "," + QByteArray::number(p.dimB) + "\n";
     return out;
 }
 
@@ -73,12 +72,13 @@ QByteArray frequencyReport(const GeometryRequest& req, const QString& output, QS
                      {"layout", QString::fromStdString(table.layout.toString())},
                      {"parameters", io::schemeParamsJson(req.effectiveParams())},
                      {"allocation", QString::fromStdString(table.allocation.toString())},
-                     {"rotary", QJsonObject{{"theta", table.rotary.theta},
-                                            {"head_dim", table.rotary.headDim},
-                                            {"rotary_dim", table.rotary.rotaryDim()},
-                                            {"pairing", geometry::rotaryPairingName(table.rotary.pairing)},
-                                            {"proportional", table.rotary.proportional},
-                                            {"linear_factor", table.rotary.linearFactor}}}};
+                     {"rotary",
+                      QJsonObject{{"theta", table.rotary.theta},
+                                  {"head_dim", table.rotary.headDim},
+                                  {"rotary_dim", table.rotary.rotaryDim()},
+                                  {"pairing", geometry::rotaryPairingName(table.rotary.pairing)},
+                                  {"proportional", table.rotary.proportional},
+                                  {"linear_factor", table.rotary.linearFactor}}}};
     if (lower.endsWith(".json")) {
         const QJsonObject usage = usageJson(geometry::frequencyUsage(table));
         for (auto it = usage.begin(); it != usage.end(); ++it)
@@ -108,7 +108,8 @@ QJsonObject rotaryJson(const geometry::PositionTable& table)
     const FrequencyUsage u = geometry::frequencyUsage(table);
     QJsonArray pairs;
     for (const FrequencyUsage::Pair& p : u.pairs)
-        pairs.append(QJsonObject{{"pair", p.index}, {"axis", axisName(u, p)}, {"inv_freq", p.invFreq}, {"dims", QJsonArray{p.dimA, p.dimB}}});
+        pairs.append(
+            QJsonObject{{"pair", p.index}, {"axis", axisName(u, p)}, {"inv_freq", p.invFreq}, {"dims", QJsonArray{p.dimA, p.dimB}}});
     return QJsonObject{{"theta", r.theta},
                        {"head_dim", r.headDim},
                        {"rotary_dim", r.rotaryDim()},
@@ -130,8 +131,8 @@ QByteArray rotaryText(const geometry::PositionTable& table)
         out += " on adjacent pairs (2j, 2j+1), j < " + QByteArray::number(pairs);
     } else {
         const int half = r.proportional ? r.headDim / 2 : pairs;
-        out += ": dims 0-" + QByteArray::number(pairs - 1) + " and " + QByteArray::number(half) + "-" + QByteArray::number(half + pairs - 1) +
-            " (pair j on dims j and j+" + QByteArray::number(half) + ")";
+        out += ": dims 0-" + QByteArray::number(pairs - 1) + " and " + QByteArray::number(half) + "-" +
+            QByteArray::number(half + pairs - 1) + " (pair j on dims j and j+" + QByteArray::number(half) + ")";
     }
     if (!inv.empty())
         out += ", inverse frequencies " + QByteArray::number(inv.front(), 'g', 6) + " .. " + QByteArray::number(inv.back(), 'g', 6) +

@@ -249,7 +249,7 @@ SchemeParams parseSchemeParams(const QCommandLineParser& parser, SchemeKind kind
                                const RotaryConfig* base = nullptr)
 {
     SchemeParams p = defaultSchemeParams(kind); // GLM-V's own theta, partial rotary and pairing unless given
-    if (base) // ptd and freqs with --model: the rotary of the model's layers of one kind
+    if (base)                                   // ptd and freqs with --model: the rotary of the model's layers of one kind
         p.rotary = *base;
     p.custom = std::move(custom);
     for (const SchemeParameter& row : schemeParameters()) // the table's parameters, each by its type

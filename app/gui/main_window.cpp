@@ -5,6 +5,7 @@
 
 #include "app/gui/attention_panel.h"
 #include "app/gui/file_dialogs.h"
+#include "app/gui/message_bar.h"
 #include "app/gui/readout_runner.h"
 #include "app/gui/readout_words.h"
 #include "app/gui/window_words.h"
@@ -62,6 +63,7 @@ MainWindow::MainWindow(const QString& sessionDir, QWidget* parent) : QMainWindow
 {
     setWindowTitle("RopeScope");
     WheelGuard::installOnce();
+    setStatusBar(new MessageBar); // a long message elided, whole in its tooltip
     buildUi();
     buildMenus();
     if (!restoreAutosave())
@@ -112,6 +114,13 @@ void MainWindow::fitTo(const QRect& available)
     resize(size);
     if (!small)
         move(available.topLeft() + QPoint((available.width() - size.width()) / 2, (available.height() - size.height()) / 2));
+    // Parameters, the Attention tab and Readouts side by side need about 1,240 px: on a narrower screen (1000x650)
+    // the two docks share the left column as tabs, so the window fits the screen, and hiding or showing either
+    // leaves its width as it was.
+    if (minimumSizeHint().width() > available.width() && tabifiedDockWidgets(parametersDock_).isEmpty()) {
+        tabifyDockWidget(parametersDock_, readoutsDock_);
+        parametersDock_->raise();
+    }
     const int parameters = small ? 330 : std::clamp(size.width() * 23 / 100, 400, 560);
     const int readouts = small ? 300 : std::clamp(size.width() * 25 / 100, 440, 640);
     resizeDocks({parametersDock_, readoutsDock_}, {parameters, readouts}, Qt::Horizontal);

@@ -112,6 +112,12 @@ void MainWindow::buildMenus()
     showReadouts->setShortcut(QKeySequence("Ctrl+Shift+R"));
     viewMenu->addAction(showParameters);
     viewMenu->addAction(showReadouts);
+    // A dock shown while it shares a column with the other as a tab (a narrow screen) comes to the front.
+    for (QDockWidget* dock : {parametersDock_, readoutsDock_})
+        connect(dock->toggleViewAction(), &QAction::triggered, dock, [dock](bool shown) {
+            if (shown)
+                dock->raise();
+        });
     addHelpMenu(this);
 }
 

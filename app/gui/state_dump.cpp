@@ -1,5 +1,6 @@
 #include "app/gui/state_dump.h"
 
+#include "app/gui/message_bar.h"
 #include "views/widgets/fit_image.h"
 
 #include <QAbstractSlider>
@@ -16,6 +17,7 @@
 #include <QStyle>
 #include <QTabBar>
 #include <QTimer>
+#include <QToolTip>
 #include <QWidget>
 
 #include <memory>
@@ -44,11 +46,17 @@ QJsonObject describe(const QWidget* w)
         o["checked"] = b->isChecked();
     else if (auto* l = qobject_cast<const QLabel*>(w))
         o["text"] = QString(l->text()).remove(QChar(0x200B)); // as read: without the column's break hints
-    if (auto* bar = qobject_cast<const QTabBar*>(w)) {        // each tab's place, to click one
+    if (auto* bar = qobject_cast<const MessageBar*>(w)) {     // the status bar: its message, as drawn, and its tooltip
+        o["text"] = bar->currentMessage();
+        o["drawn"] = bar->shownMessage();
+        o["toolTip"] = bar->toolTip();
+    }
+    if (auto* bar = qobject_cast<const QTabBar*>(w)) { // each tab's place, to click one
         QJsonArray tabs;
         for (int i = 0; i < bar->count(); ++i) {
             const QRect r = bar->tabRect(i);
-            tabs.append(QJsonObject{{"x", topLeft.x() + r.x()}, {"y", topLeft.y() + r.y()}, {"w", r.width()}, {"h", r.height()}});
+            tabs.append(QJsonObject{
+                {"x", topLeft.x() + r.x()}, {"y", topLeft.y() + r.y()}, {"w", r.width()}, {"h", r.height()}, {"text", bar->tabText(i)}});
         }
         o["tabs"] = tabs;
         o["current"] = bar->currentIndex();
@@ -72,9 +80,13 @@ void startStateDump(QWidget* window, const QString& autosavePath, const QString&
     auto last = std::make_shared<QByteArray>();
     QObject::connect(timer, &QTimer::timeout, window, [window, autosavePath, file, last] {
         QJsonObject widgets;
-        for (const QWidget* w : window->findChildren<QWidget*>())
-            if (!w->objectName().isEmpty() && w->isVisible() && !w->objectName().startsWith("qt_"))
-                widgets[w->objectName()] = describe(w);
+        for (const QWidget* w : window->findChildren<QWidget*>()) {
+            QString name = w->objectName();
+            if (name.isEmpty() && w->parentWidget() == window && qobject_cast<const QTabBar*>(w))
+                name = "dockTabs"; // the docks' tabs, where Parameters and Readouts share a column (a narrow screen)
+            if (!name.isEmpty() && w->isVisible() && !name.startsWith("qt_"))
+                widgets[name] = describe(w);
+        }
         const QWidget* focus = QApplication::focusWidget();
         // The window's frame on the screen: whether it grew past the screen (issue 72 item 2).
         const QRect frame = window->frameGeometry();
@@ -82,6 +94,7 @@ void startStateDump(QWidget* window, const QString& autosavePath, const QString&
             {"autosave", autosavePath},
             {"window", QJsonObject{{"x", frame.x()}, {"y", frame.y()}, {"w", frame.width()}, {"h", frame.height()}}},
             {"widgets", widgets},
+            {"toolTip", QToolTip::isVisible() ? QToolTip::text() : QString()}, // the tooltip on the screen, if one is
             {"focus",
              focus ? (focus->objectName().isEmpty() && focus->parentWidget() ? focus->parentWidget()->objectName() : focus->objectName())
                    : QString()}};

@@ -17,7 +17,8 @@ QByteArray layersHeadsCsv(const model::AttentionRun& run)
     const model::LayerHeadMaps maps = model::layerHeadMaps(run.attention(), run.prompt.grids());
     for (size_t k = 0; k < run.layers.size(); ++k) {
         const model::MaskKind kind = k < run.layerKinds.size() ? run.layerKinds[k] : model::MaskKind();
-        const int64_t hidden = k < run.masks.question.size() ? run.masks.question[k].ge(static_cast<int>(model::KeyMask::Window)).sum().item<int64_t>() : 0;
+        const int64_t hidden =
+            k < run.masks.question.size() ? run.masks.question[k].ge(static_cast<int>(model::KeyMask::Window)).sum().item<int64_t>() : 0;
         for (int h = 0; h < maps.heads; ++h) {
             const model::HeadStats& s = maps.stats[k * static_cast<size_t>(maps.heads) + static_cast<size_t>(h)];
             csv += QString("%1,%2,%3,%4,%5,%6,%7,%8,%9,")

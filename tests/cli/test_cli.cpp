@@ -131,7 +131,8 @@ private Q_SLOTS:
             QCOMPARE(at(j, "dim_a").toInt(), j);
             QCOMPARE(at(j, "dim_b").toInt(), j + 256);
             const double expected = j < 64 ? std::pow(1e6, -2.0 * j / 512) : 0.0;
-            QVERIFY2(std::abs(at(j, "inv_freq").toDouble() - expected) <= 1e-15 * std::max(1.0, expected), qPrintable(csv.rows[j].join(',')));
+            QVERIFY2(std::abs(at(j, "inv_freq").toDouble() - expected) <= 1e-15 * std::max(1.0, expected),
+                     qPrintable(csv.rows[j].join(',')));
             QCOMPARE(at(j, "axis") == "none", j >= 64);
             QCOMPARE(at(j, "use") == "unrotated", j >= 64);
         }
@@ -147,9 +148,11 @@ private Q_SLOTS:
         // ptd: which dims rotate at which frequencies, in text and JSON.
         const Run ptd = ropescope(QStringList{"ptd"} + layout + QStringList{"--model", config, "--layer-kind", "full"});
         QVERIFY2(ptd.exitCode == 0, ptd.err.constData());
-        QVERIFY2(ptd.out.contains("rotary: theta 1000000, head_dim 512, 128 dims rotate: dims 0-63 and 256-319 (pair j on dims j and j+256)") &&
-                     ptd.out.contains("the head's other 192 pairs never turn") && ptd.out.contains("allocation sectioned[16,24,24] over the 64 rotated pairs"),
-                 ptd.out.constData());
+        QVERIFY2(
+            ptd.out.contains("rotary: theta 1000000, head_dim 512, 128 dims rotate: dims 0-63 and 256-319 (pair j on dims j and j+256)") &&
+                ptd.out.contains("the head's other 192 pairs never turn") &&
+                ptd.out.contains("allocation sectioned[16,24,24] over the 64 rotated pairs"),
+            ptd.out.constData());
         const Run json = ropescope(QStringList{"ptd"} + layout + QStringList{"--model", config, "--layer-kind", "full", "--json"});
         const QJsonObject rotary = QJsonDocument::fromJson(json.out).object()["rotary"].toObject();
         QCOMPARE(rotary["proportional"].toBool(), true);
@@ -296,8 +299,10 @@ private Q_SLOTS:
         // text read "check-positionscheck a ..." and forward's missed GLM-V and PaddleOCR-VL).
         const QString help = QString::fromUtf8(r.out);
         QVERIFY2(help.contains(QRegularExpression("\\n  check-positions  +check a training")), r.out.constData());
-        QVERIFY2(help.contains("run a checkpoint of a supported family (qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, gemma3, gemma4)"),
-                 r.out.constData());
+        QVERIFY2(
+            help.contains(
+                "run a checkpoint of a supported family (qwen2-vl, qwen2.5-vl, qwen3-vl, qwen3.5, glm-v, paddleocr-vl, gemma3, gemma4)"),
+            r.out.constData());
         // freqs writes JSON on standard output when asked, as positions does.
         r = runRopescope({"freqs", "--scheme", "mrope", "--layout", "text:2,image:2x2", "--format", "json"});
         QCOMPARE(r.exitCode, 0);

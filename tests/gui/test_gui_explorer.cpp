@@ -1,6 +1,10 @@
 // GUI suite (the real window under Xvfb): The explorer window: the scheme and layout panel, schemes from files, the cone view, the readouts, the wheel and shortcuts, exports, large layouts.
 #include "tests/gui/gui_test_support.h"
 
+#include "app/gui/message_bar.h"
+
+#include <QLayout>
+
 class TestGuiExplorer : public QObject {
     Q_OBJECT
 private Q_SLOTS:
@@ -691,6 +695,77 @@ def positions(layout, spread):
         QVERIFY(!parameters->isVisible());
         parameters->toggleViewAction()->trigger();
         QVERIFY(parameters->isVisible());
+    }
+
+    // A 1000x650 screen: Parameters, the Attention tab and Readouts side by side need more, so the two docks share
+    // the left column as tabs; the window fits, and showing the Readouts brings them to the front of that column
+    // without widening it.
+    void windowFitsASmallScreen()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.fitTo(QRect(0, 0, 1000, 650));
+        w.showAttentionTab();
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* parameters = w.findChild<QDockWidget*>("parametersDock");
+        auto* readouts = w.findChild<QDockWidget*>("readoutsDock");
+        QVERIFY(parameters && readouts);
+        QCOMPARE(w.tabifiedDockWidgets(parameters), QList<QDockWidget*>{readouts});
+        QVERIFY2(w.minimumSizeHint().width() <= 1000, qPrintable(QString::number(w.minimumSizeHint().width())));
+        readouts->toggleViewAction()->trigger(); // hidden
+        readouts->toggleViewAction()->trigger(); // shown: in front
+        QTabBar* column = nullptr;
+        for (QTabBar* bar : w.findChildren<QTabBar*>(QString(), Qt::FindDirectChildrenOnly))
+            if (bar->isVisible())
+                column = bar;
+        QVERIFY(column && column->count() == 2);
+        QTRY_COMPARE(column->tabText(column->currentIndex()), QString("Readouts"));
+        QVERIFY(readouts->isVisible());
+        QVERIFY2(w.minimumSizeHint().width() <= 1000, qPrintable(QString::number(w.minimumSizeHint().width())));
+        // A laptop screen keeps them side by side.
+        MainWindow laptop(dir.path());
+        laptop.fitTo(QRect(0, 0, 1280, 720));
+        QVERIFY(laptop.tabifiedDockWidgets(laptop.findChild<QDockWidget*>("parametersDock")).isEmpty());
+    }
+
+    // A status message wider than the bar is elided in its middle, the whole of it the bar's tooltip; one that fits
+    // is drawn whole, with no tooltip (QStatusBar cut long errors at its edge).
+    void longStatusMessagesAreElidedWithTheWholeInATooltip()
+    {
+        QTemporaryDir dir;
+        MainWindow w(dir.path());
+        w.fitTo(QRect(0, 0, 1280, 720));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* bar = qobject_cast<ropescope::gui::MessageBar*>(w.statusBar());
+        QVERIFY(bar);
+        const QString longMessage =
+            "/a/model/folder" + QString("/nested").repeated(80) + "/config.json: 'norm_topk_prob' must be true or false";
+        bar->showMessage(longMessage, 10000);
+        QCOMPARE(bar->currentMessage(), longMessage);
+        QVERIFY2(bar->shownMessage().contains(QChar(0x2026)) && bar->shownMessage().endsWith("must be true or false"),
+                 qPrintable(bar->shownMessage()));
+        QVERIFY(bar->fontMetrics().horizontalAdvance(bar->shownMessage()) < bar->width());
+        QTRY_COMPARE(bar->toolTip(), longMessage); // once the bar has laid out its widgets for the message
+        QVERIFY(!bar->grab().isNull());            // paints
+        bar->showMessage("Exported map.png", 10000);
+        QCOMPARE(bar->shownMessage(), QString("Exported map.png"));
+        QTRY_VERIFY(bar->toolTip().isEmpty());
+        // The window narrowed (its docks hidden, so it can): a message that fitted is elided now.
+        QString medium = "a message";
+        while (bar->fontMetrics().horizontalAdvance(medium) < 1000)
+            medium += " of some words";
+        bar->showMessage(medium, 10000);
+        QTest::qWait(50);
+        QVERIFY(bar->toolTip().isEmpty());
+        for (auto* dock : w.findChildren<QDockWidget*>())
+            dock->hide();
+        w.layout()->activate(); // the window's minimum without the docks
+        w.resize(900, 650);
+        QTRY_COMPARE(bar->width(), 900);
+        QTRY_COMPARE(bar->toolTip(), medium);
+        QVERIFY(bar->shownMessage().contains(QChar(0x2026)));
     }
 
     void largeLayoutsComputeInTheBackground()

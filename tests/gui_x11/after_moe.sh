@@ -2,15 +2,18 @@
 # The window after a mixture-of-experts run (issue 72 §1), under real X input: the tiny GLM-4.5V loaded through the
 # file dialog and run, then each check read back from the controls' places (ROPESCOPE_PRINT_STATE) and the files written.
 #   1. The side column stays beside the map: the map, the Experts tab and its Export... are not under it.
-#   2. The window stays on the screen, also when the Readouts are hidden and shown again.
+#   2. The window stays on the screen, also when the Readouts are hidden and shown again (at 1000x650 they share the
+#      left column with the Parameters as a tab). The side column scrolls under the wheel, its controls untouched.
 #   5. An export records the run (not the status line's export or error) and leaves the run's line on screen.
 #   6. The map's PNG is large enough to read; SVG and PDF figures get a .json sidecar, a PDF a title naming its figure.
 #   9. A click on the Experts grid does not move the grid; the status line says ms below a second.
 #   3. After a failed run (a tokenizer whose image token is not the config's), nothing of the previous run stays.
 #   4. Question and Run stay where they were when that error appears.
+#   9. The error is whole in the status bar too: elided with the whole in its tooltip where it does not fit.
 #   7. Check position ids: Browse... for a model folder switches the rule to it.
 #   9. A restart comes back on the Attention tab, which the user left.
-#   tests/gui_x11/after_moe.sh ROPESCOPE_BINARY TEST_DATA [WxH]    (ctest label gui-x11; Xvfb and xdotool)
+#   tests/gui_x11/after_moe.sh ROPESCOPE_BINARY TEST_DATA [WxH]    (ctest label gui-x11; Xvfb and xdotool; 1280x720,
+#   1920x1080 and 1000x650)
 set -uo pipefail
 bin=$1
 data=$2
@@ -30,6 +33,12 @@ cp "$data/fixtures/glm4vmoe-tiny/config.json" "$data/fixtures/glm4vmoe-tiny/mode
 cp "$data/attend/glm_tokenizer.json" "$work/glm-moe/tokenizer.json"
 cp "$work/glm-moe/config.json" "$work/glm-moe/model.safetensors" "$work/glm-bad/"
 cp "$data/attend/tokenizer.json" "$work/glm-bad/tokenizer.json"
+# A folder at a long path whose config is refused ("norm_topk_prob": "no"): an error wider than the status bar.
+long=$work/$(printf 'a-model-folder-nested-deep-%.0s' 1 2 3 4 5)/$(printf 'whose-config-says-no-for-a-flag-%.0s' 1 2 3 4 5)
+mkdir -p "$long"
+cp "$work/glm-moe/model.safetensors" "$work/glm-moe/tokenizer.json" "$long/"
+sed 's/"norm_topk_prob": true/"norm_topk_prob": "no"/' "$work/glm-moe/config.json" >"$long/config.json"
+grep -q '"norm_topk_prob": "no"' "$long/config.json" || { echo "after_moe: the fixture's config has no norm_topk_prob to change"; exit 1; }
 
 start_window
 xy=$(q tab mainTabs 1) && xdotool mousemove $xy click 1 && sleep 0.5
@@ -95,6 +104,22 @@ xdotool mousemove $((ex + ew / 2)) $((ey + eh / 6)) click 1 && sleep 0.6
 [ "$(rect experts)" = "$g0" ] && pass "the Experts grid stayed at $g0" || fail "the Experts grid moved from $g0 to $(rect experts) on a click"
 shot experts
 
+# The side column under the wheel: it scrolls to its status line, which a short screen leaves below the fold, and the
+# slider and combo boxes the pointer passes over keep their values (unfocused, they leave the wheel to the column).
+xy=$(q tab attentionViewTabs 0) && xdotool mousemove $xy click 1 && sleep 0.4
+layer0=$(q get attentionLayer value); head0=$(q get head text); qa=$(rect question)
+read -r cx cy cw ch <<<"$(rect attentionControls)"
+xdotool mousemove $((cx + cw / 2)) $((cy + ch / 2))
+xdotool click --repeat 25 --delay 40 5
+sleep 0.5
+read -r _ sy _ sh <<<"$(rect attentionStatus)"
+[ "$sy" -ge "$cy" ] && [ $((sy + sh)) -le $((cy + ch)) ] && pass "the wheel scrolls the column to its status line ($sy+$sh in $cy+$ch)" || fail "after the wheel the status line ($sy+$sh) is not in the column ($cy+$ch)"
+[ "$(q get attentionLayer value)" = "$layer0" ] && [ "$(q get head text)" = "$head0" ] && pass "the wheel left Layer ($layer0) and Head ($head0) alone" || fail "the wheel changed Layer to $(q get attentionLayer value) or Head to $(q get head text)"
+shot wheel_column
+xdotool click --repeat 30 --delay 40 4
+sleep 0.5
+[ "$(rect question)" = "$qa" ] && pass "the wheel scrolls the column back (Question at $qa)" || fail "Question is at $(rect question) after scrolling back, not $qa"
+
 # 2. Readouts hidden and shown again: the window keeps its width.
 read -r _ w0 <<<"$(window_x_w)"
 for want in hidden shown; do
@@ -104,6 +129,18 @@ for want in hidden shown; do
   read -r _ w <<<"$(window_x_w)"
   [ "$w" = "$w0" ] && pass "Readouts $want: the window stays $w0 px wide" || fail "Readouts $want: the window went from $w0 to $w px"
 done
+r=$(rect readoutsDock) && read -r rx _ rw _ <<<"$r" && [ $((rx + rw)) -le "$screen_w" ] && pass "Readouts shown again: on the screen ($r)" || fail "Readouts shown again: not on the screen (${r:-hidden})"
+# Where Parameters and Readouts share the left column (1000x650), a click on either's tab shows that dock there.
+if q tab dockTabs Parameters >/dev/null 2>&1; then
+  for want in Parameters Readouts; do
+    dock=$([ $want = Parameters ] && echo parametersDock || echo readoutsDock)
+    xy=$(q tab dockTabs $want) && xdotool mousemove $xy click 1 && sleep 0.5
+    r=$(rect $dock) && read -r rx _ rw _ <<<"$r" && [ $((rx + rw)) -le "$(read -r cx _ <<<"$(rect attentionControls)"; echo "$cx")" ] &&
+      [ "$(q get dockTabs current)" = "$([ $want = Parameters ] && echo 0 || echo 1)" ] &&
+      pass "a click on the $want tab shows $want left of the Attention tab ($r)" || fail "a click on the $want tab: $dock is at '${r:-hidden}', tab $(q get dockTabs current) in front"
+  done
+  shot readouts_tab
+fi
 xy=$(q tab attentionViewTabs 0) && xdotool mousemove $xy click 1 && sleep 0.4
 window_fits "Readouts shown again"
 beside_column "Readouts shown again"
@@ -142,6 +179,34 @@ shot failed_run
 [ -z "$(q get answer text)" ] && pass "no answer left" || fail "the answer '$(q get answer text)' stayed"
 [ -z "$(q get mapTokens text)" ] && pass "\"Map of\" lists no tokens" || fail "\"Map of\" still lists '$(q get mapTokens text | head -c 80)'"
 [[ "$(q get attentionStatus text)" != *answered* ]] && pass "the status no longer says the MoE run" || fail "the status still says '$(q get attentionStatus text | head -1)'"
+
+# 9. The error in the window's status bar is not cut at its edge: drawn whole where it fits, else elided in its middle
+# ("...") with the whole message in the bar's tooltip, which the pointer resting on the bar shows. A folder whose
+# config is refused, at a path longer than any screen is wide (the message names config.json by its path).
+open_model "$long"
+for _ in $(seq 1 300); do [[ "$(q get attentionError text 2>/dev/null)" == *norm_topk_prob* ]] && break; sleep 0.1; done
+sleep 0.5
+shot long_error
+err=$(q get attentionError text)
+[[ "$err" == *"$long/config.json"* ]] && pass "the refused config's error names its path" || fail "the error after a refused config is '${err:0:100}'"
+[ "$(rect question)" = "$q0" ] && [ "$(rect run)" = "$r0" ] && pass "a long error leaves Question and Run at $q0 / $r0" || fail "a long error moved Question/Run to $(rect question) / $(rect run)"
+column_whole "a long error"
+[ -n "$err" ] && [ "$(q get statusBar text)" = "$err" ] && pass "the status bar holds the error" || fail "the status bar holds '$(q get statusBar text | head -c 80)', not the error"
+drawn=$(q get statusBar drawn)
+if [ -n "$err" ] && [ "$drawn" = "$err" ]; then
+  pass "the status bar draws the whole error (it fits at ${size})"
+else
+  [[ "$drawn" == *…* ]] && pass "the status bar elides the error ('$drawn')" || fail "the status bar cuts the error without a mark: '$drawn'"
+  [ "$(q get statusBar toolTip)" = "$err" ] && pass "the status bar's tooltip holds the whole error" || fail "the status bar's tooltip is '$(q get statusBar toolTip | head -c 80)'"
+  read -r sx sy sw sh <<<"$(rect statusBar)"
+  # A click on the bar first: without a window manager the closed file dialog leaves no window active, and Qt shows
+  # tooltips in the active window only.
+  xdotool mousemove $((sx + sw / 3)) $((sy + sh / 2)) click 1 && sleep 0.3 && xdotool mousemove_relative 4 0
+  for _ in $(seq 1 30); do [ -n "$(q tooltip)" ] && break; sleep 0.1; done
+  shot status_tooltip
+  [ "$(q tooltip)" = "$err" ] && pass "the pointer on the status bar shows the whole error" || fail "the pointer on the status bar shows '$(q tooltip | head -c 80)'"
+  xdotool mousemove 5 5
+fi
 
 # 7. File > Check position ids...: Browse... for a model folder switches the rule to that folder's.
 xy=$(q tab mainTabs 1) && xdotool mousemove $xy click 1 && sleep 0.3 # the window has the keyboard, not the closed file dialog

@@ -3,9 +3,10 @@
   corner NAME      a point 12 px inside a control's top-left corner
   rect NAME        a visible control's place on the screen ("x y w h")
   shown NAME       where a control draws its picture, in its own coordinates ("x y w h")
-  tab NAME I       the screen point at the middle of tab I of a tab bar ("x y")
+  tab NAME I       the screen point at the middle of tab I of a tab bar ("x y"); I a number or the tab's text
   get NAME KEY     a control's field (text, enabled, focus, value, checked), JSON scalars as written
   window           the window's frame on the screen ("x y w h")
+  tooltip          the text of the tooltip on the screen (empty when none shows)
   saved KEY        a key of the autosave (what the window would restore)
 Exits 1 when the control or key is not there (yet)."""
 import json
@@ -33,7 +34,8 @@ def main(state_path, command, *args):
         r = widgets[args[0]]["shown"]
         print(r["x"], r["y"], r["w"], r["h"])
     elif command == "tab":
-        r = widgets[args[0]]["tabs"][int(args[1])]
+        tabs = widgets[args[0]]["tabs"]
+        r = tabs[int(args[1])] if args[1].isdigit() else next(t for t in tabs if t.get("text") == args[1])
         print(r["x"] + r["w"] // 2, r["y"] + r["h"] // 2)
     elif command == "get":
         v = widgets[args[0]][args[1]]
@@ -45,6 +47,8 @@ def main(state_path, command, *args):
     elif command == "window":
         r = state["window"]
         print(r["x"], r["y"], r["w"], r["h"])
+    elif command == "tooltip":
+        print(state.get("toolTip", ""))
     elif command == "focus":
         print(state["focus"])
     return 0
@@ -53,5 +57,5 @@ def main(state_path, command, *args):
 if __name__ == "__main__":
     try:
         sys.exit(main(*sys.argv[1:]))
-    except (OSError, KeyError, ValueError, IndexError):
+    except (OSError, KeyError, ValueError, IndexError, StopIteration):
         sys.exit(1)

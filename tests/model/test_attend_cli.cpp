@@ -262,15 +262,16 @@ private Q_SLOTS:
         const QString model = dir_.filePath(fixture);
         QVERIFY(ropescope::test::makeModelFolder(fixture, model));
         const QString out = dir_.filePath(fixture + "-out");
-        const auto r = runRopescope({"attend", "--model", model, "--image", image_, "--question", "What colour is the circle", "--output", out,
-                                     "--layers-heads", "--per-token", "--max-new-tokens", "3"},
+        const auto r = runRopescope({"attend", "--model", model, "--image", image_, "--question", "What colour is the circle", "--output",
+                                     out, "--layers-heads", "--per-token", "--max-new-tokens", "3"},
                                     false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject summary = readJson(out + "/summary.json");
         QCOMPARE(summary["scheme"].toString(), QString("hard"));
         QCOMPARE(summary["layout"].toString(), layout);
         QCOMPARE(summary["untrained_scheme"].toBool(), false);
-        QVERIFY2(summary["layer_kinds"].toString().startsWith("layers 0-1, 3-4 sliding (window 8)"), qPrintable(summary["layer_kinds"].toString()));
+        QVERIFY2(summary["layer_kinds"].toString().startsWith("layers 0-1, 3-4 sliding (window 8)"),
+                 qPrintable(summary["layer_kinds"].toString()));
         const QJsonObject full = summary["rotary_by_kind"].toObject()["full"].toObject();
         QCOMPARE(full["rotary_dim"].toInt(), fullRotaryDim);
         QCOMPARE(full["proportional"].toBool(), fixture == "gemma4-tiny");
@@ -294,7 +295,8 @@ private Q_SLOTS:
                     hidden += cut;
                     QCOMPARE(masks[l][i][j].item<int>(), cut ? 2 : 0);
                     const double p = attention[l].select(1, i).select(1, j).sum().item<double>(); // over heads
-                    QVERIFY2(cut ? p == 0.0 : p > 0.0, qPrintable(QString("layer %1, query %2, image token %3: %4").arg(l).arg(i).arg(j).arg(p)));
+                    QVERIFY2(cut ? p == 0.0 : p > 0.0,
+                             qPrintable(QString("layer %1, query %2, image token %3: %4").arg(l).arg(i).arg(j).arg(p)));
                 }
             QCOMPARE(entry["hidden_cells"].toInt(), static_cast<int>(hidden));
             QVERIFY(!sliding || hidden > 0);
@@ -312,17 +314,18 @@ private Q_SLOTS:
         QVERIFY(heat.text("ropescope").contains("\"layer_kinds\""));
 
         // Other schemes run on it as on Qwen: M-RoPE alone, then three side by side.
-        const auto mrope = runRopescope({"attend", "--model", model, "--image", image_, "--question", "What colour is the circle", "--output",
-                                         out + "-mrope", "--scheme", "mrope", "--max-new-tokens", "2"},
+        const auto mrope = runRopescope({"attend", "--model", model, "--image", image_, "--question", "What colour is the circle",
+                                         "--output", out + "-mrope", "--scheme", "mrope", "--max-new-tokens", "2"},
                                         false);
         QVERIFY2(mrope.exitCode == 0, mrope.err.constData());
         const QJsonObject m = readJson(out + "-mrope/summary.json");
         QCOMPARE(m["untrained_scheme"].toBool(), true);
         // What the scheme covers on a full layer: Gemma 4's 4 rotated pairs of 16; Gemma 3's whole head, 8 times slower.
         const QString note = m["rotary_by_kind"].toObject()["full"].toObject()["note"].toString();
-        QVERIFY2(note.contains(fixture == "gemma4-tiny" ? "spreads its axes over those 4 pairs only" : "every frequency / 8"), qPrintable(note));
-        const auto several = runRopescope({"attend", "--model", model, "--image", image_, "--question", "What colour is the circle", "--output",
-                                           out + "-schemes", "--schemes", "mrope,circle,vrope", "--max-new-tokens", "2"},
+        QVERIFY2(note.contains(fixture == "gemma4-tiny" ? "spreads its axes over those 4 pairs only" : "every frequency / 8"),
+                 qPrintable(note));
+        const auto several = runRopescope({"attend", "--model", model, "--image", image_, "--question", "What colour is the circle",
+                                           "--output", out + "-schemes", "--schemes", "mrope,circle,vrope", "--max-new-tokens", "2"},
                                           false);
         QVERIFY2(several.exitCode == 0, several.err.constData());
         QCOMPARE(CsvTable::fromFile(out + "-schemes/schemes.csv").rows.size(), 3);

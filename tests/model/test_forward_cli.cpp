@@ -572,16 +572,36 @@ private Q_SLOTS:
         QTest::addColumn<QString>("source");
         QTest::addColumn<QString>("what");
         QTest::addColumn<QString>("message");
-        QTest::newRow("odd global head") << "gemma4-tiny" << "global head 33" << "text_config.global_head_dim gives a head_dim of 33";
-        QTest::newRow("kv heads") << "gemma4-tiny" << "global kv 3" << "gives 3 key/value heads, which do not divide the 4";
-        QTest::newRow("yarn full") << "gemma4-tiny" << "yarn" << "rope_parameters.full_attention.rope_type 'yarn' is not one";
-        QTest::newRow("bidirectional all") << "gemma4-tiny" << "bidi all" << "use_bidirectional_attention 'all' makes an encoder";
-        QTest::newRow("layer types") << "gemma4-tiny" << "types 5" << "layer_types must list one type per layer (6)";
-        QTest::newRow("kv sharing") << "gemma4e-tiny" << "share 6" << "num_kv_shared_layers 6 leaves layer 0 no earlier layer";
-        QTest::newRow("gemma3 scaling") << "gemma3-tiny" << "dynamic" << "rope_scaling.rope_type 'dynamic' is not one";
-        QTest::newRow("no per-layer table") << "gemma4e-tiny" << "drop table" << "missing tensor 'model.embed_tokens_per_layer.weight'";
-        QTest::newRow("no k_proj") << "gemma4-tiny" << "drop k" << "missing tensor 'model.layers.0.self_attn.k_proj.weight'";
-        QTest::newRow("audio token") << "gemma4-tiny" << "audio" << "input_ids holds the audio token 251";
+        QTest::newRow("odd global head") << "gemma4-tiny"
+                                         << "global head 33"
+                                         << "text_config.global_head_dim gives a head_dim of 33";
+        QTest::newRow("kv heads") << "gemma4-tiny"
+                                  << "global kv 3"
+                                  << "gives 3 key/value heads, which do not divide the 4";
+        QTest::newRow("yarn full") << "gemma4-tiny"
+                                   << "yarn"
+                                   << "rope_parameters.full_attention.rope_type 'yarn' is not one";
+        QTest::newRow("bidirectional all") << "gemma4-tiny"
+                                           << "bidi all"
+                                           << "use_bidirectional_attention 'all' makes an encoder";
+        QTest::newRow("layer types") << "gemma4-tiny"
+                                     << "types 5"
+                                     << "layer_types must list one type per layer (6)";
+        QTest::newRow("kv sharing") << "gemma4e-tiny"
+                                    << "share 6"
+                                    << "num_kv_shared_layers 6 leaves layer 0 no earlier layer";
+        QTest::newRow("gemma3 scaling") << "gemma3-tiny"
+                                        << "dynamic"
+                                        << "rope_scaling.rope_type 'dynamic' is not one";
+        QTest::newRow("no per-layer table") << "gemma4e-tiny"
+                                            << "drop table"
+                                            << "missing tensor 'model.embed_tokens_per_layer.weight'";
+        QTest::newRow("no k_proj") << "gemma4-tiny"
+                                   << "drop k"
+                                   << "missing tensor 'model.layers.0.self_attn.k_proj.weight'";
+        QTest::newRow("audio token") << "gemma4-tiny"
+                                     << "audio"
+                                     << "input_ids holds the audio token 251";
     }
     void gemmaMisfitsAreRefused()
     {
@@ -603,8 +623,8 @@ private Q_SLOTS:
                 else if (what == "bidi all")
                     text["use_bidirectional_attention"] = "all";
                 else if (what == "types 5")
-                    text["layer_types"] = QJsonArray{"sliding_attention", "full_attention", "sliding_attention", "sliding_attention",
-                                                     "full_attention"};
+                    text["layer_types"] =
+                        QJsonArray{"sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "full_attention"};
                 else if (what == "share 6")
                     text["num_kv_shared_layers"] = 6;
                 else if (what == "dynamic")

@@ -100,13 +100,28 @@ private Q_SLOTS:
         const QString prompt = imagePrompt(tokenizer, "  What colour is the circle ? ", {3, 2}, ChatTemplate::Gemma3);
         const QString image3 = "\n\n<start_of_image>" + QString("<image_soft_token>").repeated(3) + "<end_of_image>\n\n";
         const QString image2 = "\n\n<start_of_image>" + QString("<image_soft_token>").repeated(2) + "<end_of_image>\n\n";
-        QCOMPARE(prompt, "<bos><start_of_turn>user\n" + image3 + image2 + "What colour is the circle ?<end_of_turn>\n<start_of_turn>model\n");
+        QCOMPARE(prompt,
+                 "<bos><start_of_turn>user\n" + image3 + image2 + "What colour is the circle ?<end_of_turn>\n<start_of_turn>model\n");
         const std::vector<int64_t> ids = tokenizer.encode(imagePrompt(tokenizer, "what is this", {2}, ChatTemplate::Gemma3));
         // bos, <start_of_turn>, user, "\n\n\n" (the turn's newline and the image's), boi, 2 x image, eoi, "\n\n", 3 words,
         // <end_of_turn>, "\n", <start_of_turn>, model, "\n"
-        const std::vector<int64_t> expected{2, 105, *tokenizer.tokenId("user"), 109, 248, 250, 250, 249, 108,
-                                            *tokenizer.tokenId("what"), *tokenizer.tokenId("is"), *tokenizer.tokenId("this"),
-                                            106, 107, 105, *tokenizer.tokenId("model"), 107};
+        const std::vector<int64_t> expected{2,
+                                            105,
+                                            *tokenizer.tokenId("user"),
+                                            109,
+                                            248,
+                                            250,
+                                            250,
+                                            249,
+                                            108,
+                                            *tokenizer.tokenId("what"),
+                                            *tokenizer.tokenId("is"),
+                                            *tokenizer.tokenId("this"),
+                                            106,
+                                            107,
+                                            105,
+                                            *tokenizer.tokenId("model"),
+                                            107};
         QCOMPARE(ids, expected);
     }
 
@@ -128,8 +143,8 @@ private Q_SLOTS:
         QCOMPARE(imagePrompt(tokenizer, "q", {1}, ChatTemplate::Gemma4, {"<img>", "<b>", "<e>", {}}),
                  QString("<bos><|turn>user\n<b><img><e>q<turn|>\n<|turn>model\n"));
         const std::vector<int64_t> ids = tokenizer.encode(imagePrompt(tokenizer, "what", {2}, ChatTemplate::Gemma4));
-        const std::vector<int64_t> expected{2, 105, *tokenizer.tokenId("user"), 107, 248, 250, 250, 252, *tokenizer.tokenId("what"),
-                                            106, 107, 105, *tokenizer.tokenId("model"), 107};
+        const std::vector<int64_t> expected{2,   105, *tokenizer.tokenId("user"),  107, 248, 250, 250, 252, *tokenizer.tokenId("what"), 106,
+                                            107, 105, *tokenizer.tokenId("model"), 107};
         QCOMPARE(ids, expected);
     }
 
@@ -144,7 +159,7 @@ private Q_SLOTS:
         QCOMPARE(t4.tokenText(g4.videoToken).value_or(""), std::string("<|video|>"));
         QCOMPARE(t4.tokenText(g4.audioToken).value_or(""), std::string("<|audio|>"));
         QCOMPARE(t4.tokenText(g4.eos).value_or(""), std::string("<eos>"));
-        QVERIFY(!t4.tokenText(300).has_value()); // past the vocabulary
+        QVERIFY(!t4.tokenText(300).has_value());                       // past the vocabulary
         QCOMPARE(t4.tokenText(240).value_or(""), std::string("w240")); // a word at every id a random model may answer with
         const ModelConfig g3 = loadModelConfig(fixtureDir("gemma3-tiny") + "/config.json");
         const Tokenizer t3 = tinyTokenizer("gemma3");
@@ -178,7 +193,8 @@ private Q_SLOTS:
             const torch::Tensor codes = keyMasks(cfg, layer, ids);
             QCOMPARE(codes.sizes(), (c10::IntArrayRef{length, length}));
             const torch::Tensor hf = toTorch(expected, sliding ? "attention_mask_sliding" : "attention_mask_full").to(torch::kBool);
-            QVERIFY2(torch::equal(codes.le(1), hf), qPrintable(fixture + QString(" layer %1: seen cells differ from transformers'").arg(layer)));
+            QVERIFY2(torch::equal(codes.le(1), hf),
+                     qPrintable(fixture + QString(" layer %1: seen cells differ from transformers'").arg(layer)));
             const bool open = sliding || !gemma4; // Gemma 4 opens blocks on sliding layers only
             QCOMPARE(layerBlocksOpen(cfg.text, layer), open);
             for (int64_t q = 0; q < length; ++q)
@@ -273,8 +289,9 @@ private Q_SLOTS:
         expected.insert(expected.end(), 9, 250);
         expected.insert(expected.end(), {249, 110, 248}); // "\n\n" after the first image and "\n\n" before the second: one token
         expected.insert(expected.end(), 9, 250);
-        expected.insert(expected.end(), {249, 108, *tokenizer.tokenId("what"), *tokenizer.tokenId("is"), *tokenizer.tokenId("this"), 106,
-                                         107, 105, *tokenizer.tokenId("model"), 107});
+        expected.insert(expected.end(),
+                        {249, 108, *tokenizer.tokenId("what"), *tokenizer.tokenId("is"), *tokenizer.tokenId("this"), 106, 107, 105,
+                         *tokenizer.tokenId("model"), 107});
         QCOMPARE(a.ids, expected);
         QCOMPARE(a.imageTokens.size(), size_t(18));
         QCOMPARE(a.images[1].first, 9);
@@ -300,7 +317,8 @@ private Q_SLOTS:
         const QString video = thrown<BadRequest>([&] { prepareVideoAttention(g3, t3, frames, "what is this", o3); });
         QVERIFY2(video.startsWith("video: Gemma 3 has no video path") && !video.contains('\n'), qPrintable(video));
         const QString audio = thrown<BadRequest>([&] { prepareAttention(g4, t4, {gradient(48, 36)}, "what is <|audio|> this", o4); });
-        QVERIFY2(audio.contains("the audio token <|audio|>") && audio.contains("no audio tower") && !audio.contains('\n'), qPrintable(audio));
+        QVERIFY2(audio.contains("the audio token <|audio|>") && audio.contains("no audio tower") && !audio.contains('\n'),
+                 qPrintable(audio));
         const QString boi = thrown<BadRequest>([&] { prepareAttention(g4, t4, {gradient(48, 36)}, "what <|image> is this", o4); });
         QVERIFY2(boi.contains("the special token <|image>"), qPrintable(boi));
         // A tokenizer without the config's eoi id (252): named with the key.

@@ -314,8 +314,7 @@ void paintLayerHeadGrid(QPainter& p, const QRectF& area, const LayerHeadGrid& gr
                    Qt::AlignLeft | Qt::AlignVCenter, "H" + QString::number(h));
     for (size_t r = 0; r < grid.layers.size(); r += static_cast<size_t>(layerStep))
         p.drawText(QRectF(area.left(), g.cell(static_cast<int>(r), 0).top(), g.cells.left() - area.left() - 4, g.cellHeight),
-                   Qt::AlignRight | Qt::AlignVCenter,
-                   fm.elidedText(rowLabel(grid, r), Qt::ElideRight, g.cells.left() - area.left() - 4));
+                   Qt::AlignRight | Qt::AlignVCenter, fm.elidedText(rowLabel(grid, r), Qt::ElideRight, g.cells.left() - area.left() - 4));
 
     const double maxMass = grid.imageMass.empty() ? 1.0 : std::max(1e-12, *std::max_element(grid.imageMass.begin(), grid.imageMass.end()));
     const double aspect = gridAspect(grid.grids);
@@ -327,7 +326,8 @@ void paintLayerHeadGrid(QPainter& p, const QRectF& area, const LayerHeadGrid& gr
             QRectF drawn = cell;
             if (grid.show == LayerHeadGrid::Show::Maps && k < grid.maps.size()) {
                 drawn = fitted(cell, aspect);
-                p.drawImage(drawn, colouredGrid(grid.maps[k], grid.grids, r < grid.hidden.size() ? grid.hidden[r] : std::vector<uint8_t>()));
+                p.drawImage(drawn,
+                            colouredGrid(grid.maps[k], grid.grids, r < grid.hidden.size() ? grid.hidden[r] : std::vector<uint8_t>()));
             } else if (k < grid.imageMass.size()) {
                 const Rgb rgb = viridis(grid.imageMass[k] / maxMass);
                 p.fillRect(cell, QColor(rgb[0], rgb[1], rgb[2]));

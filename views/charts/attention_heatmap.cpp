@@ -251,7 +251,8 @@ QImage hatchHiddenCells(const QImage& overlay, const MapPictures& pictures, cons
     for (size_t k = 0; k < pictures.size(); ++k) {
         const QRect at = pictureRect(pictures, k);
         const MapPicture& picture = pictures[k];
-        const double w = static_cast<double>(at.width()) / std::max(1, picture.cols), h = static_cast<double>(at.height()) / std::max(1, picture.rows);
+        const double w = static_cast<double>(at.width()) / std::max(1, picture.cols),
+                     h = static_cast<double>(at.height()) / std::max(1, picture.rows);
         for (int r = 0; r < picture.rows; ++r)
             for (int c = 0; c < picture.cols; ++c, ++next)
                 if (hidden[next] > 0)

@@ -62,13 +62,28 @@ PromptTokens promptTokens(const ModelConfig& cfg, const Tokenizer& tokenizer)
     if (isGemma(cfg.architecture))
         return gemmaPromptTokens(cfg, tokenizer);
     if (cfg.architecture == Architecture::GlmV)
-        return {"<|image|>", "<|image|>", "<|begin_of_image|>", "<|end_of_image|>", "<|assistant|>",
-                cfg.glm46 ? ChatTemplate::Glm46V : ChatTemplate::Glm41V, {}};
+        return {"<|image|>",
+                "<|image|>",
+                "<|begin_of_image|>",
+                "<|end_of_image|>",
+                "<|assistant|>",
+                cfg.glm46 ? ChatTemplate::Glm46V : ChatTemplate::Glm41V,
+                {}};
     if (cfg.architecture == Architecture::PaddleOcrVl) // no video path: its "video pad" is never written
-        return {"<|IMAGE_PLACEHOLDER|>", "<|IMAGE_PLACEHOLDER|>", "<|IMAGE_START|>", "<|IMAGE_END|>", "<|begin_of_sentence|>",
-                ChatTemplate::PaddleOcrVl, {}};
-    return {"<|image_pad|>", "<|video_pad|>", "<|vision_start|>", "<|vision_end|>", "<|im_start|>",
-            hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL, {}};
+        return {"<|IMAGE_PLACEHOLDER|>",
+                "<|IMAGE_PLACEHOLDER|>",
+                "<|IMAGE_START|>",
+                "<|IMAGE_END|>",
+                "<|begin_of_sentence|>",
+                ChatTemplate::PaddleOcrVl,
+                {}};
+    return {"<|image_pad|>",
+            "<|video_pad|>",
+            "<|vision_start|>",
+            "<|vision_end|>",
+            "<|im_start|>",
+            hasQwen3Vision(cfg.architecture) ? ChatTemplate::Qwen3VL : ChatTemplate::Qwen2VL,
+            {}};
 }
 
 // Gemma 4 has an audio tower RopeScope does not run: a question holding its audio token is refused in one line.
@@ -191,7 +206,7 @@ AttentionRequest prepareVideoAttention(const Vlm& vlm, const Tokenizer& tokenize
     const PromptTokens names = promptTokens(cfg, tokenizer);
     const bool glm = cfg.architecture == Architecture::GlmV;
     const int padId = glm ? cfg.imageToken : cfg.videoToken; // GLM-V's frames are image pads
-    if (names.videoPad.empty()) // Gemma 4: the tokenizer lacks the config's video token
+    if (names.videoPad.empty())                              // Gemma 4: the tokenizer lacks the config's video token
         tokenOfConfig(tokenizer, padId, "video_token_id");
     if (tokenizer.tokenId(names.videoPad) != padId)
         throw BadInputFile("tokenizer.json: " + names.videoPad + " is not the config's " + (glm ? "image_token_id " : "video_token_id ") +

@@ -136,8 +136,8 @@ std::string layerKindsNote(const TextConfig& text)
 std::string rotaryCoverageNote(const geometry::RotaryConfig& rotary, const geometry::FrequencyAllocation& allocation)
 {
     const int pairs = rotary.halfDim();
-    const std::string allocated = "a scheme's allocation (here " + allocation.toString() + ") spreads its axes over those " +
-        std::to_string(pairs) + " pairs only";
+    const std::string allocated =
+        "a scheme's allocation (here " + allocation.toString() + ") spreads its axes over those " + std::to_string(pairs) + " pairs only";
     std::string note;
     if (rotary.proportional) {
         const std::vector<double> inv = geometry::inverseFrequencies(rotary);

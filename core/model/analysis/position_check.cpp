@@ -116,15 +116,10 @@ namespace {
 // rule reads no token id from the config.
 const std::map<std::string, std::optional<Architecture>>& engineArchitectures()
 {
-    static const std::map<std::string, std::optional<Architecture>> architectures{{"qwen2-vl", Architecture::Qwen2VL},
-                                                                                  {"qwen2.5-vl", Architecture::Qwen25VL},
-                                                                                  {"qwen3-vl", Architecture::Qwen3VL},
-                                                                                  {"qwen3.5", Architecture::Qwen35},
-                                                                                  {"glm-v", Architecture::GlmV},
-                                                                                  {"paddleocr-vl", Architecture::Qwen3VL},
-                                                                                  {"ernie-vl", std::nullopt},
-                                                                                  {"gemma3", Architecture::Gemma3},
-                                                                                  {"gemma4", Architecture::Gemma4}};
+    static const std::map<std::string, std::optional<Architecture>> architectures{
+        {"qwen2-vl", Architecture::Qwen2VL}, {"qwen2.5-vl", Architecture::Qwen25VL}, {"qwen3-vl", Architecture::Qwen3VL},
+        {"qwen3.5", Architecture::Qwen35},   {"glm-v", Architecture::GlmV},          {"paddleocr-vl", Architecture::Qwen3VL},
+        {"ernie-vl", std::nullopt},          {"gemma3", Architecture::Gemma3},       {"gemma4", Architecture::Gemma4}};
     return architectures;
 }
 

@@ -14,8 +14,8 @@ at::Tensor imageBlockIds(const std::vector<int64_t>& ids, int64_t imageToken, in
 
 // The masking of each kind of layer (TextConfig::kindIndex) for a pass of `n` queries after `past` keys: `causal` (what the
 // decoder makes for every layer) where a kind adds nothing. `blockIds` [past + n] or undefined (no blocks).
-std::vector<kernels::Masking> kindMasking(const TextConfig& text, const kernels::Masking& causal, const at::Tensor& blockIds,
-                                          int64_t past, int64_t n, const KvCache* cache, c10::Device device);
+std::vector<kernels::Masking> kindMasking(const TextConfig& text, const kernels::Masking& causal, const at::Tensor& blockIds, int64_t past,
+                                          int64_t n, const KvCache* cache, c10::Device device);
 
 // What a layer of `kind` lets query positions see of key positions [queries, keys] (bool), for views that mark what the
 // mask removed: the same rule as kindMasking over a whole prompt.

@@ -76,7 +76,7 @@ std::vector<LanguageModel::LayerTensor> LanguageModel::gemmaLayerTensors(int lay
     const LayerKind kind = cfg_.layerKind(layer);
     const int64_t h = cfg_.hidden, d = kind.headDim, q = cfg_.heads * d, kv = kind.kvHeads * d, m = cfg_.mlpWidth(layer);
     const int64_t p = cfg_.perLayerInput;
-    const bool own = cfg_.kvSourceLayer(layer) < 0, perLayer = p > 0;
+    const bool own = cfg_.kvSourceLayer(layer)<0, perLayer = p> 0;
     return {
         {"input_layernorm.weight", &Layer::inNorm, {h}, true},
         {"post_attention_layernorm.weight", &Layer::postAttnNorm, {h}, true},
@@ -242,10 +242,9 @@ namespace {
 // tables cover those only), or, proportional, the rotated pairs' frequencies over the whole head then zeros.
 torch::Tensor kindFrequencies(const LayerKind& kind, double theta, torch::Device device)
 {
-    auto inv = kind.proportional
-        ? torch::cat({kernels::inverseFrequencies(theta, kind.headDim).narrow(0, 0, kind.rotaryDim() / 2),
-                      torch::zeros({kind.tablePairs() - kind.rotaryDim() / 2}, torch::kFloat32)})
-        : kernels::inverseFrequencies(theta, kind.rotaryDim());
+    auto inv = kind.proportional ? torch::cat({kernels::inverseFrequencies(theta, kind.headDim).narrow(0, 0, kind.rotaryDim() / 2),
+                                               torch::zeros({kind.tablePairs() - kind.rotaryDim() / 2}, torch::kFloat32)})
+                                 : kernels::inverseFrequencies(theta, kind.rotaryDim());
     if (kind.linearFactor != 1.0)
         inv = inv / kind.linearFactor;
     return inv.to(device);
@@ -258,7 +257,7 @@ LayerRotary rotaryForTable(const geometry::PositionTable& table, const TextConfi
 {
     // The pairs the position components drive; a proportional kind's other pairs (frequency 0) take component 0.
     const int64_t half = kind.rotaryDim() / 2, pairs = kind.tablePairs();
-    if (table.size() == 0)                     // decoding continues the table at its maximum, which an empty table does not have
+    if (table.size() == 0) // decoding continues the table at its maximum, which an empty table does not have
         throw ModelError("rotary: the position table holds no tokens (an empty prompt)");
     if (from < 0 || count < 0 || (from < table.size() && from + count > table.size()))
         throw ModelError("rotary: rows " + std::to_string(from) + "+" + std::to_string(count) + " outside the table's " +
@@ -611,8 +610,8 @@ DecoderOutput LanguageModel::forward(const torch::Tensor& embeds, const std::vec
             it->second = {r.cos.to(x0.scalar_type()), r.sin.to(x0.scalar_type())};
         tables.push_back(it->second);
     }
-    const auto perLayer = cfg_.perLayerInput > 0 ? perLayerInputs(gemma->perLayerIds.to(device_).view(x0.sizes().slice(0, 2)), x0)
-                                                 : torch::Tensor();
+    const auto perLayer =
+        cfg_.perLayerInput > 0 ? perLayerInputs(gemma->perLayerIds.to(device_).view(x0.sizes().slice(0, 2)), x0) : torch::Tensor();
     if (capture.layerOutputs && perLayer.defined())
         out.perLayerInputs = perLayer;
     auto x = x0;

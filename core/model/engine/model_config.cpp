@@ -17,7 +17,6 @@ namespace {
 
 using config::Reader;
 
-
 // Qwen3.5's text settings: the hybrid layer pattern, the Gated DeltaNet's shapes, partial rotary, the gate.
 void readQwen35Text(const Reader& text, const Reader& rope, TextConfig& t, const std::string& file)
 {

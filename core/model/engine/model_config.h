@@ -108,8 +108,8 @@ struct MoeNames {
     // The shared expert's gate_proj, up_proj and down_proj (".weight") are under this prefix. A family without one
     // names where it would be all the same: a checkpoint that holds it while the config has none is refused.
     const char* sharedExpert = "";
-    const char* sharedGate = ""; // Qwen3.5: the shared expert's output scaled by sigmoid(x . this)
-    const char* sharedKey = "";  // the config key that sizes the shared expert; empty: the family has none
+    const char* sharedGate = "";  // Qwen3.5: the shared expert's output scaled by sigmoid(x . this)
+    const char* sharedKey = "";   // the config key that sizes the shared expert; empty: the family has none
     const char* routerScale = ""; // Gemma 4: the router input's per-channel scale [hidden]
     const char* expertScale = ""; // Gemma 4: each expert's weight scale [experts]
 };
@@ -192,13 +192,13 @@ struct TextConfig {
     std::vector<bool> slidingLayers;
     int slidingWindow = 0;
     LayerKind full;
-    bool gemmaNorms = false;        // four norms a layer: input, post_attention, pre_feedforward, post_feedforward
-    bool geluMlp = false;           // gelu_pytorch_tanh(gate) * up instead of silu
-    bool scaledEmbeddings = false;  // embeddings x sqrt(hidden) (as a float32 scalar, as transformers does)
-    double attentionScale = 0;      // scores x this; 0: 1 / sqrt(head_dim)
-    bool valueNorm = false;         // Gemma 4: RMSNorm without weight over each head of v
-    bool layerScalar = false;       // Gemma 4: each layer's output x its layer_scalar
-    double finalSoftcap = 0;        // logits = cap * tanh(logits / cap); 0: none
+    bool gemmaNorms = false;       // four norms a layer: input, post_attention, pre_feedforward, post_feedforward
+    bool geluMlp = false;          // gelu_pytorch_tanh(gate) * up instead of silu
+    bool scaledEmbeddings = false; // embeddings x sqrt(hidden) (as a float32 scalar, as transformers does)
+    double attentionScale = 0;     // scores x this; 0: 1 / sqrt(head_dim)
+    bool valueNorm = false;        // Gemma 4: RMSNorm without weight over each head of v
+    bool layerScalar = false;      // Gemma 4: each layer's output x its layer_scalar
+    double finalSoftcap = 0;       // logits = cap * tanh(logits / cap); 0: none
     ImageBlocks imageBlocks = ImageBlocks::None;
     // Gemma 4 E2B / E4B: a per-layer input of this width per token (0: none) from its own embedding table,
     // the last kvSharedLayers layers reuse the keys and values of the last earlier layer of their kind, and those

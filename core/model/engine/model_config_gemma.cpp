@@ -96,7 +96,8 @@ void checkKind(const LayerKind& k, const char* what, int heads, const std::strin
     if (k.headDim < 2 || k.headDim % 2 != 0)
         refuse(file, what, "gives a head_dim of " + std::to_string(k.headDim) + "; it must be a positive even number");
     if (heads % k.kvHeads != 0)
-        refuse(file, what, "gives " + std::to_string(k.kvHeads) + " key/value heads, which do not divide the " + std::to_string(heads) +
+        refuse(file, what,
+               "gives " + std::to_string(k.kvHeads) + " key/value heads, which do not divide the " + std::to_string(heads) +
                    " attention heads");
     if (k.proportional && (k.rotaryDim() / 2 < 1))
         refuse(file, what, "rotates no dims: partial_rotary_factor x head_dim / 2 is below 1");

@@ -327,7 +327,8 @@ torch::Tensor product(const torch::Tensor& x, const torch::Tensor& w, Orientatio
 // One expert's SwiGLU activations on x's rows `tokens` (all of them when undefined). Packed experts go through the
 // few-rows kernel, which gathers the rows as it reads them (BLAS's repacking of each expert's megabytes for its
 // 30-odd rows cost as much as the product); loaded ones are at::linear's (or x @ w, input-major).
-torch::Tensor activations(const ExpertRun& run, const torch::Tensor& x, const torch::Tensor& tokens, const MoeWeights& w, const MoeConfig& c)
+torch::Tensor activations(const ExpertRun& run, const torch::Tensor& x, const torch::Tensor& tokens, const MoeWeights& w,
+                          const MoeConfig& c)
 {
     const auto e = static_cast<size_t>(run.expert);
     const int64_t width = c.intermediate;

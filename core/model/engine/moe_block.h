@@ -67,8 +67,8 @@ struct SharedExpert {
 // down_proj's shape). On a CPU that runs the few-rows kernel, in float32, every expert and the shared expert are
 // packed instead.
 struct MoeWeights {
-    at::Tensor router;         // [E, hidden]
-    at::Tensor correctionBias; // [E], GLM: added to the scores that choose, never to the weights; undefined: none
+    at::Tensor router;                   // [E, hidden]
+    at::Tensor correctionBias;           // [E], GLM: added to the scores that choose, never to the weights; undefined: none
     at::Tensor routerScale, expertScale; // Gemma 4: [hidden] on the router's normed input, [E] on the chosen weights
     std::variant<LoadedExperts, PackedExperts> experts;
     std::optional<SharedExpert> shared;      // none: a mixture without a shared expert (Qwen3-VL-MoE, or a config's 0)

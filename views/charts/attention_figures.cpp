@@ -226,8 +226,7 @@ void paintScale(QPainter& p, const GridGeometry& g, const LayerHeadGrid& grid, d
         const QRectF line(bar.left(), labels.bottom() + 0.1 * g.px, bar.width(), 1.4 * g.px);
         p.fillRect(QRectF(line.left(), line.center().y() - 0.4 * g.px, 0.8 * g.px, 0.8 * g.px), kHidden);
         p.drawText(line.adjusted(1.2 * g.px, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter,
-                   fm.elidedText("grey: hidden from every question token by the layer's mask", Qt::ElideRight,
-                                 line.width() - 1.2 * g.px));
+                   fm.elidedText("grey: hidden from every question token by the layer's mask", Qt::ElideRight, line.width() - 1.2 * g.px));
     }
 }
 

@@ -137,6 +137,12 @@ QByteArray AttentionOutcome::expertUsageJson() const
     return QJsonDocument(reports::expertUsageJson(experts)).toJson();
 }
 
+QByteArray AttentionOutcome::masksFigure(views::FigureFormat format) const
+{
+    return views::renderFigure([&](QPainter& p, const QRectF& r) { views::paintMaskChart(p, r, maskChart); },
+                               views::maskChartSize(maskChart), format, summary);
+}
+
 QByteArray AttentionOutcome::layersHeadsCsv() const
 {
     return reports::layersHeadsCsv(run);

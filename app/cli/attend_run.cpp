@@ -18,6 +18,8 @@
 #include <QFileInfo>
 #include <QJsonArray>
 
+#include <torch/types.h>
+
 #include <cstdio>
 
 #include <algorithm>
@@ -92,6 +94,10 @@ void addAttentionOptions(QCommandLineParser& parser)
         {"relevancy",
          "Gradient-weighted attention relevancy of the answer's first token (Chefer et al. 2021, through every "
          "layer with autograd): relevancy.png (over the image) and summary.json relevancy."},
+        {"masks",
+         "Every kind of decoder layer's attention mask over the whole prompt (Gemma: sliding layers and their window, full "
+         "layers; where an image's tokens see each other both ways): masks.png (or --figure-format) and masks.json (per kind: "
+         "its layers, window, and the keys each query sees)."},
         {"expert-usage",
          "Mixture-of-experts models: where the prompt's image and text tokens are routed, per sparse layer and expert "
          "(share of each kind's tokens, mean router weight): expert_usage.png (or --figure-format), expert_usage.csv "
@@ -143,6 +149,7 @@ AttentionOptions parseAttentionOptions(const QCommandLineParser& parser)
     o.ownPrior = parser.isSet("own-prior");
     o.relevancy = parser.isSet("relevancy");
     o.expertUsage = parser.isSet("expert-usage");
+    o.masks = parser.isSet("masks");
     if (parser.isSet("region")) {
         try {
             o.region = model::CellRegion::parse(parser.value("region"));
@@ -302,6 +309,81 @@ void describeLayerKinds(const model::ModelConfig& cfg, const model::AttentionRun
         kinds[kind] = entry;
     }
     s["rotary_by_kind"] = kinds;
+}
+
+// "0-4, 6": the runs of visible keys in one query's row of codes (seen, or seen through the block).
+QJsonArray visibleRuns(const uint8_t* row, int64_t length)
+{
+    QJsonArray runs;
+    for (int64_t k = 0; k < length;) {
+        if (row[k] > static_cast<int>(model::KeyMask::Block)) {
+            ++k;
+            continue;
+        }
+        int64_t end = k;
+        while (end + 1 < length && row[end + 1] <= static_cast<int>(model::KeyMask::Block))
+            ++end;
+        runs.append(QJsonArray{static_cast<double>(k), static_cast<double>(end)});
+        k = end + 1;
+    }
+    return runs;
+}
+
+// --masks: each kind of layer's mask over the whole prompt (keyMasks, the decoder's rule), as a figure and as numbers.
+void describeMasks(const model::ModelConfig& cfg, const model::AttentionRun& run, AttentionOutcome& out)
+{
+    const std::vector<int64_t>& ids = run.prompt.ids;
+    const auto length = static_cast<int64_t>(ids.size());
+    views::MaskChart& chart = out.maskChart;
+    chart.title = QString("what each kind of layer lets a query (row) see of a key (column), %1 tokens").arg(length);
+    chart.imageTokens.assign(static_cast<size_t>(length), 0);
+    chart.queryRows.assign(static_cast<size_t>(length), 0);
+    for (int64_t i : run.prompt.imageTokens)
+        chart.imageTokens[static_cast<size_t>(i)] = 1;
+    for (int64_t i : run.prompt.queryTokens)
+        chart.queryRows[static_cast<size_t>(i)] = 1;
+    QJsonArray kinds;
+    for (int kind = 0; kind < 2; ++kind) {
+        std::vector<int> layers;
+        for (int l : cfg.text.attentionLayers())
+            if (cfg.text.kindIndex(l) == kind)
+                layers.push_back(l);
+        if (layers.empty())
+            continue;
+        const model::MaskKind mask = model::layerMaskKind(cfg.text, layers.front());
+        const torch::Tensor codes = model::keyMasks(cfg, layers.front(), ids).contiguous();
+        const uint8_t* data = codes.data_ptr<uint8_t>();
+        QJsonArray visible, layerList;
+        for (int64_t q = 0; q < length; ++q)
+            visible.append(visibleRuns(data + q * length, length));
+        QString label = QString("layer%1 ").arg(layers.size() > 1 ? "s" : "");
+        for (size_t i = 0; i < layers.size(); ++i) {
+            layerList.append(layers[i]);
+            label += (i ? "," : "") + QString::number(layers[i]);
+        }
+        label += ": " + QString::fromStdString(mask.words()) + (mask.blocksOpen ? ", image blocks both ways" : "");
+        chart.panels.push_back({label, static_cast<int>(length), std::vector<uint8_t>(data, data + codes.numel())});
+        const std::vector<int64_t> counts = model::maskCounts(codes);
+        kinds.append(QJsonObject{{"kind", mask.sliding ? "sliding" : "full"},
+                                 {"window", mask.window},
+                                 {"image_blocks_both_ways", mask.blocksOpen},
+                                 {"layers", layerList},
+                                 {"counts",
+                                  QJsonArray{static_cast<double>(counts[0]), static_cast<double>(counts[1]), static_cast<double>(counts[2]),
+                                             static_cast<double>(counts[3])}},
+                                 {"visible", visible}});
+    }
+    const auto array = [](const std::vector<int64_t>& v) {
+        QJsonArray a;
+        for (int64_t i : v)
+            a.append(static_cast<double>(i));
+        return a;
+    };
+    out.masksJson = QJsonObject{{"codes", QString::fromStdString(model::keyMaskLegend())},
+                                {"length", static_cast<double>(length)},
+                                {"image_tokens", array(run.prompt.imageTokens)},
+                                {"query_tokens", array(run.prompt.queryTokens)},
+                                {"kinds", kinds}};
 }
 
 // The heatmap's head choice in words, for its caption.
@@ -529,6 +611,8 @@ AttentionOutcome runAttentionOnce(ModelOnDevice& m, const AttentionOptions& o, c
     s["generated_ids"] = generatedJson;
     s["per_layer"] = perLayerJson(run);
     describeLayerKinds(cfg, run, s);
+    if (o.masks)
+        describeMasks(cfg, run, out);
     runAnalyses(m, o, pictures, out);
     return out;
 }

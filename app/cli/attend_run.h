@@ -12,6 +12,7 @@
 #include "views/charts/attention_figures.h"
 #include "views/charts/attention_heatmap.h"
 #include "views/charts/chart_export.h"
+#include "views/charts/mask_chart.h"
 
 #include <QCommandLineParser>
 #include <QImage>
@@ -38,6 +39,7 @@ struct AttentionOptions {
     std::optional<model::CellRegion> region; // image region -> text: which tokens attend these cells
     bool relevancy = false;                  // gradient relevancy of the answer's first token (Chefer et al. 2021)
     bool expertUsage = false;                // MoE models: where image and text tokens are routed
+    bool masks = false;                      // every kind of layer's mask over the whole prompt: masks.png, masks.json
     QStringList schemes;                     // --schemes: entries as written, compared side by side
     views::FigureFormat figureFormat = views::FigureFormat::Png;
     views::HeatmapOptions heat;
@@ -79,6 +81,8 @@ struct AttentionOutcome {
     std::optional<model::Relevancy> relevancy;    // --relevancy
     QImage relevancyMap;                          // its overlay on the image
     model::ExpertUsage experts;                   // MoE models: routing of the prompt's image and text tokens
+    views::MaskChart maskChart;                   // --masks: each kind of layer's mask over the whole prompt
+    QJsonObject masksJson;                        // --masks: the same as numbers
 
     QByteArray tensorFile() const;                           // attention.safetensors (answer tokens' rows too, with --per-token)
     QByteArray positionsCsv() const;                         // the first layer's positions
@@ -93,6 +97,7 @@ struct AttentionOutcome {
     QByteArray expertUsageFigure(views::FigureFormat format) const; // --expert-usage
     QByteArray expertUsageCsv() const;
     QByteArray expertUsageJson() const;
+    QByteArray masksFigure(views::FigureFormat format) const; // --masks
 };
 AttentionOutcome runAttentionOnce(ModelOnDevice& model, const AttentionOptions& options, const model::ModelScheme& scheme);
 // The scheme flags as a model record would hold them (AGE as its per-layer pattern).

@@ -53,6 +53,37 @@ private Q_SLOTS:
         QCOMPARE(restored.panel()->findChild<QDoubleSpinBox*>("partialRotary")->value(), 0.25);
     }
 
+    // Gemma 4's full layers in the explorer (issue 73): head_dim 512, a quarter rotating, proportional. The frequency view
+    // shows every pair of the head, the 192 that never turn grey; sessions keep the setting.
+    void proportionalRotaryShowsGemma4sFullLayers()
+    {
+        QTemporaryDir dir;
+        {
+            MainWindow w(dir.path());
+            w.resize(1280, 720);
+            w.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&w));
+            auto* proportional = w.panel()->findChild<QCheckBox*>("proportional");
+            QVERIFY(proportional && !proportional->isChecked());
+            w.panel()->findChild<QSpinBox*>("headDim")->setValue(512);
+            w.panel()->findChild<QDoubleSpinBox*>("partialRotary")->setValue(0.25);
+            proportional->setChecked(true);
+            QVERIFY(w.state().params.rotary.proportional);
+            QVERIFY(w.readouts().table.rotary.proportional);
+            const ropescope::views::FrequencyChart chart = ropescope::views::frequencyChart(w.readouts().table);
+            QCOMPARE(chart.pairAxis.size(), size_t(256));
+            QCOMPARE(std::count(chart.pairAxis.begin(), chart.pairAxis.end(), -1), std::ptrdiff_t(192));
+            QVERIFY2(chart.subtitle.contains("pair j turns dims (j, j+256)") && chart.subtitle.contains("pairs 64-255") &&
+                         chart.subtitle.contains("never turn"),
+                     qPrintable(chart.subtitle));
+            w.saveSession(dir.filePath("gemma.ropescope.json"));
+        }
+        MainWindow restored(dir.filePath("other"));
+        QVERIFY(restored.openSession(dir.filePath("gemma.ropescope.json")));
+        QVERIFY(restored.state().params.rotary.proportional);
+        QVERIFY(restored.panel()->findChild<QCheckBox*>("proportional")->isChecked());
+    }
+
     // Choosing glm-v brings GLM's rotary (theta 1e4, half of each head, adjacent pairs) in one undoable step;
     // what the user set by hand stays when the scheme changes; the frequency view names the pairs' dims.
     void glmVBringsItsOwnRotary()

@@ -263,11 +263,30 @@ private Q_SLOTS:
         QVERIFY(ropescope::test::makeModelFolder(fixture, model));
         const QString out = dir_.filePath(fixture + "-out");
         const auto r = runRopescope({"attend", "--model", model, "--image", image_, "--question", "What colour is the circle", "--output",
-                                     out, "--layers-heads", "--per-token", "--max-new-tokens", "3"},
+                                     out, "--layers-heads", "--per-token", "--masks", "--max-new-tokens", "3"},
                                     false);
         QVERIFY2(r.exitCode == 0, r.err.constData());
         const QJsonObject summary = readJson(out + "/summary.json");
         QCOMPARE(summary["scheme"].toString(), QString("hard"));
+        // --masks: each kind's keys per query over the whole prompt, written out here by the rule: a sliding layer sees
+        // back 8 positions and (blocks open) on to its block's end; Gemma 4's full layers are causal, Gemma 3's open blocks.
+        QVERIFY(QFile::exists(out + "/masks.png"));
+        const QJsonObject masksFile = readJson(out + "/masks.json");
+        const QJsonArray kinds = masksFile["kinds"].toArray();
+        QCOMPARE(kinds.size(), 2);
+        QCOMPARE(kinds[0].toObject()["layers"].toArray(), (QJsonArray{0, 1, 3, 4}));
+        const QJsonArray imageList = masksFile["image_tokens"].toArray();
+        const int first = imageList.first().toInt(), last = imageList.last().toInt();
+        for (const QJsonValue& k : kinds) {
+            const bool sliding = k.toObject()["kind"].toString() == "sliding";
+            const bool open = sliding || fixture == "gemma3-tiny";
+            const QJsonArray visible = k.toObject()["visible"].toArray();
+            QCOMPARE(visible.size(), masksFile["length"].toInt());
+            for (int q = 0; q < visible.size(); ++q) {
+                const int from = sliding ? std::max(0, q - 7) : 0, to = open && q >= first && q <= last ? last : q;
+                QCOMPARE(visible[q].toArray(), (QJsonArray{QJsonArray{from, to}}));
+            }
+        }
         QCOMPARE(summary["layout"].toString(), layout);
         QCOMPARE(summary["untrained_scheme"].toBool(), false);
         QVERIFY2(summary["layer_kinds"].toString().startsWith("layers 0-1, 3-4 sliding (window 8)"),
@@ -301,6 +320,14 @@ private Q_SLOTS:
             QCOMPARE(entry["hidden_cells"].toInt(), static_cast<int>(hidden));
             QVERIFY(!sliding || hidden > 0);
         }
+        // The answer's rows (each from the step that produced its token, later in the sequence): their codes mark exactly
+        // the attention's zeros too.
+        const torch::Tensor answerMasks = toTorch(t, "answer_masks"), answers = toTorch(t, "answer_attention");
+        QCOMPARE(answerMasks.sizes(), (c10::IntArrayRef{6, answers.size(2), cols.size(0)}));
+        const torch::Tensor answerZero = answers.sum(1).eq(0); // [layers, answer tokens, image tokens]
+        QVERIFY(torch::equal(answerMasks.eq(2), answerZero));
+        QVERIFY(answerMasks.le(2).all().item<bool>() && answerMasks.ne(1).all().item<bool>());
+
         // The table and the per-token list say the same; the heatmap's caption names the mask.
         const CsvTable table = CsvTable::fromFile(out + "/layers_heads.csv");
         QCOMPARE(table.rows.size(), 6 * 4);

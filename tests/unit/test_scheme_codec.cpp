@@ -122,6 +122,34 @@ private Q_SLOTS:
         }
     }
 
+    // Gemma's full layers (issue 73): proportional frequencies and a linear factor are written only where set and read
+    // back; a record that names its scheme and leaves them out means off and 1; a factor that is not positive is named.
+    void gemmaRotaryFormsRoundTrip()
+    {
+        SchemeParams p = defaultSchemeParams(SchemeKind::Mrope);
+        QJsonObject plain;
+        io::writeSchemeParams(plain, p);
+        QVERIFY(!plain.contains("proportional") && !plain.contains("linear_factor"));
+        p.rotary.proportional = true;
+        p.rotary.linearFactor = 8;
+        QJsonObject o;
+        io::writeSchemeParams(o, p);
+        QCOMPARE(o["proportional"].toBool(), true);
+        QCOMPARE(o["linear_factor"].toDouble(), 8.0);
+        const SchemeParams read = io::readSchemeParams(io::JsonFields(o, "test"));
+        QVERIFY(read.rotary.proportional);
+        QCOMPARE(read.rotary.linearFactor, 8.0);
+        const SchemeParams off = io::readSchemeParams(io::JsonFields(plain, "test"), read);
+        QVERIFY(!off.rotary.proportional);
+        QCOMPARE(off.rotary.linearFactor, 1.0);
+        try {
+            io::readSchemeParams(io::JsonFields(QJsonObject{{"scheme", "mrope"}, {"linear_factor", 0}}, "session"));
+            QFAIL("accepted");
+        } catch (const InvalidInput& e) {
+            QVERIFY2(QString(e.what()).startsWith("session: 'linear_factor' must be a positive number"), e.what());
+        }
+    }
+
     void badValuesAreNamed_data()
     {
         QTest::addColumn<QString>("key");

@@ -173,9 +173,13 @@ void glm4vMoeConfig(const ModelConfig& glm)
     QVERIFY(!loadModelConfig(fixture("glm4v-tiny/config.json")).text.moe.any());
 }
 
-// Tolerances: each fixture README's (the MoE members take their dense sibling's).
+// Tolerances: each fixture README's (the MoE members take their dense sibling's). Hidden states and logits are
+// compared as numpy's allclose with outputsRel as rtol: the Gemma README's "atol 1e-3 (rtol 1e-4)", since Gemma 4's
+// layer outputs reach |12.8| and its sharp softmaxes amplify rounding (gemma4e-tiny_multi's layer outputs: 9.1e-4
+// off on LibTorch 1.13 and 1.07e-3 on 2.6, 5.7e-4 and 7.1e-4 beyond rtol; the README's float64 probe of the gentler
+// cases is 2.8e-4 off).
 struct Tolerances {
-    double outputs, attention, vision, states, rope;
+    double outputs, attention, vision, states, rope, outputsRel = 0;
 };
 
 // text_config[key] = value, which the family's config reader refuses in one line naming the key.
@@ -200,7 +204,7 @@ struct FamilyRow {
 const std::vector<FamilyRow>& families()
 {
     static const Tolerances qwen2{1e-4, 1e-5, 1e-4, 0, 1e-5}, qwen35{3e-4, 5e-5, 1e-5, 1e-4, 1e-6}, glm{2e-4, 2e-5, 1e-4, 0, 1e-6},
-        paddle{1e-4, 1e-5, 1e-4, 0, 1e-5}, gemma4{1e-3, 5e-4, 1e-4, 0, 1e-6}, gemma3{1e-4, 1e-5, 1e-4, 0, 1e-6};
+        paddle{1e-4, 1e-5, 1e-4, 0, 1e-5}, gemma4{1e-3, 5e-4, 1e-4, 0, 1e-6, 1e-4}, gemma3{1e-4, 1e-5, 1e-4, 0, 1e-6};
     static const std::vector<const char*> decoder{"position_ids",          "rope_deltas", "text_rope_cos", "attentions",
                                                   "decoder_layer_outputs", "logits",      "generated_ids"};
     auto with = [](std::vector<const char*> a, std::initializer_list<const char*> more) {
@@ -647,6 +651,8 @@ private Q_SLOTS:
             if (it->second.compare == Compare::Exact) {
                 QVERIFY2(ours.sizes() == want.sizes() && torch::equal(ours.to(torch::kInt64), want.to(torch::kInt64)),
                          qPrintable(what + " differs"));
+            } else if (it->second.compare == Compare::Outputs) {
+                EXPECT_ALLCLOSE(ours, want, row.tol.outputs, row.tol.outputsRel, what);
             } else {
                 EXPECT_CLOSE(ours, want, tolerance(it->second.compare), what);
             }

@@ -18,6 +18,13 @@ inline double maxAbs(const torch::Tensor& a, const torch::Tensor& b)
     return (a.to(torch::kFloat64) - b.to(torch::kFloat64)).abs().max().item<double>();
 }
 
+// numpy's allclose as one number: max(|a - b| - rtol |b|), which is <= atol exactly when allclose(a, b, rtol, atol).
+inline double maxExcess(const torch::Tensor& a, const torch::Tensor& b, double rtol)
+{
+    const auto theirs = b.to(torch::kFloat64);
+    return ((a.to(torch::kFloat64) - theirs).abs() - rtol * theirs.abs()).max().item<double>();
+}
+
 } // namespace ropescope::test
 
 // Same shape and max |ours - theirs| <= tolerance; logs the error either way (the numbers the notes cite).
@@ -43,4 +50,20 @@ inline double maxAbs(const torch::Tensor& a, const torch::Tensor& b)
         EXPECT_CLOSE(p_.logits.unsqueeze(0), want("logits"), outputs, "logits");                                                           \
         QVERIFY(torch::equal((result).generatedIds.unsqueeze(0), want("generated_ids")));                                                  \
         EXPECT_CLOSE((result).generatedLogits.unsqueeze(0), want("generated_logits"), outputs, "generated_logits");                        \
+    } while (0)
+
+// allclose(ours, theirs, rtol, atol) with the same shape; logs the max abs error and the allclose excess.
+#define EXPECT_ALLCLOSE(ours, theirs, atol, rtol, what)                                                                                    \
+    do {                                                                                                                                   \
+        const auto o_ = (ours);                                                                                                            \
+        const auto t_ = (theirs);                                                                                                          \
+        QVERIFY2(o_.sizes() == t_.sizes(), qPrintable(QString("%1: shape differs").arg(what)));                                            \
+        const double e_ = ropescope::test::maxAbs(o_, t_);                                                                                 \
+        const double x_ = ropescope::test::maxExcess(o_, t_, (rtol));                                                                      \
+        if ((rtol) > 0)                                                                                                                    \
+            qInfo("%s: max abs error %.3g (less rtol %.0e x |theirs|: %.3g)", qPrintable(QString(what)), e_, double(rtol), x_);            \
+        else                                                                                                                               \
+            qInfo("%s: max abs error %.3g", qPrintable(QString(what)), e_);                                                                \
+        QVERIFY2(x_ <= (atol),                                                                                                             \
+                 qPrintable(QString("%1: max abs error %2, %3 beyond rtol %4 > atol %5").arg(what).arg(e_).arg(x_).arg(rtol).arg(atol)));  \
     } while (0)

@@ -21,11 +21,14 @@ void paintBand(QPainter& p, const QRectF& band, const std::vector<uint8_t>& mark
         return;
     p.fillRect(band, QColor(235, 235, 238));
     const double step = (vertical ? band.height() : band.width()) / static_cast<double>(marks.size());
-    for (size_t i = 0; i < marks.size(); ++i)
-        if (marks[i])
-            p.fillRect(vertical ? QRectF(band.left(), band.top() + i * step, band.width(), step + 0.3)
-                                : QRectF(band.left() + i * step, band.top(), step + 0.3, band.height()),
-                       colour);
+    for (size_t i = 0; i < marks.size(); ++i) {
+        if (!marks[i])
+            continue;
+        const double at = static_cast<double>(i) * step;
+        p.fillRect(vertical ? QRectF(band.left(), band.top() + at, band.width(), step + 0.3)
+                            : QRectF(band.left() + at, band.top(), step + 0.3, band.height()),
+                   colour);
+    }
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <system_error>
@@ -189,7 +190,11 @@ void balanceCpuThreads()
 {
     static std::once_flag once;
     std::call_once(once, [] {
-        if (at::get_num_threads() > 1 && openblasSetThreads())
+        if (at::get_num_threads() <= 1 || openblasThreads() <= 1)
+            return;
+        if (!std::getenv("OMP_NUM_THREADS"))
+            at::set_num_threads(1); // a native (non-OpenMP) pool that has already run keeps its size: checked below
+        if (at::get_num_threads() > 1)
             openblasSetThreads()(1);
     });
 }

@@ -9,11 +9,14 @@ namespace ropescope::model {
 // build) both start one thread per core; when both are above one, every GEMM inside a parallel region
 // oversubscribes the cores and the threads spin against each other (docs/SPEED.md, "Engine choices measured on
 // the CPU"). Debian 12's LibTorch 1.13 starts one intra-op thread, and there BLAS keeps every core.
-// So: when LibTorch runs more than one thread, OpenBLAS (if it is the BLAS in use) is set to one. Idempotent.
+// The cores go to BLAS: a model's prefill is mostly GEMMs, and LibTorch does not split one GEMM over its threads
+// (LibTorch 2.6 at 2 + 1 ran Gemma 4 31B's 3-layer prefill in 29.8 s, at 1 + 2 in 17.6 s). So when both pools
+// start more than one thread, LibTorch's is set to one; where the user set OMP_NUM_THREADS (which OpenBLAS reads
+// too), that count stays LibTorch's and OpenBLAS is set to one. Idempotent.
 void balanceCpuThreads();
 
 // How many calls forEachAcrossCores runs at once: as many as either pool starts threads (Debian 12's LibTorch
-// runs one intra-op thread and leaves the cores to OpenBLAS; LibTorch 2.x one per core, OpenBLAS one).
+// runs one intra-op thread and leaves the cores to OpenBLAS; so does LibTorch 2.x after balanceCpuThreads).
 int64_t cpuWorkers();
 
 // Runs work(i) for every i in [0, count), spread over the cores: each call on one core, with BLAS single-threaded

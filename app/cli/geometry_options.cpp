@@ -4,7 +4,7 @@
 #include "core/geometry/errors.h"
 #include "core/geometry/scheme_parameters.h"
 #include "core/io/atomic_file.h"
-#include "core/model/engine/model_config.h"
+#include "core/model/engine/layer_rotary.h"
 #include "core/user_schemes/position_file.h"
 #include "core/user_schemes/python_scheme.h"
 
@@ -485,16 +485,7 @@ std::optional<RotaryConfig> parseRotaryOptions(const QCommandLineParser& parser)
         if (layer < 0)
             throw UsageError("--layer-kind " + str(kind) + ": " + cfg.modelType + " has no " + str(kind) + " layers");
     }
-    const model::LayerKind kind = t.layerKind(layer);
-    RotaryConfig r;
-    r.theta = kind.theta;
-    r.headDim = kind.headDim;
-    r.partial = kind.rotaryFraction;
-    r.proportional = kind.proportional;
-    r.linearFactor = kind.linearFactor;
-    r.pairing = t.pairing;
-    r.heads = kind.kvHeads >= 3 ? kind.kvHeads : t.heads; // as a model run spreads a per-head allocation
-    return r;
+    return model::rotaryOfLayer(t, layer);
 }
 
 void applyRotaryForms(const QCommandLineParser& parser, GeometryRequest& req)

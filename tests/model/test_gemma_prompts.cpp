@@ -15,7 +15,7 @@
 #include "core/model/engine/safetensors.h"
 #include "core/model/engine/tensor_io.h"
 #include "core/model/engine/tokenizer.h"
-#include "tests/support/test_paths.h"
+#include "tests/support/parity.h"
 
 #include <torch/types.h>
 
@@ -31,11 +31,6 @@ using namespace ropescope::model;
 
 namespace {
 
-QString fixtureDir(const QString& name)
-{
-    return QString(ROPESCOPE_TEST_DATA) + "/fixtures/" + name;
-}
-
 Tokenizer tinyTokenizer(const QString& family)
 {
     return Tokenizer::load(QString(ROPESCOPE_TEST_DATA) + "/attend/" + family + "_tokenizer.json");
@@ -43,7 +38,7 @@ Tokenizer tinyTokenizer(const QString& family)
 
 std::vector<int64_t> inputIds(const QString& fixture, const QString& suffix)
 {
-    const SafeTensors t = SafeTensors::open(fixtureDir(fixture) + "/inputs" + suffix + ".safetensors");
+    const SafeTensors t = SafeTensors::open(ropescope::test::fixture(fixture) + "/inputs" + suffix + ".safetensors");
     const torch::Tensor ids = toTorch(t, "input_ids").reshape({-1}).to(torch::kInt64).contiguous();
     return std::vector<int64_t>(ids.data_ptr<int64_t>(), ids.data_ptr<int64_t>() + ids.numel());
 }
@@ -151,7 +146,7 @@ private Q_SLOTS:
     // The tiny tokenizers spell the fixtures' remapped ids, so a prompt's tokens and the config agree.
     void tokenizersSpellTheConfigIds()
     {
-        const ModelConfig g4 = loadModelConfig(fixtureDir("gemma4-tiny") + "/config.json");
+        const ModelConfig g4 = loadModelConfig(ropescope::test::fixture("gemma4-tiny") + "/config.json");
         const Tokenizer t4 = tinyTokenizer("gemma4");
         QCOMPARE(t4.tokenText(g4.imageToken).value_or(""), std::string("<|image|>"));
         QCOMPARE(t4.tokenText(g4.visionStart).value_or(""), std::string("<|image>"));
@@ -161,7 +156,7 @@ private Q_SLOTS:
         QCOMPARE(t4.tokenText(g4.eos).value_or(""), std::string("<eos>"));
         QVERIFY(!t4.tokenText(300).has_value());                       // past the vocabulary
         QCOMPARE(t4.tokenText(240).value_or(""), std::string("w240")); // a word at every id a random model may answer with
-        const ModelConfig g3 = loadModelConfig(fixtureDir("gemma3-tiny") + "/config.json");
+        const ModelConfig g3 = loadModelConfig(ropescope::test::fixture("gemma3-tiny") + "/config.json");
         const Tokenizer t3 = tinyTokenizer("gemma3");
         QCOMPARE(t3.tokenText(g3.imageToken).value_or(""), std::string("<image_soft_token>"));
         QCOMPARE(t3.tokenText(g3.visionStart).value_or(""), std::string("<start_of_image>"));
@@ -182,9 +177,9 @@ private Q_SLOTS:
     void masksOfTheLongPrompt()
     {
         QFETCH(QString, fixture);
-        const ModelConfig cfg = loadModelConfig(fixtureDir(fixture) + "/config.json");
+        const ModelConfig cfg = loadModelConfig(ropescope::test::fixture(fixture) + "/config.json");
         const std::vector<int64_t> ids = inputIds(fixture, "_long");
-        const SafeTensors expected = SafeTensors::open(fixtureDir(fixture) + "/expected_long.safetensors");
+        const SafeTensors expected = SafeTensors::open(ropescope::test::fixture(fixture) + "/expected_long.safetensors");
         const auto length = static_cast<int64_t>(ids.size());
         const bool gemma4 = cfg.architecture == Architecture::Gemma4;
         for (const int layer : {0, 2}) { // sliding, full
@@ -213,7 +208,7 @@ private Q_SLOTS:
     // a sliding layer the question's k-th token (at q) sees image tokens k' > q - 8 only: counted here by hand.
     void capturedCellsOfTheLongPrompt()
     {
-        const ModelConfig cfg = loadModelConfig(fixtureDir("gemma4-tiny") + "/config.json");
+        const ModelConfig cfg = loadModelConfig(ropescope::test::fixture("gemma4-tiny") + "/config.json");
         const std::vector<int64_t> ids = inputIds("gemma4-tiny", "_long");
         std::vector<int64_t> image, question;
         for (int64_t i = 0; i < static_cast<int64_t>(ids.size()); ++i)
@@ -252,9 +247,9 @@ private Q_SLOTS:
     // 30 x 18 patches, 10 x 6 pooled), the prompt's ids token by token, the question after the image's end marker.
     void gemma4RequestHasTheProcessorsPrompt()
     {
-        const Vlm vlm(fixtureDir("gemma4-tiny"));
+        const Vlm vlm(ropescope::test::fixture("gemma4-tiny"));
         const Tokenizer tokenizer = tinyTokenizer("gemma4");
-        const PreprocessOptions options = loadPreprocessOptions(fixtureDir("gemma4-tiny"), vlm.config());
+        const PreprocessOptions options = loadPreprocessOptions(ropescope::test::fixture("gemma4-tiny"), vlm.config());
         const AttentionRequest a = prepareAttention(vlm, tokenizer, {gradient(90, 60)}, "what colour is the circle", options);
         QCOMPARE(a.images.size(), size_t(1));
         QCOMPARE(a.image().rows, 6);
@@ -278,9 +273,9 @@ private Q_SLOTS:
     // Gemma 3: 256 -> the fixture's 9 soft tokens; "\n\n" around the image as Gemma3Processor writes it.
     void gemma3RequestHasTheProcessorsPrompt()
     {
-        const Vlm vlm(fixtureDir("gemma3-tiny"));
+        const Vlm vlm(ropescope::test::fixture("gemma3-tiny"));
         const Tokenizer tokenizer = tinyTokenizer("gemma3");
-        const PreprocessOptions options = loadPreprocessOptions(fixtureDir("gemma3-tiny"), vlm.config());
+        const PreprocessOptions options = loadPreprocessOptions(ropescope::test::fixture("gemma3-tiny"), vlm.config());
         const AttentionRequest a = prepareAttention(vlm, tokenizer, {gradient(90, 60), gradient(30, 40)}, "what is this", options);
         QCOMPARE(a.images.size(), size_t(2));
         QCOMPARE(a.image().rows, 3);
@@ -301,10 +296,10 @@ private Q_SLOTS:
     // and a tokenizer that lacks the config's image id are refused in one line.
     void gemmaRefusals()
     {
-        const Vlm g4(fixtureDir("gemma4-tiny")), g3(fixtureDir("gemma3-tiny"));
+        const Vlm g4(ropescope::test::fixture("gemma4-tiny")), g3(ropescope::test::fixture("gemma3-tiny"));
         const Tokenizer t4 = tinyTokenizer("gemma4"), t3 = tinyTokenizer("gemma3");
-        const PreprocessOptions o4 = loadPreprocessOptions(fixtureDir("gemma4-tiny"), g4.config());
-        const PreprocessOptions o3 = loadPreprocessOptions(fixtureDir("gemma3-tiny"), g3.config());
+        const PreprocessOptions o4 = loadPreprocessOptions(ropescope::test::fixture("gemma4-tiny"), g4.config());
+        const PreprocessOptions o3 = loadPreprocessOptions(ropescope::test::fixture("gemma3-tiny"), g3.config());
         const std::vector<QImage> frames{gradient(48, 36), gradient(48, 36), gradient(48, 36)};
         const AttentionRequest v = prepareVideoAttention(g4, t4, frames, "what is this", o4);
         QVERIFY(v.video);
@@ -338,7 +333,7 @@ private Q_SLOTS:
     // A family without layer kinds: every layer "full", no note, nothing hidden from the text after an image.
     void qwenLayersAreAllFull()
     {
-        const ModelConfig cfg = loadModelConfig(fixtureDir("qwen2vl-tiny") + "/config.json");
+        const ModelConfig cfg = loadModelConfig(ropescope::test::fixture("qwen2vl-tiny") + "/config.json");
         QCOMPARE(QString::fromStdString(layerKindWords(cfg.text, 0)), QString("full"));
         QVERIFY(layerKindsNote(cfg.text).empty());
         std::vector<int64_t> ids{1, 2, cfg.imageToken, cfg.imageToken, 3, 4, 5};

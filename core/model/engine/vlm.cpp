@@ -3,6 +3,7 @@
 #include "core/model/engine/attention_masks.h"
 #include "core/model/engine/blas_kernels.h"
 #include "core/model/engine/cpu_threads.h"
+#include "core/model/engine/layer_rotary.h"
 #include "core/model/engine/decode_steps.h"
 #include "core/model/engine/host_allocator.h"
 #include "core/model/engine/model_size.h"
@@ -184,19 +185,10 @@ geometry::SchemeParams Vlm::schemeForModel(const geometry::SchemeParams& request
     const TextConfig& t = config().text;
     // The layer's kind: Gemma's full layers have their own head size, theta and frequencies (proportional: a quarter
     // of a 512-wide head at theta^(-2j/512); Gemma 3: frequencies / 8), so a scheme's allocation covers their pairs.
-    const LayerKind kind = t.layerKind(layer);
-    p.rotary.theta = kind.theta;
-    p.rotary.headDim = kind.headDim;
-    p.rotary.partial = kind.rotaryFraction; // Qwen3.5: a quarter of each head rotates
-    p.rotary.proportional = kind.proportional;
-    p.rotary.linearFactor = kind.linearFactor;
-    p.rotary.pairing = t.pairing; // GLM-V: adjacent pairs
+    p.rotary = rotaryOfLayer(t, layer);
     // XD-RoPE's newline column and span begin/end are tokens of HunyuanVL's prompt; a model without them runs
     // the scheme's axes on its own tokens (the newline column is only drawn).
     p.newlineColumn = false;
-    // MHRoPE spreads its axes over the KV heads; a model with fewer than one per axis spreads them over its
-    // query heads instead (keys are then repeated per query head).
-    p.rotary.heads = kind.kvHeads >= 3 ? kind.kvHeads : t.heads;
     const auto own =
         t.mropeInterleaved ? geometry::FrequencyAllocation::Kind::InterleavedMrope : geometry::FrequencyAllocation::Kind::Sectioned;
     // The model's own allocation for the 3-axis schemes that keep the default, with its mrope_section

@@ -8,6 +8,7 @@
 #include "app/cli/model_options.h"
 #include "app/cli/output.h"
 #include "core/model/engine/blas_kernels.h"
+#include "core/model/engine/cpu_threads.h"
 #include "core/model/engine/vlm.h"
 #include "kernels/linear_few_rows.h"
 #include "kernels/attention.h"
@@ -435,7 +436,11 @@ int benchModel(const QCommandLineParser& parser)
         const int64_t images = o.images;
         QJsonObject row{
             {"model", benchedModel(parser, o, cfg)},
-            {"device", cuda ? "cuda" : QString("cpu (LibTorch %1 thread(s), GEMMs threaded by BLAS)").arg(at::get_num_threads())},
+            {"device",
+             cuda ? "cuda"
+                  : QString("cpu (LibTorch %1 thread(s); large GEMMs on %2 BLAS thread(s))")
+                        .arg(at::get_num_threads())
+                        .arg(model::largeGemmThreads())},
             {"blas", blasDescription()},
             {"dtype", o.dtype == torch::kBFloat16 ? "bf16" : "fp32"},
             {"attention",

@@ -37,11 +37,35 @@ int openblasThreads()
     return get && openblasSetThreads() ? get() : 1;
 }
 
+// True on the pool's threads: a call of forEachAcrossCores from one of them runs serially there.
+thread_local bool insideWorkers = false;
+
+// The threads OpenBLAS started with, once balanceCpuThreads has set it to one (else 0): what BlasOnAllCores gives
+// back. The raises in force (BlasOnAllCores on any thread), under their mutex.
+int& blasCores()
+{
+    static int cores = 0;
+    return cores;
+}
+
+int& blasRaises()
+{
+    static int raises = 0;
+    return raises;
+}
+
+std::mutex& blasRaiseMutex()
+{
+    static std::mutex mutex;
+    return mutex;
+}
+
 // OpenBLAS at one thread for a scope, as it was afterwards (also when a worker threw). Only the pool's jobs take
-// one, one job at a time, so no two scopes interleave their saving and restoring.
+// one, one job at a time; it holds BlasOnAllCores' mutex throughout, so a raise on another thread waits for the
+// job's end instead of interleaving its own setting and restoring with this one's.
 class SingleThreadedBlas {
 public:
-    SingleThreadedBlas() : before_(openblasThreads())
+    SingleThreadedBlas() : lock_(blasRaiseMutex()), before_(openblasThreads())
     {
         if (before_ > 1)
             openblasSetThreads()(1);
@@ -55,11 +79,9 @@ public:
     SingleThreadedBlas& operator=(const SingleThreadedBlas&) = delete;
 
 private:
+    std::unique_lock<std::mutex> lock_;
     int before_;
 };
-
-// True on the pool's threads: a call of forEachAcrossCores from one of them runs serially there.
-thread_local bool insideWorkers = false;
 
 // A worker's LibTorch operations run on the worker alone. With LibTorch's OpenMP backend a thread that is not
 // OpenMP's own counts as outside any parallel region, so each worker's element-wise operations would start an
@@ -190,18 +212,43 @@ void balanceCpuThreads()
 {
     static std::once_flag once;
     std::call_once(once, [] {
-        if (at::get_num_threads() <= 1 || openblasThreads() <= 1)
-            return;
-        if (!std::getenv("OMP_NUM_THREADS"))
-            at::set_num_threads(1); // a native (non-OpenMP) pool that has already run keeps its size: checked below
-        if (at::get_num_threads() > 1)
-            openblasSetThreads()(1);
+        const int blas = openblasThreads();
+        if (blas <= 1)
+            return; // no OpenBLAS, or one thread: LibTorch's pool is the only level
+        if (!std::getenv("OMP_NUM_THREADS") && at::get_num_threads() < blas)
+            at::set_num_threads(blas);
+        openblasSetThreads()(1);
+        blasCores() = blas;
     });
+}
+
+BlasOnAllCores::BlasOnAllCores(bool wanted)
+{
+    if (!wanted || blasCores() <= 1 || insideWorkers || at::in_parallel_region())
+        return;
+    const std::lock_guard<std::mutex> lock(blasRaiseMutex());
+    if (blasRaises()++ == 0)
+        openblasSetThreads()(blasCores());
+    raised_ = true;
+}
+
+BlasOnAllCores::~BlasOnAllCores()
+{
+    if (!raised_)
+        return;
+    const std::lock_guard<std::mutex> lock(blasRaiseMutex());
+    if (--blasRaises() == 0)
+        openblasSetThreads()(1);
+}
+
+int64_t largeGemmThreads()
+{
+    return std::max(blasCores(), openblasThreads());
 }
 
 int64_t cpuWorkers()
 {
-    return std::max(at::get_num_threads(), openblasThreads());
+    return std::max({at::get_num_threads(), openblasThreads(), blasCores()});
 }
 
 void forEachAcrossCores(int64_t count, const std::function<void(int64_t)>& work)

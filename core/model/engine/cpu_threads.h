@@ -5,18 +5,37 @@
 
 namespace ropescope::model {
 
-// One level of CPU threads, not two. LibTorch's own intra-op pool and a threaded BLAS (OpenBLAS's pthread
-// build) both start one thread per core; when both are above one, every GEMM inside a parallel region
+// One level of CPU threads at a time, not two. LibTorch's own intra-op pool and a threaded BLAS (OpenBLAS's
+// pthread build) both start one thread per core; when both run more than one, every GEMM inside a parallel region
 // oversubscribes the cores and the threads spin against each other (docs/SPEED.md, "Engine choices measured on
-// the CPU"). Debian 12's LibTorch 1.13 starts one intra-op thread, and there BLAS keeps every core.
-// The cores go to BLAS: a model's prefill is mostly GEMMs, and LibTorch does not split one GEMM over its threads
-// (LibTorch 2.6 at 2 + 1 ran Gemma 4 31B's 3-layer prefill in 29.8 s, at 1 + 2 in 17.6 s). So when both pools
-// start more than one thread, LibTorch's is set to one; where the user set OMP_NUM_THREADS (which OpenBLAS reads
-// too), that count stays LibTorch's and OpenBLAS is set to one. Idempotent.
+// the CPU"). So when OpenBLAS starts more than one thread, balanceCpuThreads gives LibTorch's pool the cores (Debian
+// 12's LibTorch 1.13 starts it at one; where the user set OMP_NUM_THREADS that count stays) and sets OpenBLAS to one
+// thread, and BlasOnAllCores hands OpenBLAS its cores back for one large GEMM at a time: element-wise work and the
+// fused attention's blocks run on LibTorch's pool, a projection's GEMM on OpenBLAS's. LibTorch does not split one
+// GEMM over its threads: with every GEMM on one core Gemma 4 31B's 3-layer prefill took 29.8 s, with the cores
+// to OpenBLAS throughout 17.6 s, and the tiny Qwen2-VL's decoder ran 30% slower (docs/SPEED.md). Idempotent.
 void balanceCpuThreads();
 
-// How many calls forEachAcrossCores runs at once: as many as either pool starts threads (Debian 12's LibTorch
-// runs one intra-op thread and leaves the cores to OpenBLAS; so does LibTorch 2.x after balanceCpuThreads).
+// While one lives (and `wanted`), OpenBLAS runs its GEMMs on the cores it started with; otherwise on one thread
+// (after balanceCpuThreads). For GEMMs made outside LibTorch's parallel regions and outside forEachAcrossCores'
+// workers (in either it does nothing: the cores are busy already). Scopes on several threads share one raise.
+class BlasOnAllCores {
+public:
+    explicit BlasOnAllCores(bool wanted = true);
+    ~BlasOnAllCores();
+    BlasOnAllCores(const BlasOnAllCores&) = delete;
+    BlasOnAllCores& operator=(const BlasOnAllCores&) = delete;
+
+private:
+    bool raised_ = false;
+};
+
+// The threads a large GEMM runs on (BlasOnAllCores): OpenBLAS's count before balanceCpuThreads, else its current
+// one (1 without OpenBLAS).
+int64_t largeGemmThreads();
+
+// How many calls forEachAcrossCores runs at once: as many as either pool starts threads (after balanceCpuThreads,
+// LibTorch's pool has the cores).
 int64_t cpuWorkers();
 
 // Runs work(i) for every i in [0, count), spread over the cores: each call on one core, with BLAS single-threaded

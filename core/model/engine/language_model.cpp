@@ -1,10 +1,11 @@
 #include "core/model/engine/language_model.h"
 
 #include "core/model/engine/attention_masks.h"
+#include "core/model/engine/cpu_threads.h"
+#include "core/model/engine/dense.h"
 #include "kernels/rotary.h"
 
 #include <torch/types.h>
-#include <torch/nn/functional/linear.h>
 #include <torch/version.h>
 
 #include <cmath>
@@ -19,11 +20,6 @@
 
 namespace ropescope::model {
 namespace {
-
-torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b = {})
-{
-    return torch::nn::functional::linear(x, w, b);
-}
 
 // M = U S V^T and its inverse transpose U S^-1 V^T from the stored parameters (U, V orthogonal).
 std::pair<torch::Tensor, torch::Tensor> haropeMaps(const torch::Tensor& au, const torch::Tensor& av, const torch::Tensor& sigma)
@@ -503,6 +499,10 @@ torch::Tensor LanguageModel::attend(const Layer& l, size_t i, const torch::Tenso
     if (cfg_.attentionScale > 0) // the kernel scales by 1 / sqrt(d): Gemma's own scale instead
         q = q * (cfg_.attentionScale * std::sqrt(static_cast<double>(d)));
     torch::Tensor probs;
+    // The explicit path's score and context products are GEMMs made here (the fused path's run inside its own
+    // parallel region): on every core.
+    const BlasOnAllCores cores(kernels::attentionPath() == kernels::AttentionPath::Explicit &&
+                               gemmOverCores(q, 2 * q.size(0) * heads * n * k.size(2) * d));
     // Batch folded into heads (batch-major), so grouped-query repetition stays within a sample.
     const auto ctx = kernels::attention(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1),
                                         pass.masking[static_cast<size_t>(cfg_.kindIndex(static_cast<int>(i)))],

@@ -2,6 +2,7 @@
 
 #include "core/model/engine/checkpoint.h"
 #include "core/model/engine/cpu_threads.h"
+#include "core/model/engine/dense.h"
 #include "kernels/linear_few_rows.h"
 
 #include <torch/types.h>
@@ -27,8 +28,8 @@ torch::Tensor gated(const torch::Tensor& both, int64_t width, const MoeConfig& c
 // The shared expert's SwiGLU, in nn.Linear's layout: gate and up one matrix [2 * width, in] (the gate first).
 torch::Tensor swiglu(const torch::Tensor& x, const torch::Tensor& gateUp, const torch::Tensor& down, int64_t width)
 {
-    const auto both = torch::nn::functional::linear(x, gateUp);
-    return torch::nn::functional::linear(torch::silu(both.narrow(-1, 0, width)) * both.narrow(-1, width, width), down);
+    const auto both = dense(x, gateUp);
+    return dense(torch::silu(both.narrow(-1, 0, width)) * both.narrow(-1, width, width), down);
 }
 
 // GLM's choice: sigmoid scores plus the correction bias; only the best `topkGroup` groups (each scored by the
@@ -66,7 +67,7 @@ torch::Tensor sharedExpert(const torch::Tensor& x, const SharedExpert& shared, c
         const LoadedMlp& loaded = std::get<LoadedMlp>(shared.mlp);
         out = swiglu(x, loaded.gateUp, loaded.down, s);
     }
-    return shared.gate.defined() ? out * torch::sigmoid(torch::nn::functional::linear(x, shared.gate)) : out;
+    return shared.gate.defined() ? out * torch::sigmoid(dense(x, shared.gate)) : out;
 }
 
 // One pass of the CPU path takes at most this many tokens. Its slot outputs are [tokens x k, hidden] floats (268 MB

@@ -1,20 +1,16 @@
 #include "core/model/engine/vision_tower.h"
 
+#include "core/model/engine/cpu_threads.h"
+#include "core/model/engine/dense.h"
 #include "kernels/attention.h"
 #include "kernels/rotary.h"
 
 #include <torch/types.h>
-#include <torch/nn/functional/linear.h>
 #include <algorithm>
 #include <map>
 
 namespace ropescope::model {
 namespace {
-
-torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b)
-{
-    return torch::nn::functional::linear(x, w, b);
-}
 
 // The activations config.json names (model_config.cpp accepts only these).
 torch::Tensor activation(const torch::Tensor& x, const std::string& name)
@@ -238,6 +234,8 @@ torch::Tensor VisionTower::attendGroups(const torch::Tensor& q, const torch::Ten
             const auto rows = g.wholeSequence ? t : t.index_select(1, g.tokens);
             return rows.reshape({heads, g.count, g.length, -1}).transpose(0, 1).reshape({g.count * heads, g.length, -1});
         };
+        const BlasOnAllCores cores(kernels::attentionPath() == kernels::AttentionPath::Explicit && // as the decoder's
+                                   gemmOverCores(q, 2 * g.count * heads * g.length * g.length * q.size(2)));
         const auto ctx = kernels::attention(gather(q), gather(k), gather(v), kernels::Masking{})
                              .reshape({g.count, heads, g.length, -1})
                              .permute({0, 2, 1, 3})

@@ -11,8 +11,9 @@
 // pixel_values [n, C, S, S]).
 #include "core/model/engine/vision_tower.h"
 
+#include "core/model/engine/dense.h"
+
 #include <torch/types.h>
-#include <torch/nn/functional/linear.h>
 
 namespace ropescope::model {
 namespace {
@@ -70,8 +71,7 @@ VisionFeatures VisionTower::forwardGemma3(const torch::Tensor& pixels, const std
     if (pixels.size(0) != images * side * side)
         throw ModelError("pixel_values: " + std::to_string(pixels.size(0)) + " patches but image_grid_thw describes " +
                          std::to_string(images * side * side));
-    auto x =
-        torch::nn::functional::linear(pixels.to(device_, patchW_.scalar_type()), patchW_, patchB_) + positionTable_.repeat({images, 1});
+    auto x = dense(pixels.to(device_, patchW_.scalar_type()), patchW_, patchB_) + positionTable_.repeat({images, 1});
     if (trace) {
         trace->embeddings = x;
         trace->cuSeqlens = torch::tensor(frameBoundaries(grids));

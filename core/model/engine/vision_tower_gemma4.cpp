@@ -11,10 +11,10 @@
 // and RopeScope never forms them (docs/ENGINE.md, "Gemma's towers").
 #include "core/model/engine/vision_tower.h"
 
+#include "core/model/engine/dense.h"
 #include "kernels/rotary.h"
 
 #include <torch/types.h>
-#include <torch/nn/functional/linear.h>
 
 #include <cmath>
 
@@ -123,8 +123,8 @@ void VisionTower::loadGemma4(const Checkpoint& ck, torch::Dtype dtype)
 torch::Tensor VisionTower::clipped(const ClippedLinear& l, const torch::Tensor& x) const
 {
     if (!l.inMin.defined())
-        return torch::nn::functional::linear(x, l.w);
-    return torch::clamp(torch::nn::functional::linear(torch::clamp(x, l.inMin, l.inMax), l.w), l.outMin, l.outMax);
+        return dense(x, l.w);
+    return torch::clamp(dense(torch::clamp(x, l.inMin, l.inMax), l.w), l.outMin, l.outMax);
 }
 
 torch::Tensor VisionTower::gemma4Attention(const Gemma4Block& b, const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin,
@@ -158,8 +158,7 @@ VisionFeatures VisionTower::forwardGemma4(const torch::Tensor& pixels, const std
     const auto px = torch::cat(xs).to(device_), py = torch::cat(ys).to(device_);
     // 2 * (x - 0.5) in the pixels' float32, then the model's dtype, as the patch embedder.
     const auto scaled = (2 * (pixels.to(device_, torch::kFloat32) - 0.5)).to(patchW_.scalar_type());
-    auto x =
-        torch::nn::functional::linear(scaled, patchW_) + (g.positionTable[0].index_select(0, px) + g.positionTable[1].index_select(0, py));
+    auto x = dense(scaled, patchW_) + (g.positionTable[0].index_select(0, px) + g.positionTable[1].index_select(0, py));
     // The 2-D rotary: per axis cat(freqs, freqs) of theta^(-2i / (d/2)), x's table then y's.
     const auto inv = kernels::inverseFrequencies(cfg_.ropeTheta, d / 2).to(device_);
     auto axis = [&](const torch::Tensor& p) {
@@ -201,7 +200,7 @@ VisionFeatures VisionTower::forwardGemma4(const torch::Tensor& pixels, const std
         trace->softTokens = tokens;
     }
     VisionFeatures out;
-    out.embeds = torch::nn::functional::linear(rmsNorm(tokens, torch::Tensor(), eps), g.embedProjection);
+    out.embeds = dense(rmsNorm(tokens, torch::Tensor(), eps), g.embedProjection);
     return out;
 }
 

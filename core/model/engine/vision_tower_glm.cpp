@@ -4,8 +4,9 @@
 // with the Qwen towers (vision_tower.cpp).
 #include "core/model/engine/vision_tower.h"
 
+#include "core/model/engine/dense.h"
+
 #include <torch/types.h>
-#include <torch/nn/functional/linear.h>
 
 namespace ropescope::model {
 
@@ -67,15 +68,15 @@ torch::Tensor VisionTower::glmMerge(const torch::Tensor& blocksOut, VisionTrace*
     // the window's [width, merge, merge] values, flattened channel-major, with the flattened kernel.
     const int64_t unit = cfg_.mergeSize * cfg_.mergeSize, width = cfg_.width;
     const auto windows = x.reshape({-1, unit, width}).transpose(1, 2).reshape({-1, width * unit});
-    const auto down = torch::nn::functional::linear(windows, g.downsampleW.reshape({g.downsampleW.size(0), -1}), g.downsampleB);
+    const auto down = dense(windows, g.downsampleW.reshape({g.downsampleW.size(0), -1}), g.downsampleB);
     if (trace) {
         trace->postLayernorm = x;
         trace->downsample = down;
     }
-    auto h = torch::nn::functional::linear(down, g.projW);
+    auto h = dense(down, g.projW);
     h = torch::gelu(torch::layer_norm(h, {h.size(-1)}, g.normW, g.normB, 1e-5));
-    const auto gate = torch::nn::functional::linear(h, g.gateW), up = torch::nn::functional::linear(h, g.upW);
-    return torch::nn::functional::linear(torch::silu(gate) * up, g.downW); // hidden_act: silu (model_config.cpp checks)
+    const auto gate = dense(h, g.gateW), up = dense(h, g.upW);
+    return dense(torch::silu(gate) * up, g.downW); // hidden_act: silu (model_config.cpp checks)
 }
 
 } // namespace ropescope::model

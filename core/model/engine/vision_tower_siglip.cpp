@@ -5,8 +5,9 @@
 // Unlike Qwen's and GLM's, these patches arrive in raster order, and only the projector groups them 2x2.
 #include "core/model/engine/vision_tower.h"
 
+#include "core/model/engine/dense.h"
+
 #include <torch/types.h>
-#include <torch/nn/functional/linear.h>
 #include <torch/nn/functional/upsampling.h>
 
 namespace ropescope::model {
@@ -92,8 +93,8 @@ torch::Tensor VisionTower::siglipProject(const torch::Tensor& x, const std::vect
         trace->projectorPreNorm = normed;
         trace->projectorMerged = rows;
     }
-    const auto hidden = torch::gelu(torch::nn::functional::linear(rows, s.linear1W, s.linear1B));
-    return torch::nn::functional::linear(hidden, s.linear2W, s.linear2B);
+    const auto hidden = torch::gelu(dense(rows, s.linear1W, s.linear1B));
+    return dense(hidden, s.linear2W, s.linear2B);
 }
 
 } // namespace ropescope::model

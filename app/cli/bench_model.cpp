@@ -60,6 +60,14 @@ QString blasDescription()
                               : core + " (chosen by RopeScope: OpenBLAS had fallen back to " + QString::fromStdString(k.replaced) + ")";
 }
 
+// The two levels of CPU threads as the run had them (balanceCpuThreads, cpu_threads.h).
+QString cpuThreadsDescription()
+{
+    return QString("cpu (LibTorch %1 thread(s); large GEMMs on %2 BLAS thread(s))")
+        .arg(at::get_num_threads())
+        .arg(model::largeGemmThreads());
+}
+
 // Makes the peak RSS start again from the current RSS, so the forward passes' own peak can be read
 // apart from the weights (Linux >= 4.0; false where /proc refuses).
 bool resetPeakRss()
@@ -436,11 +444,7 @@ int benchModel(const QCommandLineParser& parser)
         const int64_t images = o.images;
         QJsonObject row{
             {"model", benchedModel(parser, o, cfg)},
-            {"device",
-             cuda ? "cuda"
-                  : QString("cpu (LibTorch %1 thread(s); large GEMMs on %2 BLAS thread(s))")
-                        .arg(at::get_num_threads())
-                        .arg(model::largeGemmThreads())},
+            {"device", cuda ? "cuda" : cpuThreadsDescription()},
             {"blas", blasDescription()},
             {"dtype", o.dtype == torch::kBFloat16 ? "bf16" : "fp32"},
             {"attention",

@@ -6,7 +6,7 @@
 
 namespace ropescope::model {
 
-torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b)
+at::Tensor dense(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b)
 {
     const int64_t rows = x.dim() == 0 || x.size(-1) == 0 ? 0 : x.numel() / x.size(-1);
     const BlasOnAllCores cores(gemmOverCores(x, rows * w.numel(), w.numel()));

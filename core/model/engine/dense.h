@@ -1,12 +1,12 @@
 #pragma once
 
-#include <torch/types.h>
+#include <ATen/core/Tensor.h>
 
 namespace ropescope::model {
 
 // x @ w^T + b: every projection of the engine's models (at::linear). On the CPU a large GEMM runs on every core
 // OpenBLAS has (BlasOnAllCores, cpu_threads.h; gemmOverCores says which), a smaller one on the caller's core.
-torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b = {});
+at::Tensor dense(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b = {});
 
 // Whether a CPU GEMM (or a batch of them) runs over the cores: from 2^27 multiply-adds (about 1.5 ms on one core of
 // the 2-core CI machine), or from a weight of 2^23 elements (32 MB at fp32: a decode step's product streams it from
@@ -14,7 +14,7 @@ torch::Tensor dense(const torch::Tensor& x, const torch::Tensor& w, const torch:
 // spin for a while after each GEMM, against LibTorch's pool in the element-wise work that follows, and the tiny
 // Qwen2-VL's decoder took 81-166 ms instead of 21-34 with every GEMM over the cores (docs/SPEED.md, "Engine
 // choices measured on the CPU").
-inline bool gemmOverCores(const torch::Tensor& operand, int64_t multiplyAdds, int64_t weightElements = 0)
+inline bool gemmOverCores(const at::Tensor& operand, int64_t multiplyAdds, int64_t weightElements = 0)
 {
     return operand.device().is_cpu() && (multiplyAdds >= (int64_t{1} << 27) || weightElements >= (int64_t{1} << 23));
 }

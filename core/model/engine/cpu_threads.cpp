@@ -42,9 +42,9 @@ thread_local bool insideWorkers = false;
 
 // The threads OpenBLAS started with, once balanceCpuThreads has set it to one (else 0): what BlasOnAllCores gives
 // back. The raises in force (BlasOnAllCores on any thread), under their mutex.
-int& blasCores()
+std::atomic<int>& blasCores() // set once, read by BlasOnAllCores on any thread
 {
-    static int cores = 0;
+    static std::atomic<int> cores{0};
     return cores;
 }
 
@@ -243,12 +243,12 @@ BlasOnAllCores::~BlasOnAllCores()
 
 int64_t largeGemmThreads()
 {
-    return std::max(blasCores(), openblasThreads());
+    return std::max(blasCores().load(), openblasThreads());
 }
 
 int64_t cpuWorkers()
 {
-    return std::max({at::get_num_threads(), openblasThreads(), blasCores()});
+    return std::max({at::get_num_threads(), openblasThreads(), blasCores().load()});
 }
 
 void forEachAcrossCores(int64_t count, const std::function<void(int64_t)>& work)

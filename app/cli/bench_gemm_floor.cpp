@@ -66,7 +66,9 @@ QJsonObject benchGemmFloor(const model::TextConfig& text, int64_t tokens, int ru
     double flops = 0;
     for (const auto& [shape, layers] : shapes) {
         const auto [out, in] = shape;
-        operands.push_back({torch::randn({tokens, in}).to(options), (torch::randn({out, in}) / std::sqrt(double(in))).to(options), layers});
+        // bf16 values in the weight, as the prefill's (bench model's random checkpoint) hold
+        const auto w = (torch::randn({out, in}) / std::sqrt(double(in))).to(torch::kBFloat16).to(torch::kFloat32);
+        operands.push_back({torch::randn({tokens, in}).to(options), w.to(options), layers});
         flops += 2.0 * double(tokens) * double(in) * double(out) * layers;
     }
     auto floorMs = [&] {

@@ -7,6 +7,7 @@
 #include "app/cli/geometry_options.h"
 #include "app/cli/model_options.h"
 #include "app/cli/output.h"
+#include "core/model/engine/amx_gemm.h"
 #include "core/model/engine/blas_kernels.h"
 #include "core/model/engine/cpu_threads.h"
 #include "core/model/engine/vlm.h"
@@ -60,12 +61,17 @@ QString blasDescription()
                               : core + " (chosen by RopeScope: OpenBLAS had fallen back to " + QString::fromStdString(k.replaced) + ")";
 }
 
-// The two levels of CPU threads as the run had them (balanceCpuThreads, cpu_threads.h).
+// The two levels of CPU threads as the run had them (balanceCpuThreads, cpu_threads.h), and whether large GEMMs of
+// bf16-valued weights ran on AMX's tiles (amx_gemm.h; ROPESCOPE_AMX=0 turns them off).
 QString cpuThreadsDescription()
 {
-    return QString("cpu (LibTorch %1 thread(s); large GEMMs on %2 BLAS thread(s))")
+    return QString("cpu (LibTorch %1 thread(s); large GEMMs on %2; AMX %3)")
         .arg(at::get_num_threads())
-        .arg(model::largeGemmThreads());
+        .arg(model::amx::available()
+                 ? QString("AMX tiles (bf16 x3, exact to fp32) where the weight holds bf16 values, else %1 BLAS thread(s)")
+                       .arg(model::largeGemmThreads())
+                 : QString("%1 BLAS thread(s)").arg(model::largeGemmThreads()))
+        .arg(model::amx::available() ? "on" : "off");
 }
 
 // Makes the peak RSS start again from the current RSS, so the forward passes' own peak can be read
@@ -174,7 +180,7 @@ model::Checkpoint randomCheckpoint(const QString& configPath, int layers)
     if (layers > configLayers)
         throw UsageError("--layers " + std::to_string(layers) + ": " + configPath.toStdString() + " has " + std::to_string(configLayers) +
                          " decoder layers");
-    model::Checkpoint checkpoint = model::Checkpoint::random(configPath, 20261121, layers);
+    model::Checkpoint checkpoint = model::Checkpoint::random(configPath, 20261121, layers, /*bf16Values=*/true);
     const model::MoeConfig& moe = checkpoint.config().text.moe;
     if (moe.any() && moe.sparseCount() == 0) {
         const auto firstSparse = model::loadModelConfig(configPath).text.moe.sparseLayers;

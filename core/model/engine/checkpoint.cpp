@@ -96,7 +96,7 @@ Checkpoint Checkpoint::open(const QString& dirPath)
     return c;
 }
 
-Checkpoint Checkpoint::random(const QString& configPath, uint64_t seed, int layers)
+Checkpoint Checkpoint::random(const QString& configPath, uint64_t seed, int layers, bool bf16Values)
 {
     Checkpoint c;
     c.dir_ = configPath;
@@ -116,6 +116,7 @@ Checkpoint Checkpoint::random(const QString& configPath, uint64_t seed, int laye
             t.linearLayers.back() = false;
     }
     c.random_ = true;
+    c.bf16Values_ = bf16Values;
     c.seed_ = seed;
     return c;
 }
@@ -155,7 +156,8 @@ torch::Tensor Checkpoint::tensor(const std::string& name, const std::vector<int6
         int64_t fanIn = 1;
         for (size_t i = 1; i < shape.size(); ++i)
             fanIn *= shape[i];
-        return torch::randn(shape) / std::sqrt(static_cast<double>(fanIn));
+        const auto matrix = torch::randn(shape) / std::sqrt(static_cast<double>(fanIn));
+        return bf16Values_ ? matrix.to(torch::kBFloat16).to(torch::kFloat32) : matrix;
     }
     const auto [file, info] = locate(name);
     if (!file)

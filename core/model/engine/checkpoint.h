@@ -23,7 +23,9 @@ public:
     // `layers` > 0 keeps the first that many decoder layers (real shapes of a model too large for the machine:
     // `bench model --layers`); their kinds (DeltaNet, dense or sparse MLP) are the config's, except that a hybrid
     // stack whose first layers are all DeltaNet ends in an attention layer (the views need one).
-    static Checkpoint random(const QString& configPath, uint64_t seed = 20261121, int layers = 0);
+    // `bf16Values`: every matrix holds bf16 values, as the checkpoints on the Hub store them (and so runs on the
+    // CPU's AMX tiles where a real model would: bench model).
+    static Checkpoint random(const QString& configPath, uint64_t seed = 20261121, int layers = 0, bool bf16Values = false);
 
     const ModelConfig& config() const { return config_; }
     const QString& dir() const { return dir_; }
@@ -45,7 +47,7 @@ private:
 
     QString dir_;
     ModelConfig config_;
-    bool random_ = false;
+    bool random_ = false, bf16Values_ = false;
     int unusedMtp_ = 0;
     uint64_t seed_ = 0;
     std::vector<std::unique_ptr<SafeTensors>> files_;

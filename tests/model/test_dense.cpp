@@ -1,0 +1,126 @@
+// The engine's projections (dense) on AMX's tiles against the product in float64: exact to fp32 where the weight
+// holds bf16 values (the activations split in three bf16 parts), over every edge of the kernel's blocking (rows and
+// inputs not multiples of 32, inputs over one 1,024-input block, a bias, batched rows); the weights it must leave to
+// OpenBLAS; a weight written in place packed again; autograd's products left to LibTorch.
+#include <QtTest>
+
+#ifndef Q_MOC_RUN
+#include "core/model/engine/amx_gemm.h"
+#include "core/model/engine/dense.h"
+
+#include <torch/nn/functional/linear.h>
+#include <torch/types.h>
+#endif
+
+using namespace ropescope::model;
+
+namespace {
+
+torch::Tensor bf16Valued(torch::Tensor t) { return t.to(torch::kBFloat16).to(torch::kFloat32); }
+
+// The largest error of y against x w^T + b in float64, in units of fp32's rounding of the sum of |x_k w_k| a
+// output (what any order of fp32 additions may lose is a small multiple of it times K).
+double errorInUlps(const torch::Tensor& y, const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b)
+{
+    const auto xd = x.to(torch::kFloat64), wd = w.to(torch::kFloat64);
+    auto ref = torch::matmul(xd, wd.t());
+    if (b.defined())
+        ref = ref + b.to(torch::kFloat64);
+    const auto scale = torch::matmul(xd.abs(), wd.abs().t()) + 1e-30;
+    return ((y.to(torch::kFloat64) - ref).abs() / scale).max().item<double>() / std::ldexp(1.0, -24);
+}
+
+} // namespace
+
+class TestDense : public QObject {
+    Q_OBJECT
+
+private Q_SLOTS:
+    void init()
+    {
+        if (!amx::available())
+            QSKIP("this CPU has no AMX-BF16 (or ROPESCOPE_AMX=0): dense runs on OpenBLAS alone");
+    }
+
+    void amxEqualsFp32_data()
+    {
+        QTest::addColumn<int>("rows");
+        QTest::addColumn<int>("inputs");
+        QTest::addColumn<int>("outputs");
+        QTest::addColumn<bool>("bias");
+        QTest::newRow("one row") << 1 << 64 << 32 << false;
+        QTest::newRow("rows and inputs off the tiles") << 37 << 100 << 64 << true;
+        QTest::newRow("two input blocks") << 70 << 1100 << 96 << false;
+        QTest::newRow("three input blocks, a bias") << 200 << 2112 << 64 << true;
+    }
+
+    // The kernel's error stays within what an fp32 GEMM's additions make (a few units of K's worth), and is of the
+    // size of OpenBLAS's own; activations rounded to one bf16 (what a bf16 GEMM does) are far outside it.
+    void amxEqualsFp32()
+    {
+        QFETCH(int, rows);
+        QFETCH(int, inputs);
+        QFETCH(int, outputs);
+        QFETCH(bool, bias);
+        torch::manual_seed(rows + inputs);
+        const auto x = torch::randn({rows, inputs});
+        const auto w = bf16Valued(torch::randn({outputs, inputs}) / std::sqrt(double(inputs)));
+        const auto b = bias ? torch::randn({outputs}) : torch::Tensor();
+        const auto packed = amx::PackedWeight::pack(w);
+        QVERIFY(packed);
+        const double amxUlps = errorInUlps(amx::linear(x, *packed, b), x, w, b);
+        const double blasUlps = errorInUlps(torch::nn::functional::linear(x, w, b), x, w, b);
+        const double oneBf16Ulps = errorInUlps(amx::linear(bf16Valued(x), *packed, b), x, w, b);
+        qInfo("error in fp32 ulps of sum |x w|: AMX %.2f, OpenBLAS %.2f, activations as one bf16 %.1f", amxUlps, blasUlps, oneBf16Ulps);
+        QVERIFY2(amxUlps <= 2.0 * inputs, qPrintable(QString("AMX %1 ulps, OpenBLAS %2").arg(amxUlps).arg(blasUlps)));
+        QVERIFY2(amxUlps <= 8.0 * std::max(blasUlps, 1.0), qPrintable(QString("AMX %1 ulps, OpenBLAS %2").arg(amxUlps).arg(blasUlps)));
+        QVERIFY2(oneBf16Ulps > 50.0 * std::max(amxUlps, 1.0), qPrintable(QString("one bf16 part %1 ulps, three %2").arg(oneBf16Ulps).arg(amxUlps)));
+    }
+
+    void batchedRowsKeepTheirShape()
+    {
+        torch::manual_seed(3);
+        const auto x = torch::randn({2, 5, 96});
+        const auto w = bf16Valued(torch::randn({64, 96}));
+        const auto y = amx::linear(x, *amx::PackedWeight::pack(w));
+        QCOMPARE(y.sizes().vec(), (std::vector<int64_t>{2, 5, 64}));
+        QVERIFY(errorInUlps(y.reshape({10, 64}), x.reshape({10, 96}), w, {}) <= 2.0 * 96);
+    }
+
+    void packRefusesWhatItCannotHold()
+    {
+        QVERIFY(!amx::PackedWeight::pack(torch::randn({64, 64})));               // fp32 values that are no bf16
+        QVERIFY(!amx::PackedWeight::pack(bf16Valued(torch::randn({48, 64})))); // 48 outputs: not pairs of 16
+        QVERIFY(!amx::PackedWeight::pack(bf16Valued(torch::randn({64}))));
+        QVERIFY(!amx::PackedWeight::pack(bf16Valued(torch::randn({64, 64})).to(torch::kFloat64)));
+    }
+
+    // dense() takes the tiles from 2^27 multiply-adds, packs a weight once and again after an in-place write, and
+    // leaves a weight of fp32 values and autograd's products to LibTorch.
+    void denseRoutesLargeGemms()
+    {
+        torch::NoGradGuard noGrad;
+        torch::manual_seed(11);
+        const auto x = torch::randn({256, 1024});
+        auto w = bf16Valued(torch::randn({512, 1024}) / 32.0);
+        QVERIFY(errorInUlps(dense(x, w), x, w, {}) <= 2.0 * 1024);
+        w.mul_(2); // still bf16 values; a stale packing would give half the product
+        QVERIFY(errorInUlps(dense(x, w), x, w, {}) <= 2.0 * 1024);
+        const auto fp32Weight = torch::randn({512, 1024}) / 32.0;
+        QVERIFY(torch::allclose(dense(x, fp32Weight), torch::nn::functional::linear(x, fp32Weight), 1e-5, 1e-5));
+    }
+
+    void autogradStaysWithLibTorch()
+    {
+        torch::manual_seed(12);
+        const auto x = torch::randn({256, 1024}).requires_grad_();
+        const auto w = bf16Valued(torch::randn({512, 1024}) / 32.0);
+        const auto y = dense(x, w);
+        QVERIFY(y.grad_fn() != nullptr);
+        y.sum().backward();
+        QVERIFY(torch::allclose(x.grad(), w.sum(0).expand({256, 1024}), 1e-4, 1e-4));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDense)
+#include "test_dense.moc"

@@ -16,7 +16,10 @@ using namespace ropescope::model;
 
 namespace {
 
-torch::Tensor bf16Valued(torch::Tensor t) { return t.to(torch::kBFloat16).to(torch::kFloat32); }
+torch::Tensor bf16Valued(torch::Tensor t)
+{
+    return t.to(torch::kBFloat16).to(torch::kFloat32);
+}
 
 // The largest error of y against x w^T + b in float64, in units of fp32's rounding of the sum of |x_k w_k| a
 // output (what any order of fp32 additions may lose is a small multiple of it times K).
@@ -74,7 +77,8 @@ private Q_SLOTS:
         qInfo("error in fp32 ulps of sum |x w|: AMX %.2f, OpenBLAS %.2f, activations as one bf16 %.1f", amxUlps, blasUlps, oneBf16Ulps);
         QVERIFY2(amxUlps <= 2.0 * inputs, qPrintable(QString("AMX %1 ulps, OpenBLAS %2").arg(amxUlps).arg(blasUlps)));
         QVERIFY2(amxUlps <= 8.0 * std::max(blasUlps, 1.0), qPrintable(QString("AMX %1 ulps, OpenBLAS %2").arg(amxUlps).arg(blasUlps)));
-        QVERIFY2(oneBf16Ulps > 50.0 * std::max(amxUlps, 1.0), qPrintable(QString("one bf16 part %1 ulps, three %2").arg(oneBf16Ulps).arg(amxUlps)));
+        QVERIFY2(oneBf16Ulps > 50.0 * std::max(amxUlps, 1.0),
+                 qPrintable(QString("one bf16 part %1 ulps, three %2").arg(oneBf16Ulps).arg(amxUlps)));
     }
 
     void batchedRowsKeepTheirShape()
@@ -89,7 +93,7 @@ private Q_SLOTS:
 
     void packRefusesWhatItCannotHold()
     {
-        QVERIFY(!amx::PackedWeight::pack(torch::randn({64, 64})));               // fp32 values that are no bf16
+        QVERIFY(!amx::PackedWeight::pack(torch::randn({64, 64})));             // fp32 values that are no bf16
         QVERIFY(!amx::PackedWeight::pack(bf16Valued(torch::randn({48, 64})))); // 48 outputs: not pairs of 16
         QVERIFY(!amx::PackedWeight::pack(bf16Valued(torch::randn({64}))));
         QVERIFY(!amx::PackedWeight::pack(bf16Valued(torch::randn({64, 64})).to(torch::kFloat64)));

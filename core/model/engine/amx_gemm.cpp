@@ -25,11 +25,14 @@ namespace {
 
 constexpr int64_t kTileElements = 16 * 32; // bf16 values of one A or B tile (16 rows of 64 bytes)
 constexpr int64_t kParts = 3;              // hi, mid, lo: 3 x 8 significand bits hold fp32's 24
-constexpr int64_t kChunkBlock = 32;       // 32-input chunks a pass of the A block covers (1,024 inputs)
-constexpr int64_t kRowBlock = 128;        // rows of the A block kept in L2 while the weight's columns stream
+constexpr int64_t kChunkBlock = 32;        // 32-input chunks a pass of the A block covers (1,024 inputs)
+constexpr int64_t kRowBlock = 128;         // rows of the A block kept in L2 while the weight's columns stream
 constexpr size_t kHugePage = size_t{2} << 20;
 
-int64_t roundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+int64_t roundUp(int64_t v, int64_t to)
+{
+    return (v + to - 1) / to * to;
+}
 
 #ifdef ROPESCOPE_AMX_KERNELS
 
@@ -39,14 +42,17 @@ bool cpuHasAmx()
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
         return false;
     const bool avx512 = (b & (1u << 16)) && (b & (1u << 30)) && (b & (1u << 31)); // F, BW, VL
-    const bool tiles = (d & (1u << 22)) && (d & (1u << 24));                       // AMX-BF16, AMX-TILE
+    const bool tiles = (d & (1u << 22)) && (d & (1u << 24));                      // AMX-BF16, AMX-TILE
     unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
     const bool bf16 = __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1) && (a1 & (1u << 5)); // AVX512-BF16
     return avx512 && tiles && bf16;
 }
 
 // Linux hands a process the 8 KB of tile state only when asked (ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA).
-bool tileStateGranted() { return ::syscall(SYS_arch_prctl, 0x1023, 18) == 0; }
+bool tileStateGranted()
+{
+    return ::syscall(SYS_arch_prctl, 0x1023, 18) == 0;
+}
 
 struct TileConfig {
     uint8_t palette = 1, startRow = 0, reserved[14] = {};
@@ -67,7 +73,10 @@ AMX_TARGET void configureTiles()
 
 // GCC's tile intrinsics are asm statements without a memory clobber: memory the tiles store and C++ then reads
 // (or C++ writes and the tiles load) needs this between them.
-inline void compilerBarrier() { asm volatile("" ::: "memory"); }
+inline void compilerBarrier()
+{
+    asm volatile("" ::: "memory");
+}
 
 // bf16 to fp32 (a shift); the masked forms because GCC 12 warns of its own undefined vectors in the plain ones.
 AMX_TARGET __m512 widen(__m256bh h)
@@ -97,11 +106,11 @@ AMX_TARGET void splitRows(const float* x, int64_t rows, int64_t inputs, int64_t 
 }
 
 struct Operands {
-    const uint16_t* parts;  // the activations' parts (splitRows)
-    const uint16_t* tiles;  // the weight (PackedWeight)
-    float* partial;         // [row tile][column tile][16 x 16] sums between chunk blocks (when chunks > kChunkBlock)
-    float* out;             // [rows, outputs]
-    const float* bias;      // [outputs] or null
+    const uint16_t* parts; // the activations' parts (splitRows)
+    const uint16_t* tiles; // the weight (PackedWeight)
+    float* partial;        // [row tile][column tile][16 x 16] sums between chunk blocks (when chunks > kChunkBlock)
+    float* out;            // [rows, outputs]
+    const float* bias;     // [outputs] or null
     int64_t rows, paddedRows, outputs, chunks;
 };
 
@@ -158,10 +167,12 @@ AMX_TARGET void multiplyBlock(const Operands& o, int64_t m, int64_t j, int64_t c
     const uint16_t* b1 = b0 + o.chunks * kTileElements;
     const uint16_t* a0 = o.parts + ((m / 16) * o.chunks + c0) * kParts * kTileElements;
     const uint16_t* a1 = a0 + o.chunks * kParts * kTileElements;
-    const int64_t prefetchBytes = (c1 - c0) * kTileElements * 2 / prefetch.shares, linesPerChunk = std::max<int64_t>(1, prefetchBytes / 64 / (c1 - c0));
+    const int64_t prefetchBytes = (c1 - c0) * kTileElements * 2 / prefetch.shares,
+                  linesPerChunk = std::max<int64_t>(1, prefetchBytes / 64 / (c1 - c0));
     const char* ahead[2] = {prefetch.next[0] ? prefetch.next[0] + prefetch.share * prefetchBytes : nullptr,
                             prefetch.next[1] ? prefetch.next[1] + prefetch.share * prefetchBytes : nullptr};
-    for (int64_t c = c0; c < c1; ++c, b0 += kTileElements, b1 += kTileElements, a0 += kParts * kTileElements, a1 += kParts * kTileElements) {
+    for (int64_t c = c0; c < c1;
+         ++c, b0 += kTileElements, b1 += kTileElements, a0 += kParts * kTileElements, a1 += kParts * kTileElements) {
         if (ahead[0])
             for (int64_t l = 0; l < linesPerChunk; ++l) {
                 _mm_prefetch(ahead[0] + ((c - c0) * linesPerChunk + l) * 64, _MM_HINT_T1);
@@ -214,7 +225,8 @@ AMX_TARGET void multiplyColumns(const Operands& o, int64_t j0, int64_t j1)
                 Prefetch prefetch{{nullptr, nullptr}, 0, (m1 - m0) / 32};
                 if (j + 1 < j1)
                     for (int half = 0; half < 2; ++half)
-                        prefetch.next[half] = reinterpret_cast<const char*>(o.tiles + ((2 * (j + 1) + half) * o.chunks + c0) * kTileElements);
+                        prefetch.next[half] =
+                            reinterpret_cast<const char*>(o.tiles + ((2 * (j + 1) + half) * o.chunks + c0) * kTileElements);
                 for (int64_t m = m0; m < m1; m += 32, ++prefetch.share)
                     multiplyBlock(o, m, j, c0, c1, prefetch);
             }
@@ -240,9 +252,15 @@ bool available()
 #endif
 }
 
-void PackedWeight::Free::operator()(uint16_t* p) const { std::free(p); }
+void PackedWeight::Free::operator()(uint16_t* p) const
+{
+    std::free(p);
+}
 
-double PackedWeight::bytesFor(int64_t outputs, int64_t inputs) { return 2.0 * double(outputs) * double(roundUp(inputs, 32)); }
+double PackedWeight::bytesFor(int64_t outputs, int64_t inputs)
+{
+    return 2.0 * double(outputs) * double(roundUp(inputs, 32));
+}
 
 std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor& w)
 {
@@ -286,8 +304,10 @@ std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor& w)
 
 at::Tensor linear(const at::Tensor& x, const PackedWeight& w, const at::Tensor& b)
 {
-    TORCH_CHECK(x.scalar_type() == at::kFloat && x.device().is_cpu() && x.size(-1) == w.inputs(), "amx::linear: x must be float32 [..., ", w.inputs(), "]");
-    TORCH_CHECK(!b.defined() || (b.scalar_type() == at::kFloat && b.numel() == w.outputs()), "amx::linear: bias must be float32 [", w.outputs(), "]");
+    TORCH_CHECK(x.scalar_type() == at::kFloat && x.device().is_cpu() && x.size(-1) == w.inputs(), "amx::linear: x must be float32 [..., ",
+                w.inputs(), "]");
+    TORCH_CHECK(!b.defined() || (b.scalar_type() == at::kFloat && b.numel() == w.outputs()), "amx::linear: bias must be float32 [",
+                w.outputs(), "]");
     std::vector<int64_t> shape = x.sizes().vec();
     shape.back() = w.outputs();
     const at::Tensor rows = x.reshape({-1, w.inputs()}).contiguous();
@@ -299,8 +319,15 @@ at::Tensor linear(const at::Tensor& x, const PackedWeight& w, const at::Tensor& 
     const int64_t padded = roundUp(rows.size(0), 32);
     const at::Tensor parts = torch::empty({padded * w.chunks() * kParts * kTileElements}, rows.options().dtype(at::kShort));
     const at::Tensor partial = w.chunks() > kChunkBlock ? torch::empty({padded * w.outputs()}, rows.options()) : at::Tensor();
-    const Operands o{reinterpret_cast<const uint16_t*>(parts.data_ptr<int16_t>()), w.tiles(), partial.defined() ? partial.data_ptr<float>() : nullptr,
-                     out.data_ptr<float>(), bias.defined() ? bias.data_ptr<float>() : nullptr, rows.size(0), padded, w.outputs(), w.chunks()};
+    const Operands o{reinterpret_cast<const uint16_t*>(parts.data_ptr<int16_t>()),
+                     w.tiles(),
+                     partial.defined() ? partial.data_ptr<float>() : nullptr,
+                     out.data_ptr<float>(),
+                     bias.defined() ? bias.data_ptr<float>() : nullptr,
+                     rows.size(0),
+                     padded,
+                     w.outputs(),
+                     w.chunks()};
     at::parallel_for(0, padded, 16, [&](int64_t begin, int64_t end) {
         splitRows(rows.data_ptr<float>(), o.rows, w.inputs(), o.chunks, begin, end, const_cast<uint16_t*>(o.parts));
     });

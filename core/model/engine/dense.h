@@ -4,8 +4,8 @@
 
 namespace ropescope::model {
 
-// x @ w^T + b: every projection of the engine's models (at::linear). On the CPU a large GEMM (2^27 multiply-adds)
-// whose weight holds bf16 values, as checkpoints store them, runs on AMX's tiles where the CPU has them (amx_gemm.h:
+// x @ w^T + b: every projection of the engine's models (at::linear). On the CPU a large GEMM (2^27 multiply-adds,
+// 32 rows or more) whose weight holds bf16 values, as checkpoints store them, runs on AMX's tiles where the CPU has them (amx_gemm.h:
 // exact to fp32, the weight packed at its first such GEMM and kept); any other large GEMM on every core OpenBLAS has
 // (BlasOnAllCores, cpu_threads.h; gemmOverCores says which), a smaller one on the caller's core.
 at::Tensor dense(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b = {});

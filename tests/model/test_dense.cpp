@@ -1,13 +1,14 @@
 // The engine's projections (dense) on AMX's tiles against the product in float64: exact to fp32 where the weight
 // holds bf16 values (the activations split in three bf16 parts), over every edge of the kernel's blocking (rows and
 // inputs not multiples of 32, inputs over one 1,024-input block, a bias, batched rows); the weights it must leave to
-// OpenBLAS; a weight written in place packed again; autograd's products left to LibTorch.
+// OpenBLAS; a weight written in place packed again; inference-mode weights; autograd's products left to LibTorch.
 #include <QtTest>
 
 #ifndef Q_MOC_RUN
 #include "core/model/engine/amx_gemm.h"
 #include "core/model/engine/dense.h"
 
+#include <c10/core/InferenceMode.h>
 #include <torch/nn/functional/linear.h>
 #include <torch/types.h>
 #endif
@@ -112,6 +113,17 @@ private Q_SLOTS:
         QVERIFY(errorInUlps(dense(x, w), x, w, {}) <= 2.0 * 1024);
         const auto fp32Weight = torch::randn({512, 1024}) / 32.0;
         QVERIFY(torch::allclose(dense(x, fp32Weight), torch::nn::functional::linear(x, fp32Weight), 1e-5, 1e-5));
+    }
+
+    // Tensors made in inference mode keep no version counter: dense() must not ask for one.
+    void inferenceModeWeights()
+    {
+        c10::InferenceMode inference;
+        torch::manual_seed(13);
+        const auto x = torch::randn({256, 1024});
+        const auto w = bf16Valued(torch::randn({512, 1024}) / 32.0);
+        QVERIFY(errorInUlps(dense(x, w), x, w, {}) <= 2.0 * 1024);
+        QVERIFY(errorInUlps(dense(x, w), x, w, {}) <= 2.0 * 1024);
     }
 
     void autogradStaysWithLibTorch()

@@ -42,6 +42,9 @@ struct PackedEntry {
     std::shared_ptr<const amx::PackedWeight> packed;
 };
 
+// An inference tensor keeps no version counter (asking throws): it cannot be written outside inference mode.
+int64_t versionOf(const at::Tensor& w) { return w.is_inference() ? -1 : int64_t(w._version()); }
+
 std::shared_ptr<const amx::PackedWeight> packedWeight(const at::Tensor& w)
 {
     static std::mutex mutex;
@@ -52,12 +55,12 @@ std::shared_ptr<const amx::PackedWeight> packedWeight(const at::Tensor& w)
     for (PackedEntry& e : entries)
         if (e.storage._unsafe_get_target() == storage && e.offset == w.storage_offset() && e.sizes == w.sizes().vec() &&
             e.strides == w.strides().vec()) {
-            if (e.version != w._version())
-                e.packed = amx::PackedWeight::pack(w), e.version = w._version();
+            if (e.version != versionOf(w))
+                e.packed = amx::PackedWeight::pack(w), e.version = versionOf(w);
             return e.packed;
         }
     const double bytes = amx::PackedWeight::bytesFor(w.size(0), w.size(1));
-    PackedEntry e{w.storage().getWeakStorageImpl(), w.storage_offset(), w.sizes().vec(), w.strides().vec(), w._version(), nullptr};
+    PackedEntry e{w.storage().getWeakStorageImpl(), w.storage_offset(), w.sizes().vec(), w.strides().vec(), versionOf(w), nullptr};
     if (availableMemoryBytes() >= 2 * bytes)
         e.packed = amx::PackedWeight::pack(w);
     entries.push_back(e);

@@ -43,7 +43,10 @@ struct PackedEntry {
 };
 
 // An inference tensor keeps no version counter (asking throws): it cannot be written outside inference mode.
-int64_t versionOf(const at::Tensor& w) { return w.is_inference() ? -1 : int64_t(w._version()); }
+int64_t versionOf(const at::Tensor& w)
+{
+    return w.is_inference() ? -1 : int64_t(w._version());
+}
 
 std::shared_ptr<const amx::PackedWeight> packedWeight(const at::Tensor& w)
 {

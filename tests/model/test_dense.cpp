@@ -11,6 +11,8 @@
 #include <c10/core/InferenceMode.h>
 #include <torch/nn/functional/linear.h>
 #include <torch/types.h>
+
+#include <limits>
 #endif
 
 using namespace ropescope::model;
@@ -90,6 +92,29 @@ private Q_SLOTS:
         const auto y = amx::linear(x, *amx::PackedWeight::pack(w));
         QCOMPARE(y.sizes().vec(), (std::vector<int64_t>{2, 5, 64}));
         QVERIFY(errorInUlps(y.reshape({10, 64}), x.reshape({10, 96}), w, {}) <= 2.0 * 96);
+    }
+
+    // Infinities and NaN in the activations give what an fp32 GEMM gives (inf, or NaN where inf meets a zero
+    // weight or both signs), not inf - inf's NaN from splitting them; a finite value above bf16's largest (3.39e38)
+    // stays finite: its first part is truncated, not rounded up to an infinity.
+    void specialActivationsAsFp32()
+    {
+        auto w = bf16Valued(torch::randn({32, 64}) / 64);
+        w.index_put_({3, 9}, 0.0f);
+        auto x = torch::randn({4, 64});
+        x.index_put_({0, 5}, std::numeric_limits<float>::infinity());
+        x.index_put_({1, 7}, std::numeric_limits<float>::quiet_NaN());
+        x.index_put_({2, 0}, 3.4e38f);
+        x.index_put_({3, 9}, -std::numeric_limits<float>::infinity()); // meets w[3, 9] = 0: NaN in output 3
+        const auto packed = amx::PackedWeight::pack(w);
+        QVERIFY(packed);
+        const auto y = amx::linear(x, *packed), ref = torch::nn::functional::linear(x, w);
+        QVERIFY(torch::equal(torch::isnan(y), torch::isnan(ref)));
+        QVERIFY(torch::equal(torch::isinf(y), torch::isinf(ref)));
+        QVERIFY(torch::isinf(y[0]).all().item<bool>() && torch::isnan(y[1]).all().item<bool>() && torch::isnan(y[3][3]).item<bool>());
+        QVERIFY(torch::isfinite(y[2]).all().item<bool>());
+        const auto finite = torch::isfinite(ref);
+        QVERIFY(torch::allclose(y.masked_select(finite), ref.masked_select(finite), 1e-5, 1e-4));
     }
 
     void packRefusesWhatItCannotHold()

@@ -24,7 +24,7 @@ namespace ropescope::model::amx {
 namespace {
 
 constexpr int64_t kTileElements = 16 * 32; // bf16 values of one A or B tile (16 rows of 64 bytes)
-constexpr int64_t kParts = 3;              // hi, mid, lo: 3 x 8 significand bits hold fp32's 24
+constexpr int64_t kParts = 3;              // hi, mid, lo: 3 x 8 significant bits hold fp32's 24
 constexpr int64_t kChunkBlock = 32;        // 32-input chunks a pass of the A block covers (1,024 inputs)
 constexpr int64_t kRowBlock = 128;         // rows of the A block kept in L2 while the weight's columns stream
 constexpr size_t kHugePage = size_t{2} << 20;
@@ -84,10 +84,21 @@ AMX_TARGET __m512 widen(__m256bh h)
     return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_cvtepu16_epi32(0xFFFF, (__m256i)h), 16));
 }
 
+// One bf16 part of v, truncated (toward zero: a finite value never becomes an infinity, as rounding can above
+// bf16's largest value), except that an infinity or NaN passes as itself (truncation could make a NaN an infinity).
+AMX_TARGET __m256i truncatedPart(__m512 v, __mmask16 special)
+{
+    const __m256i truncated = _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(v), 16));
+    return _mm256_mask_mov_epi16(truncated, special, (__m256i)_mm512_cvtneps_pbh(v));
+}
+
 // Rows [begin, end) of x (padded rows beyond `rows` are zeros) into the three parts, laid out
-// [row tile][chunk][part][16 rows][32 inputs] so that every A tile is 1 KB in one piece.
+// [row tile][chunk][part][16 rows][32 inputs] so that every A tile is 1 KB in one piece. Each part holds the next 8
+// significant bits of what the earlier ones left, so the three hold fp32's 24 exactly. An infinity or NaN goes whole
+// into the first part, the others 0: its products are those of an fp32 GEMM (inf or NaN), not inf - inf.
 AMX_TARGET void splitRows(const float* x, int64_t rows, int64_t inputs, int64_t chunks, int64_t begin, int64_t end, uint16_t* parts)
 {
+    const __m512i exponent = _mm512_set1_epi32(0x7F800000); // all ones there: an infinity or a NaN
     for (int64_t r = begin; r < end; ++r) {
         const float* row = r < rows ? x + r * inputs : x; // a padded row loads nothing (mask 0)
         for (int64_t c = 0; c < chunks; ++c)
@@ -95,11 +106,12 @@ AMX_TARGET void splitRows(const float* x, int64_t rows, int64_t inputs, int64_t 
                 const int64_t k = c * 32 + half * 16;
                 const int64_t valid = r < rows ? std::min<int64_t>(16, std::max<int64_t>(0, inputs - k)) : 0;
                 __m512 rest = _mm512_maskz_loadu_ps(static_cast<__mmask16>((uint32_t{1} << valid) - 1), valid ? row + k : x);
+                const __mmask16 special = _mm512_cmpeq_epi32_mask(_mm512_and_si512(_mm512_castps_si512(rest), exponent), exponent);
                 uint16_t* out = parts + ((r / 16 * chunks + c) * kParts) * kTileElements + (r % 16) * 32 + half * 16;
                 for (int64_t p = 0; p < kParts; ++p) {
-                    const __m256bh part = _mm512_cvtneps_pbh(rest);
-                    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + p * kTileElements), (__m256i)part);
-                    rest = _mm512_sub_ps(rest, widen(part));
+                    const __m256i part = truncatedPart(rest, special);
+                    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + p * kTileElements), part);
+                    rest = _mm512_maskz_sub_ps(static_cast<__mmask16>(~special), rest, widen((__m256bh)part));
                 }
             }
     }
@@ -117,20 +129,17 @@ struct Operands {
 // Tiles 0-3 (the 32 x 32 outputs at row m, columns 32 j) into out, with the bias, rows beyond `rows` dropped.
 AMX_TARGET void storeOutputs(const Operands& o, int64_t m, int64_t j)
 {
-    alignas(64) float tile[16 * 16];
+    alignas(64) float tiles[4][16 * 16];
+    _tile_stored(0, tiles[0], 64);
+    _tile_stored(1, tiles[1], 64);
+    _tile_stored(2, tiles[2], 64);
+    _tile_stored(3, tiles[3], 64);
+    compilerBarrier();
     for (int t = 0; t < 4; ++t) {
-        switch (t) {
-        case 0: _tile_stored(0, tile, 64); break;
-        case 1: _tile_stored(1, tile, 64); break;
-        case 2: _tile_stored(2, tile, 64); break;
-        default: _tile_stored(3, tile, 64); break;
-        }
-        compilerBarrier();
         const int64_t row0 = m + (t / 2) * 16, col = j * 32 + (t % 2) * 16;
         const __m512 bias = o.bias ? _mm512_loadu_ps(o.bias + col) : _mm512_setzero_ps();
         for (int64_t r = 0; r < 16 && row0 + r < o.rows; ++r)
-            _mm512_storeu_ps(o.out + (row0 + r) * o.outputs + col, _mm512_add_ps(_mm512_load_ps(tile + r * 16), bias));
-        compilerBarrier();
+            _mm512_storeu_ps(o.out + (row0 + r) * o.outputs + col, _mm512_add_ps(_mm512_load_ps(tiles[t] + r * 16), bias));
     }
 }
 

@@ -2,33 +2,19 @@
 
 #include "core/model/engine/amx_gemm.h"
 #include "core/model/engine/cpu_threads.h"
+#include "core/model/engine/host_allocator.h"
 
 #include <torch/nn/functional/linear.h>
 
 #include <c10/core/Storage.h>
 
 #include <algorithm>
-#include <fstream>
 #include <mutex>
-#include <string>
 #include <vector>
 
 namespace ropescope::model {
 
 namespace {
-
-// Bytes the kernel would still hand out (MemAvailable), 0 where /proc/meminfo cannot be read.
-double availableMemoryBytes()
-{
-    std::ifstream meminfo("/proc/meminfo");
-    std::string key;
-    double kb = 0;
-    std::string unit;
-    while (meminfo >> key >> kb >> unit)
-        if (key == "MemAvailable:")
-            return kb * 1024;
-    return 0;
-}
 
 // The packed form of every weight a large GEMM met, made once: a weight is known by its storage (held weakly, so
 // a freed model's entries go), offset and shape, and repacked when written in place (its version moves on). A

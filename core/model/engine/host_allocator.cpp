@@ -3,8 +3,9 @@
 #include "core/model/engine/safetensors.h"
 
 #include <cstdio>
-
+#include <fstream>
 #include <mutex>
+#include <string>
 
 #include <unistd.h>
 
@@ -38,6 +39,17 @@ double physicalMemoryBytes()
 {
     const double pages = static_cast<double>(::sysconf(_SC_PHYS_PAGES)), size = static_cast<double>(::sysconf(_SC_PAGE_SIZE));
     return pages > 0 && size > 0 ? pages * size : 0.0;
+}
+
+double availableMemoryBytes()
+{
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key, unit;
+    double kb = 0;
+    while (meminfo >> key >> kb >> unit)
+        if (key == "MemAvailable:")
+            return kb * 1024;
+    return 0;
 }
 
 void refuseOverHalfTheMemory(double bytes, const std::string& what, const std::string& advice)

@@ -20,6 +20,10 @@ void releaseFreeHostMemory();
 // This machine's physical memory in bytes (0 where it cannot be read): what prompt-size checks compare with.
 double physicalMemoryBytes();
 
+// The bytes the kernel would still hand out now (MemAvailable), 0 where /proc/meminfo cannot be read: what an
+// optional cache (the AMX packed weights) checks before it takes memory.
+double availableMemoryBytes();
+
 // Work that would need more than half of this machine's memory is refused before it starts, naming what
 // grows: throws ModelError "<what> needs about X GB, more than half of this machine's Y GB: <advice>".
 void refuseOverHalfTheMemory(double bytes, const std::string& what, const std::string& advice);

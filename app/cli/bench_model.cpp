@@ -426,14 +426,15 @@ int benchModel(const QCommandLineParser& parser)
             req.tokenTypes = (prompt.ids == int64_t(cfg.imageToken)).to(torch::kInt64);
         vlm.run(req); // warm up and fill the vision cache: the decoder stages below re-run only the decoder
         sync();
-        double cachedVisionMs = 0, positionsMs = 0, decoderMs = 0;
+        std::vector<double> cachedVisionRuns, positionsRuns, decoderRuns; // each stage's median, as the whole's
         const double prefillMs = medianMs(runs, [&] {
             const auto r = vlm.run(req);
             sync();
-            cachedVisionMs = r.visionMs;
-            positionsMs = r.positionsMs;
-            decoderMs = r.prefillMs;
+            cachedVisionRuns.push_back(r.visionMs);
+            positionsRuns.push_back(r.positionsMs);
+            decoderRuns.push_back(r.prefillMs);
         });
+        const double cachedVisionMs = median(cachedVisionRuns), positionsMs = median(positionsRuns), decoderMs = median(decoderRuns);
         QJsonObject decodeTimes;
         timeDecode(vlm, req, runs, cuda, sync, decodeTimes);
         const model::ForwardRequest plainPrefill = req;

@@ -1,6 +1,7 @@
 #include "core/model/engine/amx_gemm.h"
 
-#include <ATen/Parallel.h>
+#include "core/model/engine/cpu_threads.h"
+
 #include <torch/types.h>
 
 #include <atomic>
@@ -290,7 +291,9 @@ std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor& w)
     const float* source = weight.data_ptr<float>();
     const int64_t inputs = packed->inputs_, chunks = packed->chunks_;
     uint16_t* tiles = packed->tiles_.get();
-    at::parallel_for(0, packed->outputs_ / 16, 1, [&](int64_t begin, int64_t end) {
+    const int64_t columnTiles = packed->outputs_ / 16, parts = std::min(columnTiles, cpuWorkers());
+    forEachAcrossCores(parts, [&](int64_t part) {
+        const int64_t begin = columnTiles * part / parts, end = columnTiles * (part + 1) / parts;
         for (int64_t t = begin; t < end && everyValueBf16.load(std::memory_order_relaxed); ++t) {
             uint16_t* column = tiles + t * chunks * kTileElements;
             std::memset(column, 0, size_t(chunks * kTileElements) * 2);
@@ -337,11 +340,17 @@ at::Tensor linear(const at::Tensor& x, const PackedWeight& w, const at::Tensor& 
                      padded,
                      w.outputs(),
                      w.chunks()};
-    at::parallel_for(0, padded, 16, [&](int64_t begin, int64_t end) {
-        splitRows(rows.data_ptr<float>(), o.rows, w.inputs(), o.chunks, begin, end, const_cast<uint16_t*>(o.parts));
+    // On the engine's own pool of workers (cpu_threads.h), not at::parallel_for: that one is inline code that runs
+    // serially unless this file is compiled with OpenMP, whatever LibTorch was built with.
+    const int64_t workers = std::max<int64_t>(1, cpuWorkers()), rowTiles = padded / 16, splits = std::min(workers, rowTiles);
+    forEachAcrossCores(splits, [&](int64_t part) {
+        splitRows(rows.data_ptr<float>(), o.rows, w.inputs(), o.chunks, rowTiles * part / splits * 16, rowTiles * (part + 1) / splits * 16,
+                  const_cast<uint16_t*>(o.parts));
     });
-    const int64_t pairs = w.outputs() / 32, threads = std::max<int64_t>(1, at::get_num_threads());
-    at::parallel_for(0, pairs, (pairs + threads - 1) / threads, [&](int64_t begin, int64_t end) { multiplyColumns(o, begin, end); });
+    // Column ranges of at least 32 pairs (each re-reads every row's parts) in a multiple of the workers, taken as
+    // the workers come free: a core the host slows down takes fewer.
+    const int64_t pairs = w.outputs() / 32, ranges = std::min(pairs, workers * std::max<int64_t>(1, pairs / (32 * workers)));
+    forEachAcrossCores(ranges, [&](int64_t range) { multiplyColumns(o, pairs * range / ranges, pairs * (range + 1) / ranges); });
 #endif
     return out.view(shape);
 }

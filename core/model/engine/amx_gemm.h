@@ -40,8 +40,8 @@ private:
     std::unique_ptr<uint16_t[], Free> tiles_;
 };
 
-// x [..., K] (float32, CPU) @ w^T + b (b undefined or [N] float32): [..., N], on the cores of LibTorch's pool (on
-// the calling thread alone inside a parallel region or a forEachAcrossCores worker).
+// x [..., K] (float32, CPU) @ w^T + b (b undefined or [N] float32): [..., N], on the engine's CPU workers
+// (forEachAcrossCores, cpu_threads.h; on the calling thread alone inside one of them).
 at::Tensor linear(const at::Tensor& x, const PackedWeight& w, const at::Tensor& b = {});
 
 } // namespace ropescope::model::amx

@@ -97,7 +97,7 @@ VisionFeatures VisionTower::forwardGemma3(const torch::Tensor& pixels, const std
         trace->softTokens = normed;
     }
     VisionFeatures out;
-    out.embeds = torch::matmul(normed, g.projection);
+    out.embeds = dense(normed, g.projection.t()); // the checkpoint stores it [in, out]: x @ W is dense against W^T
     return out;
 }
 

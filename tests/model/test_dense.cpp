@@ -6,13 +6,19 @@
 
 #ifndef Q_MOC_RUN
 #include "core/model/engine/amx_gemm.h"
+#include "core/model/engine/cpu_threads.h"
 #include "core/model/engine/dense.h"
 
+#include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 #include <torch/nn/functional/linear.h>
 #include <torch/types.h>
 
+#include <algorithm>
 #include <limits>
+#include <map>
+#include <thread>
+#include <vector>
 #endif
 
 using namespace ropescope::model;
@@ -34,6 +40,18 @@ double errorInUlps(const torch::Tensor& y, const torch::Tensor& x, const torch::
         ref = ref + b.to(torch::kFloat64);
     const auto scale = torch::matmul(xd.abs(), wd.abs().t()) + 1e-30;
     return ((y.to(torch::kFloat64) - ref).abs() / scale).max().item<double>() / std::ldexp(1.0, -24);
+}
+
+// Every thread of this process: its time on a CPU so far, in nanoseconds (/proc/self/task/T/schedstat).
+std::map<int64_t, int64_t> threadCpuNanoseconds()
+{
+    std::map<int64_t, int64_t> ns;
+    for (const QString& tid : QDir("/proc/self/task").entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        QFile stat("/proc/self/task/" + tid + "/schedstat");
+        if (stat.open(QIODevice::ReadOnly))
+            ns[tid.toLongLong()] = QString::fromLatin1(stat.readAll()).split(' ').value(0).toLongLong();
+    }
+    return ns;
 }
 
 } // namespace
@@ -138,6 +156,45 @@ private Q_SLOTS:
         QVERIFY(errorInUlps(dense(x, w), x, w, {}) <= 2.0 * 1024);
         const auto fp32Weight = torch::randn({512, 1024}) / 32.0;
         QVERIFY(torch::allclose(dense(x, fp32Weight), torch::nn::functional::linear(x, fp32Weight), 1e-5, 1e-5));
+    }
+
+    // A large GEMM runs on every core the engine has: its column ranges on the worker pool, each worker taking a
+    // share (the seventeenth session's kernel went through at::parallel_for, inline code that runs serially in a
+    // build without OpenMP, and every AMX GEMM ran on one core). Each thread's time on a CPU from the kernel's
+    // scheduler statistics (nanoseconds), before and after.
+    void largeGemmRunsOnEveryCore()
+    {
+        if (std::thread::hardware_concurrency() < 2)
+            QSKIP("one core: nothing to spread over");
+        // ctest runs the suites with OpenBLAS at one thread (CMakePresets.json), which leaves LibTorch's pool, and so
+        // the engine's workers, at one: two here, as a run of the app on two cores has.
+        const int threadsBefore = at::get_num_threads();
+        at::set_num_threads(std::max(2, threadsBefore));
+        const auto restore = qScopeGuard([threadsBefore] { at::set_num_threads(threadsBefore); });
+        QCOMPARE(cpuWorkers(), int64_t(std::max(2, threadsBefore)));
+        torch::NoGradGuard noGrad;
+        const auto x = torch::randn({512, 4096});
+        const auto w = bf16Valued(torch::randn({8192, 4096}) / 64.0);
+        const auto packed = amx::PackedWeight::pack(w);
+        QVERIFY(packed);
+        (void)amx::linear(x, *packed); // the pool started and its threads seen once
+        const auto before = threadCpuNanoseconds();
+        const auto y = amx::linear(x, *packed);
+        const auto after = threadCpuNanoseconds();
+        std::vector<double> worked;
+        double total = 0;
+        for (const auto& [tid, ns] : after) {
+            const auto it = before.find(tid);
+            const double delta = double(ns - (it == before.end() ? 0 : it->second));
+            worked.push_back(delta);
+            total += delta;
+        }
+        std::sort(worked.rbegin(), worked.rend());
+        QVERIFY(total > 0);
+        const double secondBusiest = worked.size() > 1 ? worked[1] / total : 0.0;
+        QVERIFY2(secondBusiest >= 0.2,
+                 qPrintable(QString("the second busiest thread did %1% of the GEMM's CPU time").arg(100 * secondBusiest)));
+        QVERIFY(errorInUlps(y.slice(0, 0, 16), x.slice(0, 0, 16), w, {}) <= 2.0 * 4096);
     }
 
     // Tensors made in inference mode keep no version counter: dense() must not ask for one.

@@ -197,6 +197,20 @@ private Q_SLOTS:
         QVERIFY(errorInUlps(y.slice(0, 0, 16), x.slice(0, 0, 16), w, {}) <= 2.0 * 4096);
     }
 
+    // One row (a decode step) goes through a matrix-vector product: the same values as the GEMM within fp32's
+    // rounding, any leading shape, with a bias, and autograd's gradient.
+    void oneRowAsMatrixVector()
+    {
+        const auto w = torch::randn({96, 200}), b = torch::randn({96});
+        const auto x = torch::randn({1, 1, 200}, torch::requires_grad());
+        const auto y = dense(x, w, b);
+        QCOMPARE(y.sizes().vec(), (std::vector<int64_t>{1, 1, 96}));
+        QVERIFY(errorInUlps(y.detach().reshape({1, 96}), x.detach().reshape({1, 200}), w, b) <= 2.0 * 200);
+        y.sum().backward();
+        QVERIFY(torch::allclose(x.grad().reshape({200}), w.sum(0), 1e-5, 1e-5));
+        QVERIFY(torch::allclose(dense(torch::ones({1, 200}), w), w.sum(1).unsqueeze(0), 1e-4, 1e-4));
+    }
+
     // Tensors made in inference mode keep no version counter: dense() must not ask for one.
     void inferenceModeWeights()
     {

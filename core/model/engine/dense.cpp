@@ -77,6 +77,14 @@ at::Tensor dense(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b)
         if (const auto packed = packedWeight(w))
             return amx::linear(x, *packed, b);
     const BlasOnAllCores cores(gemmOverCores(x, rows * w.numel(), w.numel()));
+    if (rows == 1 && x.device().is_cpu() && x.scalar_type() == at::kFloat && w.dim() == 2) {
+        // One row (a decode step, the last token's logits): a matrix-vector product streams the weight once, where
+        // OpenBLAS's GEMM first copies it into its panels: 2-2.4x faster (Gemma 4 31B's MLP and tied head).
+        std::vector<int64_t> shape = x.sizes().vec();
+        shape.back() = w.size(0);
+        const at::Tensor y = torch::mv(w, x.reshape({w.size(1)}));
+        return (b.defined() ? y + b : y).view(shape);
+    }
     return torch::nn::functional::linear(x, w, b);
 }
 

@@ -35,6 +35,14 @@ int64_t roundUp(int64_t v, int64_t to)
     return (v + to - 1) / to * to;
 }
 
+// work(begin, end) over [0, count) cut into `ranges` near-equal pieces, on the engine's CPU workers (cpu_threads.h),
+// taken as workers come free. Not at::parallel_for: that is inline code in LibTorch's headers that runs serially
+// unless the calling file is compiled with OpenMP (none here), whatever LibTorch was built with.
+template <class Work> void overRanges(int64_t count, int64_t ranges, const Work& work)
+{
+    forEachAcrossCores(ranges, [&](int64_t r) { work(count * r / ranges, count * (r + 1) / ranges); });
+}
+
 #ifdef ROPESCOPE_AMX_KERNELS
 
 bool cpuHasAmx()
@@ -89,7 +97,7 @@ AMX_TARGET __m512 widen(__m256bh h)
 // bf16's largest value), except that an infinity or NaN passes as itself (truncation could make a NaN an infinity).
 AMX_TARGET __m256i truncatedPart(__m512 v, __mmask16 special)
 {
-    const __m256i truncated = _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(v), 16));
+    const __m256i truncated = _mm512_maskz_cvtepi32_epi16(0xFFFF, _mm512_maskz_srli_epi32(0xFFFF, _mm512_castps_si512(v), 16));
     return _mm256_mask_mov_epi16(truncated, special, (__m256i)_mm512_cvtneps_pbh(v));
 }
 
@@ -291,9 +299,8 @@ std::shared_ptr<const PackedWeight> PackedWeight::pack(const at::Tensor& w)
     const float* source = weight.data_ptr<float>();
     const int64_t inputs = packed->inputs_, chunks = packed->chunks_;
     uint16_t* tiles = packed->tiles_.get();
-    const int64_t columnTiles = packed->outputs_ / 16, parts = std::min(columnTiles, cpuWorkers());
-    forEachAcrossCores(parts, [&](int64_t part) {
-        const int64_t begin = columnTiles * part / parts, end = columnTiles * (part + 1) / parts;
+    const int64_t columnTiles = packed->outputs_ / 16;
+    overRanges(columnTiles, std::min(columnTiles, cpuWorkers()), [&](int64_t begin, int64_t end) {
         for (int64_t t = begin; t < end && everyValueBf16.load(std::memory_order_relaxed); ++t) {
             uint16_t* column = tiles + t * chunks * kTileElements;
             std::memset(column, 0, size_t(chunks * kTileElements) * 2);
@@ -340,17 +347,14 @@ at::Tensor linear(const at::Tensor& x, const PackedWeight& w, const at::Tensor& 
                      padded,
                      w.outputs(),
                      w.chunks()};
-    // On the engine's own pool of workers (cpu_threads.h), not at::parallel_for: that one is inline code that runs
-    // serially unless this file is compiled with OpenMP, whatever LibTorch was built with.
-    const int64_t workers = std::max<int64_t>(1, cpuWorkers()), rowTiles = padded / 16, splits = std::min(workers, rowTiles);
-    forEachAcrossCores(splits, [&](int64_t part) {
-        splitRows(rows.data_ptr<float>(), o.rows, w.inputs(), o.chunks, rowTiles * part / splits * 16, rowTiles * (part + 1) / splits * 16,
-                  const_cast<uint16_t*>(o.parts));
+    const int64_t workers = cpuWorkers(), rowTiles = padded / 16;
+    overRanges(rowTiles, std::min(workers, rowTiles), [&](int64_t begin, int64_t end) {
+        splitRows(rows.data_ptr<float>(), o.rows, w.inputs(), o.chunks, begin * 16, end * 16, const_cast<uint16_t*>(o.parts));
     });
-    // Column ranges of at least 32 pairs (each re-reads every row's parts) in a multiple of the workers, taken as
-    // the workers come free: a core the host slows down takes fewer.
+    // Column ranges of at least 32 pairs (each re-reads every row's parts) in a multiple of the workers: a core the
+    // host slows down takes fewer.
     const int64_t pairs = w.outputs() / 32, ranges = std::min(pairs, workers * std::max<int64_t>(1, pairs / (32 * workers)));
-    forEachAcrossCores(ranges, [&](int64_t range) { multiplyColumns(o, pairs * range / ranges, pairs * (range + 1) / ranges); });
+    overRanges(pairs, ranges, [&](int64_t begin, int64_t end) { multiplyColumns(o, begin, end); });
 #endif
     return out.view(shape);
 }

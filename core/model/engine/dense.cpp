@@ -58,7 +58,7 @@ std::shared_ptr<const amx::PackedWeight> packedWeight(const at::Tensor& w)
 
 // A large CPU GEMM of float32 values that autograd does not follow, with 32k outputs and at least 32 rows: the AMX
 // kernel's case. Fewer rows (a decode step, the last token's logits) stream the weight from memory, which OpenBLAS
-// does as fast, without a packed copy (Gemma 4 31B's tied head would cost 2.8 GB more).
+// (its gemv for one row, below) does as fast, without a packed copy (Gemma 4 31B's tied head would cost 2.8 GB more).
 bool amxCase(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, int64_t rows)
 {
     const int64_t multiplyAdds = rows * w.numel();

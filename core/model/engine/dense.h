@@ -5,9 +5,10 @@
 namespace ropescope::model {
 
 // x @ w^T + b: every projection of the engine's models (at::linear). On the CPU a large GEMM (2^27 multiply-adds,
-// 32 rows or more) whose weight holds bf16 values, as checkpoints store them, runs on AMX's tiles where the CPU has them (amx_gemm.h:
-// exact to fp32, the weight packed at its first such GEMM and kept); any other large GEMM on every core OpenBLAS has
-// (BlasOnAllCores, cpu_threads.h; gemmOverCores says which), a smaller one on the caller's core.
+// 32 rows or more) whose weight holds bf16 values, as checkpoints store them, runs on AMX's tiles where the CPU has
+// them (amx_gemm.h: exact to fp32, the weight packed at its first such GEMM and kept); one row of float32 (a decode
+// step) as a matrix-vector product; any other large GEMM on every core OpenBLAS has (BlasOnAllCores, cpu_threads.h;
+// gemmOverCores says which), a smaller one on the caller's core.
 at::Tensor dense(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b = {});
 
 // Whether a CPU GEMM (or a batch of them) runs over the cores: from 2^27 multiply-adds (about 1.5 ms on one core of
